@@ -1,0 +1,24 @@
+"""`lmforecast report --out DIR`: the main job, every analysis on bundled data."""
+
+from __future__ import annotations
+
+from ..report.builder import ReportContext, build_report
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="HTML + JSON report of every analysis on bundled data")
+    p.add_argument("--out", required=True, help="output folder (created if needed)")
+    p.add_argument("--sections", help="comma-separated subset, e.g. supervised,distill")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="smaller bootstraps (for smoke tests)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(handler=_report)
+
+
+def _report(args) -> int:
+    secs = [s.strip() for s in args.sections.split(",")] if args.sections else None
+    ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet)
+    numbers = build_report(args.out, sections=secs, ctx=ctx)
+    if not args.quiet:
+        print(f"wrote {args.out}/report.html and report.json ({len(numbers['sections'])} sections)")
+    return 0

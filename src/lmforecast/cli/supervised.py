@@ -1,0 +1,146 @@
+"""`lmforecast supervised fit|allocate|predict`: supervised compute laws from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..data.io import read_table
+from ..errors import InputError
+from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
+from .common import (
+    add_output_flags,
+    atomic_write_text,
+    check_writable,
+    positive_float,
+    print_json,
+)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("supervised", help="supervised pretraining-loss laws L(N, D)")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+
+    f = verbs.add_parser("fit", help="fit a law to a table of training runs")
+    f.add_argument("runs", help="CSV/Parquet/JSONL with parameters, tokens (or FLOPs) and loss")
+    f.add_argument("--form", choices=FORMS, default="chinchilla-gamma")
+    f.add_argument("--huber-delta", type=positive_float("--huber-delta"), default=1e-3)
+    f.add_argument("--loss", choices=["huber", "squared"], default="huber")
+    f.add_argument(
+        "--bootstrap",
+        type=int,
+        default=0,
+        metavar="B",
+        help="bootstrap resamples for percentile intervals (0: none)",
+    )
+    f.add_argument("--ci-level", type=float, default=0.9)
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--jobs", type=int, default=-1, help="worker processes for the bootstrap")
+    f.add_argument("--n-col", default="N")
+    f.add_argument("--d-col", default="D")
+    f.add_argument("--c-col", default="C")
+    f.add_argument("--loss-col", default="loss")
+    f.add_argument("--out", help="save the fit as JSON")
+    add_output_flags(f)
+    f.set_defaults(handler=_fit)
+
+    a = verbs.add_parser("allocate", help="compute-optimal N*, D* for a FLOPs budget")
+    src = a.add_mutually_exclusive_group(required=True)
+    src.add_argument("--fit", help="a fit saved by `supervised fit --out`")
+    src.add_argument("--preset", help=f"published coefficients: {', '.join(sorted(PRESETS))}")
+    a.add_argument("--flops", type=positive_float("--flops"), required=True)
+    a.add_argument("--accounting", choices=["6ND", "F(N)"], default="6ND")
+    add_output_flags(a)
+    a.set_defaults(handler=_allocate)
+
+    pr = verbs.add_parser("predict", help="predicted loss for N parameters and D tokens")
+    src = pr.add_mutually_exclusive_group(required=True)
+    src.add_argument("--fit")
+    src.add_argument("--preset")
+    pr.add_argument("--params", type=positive_float("--params"), required=True, metavar="N")
+    pr.add_argument("--tokens", type=positive_float("--tokens"), required=True, metavar="D")
+    pr.add_argument("--level", type=float, default=0.9)
+    add_output_flags(pr)
+    pr.set_defaults(handler=_predict)
+
+
+def load_law(args) -> SupervisedScalingLaw:
+    if getattr(args, "preset", None):
+        return SupervisedScalingLaw.from_preset(args.preset)
+    if not Path(args.fit).exists():
+        raise InputError(f"{args.fit}: no such file")
+    return SupervisedScalingLaw.load(args.fit)
+
+
+def _fit(args: argparse.Namespace) -> int:
+    out = check_writable(args.out)
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if not 0 < args.ci_level < 1:
+        raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
+    df = read_table(args.runs)
+    model = SupervisedScalingLaw(
+        form=args.form,
+        loss=args.loss,
+        huber_delta=args.huber_delta,
+        bootstrap=args.bootstrap,
+        ci_level=args.ci_level,
+        seed=args.seed,
+        n_jobs=args.jobs,
+        progress=not args.quiet,
+    )
+    model.fit(df, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col)
+    res = model.result_
+    res.meta["source"] = f"fitted to {args.runs}"
+    if out is not None:
+        atomic_write_text(out, res.to_json())
+    if args.json:
+        print_json(
+            {
+                "params": res.params,
+                "objective": res.objective,
+                "n_starts": res.n_starts,
+                "n_at_best": res.n_at_best,
+                "converged": res.converged,
+                "ci": res.ci,
+            }
+        )
+    else:
+        print(model.summary())
+    return 0
+
+
+def _allocate(args) -> int:
+    model = load_law(args)
+    a = model.allocate(args.flops, accounting=args.accounting)
+    if args.json:
+        print_json({"N": a.N, "D": a.D, "loss": a.loss, "accounting": a.accounting})
+    else:
+        print(
+            f"C = {args.flops:.4g} FLOPs ({a.accounting}): N* = {float(a.N):.4g} params, "
+            f"D* = {float(a.D):.4g} tokens (D/N = {float(a.D / a.N):.3g}), "
+            f"L* = {float(a.loss):.4f}"
+        )
+    return 0
+
+
+def _predict(args) -> int:
+    model = load_law(args)
+    L = float(model.predict(args.params, args.tokens))
+    out = {"loss": L}
+    if model.result_.bootstrap:
+        lo, hi = model.predict_interval(args.params, args.tokens, level=args.level)
+        out["interval"] = [float(lo), float(hi)]
+    if args.json:
+        print_json(out)
+    else:
+        print(
+            f"L(N={args.params:.4g}, D={args.tokens:.4g}) = {L:.4f}"
+            + (
+                f"  [{out['interval'][0]:.4f}, {out['interval'][1]:.4f}]"
+                if "interval" in out
+                else ""
+            )
+        )
+    return 0

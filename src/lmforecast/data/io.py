@@ -1,0 +1,56 @@
+"""Read user tables (CSV, Parquet, JSONL/NDJSON, JSON records) into pandas, or fail in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import InputError, require
+
+_FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+}
+
+
+def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
+    """Read a table; the format comes from the extension unless `fmt` is given."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, expected a table file")
+    kind = fmt or _FORMATS.get(p.suffix.lower())
+    if kind is None:
+        raise InputError(
+            f"{p}: unknown table format {p.suffix!r}; use .csv, .tsv, .parquet or .jsonl"
+        )
+    if p.stat().st_size == 0:
+        raise InputError(f"{p}: the file is empty")
+    try:
+        if kind == "csv":
+            df = pd.read_csv(p, na_values=["-", ""], keep_default_na=True)
+        elif kind == "tsv":
+            df = pd.read_csv(p, sep="\t", na_values=["-", ""])
+        elif kind == "parquet":
+            require("pyarrow", "parquet")
+            df = pd.read_parquet(p)
+        elif kind == "jsonl":
+            df = pd.read_json(p, lines=True)
+        else:
+            df = pd.read_json(p)
+    except InputError:
+        raise
+    except Exception as exc:  # parser errors from pandas/pyarrow: report, don't trace
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{p}: could not read as {kind}: {first}") from exc
+    if df.shape[0] == 0:
+        raise InputError(f"{p}: the table has no rows")
+    df.columns = [str(c).strip() for c in df.columns]
+    return df

@@ -1,0 +1,115 @@
+"""Supervised pretraining-loss laws.
+
+- `chinchilla`: L = E + A/N^alpha + B/D^beta (Hoffmann et al. 2022, Eq. 2 / Approach 3).
+- `chinchilla-gamma`: L = E + (A/N^alpha + B/D^beta)^gamma (Busbridge et al. 2025, Eq. 1).
+
+Both are evaluated in log space with log-sum-exp (Busbridge et al. App. F.1, Eq. 41-44):
+log L = LSE(log E, gamma * LSE(log A - alpha log N, log B - beta log D)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import register_law
+from .base import Law, Parameter
+
+_HOFFMANN_GRID = {  # 6 x 6 x 5 x 5 x 5 = 4,500 starts (Hoffmann et al.; Epoch AI replication)
+    "log_A": np.arange(0.0, 26.0, 5.0),
+    "log_B": np.arange(0.0, 26.0, 5.0),
+    "log_E": np.arange(-1.0, 1.01, 0.5),
+    "alpha": np.arange(0.0, 2.01, 0.5),
+    "beta": np.arange(0.0, 2.01, 0.5),
+}
+_BUSBRIDGE_GRID = {  # 5 x 5 x 6 x 4 x 4 x 4 = 9,600 starts (Busbridge et al. App. F.1)
+    "log_A": np.array([0.0, 5.0, 10.0, 15.0, 20.0]),
+    "log_B": np.array([0.0, 5.0, 10.0, 15.0, 20.0]),
+    "log_E": np.array([-1.0, -0.5, 0.0, 0.5, 1.0, 1.5]),
+    "alpha": np.array([0.0, 0.5, 1.0, 1.5]),
+    "beta": np.array([0.0, 0.5, 1.0, 1.5]),
+    "gamma": np.array([0.0, 0.5, 1.0, 1.5]),
+}
+
+
+def _lse2(a, b):
+    m = np.maximum(a, b)
+    return m + np.log(np.exp(a - m) + np.exp(b - m))
+
+
+class ChinchillaGamma(Law):
+    """L(N, D) = E + (A/N^alpha + B/D^beta)^gamma, fitted on log L (Eq. 1 / Eq. 44)."""
+
+    name = "chinchilla-gamma"
+    inputs = ("N", "D")
+    parameters = (
+        Parameter("log_A", -20.0, 60.0, "A", "exp"),
+        Parameter("log_B", -20.0, 60.0, "B", "exp"),
+        Parameter("log_E", -10.0, 5.0, "E", "exp"),
+        Parameter("alpha", 0.0, 10.0),
+        Parameter("beta", 0.0, 10.0),
+        Parameter("gamma", 0.0, 10.0),
+    )
+    citation = "Busbridge et al. 2025, Eq. 1 and App. F.1"
+    has_gamma = True
+
+    def default_grid(self):
+        return dict(_BUSBRIDGE_GRID)
+
+    def _parts(self, theta, X):
+        theta = np.atleast_2d(theta)
+        lA, lB, lE, a, b = (theta[:, i : i + 1] for i in range(5))
+        g = theta[:, 5:6] if self.has_gamma else np.ones_like(lA)
+        lnN, lnD = np.log(X["N"])[None, :], np.log(X["D"])[None, :]
+        u1 = lA - a * lnN
+        u2 = lB - b * lnD
+        m = _lse2(u1, u2)
+        v = g * m
+        out = _lse2(np.broadcast_to(lE, v.shape), v)
+        return lnN, lnD, u1, u2, m, v, out, lE, g
+
+    def predict_target(self, theta, X):
+        return self._parts(theta, X)[6]
+
+    def jacobian(self, theta, X):
+        return self.predict_and_jacobian(theta, X)[1]
+
+    def predict_and_jacobian(self, theta, X):
+        lnN, lnD, u1, u2, m, v, out, lE, g = self._parts(theta, X)
+        qE = np.exp(lE - out)
+        qv = np.exp(v - out)
+        p1 = np.exp(u1 - m)
+        p2 = np.exp(u2 - m)
+        cols = [qv * g * p1, qv * g * p2, qE, -qv * g * p1 * lnN, -qv * g * p2 * lnD]
+        if self.has_gamma:
+            cols.append(qv * m)
+        return out, np.stack(cols, axis=-1)
+
+    # ---- closed forms ----------------------------------------------------------------------
+    @staticmethod
+    def loss(params, N, D):
+        """Direct evaluation in natural space (for users and cross-checks)."""
+        g = params.get("gamma", 1.0)
+        return (
+            params["E"]
+            + (
+                params["A"] / np.asarray(N, float) ** params["alpha"]
+                + params["B"] / np.asarray(D, float) ** params["beta"]
+            )
+            ** g
+        )
+
+
+class Chinchilla(ChinchillaGamma):
+    """L(N, D) = E + A/N^alpha + B/D^beta (Hoffmann et al. 2022, Approach 3)."""
+
+    name = "chinchilla"
+    parameters = ChinchillaGamma.parameters[:5]
+    citation = "Hoffmann et al. 2022, Eq. 2 (Approach 3); grid as in Besiroglu et al. 2024"
+    has_gamma = False
+
+    def default_grid(self):
+        return dict(_HOFFMANN_GRID)
+
+
+register_law("chinchilla")(Chinchilla)
+register_law("chinchilla-gamma")(ChinchillaGamma)

@@ -1,0 +1,61 @@
+"""Small HTML helpers: a page shell, tables from DataFrames, figures as embedded PNG."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
+padding:0 1em;color:#222;line-height:1.45}
+h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #bbb;margin-top:2.2em}
+table{border-collapse:collapse;margin:.8em 0;font-size:.92em}
+td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}
+caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
+figure{margin:1em 0}figcaption{font-size:.9em;color:#444}
+pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.88em}
+.meta{color:#666;font-size:.85em}
+"""
+
+
+def page(title: str, body: str, meta: dict) -> str:
+    m = " · ".join(f"{html.escape(str(k))}: {html.escape(str(v))}" for k, v in meta.items())
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"
+        f"<p class='meta'>{m}</p>{body}</body></html>"
+    )
+
+
+def figure_png(fig, dpi: int = 110) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def figure_html(fig, caption: str) -> str:
+    data = base64.b64encode(figure_png(fig)).decode("ascii")
+    return (
+        f"<figure><img src='data:image/png;base64,{data}' style='max-width:100%'>"
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
+
+
+def table_html(df, caption: str = "", float_format: str = "{:.4g}") -> str:
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    rows = []
+    for _, r in df.iterrows():
+        cells = []
+        for v in r.to_numpy():
+            if isinstance(v, float):
+                s = float_format.format(v)
+            else:
+                s = str(v)
+            cells.append(f"<td>{html.escape(s)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

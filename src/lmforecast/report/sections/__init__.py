@@ -1,0 +1,1 @@
+"""Report sections, one module per method, each exposing build_section(ctx) -> Section."""
