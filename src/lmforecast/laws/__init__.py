@@ -31,13 +31,19 @@ def available_laws() -> list[str]:
 
 
 def _load_builtin() -> None:
-    # importing the modules registers their laws
+    """Import every module of this package once; importing a module registers its laws."""
     import importlib
+    import pkgutil
 
-    for mod in _BUILTIN_MODULES:
-        importlib.import_module(mod)
+    global _LOADED
+    if _LOADED:
+        return
+    for info in pkgutil.iter_modules(__path__):
+        if info.name != "base":
+            importlib.import_module(f"{__name__}.{info.name}")
+    _LOADED = True
 
 
-_BUILTIN_MODULES = ["lmforecast.laws.chinchilla"]
+_LOADED = False
 
 __all__ = ["Law", "Parameter", "register_law", "get_law", "available_laws"]
