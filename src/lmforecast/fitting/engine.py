@@ -116,9 +116,21 @@ def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     return res.x, f, bool(res.success), str(res.message)
 
 
-def polish_many(obj: Objective, starts: np.ndarray, bounds, maxiter: int = 2000):
+def polish_many(
+    obj: Objective,
+    starts: np.ndarray,
+    bounds,
+    maxiter: int = 2000,
+    progress: bool = False,
+    desc: str = "polish",
+):
     thetas, objs, oks = [], [], []
-    for th0 in starts:
+    it = starts
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(starts, desc=desc, unit="start", leave=False)
+    for th0 in it:
         th, f, ok, _ = _polish(obj, th0, bounds, maxiter)
         thetas.append(th)
         objs.append(f)
@@ -138,6 +150,7 @@ def fit_law(
     weights: np.ndarray | None = None,
     maxiter: int = 2000,
     extra_starts: np.ndarray | None = None,
+    progress: bool = False,
 ) -> FitResult:
     """Fit `law` to observations y at inputs X.
 
@@ -170,8 +183,10 @@ def fit_law(
         finite = np.isfinite(scores)
         if not finite.any():
             raise InputError(f"{law.name}: the objective is not finite at any initialisation")
-        order = np.argsort(scores)[: min(n_polish, int(finite.sum()))]
-        thetas, objs, oks = polish_many(obj, starts[order], bnds, maxiter)
+        order = _select_starts(starts, scores, n_polish)
+        thetas, objs, oks = polish_many(
+            obj, starts[order], bnds, maxiter, progress, f"fit {law.name}"
+        )
         best = int(np.argmin(objs))
         theta_b, f_b = thetas[best], objs[best]
         # restart from the winner: the first run's tolerance was relative to its start value
@@ -212,6 +227,24 @@ def fit_law(
         rmse_target=float(np.sqrt(np.mean(resid**2))),
         warm_starts=[list(map(float, u)) for u in uniq],
     )
+
+
+def _select_starts(starts: np.ndarray, scores: np.ndarray, n_best: int) -> np.ndarray:
+    """The n_best lowest-objective starts, plus, for every grid value of every parameter, the
+    best start having that value (so each exponent basin the grid spans is polished at least
+    once, even when its starts score poorly before polishing)."""
+    finite = np.isfinite(scores)
+    chosen = list(np.argsort(scores)[: min(n_best, int(finite.sum()))])
+    if len(starts) > 4 * n_best:  # stratify only genuine grids
+        for j in range(starts.shape[1]):
+            vals, inv = np.unique(starts[:, j], return_inverse=True)
+            if len(vals) > 12:
+                continue
+            for k in range(len(vals)):
+                members = np.flatnonzero((inv == k) & finite)
+                if members.size:
+                    chosen.append(members[np.argmin(scores[members])])
+    return np.array(list(dict.fromkeys(int(i) for i in chosen)))
 
 
 def _distinct(thetas: np.ndarray, k: int) -> list[np.ndarray]:

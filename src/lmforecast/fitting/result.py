@@ -82,7 +82,9 @@ class FitResult:
             f"Objective: {self.objective:.6e}    starts: {self.n_starts}    polished: "
             f"{self.n_polished}    at best: {self.n_at_best}    converged: {self.converged}",
         ]
-        if self.ci_level is not None:
+        if self.ci_level is not None and not self.bootstrap and self.ci:
+            lines.append(f"Intervals: published {100 * self.ci_level:g}% intervals")
+        elif self.ci_level is not None:
             lines.append(
                 f"Bootstrap: {len(self.bootstrap)} resamples, {100 * self.ci_level:g}% "
                 "percentile intervals"

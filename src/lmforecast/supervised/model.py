@@ -107,7 +107,9 @@ class SupervisedScalingLaw:
         X = {"N": data["N"].to_numpy(), "D": data["D"].to_numpy()}
         y = data["loss"].to_numpy()
         lossf = huber(self.huber_delta) if self.loss == "huber" else squared()
-        res = fit_law(law, X, y, loss=lossf, grid=self.grid, n_polish=self.n_polish)
+        res = fit_law(
+            law, X, y, loss=lossf, grid=self.grid, n_polish=self.n_polish, progress=self.progress
+        )
         if self.bootstrap:
             bootstrap_fit(
                 law,
