@@ -109,3 +109,15 @@ def test_bootstrap_is_seeded_and_independent_of_jobs():
     assert r1.ci == r2.ci
     for k, (lo, hi) in r1.ci.items():
         assert lo <= r1.params[k] * 1.5 and hi >= r1.params[k] / 1.5
+
+
+def test_non_converged_fit_warns_and_returns_best_with_flag():
+    from lmforecast.errors import ConvergenceWarning
+
+    N, D, L = _runs(60, noise=0.01, seed=5)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        res = fit_law(get_law("chinchilla-gamma"), {"N": N, "D": D}, L, maxiter=3, n_polish=4)
+    assert res.converged is False
+    assert np.isfinite(res.objective) and len(res.theta) == 6
+    full = fit_law(get_law("chinchilla-gamma"), {"N": N, "D": D}, L)
+    assert full.converged and full.objective < res.objective

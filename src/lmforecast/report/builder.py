@@ -91,7 +91,12 @@ def build_report(
             raise InputError(f"unknown report section(s) {unknown}; available: {sorted(keys)}")
         mods = [keys[s] for s in sections]
     built: list[Section] = []
-    for m in mods:
+    it = mods
+    if ctx.progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(mods, desc="report", unit="section")
+    for m in it:
         built.append(importlib.import_module(m).build_section(ctx))
     meta = {
         "lmforecast_version": __version__,
