@@ -140,9 +140,7 @@ class CapabilitySpace:
         n, T = B.shape
         K = int(self.n_components)
         if K < 1 or K > min(n, T):
-            raise InputError(
-                f"--pcs {K}: must be between 1 and min(models, metrics) = {min(n, T)}"
-            )
+            raise InputError(f"--pcs {K}: must be between 1 and min(models, metrics) = {min(n, T)}")
         B, _ = pca_impute(B, n_components=self.impute_components)
         self.metrics_ = metrics
         self.mean_ = B.mean(axis=0)

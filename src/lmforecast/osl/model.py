@@ -329,8 +329,7 @@ class ObservationalScalingLaw:
         train = ~test
         if train.sum() < K + 2:
             raise InputError(
-                f"{int(train.sum())} training models with target {target!r}; need at least "
-                f"{K + 2}"
+                f"{int(train.sum())} training models with target {target!r}; need at least {K + 2}"
             )
         law = ObservationalSigmoid(K)
         Xd = {f"x{i + 1}": Xall[train, i] for i in range(K)}
