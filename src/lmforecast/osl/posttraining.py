@@ -27,11 +27,12 @@ class PostTrainingGap:
     def summary(self) -> str:
         c = self.curve
         i_max = int(np.argmax(c["gap"].to_numpy()))
+        gap, at = c["gap"].iloc[i_max], c["log10_flops_equiv"].iloc[i_max]
         return "\n".join(
             [
                 f"Post-training gap: {self.with_.target} - {self.without.target} (Sec. 4.3)",
                 f"test MSE without: {self.without.test_mse}   with: {self.with_.test_mse}",
-                f"largest gap {c['gap'].iloc[i_max]:.3f} at 10^{c['log10_flops_equiv'].iloc[i_max]:.2f}"
+                f"largest gap {gap:.3f} at 10^{at:.2f}"
                 f" {self.without.reference_family}-equivalent FLOPs",
             ]
         )
