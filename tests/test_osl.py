@@ -311,3 +311,29 @@ def test_read_benchmarks_rejects_duplicates_and_text():
     df = pd.DataFrame({MODEL: ["a", "b"], "MMLU": [0.2, "x"]})
     with pytest.raises(InputError, match="'MMLU' row 2"):
         read_benchmarks(df)
+
+
+@pytest.mark.parametrize("target", ["GSM8K", "TruthfulQA", "HumanEval"])
+def test_fit_matches_bounded_curve_fit_from_the_authors_start(paper77, target):
+    """The reference procedure: curve_fit of (1-b) sigma([1, S] p) + b, b in [0, 0.2], from
+    p = (0, 0.01, 0.01, 0.01), b = 0. Our multi-start fit reaches the same optimum."""
+    from scipy.optimize import curve_fit
+
+    r = ObservationalScalingLaw().fit(paper77, target).result_
+    pf = r.predictions_frame()
+    tr = (pf["split"] == "train").to_numpy()
+    X = np.column_stack([np.ones(len(pf)), pf[["x1", "x2", "x3"]].to_numpy()])
+
+    def f(x, *p):
+        b = p[-1]
+        return (1 - b) / (1 + np.exp(-(x @ np.asarray(p[:-1])))) + b
+
+    p0 = [0.0, 0.01, 0.01, 0.01, 0.0]
+    bounds = ([-np.inf] * 4 + [0.0], [np.inf] * 4 + [0.2])
+    popt, _ = curve_fit(f, X[tr], pf["y"][tr], p0=p0, maxfev=10000, bounds=bounds)
+    y_ref = f(X, *popt)
+    ref_test = float(np.mean((y_ref[~tr] - pf["y"][~tr]) ** 2))
+    ref_train = float(np.mean((y_ref[tr] - pf["y"][tr]) ** 2))
+    assert r.train_mse <= ref_train * (1 + 1e-6)
+    assert r.test_mse == pytest.approx(ref_test, rel=1e-3)
+    assert r.params["h"] == pytest.approx(1 - popt[-1], abs=1e-3)
