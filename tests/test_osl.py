@@ -337,3 +337,11 @@ def test_fit_matches_bounded_curve_fit_from_the_authors_start(paper77, target):
     assert r.train_mse <= ref_train * (1 + 1e-6)
     assert r.test_mse == pytest.approx(ref_test, rel=1e-3)
     assert r.params["h"] == pytest.approx(1 - popt[-1], abs=1e-3)
+
+
+def test_predict_new_models_matches_fit_predictions(paper77):
+    est = ObservationalScalingLaw().fit(paper77, "GSM8K")
+    pf = est.result_.predictions_frame()
+    assert np.allclose(est.predict(paper77), pf["y_pred"], atol=1e-12)
+    with pytest.raises(InputError, match="unknown metric"):
+        est.predict(paper77.drop(columns=["MMLU"]))

@@ -415,6 +415,7 @@ class ObservationalScalingLaw:
         res = self.result_
         table = read_benchmarks(benchmarks)
         if self.x == "pcs":
+            check_metrics(table, res.metrics, "new models")
             X = self.space_.transform(table)
         else:
             col = FLOPS if self.x == "flops" else SIZE
