@@ -119,3 +119,13 @@ def test_selection_errors(paper77):
     sel = SubsetSelector(include=["Pythia"]).fit(paper77)
     with pytest.raises(InputError, match="over the budget"):
         sel.search(5)
+
+
+def test_search_size_is_bounded(paper77, monkeypatch):
+    import lmforecast.osl.selection as selection
+
+    monkeypatch.setattr(selection, "MAX_SUBSETS", 1000)
+    sel = SubsetSelector().fit(paper77)
+    with pytest.raises(InputError, match="admissible family subsets"):
+        sel.search(77)
+    assert set(sel.search(5).families)  # small searches still run

@@ -23,6 +23,8 @@ from ..errors import InputError
 from .capability import CapabilitySpace
 from .data import FAMILY, MODEL, SIZE
 
+MAX_SUBSETS = 5_000_000  # ~0.5 GB of Gram matrices (K=3)
+
 
 @dataclass
 class Selection:
@@ -65,6 +67,8 @@ def enumerate_subsets(
     max_families families, and their summed Gram matrices. Non-empty beyond the forced set.
     """
     F, K, _ = G_fam.shape
+    if F > 62:
+        raise InputError(f"{F} families; the exact search supports at most 62")
     mask = np.zeros(1, np.int64)
     count = np.zeros(1, np.int64)
     nfam = np.zeros(1, np.int64)
@@ -86,6 +90,11 @@ def enumerate_subsets(
         count = np.concatenate([count, count[ok] + n_fam[f]])
         nfam = np.concatenate([nfam, nfam[ok] + 1])
         gram = np.concatenate([gram, gram[ok] + G_fam[f]])
+        if mask.size > MAX_SUBSETS:
+            raise InputError(
+                f"more than {MAX_SUBSETS:,} admissible family subsets; lower --budget or "
+                "--max-families, or fix some families with --include"
+            )
     new = nfam > forced.sum()
     return mask[new], count[new], gram[new]
 
