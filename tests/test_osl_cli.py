@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -136,3 +137,38 @@ def test_unwritable_output_fails_before_work(cli, tmp_path):
         "osl", "fit", "--benchmarks", B1, "--target", "MMLU", "--out", tmp_path / "no/f.json"
     )
     assert code == 2 and "does not exist" in err
+
+
+def test_gap_verb(cli, paper_csv, tmp_path):
+    t = pd.read_csv(paper_csv)
+    targets = tmp_path / "t.csv"
+    # a "technique" that adds a fixed logit shift to GSM8K: the gap must be positive everywhere
+    y = t["GSM8K"].clip(1e-3, 1 - 1e-3)
+    z = np.log(y / (1 - y)) + 1.0
+    pd.DataFrame({"Model": t["Model"], "gsm_tech": 1 / (1 + np.exp(-z))}).to_csv(
+        targets, index=False
+    )
+    code, out, err = cli(
+        "osl", "gap", "--benchmarks", paper_csv, "--targets", targets, "--without", "GSM8K",
+        "--with", "gsm_tech", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["without"]["n_train"] == 47 and d["with"]["n_train"] == 47
+    gap = np.array(d["curve"]["gap"])
+    assert gap.max() > 0.15 and np.all(gap[len(gap) // 2 :] > 0)  # positive where it matters
+    code, _, err = cli(
+        "osl", "gap", "--benchmarks", paper_csv, "--without", "GSM8K", "--with", "Nope"
+    )
+    assert code == 2 and "unknown target 'Nope'" in err
+
+
+def test_instruct_table_pca_matches_app_c1(cli, shared_dir):
+    code, out, err = cli(
+        "osl", "pca", "--json", "--benchmarks",
+        shared_dir / "data/obsscaling/instruct_llm_benchmark_eval.csv",
+    )  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    assert "Arena-Elo" not in d["metrics"] and len(d["metrics"]) == 7
+    assert sum(d["explained_variance"]) == pytest.approx(0.986, abs=3e-3)  # App. C.1: ~98.6%

@@ -12,6 +12,7 @@ from ..osl.capability import CapabilitySpace, family_fits
 from ..osl.data import FAMILY, MODEL, check_metrics, default_metrics, read_benchmarks
 from ..osl.holdout import LLAMA2_7B_FLOPS
 from ..osl.model import X_KINDS, ObservationalScalingLaw, merge_targets
+from ..osl.posttraining import post_training_gap
 from ..osl.selection import SubsetSelector
 from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
 
@@ -88,6 +89,18 @@ def register(sub) -> None:
     add_output_flags(s)
     s.set_defaults(handler=_select)
 
+    g = verbs.add_parser("gap", help="post-training gain vs f-equivalent FLOPs (Sec. 4.3)")
+    g.add_argument("--benchmarks", required=True)
+    g.add_argument("--targets", help="optional table with both target columns, joined on Model")
+    g.add_argument("--without", required=True, help="target column without the technique")
+    g.add_argument("--with", dest="with_", required=True, help="target column with it")
+    g.add_argument("--exclude-metric", action="append", default=[], metavar="M")
+    g.add_argument("--pcs", type=int, default=3)
+    g.add_argument("--cutoff-flops", type=positive_float("--cutoff-flops"), default=LLAMA2_7B_FLOPS)
+    g.add_argument("--reference-family", default="Llama-2")
+    add_output_flags(g)
+    g.set_defaults(handler=_gap)
+
     c = verbs.add_parser("pca", help="the capability space alone (explained variance, loadings)")
     c.add_argument("--benchmarks", required=True)
     c.add_argument("--metrics")
@@ -159,6 +172,31 @@ def _select(args: argparse.Namespace) -> int:
     if randoms:
         objs = np.array([r.objective for r in randoms])
         print(f"random baseline ({len(randoms)} subsets): median objective {np.median(objs):.4f}")
+    return 0
+
+
+def _gap(args: argparse.Namespace) -> int:
+    table = read_benchmarks(args.benchmarks)
+    targets = read_table(args.targets) if args.targets else None
+    gap = post_training_gap(
+        merge_targets(table, targets),
+        args.without,
+        args.with_,
+        n_components=args.pcs,
+        exclude_metrics=tuple(args.exclude_metric),
+        cutoff_flops=args.cutoff_flops,
+        reference_family=args.reference_family,
+    )
+    if args.json:
+        print_json(
+            {
+                "without": gap.without.contract(),
+                "with": gap.with_.contract(),
+                "curve": {c: gap.curve[c].tolist() for c in gap.curve.columns},
+            }
+        )
+    else:
+        print(gap.summary())
     return 0
 
 
