@@ -345,3 +345,20 @@ def test_predict_new_models_matches_fit_predictions(paper77):
     assert np.allclose(est.predict(paper77), pf["y_pred"], atol=1e-12)
     with pytest.raises(InputError, match="unknown metric"):
         est.predict(paper77.drop(columns=["MMLU"]))
+
+
+def test_fit_result_rebuilds_the_law_from_json(paper77):
+    r = ObservationalScalingLaw().fit(paper77, "GSM8K").result_
+    pf = r.predictions_frame()
+    back = OSLResult.from_json(r.to_json()).fit
+    assert back.law == "osl-sigmoid" and back.meta["law_options"] == {"k": 3}
+    y = back.predict(x1=pf["x1"].to_numpy(), x2=pf["x2"].to_numpy(), x3=pf["x3"].to_numpy())
+    assert np.allclose(y, pf["y_pred"], atol=1e-14)
+
+
+def test_flops_baseline_warns_about_models_without_flops(paper77):
+    from lmforecast.errors import DomainWarning
+
+    with pytest.warns(DomainWarning, match="2 model"):
+        r = ObservationalScalingLaw(x="flops").fit(paper77, "GSM8K").result_
+    assert sorted(r.dropped) == ["mistralai/Mistral-7B-v0.1", "mistralai/Mixtral-8x7B-v0.1"]
