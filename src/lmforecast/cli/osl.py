@@ -1,0 +1,239 @@
+"""`lmforecast osl fit|select|pca`: observational scaling laws (Ruan et al. 2024)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..data.io import read_table
+from ..errors import InputError
+from ..osl.capability import CapabilitySpace, family_fits
+from ..osl.data import FAMILY, MODEL, check_metrics, default_metrics, read_benchmarks
+from ..osl.holdout import LLAMA2_7B_FLOPS
+from ..osl.model import X_KINDS, ObservationalScalingLaw, merge_targets
+from ..osl.posttraining import post_training_gap
+from ..osl.selection import SubsetSelector
+from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise InputError(f"empty list {text!r}")
+    return names
+
+
+def register(sub) -> None:
+    p = sub.add_parser("osl", help="observational scaling laws from public benchmark scores")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+
+    f = verbs.add_parser("fit", help="fit the sigmoid law on PCs (or FLOPs/size) with a holdout")
+    f.add_argument("--benchmarks", required=True, help="table of models x benchmark scores")
+    f.add_argument("--targets", help="optional table with the target column, joined on Model")
+    f.add_argument("--target", required=True, help="column to forecast (accuracy in [0, 1])")
+    f.add_argument("--metrics", help="comma-separated benchmark columns spanning the PCs")
+    f.add_argument("--exclude-metric", action="append", default=[], metavar="M")
+    f.add_argument("--pcs", type=int, default=3, help="number of principal components K")
+    split = f.add_mutually_exclusive_group()
+    split.add_argument(
+        "--cutoff-flops",
+        type=positive_float("--cutoff-flops"),
+        help=f"train on models with FLOPs <= this (default {LLAMA2_7B_FLOPS:g})",
+    )
+    split.add_argument(
+        "--holdout-top", type=float, help="hold out this fraction of the best models"
+    )
+    split.add_argument("--heldout", help="comma-separated models to hold out")
+    f.add_argument("--x", choices=X_KINDS, default="pcs", help="predictor: PCs, FLOPs or size")
+    f.add_argument(
+        "--scale",
+        type=positive_float("--scale"),
+        default=1.0,
+        help="divide the target by this (100 for percentages)",
+    )
+    f.add_argument("--reference-family", default="Llama-2", help="family f of Eq. 7-8")
+    f.add_argument("--out", help="save the fit as JSON")
+    add_output_flags(f)
+    f.set_defaults(handler=_fit)
+
+    s = verbs.add_parser("select", help="V-optimal families of models to evaluate (Eq. 9)")
+    s.add_argument("--benchmarks", required=True)
+    s.add_argument("--budget", type=int, required=True, help="maximum number of models")
+    s.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="FAMILY",
+        help="family that must be selected (repeatable or comma-separated)",
+    )
+    s.add_argument("--metrics")
+    s.add_argument("--pcs", type=int, default=3)
+    s.add_argument("--max-families", type=int, default=10)
+    s.add_argument(
+        "--max-size",
+        type=positive_float("--max-size"),
+        help="only candidates with at most this many parameters (B)",
+    )
+    s.add_argument(
+        "--random",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also report N random family subsets (baseline)",
+    )
+    s.add_argument("--seed", type=int, default=0)
+    add_output_flags(s)
+    s.set_defaults(handler=_select)
+
+    g = verbs.add_parser("gap", help="post-training gain vs f-equivalent FLOPs (Sec. 4.3)")
+    g.add_argument("--benchmarks", required=True)
+    g.add_argument("--targets", help="optional table with both target columns, joined on Model")
+    g.add_argument("--without", required=True, help="target column without the technique")
+    g.add_argument("--with", dest="with_", required=True, help="target column with it")
+    g.add_argument("--exclude-metric", action="append", default=[], metavar="M")
+    g.add_argument("--pcs", type=int, default=3)
+    g.add_argument("--cutoff-flops", type=positive_float("--cutoff-flops"), default=LLAMA2_7B_FLOPS)
+    g.add_argument("--reference-family", default="Llama-2")
+    add_output_flags(g)
+    g.set_defaults(handler=_gap)
+
+    c = verbs.add_parser("pca", help="the capability space alone (explained variance, loadings)")
+    c.add_argument("--benchmarks", required=True)
+    c.add_argument("--metrics")
+    c.add_argument("--pcs", type=int, default=3)
+    add_output_flags(c)
+    c.set_defaults(handler=_pca)
+
+
+def _fit(args: argparse.Namespace) -> int:
+    out = check_writable(args.out)
+    table = read_benchmarks(args.benchmarks)
+    targets = read_table(args.targets) if args.targets else None
+    table = merge_targets(table, targets)
+    if args.target in table.columns and args.scale != 1.0:
+        table[args.target] = table[args.target] / args.scale
+    if args.heldout is not None:
+        holdout, extra = "list", {"heldout": _names(args.heldout)}
+    elif args.holdout_top is not None:
+        holdout, extra = "top", {"holdout_top": args.holdout_top}
+    else:
+        cutoff = args.cutoff_flops if args.cutoff_flops is not None else LLAMA2_7B_FLOPS
+        holdout, extra = "cutoff", {"cutoff_flops": cutoff}
+    est = ObservationalScalingLaw(
+        args.pcs,
+        x=args.x,
+        metrics=_names(args.metrics),
+        exclude_metrics=tuple(args.exclude_metric),
+        holdout=holdout,
+        reference_family=args.reference_family,
+        **extra,
+    ).fit(table, args.target)
+    res = est.result_
+    if out is not None:
+        atomic_write_text(out, res.to_json())
+    if args.json:
+        print_json(res.contract())
+    else:
+        print(res.summary())
+    return 0
+
+
+def _select(args: argparse.Namespace) -> int:
+    table = read_benchmarks(args.benchmarks)
+    include = [n for item in args.include for n in _names(item)]
+    sel = SubsetSelector(
+        args.pcs,
+        max_families=args.max_families,
+        include=include,
+        max_size=args.max_size,
+        metrics=_names(args.metrics),
+    ).fit(table)
+    best = sel.search(args.budget)
+    randoms = sel.random_baseline(args.budget, args.random, args.seed) if args.random else []
+    if args.json:
+        obj = {"families": best.families, "models": best.models, "objective": best.objective}
+        if randoms:
+            obj["random"] = [
+                {"families": r.families, "models": r.models, "objective": r.objective}
+                for r in randoms
+            ]
+        print_json(obj)
+        return 0
+    print(f"V-optimal selection (Eq. 9), budget {args.budget} models, K={args.pcs}")
+    print(f"objective Tr(S^T S (S_M^T S_M)^-1): {best.objective:.4f}")
+    print(f"subsets searched: {best.n_candidates}")
+    for fam in best.families:
+        models = sel.table_.loc[sel.table_[FAMILY] == fam, MODEL].tolist()
+        print(f"  {fam}: {', '.join(models)}")
+    if randoms:
+        objs = np.array([r.objective for r in randoms])
+        print(f"random baseline ({len(randoms)} subsets): median objective {np.median(objs):.4f}")
+    return 0
+
+
+def _gap(args: argparse.Namespace) -> int:
+    table = read_benchmarks(args.benchmarks)
+    targets = read_table(args.targets) if args.targets else None
+    gap = post_training_gap(
+        merge_targets(table, targets),
+        args.without,
+        args.with_,
+        n_components=args.pcs,
+        exclude_metrics=tuple(args.exclude_metric),
+        cutoff_flops=args.cutoff_flops,
+        reference_family=args.reference_family,
+    )
+    if args.json:
+        print_json(
+            {
+                "without": gap.without.contract(),
+                "with": gap.with_.contract(),
+                "curve": {c: gap.curve[c].tolist() for c in gap.curve.columns},
+            }
+        )
+    else:
+        print(gap.summary())
+    return 0
+
+
+def _pca(args: argparse.Namespace) -> int:
+    table = read_benchmarks(args.benchmarks)
+    metrics = _names(args.metrics) or default_metrics(table)
+    check_metrics(table, metrics)
+    space = CapabilitySpace(args.pcs).fit(table, metrics)
+    S = space.transform(table)
+    fits = family_fits(table, S)
+    pc1 = fits[fits["pc"] == "PC-1"] if len(fits) else fits
+    r2 = {r[FAMILY]: r["r2"] for _, r in pc1.iterrows()} if len(pc1) else {}
+    if args.json:
+        print_json(
+            {
+                "metrics": metrics,
+                "explained_variance": space.explained_variance_ratio_,
+                "loadings": space.components_,
+                "mean": space.mean_,
+                "pc1_flops_r2": r2,
+                "scores": {m: row for m, row in zip(table[MODEL], S.tolist())},
+            }
+        )
+        return 0
+    ev = space.explained_variance_ratio_
+    print(
+        f"Capability space (Ruan et al. 2024, Sec. 3.2): {len(table)} models, {len(metrics)} "
+        f"benchmarks"
+    )
+    print(
+        "explained variance: "
+        + ", ".join(f"PC-{i + 1} {v:.3f}" for i, v in enumerate(ev))
+        + f" (top-{len(ev)} {ev.sum():.3f})"
+    )
+    print(space.loadings().round(3).to_string())
+    if r2:
+        print("PC-1 vs log10 FLOPs R^2 per family (3+ models):")
+        for fam, v in r2.items():
+            print(f"  {fam:<20}{v:.3f}")
+    return 0

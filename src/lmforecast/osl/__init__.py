@@ -1,0 +1,46 @@
+"""Observational scaling laws (Ruan, Maddison & Hashimoto 2024, arXiv 2405.10938).
+
+Capabilities from public benchmarks (PCA, Eq. 5), a sigmoid law on the top PCs (Eq. 6) with
+holdouts of stronger models, f-equivalent FLOPs (Eq. 7-8), benchmark weights, post-training gap
+analysis (Sec. 4.3) and V-optimal model-subset selection (Sec. 5, Eq. 9).
+"""
+
+from .capability import CapabilitySpace, capability_table, family_fits, pca_impute
+from .data import (
+    BASE_METRICS,
+    EVAL_FAMILIES,
+    PREREGISTRATION_MODELS,
+    load_table_b1,
+    load_table_b2,
+    paper_base_models,
+    read_benchmarks,
+)
+from .holdout import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
+from .model import ObservationalScalingLaw, OSLResult, merge_targets
+from .posttraining import PostTrainingGap, post_training_gap
+from .selection import Selection, SubsetSelector
+
+__all__ = [
+    "BASE_METRICS",
+    "EVAL_FAMILIES",
+    "PREREGISTRATION_MODELS",
+    "LLAMA2_7B_FLOPS",
+    "CapabilitySpace",
+    "ObservationalScalingLaw",
+    "OSLResult",
+    "PostTrainingGap",
+    "Selection",
+    "SubsetSelector",
+    "capability_table",
+    "cutoff_split",
+    "family_fits",
+    "list_split",
+    "load_table_b1",
+    "load_table_b2",
+    "merge_targets",
+    "paper_base_models",
+    "pca_impute",
+    "post_training_gap",
+    "read_benchmarks",
+    "top_split",
+]

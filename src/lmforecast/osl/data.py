@@ -1,0 +1,217 @@
+"""Benchmark tables for observational scaling laws (Ruan et al. 2024, App. B.1).
+
+The paper's table format (Tables B.1/B.2 and the authors' public CSVs) is wide: columns `Model`,
+`Model Family`, `Model Size (B)`, `Pretraining Data Size (T)`, `FLOPs (1E21)`, then one column
+per benchmark (accuracies in [0, 1]; `-` or empty is missing). Tidy long tables (one row per
+model x benchmark) are pivoted into that shape.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data.io import read_table
+from ..data.validate import check_columns
+from ..errors import InputError
+
+MODEL, FAMILY = "Model", "Model Family"
+SIZE, DATA, FLOPS = "Model Size (B)", "Pretraining Data Size (T)", "FLOPs (1E21)"
+META_COLUMNS = (MODEL, FAMILY, SIZE, DATA, FLOPS)
+FLOPS_UNIT = 1e21  # the `FLOPs (1E21)` column is in units of 1e21 FLOPs
+
+# Sec. 3.2 / B.1.1: the eight base benchmarks ("Winograd" = Winogrande, 4.7 item 10)
+BASE_METRICS = (
+    "MMLU",
+    "ARC-C",
+    "HellaSwag",
+    "Winograd",
+    "TruthfulQA",
+    "GSM8K",
+    "XWinograd",
+    "HumanEval",
+)
+# B.1.2: the instruction-tuned models' standard benchmarks (Arena-Elo is not a predictor)
+INSTRUCT_METRICS = ("MMLU", "ARC-C", "HellaSwag", "Winogrande", "TruthfulQA", "GSM8K", "HumanEval")
+NOT_PREDICTORS = ("Arena-Elo", "MTBench")
+
+# App. B.1.1: the 21 families evaluated for the paper (77 models, Table B.1).
+EVAL_FAMILIES = (
+    "Llama-2",
+    "Llama",
+    "Llama-3",
+    "Qwen1.5",
+    "Qwen",
+    "Mistral",
+    "Mixtral",
+    "Yi",
+    "Gemma",
+    "Falcon",
+    "Phi",
+    "Pythia",
+    "BLOOM",
+    "GPT-Neo/J",
+    "OPT",
+    "MPT",
+    "XGLM",
+    "CodeLlama",
+    "StarCoder",
+    "StarCoder2",
+    "DeepSeek-Coder",
+)
+# Sec. 4 / C.3: the 20 models (8 families) released May-Sept 2024 and added to the authors' table
+# after publication as a preregistration test set. Five of them carry a Table B.1 family name.
+PREREGISTRATION_MODELS = (
+    "meta-llama/Meta-Llama-3.1-405B-FP8",
+    "meta-llama/Meta-Llama-3.1-70B",
+    "meta-llama/Meta-Llama-3.1-8B",
+    "Qwen/Qwen1.5-110B",
+    "Qwen/Qwen2-72B",
+    "Qwen/Qwen2-57B-A14B",
+    "Qwen/Qwen2-7B",
+    "Qwen/Qwen2-1.5B",
+    "Qwen/Qwen2-0.5B",
+    "mistralai/Mixtral-8x22B-v0.1",
+    "mistralai/Mistral-Nemo-Base-2407",
+    "deepseek-ai/DeepSeek-V2",
+    "deepseek-ai/DeepSeek-Coder-V2-Base",
+    "01-ai/Yi-1.5-34B",
+    "01-ai/Yi-1.5-9B",
+    "01-ai/Yi-1.5-6B",
+    "google/gemma-2-27b",
+    "google/gemma-2-9b",
+    "google/gemma-2-2b",
+    "ai21labs/Jamba-v0.1",
+)
+_LONG_BENCH = ("benchmark", "metric", "task")
+_LONG_VALUE = ("score", "value", "accuracy")
+
+
+def _bundled(name: str) -> Path:
+    return Path(str(resources.files("lmforecast").joinpath(f"data/bundled/osl/{name}")))
+
+
+def load_table_b1() -> pd.DataFrame:
+    """Table B.1 of the paper as printed: 77 base models, 21 families, 7 benchmarks (no GSM8K).
+
+    The printed table omits GSM8K although Sec. 3.2 lists it (METHODS 4.7 item 1); use the
+    authors' public CSV for the 8-benchmark analyses.
+    """
+    return read_benchmarks(_bundled("table_b1_base_models.csv"))
+
+
+def load_table_b2() -> pd.DataFrame:
+    """Table B.2 as printed: 27 instruction-tuned models (Arena-Elo raw, no GSM8K)."""
+    return read_benchmarks(_bundled("table_b2_instruct_models.csv"))
+
+
+def paper_base_models(table: pd.DataFrame) -> pd.DataFrame:
+    """The paper's 77 base models from the authors' fuller public table.
+
+    Rule (the authors' loader, App. B.1.1): keep rows whose `Model Family` is one of the 21
+    evaluated families, then drop the 20 preregistration models added after publication
+    (`PREREGISTRATION_MODELS`; Qwen1.5-110B, Mixtral-8x22B and Mistral-Nemo share a family name).
+    """
+    check_columns(table, [MODEL, FAMILY], "benchmarks")
+    keep = table[FAMILY].isin(EVAL_FAMILIES) & ~table[MODEL].isin(PREREGISTRATION_MODELS)
+    return table.loc[keep].reset_index(drop=True)
+
+
+def _pivot_long(df: pd.DataFrame) -> pd.DataFrame:
+    lower = {c.lower(): c for c in df.columns}
+    bench = next(lower[c] for c in _LONG_BENCH if c in lower)
+    value = next((lower[c] for c in _LONG_VALUE if c in lower), None)
+    if value is None:
+        raise InputError(
+            f"benchmarks: long table has a {bench!r} column but no score column "
+            f"(one of {', '.join(_LONG_VALUE)})"
+        )
+    keys = [c for c in META_COLUMNS if c in df.columns]
+    dup = df.duplicated(subset=[MODEL, bench]).to_numpy()
+    if dup.any():
+        i = int(np.argmax(dup))
+        raise InputError(
+            f"benchmarks: row {i + 1} repeats model {df[MODEL].iloc[i]!r} on {df[bench].iloc[i]!r}"
+        )
+    wide = df.pivot(index=MODEL, columns=bench, values=value)
+    wide.columns = [str(c) for c in wide.columns]
+    meta = df[keys].drop_duplicates(subset=[MODEL]).set_index(MODEL)
+    out = meta.join(wide).reset_index()
+    order = list(dict.fromkeys(df[MODEL]))
+    return out.set_index(MODEL).loc[order].reset_index()
+
+
+def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks") -> pd.DataFrame:
+    """Read a benchmark table (paper wide format or tidy long) into the wide format.
+
+    Missing values (`-`, empty) become NaN; metadata columns absent from the file are added as
+    NaN (a model without `Model Family` is its own family). Model names must be unique.
+    """
+    df = source.copy() if isinstance(source, pd.DataFrame) else read_table(source)
+    df.columns = [str(c).strip() for c in df.columns]
+    check_columns(df, [MODEL], what)
+    lower = {c.lower() for c in df.columns}
+    if any(c in lower for c in _LONG_BENCH) and not any(m in df.columns for m in BASE_METRICS):
+        df = _pivot_long(df)
+    df[MODEL] = df[MODEL].astype(str).str.strip()
+    dup = df.duplicated(subset=[MODEL]).to_numpy()
+    if dup.any():
+        i = int(np.argmax(dup))
+        raise InputError(f"{what}: row {i + 1} repeats model {df[MODEL].iloc[i]!r}")
+    if FAMILY not in df.columns:
+        df[FAMILY] = df[MODEL]
+    df[FAMILY] = df[FAMILY].where(df[FAMILY].notna(), df[MODEL]).astype(str)
+    for c in (SIZE, DATA, FLOPS):
+        if c not in df.columns:
+            df[c] = np.nan
+    for c in df.columns:
+        if c in (MODEL, FAMILY):
+            continue
+        raw = df[c].replace({"-": np.nan, "": np.nan})
+        vals = pd.to_numeric(raw, errors="coerce")
+        bad = vals.isna() & raw.notna()
+        if bad.any():
+            i = int(np.argmax(bad.to_numpy()))
+            raise InputError(f"{what}: column {c!r} row {i + 1}: {raw.iloc[i]!r} is not a number")
+        df[c] = vals.astype(float)
+    return df.reset_index(drop=True)
+
+
+def default_metrics(table: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[str]:
+    """Benchmark columns used for the capability space when none are named.
+
+    The paper's benchmark names present in the table; otherwise every numeric non-metadata
+    column (Arena-Elo and MTBench are never predictors, B.1.2).
+    """
+    known = [c for c in (*BASE_METRICS, "Winogrande") if c in table.columns and c not in exclude]
+    if known:
+        return known
+    skip = set(META_COLUMNS) | set(NOT_PREDICTORS) | set(exclude)
+    return [c for c in table.columns if c not in skip and pd.api.types.is_numeric_dtype(table[c])]
+
+
+def check_metrics(table: pd.DataFrame, metrics: list[str], what: str = "benchmarks") -> None:
+    """Named metrics exist, are not all missing, and lie in [0, 1]."""
+    for m in metrics:
+        if m not in table.columns:
+            raise InputError(
+                f"{what}: unknown metric {m!r}; columns are "
+                f"{', '.join(repr(c) for c in table.columns if c not in META_COLUMNS)}"
+            )
+        check_unit_interval(table, m, what)
+
+
+def check_unit_interval(table: pd.DataFrame, col: str, what: str) -> None:
+    vals = table[col].to_numpy(float)
+    if np.isnan(vals).all():
+        raise InputError(f"{what}: column {col!r} is all missing")
+    bad = (vals < 0) | (vals > 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(
+            f"{what}: column {col!r} row {i + 1} ({table[MODEL].iloc[i]}): value {vals[i]:g} "
+            "is outside [0, 1]; rescale it (e.g. --scale 100 for percentages)"
+        )

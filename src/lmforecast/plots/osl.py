@@ -1,0 +1,128 @@
+"""Figures for observational scaling laws (Ruan et al. 2024, Figs. 2-6). No fitting here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..laws.sigmoid import sigmoid
+from ..osl.capability import CapabilitySpace
+from ..osl.data import FAMILY, FLOPS, FLOPS_UNIT
+from ..osl.model import OSLResult
+from .style import new_figure
+
+
+def explained_variance(space: CapabilitySpace):
+    """Bar chart of the explained-variance ratio per PC with the cumulative line (Fig. 2a)."""
+    fig, ax = new_figure()
+    ev = np.asarray(space.explained_variance_ratio_)
+    idx = np.arange(1, ev.size + 1)
+    ax.bar(idx, ev, color="tab:blue", label="per PC")
+    ax.plot(idx, np.cumsum(ev), "o-", color="tab:orange", label="cumulative")
+    ax.set_xticks(idx, [f"PC-{i}" for i in idx])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("explained variance ratio")
+    ax.legend(loc="center right")
+    return fig
+
+
+def loadings_heatmap(space: CapabilitySpace):
+    """Loadings gamma, one row per PC, one column per benchmark (Fig. 2b)."""
+    load = space.loadings()
+    fig, ax = new_figure(width=1.0 + 0.8 * load.shape[1], height=0.6 + 0.6 * load.shape[0])
+    ax.grid(False)
+    lim = float(np.max(np.abs(load.to_numpy())))
+    im = ax.imshow(load.to_numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_xticks(range(load.shape[1]), load.columns, rotation=45, ha="right")
+    ax.set_yticks(range(load.shape[0]), load.index)
+    for (i, j), v in np.ndenumerate(load.to_numpy()):
+        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
+    fig.colorbar(im, ax=ax)
+    fig.tight_layout()
+    return fig
+
+
+def pc_vs_flops(table: pd.DataFrame, S: np.ndarray, fits: pd.DataFrame, pc: int = 1):
+    """PC-k against log10 training FLOPs, one colour and fitted line per family (Fig. 3)."""
+    fig, ax = new_figure(width=6.5, height=4.5)
+    logc = np.log10(table[FLOPS].to_numpy(float) * FLOPS_UNIT)
+    name = f"PC-{pc}"
+    sub = fits[fits["pc"] == name].set_index(FAMILY) if len(fits) else pd.DataFrame()
+    for fam, idx in table.groupby(FAMILY, sort=False).indices.items():
+        ok = idx[np.isfinite(logc[idx])]
+        if ok.size == 0:
+            continue
+        pts = ax.scatter(logc[ok], S[ok, pc - 1], s=14)
+        if fam in sub.index:
+            r = sub.loc[fam]
+            xs = np.linspace(logc[ok].min(), logc[ok].max(), 2)
+            ax.plot(xs, r["slope"] * xs + r["intercept"], color=pts.get_facecolor()[0],
+                    label=f"{fam} (R²={r['r2']:.2f})")  # fmt: skip
+    ax.set_xlabel("log10 training FLOPs")
+    ax.set_ylabel(name)
+    ax.legend(fontsize=6, ncol=2, loc="best")
+    return fig
+
+
+def scaling_curve(result: OSLResult):
+    """Observed vs fitted sigmoid with train/test points (Fig. 4 style).
+
+    x-axis: log10 reference-family-equivalent FLOPs when available (Eq. 8), otherwise the
+    predictor itself (log10 FLOPs / size) or the linear index beta^T S + alpha.
+    """
+    fig, ax = new_figure()
+    pf = result.predictions_frame()
+    p = result.params
+    h = p["h"]
+    if result.x == "pcs" and result.reference is not None:
+        xv = pf["log10_flops_equiv"].to_numpy(float)
+        xlabel = f"log10 {result.reference_family}-equivalent FLOPs"
+        grid = np.linspace(np.nanmin(xv), np.nanmax(xv), 200)
+        curve = result.predict_from_log_flops_equiv(grid)
+    else:
+        cols = [f"x{i + 1}" for i in range(result.n_components)]
+        X = pf[cols].to_numpy(float)
+        if result.x == "pcs":
+            xv = p["alpha"] + X @ np.asarray(p["beta"])
+            xlabel = "capability index  beta^T S + alpha"
+            grid = np.linspace(xv.min(), xv.max(), 200)
+            curve = (1 - h) + h * sigmoid(grid)
+        else:
+            xv = X[:, 0]
+            xlabel = f"log10 {'training FLOPs (1e21)' if result.x == 'flops' else 'size (B)'}"
+            grid = np.linspace(xv.min(), xv.max(), 200)
+            curve = (1 - h) + h * sigmoid(p["alpha"] + p["beta"][0] * grid)
+    train = (pf["split"] == "train").to_numpy()
+    ax.scatter(xv[train], pf["y"][train], s=16, color="tab:blue", label="train")
+    ax.scatter(xv[~train], pf["y"][~train], s=22, color="tab:red", marker="^", label="test")
+    ax.plot(grid, curve, color="black", lw=1.5, label="fit")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(result.target)
+    mse = f"test MSE {result.test_mse:.4f}" if result.test_mse is not None else "no test set"
+    ax.set_title(f"{result.target} ({result.x}; {mse})", fontsize=10)
+    ax.legend(loc="upper left")
+    return fig
+
+
+def weight_bars(result: OSLResult):
+    """beta^T gamma: the weight of each base benchmark in the fitted law (Fig. 5c/6b)."""
+    w = result.benchmark_weights().drop("intercept")
+    fig, ax = new_figure()
+    colors = ["tab:blue" if v >= 0 else "tab:red" for v in w]
+    ax.bar(range(len(w)), w.to_numpy(), color=colors)
+    ax.set_xticks(range(len(w)), w.index, rotation=45, ha="right")
+    ax.set_ylabel("weight on benchmark score")
+    ax.set_title(f"{result.target}: beta^T gamma", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def selection_objectives(best: float, random: list[float]):
+    """Eq. 9 objective of the V-optimal subset against random family subsets (Sec. 5)."""
+    fig, ax = new_figure()
+    ax.hist(random, bins=min(20, max(len(random), 1)), color="tab:gray", label="random subsets")
+    ax.axvline(best, color="tab:red", label="V-optimal")
+    ax.set_xscale("log")
+    ax.set_xlabel("Tr(S^T S (S_M^T S_M)^-1)")
+    ax.legend()
+    return fig
