@@ -177,16 +177,13 @@ class DistillationScalingLaw:
     def _grid_and_bounds(self, law: DistillationLaw):
         grid = dict(self.grid if self.grid is not None else law.default_grid())
         bounds = list(law.bounds)
+        names = [p.natural_name for p in law.parameters]
         for name, value in (self.fixed or {}).items():
-            idx = (
-                [p.natural_name for p in law.parameters].index(name)
-                if name in [p.natural_name for p in law.parameters]
-                else None
-            )
-            if idx is None:
+            if name not in names:
                 raise InputError(
                     f"fixed: unknown coefficient {name!r}; known: {', '.join(law.natural_names)}"
                 )
+            idx = names.index(name)
             p = law.parameters[idx]
             v = float(p.from_natural(float(value)))
             if not p.lower <= v <= p.upper:

@@ -4,7 +4,7 @@
 Protocols (model sizes from Table 13, N = non-embedding parameters; compute 3F(N)D, App. H.1):
   (i)   fixed-M teachers (M_T = 20; N_T in {546M, 975M, 1.82B, 2.72B, 4.82B, 7.75B}) distilled into
         students on IsoFLOP profiles C_S in {3e19, 1e20, 3e20, 1e21} (students 143M-12.6B with
-        3 <= D_S/N_S <= 300);
+        3 <= D_S/N_S <= 300, plus a few students >= 5B at 3e21);
   (ii)  IsoFLOP teachers (C_T in {3e19, 1e20, 3e20, 1e21}, teachers 198M-7.75B with
         3 <= D_T/N_T <= 300) distilled into fixed-M students (M_S = 20; 198M, 546M, 975M, 1.82B);
   (iii) ten fixed-M teachers (M_T = 20) into five student sizes with M_S in {20, 40, 80, 160, 320}.
@@ -49,6 +49,9 @@ def distillation_design() -> pd.DataFrame:
             for NS in _isoflop_sizes(C, 1.4e8, 1.27e10):
                 DS = C / (3.0 * forward_flops_per_token(NS))
                 rows.append((NS, DS, NT, 20.0 * NT, "fixed-M teacher / IsoFLOP student"))
+        for NS in _isoflop_sizes(3e21, 5e9, 1.27e10, (2.5, 300.0)):  # "a few at 3e21"
+            DS = 3e21 / (3.0 * forward_flops_per_token(NS))
+            rows.append((NS, DS, NT, 20.0 * NT, "fixed-M teacher / IsoFLOP student"))
     for C in ISOFLOP_BUDGETS:  # (ii)
         for NT in _isoflop_sizes(C, 1.9e8, 7.8e9):
             DT = C / (3.0 * forward_flops_per_token(NT))
