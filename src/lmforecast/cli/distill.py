@@ -172,7 +172,8 @@ def _fit(args) -> int:
     if out is not None:
         atomic_write_text(out, res.to_json())
     if args.json:
-        widths = model.coefficient_table()["relative_width"].to_dict() if res.ci else {}
+        tab = model.coefficient_table()
+        widths = tab["relative_width"].to_dict() if res.ci else {}
         print_json(
             {
                 "params": res.params,
@@ -182,10 +183,13 @@ def _fit(args) -> int:
                 "converged": res.converged,
                 "ci": res.ci,
                 "ci_relative_width": widths,
+                "identifiability": tab["status"].to_dict(),
             }
         )
     else:
         print(model.summary())
+        print("\nIdentifiability (docs/distill.md):")
+        print(model.coefficient_table().to_string(float_format=lambda v: f"{v:.4g}"))
     return 0
 
 

@@ -371,21 +371,95 @@ class DistillationScalingLaw:
 
     # ---- reporting -------------------------------------------------------------------------
     def coefficient_table(self) -> pd.DataFrame:
-        """Estimates, intervals and relative interval widths: which coefficients the data pin."""
+        """Estimates, bootstrap intervals, relative widths and an identifiability status.
+
+        Besides the nine coefficients it lists the combinations the data can pin when one term
+        of (A'/N^alpha' + B'/D^beta')^gamma' is negligible over the runs: gamma' log A',
+        alpha' gamma' (and gamma' log B', beta' gamma'), and the teacher-to-supervised loss
+        ratio where the bracket of Eq. 8 halves, d1 (2^(1/(c1 f1)) - 1)^f1, which pins the
+        (c1, d1) pair when c1 alone is flat. `status` comes from
+        `identifiability()`; a zero-width interval on a coefficient marked "not identified"
+        means the objective is flat there (resamples do not move it), not that it is pinned.
+        """
         self._check()
+        boot = np.asarray(self.result_.bootstrap, float)
+        a = (1 - (self.result_.ci_level or 0.9)) / 2
+
+        def combos(th):
+            th = np.atleast_2d(th)
+            lA, lB, al, be, g, _, c1, f1, ld1 = th.T
+            with np.errstate(all="ignore"):
+                half = np.exp(ld1) * np.expm1(np.log(2.0) / (c1 * f1)) ** f1
+            return {
+                "gamma' log A'": g * lA,
+                "alpha' gamma'": al * g,
+                "gamma' log B'": g * lB,
+                "beta' gamma'": be * g,
+                "break L_T/L~_S": half,
+            }
+
+        status = self.identifiability() if hasattr(self, "data_") else {}
         rows = []
         for k, v in self.params_.items():
             lo, hi = self.result_.ci.get(k, [np.nan, np.nan])
-            rows.append(
-                {
-                    "coefficient": k,
-                    "estimate": v,
-                    "lower": lo,
-                    "upper": hi,
-                    "relative_width": (hi - lo) / abs(v) if v else np.nan,
-                }
-            )
-        return pd.DataFrame(rows).set_index("coefficient")
+            rows.append((k, v, lo, hi, status.get(k, "")))
+        theta = np.asarray(self.result_.theta, float)
+        for k, v in combos(theta).items():
+            lo = hi = np.nan
+            if boot.size:
+                lo, hi = np.quantile(combos(boot)[k], [a, 1 - a])
+            rows.append((k, float(v[0]), lo, hi, status.get(k, "")))
+        df = pd.DataFrame(rows, columns=["coefficient", "estimate", "lower", "upper", "status"])
+        with np.errstate(all="ignore"):
+            df.insert(4, "relative_width", (df["upper"] - df["lower"]) / df["estimate"].abs())
+        return df.set_index("coefficient")
+
+    def identifiability(self, negligible: float = 0.01) -> dict[str, str]:
+        """Which coefficients the fitted runs can determine (see docs/distill.md).
+
+        A' and alpha' (B' and beta') are "not identified" when the A' (B') term is below
+        `negligible` of the power sum on every run; then only gamma' log A' and alpha' gamma'
+        (resp. the B' pair) are. c1, f1, d1 shape the bracket's break: they are "weakly
+        identified" when fewer than 5% of runs sit inside the break, 0.01 < bracket < 0.99.
+        """
+        self._check()
+        d = self.data_
+        p = self.params_
+        N, D, LT = (d[c].to_numpy(float) for c in ("N_S", "D_S", "L_T"))
+        ta = p["A'"] / N ** p["alpha'"]
+        tb = p["B'"] / D ** p["beta'"]
+        share_a, share_b = ta / (ta + tb), tb / (ta + tb)
+        x = LT / (self.supervised_loss(N, D) * p["d1"])
+        with np.errstate(all="ignore"):
+            br = (1.0 + x ** (1.0 / p["f1"])) ** (-p["c1"] * p["f1"])
+        inside = float(np.mean((br > 0.01) & (br < 0.99)))
+        fixed = set((self.result_.meta.get("fixed") or {}).keys())
+        out = {k: "identified" for k in self.params_}
+        pairs = {"A'": ("A'", "alpha'", share_a), "B'": ("B'", "beta'", share_b)}
+        for c, e, share in pairs.values():
+            if np.max(share) < negligible:
+                other, oe = ("B'", "beta'") if c == "A'" else ("A'", "alpha'")
+                out[c] = out[e] = "not identified (term negligible over the runs)"
+                out[f"gamma' log {c}"] = out[f"{e} gamma'"] = out[c]
+                joint = f"only via gamma' log {other} and {oe} gamma'"
+                out[other] = out[oe] = out["gamma'"] = joint
+                out[f"gamma' log {other}"] = out[f"{oe} gamma'"] = "identified"
+        if inside < 0.05:
+            for c in ("c1", "f1", "d1"):
+                out[c] = "weakly identified (few runs inside the break)"
+        for c, (lo, hi) in self.result_.ci.items():
+            if (
+                self.result_.bootstrap
+                and out.get(c) == "identified"
+                and hi - lo <= 1e-6 * abs(self.params_[c])
+            ):
+                out[c] = "flat (resamples do not move it)"
+        out["break L_T/L~_S"] = "identified"
+        if out.get("c1", "").startswith("flat") and out.get("d1") == "identified":
+            out["c1"] = out["d1"] = "only via the break location (c1 flat)"
+        for c in fixed:
+            out[c] = "fixed"
+        return out
 
     def summary(self) -> str:
         self._check()
