@@ -280,3 +280,24 @@ def test_simulated_design_follows_the_protocols():
         "fixed-M teacher / fixed-M student",
     }  # fmt: skip
     assert isinstance(get_law("busbridge-distillation"), DistillationLaw)
+
+
+def test_plots_return_figures(model):
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from lmforecast.plots.distill import (
+        compute_optimal_allocations,
+        isoflop_profiles,
+        student_loss_contours,
+    )
+
+    C = np.logspace(20, 25, 8)
+    plans = [plan_distillation(model, 1e9, C, s) for s in SCENARIOS]
+    figs = [
+        compute_optimal_allocations(plans),
+        student_loss_contours(model, 1e12, np.linspace(1.5, 3, 20), np.logspace(8, 10, 10)),
+        isoflop_profiles(model, 2.2, [1e20, 1e21]),
+    ]
+    assert all(isinstance(f, Figure) for f in figs)
+    plt.close("all")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.colors import TwoSlopeNorm
 
 from ..compute.flops import forward_flops_per_token as F
 from .style import new_figure
@@ -39,8 +40,9 @@ def student_loss_contours(model, student_tokens: float, teacher_losses=None, stu
     G_LT, G_N = np.meshgrid(LT, NS)
     diff = model.predict(G_N, student_tokens, G_LT) - model.supervised_loss(G_N, student_tokens)
     fig, ax = new_figure()
-    lim = float(np.nanmax(np.abs(diff)))
-    cs = ax.contourf(G_LT, G_N, diff, levels=21, cmap="RdBu_r", vmin=-lim, vmax=lim)
+    lo, hi = float(np.nanmin(diff)), float(np.nanmax(diff))
+    norm = TwoSlopeNorm(0.0, vmin=min(lo, -1e-6), vmax=max(hi, 1e-6))
+    cs = ax.contourf(G_LT, G_N, diff, levels=21, cmap="RdBu_r", norm=norm)
     fig.colorbar(cs, ax=ax, label="L_S - L~_S (blue: distillation better)")
     lt_star, _ = model.optimal_teacher_loss(NS, student_tokens)
     ax.plot(lt_star, NS, "k--", label="optimal teacher L_T*")
