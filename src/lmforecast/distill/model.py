@@ -31,16 +31,17 @@ def _supervised_from(spec) -> SupervisedScalingLaw:
     if isinstance(spec, SupervisedScalingLaw):
         return spec
     if isinstance(spec, Mapping):  # natural parameters of Eq. 1
-        est = SupervisedScalingLaw.from_preset("busbridge2025")
-        res = est.result_
         law = get_law("chinchilla-gamma")
         p = {"gamma": 1.0, **dict(spec)}
+        missing = [k for k in law.natural_names if k not in p]
+        if missing:
+            raise InputError(f"supervised coefficients: missing {', '.join(missing)}")
         res = FitResult(
             law="chinchilla-gamma",
             theta=law.from_natural(p).tolist(),
             params={k: float(p[k]) for k in law.natural_names},
             objective=float("nan"),
-            loss=res.loss,
+            loss={"name": "huber", "delta": 1e-3},
             n_obs=0,
             n_starts=0,
             n_polished=0,
@@ -344,6 +345,9 @@ class DistillationScalingLaw:
         """
         self._check()
         N_S, D_S = np.broadcast_arrays(np.asarray(N_S, float), np.asarray(D_S, float))
+        for name, v in (("student parameters", N_S), ("student tokens", D_S)):
+            if not np.all(np.isfinite(v)) or np.any(v <= 0):
+                raise InputError(f"{name} must be positive and finite")
         shape = N_S.shape
         N, D = N_S.ravel(), D_S.ravel()
         Lsup = self.supervised_loss(N, D)
