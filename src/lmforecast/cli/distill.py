@@ -1,0 +1,255 @@
+"""`lmforecast distill predict|fit|plan|choose-teacher|crossover`: distillation scaling laws
+(Busbridge et al. 2025) from the command line."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..data.io import read_table
+from ..errors import InputError
+from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
+
+_COEF_HELP = "busbridge2025 (Table 6, default) or a fit saved by `distill fit --out`"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("distill", help="distillation scaling laws and compute-optimal distillation")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+
+    pr = verbs.add_parser("predict", help="student loss from student size, tokens and teacher")
+    _student_flags(pr)
+    pr.add_argument("--student-tokens", type=positive_float("--student-tokens"), required=True)
+    t = pr.add_mutually_exclusive_group(required=True)
+    t.add_argument("--teacher-loss", type=positive_float("--teacher-loss"))
+    t.add_argument("--teacher-params", type=positive_float("--teacher-params"))
+    pr.add_argument("--teacher-tokens", type=positive_float("--teacher-tokens"))
+    pr.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_output_flags(pr)
+    pr.set_defaults(handler=_predict)
+
+    f = verbs.add_parser("fit", help="fit Eq. 8 to distillation runs (N_S, D_S, L_T, L_S)")
+    f.add_argument(
+        "runs", help="CSV/Parquet/JSONL with student params, tokens, teacher and student losses"
+    )
+    f.add_argument(
+        "--supervised",
+        default="busbridge2025",
+        help="supervised law for L~_S: a preset or a `supervised fit --out` JSON",
+    )
+    f.add_argument(
+        "--bootstrap",
+        type=int,
+        default=0,
+        metavar="B",
+        help="bootstrap resamples for percentile intervals (paper: 4096)",
+    )
+    f.add_argument("--ci-level", type=float, default=0.9)
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--jobs", type=int, default=-1, help="worker processes for the bootstrap")
+    f.add_argument("--huber-delta", type=positive_float("--huber-delta"), default=1e-4)
+    f.add_argument(
+        "--fix",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help='hold a coefficient fixed, e.g. --fix "gamma\'=0.764" (repeatable)',
+    )
+    f.add_argument("--ns-col", default="N_S")
+    f.add_argument("--ds-col", default="D_S")
+    f.add_argument("--lt-col", default="L_T")
+    f.add_argument("--ls-col", default="L_S")
+    f.add_argument("--out", help="save the fit as JSON")
+    add_output_flags(f)
+    f.set_defaults(handler=_fit)
+
+    pl = verbs.add_parser("plan", help="compute-optimal distillation (Eq. 10) for a budget")
+    _student_flags(pl)
+    pl.add_argument("--flops", type=positive_float("--flops"), required=True)
+    pl.add_argument(
+        "--scenario",
+        default="best-case",
+        help="best-case | teacher-inference | teacher-pretraining | teacher-pretraining-inference",
+    )
+    pl.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_output_flags(pl)
+    pl.set_defaults(handler=_plan)
+
+    ct = verbs.add_parser("choose-teacher", help="rank existing teachers for a student")
+    _student_flags(ct)
+    budget = ct.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--student-tokens", type=positive_float("--student-tokens"))
+    budget.add_argument("--flops", type=positive_float("--flops"))
+    ct.add_argument("--teachers", required=True, help="table with N_T and D_T (or L_T) columns")
+    ct.add_argument("--scenario", default="teacher-inference")
+    ct.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_output_flags(ct)
+    ct.set_defaults(handler=_choose)
+
+    co = verbs.add_parser("crossover", help="compute beyond which supervised beats distillation")
+    _student_flags(co)
+    co.add_argument("--scenario", default="best-case")
+    co.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_output_flags(co)
+    co.set_defaults(handler=_crossover)
+
+
+def _student_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--student-params",
+        type=positive_float("--student-params"),
+        required=True,
+        metavar="N",
+        help="student non-embedding parameters",
+    )
+
+
+def _model(spec: str):
+    from ..distill import DistillationScalingLaw
+
+    return DistillationScalingLaw.from_spec(spec)
+
+
+def _predict(args) -> int:
+    if args.teacher_params is not None and args.teacher_tokens is None:
+        raise InputError("--teacher-params needs --teacher-tokens")
+    if args.teacher_loss is not None and args.teacher_tokens is not None:
+        raise InputError("--teacher-tokens goes with --teacher-params, not --teacher-loss")
+    m = _model(args.coefficients)
+    LT = (
+        args.teacher_loss
+        if args.teacher_loss is not None
+        else float(m.teacher_loss(args.teacher_params, args.teacher_tokens))
+    )
+    LS = float(m.predict(args.student_params, args.student_tokens, LT))
+    sup = float(m.supervised_loss(args.student_params, args.student_tokens))
+    out = {"student_loss": LS, "teacher_loss": LT, "supervised_loss": sup}
+    if args.json:
+        print_json(out)
+    else:
+        print(
+            f"student L_S = {LS:.4f}  (teacher L_T = {LT:.4f}; supervised student "
+            f"L~_S = {sup:.4f}; distillation {'helps' if LS < sup else 'does not help'})"
+        )
+    return 0
+
+
+def _parse_fixed(items: list[str]) -> dict[str, float]:
+    out = {}
+    for it in items:
+        name, sep, val = it.partition("=")
+        if not sep:
+            raise InputError(f"--fix: expected NAME=VALUE, got {it!r}")
+        try:
+            out[name.strip()] = float(val)
+        except ValueError:
+            raise InputError(f"--fix: {val!r} is not a number") from None
+    return out
+
+
+def _fit(args) -> int:
+    from ..distill import DistillationScalingLaw
+
+    out = check_writable(args.out)
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if not 0 < args.ci_level < 1:
+        raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
+    df = read_table(args.runs)
+    model = DistillationScalingLaw(
+        supervised=args.supervised,
+        huber_delta=args.huber_delta,
+        fixed=_parse_fixed(args.fix),
+        bootstrap=args.bootstrap,
+        ci_level=args.ci_level,
+        seed=args.seed,
+        n_jobs=args.jobs,
+        progress=not args.quiet and not args.json,
+    )
+    model.fit(df, ns_col=args.ns_col, ds_col=args.ds_col, lt_col=args.lt_col, ls_col=args.ls_col)
+    res = model.result_
+    res.meta["source"] = f"fitted to {args.runs}"
+    if out is not None:
+        atomic_write_text(out, res.to_json())
+    if args.json:
+        tab = model.coefficient_table()
+        widths = tab["relative_width"].to_dict() if res.ci else {}
+        print_json(
+            {
+                "params": res.params,
+                "objective": res.objective,
+                "n_obs": res.n_obs,
+                "n_starts": res.n_starts,
+                "converged": res.converged,
+                "ci": res.ci,
+                "ci_relative_width": widths,
+                "identifiability": tab["status"].to_dict(),
+            }
+        )
+    else:
+        print(model.summary())
+        print("\nIdentifiability (docs/distill.md):")
+        print(model.coefficient_table().to_string(float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def _plan(args) -> int:
+    from ..distill.planning import get_scenario, plan_distillation
+
+    scenario = get_scenario(args.scenario)
+    m = _model(args.coefficients)
+    p = plan_distillation(m, args.student_params, args.flops, scenario)
+    d = p.to_dict()
+    if args.json:
+        print_json(d)
+    else:
+        fl = d["flops"]
+        tot = sum(fl.values())
+        print(
+            f"{scenario.name}: N_S = {args.student_params:.4g}, C = {args.flops:.4g} FLOPs\n"
+            f"  student tokens D_S* = {d['student_tokens']:.4g}\n"
+            f"  teacher N_T* = {d['teacher_params']:.4g}, D_T* = {d['teacher_tokens']:.4g}, "
+            f"L_T* = {d['teacher_loss']:.4f}\n"
+            f"  student L_S* = {d['student_loss']:.4f}   supervised at same compute = "
+            f"{d['supervised_loss']:.4f}   -> "
+            f"{'distill' if d['student_loss'] < d['supervised_loss'] else 'train supervised'}\n"
+            f"  compute split: student {fl['student_training'] / tot:.1%}, teacher inference "
+            f"{fl['teacher_inference'] / tot:.1%}, teacher pretraining "
+            f"{fl['teacher_pretraining'] / tot:.1%}"
+        )
+    return 0
+
+
+def _choose(args) -> int:
+    from ..distill.planning import choose_teacher
+
+    m = _model(args.coefficients)
+    teachers = read_table(args.teachers)
+    t = choose_teacher(
+        m,
+        teachers,
+        args.student_params,
+        D_S=args.student_tokens,
+        C=args.flops,
+        scenario=args.scenario,
+    )
+    if args.json:
+        print_json({"best": t.iloc[0].to_dict(), "ranking": t.to_dict(orient="records")})
+    else:
+        print(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def _crossover(args) -> int:
+    from ..distill.planning import crossover_compute, get_scenario
+
+    scenario = get_scenario(args.scenario)
+    m = _model(args.coefficients)
+    c = float(crossover_compute(m, args.student_params, scenario)[0])
+    if args.json:
+        print_json({"crossover_flops": c, "scenario": scenario.name})
+    elif c != c:
+        print(f"{scenario.name}: distillation beats supervised over the whole range 1e18-1e28")
+    else:
+        print(f"{scenario.name}: supervised beats distillation beyond C = {c:.3g} FLOPs")
+    return 0

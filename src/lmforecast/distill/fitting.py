@@ -1,0 +1,69 @@
+"""Fast scoring of the App. F.2 initialisation grid (216,000 starts) for the distillation law.
+
+The grid is a Cartesian product and Eq. 49 separates: log L_S = log L_T + softplus(K1 + K2 -
+log L_T) with K1 = gamma' LSE(log A' - alpha' log N_S, log B' - beta' log D_S) depending only on
+the five "student" coordinates (675 combinations) and K2 = -c0 log L_T - c1 f1 softplus(...)
+depending only on the four "teacher" coordinates (320 combinations). Both blocks are computed
+once; scoring a start is then one add, one softplus and the Huber penalty per run, several times
+cheaper than evaluating the whole law per start. Scores are identical to `Objective.batch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..fitting.losses import Loss
+from ..laws.distillation import DistillationLaw
+
+_STUDENT = ("log_A'", "log_B'", "alpha'", "beta'", "gamma'")
+_TEACHER = ("c0", "c1", "f1", "log_d1")
+_CHUNK = 3_000_000  # elements per vectorised pass
+
+
+def _mesh(axes: list[np.ndarray]) -> np.ndarray:
+    return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
+
+
+def score_product_grid(
+    law: DistillationLaw,
+    X: Mapping[str, np.ndarray],
+    t: np.ndarray,
+    loss: Loss,
+    grid: Mapping[str, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(starts (S, 9), objective (S,)) for the Cartesian grid, in `grid_to_array` order."""
+    axes = [np.atleast_1d(np.asarray(grid[p.name], float)) for p in law.parameters]
+    lo = np.array([p.lower for p in law.parameters])
+    hi = np.array([p.upper for p in law.parameters])
+    axes = [np.clip(a, lo[i], hi[i]) for i, a in enumerate(axes)]
+    S1 = _mesh(axes[:5])  # student block
+    S2 = _mesh(axes[5:])  # teacher block
+    lnN, lnD = np.log(X["N_S"]), np.log(X["D_S"])
+    lT, lsup = np.log(X["L_T"]), np.log(X["L_sup"])
+    with np.errstate(all="ignore"):
+        m = np.logaddexp(S1[:, :1] - S1[:, 2:3] * lnN, S1[:, 1:2] - S1[:, 3:4] * lnD)
+        K1 = S1[:, 4:5] * m  # (n1, n)
+        c0, c1, f1, ld1 = (S2[:, i : i + 1] for i in range(4))
+        z = (lT - lsup - ld1) / f1
+        K2 = -c0 * lT - c1 * f1 * np.logaddexp(0.0, z) - lT  # (n2, n), log L_T folded in
+        t0 = np.asarray(t, float) - lT
+        n1, n2, n = K1.shape[0], K2.shape[0], lT.size
+        out = np.empty((n1, n2))
+        step = max(1, _CHUNK // (n2 * n))
+        for s in range(0, n1, step):
+            w = K1[s : s + step, None, :] + K2[None, :, :]
+            np.logaddexp(0.0, w, out=w)
+            w -= t0
+            v = loss.value(w)
+            out[s : s + step] = v.sum(axis=-1)
+    out = out.ravel()
+    out[~np.isfinite(out)] = np.inf
+    starts = np.concatenate(
+        [np.repeat(S1, n2, axis=0), np.tile(S2, (n1, 1))], axis=1
+    )  # row i*n2 + j = (S1[i], S2[j]), the meshgrid 'ij' order
+    return starts, out
+
+
+__all__ = ["score_product_grid"]

@@ -1,0 +1,402 @@
+"""Compute accounting (Eq. 9) and compute-optimal distillation (Eq. 10) of Busbridge et al. 2025.
+
+FLOPs = 3 F(N_S) D_S + F(N_T) (delta_Lgt D_S + delta_Pre 3 D_T)      (Eq. 9, F of App. H.1)
+
+For a student size N_S and budget C, Eq. 10 minimises L_S over (D_S, N_T, D_T) subject to
+FLOPs = C, with every variable in [1e6, 1e17] (App. D.4). We eliminate the equality constraint
+exactly instead of handing it to SLSQP:
+
+- best case (teacher free): D_S = C / 3F(N_S); minimise over L_T directly (the capacity gap,
+  Sec. 5.2), then report the supervised-compute-optimal teacher reaching L_T*;
+- teacher inference: D_T sits at its upper bound (a free teacher is trained as long as
+  allowed: finding 5), D_S = C / (3F(N_S) + F(N_T)); one variable, log N_T;
+- teacher pretraining (+ inference): a share phi of C trains the teacher, D_T = phi C / 3F(N_T),
+  D_S = (1 - phi) C / (3F(N_S) + delta_Lgt F(N_T)); two variables (log N_T, logit phi).
+
+Each problem is solved by a vectorised scan over a coarse grid followed by repeated zooming
+around the best point, for all budgets at once (no per-budget optimiser loop).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..compute.flops import forward_flops_per_token as F
+from ..errors import InputError
+from .model import DistillationScalingLaw
+
+VAR_MIN, VAR_MAX = 1e6, 1e17  # App. D.4 bounds on N_T, D_S, D_T
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A row of Table 2: whether teacher logits (delta_Lgt) and pretraining (delta_Pre) count."""
+
+    name: str
+    delta_lgt: int
+    delta_pre: int
+    description: str
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario("best-case", 0, 0, "teacher free (fully amortised); choose L_T freely"),
+        Scenario("teacher-inference", 1, 0, "teacher exists; pay its forward passes on D_S"),
+        Scenario("teacher-pretraining", 0, 1, "train the teacher; logits stored and reused"),
+        Scenario("teacher-pretraining-inference", 1, 1, "train a teacher for this one student"),
+    )
+}
+
+
+def get_scenario(name: str | Scenario) -> Scenario:
+    if isinstance(name, Scenario):
+        return name
+    if name not in SCENARIOS:
+        raise InputError(f"unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}")
+    return SCENARIOS[name]
+
+
+def distillation_flops(N_S, D_S, N_T, D_T, scenario: str | Scenario) -> dict[str, np.ndarray]:
+    """Eq. 9 term by term: student training 3F(N_S)D_S, teacher inference F(N_T)D_S (if
+    delta_Lgt), teacher pretraining 3F(N_T)D_T (if delta_Pre), and their total."""
+    s = get_scenario(scenario)
+    N_S, D_S, N_T, D_T = (np.asarray(v, float) for v in (N_S, D_S, N_T, D_T))
+    student = 3.0 * F(N_S) * D_S
+    inference = s.delta_lgt * F(N_T) * D_S
+    pretraining = s.delta_pre * 3.0 * F(N_T) * D_T
+    return {
+        "student_training": student,
+        "teacher_inference": inference,
+        "teacher_pretraining": pretraining,
+        "total": student + inference + pretraining,
+    }
+
+
+@dataclass
+class DistillationPlan:
+    """Compute-optimal distillation (Eq. 10) for each (N_S, C): arrays of equal shape."""
+
+    scenario: str
+    student_params: np.ndarray
+    flops: np.ndarray
+    student_tokens: np.ndarray
+    teacher_params: np.ndarray
+    teacher_tokens: np.ndarray
+    teacher_loss: np.ndarray
+    student_loss: np.ndarray
+    supervised_loss: np.ndarray
+    flops_student_training: np.ndarray
+    flops_teacher_inference: np.ndarray
+    flops_teacher_pretraining: np.ndarray
+
+    @property
+    def distillation_better(self) -> np.ndarray:
+        """True where distillation beats supervised training of the student at equal compute."""
+        return self.student_loss < self.supervised_loss
+
+    def to_frame(self) -> pd.DataFrame:
+        cols = {
+            k: np.ravel(getattr(self, k))
+            for k in (
+                "student_params",
+                "flops",
+                "student_tokens",
+                "teacher_params",
+                "teacher_tokens",
+                "teacher_loss",
+                "student_loss",
+                "supervised_loss",
+                "flops_student_training",
+                "flops_teacher_inference",
+                "flops_teacher_pretraining",
+            )
+        }
+        df = pd.DataFrame(cols)
+        df.insert(0, "scenario", self.scenario)
+        return df
+
+    def to_dict(self) -> dict:
+        """The CLI contract's keys (scalars for a single plan, lists otherwise)."""
+
+        def f(a):
+            a = np.asarray(a)
+            return float(a) if a.ndim == 0 else a.tolist()
+
+        return {
+            "student_tokens": f(self.student_tokens),
+            "teacher_params": f(self.teacher_params),
+            "teacher_tokens": f(self.teacher_tokens),
+            "teacher_loss": f(self.teacher_loss),
+            "student_loss": f(self.student_loss),
+            "supervised_loss": f(self.supervised_loss),
+            "flops": {
+                "student_training": f(self.flops_student_training),
+                "teacher_inference": f(self.flops_teacher_inference),
+                "teacher_pretraining": f(self.flops_teacher_pretraining),
+            },
+        }
+
+
+def zoom_minimise(f, lo: np.ndarray, hi: np.ndarray, n0: int = 48, n: int = 9, levels: int = 40):
+    """Minimise f(X) over boxes [lo, hi] (shape (B, k)) for B problems at once.
+
+    f takes X of shape (B, m, k) and returns (B, m) (inf where infeasible). A coarse n0^k scan
+    picks a basin; each level rescans an n^k grid spanning +-2 cells around the incumbent and
+    halves the cell. Returns (X* (B, k), f* (B,)).
+    """
+    lo, hi = np.atleast_2d(lo).astype(float), np.atleast_2d(hi).astype(float)
+    B, k = lo.shape
+    u = np.linspace(0.0, 1.0, n0)
+    U = np.stack(np.meshgrid(*([u] * k), indexing="ij"), -1).reshape(-1, k)
+    X = lo[:, None, :] + U[None] * (hi - lo)[:, None, :]
+    with np.errstate(all="ignore"):
+        vals = f(X)
+    vals = np.where(np.isfinite(vals), vals, np.inf)
+    i = np.argmin(vals, axis=1)
+    best, fbest = X[np.arange(B), i], vals[np.arange(B), i]
+    cell = (hi - lo) / (n0 - 1)
+    v = np.linspace(-2.0, 2.0, n)
+    V = np.stack(np.meshgrid(*([v] * k), indexing="ij"), -1).reshape(-1, k)
+    for _ in range(levels):
+        Xl = np.clip(best[:, None, :] + V[None] * cell[:, None, :], lo[:, None, :], hi[:, None, :])
+        with np.errstate(all="ignore"):
+            vl = f(Xl)
+        vl = np.where(np.isfinite(vl), vl, np.inf)
+        j = np.argmin(vl, axis=1)
+        cand, fc = Xl[np.arange(B), j], vl[np.arange(B), j]
+        better = fc <= fbest
+        best = np.where(better[:, None], cand, best)
+        fbest = np.where(better, fc, fbest)
+        cell = cell * 0.5
+    return best, fbest
+
+
+def _check_budget(N_S, C):
+    if not np.all(np.isfinite(C)) or np.any(C <= 0):
+        raise InputError(f"compute budget must be positive, got {np.ravel(C)[np.argmin(C)]:g}")
+    if not np.all(np.isfinite(N_S)) or np.any(N_S <= 0):
+        raise InputError("student parameters must be positive")
+    need = 3.0 * F(N_S) * VAR_MIN
+    if np.any(C < need):
+        i = int(np.argmax(np.ravel(C < need)))
+        raise InputError(
+            f"budget {np.ravel(C)[i]:.3g} FLOPs is too small to train a {np.ravel(N_S)[i]:.3g}-"
+            f"parameter student on {VAR_MIN:.0e} tokens (needs >= {np.ravel(need)[i]:.3g})"
+        )
+
+
+def cheapest_teacher(model: DistillationScalingLaw, L_T) -> tuple[np.ndarray, np.ndarray]:
+    """(N_T, D_T) minimising teacher training compute 3F(N_T)D_T subject to L(N_T, D_T) = L_T
+    (the supervised-compute-optimal teacher reaching L_T; reported in the best case, D.4)."""
+    p = model.supervised_.params_
+    L_T = np.atleast_1d(np.asarray(L_T, float))
+    g = p.get("gamma", 1.0)
+    resid = np.maximum(L_T - p["E"], 1e-300) ** (1.0 / g)  # A/N^alpha + B/D^beta
+
+    def tokens(logn):
+        bd = resid[:, None] - p["A"] / np.exp(logn) ** p["alpha"]
+        return np.where(bd > 0, (p["B"] / bd) ** (1.0 / p["beta"]), np.inf)
+
+    def cost(X):
+        logn = X[..., 0]
+        return np.log(F(np.exp(logn))) + np.log(tokens(logn))
+
+    lo = np.tile([np.log(VAR_MIN)], (L_T.size, 1))
+    hi = np.tile([np.log(VAR_MAX)], (L_T.size, 1))
+    x, _ = zoom_minimise(cost, lo, hi, n0=64, levels=36)
+    N = np.exp(x[:, 0])
+    return N, tokens(x[:, :1])[:, 0]
+
+
+def plan_distillation(
+    model: DistillationScalingLaw, N_S, C, scenario: str | Scenario = "best-case"
+) -> DistillationPlan:
+    """Compute-optimal distillation, Eq. 10: D_S*, N_T*, D_T* for student size(s) N_S and
+    budget(s) C (broadcast together) in one of the four scenarios of Table 2."""
+    s = get_scenario(scenario)
+    N_S, C = np.broadcast_arrays(np.asarray(N_S, float), np.asarray(C, float))
+    shape = N_S.shape
+    N, Cf = N_S.ravel(), C.ravel()
+    _check_budget(N, Cf)
+    FS = F(N)
+    sup = model.supervised_
+    L_sup = sup.predict(N, Cf / (3.0 * FS))
+    L_floor = float(sup.predict(VAR_MAX, VAR_MAX))  # best teacher within the bounds
+    E = model.E_
+    logmin, logmax = np.log(VAR_MIN), np.log(VAR_MAX)
+
+    if s.delta_lgt == 0 and s.delta_pre == 0:
+        D_S = Cf / (3.0 * FS)
+        Lsup_S = model.supervised_loss(N, D_S)
+
+        def f(X):
+            return model._loss(N[:, None], D_S[:, None], E + np.exp(X[..., 0]), Lsup_S[:, None])
+
+        lo = np.full((N.size, 1), np.log(L_floor - E))
+        hi = np.full((N.size, 1), np.log(10.0))
+        x, L_S = zoom_minimise(f, lo, hi)
+        L_T = E + np.exp(x[:, 0])
+        N_T, D_T = cheapest_teacher(model, L_T)
+    elif s.delta_pre == 0:  # teacher inference: D_T at its bound
+
+        def d_s(logn):
+            return Cf[:, None] / (3.0 * FS[:, None] + F(np.exp(logn)))
+
+        def f(X):
+            logn = X[..., 0]
+            D = d_s(logn)
+            LT = sup.predict(np.exp(logn), VAR_MAX)
+            val = model._loss(N[:, None], D, LT)
+            return np.where(D >= VAR_MIN, val, np.inf)
+
+        lo = np.full((N.size, 1), logmin)
+        hi = np.full((N.size, 1), logmax)
+        x, L_S = zoom_minimise(f, lo, hi)
+        N_T = np.exp(x[:, 0])
+        D_T = np.full(N.size, VAR_MAX)
+        D_S = d_s(x[:, :1])[:, 0]
+        L_T = sup.predict(N_T, D_T)
+    else:  # teacher pretraining (+ inference): variables (log N_T, logit phi)
+        dl = float(s.delta_lgt)
+
+        def split(X):
+            NT = np.exp(X[..., 0])
+            phi = 1.0 / (1.0 + np.exp(-X[..., 1]))
+            FT = F(NT)
+            DT = phi * Cf[:, None] / (3.0 * FT)
+            DS = (1.0 - phi) * Cf[:, None] / (3.0 * FS[:, None] + dl * FT)
+            return NT, DT, DS
+
+        def f(X):
+            NT, DT, DS = split(X)
+            ok = (DT >= VAR_MIN) & (DT <= VAR_MAX) & (DS >= VAR_MIN) & (DS <= VAR_MAX)
+            LT = sup.predict(NT, np.clip(DT, VAR_MIN, VAR_MAX))
+            return np.where(ok, model._loss(N[:, None], DS, LT), np.inf)
+
+        lo = np.tile([logmin, -25.0], (N.size, 1))
+        hi = np.tile([logmax, 12.0], (N.size, 1))
+        x, L_S = zoom_minimise(f, lo, hi, n0=40)
+        if not np.all(np.isfinite(L_S)):
+            i = int(np.argmax(~np.isfinite(L_S)))
+            raise InputError(
+                f"budget {Cf[i]:.3g} FLOPs is too small to train both a teacher and a "
+                f"{N[i]:.3g}-parameter student within the token bounds [1e6, 1e17]"
+            )
+        N_T, D_T, D_S = (a[:, 0] for a in split(x[:, None, :]))
+        L_T = sup.predict(N_T, D_T)
+
+    fl = distillation_flops(N, D_S, N_T, D_T, s)
+
+    def r(a):
+        return np.asarray(a, float).reshape(shape)
+
+    return DistillationPlan(
+        scenario=s.name,
+        student_params=r(N),
+        flops=r(Cf),
+        student_tokens=r(D_S),
+        teacher_params=r(N_T),
+        teacher_tokens=r(D_T),
+        teacher_loss=r(L_T),
+        student_loss=r(L_S),
+        supervised_loss=r(L_sup),
+        flops_student_training=r(fl["student_training"]),
+        flops_teacher_inference=r(fl["teacher_inference"]),
+        flops_teacher_pretraining=r(fl["teacher_pretraining"]),
+    )
+
+
+def crossover_compute(
+    model: DistillationScalingLaw,
+    N_S,
+    scenario: str | Scenario = "best-case",
+    c_range: tuple[float, float] = (1e18, 1e28),
+    n_grid: int = 41,
+    bisections: int = 20,
+) -> np.ndarray:
+    """The smallest compute beyond which supervised training of N_S beats compute-optimal
+    distillation (Sec. 5.3, Fig. 8): the first sign change of L_S* - L~_S along log C.
+
+    Returns C for each N_S: the lower end of the range where supervised already wins there,
+    nan where distillation wins over the whole range.
+    """
+    N_S = np.atleast_1d(np.asarray(N_S, float))
+    lo_c = np.maximum(c_range[0], 3.0 * F(N_S) * VAR_MIN * 1.01)
+    t = np.linspace(0.0, 1.0, n_grid)
+    logC = np.log(lo_c)[:, None] + t[None, :] * (np.log(c_range[1]) - np.log(lo_c))[:, None]
+    Ng = np.broadcast_to(N_S[:, None], logC.shape)
+    p = plan_distillation(model, Ng, np.exp(logC), scenario)
+    gap = p.student_loss - p.supervised_loss  # > 0: supervised better
+    out = np.full(N_S.size, np.nan)
+    for i in range(N_S.size):
+        pos = np.nonzero(gap[i] > 0)[0]
+        if pos.size == 0:
+            continue
+        j = pos[0]
+        if j == 0:
+            out[i] = np.exp(logC[i, 0])
+            continue
+        a, b = logC[i, j - 1], logC[i, j]
+        for _ in range(bisections):
+            mid = 0.5 * (a + b)
+            pm = plan_distillation(model, N_S[i], np.exp(mid), scenario)
+            if float(pm.student_loss - pm.supervised_loss) > 0:
+                b = mid
+            else:
+                a = mid
+        out[i] = np.exp(0.5 * (a + b))
+    return out
+
+
+def choose_teacher(
+    model: DistillationScalingLaw,
+    teachers: pd.DataFrame,
+    N_S: float,
+    *,
+    D_S: float | None = None,
+    C: float | None = None,
+    scenario: str | Scenario = "teacher-inference",
+) -> pd.DataFrame:
+    """Rank existing teachers for a student (Sec. 5.2; Eq. 27 for a fixed budget).
+
+    `teachers` has columns N_T and D_T (or L_T; N_T is needed when logits are paid for). With a
+    token budget D_S every teacher distils on D_S tokens; with a compute budget C the student
+    gets D_S = (C - delta_Pre 3F(N_T)D_T) / (3F(N_S) + delta_Lgt F(N_T)) tokens (Eq. 27).
+    Returns the teachers with columns D_S, L_T, L_S, supervised_loss, sorted best first.
+    """
+    s = get_scenario(scenario)
+    if (D_S is None) == (C is None):
+        raise InputError("give exactly one of a token budget D_S or a compute budget C")
+    t = teachers.copy().reset_index(drop=True)
+    if len(t) == 0:
+        raise InputError("teachers: the table is empty")
+    if "L_T" not in t.columns:
+        if not {"N_T", "D_T"} <= set(t.columns):
+            raise InputError("teachers: need columns N_T and D_T, or L_T")
+        t["L_T"] = model.teacher_loss(t["N_T"].to_numpy(float), t["D_T"].to_numpy(float))
+    if C is not None:
+        need = (s.delta_lgt or s.delta_pre) and "N_T" not in t.columns
+        if need or (s.delta_pre and "D_T" not in t.columns):
+            raise InputError("teachers: this scenario needs columns N_T (and D_T) to cost them")
+        FT = F(t["N_T"].to_numpy(float)) if "N_T" in t.columns else 0.0
+        pre = s.delta_pre * 3.0 * FT * (t["D_T"].to_numpy(float) if s.delta_pre else 0.0)
+        ds = (C - pre) / (3.0 * F(N_S) + s.delta_lgt * FT)
+        t["D_S"] = np.where(ds > 0, ds, np.nan)
+        if t["D_S"].isna().all():
+            raise InputError(f"budget {C:.3g} FLOPs does not cover any teacher's cost")
+    else:
+        t["D_S"] = float(D_S)
+    ok = t["D_S"].notna().to_numpy()
+    t["L_S"] = np.nan
+    t.loc[ok, "L_S"] = model.predict(
+        np.full(ok.sum(), float(N_S)), t.loc[ok, "D_S"].to_numpy(float), t.loc[ok, "L_T"]
+    )
+    t["supervised_loss"] = np.nan
+    t.loc[ok, "supervised_loss"] = model.supervised_loss(
+        float(N_S), t.loc[ok, "D_S"].to_numpy(float)
+    )
+    return t.sort_values("L_S", na_position="last").reset_index(drop=True)
