@@ -83,9 +83,14 @@ class FLP:
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
-        self, runs: pd.DataFrame, checkpoints: pd.DataFrame | None = None, *, columns=Columns()
+        self,
+        runs: pd.DataFrame,
+        checkpoints: pd.DataFrame | None = None,
+        *,
+        columns: Columns | None = None,
     ) -> FLP:
         """Fit on RUNS (final models) and CKPTS (intermediate checkpoints; RUNS if None)."""
+        columns = columns or Columns()
         settings = task_settings(self.task, self.random_performance)
         self.settings_ = settings
         rp = settings.random_performance
