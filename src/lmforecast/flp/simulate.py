@@ -121,11 +121,13 @@ _DOMAIN_LAW = {
 }
 # tasks: random level and soft-ramp skills [(domain weights, intercept, slope)]
 FLPM_TASKS = {
-    "ARC": (25.0, [({"general": 0.5, "scientific": 0.3, "math": 0.2}, 2.60, -45.0),
-                   ({"code": 0.7, "math": 0.3}, 1.90, -12.0)]),
-    "RACE": (25.0, [({"general": 0.7, "wikipedia": 0.3}, 3.05, -40.0)]),
-    "HumanEval": (0.0, [({"code": 1.0}, 1.72, -120.0), ({"general": 1.0}, 3.1, -20.0)]),
+    "ARC": (25.0, [({"general": 0.5, "scientific": 0.3, "math": 0.2}, 3.2, -45.0, None),
+                   ({"code": 1.0, "general": -0.5}, 0.05, -60.0, 6.0)]),
+    "RACE": (25.0, [({"general": 0.7, "wikipedia": 0.3}, 3.3, -40.0, None)]),
+    "HumanEval": (0.0, [({"code": 1.0}, 1.72, -120.0, None), ({"general": 1.0}, 3.1, -20.0, None)]),
 }  # fmt: skip
+"""Tasks of `simulate_flpm`: random level and skills (domain weights, onset loss, slope in
+points per nat, cap in points or None); each skill is a soft ramp, soft-capped when a cap is set."""
 
 
 def domain_losses(F: np.ndarray, sources=("general", "code")) -> dict[str, np.ndarray]:
@@ -142,9 +144,13 @@ def domain_losses(F: np.ndarray, sources=("general", "code")) -> dict[str, np.nd
 def flpm_score(task: str, losses: dict[str, np.ndarray]) -> np.ndarray:
     r, skills = FLPM_TASKS[task]
     total = 0.0
-    for weights, icpt, slope in skills:
+    for weights, icpt, slope, cap in skills:
         x = sum(v * losses[d] for d, v in weights.items())
-        total = total + 1.5 * np.logaddexp(0.0, slope * (x - icpt) / 1.5)
+        z = slope * (x - icpt) / 1.5
+        part = 1.5 * np.logaddexp(0.0, z)
+        if cap is not None:
+            part = part - 1.5 * np.logaddexp(0.0, z - cap / 1.5)
+        total = total + part
     return r + total
 
 
