@@ -24,6 +24,7 @@ from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, fit_law, squared
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
+from .fitting import fit_from_closed_form
 from .network import TwoLayerNetwork
 from .tables import (
     Columns,
@@ -72,27 +73,13 @@ class MixtureCurve:
 
 
 def fit_stage1(law, X, L) -> FitResult:
-    """Fit one domain's FLOPs -> loss law with the shared engine. M1, M2 and M4 are linear in
-    log space (exponents plus one combined intercept), so their least-squares optimum is closed
-    form: the engine polishes that start only, and the fit counts as converged when it ends at
-    the closed-form objective (the constants are not separately identified, which can make
-    L-BFGS-B report an abnormal line search at the optimum)."""
+    """Fit one domain's FLOPs -> loss law (Table 3 form) with the shared engine: M1, M2, M4 from
+    their closed-form log-space least-squares solution, M3 (nonlinear) from its grid plus the
+    M1 solution."""
     start = law.linear_start(X, L)
-    if law.uses_weights:  # M3: nonlinear, the form's grid plus the M1 start
+    if law.uses_weights:
         return fit_law(law, X, L, loss=squared(), extra_starts=start, n_polish=8)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        res = fit_law(law, X, L, loss=squared(), grid=start[None, :], n_polish=1)
-    t = np.log(L)
-    with np.errstate(all="ignore"):
-        f_closed = 0.5 * float(np.sum((law.predict_target(start[None, :], X)[0] - t) ** 2))
-    if res.objective <= f_closed * (1 + 1e-9) + 1e-300:
-        res.converged = True
-        res.message = "closed-form least-squares optimum (linear in log space)"
-    else:
-        for w in caught:
-            warnings.warn(w.message, w.category, stacklevel=2)
-    return res
+    return fit_from_closed_form(law, X, L, start)
 
 
 def ratio_grid(K: int, start=0.0, stop=0.5, step=0.01) -> np.ndarray:

@@ -25,6 +25,7 @@ from ..data.validate import check_columns, numeric_column
 from ..errors import InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
+from .fitting import fit_from_closed_form
 from .tables import (
     Columns,
     FilterReport,
@@ -46,8 +47,13 @@ def relative_error(predicted, actual) -> np.ndarray:
     return np.abs(np.asarray(predicted, float) - actual) / actual
 
 
-def _fit(law, X, y, start, bootstrap, seed, n_jobs, n_polish=4) -> FitResult:
-    res = fit_law(law, X, y, loss=squared(), extra_starts=start, n_polish=n_polish)
+def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
+    """Closed-form start polished by the engine (or the law's grid when `start` is None), then
+    bootstrap refits warm-started at the optimum."""
+    if start is None:
+        res = fit_law(law, X, y, loss=squared(), n_polish=16)
+    else:
+        res = fit_from_closed_form(law, X, y, start)
     if bootstrap:
         bootstrap_fit(law, X, y, res, n_boot=bootstrap, seed=seed, n_jobs=n_jobs)
     return res
@@ -148,8 +154,7 @@ class FLP:
             self.stage1_ = _fit(law1, {"C": C_final}, nll, law1.ols_start(C_final, nll),
                                 self.bootstrap, s1, self.n_jobs)  # fmt: skip
             self.stage1_.meta["law_options"] = {}
-            self.stage2_ = _fit(law2, {"nll": nll_ck}, P, None, self.bootstrap, s2, self.n_jobs,
-                                n_polish=16)  # fmt: skip
+            self.stage2_ = _fit(law2, {"nll": nll_ck}, P, None, self.bootstrap, s2, self.n_jobs)
             self.stage2_.meta["law_options"] = {"random_performance": rp}
         self.n_runs_ = len(runs)
         self.n_points_ = int(keep.sum()) if self.method != "llama3" else len(ck)
