@@ -143,7 +143,7 @@ def naive_train(X, y, hidden=3, lr=0.05, steps=2000, weight_decay=0.01, seed=0):
     W1 = rng.uniform(-1 / np.sqrt(K), 1 / np.sqrt(K), (K, hidden))
     c1 = rng.uniform(-1 / np.sqrt(K), 1 / np.sqrt(K), hidden)
     W2 = rng.uniform(-1 / np.sqrt(hidden), 1 / np.sqrt(hidden), hidden)
-    c2 = 0.0
+    c2 = float(rng.uniform(-1 / np.sqrt(hidden), 1 / np.sqrt(hidden)))
     state = {}
     for step in range(steps):
         gW1, gc1, gW2, gc2 = np.zeros_like(W1), np.zeros_like(c1), np.zeros_like(W2), 0.0
