@@ -126,6 +126,8 @@ def test_flpm_predict_and_optimize_contract(cli, flpm_fit_file):
     d = json.loads(out)
     assert set(d["losses"]) == {"math", "code", "scientific", "wikipedia", "general"}
     assert 0 < d["performance"] < 100
+    lo, hi = d["interval"]
+    assert lo < d["performance"] < hi
     code, out, err = cli(
         "flpm", "optimize-mixture", "--fit", flpm_fit_file, "--flops", "9.76e20", "--json"
     )

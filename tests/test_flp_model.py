@@ -213,3 +213,19 @@ def test_flpm_three_sources_and_simplex_grid():
     assert len(R) == 9  # every pair of {0, .25, .5} for the two non-first sources: sums <= 1
     assert np.allclose(R[:, 0], 1 - R[:, 1:].sum(1)) and R.min() >= 0
     assert len(ratio_grid(3, 0, 1, 0.5)) == 6  # (0,0) (0,.5) (0,1) (.5,0) (.5,.5) (1,0)
+
+
+def test_flpm_bootstrap_interval(mix):
+    est = FLPM("RACE", mapper="domain-linear", bootstrap=60).fit(mix.runs, mix.checkpoints)
+    F = mix.targets[["C_general", "C_code"]].to_numpy()
+    lo, hi = est.predict_interval(F, 0.9)
+    P = est.predict(F)
+    assert np.all(lo < P) and np.all(P < hi)
+    clo, chi = est.predict_interval(F, 0.9, kind="confidence")
+    assert np.all(chi - clo < hi - lo)
+    back = FLPM.from_json(est.to_json())
+    assert back.to_json() == est.to_json()
+    assert np.array_equal(back.predict_interval(F)[0], lo)
+    net = FLPM("RACE", bootstrap=20, steps=300).fit(mix.runs, mix.checkpoints)
+    lo, hi = net.predict_interval(F)
+    assert np.all(lo < hi) and net.network_.boot_params_[0].shape[0] >= 15

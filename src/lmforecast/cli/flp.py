@@ -109,9 +109,17 @@ def register(sub) -> None:
         help="loss -> score map (Sec. 4.2 network; Sec. 6.2 alternatives)",
     )
     f.add_argument("--steps", type=int, default=2000, help="network training steps")
+    f.add_argument(
+        "--bootstrap",
+        type=int,
+        default=50,
+        metavar="B",
+        help="bootstrap resamples of both stages for forecast intervals (0: none)",
+    )
     f.set_defaults(handler=_flpm_fit)
     pr = verbs.add_parser("predict", help="forecast domain losses and score")
     pr.add_argument("--fit", required=True)
+    pr.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
     pr.add_argument(
         "--flops-per-source",
         required=True,
@@ -207,6 +215,8 @@ def _flpm_fit(args) -> int:
     out = check_writable(args.out)
     if args.steps < 1:
         raise InputError(f"--steps must be >= 1, got {args.steps}")
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     runs, ck = _read(args)
     est = FLPM(
         args.task,
@@ -215,6 +225,7 @@ def _flpm_fit(args) -> int:
         random_performance=args.random_performance,
         threshold=args.threshold,
         steps=args.steps,
+        bootstrap=args.bootstrap,
         seed=args.seed,
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
@@ -255,11 +266,19 @@ def _flpm_predict(args) -> int:
     losses = est.predict_losses([F]).iloc[0]
     P = float(est.performance_from_losses(losses.to_numpy()[None, :])[0])
     res = {"losses": {d: float(v) for d, v in losses.items()}, "performance": P}
+    if not 0 < args.level < 1:
+        raise InputError(f"--level must be in (0, 1), got {args.level}")
+    res["interval"] = None
+    if est.bootstrap:
+        lo, hi = est.predict_interval([F], args.level)
+        res["interval"] = [float(lo[0]), float(hi[0])]
     if args.json:
         print_json(res)
     else:
         parts = ", ".join(f"{d} {v:.4f}" for d, v in res["losses"].items())
-        print(f"domain losses: {parts}\n{est.settings_.name}: {P:.2f} points")
+        iv = res["interval"]
+        extra = f" [{iv[0]:.2f}, {iv[1]:.2f}] ({args.level:g} PI)" if iv else ""
+        print(f"domain losses: {parts}\n{est.settings_.name}: {P:.2f} points{extra}")
     return 0
 
 

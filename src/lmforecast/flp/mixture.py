@@ -117,12 +117,15 @@ class FLPM:
         steps: int = 2000,
         weight_decay: float = 0.01,
         n_init: int = 5,
+        bootstrap: int = 0,
         seed: int = 0,
     ) -> None:
         if form not in MIXTURE_FORMS:
             raise InputError(f"unknown form {form!r}; use one of {', '.join(MIXTURE_FORMS)}")
         if mapper not in MAPPERS:
             raise InputError(f"unknown mapper {mapper!r}; use one of {', '.join(MAPPERS)}")
+        if bootstrap < 0:
+            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
         if not 0 < ratio_floor < 1:
             raise InputError(f"ratio_floor must be in (0, 1), got {ratio_floor}")
         self.task, self.form, self.mapper = task, form, mapper
@@ -130,6 +133,7 @@ class FLPM:
         self.train_loss_decimals, self.ratio_floor = int(train_loss_decimals), float(ratio_floor)
         self.hidden, self.lr, self.steps = hidden, lr, steps
         self.weight_decay, self.n_init, self.seed = weight_decay, n_init, seed
+        self.bootstrap = int(bootstrap)
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
@@ -187,8 +191,81 @@ class FLPM:
             [numeric_column(ck, c, positive=True, what="checkpoints") for c in dcols]
         )
         self._fit_mapper(Lck[keep], P[keep])
+        if self.bootstrap:
+            self._bootstrap(law, X, runs, dcols, Lck[keep], P[keep])
         self.n_runs_, self.n_points_ = len(runs), int(keep.sum())
         return self
+
+    def _bootstrap(self, law, X, runs, dcols, Lk, P) -> None:
+        """Resample the final models (all domains together) and the retained checkpoints
+        independently, `bootstrap` times each, and refit both stages (stage-1 interval inputs
+        for `predict_interval`)."""
+        B = self.bootstrap
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 1]))
+        n = len(runs)
+        idx = rng.integers(0, n, (B, n))
+        for d, c in zip(self.domains_, dcols):
+            L = runs[c].to_numpy(float)
+            res = self.stage1_[d]
+            if law.uses_weights:
+                from ..fitting import bootstrap_fit
+
+                bootstrap_fit(law, X, L, res, n_boot=B, seed=self.seed, n_jobs=1)
+            else:
+                res.bootstrap = [
+                    law.linear_start({k: v[i] for k, v in X.items()}, L[i]).tolist() for i in idx
+                ]
+                res.bootstrap_seed = self.seed
+        if self.network_ is not None:
+            self.network_.fit_bootstrap(Lk, P, B, self.seed)
+            resid = self.network_.predict(Lk) - P
+        else:
+            m = len(P)
+            x = self._mapper_features(Lk)
+            A = np.column_stack([np.ones(m), x])
+            rows = rng.integers(0, m, (B, m))
+            self.coef_boot_ = np.array([np.linalg.lstsq(A[r], P[r], rcond=None)[0] for r in rows])
+            resid = A @ self.coef_ - P
+        self.residual_scale_ = float(np.sqrt(np.mean(resid**2)))
+
+    def _mapper_features(self, Lk: np.ndarray) -> np.ndarray:
+        return Lk if self.mapper == "domain-linear" else Lk.mean(1, keepdims=True)
+
+    def predict_interval(self, flops_per_source, level: float = 0.9, kind: str = "prediction"):
+        """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
+        feed stage-2 resample b; kind="prediction" adds each stage's residual scatter."""
+        self._check()
+        if not self.bootstrap:
+            raise InputError("no bootstrap samples: fit with bootstrap > 0")
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1), got {level}")
+        F = self._as_flops(flops_per_source)
+        X = {f"C_{s}": F[:, i] for i, s in enumerate(self.sources_)}
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 2]))
+        T = []
+        for r in self.stage1_.values():
+            t = r.law_.predict_target(np.asarray(r.bootstrap, float), X)  # (B, m)
+            if kind == "prediction":
+                t = t + rng.normal(0, r.residual_scale, t.shape)
+            T.append(np.exp(t))
+        Ls = np.stack(T, axis=-1)  # (B, m, domains)
+        if self.network_ is not None:
+            nb = self.network_.boot_params_[0].shape[0]
+            Ls = Ls[:nb]
+            W1, c1, W2, c2 = self.network_.boot_params_
+            Z = (Ls - self.network_.x_mean_) / self.network_.x_std_
+            out = np.maximum(Z @ W1 + c1, 0.0) @ W2 + c2
+            P = out[:, :, 0] * self.network_.y_std_ + self.network_.y_mean_
+        else:
+            x = Ls if self.mapper == "domain-linear" else Ls.mean(-1, keepdims=True)
+            P = self.coef_boot_[:, :1] + np.einsum("bmk,bk->bm", x, self.coef_boot_[:, 1:])
+        if kind == "prediction":
+            P = P + rng.normal(0, self.residual_scale_, P.shape)
+        elif kind != "confidence":
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        a = (1 - level) / 2
+        lo, hi = np.quantile(P, [a, 1 - a], axis=0)
+        return lo, hi
 
     def _fit_mapper(self, Lk: np.ndarray, P: np.ndarray) -> None:
         if self.mapper == "neural":
@@ -309,6 +386,7 @@ class FLPM:
                 "steps": self.steps,
                 "weight_decay": self.weight_decay,
                 "n_init": self.n_init,
+                "bootstrap": self.bootstrap,
                 "seed": self.seed,
             },
             "settings": dict(self.settings_.__dict__),
@@ -320,6 +398,8 @@ class FLPM:
             "stage1": {d: r.to_dict() for d, r in self.stage1_.items()},
             "network": None if self.network_ is None else self.network_.to_dict(),
             "coef": None if self.coef_ is None else self.coef_.tolist(),
+            "coef_boot": getattr(self, "coef_boot_", np.zeros((0,))).tolist(),
+            "residual_scale": getattr(self, "residual_scale_", None),
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -343,6 +423,10 @@ class FLPM:
         est.stage1_ = {k: FitResult.from_dict(v) for k, v in d["stage1"].items()}
         est.network_ = None if d["network"] is None else TwoLayerNetwork.from_dict(d["network"])
         est.coef_ = None if d["coef"] is None else np.array(d["coef"], float)
+        if d.get("coef_boot"):
+            est.coef_boot_ = np.array(d["coef_boot"], float)
+        if d.get("residual_scale") is not None:
+            est.residual_scale_ = d["residual_scale"]
         return est
 
     @classmethod

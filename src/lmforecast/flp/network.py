@@ -59,22 +59,37 @@ class TwoLayerNetwork:
         self.y_mean_, self.y_std_ = float(y.mean()), float(y.std() or 1.0)
         Z = (X - self.x_mean_) / self.x_std_
         t = ((y - self.y_mean_) / self.y_std_)[None, :, None]  # (1, n, 1)
-        params = self._init(X.shape[1])
+        params = self._train(Z, t, self._init(X.shape[1]), None)
+        Zb = np.broadcast_to(Z, (self.n_init, *Z.shape))
+        mse = self._mse_all(params, Zb, t)
+        best = int(np.argmin(mse))
+        self.params_ = [p[best] for p in params]
+        self.train_mse_ = float(mse[best] * self.y_std_**2)
+        self.init_mse_ = (mse * self.y_std_**2).tolist()
+        return self
+
+    def _train(self, Z, t, params, weights):
+        """Full-batch Adam on all R networks at once; `weights` (R, n, 1) are per-network sample
+        weights with mean 1 (bootstrap counts), None for plain MSE."""
+        R = params[0].shape[0]
         m = [np.zeros_like(p) for p in params]
         v = [np.zeros_like(p) for p in params]
         b1, b2, eps, wd = 0.9, 0.999, 1e-8, self.weight_decay
-        n = y.size
-        Zb = np.broadcast_to(Z, (self.n_init, *Z.shape))
+        n = Z.shape[0]
+        Zb = np.ascontiguousarray(np.broadcast_to(Z, (R, *Z.shape)))
+        ZbT = np.ascontiguousarray(Zb.transpose(0, 2, 1))
         for step in range(self.steps):
             W1, c1, W2, c2 = params
             pre = Zb @ W1 + c1  # (R, n, H)
             h = np.maximum(pre, 0.0)
             out = h @ W2 + c2  # (R, n, 1)
             g_out = (2.0 / n) * (out - t)
+            if weights is not None:
+                g_out = g_out * weights
             g_W2 = h.transpose(0, 2, 1) @ g_out
             g_c2 = g_out.sum(1, keepdims=True)
             g_h = (g_out @ W2.transpose(0, 2, 1)) * (pre > 0)
-            g_W1 = Zb.transpose(0, 2, 1) @ g_h
+            g_W1 = ZbT @ g_h
             g_c1 = g_h.sum(1, keepdims=True)
             lr = self.lr * (1.0 - step / self.steps)
             k = step + 1
@@ -84,12 +99,43 @@ class TwoLayerNetwork:
                 m[i] = b1 * m[i] + (1 - b1) * g
                 v[i] = b2 * v[i] + (1 - b2) * g * g
                 params[i] = params[i] - lr * (m[i] / c_m) / (np.sqrt(v[i] / c_v) + eps)
-        mse = self._mse_all(params, Zb, t)
-        best = int(np.argmin(mse))
-        self.params_ = [p[best] for p in params]
-        self.train_mse_ = float(mse[best] * self.y_std_**2)
-        self.init_mse_ = (mse * self.y_std_**2).tolist()
+        return params
+
+    def fit_bootstrap(self, X, y, n_boot: int = 50, seed: int = 0) -> TwoLayerNetwork:
+        """Bootstrap ensemble for forecast intervals: `n_boot` resamples of the training points
+        (multinomial counts as sample weights), one seeded network each, all trained together.
+        Resamples whose network ends with a weighted training MSE above 3x the main fit's (a
+        dead or stuck 3-unit ReLU layer) are discarded. Uses the main `fit`'s standardisation."""
+        if not hasattr(self, "params_"):
+            raise RuntimeError("call fit() before fit_bootstrap()")
+        X = np.asarray(X, float)
+        y = np.asarray(y, float).ravel()
+        n = y.size
+        Z = (X - self.x_mean_) / self.x_std_
+        t = ((y - self.y_mean_) / self.y_std_)[None, :, None]
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 7919]))
+        W = rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float)[:, :, None]
+        saved = self.n_init, self.seed
+        self.n_init, self.seed = n_boot, int(rng.integers(2**31))
+        try:
+            params = self._train(Z, t, self._init(X.shape[1]), W)
+        finally:
+            self.n_init, self.seed = saved
+        W1, c1, W2, c2 = params
+        out = np.maximum(Z[None] @ W1 + c1, 0.0) @ W2 + c2
+        wmse = np.mean(W * (out - t) ** 2, axis=(1, 2)) * self.y_std_**2
+        ok = wmse <= 3.0 * self.train_mse_ + 1e-12
+        self.boot_params_ = [p[ok] for p in params]
+        self.n_boot_discarded_ = int((~ok).sum())
         return self
+
+    def predict_bootstrap(self, X) -> np.ndarray:
+        """(B, n) predictions of the bootstrap ensemble."""
+        X = np.atleast_2d(np.asarray(X, float))
+        W1, c1, W2, c2 = self.boot_params_
+        Z = (X - self.x_mean_) / self.x_std_
+        out = np.maximum(Z[None] @ W1 + c1, 0.0) @ W2 + c2
+        return out[:, :, 0] * self.y_std_ + self.y_mean_
 
     @staticmethod
     def _mse_all(params, Zb, t):
@@ -122,6 +168,8 @@ class TwoLayerNetwork:
             "params": [p.tolist() for p in self.params_],
             "train_mse": self.train_mse_,
             "init_mse": self.init_mse_,
+            "boot_params": [p.tolist() for p in getattr(self, "boot_params_", [])],
+            "n_boot_discarded": getattr(self, "n_boot_discarded_", 0),
         }
 
     @classmethod
@@ -131,6 +179,9 @@ class TwoLayerNetwork:
         net.y_mean_, net.y_std_ = d["y_mean"], d["y_std"]
         net.params_ = [np.array(p, float) for p in d["params"]]
         net.train_mse_, net.init_mse_ = d["train_mse"], d["init_mse"]
+        if d.get("boot_params"):
+            net.boot_params_ = [np.array(p, float) for p in d["boot_params"]]
+            net.n_boot_discarded_ = d.get("n_boot_discarded", 0)
         return net
 
 
