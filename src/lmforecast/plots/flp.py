@@ -57,8 +57,9 @@ def loss_to_performance(est, checkpoints: pd.DataFrame, targets: pd.DataFrame | 
         lo = min(L.min(), targets[loss_col].min())
     else:
         lo = L.min()
-    grid = np.linspace(lo - 0.05, L.max(), 100)
-    if est.method == "flp":
+    if est.method == "flp":  # the fit over the emerged range and the extrapolation to targets
+        top = L[kept].max() + 0.25 if kept.any() else L.max()
+        grid = np.linspace(lo - 0.05, top, 100)
         ax.plot(grid, est.stage2_.predict(L=grid), color="k", lw=1.2, label="Eq. 2 fit")
     r = est.settings_.random_performance
     ax.axhline(r, color="C1", ls=":", lw=1, label=f"random ({r:g})")
