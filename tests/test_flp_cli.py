@@ -333,3 +333,26 @@ def test_unwritable_out_fails_before_work(cli, tmp_path):
         tmp_path / "missing" / "fit.json",
     )
     assert code == 2 and "does not exist" in err
+
+
+def test_forecast_below_emergence_warns_and_runs_only_mode(cli, tmp_path):
+    out = tmp_path / "fit.json"
+    code, _, err = cli(
+        "flp",
+        "fit",
+        "--runs",
+        EX / "runs.csv",
+        "--task",
+        "ARC",
+        "--threshold",
+        "1",
+        "--bootstrap",
+        "0",
+        "--out",
+        out,
+    )
+    assert code == 0, err  # RUNS rows double as checkpoints when --checkpoints is omitted
+    code, out_, err = cli("flp", "predict", "--fit", out, "--flops", "1e18", "--json")
+    assert code == 0
+    assert err.startswith("lmforecast: warning: ") and "non-emergent phase" in err
+    assert json.loads(out_)["interval"] is None

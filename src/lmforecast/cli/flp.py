@@ -179,11 +179,11 @@ def _flp_predict(args) -> int:
     est = _load(args.fit, FLP)
     if not 0 < args.level < 1:
         raise InputError(f"--level must be in (0, 1), got {args.level}")
-    P = float(
-        est.predict(args.flops)[0] if est.predict(args.flops).ndim else est.predict(args.flops)
-    )
-    L = est.predict_loss(args.flops)
-    res: dict = {"loss": None if L is None else float(L), "performance": P}
+    P = float(est.predict([args.flops])[0])
+    est.warn_if_not_emerged(P)
+    L = est.predict_loss([args.flops])
+    L = None if L is None else float(L[0])
+    res: dict = {"loss": L, "performance": P}
     if est.stage2_.bootstrap:
         lo, hi = est.predict_interval(args.flops, args.level)
         res["interval"] = [float(lo[0]), float(hi[0])]

@@ -16,13 +16,14 @@ stage 2; kind="prediction" also adds each stage's robust residual scale.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..data.validate import check_columns, numeric_column
-from ..errors import InputError
+from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
 from .fitting import fit_from_closed_form
@@ -213,10 +214,27 @@ class FLP:
         lo, hi = law2.from_target(np.nanquantile(t2, [a, 1 - a], axis=0))
         return np.minimum(lo, hi), np.maximum(lo, hi)
 
+    def warn_if_not_emerged(self, P) -> None:
+        """FLP models only the post-emergence phase (Sec. 3.4): a forecast below random +
+        threshold is outside the fitted regime, so say so."""
+        P = np.atleast_1d(np.asarray(P, float))
+        floor = self.settings_.random_performance + self.threshold
+        low = P < floor
+        if low.any():
+            warnings.warn(
+                f"{int(low.sum())} forecast(s) below random + threshold ({floor:g} points) for "
+                f"{self.settings_.name}: the model would not have emerged, and FLP does not model "
+                "the non-emergent phase (Sec. 3.4)",
+                DomainWarning,
+                stacklevel=3,
+            )
+
     def forecast(self, C, actual=None, level: float = 0.9) -> pd.DataFrame:
-        """Table of forecasts at C with interval and, where `actual` is given, Eq. 4 error."""
+        """Table of forecasts at C with interval and, where `actual` is given, Eq. 4 error.
+        Warns (DomainWarning) for forecasts below random + threshold."""
         C = np.atleast_1d(np.asarray(C, float))
         df = pd.DataFrame({"C": C, "performance": self.predict(C)})
+        self.warn_if_not_emerged(df["performance"])
         L = self.predict_loss(C)
         if L is not None:
             df.insert(1, "loss" if self.method == "flp" else "nll", L)
