@@ -109,7 +109,6 @@ class FLP:
         col = score_column(ck, self.task, "checkpoints")
         P = numeric_column(ck, col, lower=0.0, what="checkpoints")
         check_percent_scores(P, col, "checkpoints")
-        C_ck = final_flops(ck, columns, "checkpoints")
         if columns.model not in ck.columns:
             ck = ck.assign(**{columns.model: np.arange(len(ck)).astype(str)})
         rep = filter_checkpoints(ck, P, rp, self.threshold, columns, self.train_loss_decimals)
@@ -136,7 +135,7 @@ class FLP:
                                 self.bootstrap, s2, self.n_jobs)  # fmt: skip
         elif self.method in ("fp", "gpt4"):
             law = get_law("flp-power" if self.method == "fp" else "flp-gpt4")
-            x, y = C_ck[keep], P[keep]
+            x, y = final_flops(ck, columns, "checkpoints")[keep], P[keep]
             if self.method == "gpt4" and (y >= 100).any():
                 raise InputError("gpt4 form needs scores below 100 points")
             t = law.target_of(y)
