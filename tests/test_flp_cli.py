@@ -165,7 +165,11 @@ def test_flpm_ratio_table_equivalent(cli, tmp_path):
         "--json",
     )
     assert code == 0, err
-    assert json.loads(out)["sources"] == ["general", "code"]
+    d = json.loads(out)
+    assert d["sources"] == ["general", "code"]
+    ident = d["stage1_identified"]["code"]
+    assert set(ident) == {"alpha_C", "alpha_general", "alpha_code", "log_intercept"}
+    assert ident["alpha_C"] < 0  # more compute, lower code loss
 
 
 # ---- bad input ---------------------------------------------------------------------------

@@ -239,6 +239,9 @@ def _flpm_fit(args) -> int:
                 "sources": list(est.sources_),
                 "domains": list(est.domains_),
                 "stage1": {d: r.params for d, r in est.stage1_.items()},
+                "stage1_identified": {
+                    d: r.law_.identified(r.theta) for d, r in est.stage1_.items()
+                },
                 "checkpoints": est.filter_.counts(),
             }
         )
