@@ -229,3 +229,22 @@ def test_flpm_bootstrap_interval(mix):
     net = FLPM("RACE", bootstrap=20, steps=300).fit(mix.runs, mix.checkpoints)
     lo, hi = net.predict_interval(F)
     assert np.all(lo < hi) and net.network_.boot_params_[0].shape[0] >= 15
+
+
+def test_fp_fits_sampling_points_better_but_extrapolates_worse(study):
+    """Sec. 3.4: FP fits the emerged sampling points more closely than chained FLP (x = FLOPs
+    spent so far), yet FLP forecasts the targets better."""
+    ck = study.checkpoints
+    C = study.targets["C"].to_numpy()
+    wins = 0
+    for t in ("ARC", "Hellaswag"):
+        flp = FLP(t, bootstrap=0).fit(study.runs, ck)
+        fp = FLP(t, method="fp", bootstrap=0).fit(study.runs, ck)
+        kept = flp.filter_.kept
+        x, y = ck["C"].to_numpy()[kept], ck[t].to_numpy()[kept]
+        in_fp = np.sqrt(np.mean((fp.predict(x) - y) ** 2))
+        in_flp = np.sqrt(np.mean((flp.predict(x) - y) ** 2))
+        out_fp = relative_error(fp.predict(C), study.targets[t]).mean()
+        out_flp = relative_error(flp.predict(C), study.targets[t]).mean()
+        wins += (in_fp < in_flp) and (out_flp < out_fp)
+    assert wins == 2
