@@ -1,0 +1,316 @@
+"""`lmforecast flp fit|predict` and `lmforecast flpm fit|predict|optimize-mixture` (Chen et al.)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from ..data.io import read_table
+from ..errors import InputError
+from ..flp.mixture import FLPM, MAPPERS
+from ..flp.model import FLP, METHODS, relative_error
+from ..flp.tables import Columns
+from ..laws.flp import MIXTURE_FORMS
+from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
+
+
+def _table_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runs", required=True, help="final sampling models (CSV/Parquet/JSONL)")
+    p.add_argument("--checkpoints", help="intermediate checkpoints (default: use RUNS rows)")
+    p.add_argument("--task", required=True, help="task name = its score column (points)")
+    p.add_argument(
+        "--random-performance",
+        type=float,
+        metavar="P",
+        help="random-level score in points (default: Table 2 value of the task)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=5.0,
+        help="keep checkpoints scoring >= random + threshold points (Sec. 3.3)",
+    )
+    p.add_argument("--model-col", default="model")
+    p.add_argument("--step-col", default="step")
+    p.add_argument("--c-col", default="C")
+    p.add_argument("--loss-col", default="loss")
+    p.add_argument("--train-loss-col", default="train_loss")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="save the fit as JSON")
+    add_output_flags(p)
+
+
+def _columns(args) -> Columns:
+    return Columns(
+        model=args.model_col,
+        step=args.step_col,
+        C=args.c_col,
+        loss=args.loss_col,
+        train_loss=args.train_loss_col,
+    )
+
+
+def _read(args):
+    runs = read_table(args.runs)
+    ck = read_table(args.checkpoints) if args.checkpoints else None
+    return runs, ck
+
+
+def _load(path: str, cls):
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such file")
+    return cls.from_json(Path(path))
+
+
+def register(sub) -> None:
+    p = sub.add_parser("flp", help="FLP: FLOPs -> loss -> downstream score (Chen et al.)")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    f = verbs.add_parser("fit", help="fit both stages for one task")
+    _table_flags(f)
+    f.add_argument(
+        "--method",
+        choices=METHODS,
+        default="flp",
+        help="flp (default) or a baseline: fp (Eq. 3), gpt4 (Eq. 6), llama3 (App. D)",
+    )
+    f.add_argument(
+        "--bootstrap",
+        type=int,
+        default=200,
+        metavar="B",
+        help="bootstrap resamples per stage for forecast intervals (0: none)",
+    )
+    f.set_defaults(handler=_flp_fit)
+    pr = verbs.add_parser("predict", help="forecast the score at a training compute")
+    pr.add_argument("--fit", required=True)
+    pr.add_argument("--flops", type=positive_float("--flops"), required=True, metavar="C")
+    pr.add_argument("--actual", type=float, help="actual score: also print Eq. 4 relative error")
+    pr.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+    add_output_flags(pr)
+    pr.set_defaults(handler=_flp_predict)
+
+    m = sub.add_parser("flpm", help="FLP-M: data mixtures -> domain losses -> score")
+    verbs = m.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    f = verbs.add_parser("fit", help="fit per-domain FLOPs -> loss laws and the loss -> score map")
+    _table_flags(f)
+    f.add_argument(
+        "--form",
+        choices=list(MIXTURE_FORMS),
+        default="M4",
+        help="FLOPs -> domain loss form (Table 3; M4 = Eq. 5)",
+    )
+    f.add_argument(
+        "--mapper",
+        choices=MAPPERS,
+        default="neural",
+        help="loss -> score map (Sec. 4.2 network; Sec. 6.2 alternatives)",
+    )
+    f.add_argument("--steps", type=int, default=2000, help="network training steps")
+    f.add_argument(
+        "--bootstrap",
+        type=int,
+        default=50,
+        metavar="B",
+        help="bootstrap resamples of both stages for forecast intervals (0: none)",
+    )
+    f.set_defaults(handler=_flpm_fit)
+    pr = verbs.add_parser("predict", help="forecast domain losses and score")
+    pr.add_argument("--fit", required=True)
+    pr.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+    pr.add_argument(
+        "--flops-per-source",
+        required=True,
+        metavar="C1,C2,...",
+        help="training FLOPs spent on each source, in the fit's source order",
+    )
+    add_output_flags(pr)
+    pr.set_defaults(handler=_flpm_predict)
+    o = verbs.add_parser("optimize-mixture", help="best mixing ratio for a total compute")
+    o.add_argument("--fit", required=True)
+    o.add_argument("--flops", type=positive_float("--flops"), required=True, metavar="C")
+    o.add_argument(
+        "--ratios",
+        default="0:0.5:0.01",
+        metavar="START:STOP:STEP",
+        help="grid of the last source's share (simplex lattice for K > 2)",
+    )
+    add_output_flags(o)
+    o.set_defaults(handler=_flpm_optimize)
+
+
+# ---- flp ---------------------------------------------------------------------------------
+
+
+def _flp_fit(args) -> int:
+    out = check_writable(args.out)
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    runs, ck = _read(args)
+    est = FLP(
+        args.task,
+        method=args.method,
+        random_performance=args.random_performance,
+        threshold=args.threshold,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+    ).fit(runs, ck, columns=_columns(args))
+    if out is not None:
+        atomic_write_text(out, est.to_json())
+    if args.json:
+        print_json(
+            {
+                "task": est.settings_.name,
+                "method": est.method,
+                "random_performance": est.settings_.random_performance,
+                "stage1": None if est.stage1_ is None else est.stage1_.params,
+                "stage2": est.stage2_.params,
+                "checkpoints": est.filter_.counts(),
+            }
+        )
+    else:
+        print(est.summary())
+    return 0
+
+
+def _flp_predict(args) -> int:
+    est = _load(args.fit, FLP)
+    if not 0 < args.level < 1:
+        raise InputError(f"--level must be in (0, 1), got {args.level}")
+    P = float(est.predict([args.flops])[0])
+    est.warn_if_not_emerged(P)
+    L = est.predict_loss([args.flops])
+    L = None if L is None else float(L[0])
+    res: dict = {"loss": L, "performance": P}
+    if est.stage2_.bootstrap:
+        lo, hi = est.predict_interval(args.flops, args.level)
+        res["interval"] = [float(lo[0]), float(hi[0])]
+    else:
+        res["interval"] = None
+    if args.actual is not None:
+        if not (math.isfinite(args.actual) and args.actual > 0):
+            raise InputError(f"--actual must be a positive score, got {args.actual}")
+        res["relative_error"] = float(relative_error(P, args.actual))
+    if args.json:
+        print_json(res)
+    else:
+        msg = f"C = {args.flops:.4g} FLOPs: "
+        if L is not None:
+            msg += f"{'loss' if est.method == 'flp' else 'NLL'} {float(L):.4f}, "
+        msg += f"{est.settings_.name} {P:.2f} points"
+        if res["interval"]:
+            msg += f" [{res['interval'][0]:.2f}, {res['interval'][1]:.2f}] ({args.level:g} PI)"
+        if "relative_error" in res:
+            msg += f"; relative error {100 * res['relative_error']:.2f}%"
+        print(msg)
+    return 0
+
+
+# ---- flpm --------------------------------------------------------------------------------
+
+
+def _flpm_fit(args) -> int:
+    out = check_writable(args.out)
+    if args.steps < 1:
+        raise InputError(f"--steps must be >= 1, got {args.steps}")
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    runs, ck = _read(args)
+    est = FLPM(
+        args.task,
+        form=args.form,
+        mapper=args.mapper,
+        random_performance=args.random_performance,
+        threshold=args.threshold,
+        steps=args.steps,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+    ).fit(runs, ck, columns=_columns(args))
+    if out is not None:
+        atomic_write_text(out, est.to_json())
+    if args.json:
+        print_json(
+            {
+                "task": est.settings_.name,
+                "form": est.form,
+                "mapper": est.mapper,
+                "sources": list(est.sources_),
+                "domains": list(est.domains_),
+                "stage1": {d: r.params for d, r in est.stage1_.items()},
+                "stage1_identified": {
+                    d: r.law_.identified(r.theta) for d, r in est.stage1_.items()
+                },
+                "checkpoints": est.filter_.counts(),
+            }
+        )
+    else:
+        print(est.summary())
+    return 0
+
+
+def _parse_flops_list(text: str) -> list[float]:
+    vals = []
+    for part in text.split(","):
+        try:
+            v = float(part)
+        except ValueError:
+            raise InputError(f"--flops-per-source: {part.strip()!r} is not a number") from None
+        if not math.isfinite(v) or v < 0:
+            raise InputError(f"--flops-per-source: {part.strip()!r} must be >= 0")
+        vals.append(v)
+    return vals
+
+
+def _flpm_predict(args) -> int:
+    est = _load(args.fit, FLPM)
+    F = _parse_flops_list(args.flops_per_source)
+    losses = est.predict_losses([F]).iloc[0]
+    P = float(est.performance_from_losses(losses.to_numpy()[None, :])[0])
+    res = {"losses": {d: float(v) for d, v in losses.items()}, "performance": P}
+    if not 0 < args.level < 1:
+        raise InputError(f"--level must be in (0, 1), got {args.level}")
+    res["interval"] = None
+    if est.bootstrap:
+        lo, hi = est.predict_interval([F], args.level)
+        res["interval"] = [float(lo[0]), float(hi[0])]
+    if args.json:
+        print_json(res)
+    else:
+        parts = ", ".join(f"{d} {v:.4f}" for d, v in res["losses"].items())
+        iv = res["interval"]
+        extra = f" [{iv[0]:.2f}, {iv[1]:.2f}] ({args.level:g} PI)" if iv else ""
+        print(f"domain losses: {parts}\n{est.settings_.name}: {P:.2f} points{extra}")
+    return 0
+
+
+def _parse_ratios(text: str) -> tuple[float, float, float]:
+    parts = text.split(":")
+    try:
+        vals = tuple(float(p) for p in parts)
+    except ValueError:
+        raise InputError(f"--ratios: {text!r} is not START:STOP:STEP") from None
+    if len(vals) != 3:
+        raise InputError(f"--ratios: {text!r} is not START:STOP:STEP")
+    return vals  # type: ignore[return-value]
+
+
+def _flpm_optimize(args) -> int:
+    est = _load(args.fit, FLPM)
+    start, stop, step = _parse_ratios(args.ratios)
+    mc = est.optimize_mixture(args.flops, start, stop, step)
+    res = {
+        "best_ratio": mc.best_ratio,
+        "performance": float(mc.performance[mc.best_index]),
+        "curve": mc.curve(),
+    }
+    if args.json:
+        print_json(res)
+    else:
+        print(
+            f"C = {args.flops:.4g} FLOPs, sources {', '.join(est.sources_)}: best ratio "
+            f"{res['best_ratio']} -> {est.settings_.name} {res['performance']:.2f} points "
+            f"(scan of {len(mc.performance)} mixtures)"
+        )
+    return 0

@@ -1,0 +1,440 @@
+"""FLP-M: FLOPs per data source -> domain losses -> performance (Chen et al., Sec. 4-6).
+
+Stage 1 fits one M1-M4 law (Table 3; M4 = Eq. 5, generalised to K sources) per validation
+domain on the final sampling models. Stage 2 maps the K domain losses of the retained
+checkpoints (Sec. 3.3 filter) to the task score with the two-layer network of Sec. 4.2
+("neural"), or with the Sec. 6.2 alternatives: linear regression on the domain losses
+("domain-linear") or on their average ("average"). A forecast feeds the *predicted* domain losses
+into stage 2 (Sec. 4); `optimize_mixture` scans mixing ratios for a total compute (Sec. 6.1).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data.validate import numeric_column
+from ..errors import DomainWarning, InputError
+from ..fitting import FitResult, fit_law, squared
+from ..laws import get_law
+from ..laws.flp import MIXTURE_FORMS
+from .fitting import fit_from_closed_form
+from .network import TwoLayerNetwork
+from .tables import (
+    Columns,
+    FilterReport,
+    check_models_have_runs,
+    check_percent_scores,
+    domain_columns,
+    filter_checkpoints,
+    score_column,
+    source_flops,
+)
+from .tasks import EMERGENCE_THRESHOLD, TaskSettings, task_settings
+
+MAPPERS = ("neural", "domain-linear", "average")
+FORMAT_VERSION = 1
+
+
+@dataclass
+class MixtureCurve:
+    """Predicted performance over mixing ratios (Sec. 6.1, Fig. 6)."""
+
+    sources: tuple[str, ...]
+    ratios: np.ndarray  # (m, K) shares of each source, rows sum to 1
+    performance: np.ndarray  # (m,)
+    flops: float
+
+    @property
+    def best_index(self) -> int:
+        return int(np.nanargmax(self.performance))
+
+    @property
+    def best_ratio(self):
+        """Share of the last source (two sources) or the whole share vector (K > 2)."""
+        r = self.ratios[self.best_index]
+        return float(r[-1]) if len(self.sources) == 2 else r.tolist()
+
+    def curve(self) -> list:
+        if len(self.sources) == 2:
+            return [[float(r[-1]), float(p)] for r, p in zip(self.ratios, self.performance)]
+        return [[r.tolist(), float(p)] for r, p in zip(self.ratios, self.performance)]
+
+    def to_frame(self) -> pd.DataFrame:
+        df = pd.DataFrame(self.ratios, columns=[f"ratio_{s}" for s in self.sources])
+        df["performance"] = self.performance
+        return df
+
+
+def fit_stage1(law, X, L) -> FitResult:
+    """Fit one domain's FLOPs -> loss law (Table 3 form) with the shared engine: M1, M2, M4 from
+    their closed-form log-space least-squares solution, M3 (nonlinear) from its grid plus the
+    M1 solution."""
+    start = law.linear_start(X, L)
+    if law.uses_weights:
+        return fit_law(law, X, L, loss=squared(), extra_starts=start, n_polish=8)
+    return fit_from_closed_form(law, X, L, start)
+
+
+def ratio_grid(K: int, start=0.0, stop=0.5, step=0.01) -> np.ndarray:
+    """Shares of K sources: for K = 2 the last source's share from start to stop by step
+    (Sec. 6.1: 0 to 0.5 by 0.01); for K > 2 the simplex lattice with that step whose non-first
+    shares each lie in [start, stop]."""
+    if not (0 <= start <= stop <= 1) or not step > 0:
+        raise InputError(f"ratio grid needs 0 <= start <= stop <= 1 and step > 0; got "
+                         f"{start:g}, {stop:g}, {step:g}")  # fmt: skip
+    vals = np.round(np.arange(start, stop + step / 2, step), 10)
+    if K == 2:
+        return np.column_stack([1 - vals, vals])
+    rows = [r for r in itertools.product(vals, repeat=K - 1) if sum(r) <= 1 + 1e-9]
+    if len(rows) > 200_000:
+        raise InputError(f"ratio grid for {K} sources has {len(rows)} points; use a coarser step")
+    R = np.array(rows, float)
+    return np.column_stack([1 - R.sum(1), R])
+
+
+class FLPM:
+    """FLP-M forecaster for one task (sklearn-style; learned attributes end in _)."""
+
+    def __init__(
+        self,
+        task: str,
+        *,
+        form: str = "M4",
+        mapper: str = "neural",
+        random_performance: float | None = None,
+        threshold: float = EMERGENCE_THRESHOLD,
+        train_loss_decimals: int = 2,
+        ratio_floor: float = 1e-3,
+        hidden: int = 3,
+        lr: float = 0.05,
+        steps: int = 2000,
+        weight_decay: float = 0.01,
+        n_init: int = 5,
+        bootstrap: int = 0,
+        seed: int = 0,
+    ) -> None:
+        if form not in MIXTURE_FORMS:
+            raise InputError(f"unknown form {form!r}; use one of {', '.join(MIXTURE_FORMS)}")
+        if mapper not in MAPPERS:
+            raise InputError(f"unknown mapper {mapper!r}; use one of {', '.join(MAPPERS)}")
+        if bootstrap < 0:
+            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        if not 0 < ratio_floor < 1:
+            raise InputError(f"ratio_floor must be in (0, 1), got {ratio_floor}")
+        self.task, self.form, self.mapper = task, form, mapper
+        self.random_performance, self.threshold = random_performance, float(threshold)
+        self.train_loss_decimals, self.ratio_floor = int(train_loss_decimals), float(ratio_floor)
+        self.hidden, self.lr, self.steps = hidden, lr, steps
+        self.weight_decay, self.n_init, self.seed = weight_decay, n_init, seed
+        self.bootstrap = int(bootstrap)
+
+    # ---- fitting ---------------------------------------------------------------------------
+    def fit(
+        self,
+        runs: pd.DataFrame,
+        checkpoints: pd.DataFrame | None = None,
+        *,
+        columns: Columns | None = None,
+    ) -> FLPM:
+        """Stage 1 on RUNS (final models), stage 2 on CKPTS (RUNS if None)."""
+        columns = columns or Columns()
+        self.settings_ = task_settings(self.task, self.random_performance)
+        rp = self.settings_.random_performance
+        runs = pd.DataFrame(runs).reset_index(drop=True)
+        ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
+        if checkpoints is not None:
+            check_models_have_runs(ck, runs, columns.model)
+        sources, F = source_flops(runs, columns, what="runs")
+        if len(sources) < 2:
+            raise InputError(f"runs: FLP-M needs at least two sources, found {sources}")
+        self.sources_ = sources
+        dcols = domain_columns(runs, "runs")
+        missing = [c for c in dcols if c not in ck.columns]
+        if missing:
+            raise InputError(f"checkpoints: missing domain loss column(s) {missing}")
+        self.domains_ = tuple(c[5:] for c in dcols)
+        law = get_law(MIXTURE_FORMS[self.form], sources=sources, ratio_floor=self.ratio_floor)
+        X = {f"C_{s}": F[:, i] for i, s in enumerate(sources)}
+        self.stage1_ = {}
+        for d, c in zip(self.domains_, dcols):
+            L = numeric_column(runs, c, positive=True, what="runs")
+            res = fit_stage1(law, X, L)
+            res.meta["law_options"] = {"sources": list(sources), "ratio_floor": self.ratio_floor}
+            res.meta["max_flops"] = float(F.sum(1).max())
+            self.stage1_[d] = res
+        # stage 2
+        col = score_column(ck, self.task, "checkpoints")
+        P = numeric_column(ck, col, lower=0.0, what="checkpoints")
+        check_percent_scores(P, col, "checkpoints")
+        if columns.model not in ck.columns:
+            ck = ck.assign(**{columns.model: np.arange(len(ck)).astype(str)})
+        rep = filter_checkpoints(ck, P, rp, self.threshold, columns, self.train_loss_decimals)
+        self.filter_ = rep
+        keep = rep.kept
+        need = len(self.domains_) + 1
+        if keep.sum() < need:
+            c = rep.counts()
+            raise InputError(
+                f"task {self.task!r}: {int(keep.sum())} checkpoint(s) usable of {c['checkpoints']}"
+                f" ({c['dropped_not_improved']} dropped: training loss did not improve; "
+                f"{c['dropped_not_emerged']} dropped: score below random {rp:g} + "
+                f"{self.threshold:g}); need at least {need}"
+            )
+        Lck = np.column_stack(
+            [numeric_column(ck, c, positive=True, what="checkpoints") for c in dcols]
+        )
+        self._fit_mapper(Lck[keep], P[keep])
+        if self.bootstrap:
+            self._bootstrap(law, X, runs, dcols, Lck[keep], P[keep])
+        self.n_runs_, self.n_points_ = len(runs), int(keep.sum())
+        return self
+
+    def _bootstrap(self, law, X, runs, dcols, Lk, P) -> None:
+        """Resample the final models (all domains together) and the retained checkpoints
+        independently, `bootstrap` times each, and refit both stages (stage-1 interval inputs
+        for `predict_interval`)."""
+        B = self.bootstrap
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 1]))
+        n = len(runs)
+        idx = rng.integers(0, n, (B, n))
+        for d, c in zip(self.domains_, dcols):
+            L = runs[c].to_numpy(float)
+            res = self.stage1_[d]
+            if law.uses_weights:
+                from ..fitting import bootstrap_fit
+
+                bootstrap_fit(law, X, L, res, n_boot=B, seed=self.seed, n_jobs=1)
+            else:
+                res.bootstrap = [
+                    law.linear_start({k: v[i] for k, v in X.items()}, L[i]).tolist() for i in idx
+                ]
+                res.bootstrap_seed = self.seed
+        if self.network_ is not None:
+            self.network_.fit_bootstrap(Lk, P, B, self.seed)
+            resid = self.network_.predict(Lk) - P
+        else:
+            m = len(P)
+            x = self._mapper_features(Lk)
+            A = np.column_stack([np.ones(m), x])
+            rows = rng.integers(0, m, (B, m))
+            self.coef_boot_ = np.array([np.linalg.lstsq(A[r], P[r], rcond=None)[0] for r in rows])
+            resid = A @ self.coef_ - P
+        self.residual_scale_ = float(np.sqrt(np.mean(resid**2)))
+
+    def _mapper_features(self, Lk: np.ndarray) -> np.ndarray:
+        return Lk if self.mapper == "domain-linear" else Lk.mean(1, keepdims=True)
+
+    def predict_interval(self, flops_per_source, level: float = 0.9, kind: str = "prediction"):
+        """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
+        feed stage-2 resample b; kind="prediction" adds each stage's residual scatter."""
+        self._check()
+        if not self.bootstrap:
+            raise InputError("no bootstrap samples: fit with bootstrap > 0")
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1), got {level}")
+        F = self._as_flops(flops_per_source)
+        X = {f"C_{s}": F[:, i] for i, s in enumerate(self.sources_)}
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 2]))
+        T = []
+        for r in self.stage1_.values():
+            t = r.law_.predict_target(np.asarray(r.bootstrap, float), X)  # (B, m)
+            if kind == "prediction":
+                t = t + rng.normal(0, r.residual_scale, t.shape)
+            T.append(np.exp(t))
+        Ls = np.stack(T, axis=-1)  # (B, m, domains)
+        if self.network_ is not None:
+            nb = self.network_.boot_params_[0].shape[0]
+            Ls = Ls[:nb]
+            W1, c1, W2, c2 = self.network_.boot_params_
+            Z = (Ls - self.network_.x_mean_) / self.network_.x_std_
+            out = np.maximum(Z @ W1 + c1, 0.0) @ W2 + c2
+            P = out[:, :, 0] * self.network_.y_std_ + self.network_.y_mean_
+        else:
+            x = Ls if self.mapper == "domain-linear" else Ls.mean(-1, keepdims=True)
+            P = self.coef_boot_[:, :1] + np.einsum("bmk,bk->bm", x, self.coef_boot_[:, 1:])
+        if kind == "prediction":
+            P = P + rng.normal(0, self.residual_scale_, P.shape)
+        elif kind != "confidence":
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        a = (1 - level) / 2
+        lo, hi = np.quantile(P, [a, 1 - a], axis=0)
+        return lo, hi
+
+    def _fit_mapper(self, Lk: np.ndarray, P: np.ndarray) -> None:
+        if self.mapper == "neural":
+            self.network_ = TwoLayerNetwork(
+                self.hidden, self.lr, self.steps, self.weight_decay, self.n_init, self.seed
+            ).fit(Lk, P)
+            self.coef_ = None
+        else:
+            x = Lk if self.mapper == "domain-linear" else Lk.mean(1, keepdims=True)
+            A = np.column_stack([np.ones(len(x)), x])
+            self.coef_ = np.linalg.lstsq(A, P, rcond=None)[0]
+            self.network_ = None
+
+    # ---- forecasting -----------------------------------------------------------------------
+    def _check(self):
+        if not hasattr(self, "stage1_"):
+            raise RuntimeError("this FLPM is not fitted yet; call fit() first")
+
+    def _as_flops(self, flops_per_source) -> np.ndarray:
+        F = np.atleast_2d(np.asarray(flops_per_source, float))
+        if F.shape[-1] != len(self.sources_):
+            raise InputError(
+                f"need FLOPs for {len(self.sources_)} sources ({', '.join(self.sources_)}), "
+                f"got {F.shape[-1]}"
+            )
+        if (F < 0).any() or (F.sum(1) <= 0).any():
+            raise InputError("FLOPs per source must be >= 0 with a positive total")
+        return F
+
+    def predict_losses(self, flops_per_source) -> pd.DataFrame:
+        """Stage 1: predicted loss per domain (columns) for rows of FLOPs per source."""
+        self._check()
+        F = self._as_flops(flops_per_source)
+        X = {f"C_{s}": F[:, i] for i, s in enumerate(self.sources_)}
+        return pd.DataFrame({d: r.predict(**X) for d, r in self.stage1_.items()})
+
+    def performance_from_losses(self, losses) -> np.ndarray:
+        """Stage 2: score from domain losses (n, K) in the order of `domains_`."""
+        self._check()
+        Lk = np.atleast_2d(np.asarray(losses, float))
+        if self.network_ is not None:
+            return self.network_.predict(Lk)
+        x = Lk if self.mapper == "domain-linear" else Lk.mean(1, keepdims=True)
+        return self.coef_[0] + x @ self.coef_[1:]
+
+    def predict(self, flops_per_source) -> np.ndarray:
+        """Forecast score from FLOPs per source: predicted domain losses -> stage 2 (Sec. 4)."""
+        return self.performance_from_losses(self.predict_losses(flops_per_source).to_numpy())
+
+    def optimize_mixture(
+        self, flops: float, start: float = 0.0, stop: float = 0.5, step: float = 0.01
+    ) -> MixtureCurve:
+        """Sec. 6.1: predicted score over mixing ratios at total compute `flops`; best ratio."""
+        self._check()
+        if not (np.isfinite(flops) and flops > 0):
+            raise InputError(f"total FLOPs must be > 0, got {flops}")
+        R = ratio_grid(len(self.sources_), start, stop, step)
+        perf = self.predict(R * flops)
+        if flops > 10 * self.max_flops_:
+            warnings.warn(
+                f"mixture scan at {flops:.3g} FLOPs extrapolates {flops / self.max_flops_:.0f}x "
+                "beyond the largest sampling model",
+                DomainWarning,
+                stacklevel=2,
+            )
+        return MixtureCurve(self.sources_, R, perf, float(flops))
+
+    @property
+    def max_flops_(self) -> float:
+        return float(max(r.meta.get("max_flops", np.inf) for r in self.stage1_.values()))
+
+    # ---- reporting / persistence -----------------------------------------------------------
+    def summary(self) -> str:
+        self._check()
+        s = self.settings_
+        c = self.filter_.counts()
+        lines = [
+            f"FLP-M ({self.form}, {self.mapper}) for task {s.name}: random "
+            f"{s.random_performance:g} points, threshold +{self.threshold:g}",
+            f"sources: {', '.join(self.sources_)}    domains: {', '.join(self.domains_)}",
+            f"final models: {self.n_runs_}    checkpoints: {c['checkpoints']} (kept {c['kept']}; "
+            f"dropped {c['dropped_not_improved']} not improved, {c['dropped_not_emerged']} "
+            "not emerged)",
+            f"{'domain':<14}"
+            + "".join(f"{k:>14}" for k in self._ident_names())
+            + f"{'rmse(log)':>12}",
+        ]
+        law = self.stage1_[self.domains_[0]].law_
+        for d, r in self.stage1_.items():
+            ident = law.identified(r.theta)
+            lines.append(f"{d:<14}" + "".join(f"{ident[k]:>14.5g}" for k in self._ident_names())
+                         + f"{r.rmse_target:>12.2e}")  # fmt: skip
+        if self.network_ is not None:
+            lines.append(f"stage 2: network, training MSE {self.network_.train_mse_:.4g} points^2")
+        else:
+            lines.append(f"stage 2: {self.mapper} coefficients {np.round(self.coef_, 5).tolist()}")
+        return "\n".join(lines)
+
+    def _ident_names(self) -> list[str]:
+        law = self.stage1_[self.domains_[0]].law_
+        return list(law.identified(self.stage1_[self.domains_[0]].theta))
+
+    def to_dict(self) -> dict:
+        self._check()
+        return {
+            "kind": "FLPM",
+            "format_version": FORMAT_VERSION,
+            "config": {
+                "task": self.task,
+                "form": self.form,
+                "mapper": self.mapper,
+                "random_performance": self.random_performance,
+                "threshold": self.threshold,
+                "train_loss_decimals": self.train_loss_decimals,
+                "ratio_floor": self.ratio_floor,
+                "hidden": self.hidden,
+                "lr": self.lr,
+                "steps": self.steps,
+                "weight_decay": self.weight_decay,
+                "n_init": self.n_init,
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+            },
+            "settings": dict(self.settings_.__dict__),
+            "sources": list(self.sources_),
+            "domains": list(self.domains_),
+            "filter": {k: v.tolist() for k, v in self.filter_.__dict__.items()},
+            "n_runs": self.n_runs_,
+            "n_points": self.n_points_,
+            "stage1": {d: r.to_dict() for d, r in self.stage1_.items()},
+            "network": None if self.network_ is None else self.network_.to_dict(),
+            "coef": None if self.coef_ is None else self.coef_.tolist(),
+            "coef_boot": getattr(self, "coef_boot_", np.zeros((0,))).tolist(),
+            "residual_scale": getattr(self, "residual_scale_", None),
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=1)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_dict(cls, d: dict) -> FLPM:
+        if d.get("kind") != "FLPM":
+            raise InputError(f"not a saved FLP-M fit (kind {d.get('kind')!r})")
+        est = cls(**d["config"])
+        est.settings_ = TaskSettings(**d["settings"])
+        est.sources_, est.domains_ = tuple(d["sources"]), tuple(d["domains"])
+        f = d["filter"]
+        est.filter_ = FilterReport(
+            *(np.array(f[k], bool) for k in ("kept", "not_improved", "not_emerged"))
+        )
+        est.n_runs_, est.n_points_ = d["n_runs"], d["n_points"]
+        est.stage1_ = {k: FitResult.from_dict(v) for k, v in d["stage1"].items()}
+        est.network_ = None if d["network"] is None else TwoLayerNetwork.from_dict(d["network"])
+        est.coef_ = None if d["coef"] is None else np.array(d["coef"], float)
+        if d.get("coef_boot"):
+            est.coef_boot_ = np.array(d["coef_boot"], float)
+        if d.get("residual_scale") is not None:
+            est.residual_scale_ = d["residual_scale"]
+        return est
+
+    @classmethod
+    def from_json(cls, text_or_path: str | Path) -> FLPM:
+        s = str(text_or_path)
+        try:
+            if not s.lstrip().startswith("{"):
+                s = Path(s).read_text()
+            return cls.from_dict(json.loads(s))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{str(text_or_path)[:80]}: not a saved FLP-M fit ({exc})") from exc

@@ -1,0 +1,319 @@
+"""FLP: FLOPs -> loss -> performance (Chen et al., Sec. 2-3), and the paper's baselines.
+
+- method "flp": stage 1 L(C) = (C/C_N)^alpha_N (Eq. 1) on final sampling models; stage 2
+  P(L) = w0 + w1 L (Eq. 2) on checkpoints that pass the Sec. 3.3 filter.
+- method "fp": P(C) = (C/C_M)^alpha_M (Eq. 3) on the same retained checkpoints (x = FLOPs spent
+  so far; METHODS.md 3.7 item 6).
+- method "gpt4": -log(P/100) = (C/C_M)^alpha_M (App. C, Eq. 6), same points.
+- method "llama3": FLOPs -> NLL of the correct answer, power law on final models, then
+  NLL -> P by a sigmoid from the random level to 100 on all checkpoints (App. D).
+
+Forecast intervals come from bootstrap refits of both stages (independent resamples of the
+final models and of the checkpoints, paired by index), so stage-1 uncertainty is carried into
+stage 2; kind="prediction" also adds each stage's robust residual scale.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data.validate import check_columns, numeric_column
+from ..errors import DomainWarning, InputError
+from ..fitting import FitResult, bootstrap_fit, fit_law, squared
+from ..laws import get_law
+from .fitting import fit_from_closed_form
+from .tables import (
+    Columns,
+    FilterReport,
+    check_models_have_runs,
+    check_percent_scores,
+    filter_checkpoints,
+    final_flops,
+    score_column,
+)
+from .tasks import EMERGENCE_THRESHOLD, task_settings
+
+METHODS = ("flp", "fp", "gpt4", "llama3")
+FORMAT_VERSION = 1
+
+
+def relative_error(predicted, actual) -> np.ndarray:
+    """Eq. 4: |predicted - actual| / actual."""
+    actual = np.asarray(actual, float)
+    return np.abs(np.asarray(predicted, float) - actual) / actual
+
+
+def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
+    """Closed-form start polished by the engine (or the law's grid when `start` is None), then
+    bootstrap refits warm-started at the optimum."""
+    if start is None:
+        res = fit_law(law, X, y, loss=squared(), n_polish=16)
+    else:
+        res = fit_from_closed_form(law, X, y, start)
+    if bootstrap:
+        bootstrap_fit(law, X, y, res, n_boot=bootstrap, seed=seed, n_jobs=n_jobs)
+    return res
+
+
+class FLP:
+    """Two-stage downstream forecaster for one task (sklearn-style; learned attributes end in _).
+
+    `random_performance` defaults to the task's Table 2 value (unknown tasks must give it);
+    `threshold` is the emergence margin in points (5, Sec. 3.3); `bootstrap` resamples per stage.
+    """
+
+    def __init__(
+        self,
+        task: str,
+        *,
+        method: str = "flp",
+        random_performance: float | None = None,
+        threshold: float = EMERGENCE_THRESHOLD,
+        train_loss_decimals: int = 2,
+        bootstrap: int = 200,
+        seed: int = 0,
+        n_jobs: int = 1,
+    ) -> None:
+        if method not in METHODS:
+            raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+        if bootstrap < 0:
+            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        self.task, self.method = task, method
+        self.random_performance, self.threshold = random_performance, float(threshold)
+        self.train_loss_decimals, self.bootstrap = int(train_loss_decimals), int(bootstrap)
+        self.seed, self.n_jobs = int(seed), n_jobs
+
+    # ---- fitting ---------------------------------------------------------------------------
+    def fit(
+        self,
+        runs: pd.DataFrame,
+        checkpoints: pd.DataFrame | None = None,
+        *,
+        columns: Columns | None = None,
+    ) -> FLP:
+        """Fit on RUNS (final models) and CKPTS (intermediate checkpoints; RUNS if None)."""
+        columns = columns or Columns()
+        settings = task_settings(self.task, self.random_performance)
+        self.settings_ = settings
+        rp = settings.random_performance
+        runs = pd.DataFrame(runs).reset_index(drop=True)
+        ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
+        if checkpoints is not None:
+            check_models_have_runs(ck, runs, columns.model)
+        C_final = final_flops(runs, columns, "runs")
+        col = score_column(ck, self.task, "checkpoints")
+        P = numeric_column(ck, col, lower=0.0, what="checkpoints")
+        check_percent_scores(P, col, "checkpoints")
+        if columns.model not in ck.columns:
+            ck = ck.assign(**{columns.model: np.arange(len(ck)).astype(str)})
+        rep = filter_checkpoints(ck, P, rp, self.threshold, columns, self.train_loss_decimals)
+        self.filter_ = rep
+        self.n_dropped_ = {k: v for k, v in rep.counts().items() if k.startswith("dropped")}
+        keep = rep.kept
+        if self.method != "llama3" and keep.sum() < 2:
+            c = rep.counts()
+            raise InputError(
+                f"task {self.task!r}: {int(keep.sum())} checkpoint(s) usable of {c['checkpoints']}"
+                f" ({c['dropped_not_improved']} dropped: training loss did not improve; "
+                f"{c['dropped_not_emerged']} dropped: score below random {rp:g} + "
+                f"{self.threshold:g}); need at least 2 emerged checkpoints"
+            )
+        s1, s2 = self.seed, self.seed + 1
+        if self.method == "flp":
+            L = numeric_column(runs, columns.loss, positive=True, what="runs")
+            Lck = numeric_column(ck, columns.loss, positive=True, what="checkpoints")
+            law1, law2 = get_law("flp-power"), get_law("flp-linear")
+            self.stage1_ = _fit(law1, {"C": C_final}, L, law1.ols_start(C_final, L),
+                                self.bootstrap, s1, self.n_jobs)  # fmt: skip
+            x2, y2 = Lck[keep], P[keep]
+            self.stage2_ = _fit(law2, {"L": x2}, y2, law2.ols_start(x2, y2),
+                                self.bootstrap, s2, self.n_jobs)  # fmt: skip
+        elif self.method in ("fp", "gpt4"):
+            law = get_law("flp-power" if self.method == "fp" else "flp-gpt4")
+            x, y = final_flops(ck, columns, "checkpoints")[keep], P[keep]
+            if self.method == "gpt4" and (y >= 100).any():
+                raise InputError("gpt4 form needs scores below 100 points")
+            t = law.target_of(y)
+            a, b = np.polyfit(np.log(x), t, 1)
+            start = np.array([-b / a if abs(a) > 1e-9 else 50.0, a])
+            self.stage1_ = None
+            self.stage2_ = _fit(law, {"C": x}, y, start, self.bootstrap, s2, self.n_jobs)
+        else:  # llama3
+            ncol = f"nll_{self.task}"
+            check_columns(runs, [ncol], "runs")
+            check_columns(ck, [ncol], "checkpoints")
+            nll = numeric_column(runs, ncol, positive=True, what="runs")
+            nll_ck = numeric_column(ck, ncol, positive=True, what="checkpoints")
+            law1 = get_law("flp-power")
+            law2 = get_law("flp-sigmoid", random_performance=rp)
+            self.stage1_ = _fit(law1, {"C": C_final}, nll, law1.ols_start(C_final, nll),
+                                self.bootstrap, s1, self.n_jobs)  # fmt: skip
+            self.stage1_.meta["law_options"] = {}
+            self.stage2_ = _fit(law2, {"nll": nll_ck}, P, None, self.bootstrap, s2, self.n_jobs)
+            self.stage2_.meta["law_options"] = {"random_performance": rp}
+        self.n_runs_ = len(runs)
+        self.n_points_ = int(keep.sum()) if self.method != "llama3" else len(ck)
+        return self
+
+    # ---- forecasting -----------------------------------------------------------------------
+    def _check(self):
+        if not hasattr(self, "stage2_"):
+            raise RuntimeError("this FLP is not fitted yet; call fit() first")
+
+    def _stage_input(self) -> str:
+        return {"flp": "L", "llama3": "nll"}.get(self.method, "C")
+
+    def predict_loss(self, C) -> np.ndarray | None:
+        """Stage-1 prediction (loss for FLP, answer NLL for llama3; None for FP/GPT-4)."""
+        self._check()
+        if self.stage1_ is None:
+            return None
+        return self.stage1_.predict(C=np.asarray(C, float))
+
+    def predict(self, C) -> np.ndarray:
+        """Forecast score (points) at training FLOPs C (stages chained)."""
+        self._check()
+        C = np.asarray(C, float)
+        if (C <= 0).any():
+            raise InputError("FLOPs must be > 0")
+        x = C if self.stage1_ is None else self.predict_loss(C)
+        return self.stage2_.predict(**{self._stage_input(): x})
+
+    def predict_interval(self, C, level: float = 0.9, kind: str = "prediction"):
+        """Bootstrap percentile interval of the forecast, stage-1 samples fed into stage 2."""
+        self._check()
+        if not self.stage2_.bootstrap:
+            raise InputError("no bootstrap samples: fit with bootstrap > 0")
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1), got {level}")
+        C = np.atleast_1d(np.asarray(C, float))
+        rng = np.random.default_rng(self.seed + 2)
+        T2 = np.asarray(self.stage2_.bootstrap)
+        law2 = self.stage2_.law_
+        B = T2.shape[0]
+        if self.stage1_ is None:
+            x = np.broadcast_to(C, (B, C.size))
+        else:
+            law1 = self.stage1_.law_
+            T1 = np.asarray(self.stage1_.bootstrap)[:B]
+            t1 = law1.predict_target(T1, {"C": C})
+            if kind == "prediction":
+                t1 = t1 + rng.normal(0, self.stage1_.residual_scale, t1.shape)
+            x = law1.from_target(t1)
+        name = self._stage_input()
+        t2 = np.stack([law2.predict_target(T2[b : b + 1], {name: x[b]})[0] for b in range(B)])
+        if kind == "prediction":
+            t2 = t2 + rng.normal(0, self.stage2_.residual_scale, t2.shape)
+        a = (1 - level) / 2
+        lo, hi = law2.from_target(np.nanquantile(t2, [a, 1 - a], axis=0))
+        return np.minimum(lo, hi), np.maximum(lo, hi)
+
+    def warn_if_not_emerged(self, P) -> None:
+        """FLP models only the post-emergence phase (Sec. 3.4): a forecast below random +
+        threshold is outside the fitted regime, so say so."""
+        P = np.atleast_1d(np.asarray(P, float))
+        floor = self.settings_.random_performance + self.threshold
+        low = P < floor
+        if low.any():
+            warnings.warn(
+                f"{int(low.sum())} forecast(s) below random + threshold ({floor:g} points) for "
+                f"{self.settings_.name}: the model would not have emerged, and FLP does not model "
+                "the non-emergent phase (Sec. 3.4)",
+                DomainWarning,
+                stacklevel=3,
+            )
+
+    def forecast(self, C, actual=None, level: float = 0.9) -> pd.DataFrame:
+        """Table of forecasts at C with interval and, where `actual` is given, Eq. 4 error.
+        Warns (DomainWarning) for forecasts below random + threshold."""
+        C = np.atleast_1d(np.asarray(C, float))
+        df = pd.DataFrame({"C": C, "performance": self.predict(C)})
+        self.warn_if_not_emerged(df["performance"])
+        L = self.predict_loss(C)
+        if L is not None:
+            df.insert(1, "loss" if self.method == "flp" else "nll", L)
+        if self.stage2_.bootstrap:
+            df["lower"], df["upper"] = self.predict_interval(C, level)
+        if actual is not None:
+            df["actual"] = np.atleast_1d(np.asarray(actual, float))
+            df["relative_error"] = relative_error(df["performance"], df["actual"])
+        return df
+
+    # ---- reporting / persistence -----------------------------------------------------------
+    def summary(self) -> str:
+        self._check()
+        s = self.settings_
+        c = self.filter_.counts()
+        lines = [
+            f"FLP ({self.method}) for task {s.name}: random {s.random_performance:g} points, "
+            f"threshold +{self.threshold:g}",
+            f"final models: {self.n_runs_}    checkpoints: {c['checkpoints']} "
+            f"(kept {c['kept']}; dropped {c['dropped_not_improved']} not improved, "
+            f"{c['dropped_not_emerged']} not emerged)",
+        ]
+        if self.stage1_ is not None:
+            lines += ["Stage 1 (FLOPs -> " + ("loss" if self.method == "flp" else "NLL") + ")"]
+            lines += [self.stage1_.summary()]
+        lines += ["Stage 2", self.stage2_.summary()]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        self._check()
+        return {
+            "kind": "FLP",
+            "format_version": FORMAT_VERSION,
+            "config": {
+                "task": self.task,
+                "method": self.method,
+                "random_performance": self.random_performance,
+                "threshold": self.threshold,
+                "train_loss_decimals": self.train_loss_decimals,
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+            },
+            "settings": dict(self.settings_.__dict__),
+            "filter": {k: v.tolist() for k, v in self.filter_.__dict__.items()},
+            "n_runs": self.n_runs_,
+            "n_points": self.n_points_,
+            "stage1": None if self.stage1_ is None else self.stage1_.to_dict(),
+            "stage2": self.stage2_.to_dict(),
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=1)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_dict(cls, d: dict) -> FLP:
+        if d.get("kind") != "FLP":
+            raise InputError(f"not a saved FLP fit (kind {d.get('kind')!r})")
+        from .tasks import TaskSettings
+
+        est = cls(**d["config"])
+        est.settings_ = TaskSettings(**d["settings"])
+        f = d["filter"]
+        est.filter_ = FilterReport(
+            *(np.array(f[k], bool) for k in ("kept", "not_improved", "not_emerged"))
+        )
+        est.n_dropped_ = {k: v for k, v in est.filter_.counts().items() if k.startswith("dropped")}
+        est.n_runs_, est.n_points_ = d["n_runs"], d["n_points"]
+        est.stage1_ = None if d["stage1"] is None else FitResult.from_dict(d["stage1"])
+        est.stage2_ = FitResult.from_dict(d["stage2"])
+        return est
+
+    @classmethod
+    def from_json(cls, text_or_path: str | Path) -> FLP:
+        s = str(text_or_path)
+        try:
+            if not s.lstrip().startswith("{"):
+                s = Path(s).read_text()
+            return cls.from_dict(json.loads(s))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{str(text_or_path)[:80]}: not a saved FLP fit ({exc})") from exc

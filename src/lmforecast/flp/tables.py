@@ -1,0 +1,199 @@
+"""Reading FLP / FLP-M tables and the checkpoint filter of Sec. 3.3.
+
+RUNS (final, fully trained sampling models): `model`, `N`, `D` or `C`, `loss`; for FLP-M also
+`C_<source>` per source (or `ratio` plus `C` for two sources, or `ratio_<source>` plus `C`) and
+`loss_<domain>` per validation domain. CKPTS (intermediate checkpoints): `model`, `step`, `C`,
+`loss` (and `loss_<domain>`), optional `train_loss`, and one score column per task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..data.validate import check_columns, numeric_column
+from ..errors import InputError
+
+DEFAULT_SOURCES = ("general", "code")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Column names of the input tables (the defaults work without flags)."""
+
+    model: str = "model"
+    step: str = "step"
+    C: str = "C"
+    N: str = "N"
+    D: str = "D"
+    loss: str = "loss"
+    train_loss: str = "train_loss"
+
+
+def final_flops(df: pd.DataFrame, cols: Columns = Columns(), what: str = "runs") -> np.ndarray:
+    """Training FLOPs of each row: column C, or 6 N D when only N and D are given."""
+    if cols.C in df.columns:
+        return numeric_column(df, cols.C, positive=True, what=what)
+    if cols.N in df.columns and cols.D in df.columns:
+        N = numeric_column(df, cols.N, positive=True, what=what)
+        return 6.0 * N * numeric_column(df, cols.D, positive=True, what=what)
+    raise InputError(
+        f"{what}: need a FLOPs column {cols.C!r} or both {cols.N!r} and {cols.D!r}; found "
+        f"{', '.join(map(repr, df.columns))}"
+    )
+
+
+def score_column(df: pd.DataFrame, task: str, what: str) -> str:
+    """The column holding `task`'s score: exactly the task name, else a case-insensitive match."""
+    if task in df.columns:
+        return task
+    hits = [c for c in df.columns if c.lower() == task.lower()]
+    if hits:
+        return hits[0]
+    raise InputError(
+        f"{what}: no score column for task {task!r}; found {', '.join(map(repr, df.columns))}"
+    )
+
+
+def check_percent_scores(scores: np.ndarray, col: str, what: str) -> None:
+    """Scores are percentage points as the paper prints them; reject a [0, 1] column."""
+    if scores.size and np.nanmax(scores) <= 1.0 and np.nanmax(scores) > 0:
+        raise InputError(
+            f"{what}: column {col!r} looks like fractions in [0, 1] (max {np.nanmax(scores):g}); "
+            "scores must be percentage points as in the paper (multiply the column by 100)"
+        )
+    bad = (scores < 0) | (scores > 100)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{what}: column {col!r} row {i + 1}: score {scores[i]:g} not in [0, 100]")
+
+
+@dataclass
+class FilterReport:
+    """Which checkpoints the Sec. 3.3 filter kept, and why the others were dropped."""
+
+    kept: np.ndarray  # bool per checkpoint row
+    not_improved: np.ndarray  # bool: training loss did not improve
+    not_emerged: np.ndarray  # bool: score < random + threshold
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "checkpoints": int(self.kept.size),
+            "kept": int(self.kept.sum()),
+            "dropped_not_improved": int(self.not_improved.sum()),
+            "dropped_not_emerged": int((self.not_emerged & ~self.not_improved).sum()),
+        }
+
+
+def improved_loss_mask(models, steps, train_loss, decimals: int = 2) -> np.ndarray:
+    """Sec. 3.3: keep a checkpoint only if its training loss, rounded to `decimals`, is strictly
+    below that of the previous *kept* checkpoint of the same model (the first one is kept);
+    ties are dropped (METHODS.md 3.7 item 7)."""
+    models = np.asarray(models)
+    steps = np.asarray(steps, float)
+    tl = np.round(np.asarray(train_loss, float), decimals)
+    keep = np.zeros(tl.size, bool)
+    order = np.lexsort((steps, models.astype(str)))
+    best: dict = {}
+    for i in order:
+        m = models[i]
+        if m not in best or tl[i] < best[m]:
+            keep[i] = True
+            best[m] = tl[i]
+    return keep
+
+
+def filter_checkpoints(
+    ckpts: pd.DataFrame,
+    scores: np.ndarray,
+    random_performance: float,
+    threshold: float = 5.0,
+    cols: Columns = Columns(),
+    decimals: int = 2,
+) -> FilterReport:
+    """The checkpoint filter of Sec. 3.3: improved training loss, then emerged score."""
+    n = len(ckpts)
+    if cols.train_loss in ckpts.columns:
+        tl = numeric_column(ckpts, cols.train_loss, positive=True, what="checkpoints")
+        steps = (
+            numeric_column(ckpts, cols.step, what="checkpoints")
+            if cols.step in ckpts.columns
+            else np.arange(n, dtype=float)
+        )
+        improved = improved_loss_mask(ckpts[cols.model].to_numpy(), steps, tl, decimals)
+    else:
+        improved = np.ones(n, bool)
+    emerged = scores >= random_performance + threshold
+    return FilterReport(improved & emerged, ~improved, ~emerged)
+
+
+def check_models_have_runs(ckpts: pd.DataFrame, runs: pd.DataFrame, col: str = "model") -> None:
+    """Every checkpoint must belong to a final model of RUNS."""
+    check_columns(runs, [col], "runs")
+    check_columns(ckpts, [col], "checkpoints")
+    known = set(runs[col].astype(str))
+    m = ckpts[col].astype(str).to_numpy()
+    bad = ~np.isin(m, list(known))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(
+            f"checkpoints: row {i + 1}: model {m[i]!r} has no final model in the runs table "
+            f"({int(bad.sum())} checkpoint row(s) affected)"
+        )
+
+
+def source_flops(
+    df: pd.DataFrame, cols: Columns = Columns(), sources=None, what: str = "runs"
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """(source names, (n, K) FLOPs per source) from `C_<source>` columns, or `ratio_<source>`
+    / `ratio` (share of the second source, two sources) times the total `C`."""
+    c_cols = [c for c in df.columns if c.startswith("C_")]
+    r_cols = [c for c in df.columns if c.startswith("ratio_")]
+    if c_cols:
+        names = tuple(c[2:] for c in c_cols)
+        F = np.column_stack([numeric_column(df, c, lower=0.0, what=what) for c in c_cols])
+    elif r_cols or "ratio" in df.columns:
+        C = final_flops(df, cols, what)
+        if r_cols:
+            names = tuple(c[6:] for c in r_cols)
+            R = np.column_stack(
+                [numeric_column(df, c, lower=0.0, upper=1.0, what=what) for c in r_cols]
+            )
+        else:
+            r = numeric_column(df, "ratio", lower=0.0, upper=1.0, what=what)
+            names = tuple(sources) if sources else DEFAULT_SOURCES
+            if len(names) != 2:
+                raise InputError(f"{what}: a single 'ratio' column needs exactly two sources")
+            R = np.column_stack([1.0 - r, r])
+        s = R.sum(axis=1)
+        bad = np.abs(s - 1.0) > 1e-6
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(
+                f"{what}: row {i + 1}: mixing ratios {', '.join(r_cols)} sum to {s[i]:g}, not 1"
+            )
+        F = R * C[:, None]
+    else:
+        raise InputError(
+            f"{what}: need FLOPs per source (columns C_<source>, e.g. C_general, C_code) or "
+            f"'ratio' plus 'C'; found {', '.join(map(repr, df.columns))}"
+        )
+    if sources is not None and tuple(sources) != names:
+        raise InputError(f"{what}: sources {names} differ from the fit's {tuple(sources)}")
+    tot = F.sum(axis=1)
+    if (tot <= 0).any():
+        i = int(np.argmax(tot <= 0))
+        raise InputError(f"{what}: row {i + 1}: total FLOPs must be > 0")
+    return names, F
+
+
+def domain_columns(df: pd.DataFrame, what: str = "runs") -> list[str]:
+    cols = [c for c in df.columns if c.startswith("loss_")]
+    if not cols:
+        raise InputError(
+            f"{what}: no per-domain loss columns (loss_<domain>, e.g. loss_code); found "
+            f"{', '.join(map(repr, df.columns))}"
+        )
+    return cols

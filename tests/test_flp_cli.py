@@ -1,0 +1,362 @@
+"""The `lmforecast flp` / `flpm` command contract, including bad input (exit 2, no output)."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+EX = Path(__file__).resolve().parents[1] / "docs" / "examples" / "flp"
+
+
+@pytest.fixture(scope="module")
+def flp_fit_file(tmp_path_factory):
+    from lmforecast.cli.main import main
+
+    out = tmp_path_factory.mktemp("flp") / "fit.json"
+    code = main(
+        [
+            "flp",
+            "fit",
+            "--runs",
+            str(EX / "runs.csv"),
+            "--checkpoints",
+            str(EX / "checkpoints.csv"),
+            "--task",
+            "ARC",
+            "--bootstrap",
+            "60",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
+    assert code == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def flpm_fit_file(tmp_path_factory):
+    from lmforecast.cli.main import main
+
+    out = tmp_path_factory.mktemp("flpm") / "fit.json"
+    code = main(
+        [
+            "flpm",
+            "fit",
+            "--runs",
+            str(EX / "mixture_runs.csv"),
+            "--checkpoints",
+            str(EX / "mixture_checkpoints.csv"),
+            "--task",
+            "HumanEval",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
+    assert code == 0
+    return out
+
+
+def test_flp_fit_json(cli, tmp_path):
+    code, out, err = cli(
+        "flp",
+        "fit",
+        "--runs",
+        EX / "runs.csv",
+        "--checkpoints",
+        EX / "checkpoints.csv",
+        "--task",
+        "ARC",
+        "--bootstrap",
+        "0",
+        "--json",
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["random_performance"] == 25.0
+    assert set(d["stage1"]) == {"C_N", "alpha"} and set(d["stage2"]) == {"w0", "w1"}
+    assert d["stage2"]["w1"] < 0 and d["checkpoints"]["kept"] >= 2
+
+
+def test_flp_predict_contract(cli, flp_fit_file):
+    targets = pd.read_csv(EX / "targets.csv")
+    C, actual = targets["C"][0], targets["ARC"][0]
+    code, out, err = cli(
+        "flp", "predict", "--fit", flp_fit_file, "--flops", C, "--actual", actual, "--json"
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert set(d) == {"loss", "performance", "interval", "relative_error"}
+    lo, hi = d["interval"]
+    assert lo < d["performance"] < hi
+    assert d["relative_error"] == pytest.approx(abs(d["performance"] - actual) / actual)
+    assert d["relative_error"] < 0.05  # 7B from sampling models <= 3B (Fig. 3 band)
+    code, out, _ = cli("flp", "predict", "--fit", flp_fit_file, "--flops", C)
+    assert code == 0 and "points" in out and "PI" in out
+
+
+def test_flp_baseline_by_name(cli):
+    code, out, err = cli(
+        "flp",
+        "fit",
+        "--runs",
+        EX / "runs.csv",
+        "--checkpoints",
+        EX / "checkpoints.csv",
+        "--task",
+        "ARC",
+        "--method",
+        "fp",
+        "--bootstrap",
+        "0",
+        "--json",
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["method"] == "fp" and d["stage1"] is None and d["stage2"]["alpha"] > 0
+
+
+def test_flpm_predict_and_optimize_contract(cli, flpm_fit_file):
+    code, out, err = cli(
+        "flpm", "predict", "--fit", flpm_fit_file, "--flops-per-source", "6.7e21,2.9e21", "--json"
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert set(d["losses"]) == {"math", "code", "scientific", "wikipedia", "general"}
+    assert 0 < d["performance"] < 100
+    lo, hi = d["interval"]
+    assert lo < d["performance"] < hi
+    code, out, err = cli(
+        "flpm", "optimize-mixture", "--fit", flpm_fit_file, "--flops", "9.76e20", "--json"
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert set(d) == {"best_ratio", "performance", "curve"}
+    assert len(d["curve"]) == 51 and d["curve"][0][0] == 0.0 and d["curve"][-1][0] == 0.5
+    assert d["performance"] == max(p for _, p in d["curve"])
+    code, out, _ = cli(
+        "flpm",
+        "optimize-mixture",
+        "--fit",
+        flpm_fit_file,
+        "--flops",
+        "1e21",
+        "--ratios",
+        "0:0.3:0.1",
+        "--json",
+    )
+    assert [r for r, _ in json.loads(out)["curve"]] == [0.0, 0.1, 0.2, 0.3]
+
+
+def test_flpm_ratio_table_equivalent(cli, tmp_path):
+    code, out, err = cli(
+        "flpm",
+        "fit",
+        "--runs",
+        EX / "mixture_runs_ratio.csv",
+        "--checkpoints",
+        EX / "mixture_checkpoints.csv",
+        "--task",
+        "HumanEval",
+        "--mapper",
+        "average",
+        "--json",
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["sources"] == ["general", "code"]
+    ident = d["stage1_identified"]["code"]
+    assert set(ident) == {"alpha_C", "alpha_general", "alpha_code", "log_intercept"}
+    assert ident["alpha_C"] < 0  # more compute, lower code loss
+
+
+# ---- bad input ---------------------------------------------------------------------------
+
+
+def _write(tmp_path, name, df):
+    p = tmp_path / name
+    df.to_csv(p, index=False)
+    return p
+
+
+def _bad(cli, tmp_path, *argv):
+    out = tmp_path / "fit.json"
+    code, stdout, err = cli(*argv, "--out", out)
+    assert code == 2
+    assert err.startswith("lmforecast: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    assert not out.exists()
+    return err
+
+
+def test_checkpoint_without_final_model(cli, tmp_path):
+    ck = pd.read_csv(EX / "checkpoints.csv")
+    ck.loc[3, "model"] = "ghost"
+    p = _write(tmp_path, "ck.csv", ck)
+    err = _bad(
+        cli, tmp_path, "flp", "fit", "--runs", EX / "runs.csv", "--checkpoints", p, "--task", "ARC"
+    )
+    assert "row 4: model 'ghost' has no final model" in err
+
+
+def test_no_emerged_checkpoint_says_how_many_dropped(cli, tmp_path):
+    err = _bad(
+        cli,
+        tmp_path,
+        "flp",
+        "fit",
+        "--runs",
+        EX / "runs.csv",
+        "--checkpoints",
+        EX / "checkpoints.csv",
+        "--task",
+        "ARC",
+        "--threshold",
+        "60",
+    )
+    assert "0 checkpoint(s) usable of 120" in err and "not emerged" not in err
+    assert "dropped: score below random 25 + 60" in err
+
+
+def test_fraction_scores_and_unknown_task(cli, tmp_path):
+    ck = pd.read_csv(EX / "checkpoints.csv")
+    ck["ARC"] = ck["ARC"] / 100
+    p = _write(tmp_path, "ck.csv", ck)
+    err = _bad(
+        cli, tmp_path, "flp", "fit", "--runs", EX / "runs.csv", "--checkpoints", p, "--task", "ARC"
+    )
+    assert "multiply the column by 100" in err
+    ck = pd.read_csv(EX / "checkpoints.csv").rename(columns={"ARC": "MMLU"})
+    p = _write(tmp_path, "ck2.csv", ck)
+    err = _bad(
+        cli, tmp_path, "flp", "fit", "--runs", EX / "runs.csv", "--checkpoints", p, "--task", "MMLU"
+    )
+    assert "unknown task 'MMLU'" in err and "--random-performance" in err
+    code, _, err = cli(
+        "flp",
+        "fit",
+        "--runs",
+        EX / "runs.csv",
+        "--checkpoints",
+        p,
+        "--task",
+        "MMLU",
+        "--random-performance",
+        "25",
+        "--bootstrap",
+        "0",
+        "--json",
+    )
+    assert code == 0, err
+
+
+def test_nonpositive_flops_and_losses(cli, tmp_path):
+    runs = pd.read_csv(EX / "runs.csv")
+    runs.loc[2, "C"] = -1.0
+    p = _write(tmp_path, "runs.csv", runs)
+    err = _bad(
+        cli,
+        tmp_path,
+        "flp",
+        "fit",
+        "--runs",
+        p,
+        "--checkpoints",
+        EX / "checkpoints.csv",
+        "--task",
+        "ARC",
+    )
+    assert "column 'C' row 3: value -1 must be > 0" in err
+    runs = pd.read_csv(EX / "runs.csv")
+    runs.loc[0, "loss"] = 0.0
+    p = _write(tmp_path, "runs2.csv", runs)
+    err = _bad(
+        cli,
+        tmp_path,
+        "flp",
+        "fit",
+        "--runs",
+        p,
+        "--checkpoints",
+        EX / "checkpoints.csv",
+        "--task",
+        "ARC",
+    )
+    assert "column 'loss' row 1" in err
+
+
+def test_mixing_ratios_not_summing_to_one(cli, tmp_path):
+    runs = pd.read_csv(EX / "mixture_runs_ratio.csv")
+    runs = runs.rename(columns={"ratio": "ratio_code"})
+    runs.insert(1, "ratio_general", 1 - runs["ratio_code"])
+    runs.loc[5, "ratio_general"] = 0.2
+    p = _write(tmp_path, "runs.csv", runs)
+    err = _bad(
+        cli,
+        tmp_path,
+        "flpm",
+        "fit",
+        "--runs",
+        p,
+        "--checkpoints",
+        EX / "mixture_checkpoints.csv",
+        "--task",
+        "HumanEval",
+    )
+    assert "row 6: mixing ratios" in err and "not 1" in err
+
+
+def test_predict_bad_inputs(cli, tmp_path, flpm_fit_file, flp_fit_file):
+    code, _, err = cli("flp", "predict", "--fit", tmp_path / "none.json", "--flops", "1e22")
+    assert code == 2 and "no such file" in err
+    code, _, err = cli("flp", "predict", "--fit", flp_fit_file, "--flops", "-3")
+    assert code == 2 and "--flops" in err
+    code, _, err = cli("flp", "predict", "--fit", flpm_fit_file, "--flops", "1e22")
+    assert code == 2 and "not a saved FLP fit" in err
+    code, _, err = cli("flpm", "predict", "--fit", flpm_fit_file, "--flops-per-source", "1e21")
+    assert code == 2 and "need FLOPs for 2 sources" in err
+    code, _, err = cli("flpm", "predict", "--fit", flpm_fit_file, "--flops-per-source", "1e21,x")
+    assert code == 2 and "'x' is not a number" in err
+    code, _, err = cli(
+        "flpm", "optimize-mixture", "--fit", flpm_fit_file, "--flops", "1e21", "--ratios", "0:0.5"
+    )
+    assert code == 2 and "START:STOP:STEP" in err
+
+
+def test_unwritable_out_fails_before_work(cli, tmp_path):
+    code, _, err = cli(
+        "flp",
+        "fit",
+        "--runs",
+        EX / "runs.csv",
+        "--task",
+        "ARC",
+        "--out",
+        tmp_path / "missing" / "fit.json",
+    )
+    assert code == 2 and "does not exist" in err
+
+
+def test_forecast_below_emergence_warns_and_runs_only_mode(cli, tmp_path):
+    out = tmp_path / "fit.json"
+    code, _, err = cli(
+        "flp",
+        "fit",
+        "--runs",
+        EX / "runs.csv",
+        "--task",
+        "ARC",
+        "--threshold",
+        "1",
+        "--bootstrap",
+        "0",
+        "--out",
+        out,
+    )
+    assert code == 0, err  # RUNS rows double as checkpoints when --checkpoints is omitted
+    code, out_, err = cli("flp", "predict", "--fit", out, "--flops", "1e18", "--json")
+    assert code == 0
+    assert err.startswith("lmforecast: warning: ") and "non-emergent phase" in err
+    assert json.loads(out_)["interval"] is None

@@ -1,0 +1,47 @@
+"""The FLP report section builds quickly and its numbers say what the paper says."""
+
+import pytest
+
+from lmforecast.report.builder import ReportContext
+
+
+@pytest.mark.slow
+def test_flp_section_quick():
+    from lmforecast.report.sections.flp import build_section
+
+    sec = build_section(ReportContext(quick=True, progress=False))
+    n = sec.numbers
+    assert "Simulated data" in sec.blocks[0]
+    assert n["flp"]["max_rel_error_7B_pct"] < 5.0  # Fig. 3 band
+    assert n["flp"]["max_rel_error_13B_pct"] < 10.0
+    assert n["flp"]["mean_rel_error_flp_pct"] < n["flp"]["mean_rel_error_fp_pct"]
+    assert n["flp"]["alpha_N"] == pytest.approx(n["flp"]["alpha_N_true"], rel=0.03)
+    m = n["flpm"]
+    assert m["rel_error_pct"]["HumanEval"] < m["flp_rel_error_pct"]["HumanEval"]
+    assert m["best_ratio_1B"] == m["true_best_ratio_1B"]
+    assert m["stage1_form_error"]["M4"] < m["stage1_form_error"]["M1"]
+    assert sum("<img" in b for b in sec.blocks) >= 4
+
+
+def test_plots_return_figures():
+    import matplotlib.pyplot as plt
+
+    from lmforecast.flp import FLP
+    from lmforecast.flp.mixture import FLPM
+    from lmforecast.flp.simulate import simulate_flp, simulate_flpm
+    from lmforecast.plots import flp as plots
+
+    s = simulate_flp(tasks=("ARC",))
+    est = FLP("ARC", bootstrap=0).fit(s.runs, s.checkpoints)
+    m = simulate_flpm(tasks=("HumanEval",))
+    mest = FLPM("HumanEval", steps=50).fit(m.runs, m.checkpoints)
+    figs = [
+        plots.flops_to_loss(est, s.runs, s.targets),
+        plots.loss_to_performance(est, s.checkpoints, s.targets),
+        plots.predicted_vs_actual({"FLP": [1, 2]}, [1.1, 2.2]),
+        plots.mixture_curves({"HumanEval": mest.optimize_mixture(1e21)}),
+        plots.domain_loss_fits(mest, m.runs),
+    ]
+    for f in figs:
+        assert f.axes and f.axes[0].has_data()
+        plt.close(f)
