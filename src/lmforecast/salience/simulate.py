@@ -109,7 +109,7 @@ def planted_salience_data(
                 if j == models_per_family - 2
                 else "train"
             )
-            score = gamma + (1 - gamma) / (1 + np.exp(-3.0 * (s + 0.2)))
+            score = gamma + (1 - gamma) / (1 + np.exp(-2.5 * (s - 0.4)))
             score = float(np.clip(score + rng.normal(0, score_noise), 0, 1))
             rows.append((name, f"fam{f}", split, score, float(s)))
             label[name] = float(1.2 - 0.5 * s + label_offset[f])
