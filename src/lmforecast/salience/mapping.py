@@ -142,5 +142,5 @@ def check_losses(losses, n_tokens: int, where: str = "") -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{pre}token {i}: loss {arr[i]!r} is NaN or infinite")
+        raise InputError(f"{pre}token {i}: loss {float(arr[i])!r} is NaN or infinite")
     return arr

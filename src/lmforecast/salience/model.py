@@ -45,6 +45,36 @@ def sigmoid_law(C: np.ndarray, alpha: float, beta: float, gamma: float) -> np.nd
     return gamma + (1.0 - gamma) * expit(alpha * (np.asarray(C, float) - beta))
 
 
+def head_objective(
+    theta: np.ndarray,
+    bias: float,
+    H,
+    L: np.ndarray,
+    A: np.ndarray,
+    n_chars: float,
+    alpha_beta,
+    gamma: float,
+    activation: str = "softplus",
+    *,
+    HT=None,
+    l2: float = 0.0,
+) -> tuple[float, np.ndarray, float]:
+    """Eq. 5 objective (mean squared error over the models of L) and its analytic gradient
+    in (theta, bias), with alpha, beta fixed: J = mean_m (A(C_m) - A_hat_m)^2 + l2 |theta|^2."""
+    a, b = float(alpha_beta[0]), float(alpha_beta[1])
+    z = H @ theta + bias
+    w, dw = _act(z, activation)
+    C = L @ w / n_chars
+    s = expit(a * (C - b))
+    r = gamma + (1 - gamma) * s - A
+    J = float(np.mean(r**2) + l2 * theta @ theta)
+    gC = 2.0 / len(A) * r * (1 - gamma) * s * (1 - s) * a
+    gz = (L.T @ gC) / n_chars * dw
+    HT = H.T if HT is None else HT
+    g_theta = np.asarray(HT @ gz).ravel() + 2 * l2 * theta
+    return J, g_theta, float(gz.sum())
+
+
 class CapabilitySalience:
     """Learn per-token weights W whose weighted loss predicts a task's accuracy (Algorithm 2).
 
@@ -151,11 +181,9 @@ class CapabilitySalience:
             if step == int(self.n_steps):
                 break
             # (ii) one gradient step on theta with alpha, beta fixed (Eq. 5)
-            s = expit(ab[0] * (C[tr] - ab[1]))
-            gC = 2.0 / tr.sum() * (pred[tr] - Atr) * (1 - gamma) * s * (1 - s) * ab[0]
-            gz = (Ltr.T @ gC) / nc * dw
-            g_theta = np.asarray(HT @ gz).ravel() + 2 * self.l2 * theta
-            g_bias = float(gz.sum())
+            _, g_theta, g_bias = head_objective(
+                theta, bias, Hs, Ltr, Atr, nc, ab, gamma, self.activation, HT=HT, l2=self.l2
+            )
             if self.optimizer == "sgd":
                 theta -= lr * g_theta
                 bias -= lr * g_bias

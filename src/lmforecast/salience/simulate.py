@@ -94,8 +94,8 @@ def planted_salience_data(
     kinds = ["words", "spaced", "chunks3", "whitespace"]
     fam_skill_lo = np.linspace(-1.0, 0.2, n_families)
     rng.shuffle(fam_skill_lo)
-    # family offsets on generic text, anti-aligned with capability: the all-token loss misleads
-    fam_offset = -0.9 * (fam_skill_lo - fam_skill_lo.mean()) + rng.normal(0, 0.05, n_families)
+    # family offsets on generic text grow with capability: the all-token loss misleads
+    fam_offset = 0.35 * (fam_skill_lo - fam_skill_lo.mean()) + rng.normal(0, 0.02, n_families)
     label_offset = rng.normal(0, 0.5, n_families)
     rows, records, label = [], [], {}
     for f in range(n_families):
@@ -120,7 +120,7 @@ def planted_salience_data(
                     if w in SALIENT_WORDS:
                         rate[m[0] : m[1]] = 0.9 - 0.35 * s
                     else:
-                        rate[m[0] : m[1]] = 1.0 + fam_offset[f] - 0.05 * s
+                        rate[m[0] : m[1]] = 1.0 + fam_offset[f] - 0.2 * s
                 rate = np.maximum(rate, 0.01)
                 rate *= np.exp(rng.normal(0, loss_noise, len(text)))
                 off = _tokenize(text, kinds[f % len(kinds)])
