@@ -276,3 +276,18 @@ def test_paper_scores_fit_one_sigmoid_per_task_in_score_space():
 def test_summary_json_is_plain_json(planted_fit):
     d = json.loads(planted_fit.to_json())
     assert d["kind"] == "SalienceFit" and len(d["weights"]) == len(d["text_ids"])
+
+
+# ---- report section ----------------------------------------------------------------------------
+def test_report_section_quick():
+    from lmforecast.report.builder import ReportContext
+    from lmforecast.report.sections.salience import build_section
+
+    sec = build_section(ReportContext(quick=True))
+    n = sec.numbers
+    assert n["simulated"] is True and n["bundled_models"] == 59
+    assert n["test_mse"] * 10 <= n["all_token_test_mse"]
+    assert n["test_mse"] * 10 <= n["label_token_test_mse"]
+    assert n["salient_weight_ratio"] > 5 and n["alpha"] < 0
+    html = "".join(sec.blocks)
+    assert "SIMULATED DATA" in html and html.count("<img") == 2
