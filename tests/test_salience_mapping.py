@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from lmforecast.errors import InputError
 from lmforecast.salience.features import char_offsets, word_offsets
-from lmforecast.salience.mapping import char_losses, check_offsets, map_losses
+from lmforecast.salience.mapping import char_losses, check_offsets, map_losses, map_losses_many
 
 
 def test_hand_worked_multichar_unicode():
@@ -120,3 +120,18 @@ def test_bad_offsets_and_losses_name_the_token(offsets, losses, match):
 def test_check_offsets_accepts_byte_repeats():
     off = check_offsets([[0, 1], [0, 1], [1, 2]], 2)
     assert off.dtype == np.int64 and off.shape == (3, 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(1, 30), st.integers(1, 5))
+def test_batched_mapping_equals_one_record_at_a_time(data, n, R):
+    tgt = data.draw(tokenization(n))
+    if all(s == e for s, e in tgt):
+        tgt = [[0, n]]
+    sources = []
+    for _ in range(R):
+        src = data.draw(tokenization(n))
+        sources.append((src, np.linspace(0.5, 3.0, len(src))))
+    batched = map_losses_many(sources, tgt, n)
+    single = np.array([map_losses(o, lv, tgt, n) for o, lv in sources])
+    np.testing.assert_allclose(batched, single, rtol=1e-12, atol=1e-15)

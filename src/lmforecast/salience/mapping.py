@@ -75,59 +75,92 @@ def _groups(off: np.ndarray) -> np.ndarray:
 
 def char_losses(offsets: np.ndarray, losses: np.ndarray, n_chars: int) -> np.ndarray:
     """Step 1 of Algorithm 1: per-character losses l^c_j = l^s_i / |tau^s_i| for j in tau^s_i."""
-    off = np.asarray(offsets, np.int64).reshape(-1, 2)
-    losses = np.asarray(losses, float)
-    out = np.zeros(n_chars, float)
-    if len(off) == 0:
-        return out
+    return _char_losses_many([np.asarray(offsets, np.int64).reshape(-1, 2)], [losses], n_chars)[0]
+
+
+def _char_losses_many(offsets: list[np.ndarray], losses: list, n_chars: int) -> np.ndarray:
+    """Step 1 for several tokenizations of one text at once: (R, n_chars) character losses.
+
+    Record r's characters live at r * n_chars + c in one flat array, so all records are spread
+    with a handful of vectorised passes instead of one Python-level pass per record.
+    """
+    R, n = len(offsets), n_chars
+    out = np.zeros(R * n, float)
+    counts = np.array([len(o) for o in offsets])
+    if counts.sum() == 0:
+        return out.reshape(R, n)
+    shift = np.repeat(np.arange(R, dtype=np.int64) * n, counts)
+    off = np.concatenate(offsets).astype(np.int64)
+    local_start = off[:, 0]
+    off = off + shift[:, None]
+    lv = np.concatenate([np.asarray(x, float).ravel() for x in losses])
     g = _groups(off)
     first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    gl = np.bincount(g, weights=losses)
+    gl = np.bincount(g, weights=lv)
     gs, ge = off[first, 0], off[first, 1]
     w = ge - gs
     empty = w == 0
-    if empty.any():
-        pos = np.minimum(gs[empty], n_chars - 1)
+    if empty.any():  # zero-width: the character at its position (the last one at the end)
+        pos = np.minimum(local_start[first][empty], n - 1) + shift[first][empty]
         np.add.at(out, pos, gl[empty])
     keep = ~empty
     w, gs, gl = w[keep], gs[keep], gl[keep]
     if w.size:
         total = int(w.sum())
-        base = np.repeat(gs - (np.cumsum(w) - w), w)
-        idx = base + np.arange(total)
-        out += np.bincount(idx, weights=np.repeat(gl / w, w), minlength=n_chars)
-    return out
+        idx = np.repeat(gs - (np.cumsum(w) - w), w) + np.arange(total)
+        out += np.bincount(idx, weights=np.repeat(gl / w, w), minlength=R * n)
+    return out.reshape(R, n)
 
 
-def sum_to_target(char_loss: np.ndarray, target_offsets: np.ndarray) -> np.ndarray:
-    """Step 2 of Algorithm 1: l^t_j = sum of the character losses inside target token j."""
+def _target_plan(target_offsets: np.ndarray, n: int):
+    """Owner group of every character, group of every target token, and group sizes."""
     off = np.asarray(target_offsets, np.int64).reshape(-1, 2)
-    n = char_loss.size
-    k = len(off)
-    if k == 0:
-        return np.zeros(0)
     g = _groups(off)
     first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     gs, ge = off[first, 0], off[first, 1]
     nonempty = np.flatnonzero(ge > gs)
     if nonempty.size == 0:
         raise InputError("the target tokenization covers no character of the text")
-    owner_ne = np.minimum(
-        np.searchsorted(ge[nonempty], np.arange(n), side="right"), nonempty.size - 1
-    )
-    gl = np.bincount(nonempty[owner_ne], weights=char_loss, minlength=len(first))
-    size = np.bincount(g)
-    return gl[g] / size[g]
+    owner = np.minimum(np.searchsorted(ge[nonempty], np.arange(n), side="right"), nonempty.size - 1)
+    return nonempty[owner], g, np.bincount(g), len(first)
+
+
+def sum_to_target(char_loss: np.ndarray, target_offsets: np.ndarray) -> np.ndarray:
+    """Step 2 of Algorithm 1: l^t_j = sum of the character losses inside target token j.
+
+    `char_loss` is (n,) or (R, n) for R records of the same text; returns (k,) or (R, k).
+    """
+    cl = np.atleast_2d(np.asarray(char_loss, float))
+    R, n = cl.shape
+    if len(np.asarray(target_offsets).reshape(-1, 2)) == 0:
+        return np.zeros((R, 0)) if np.ndim(char_loss) == 2 else np.zeros(0)
+    owner, g, size, G = _target_plan(target_offsets, n)
+    flat_owner = (owner[None, :] + G * np.arange(R)[:, None]).ravel()
+    gl = np.bincount(flat_owner, weights=cl.ravel(), minlength=R * G).reshape(R, G)
+    out = gl[:, g] / size[g]
+    return out if np.ndim(char_loss) == 2 else out[0]
 
 
 def map_losses(
     source_offsets, source_losses, target_offsets, n_chars: int, where: str = ""
 ) -> np.ndarray:
     """Algorithm 1: losses of source tokens -> losses of target tokens of the same text."""
-    src = check_offsets(source_offsets, n_chars, where)
-    tgt = check_offsets(target_offsets, n_chars, f"{where} (target)" if where else "target")
-    losses = check_losses(source_losses, len(src), where)
-    return sum_to_target(char_losses(src, losses, n_chars), tgt)
+    return map_losses_many([(source_offsets, source_losses)], target_offsets, n_chars, [where])[0]
+
+
+def map_losses_many(
+    sources: list, target_offsets, n_chars: int, where: list[str] | None = None
+) -> np.ndarray:
+    """Algorithm 1 for R (offsets, losses) records of one text (e.g. R models, each with its
+    own tokenizer) onto one target tokenization: returns (R, k) target-token losses."""
+    where = where or [""] * len(sources)
+    offs, losses = [], []
+    for (o, lv), wh in zip(sources, where):
+        off = check_offsets(o, n_chars, wh)
+        offs.append(off)
+        losses.append(check_losses(lv, len(off), wh))
+    tgt = check_offsets(target_offsets, n_chars, f"{where[0]} (target)" if where[0] else "target")
+    return sum_to_target(_char_losses_many(offs, losses, n_chars), tgt).reshape(len(sources), -1)
 
 
 def check_losses(losses, n_tokens: int, where: str = "") -> np.ndarray:

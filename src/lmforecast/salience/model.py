@@ -45,6 +45,21 @@ def sigmoid_law(C: np.ndarray, alpha: float, beta: float, gamma: float) -> np.nd
     return gamma + (1.0 - gamma) * expit(alpha * (np.asarray(C, float) - beta))
 
 
+def _matvec(H, v: np.ndarray) -> np.ndarray:
+    """H @ v in H's own float precision (float32 hidden states are not copied to float64)."""
+    dt = H.dtype if H.dtype in (np.float32, np.float64) else np.float64
+    return np.asarray(H @ v.astype(dt, copy=False), dtype=float).ravel()
+
+
+def _grad_z(C, A, alpha_beta, gamma, L, n_chars, dw) -> tuple[float, np.ndarray]:
+    """Eq. 5 MSE over the rows of L and its gradient in the head's pre-activations z."""
+    a, b = float(alpha_beta[0]), float(alpha_beta[1])
+    s = expit(a * (C - b))
+    r = gamma + (1 - gamma) * s - A
+    gC = 2.0 / len(A) * r * (1 - gamma) * s * (1 - s) * a
+    return float(np.mean(r**2)), (L.T @ gC) / n_chars * dw
+
+
 def head_objective(
     theta: np.ndarray,
     bias: float,
@@ -61,18 +76,10 @@ def head_objective(
 ) -> tuple[float, np.ndarray, float]:
     """Eq. 5 objective (mean squared error over the models of L) and its analytic gradient
     in (theta, bias), with alpha, beta fixed: J = mean_m (A(C_m) - A_hat_m)^2 + l2 |theta|^2."""
-    a, b = float(alpha_beta[0]), float(alpha_beta[1])
-    z = H @ theta + bias
-    w, dw = _act(z, activation)
-    C = L @ w / n_chars
-    s = expit(a * (C - b))
-    r = gamma + (1 - gamma) * s - A
-    J = float(np.mean(r**2) + l2 * theta @ theta)
-    gC = 2.0 / len(A) * r * (1 - gamma) * s * (1 - s) * a
-    gz = (L.T @ gC) / n_chars * dw
-    HT = H.T if HT is None else HT
-    g_theta = np.asarray(HT @ gz).ravel() + 2 * l2 * theta
-    return J, g_theta, float(gz.sum())
+    w, dw = _act(_matvec(H, theta) + bias, activation)
+    J, gz = _grad_z(L @ w / n_chars, A, alpha_beta, gamma, L, n_chars, dw)
+    g_theta = _matvec(H.T if HT is None else HT, gz) + 2 * l2 * theta
+    return J + float(l2 * theta @ theta), g_theta, float(gz.sum())
 
 
 class CapabilitySalience:
@@ -154,7 +161,9 @@ class CapabilitySalience:
             raise InputError(f"need at least 2 train models, got {int(tr.sum())}")
         sel = va if va.any() else tr
         Ltr, Atr = L[tr], A[tr]
-        Hs = sp.csr_matrix(H) if sp.issparse(H) else np.asarray(H, float)
+        Hs = sp.csr_matrix(H) if sp.issparse(H) else np.asarray(H)
+        if not sp.issparse(Hs) and Hs.dtype not in (np.float32, np.float64):
+            Hs = Hs.astype(float)
         HT = Hs.T.tocsr() if sp.issparse(Hs) else Hs.T
         d = Hs.shape[1]
 
@@ -167,8 +176,7 @@ class CapabilitySalience:
         best = (np.inf, -1, theta.copy(), bias, None)
         history = []
         for step in range(int(self.n_steps) + 1):
-            z = Hs @ theta + bias
-            w, dw = _act(z, self.activation)
+            w, dw = _act(_matvec(Hs, theta) + bias, self.activation)
             C = L @ w / nc
             # (i) Levenberg-Marquardt on alpha, beta with theta fixed (Eq. 4), warm-started
             ab, _, _ = lm_fit(C[tr], Atr, gamma, [ab] if ab is not None else None)
@@ -181,9 +189,9 @@ class CapabilitySalience:
             if step == int(self.n_steps):
                 break
             # (ii) one gradient step on theta with alpha, beta fixed (Eq. 5)
-            _, g_theta, g_bias = head_objective(
-                theta, bias, Hs, Ltr, Atr, nc, ab, gamma, self.activation, HT=HT, l2=self.l2
-            )
+            _, gz = _grad_z(C[tr], Atr, ab, gamma, Ltr, nc, dw)
+            g_theta = _matvec(HT, gz) + 2 * self.l2 * theta
+            g_bias = float(gz.sum())
             if self.optimizer == "sgd":
                 theta -= lr * g_theta
                 bias -= lr * g_bias
@@ -198,7 +206,7 @@ class CapabilitySalience:
                 bias -= lr * (m_b / c1) / (np.sqrt(v_b / c2) + eps)
 
         _, self.best_step_, self.theta_, self.bias_, _ = best
-        self.weights_ = _act(Hs @ self.theta_ + self.bias_, self.activation)[0]
+        self.weights_ = _act(_matvec(Hs, self.theta_) + self.bias_, self.activation)[0]
         C = L @ self.weights_ / nc
         # final Eq. 4 fit at the selected theta, as a FitResult of the shared engine
         self.law_: FitResult = fit_salience_sigmoid(C[tr], Atr, gamma, starts=[best[4]])

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..errors import InputError
 from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
-from .mapping import map_losses
+from .mapping import map_losses_many
 from .model import CapabilitySalience, baseline_fit
 from .records import LossTable, loss_table
 from .result import SalienceFit
@@ -20,13 +20,14 @@ def mapped_loss_matrix(table: LossTable, features: TextFeatures, models: list[st
     T = features.n_tokens
     ptr = features.ptr
     L = np.empty((len(models), T))
-    for m, model in enumerate(models):
-        per = table[model]
-        for i, tid in enumerate(features.text_ids):
-            off, losses = per[tid]
-            L[m, ptr[i] : ptr[i + 1]] = map_losses(
-                off, losses, features.offsets[i], int(features.text_lengths[i]), f"model {model!r}"
-            )
+    where = [f"model {m!r}" for m in models]
+    for i, tid in enumerate(features.text_ids):
+        L[:, ptr[i] : ptr[i + 1]] = map_losses_many(
+            [table[m][tid] for m in models],
+            features.offsets[i],
+            int(features.text_lengths[i]),
+            [f"{w} text {tid!r}" for w in where],
+        )
     return L
 
 

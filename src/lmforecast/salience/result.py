@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..fitting.result import FitResult
-from .mapping import map_losses
+from .mapping import map_losses_many
 from .model import sigmoid_law
 from .records import LossTable, loss_table
 
@@ -83,16 +83,18 @@ class SalienceFit:
     # ---- prediction ------------------------------------------------------------------------
     def capability_scores(self, table: LossTable) -> pd.Series:
         """Eq. 1 for every model of a loss table, after Algorithm 1 onto the stored tokens."""
-        out = {}
-        for model, per in table.items():
-            total = 0.0
-            for i, tid in enumerate(self.text_ids):
-                off, losses = per[tid]
-                tgt = np.asarray(self.offsets[i], np.int64).reshape(-1, 2)
-                lt = map_losses(off, losses, tgt, self.text_lengths[i], f"model {model!r}")
-                total += float(lt @ np.asarray(self.weights[i]))
-            out[model] = total / self.n_chars
-        return pd.Series(out, name="capability")
+        models = list(table)
+        total = np.zeros(len(models))
+        for i, tid in enumerate(self.text_ids):
+            tgt = np.asarray(self.offsets[i], np.int64).reshape(-1, 2)
+            lt = map_losses_many(
+                [table[m][tid] for m in models],
+                tgt,
+                self.text_lengths[i],
+                [f"model {m!r} text {tid!r}" for m in models],
+            )
+            total += lt @ np.asarray(self.weights[i])
+        return pd.Series(total / self.n_chars, index=models, name="capability")
 
     def predict_records(self, records: Iterable[Mapping]) -> pd.DataFrame:
         """Predicted accuracy (Eq. 2) of each model in loss records (M.jsonl format)."""
