@@ -216,3 +216,22 @@ def test_example_files_are_consistent():
     assert len(recs) == len(models) * len(texts)
     assert set(pd.read_csv(SCORES)["model"]) == models
     assert np.all(pd.read_csv(SCORES)["reasoning"].between(0, 1))
+
+
+def test_auto_split_by_family_size(cli, tmp_path):
+    from lmforecast.salience.records import size_split
+
+    np.testing.assert_array_equal(
+        size_split(["a", "a", "a", "b", "b", "b", "b", "c"], [7, 70, 13, 1, 4, 2, 3, 9]),
+        ["train", "test", "validation", "train", "test", "train", "validation", "train"],
+    )
+    df = pd.read_csv(SCORES)
+    df["family"] = df["model"].str.split("-").str[0]
+    df["size"] = df["model"].str.extract(r"m(\d)$")[0].astype(float) + 1
+    df.drop(columns="split").to_csv(tmp_path / "s.csv", index=False)
+    args = ["--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning", "--random-accuracy", 0.25]
+    code, out, err = cli("salience", "fit", *args, "--scores", tmp_path / "s.csv", "--steps", 3,
+                         "--auto-split", "--json")  # fmt: skip
+    assert code == 0, err
+    ref = json.loads(cli("salience", "fit", *args, "--scores", SCORES, "--steps", 3, "--json")[1])
+    assert json.loads(out) == ref  # the example files use exactly this split

@@ -44,6 +44,12 @@ def register(sub) -> None:
         metavar="G",
         help="random-guess accuracy gamma: a number, or 'task=value,...'",
     )
+    f.add_argument(
+        "--auto-split",
+        action="store_true",
+        help="no 'split' column: largest model of each 'family' (by 'size') test, next "
+        "validation, rest train (App. A)",
+    )
     f.add_argument("--features", help="cached features (.npz from `salience features`)")
     f.add_argument("--label-losses", help="table: model, <task> = mean answer NLL (baseline)")
     f.add_argument("--lr", type=positive_float("--lr"), default=1e-3)
@@ -162,7 +168,7 @@ def _fit(args) -> int:
     gamma = parse_random_accuracy(args.random_accuracy, args.task)
     texts = read_texts(args.texts)
     records = read_loss_records(args.losses)
-    scores = read_scores(args.scores, args.task)
+    scores = read_scores(args.scores, args.task, auto_split=args.auto_split)
     label = read_label_losses(args.label_losses, args.task) if args.label_losses else None
     feats = TextFeatures.load(args.features) if args.features else None
     fit = fit_salience(

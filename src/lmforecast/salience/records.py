@@ -100,10 +100,35 @@ def loss_table(records: Iterable[Mapping], lengths: Mapping[str, int]) -> LossTa
     return table
 
 
-def read_scores(path: str | Path, task: str) -> pd.DataFrame:
-    """S.csv -> DataFrame with columns model, split, score (fraction in [0, 1])."""
+def size_split(families, sizes, n_validation: int = 1, n_test: int = 1) -> np.ndarray:
+    """App. A split: within each family, the largest `n_test` models are test, the next
+    `n_validation` validation, the rest train (families too small to spare a train model keep
+    all their models in train)."""
+    fam = np.asarray(families).astype(str)
+    size = np.asarray(sizes, float)
+    out = np.full(fam.size, "train", dtype=object)
+    for f in np.unique(fam):
+        idx = np.flatnonzero(fam == f)
+        if idx.size <= n_validation + n_test:
+            continue
+        order = idx[np.argsort(-size[idx], kind="stable")]
+        out[order[:n_test]] = "test"
+        out[order[n_test : n_test + n_validation]] = "validation"
+    return out.astype(str)
+
+
+def read_scores(path: str | Path, task: str, auto_split: bool = False) -> pd.DataFrame:
+    """S.csv -> DataFrame with columns model, split, score (fraction in [0, 1]).
+
+    With `auto_split`, a table without a `split` column gets the App. A split from its
+    `family` and `size` columns (`size_split`).
+    """
     df = read_table(path)
     what = str(path)
+    if auto_split and "split" not in df.columns:
+        check_columns(df, ["model", "family", "size"], what)
+        sizes = numeric_column(df, "size", positive=True, what=what)
+        df = df.assign(split=size_split(df["family"].astype(str), sizes))
     check_columns(df, ["model", "split"], what)
     if task not in df.columns:
         tasks = [c for c in df.columns if c not in ("model", "split")]
