@@ -181,6 +181,18 @@ def test_fit_is_deterministic_and_json_roundtrips(planted, planted_fit):
     assert "all_token" in s and "label_token" in s and "test MSE" in s
 
 
+def test_prediction_intervals_cover_held_out_models(planted, planted_fit):
+    pred = planted_fit.predict_records(planted.records, level=0.9).merge(planted.scores)
+    held = pred[pred["split"] != "train"]
+    covered = (held["lower"] <= held["score"]) & (held["score"] <= held["upper"])
+    assert covered.mean() >= 0.75
+    assert np.all(held["lower"] <= held["predicted"]) and np.all(held["predicted"] <= held["upper"])
+    lo_c, hi_c = planted_fit.predict_interval(held["capability"], 0.9, kind="confidence")
+    # the confidence band (alpha, beta only) is narrower than the prediction band
+    assert np.all(hi_c - lo_c < (held["upper"] - held["lower"]).to_numpy())
+    assert len(planted_fit.bootstrap) == 200
+
+
 def test_same_seedless_run_is_bit_identical(planted):
     kw = dict(task="t", random_accuracy=0.25, n_steps=20, lr=1e-2)
     sc = planted.scores[["model", "split", "score"]]

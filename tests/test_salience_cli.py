@@ -59,7 +59,9 @@ def test_predict_new_models_from_losses_alone(cli, fitted, tmp_path):
     # the new models are the test models under another name: predictions match their scores
     for name, p in preds.items():
         assert abs(p - scores[name.removeprefix("new-")]) < 0.05
-    assert len(pd.read_csv(out)) == 4
+    got = pd.read_csv(out)
+    assert len(got) == 4 and {"lower", "upper"} <= set(got.columns)
+    assert np.all(got["lower"] < got["predicted"]) and np.all(got["predicted"] < got["upper"])
 
 
 def test_map_losses_conserves_each_record(cli, tmp_path):
@@ -180,6 +182,12 @@ def test_bad_split_and_missing_task_column(cli, tmp_path):
     df = pd.read_csv(SCORES).rename(columns={"reasoning": "mmlu"})
     df.to_csv(tmp_path / "s2.csv", index=False)
     assert "no score column for task 'reasoning'" in _bad(cli, tmp_path, scores=tmp_path / "s2.csv")
+
+
+def test_bad_missing_random_accuracy_flag(cli, tmp_path):
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--out", tmp_path / "f.json")
+    assert code == 2 and "--random-accuracy" in err and err.count("\n") == 1
+    assert not (tmp_path / "f.json").exists()
 
 
 def test_bad_predict_and_map_inputs(cli, tmp_path):

@@ -57,6 +57,10 @@ def register(sub) -> None:
     f.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
     f.add_argument("--activation", choices=["softplus", "sigmoid"], default="softplus")
     f.add_argument("--feature-dim", type=int, default=4096, help="hashed features (no --features)")
+    f.add_argument(
+        "--bootstrap", type=int, default=200, metavar="B", help="resamples for intervals (0: none)"
+    )
+    f.add_argument("--seed", type=int, default=0)
     f.add_argument("--out", help="save the fit as JSON")
     add_output_flags(f)
     f.set_defaults(handler=_fit)
@@ -64,6 +68,7 @@ def register(sub) -> None:
     pr = verbs.add_parser("predict", help="predicted accuracy of new models from their losses")
     pr.add_argument("--fit", required=True, help="a fit saved by `salience fit --out`")
     pr.add_argument("--losses", required=True, help="JSONL: model, text_id, offsets, losses")
+    pr.add_argument("--level", type=float, default=0.9, help="prediction-interval level")
     pr.add_argument("--out", help="also write the predictions as CSV")
     add_output_flags(pr)
     pr.set_defaults(handler=_predict)
@@ -165,6 +170,8 @@ def _fit(args) -> int:
     out = check_writable(args.out)
     if args.steps < 0:
         raise InputError(f"--steps must be >= 0, got {args.steps}")
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     gamma = parse_random_accuracy(args.random_accuracy, args.task)
     texts = read_texts(args.texts)
     records = read_loss_records(args.losses)
@@ -184,6 +191,8 @@ def _fit(args) -> int:
         n_steps=args.steps,
         optimizer=args.optimizer,
         activation=args.activation,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
     )
     if out is not None:
         atomic_write_text(out, fit.to_json())
@@ -214,7 +223,9 @@ def _predict(args) -> int:
     fit = SalienceFit.from_json(args.fit) if Path(args.fit).exists() else None
     if fit is None:
         raise InputError(f"{args.fit}: no such file")
-    df = fit.predict_records(read_loss_records(args.losses))
+    if not 0 < args.level < 1:
+        raise InputError(f"--level must be in (0, 1), got {args.level}")
+    df = fit.predict_records(read_loss_records(args.losses), level=args.level)
     if out is not None:
         atomic_write_text(out, df.to_csv(index=False))
     if args.json:

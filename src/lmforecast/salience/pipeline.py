@@ -48,6 +48,8 @@ def fit_salience(
     features: TextFeatures | None = None,
     extractor: FeatureExtractor | None = None,
     label_losses: Mapping[str, float] | None = None,
+    bootstrap: int = 200,
+    seed: int = 0,
     **options,
 ) -> SalienceFit:
     """Fit the CSV of one task.
@@ -55,7 +57,10 @@ def fit_salience(
     `scores` has columns model, split, score (fraction). Features come from `features` (a cache)
     or are extracted from `texts` with `extractor` (default: the torch-free hashed n-grams).
     Options go to `CapabilitySalience` (activation, lr, n_steps, optimizer, l2, init_weight).
+    `bootstrap` resamples of the train models refit alpha, beta with W fixed (intervals).
     """
+    if int(bootstrap) < 0:
+        raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
     lengths = {t: len(s) for t, s in texts.items()}
     table = loss_table(records, lengths)
     scores = _align_models(table, scores)
@@ -90,6 +95,7 @@ def fit_salience(
         baselines["label_token"] = {k: v for k, v in lab.items() if k != "predicted"}
     metrics["baselines"] = baselines
 
+    boot = _bootstrap_law(est.capability_, A, splits, est.gamma_, int(bootstrap), seed, est.law_)
     ptr = features.ptr
     return SalienceFit(
         task=str(task),
@@ -116,6 +122,26 @@ def fit_salience(
             "optimizer": est.optimizer,
             "l2": float(est.l2),
             "init_weight": float(est.init_weight),
+            "bootstrap": int(bootstrap),
+            "seed": int(seed),
         },
         history=est.history_.tolist(),
+        bootstrap=boot,
     )
+
+
+def _bootstrap_law(C, A, splits, gamma, B, seed, law) -> list[list[float]]:
+    """(alpha, beta) refitted by Levenberg-Marquardt on B resamples of the train models."""
+    from ..laws.salience import lm_fit
+
+    tr = np.flatnonzero(splits == "train")
+    rng = np.random.default_rng(seed)
+    out = []
+    start = np.asarray(law.theta, float)
+    for _ in range(B):
+        idx = rng.choice(tr, size=tr.size, replace=True)
+        if np.ptp(C[idx]) == 0:
+            continue
+        theta, _, _ = lm_fit(C[idx], A[idx], gamma, [start])
+        out.append([float(theta[0]), float(theta[1])])
+    return out

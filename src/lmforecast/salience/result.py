@@ -48,6 +48,7 @@ class SalienceFit:
     metrics: dict[str, Any]
     settings: dict[str, Any]
     history: list[list[float]] = field(default_factory=list)
+    bootstrap: list[list[float]] = field(default_factory=list)  # (alpha, beta) per resample
 
     # ---- accessors -------------------------------------------------------------------------
     @property
@@ -96,18 +97,58 @@ class SalienceFit:
             total += lt @ np.asarray(self.weights[i])
         return pd.Series(total / self.n_chars, index=models, name="capability")
 
-    def predict_records(self, records: Iterable[Mapping]) -> pd.DataFrame:
-        """Predicted accuracy (Eq. 2) of each model in loss records (M.jsonl format)."""
+    def predict_records(self, records: Iterable[Mapping], level: float = 0.9) -> pd.DataFrame:
+        """Predicted accuracy (Eq. 2) of each model in loss records (M.jsonl format).
+
+        With bootstrap samples, adds `lower`/`upper`: the `predict_interval` prediction
+        interval at `level`.
+        """
         lengths = dict(zip(self.text_ids, self.text_lengths))
         table = loss_table(records, lengths)
-        C = self.capability_scores(table)
-        return pd.DataFrame(
+        C = self.capability_scores(table).to_numpy()
+        out = pd.DataFrame(
             {
-                "model": C.index,
-                "capability": C.to_numpy(),
-                "predicted": sigmoid_law(C.to_numpy(), self.alpha, self.beta, self.gamma),
+                "model": list(table),
+                "capability": C,
+                "predicted": sigmoid_law(C, self.alpha, self.beta, self.gamma),
             }
         )
+        if self.bootstrap:
+            lo, hi = self.predict_interval(C, level)
+            out["lower"], out["upper"] = lo, hi
+        return out
+
+    def predict_interval(
+        self, C, level: float = 0.9, kind: str = "prediction", seed: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Percentile interval of the predicted accuracy at capability scores C.
+
+        kind="confidence": Eq. 2 over (alpha, beta) refitted on bootstrap resamples of the
+        train models, W held fixed. kind="prediction" (default) adds Gaussian noise with the
+        RMSE of the *validation* models (held out from the law fit; train RMSE when there are
+        none): W is fitted on the train models, so their residuals understate the error of a
+        new model. Neither accounts for the variability of W itself.
+        """
+        if not self.bootstrap:
+            raise InputError("this fit has no bootstrap samples (fit with bootstrap > 0)")
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1), got {level!r}")
+        if kind not in ("prediction", "confidence"):
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        ab = np.asarray(self.bootstrap, float)
+        P = sigmoid_law(np.asarray(C, float)[None, :], ab[:, :1], ab[:, 1:2], self.gamma)
+        if kind == "prediction":
+            P = P + np.random.default_rng(seed).normal(0.0, self.residual_scale, P.shape)
+        a = (1 - level) / 2
+        lo, hi = np.quantile(P, [a, 1 - a], axis=0)
+        return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+    @property
+    def residual_scale(self) -> float:
+        """RMSE of the validation models (train models when there are none)."""
+        m = self.metrics
+        mse = m.get("validation_mse")
+        return float(np.sqrt(mse if mse is not None else m["train_mse"]))
 
     # ---- reporting -------------------------------------------------------------------------
     def summary(self) -> str:
