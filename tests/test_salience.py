@@ -303,3 +303,23 @@ def test_report_section_quick():
     assert n["salient_weight_ratio"] > 5 and n["alpha"] < 0
     html = "".join(sec.blocks)
     assert "SIMULATED DATA" in html and html.count("<img") == 2
+
+
+def test_float32_features_match_float64(planted):
+    from lmforecast.salience import mapped_loss_matrix
+
+    feats = HashedNgramFeatures(256).extract(planted.texts)
+    from lmforecast.salience.records import loss_table
+
+    table = loss_table(planted.records, {t: len(s) for t, s in planted.texts.items()})
+    sc = planted.scores
+    L = mapped_loss_matrix(table, feats, sc["model"].tolist())
+    H64 = feats.H.toarray()
+    kw = dict(lr=1e-2, n_steps=30)
+    a = CapabilitySalience(0.25, **kw).fit(H64, L, feats.n_chars, sc["score"], sc["split"])
+    b = CapabilitySalience(0.25, **kw).fit(
+        H64.astype(np.float32), L, feats.n_chars, sc["score"], sc["split"]
+    )
+    c = CapabilitySalience(0.25, **kw).fit(feats.H, L, feats.n_chars, sc["score"], sc["split"])
+    np.testing.assert_allclose(b.weights_, a.weights_, rtol=1e-4)
+    np.testing.assert_allclose(c.weights_, a.weights_, rtol=1e-6)  # sparse: summation order

@@ -101,6 +101,10 @@ def test_plots(cli, fitted, tmp_path):
         )
         assert code == 0, err
         assert out.stat().st_size > 500
+    code, _, err = cli(
+        "salience", "plot", "--kind", "fit", "--fit", fitted, fitted, "--out", tmp_path / "t.png"
+    )
+    assert code == 0, err
     from lmforecast.salience import word_offsets
 
     html = (tmp_path / "w.html").read_text()

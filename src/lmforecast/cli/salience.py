@@ -94,7 +94,7 @@ def register(sub) -> None:
     tl.set_defaults(handler=_token_losses)
 
     pl = verbs.add_parser("plot", help="token weights (Fig. 9) or predicted vs actual (Fig. 4)")
-    pl.add_argument("--fit", required=True)
+    pl.add_argument("--fit", required=True, nargs="+", help="one fit, or several (--kind fit)")
     pl.add_argument("--kind", choices=["weights", "fit"], default="weights")
     pl.add_argument("--texts", help="JSONL texts (needed for --kind weights)")
     pl.add_argument("--text-id", help="text to show (default: the first)")
@@ -281,16 +281,18 @@ def _token_losses(args) -> int:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from ..plots.salience import fit_figure, weights_figure, weights_html
+    from ..plots.salience import fit_figure, tasks_figure, weights_figure, weights_html
     from ..salience.records import read_texts
     from ..salience.result import SalienceFit
 
     out = check_writable(args.out)
-    fit = SalienceFit.from_json(args.fit)
+    fits = [SalienceFit.from_json(f) for f in args.fit]
     if args.kind == "fit":
-        fig = fit_figure(fit)
-        _save_figure(fig, out)
+        _save_figure(fit_figure(fits[0]) if len(fits) == 1 else tasks_figure(fits), out)
         return 0
+    if len(fits) > 1:
+        raise InputError("--kind weights shows one fit; give a single --fit")
+    fit = fits[0]
     if not args.texts:
         raise InputError("--kind weights needs --texts (the fit stores weights, not the text)")
     texts = read_texts(args.texts)

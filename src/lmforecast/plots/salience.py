@@ -116,3 +116,31 @@ def fit_figure(fit, ax_titles: bool = True):
     ax1.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def tasks_figure(fits, ncols: int = 3):
+    """Predicted vs observed accuracy, one panel per task (Fig. 7 style), for a list of fits."""
+    fits = list(fits)
+    n = len(fits)
+    nc = min(ncols, n)
+    nr = -(-n // nc)
+    fig, axes = new_figure(ncols=nc, nrows=nr, width=4.0, height=3.6)
+    axes = np.atleast_1d(axes).ravel()
+    for ax, fit in zip(axes, fits):
+        df = fit.table()
+        for split, mk in _SPLIT_MARKERS.items():
+            sub = df[df["split"] == split]
+            if len(sub):
+                ax.scatter(sub["score"], sub["predicted"], marker=mk, label=split, s=20)
+        lo = float(min(df["score"].min(), df["predicted"].min()))
+        hi = float(max(df["score"].max(), df["predicted"].max()))
+        ax.plot([lo, hi], [lo, hi], color="k", lw=1, ls="--")
+        mse = fit.metrics.get("test_mse")
+        ax.set_title(f"{fit.task}: test MSE " + (f"{mse:.2e}" if mse is not None else "-"))
+        ax.set_xlabel("observed")
+        ax.set_ylabel("predicted")
+    for ax in axes[n:]:
+        ax.set_axis_off()
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
