@@ -135,3 +135,28 @@ def test_batched_mapping_equals_one_record_at_a_time(data, n, R):
     batched = map_losses_many(sources, tgt, n)
     single = np.array([map_losses(o, lv, tgt, n) for o, lv in sources])
     np.testing.assert_allclose(batched, single, rtol=1e-12, atol=1e-15)
+
+
+def test_any_tokenizer_plugs_in():
+    from types import SimpleNamespace
+
+    from lmforecast.salience.mapping import map_records, offsets_function
+
+    text = "ab cd"
+
+    class FastTok:  # transformers-style: call with return_offsets_mapping
+        is_fast = True
+
+        def __call__(self, t, return_offsets_mapping, return_special_tokens_mask):
+            return {"offset_mapping": [(0, 0), (0, 2), (2, 5)], "special_tokens_mask": [1, 0, 0]}
+
+    class RustTok:  # tokenizers-style: encode(text).offsets
+        def encode(self, t):
+            return SimpleNamespace(offsets=[(0, 2), (2, 5)], special_tokens_mask=[0, 0])
+
+    for tok in (FastTok(), RustTok(), lambda t: [[0, 2], [2, 5]]):
+        assert offsets_function(tok)(text).tolist() == [[0, 2], [2, 5]]
+    recs = [{"model": "m", "text_id": "x", "offsets": [[0, 1], [1, 5]], "losses": [1.0, 4.0]}]
+    out = map_records(recs, {"x": text}, RustTok())
+    assert out[0]["offsets"] == [[0, 2], [2, 5]]
+    np.testing.assert_allclose(out[0]["losses"], [2.0, 3.0])  # "b" carries 1 of "b cd"'s 4

@@ -118,8 +118,8 @@ def _target_offsets_fn(spec: str):
 
 
 def _map_losses(args) -> int:
-    from ..salience.mapping import map_losses
-    from ..salience.records import loss_table, read_loss_records, read_texts, write_jsonl
+    from ..salience.mapping import map_records
+    from ..salience.records import read_loss_records, read_texts, write_jsonl
 
     out = check_writable(args.out)
     records = read_loss_records(args.losses)
@@ -133,21 +133,7 @@ def _map_losses(args) -> int:
                     f"{args.losses} line {r['_line']}: no 'text' field; pass --texts T.jsonl"
                 )
             texts.setdefault(str(r["text_id"]), r["text"])
-    table = loss_table(records, {t: len(s) for t, s in texts.items()})
-    tokenize = _target_offsets_fn(args.target_tokenizer)
-    target = {t: tokenize(s) for t, s in texts.items()}
-    mapped = []
-    for model, per in table.items():
-        for tid, (off, losses) in per.items():
-            lt = map_losses(off, losses, target[tid], len(texts[tid]), f"model {model!r}")
-            mapped.append(
-                {
-                    "model": model,
-                    "text_id": tid,
-                    "offsets": target[tid].tolist(),
-                    "losses": lt.tolist(),
-                }
-            )
+    mapped = map_records(records, texts, _target_offsets_fn(args.target_tokenizer))
     text = write_jsonl(mapped)
     if out is None:
         sys.stdout.write(text)

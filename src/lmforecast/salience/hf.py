@@ -177,11 +177,7 @@ def hf_token_losses(
 
 def hf_tokenizer_offsets(tokenizer_path: str | Path):
     """A ``text -> offsets`` function from a local fast tokenizer (special tokens dropped)."""
+    from .mapping import offsets_function
+
     _, tok, _ = _load(tokenizer_path, None, with_model=False)
-
-    def offsets(text: str) -> np.ndarray:
-        enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True)
-        keep = np.asarray(enc["special_tokens_mask"]) == 0
-        return np.asarray(enc["offset_mapping"], np.int64).reshape(-1, 2)[keep]
-
-    return offsets
+    return offsets_function(tok)

@@ -177,3 +177,61 @@ def check_losses(losses, n_tokens: int, where: str = "") -> np.ndarray:
         i = int(np.argmax(bad))
         raise InputError(f"{pre}token {i}: loss {float(arr[i])!r} is NaN or infinite")
     return arr
+
+
+def offsets_function(tokenizer):
+    """A ``text -> (k, 2) offsets`` function from any tokenizer Algorithm 1 can use.
+
+    Accepts a plain function returning offsets, a Hugging Face ``transformers`` fast tokenizer
+    (called with ``return_offsets_mapping=True``; special tokens dropped), or a ``tokenizers``
+    ``Tokenizer`` (``encode(text).offsets``).
+    """
+    if getattr(tokenizer, "is_fast", False):
+
+        def hf(text: str) -> np.ndarray:
+            enc = tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
+            keep = np.asarray(enc["special_tokens_mask"]) == 0
+            return np.asarray(enc["offset_mapping"], np.int64).reshape(-1, 2)[keep]
+
+        return hf
+    if hasattr(tokenizer, "encode") and not callable(getattr(tokenizer, "offsets", None)):
+
+        def rust(text: str) -> np.ndarray:
+            enc = tokenizer.encode(text)
+            off = np.asarray(enc.offsets, np.int64).reshape(-1, 2)
+            special = getattr(enc, "special_tokens_mask", None)
+            return off if special is None else off[np.asarray(special) == 0]
+
+        return rust
+    if callable(tokenizer):
+        return lambda text: np.asarray(tokenizer(text), np.int64).reshape(-1, 2)
+    raise InputError(f"cannot get character offsets from a {type(tokenizer).__name__}")
+
+
+def map_records(records, texts, target_tokenizer) -> list[dict]:
+    """Algorithm 1 on loss records (M.jsonl format) onto any target tokenizer
+    (see `offsets_function`); returns records with the target offsets and mapped losses."""
+    from .records import loss_table
+
+    tok = offsets_function(target_tokenizer)
+    table = loss_table(records, {t: len(s) for t, s in texts.items()})
+    target = {t: tok(s) for t, s in texts.items()}
+    models = list(table)
+    out = []
+    for tid in texts:
+        mapped = map_losses_many(
+            [table[m][tid] for m in models],
+            target[tid],
+            len(texts[tid]),
+            [f"model {m!r} text {tid!r}" for m in models],
+        )
+        for m, row in zip(models, mapped):
+            out.append(
+                {
+                    "model": m,
+                    "text_id": tid,
+                    "offsets": target[tid].tolist(),
+                    "losses": row.tolist(),
+                }
+            )
+    return out
