@@ -208,6 +208,10 @@ def test_estimator_validates_inputs():
         )
     with pytest.raises(InputError, match="2 train models"):
         CapabilitySalience(0.25).fit(np.eye(2), np.ones((2, 2)), 2, [0.5, 0.5], ["train", "test"])
+    with pytest.raises(InputError, match="fractions in \\[0, 1\\]"):
+        CapabilitySalience(0.25).fit(np.eye(2), np.ones((2, 2)), 2, [50, 0.5], ["train", "train"])
+    with pytest.raises(InputError, match="features have shape"):
+        CapabilitySalience(0.25).fit(np.eye(3), np.ones((2, 2)), 2, [0.5, 0.5], ["train", "train"])
     with pytest.raises(InputError, match="not fitted"):
         CapabilitySalience(0.25).predict(np.ones((1, 2)))
 

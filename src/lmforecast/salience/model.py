@@ -146,13 +146,24 @@ class CapabilitySalience:
         L = np.asarray(L, float)
         A = np.asarray(scores, float)
         splits = np.asarray(splits).astype(str)
+        if L.ndim != 2:
+            raise InputError(f"losses must be a (models x tokens) matrix, got shape {L.shape}")
         M, T = L.shape
-        if H.shape[0] != T:
-            raise InputError(f"features have {H.shape[0]} tokens, losses have {T}")
+        if not sp.issparse(H):
+            H = np.asarray(H)
+        if H.ndim != 2 or H.shape[0] != T:
+            raise InputError(f"features have shape {H.shape}, losses have {T} tokens")
         if A.shape != (M,) or splits.shape != (M,):
             raise InputError("scores and splits need one entry per model")
         if not np.all(np.isfinite(L)):
             raise InputError("losses contain NaN or infinite values")
+        bad = ~(np.isfinite(A) & (A >= 0) & (A <= 1))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"score of model {i} is {A[i]!r}; scores must be fractions in [0, 1]")
+        unknown = sorted(set(splits) - {"train", "validation", "test"})
+        if unknown:
+            raise InputError(f"unknown split {unknown[0]!r}; use train, validation or test")
         if not n_chars > 0:
             raise InputError("the text has no characters")
         tr = splits == "train"
