@@ -188,6 +188,12 @@ def test_bad_split_and_missing_task_column(cli, tmp_path):
     assert "no score column for task 'reasoning'" in _bad(cli, tmp_path, scores=tmp_path / "s2.csv")
 
 
+def test_bad_features_file(cli, tmp_path):
+    (tmp_path / "f.npz").write_text("not a zip")
+    err = _bad(cli, tmp_path, extra=["--features", tmp_path / "f.npz"])
+    assert "not a features file" in err
+
+
 def test_bad_missing_random_accuracy_flag(cli, tmp_path):
     code, _, err = cli("salience", "fit", *FIT_ARGS, "--out", tmp_path / "f.json")
     assert code == 2 and "--random-accuracy" in err and err.count("\n") == 1

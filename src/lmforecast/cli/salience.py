@@ -206,9 +206,7 @@ def _predict(args) -> int:
     from ..salience.result import SalienceFit
 
     out = check_writable(args.out)
-    fit = SalienceFit.from_json(args.fit) if Path(args.fit).exists() else None
-    if fit is None:
-        raise InputError(f"{args.fit}: no such file")
+    fit = SalienceFit.from_json(args.fit)
     if not 0 < args.level < 1:
         raise InputError(f"--level must be in (0, 1), got {args.level}")
     df = fit.predict_records(read_loss_records(args.losses), level=args.level)

@@ -99,9 +99,11 @@ class TextFeatures:
     def load(cls, path: str | Path) -> TextFeatures:
         import json
 
+        if not Path(path).exists():
+            raise InputError(f"{path}: no such file")
         try:
             z = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # zip/npy parse errors of a file that is not ours
             raise InputError(f"{path}: not a features file written by lmforecast ({exc})") from None
         with z:
             need = {"text_ids", "text_lengths", "offsets", "ptr", "extractor"}
