@@ -1,0 +1,307 @@
+"""`lmforecast salience map-losses|fit|predict|features|token-losses|plot`: the CSV method.
+
+Capability Salience Vector (Ge, Xing et al.): learn per-token weights on a validation text so the
+weighted, character-normalised loss of a model predicts its accuracy on one task (Eq. 1-3,
+Algorithms 1-2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import InputError
+from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("salience", help="Capability Salience Vector: token losses -> accuracy")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+
+    m = verbs.add_parser("map-losses", help="Algorithm 1: map token losses to another tokenizer")
+    m.add_argument("--losses", required=True, help="JSONL: model, text_id, offsets, losses")
+    m.add_argument(
+        "--target-tokenizer",
+        required=True,
+        metavar="T",
+        help="'words' or 'chars' (built in), or a local Hugging Face tokenizer folder",
+    )
+    m.add_argument("--texts", help="JSONL: text_id, text (or give a 'text' field per record)")
+    m.add_argument("--out", help="write the mapped records here (default: stdout)")
+    m.set_defaults(handler=_map_losses)
+
+    f = verbs.add_parser("fit", help="Algorithm 2: learn the CSV and the Eq. 2 law for one task")
+    f.add_argument("--texts", required=True, help="JSONL: text_id, text")
+    f.add_argument("--losses", required=True, help="JSONL: model, text_id, offsets, losses")
+    f.add_argument("--scores", required=True, help="CSV: model, split, one column per task")
+    f.add_argument("--task", required=True, help="score column to fit")
+    f.add_argument(
+        "--random-accuracy",
+        required=True,
+        metavar="G",
+        help="random-guess accuracy gamma: a number, or 'task=value,...'",
+    )
+    f.add_argument(
+        "--auto-split",
+        action="store_true",
+        help="no 'split' column: largest model of each 'family' (by 'size') test, next "
+        "validation, rest train (App. A)",
+    )
+    f.add_argument("--features", help="cached features (.npz from `salience features`)")
+    f.add_argument("--label-losses", help="table: model, <task> = mean answer NLL (baseline)")
+    f.add_argument("--lr", type=positive_float("--lr"), default=1e-3)
+    f.add_argument("--steps", type=int, default=300, help="alternations of Algorithm 2")
+    f.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
+    f.add_argument("--activation", choices=["softplus", "sigmoid"], default="softplus")
+    f.add_argument("--feature-dim", type=int, default=4096, help="hashed features (no --features)")
+    f.add_argument(
+        "--bootstrap", type=int, default=200, metavar="B", help="resamples for intervals (0: none)"
+    )
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--out", help="save the fit as JSON")
+    add_output_flags(f)
+    f.set_defaults(handler=_fit)
+
+    pr = verbs.add_parser("predict", help="predicted accuracy of new models from their losses")
+    pr.add_argument("--fit", required=True, help="a fit saved by `salience fit --out`")
+    pr.add_argument("--losses", required=True, help="JSONL: model, text_id, offsets, losses")
+    pr.add_argument("--level", type=float, default=0.9, help="prediction-interval level")
+    pr.add_argument("--out", help="also write the predictions as CSV")
+    add_output_flags(pr)
+    pr.set_defaults(handler=_predict)
+
+    fe = verbs.add_parser("features", help="compute and cache per-token features (.npz)")
+    fe.add_argument("--texts", required=True)
+    fe.add_argument("--model", help="local Hugging Face causal LM folder (extra 'hf')")
+    fe.add_argument("--feature-dim", type=int, default=4096, help="hashed features (no --model)")
+    fe.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
+    fe.add_argument("--batch-size", type=int, default=8)
+    fe.add_argument("--out", required=True)
+    add_output_flags(fe)
+    fe.set_defaults(handler=_features)
+
+    tl = verbs.add_parser("token-losses", help="per-token losses of a local HF model (extra 'hf')")
+    tl.add_argument("--model", required=True, help="local Hugging Face causal LM folder")
+    tl.add_argument("--texts", required=True)
+    tl.add_argument("--name", help="model name in the records (default: folder name)")
+    tl.add_argument("--device")
+    tl.add_argument("--batch-size", type=int, default=8)
+    tl.add_argument("--out", required=True)
+    add_output_flags(tl)
+    tl.set_defaults(handler=_token_losses)
+
+    pl = verbs.add_parser("plot", help="token weights (Fig. 9) or predicted vs actual (Fig. 4)")
+    pl.add_argument("--fit", required=True, nargs="+", help="one fit, or several (--kind fit)")
+    pl.add_argument("--kind", choices=["weights", "fit"], default="weights")
+    pl.add_argument("--texts", help="JSONL texts (needed for --kind weights)")
+    pl.add_argument("--text-id", help="text to show (default: the first)")
+    pl.add_argument("--out", required=True, help=".html or .png (weights), .png/.pdf/.svg (fit)")
+    pl.set_defaults(handler=_plot)
+
+
+# ---- verbs -----------------------------------------------------------------------------------
+def _target_offsets_fn(spec: str):
+    from ..salience.features import BUILTIN_TOKENIZERS
+
+    if spec in BUILTIN_TOKENIZERS:
+        return BUILTIN_TOKENIZERS[spec]
+    if not Path(spec).exists():
+        raise InputError(
+            f"--target-tokenizer: {spec!r} is neither 'words', 'chars' nor a local tokenizer folder"
+        )
+    from ..salience.hf import hf_tokenizer_offsets
+
+    return hf_tokenizer_offsets(spec)
+
+
+def _map_losses(args) -> int:
+    from ..salience.mapping import map_records
+    from ..salience.records import read_loss_records, read_texts, write_jsonl
+
+    out = check_writable(args.out)
+    records = read_loss_records(args.losses)
+    if args.texts:
+        texts = read_texts(args.texts)
+    else:
+        texts = {}
+        for r in records:
+            if not isinstance(r.get("text"), str):
+                raise InputError(
+                    f"{args.losses} line {r['_line']}: no 'text' field; pass --texts T.jsonl"
+                )
+            texts.setdefault(str(r["text_id"]), r["text"])
+    mapped = map_records(records, texts, _target_offsets_fn(args.target_tokenizer))
+    text = write_jsonl(mapped)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        atomic_write_text(out, text)
+    return 0
+
+
+def _fit(args) -> int:
+    from ..salience.features import HashedNgramFeatures, TextFeatures
+    from ..salience.pipeline import fit_salience
+    from ..salience.records import (
+        parse_random_accuracy,
+        read_label_losses,
+        read_loss_records,
+        read_scores,
+        read_texts,
+    )
+
+    out = check_writable(args.out)
+    if args.steps < 0:
+        raise InputError(f"--steps must be >= 0, got {args.steps}")
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    gamma = parse_random_accuracy(args.random_accuracy, args.task)
+    texts = read_texts(args.texts)
+    records = read_loss_records(args.losses)
+    scores = read_scores(args.scores, args.task, auto_split=args.auto_split)
+    label = read_label_losses(args.label_losses, args.task) if args.label_losses else None
+    feats = TextFeatures.load(args.features) if args.features else None
+    fit = fit_salience(
+        texts,
+        records,
+        scores,
+        task=args.task,
+        random_accuracy=gamma,
+        features=feats,
+        extractor=HashedNgramFeatures(args.feature_dim),
+        label_losses=label,
+        lr=args.lr,
+        n_steps=args.steps,
+        optimizer=args.optimizer,
+        activation=args.activation,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+    )
+    if out is not None:
+        atomic_write_text(out, fit.to_json())
+    base = fit.metrics["baselines"]
+    if args.json:
+        print_json(
+            {
+                "test_mse": fit.metrics["test_mse"],
+                "validation_mse": fit.metrics["validation_mse"],
+                "train_mse": fit.metrics["train_mse"],
+                "baseline_mse": {k: v["test_mse"] for k, v in base.items()},
+                "params": fit.params,
+                "gamma": fit.gamma,
+                "task": fit.task,
+                "best_step": fit.metrics["best_step"],
+            }
+        )
+    else:
+        print(fit.summary())
+    return 0
+
+
+def _predict(args) -> int:
+    from ..salience.records import read_loss_records
+    from ..salience.result import SalienceFit
+
+    out = check_writable(args.out)
+    fit = SalienceFit.from_json(args.fit)
+    if not 0 < args.level < 1:
+        raise InputError(f"--level must be in (0, 1), got {args.level}")
+    df = fit.predict_records(read_loss_records(args.losses), level=args.level)
+    if out is not None:
+        atomic_write_text(out, df.to_csv(index=False))
+    if args.json:
+        print_json({"task": fit.task, "predictions": df.to_dict(orient="records")})
+    else:
+        print(df.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    return 0
+
+
+def _features(args) -> int:
+    from ..salience.features import HashedNgramFeatures
+    from ..salience.records import read_texts
+
+    out = check_writable(args.out)
+    texts = read_texts(args.texts)
+    if args.model:
+        from ..salience.hf import HuggingFaceFeatures
+
+        ext = HuggingFaceFeatures(
+            args.model, device=args.device, batch_size=args.batch_size, progress=not args.quiet
+        )
+    else:
+        ext = HashedNgramFeatures(args.feature_dim)
+    feats = ext.extract(texts)
+    tmp = Path(str(out) + ".tmp.npz")
+    try:
+        feats.save(tmp)
+        tmp.replace(out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    info = {"texts": len(feats.text_ids), "tokens": feats.n_tokens, "dim": int(feats.H.shape[1])}
+    print_json(info) if args.json else print(json.dumps(info))
+    return 0
+
+
+def _token_losses(args) -> int:
+    from ..salience.hf import hf_token_losses
+    from ..salience.records import read_texts, write_jsonl
+
+    out = check_writable(args.out)
+    texts = read_texts(args.texts)
+    recs = hf_token_losses(
+        args.model,
+        texts,
+        model_name=args.name,
+        device=args.device,
+        batch_size=args.batch_size,
+        progress=not args.quiet,
+    )
+    atomic_write_text(out, write_jsonl(recs))
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from ..plots.salience import fit_figure, tasks_figure, weights_figure, weights_html
+    from ..salience.records import read_texts
+    from ..salience.result import SalienceFit
+
+    out = check_writable(args.out)
+    fits = [SalienceFit.from_json(f) for f in args.fit]
+    if args.kind == "fit":
+        _save_figure(fit_figure(fits[0]) if len(fits) == 1 else tasks_figure(fits), out)
+        return 0
+    if len(fits) > 1:
+        raise InputError("--kind weights shows one fit; give a single --fit")
+    fit = fits[0]
+    if not args.texts:
+        raise InputError("--kind weights needs --texts (the fit stores weights, not the text)")
+    texts = read_texts(args.texts)
+    tid = args.text_id or fit.text_ids[0]
+    if tid not in fit.text_ids or tid not in texts:
+        raise InputError(f"--text-id: text {tid!r} is not in both the fit and the texts")
+    off, w = fit.weights_of(tid)
+    if len(texts[tid]) != fit.text_lengths[fit.text_ids.index(tid)]:
+        raise InputError(f"text {tid!r} differs from the text the fit was trained on")
+    if out.suffix.lower() in (".html", ".htm"):
+        atomic_write_text(out, weights_html(texts[tid], off, w, title=f"{fit.task}: {tid}"))
+    else:
+        _save_figure(weights_figure(texts[tid], off, w, title=f"{fit.task}: {tid}"), out)
+    return 0
+
+
+def _save_figure(fig, out: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    suffix = out.suffix.lower() or ".png"
+    tmp = out.with_name(f".tmp-{out.name}{'' if out.suffix else suffix}")
+    try:
+        fig.savefig(tmp, format=suffix.lstrip("."), dpi=120, bbox_inches="tight")
+        tmp.replace(out)
+    finally:
+        plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()

@@ -1,0 +1,260 @@
+"""The Capability Salience Vector estimator (Ge, Xing et al., Sec. 3 and Algorithm 2).
+
+- Eq. 1: C_m = (1/N_c) sum_{s,i} w_{s,i} l_{m,s,i}, with l the model's losses mapped to the
+  scoring LM's tokens (Algorithm 1) and N_c the number of characters of the whole text.
+- Eq. 2: A = gamma + (1 - gamma) sigmoid(alpha (C - beta))  (`laws.salience`).
+- Eq. 3: w = act(H theta + b), a linear layer plus a positivity-keeping activation (softplus by
+  default, sigmoid optional) on cached final hidden states H.
+- Algorithm 2: alternate (i) Levenberg-Marquardt on alpha, beta with theta fixed (Eq. 4) and
+  (ii) one Adam (or SGD) step on theta with alpha, beta fixed (Eq. 5); keep the parameters with
+  the lowest validation-model MSE.
+
+All gradients are analytic numpy: dJ/dtheta = H^T [act'(z) * (L^T dJ/dC) / N_c].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+
+from ..errors import InputError
+from ..fitting.result import FitResult
+from ..laws.salience import fit_salience_sigmoid, lm_fit
+
+ACTIVATIONS = ("softplus", "sigmoid")
+OPTIMIZERS = ("adam", "sgd")
+
+
+def _act(z: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(activation, derivative) of the head's non-linearity."""
+    s = expit(z)
+    if kind == "softplus":
+        return np.logaddexp(0.0, z), s
+    return s, s * (1.0 - s)
+
+
+def _inverse_act(w: float, kind: str) -> float:
+    if kind == "softplus":
+        return float(np.log(np.expm1(w)))
+    return float(np.log(w / (1.0 - w)))
+
+
+def sigmoid_law(C: np.ndarray, alpha: float, beta: float, gamma: float) -> np.ndarray:
+    """Eq. 2 evaluated directly."""
+    return gamma + (1.0 - gamma) * expit(alpha * (np.asarray(C, float) - beta))
+
+
+def _matvec(H, v: np.ndarray) -> np.ndarray:
+    """H @ v in H's own float precision (float32 hidden states are not copied to float64)."""
+    dt = H.dtype if H.dtype in (np.float32, np.float64) else np.float64
+    return np.asarray(H @ v.astype(dt, copy=False), dtype=float).ravel()
+
+
+def _grad_z(C, A, alpha_beta, gamma, L, n_chars, dw) -> tuple[float, np.ndarray]:
+    """Eq. 5 MSE over the rows of L and its gradient in the head's pre-activations z."""
+    a, b = float(alpha_beta[0]), float(alpha_beta[1])
+    s = expit(a * (C - b))
+    r = gamma + (1 - gamma) * s - A
+    gC = 2.0 / len(A) * r * (1 - gamma) * s * (1 - s) * a
+    return float(np.mean(r**2)), (L.T @ gC) / n_chars * dw
+
+
+def head_objective(
+    theta: np.ndarray,
+    bias: float,
+    H,
+    L: np.ndarray,
+    A: np.ndarray,
+    n_chars: float,
+    alpha_beta,
+    gamma: float,
+    activation: str = "softplus",
+    *,
+    HT=None,
+    l2: float = 0.0,
+) -> tuple[float, np.ndarray, float]:
+    """Eq. 5 objective (mean squared error over the models of L) and its analytic gradient
+    in (theta, bias), with alpha, beta fixed: J = mean_m (A(C_m) - A_hat_m)^2 + l2 |theta|^2."""
+    w, dw = _act(_matvec(H, theta) + bias, activation)
+    J, gz = _grad_z(L @ w / n_chars, A, alpha_beta, gamma, L, n_chars, dw)
+    g_theta = _matvec(H.T if HT is None else HT, gz) + 2 * l2 * theta
+    return J + float(l2 * theta @ theta), g_theta, float(gz.sum())
+
+
+class CapabilitySalience:
+    """Learn per-token weights W whose weighted loss predicts a task's accuracy (Algorithm 2).
+
+    Parameters
+    ----------
+    random_accuracy : gamma of Eq. 2, the task's random-guess accuracy (not fitted).
+    activation : "softplus" (default) or "sigmoid"; keeps weights positive (METHODS.md 1.7.1).
+    lr, n_steps : learning rate (paper: 1e-3) and number of alternations (paper: ~300).
+    optimizer : "adam" (default) or "sgd".
+    l2 : optional ridge penalty on theta (0: none, as in the paper).
+    init_weight : initial weight of every token (theta = 0, bias = act^-1(init_weight)), so
+        optimisation starts from the character-normalised all-token loss.
+    """
+
+    def __init__(
+        self,
+        random_accuracy: float,
+        *,
+        activation: str = "softplus",
+        lr: float = 1e-3,
+        n_steps: int = 300,
+        optimizer: str = "adam",
+        l2: float = 0.0,
+        init_weight: float = 0.5,
+    ):
+        self.random_accuracy = random_accuracy
+        self.activation = activation
+        self.lr = lr
+        self.n_steps = n_steps
+        self.optimizer = optimizer
+        self.l2 = l2
+        self.init_weight = init_weight
+
+    # ---- validation ------------------------------------------------------------------------
+    def _check_config(self) -> float:
+        g = float(self.random_accuracy)
+        if not (np.isfinite(g) and 0 <= g < 1):
+            raise InputError(f"random_accuracy must be in [0, 1), got {self.random_accuracy!r}")
+        if self.activation not in ACTIVATIONS:
+            raise InputError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise InputError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if not (np.isfinite(self.lr) and self.lr > 0):
+            raise InputError(f"lr must be > 0, got {self.lr!r}")
+        if int(self.n_steps) < 0:
+            raise InputError(f"n_steps must be >= 0, got {self.n_steps!r}")
+        if self.activation == "sigmoid" and not 0 < self.init_weight < 1:
+            raise InputError("init_weight must be in (0, 1) with the sigmoid activation")
+        if not self.init_weight > 0:
+            raise InputError(f"init_weight must be > 0, got {self.init_weight!r}")
+        return g
+
+    # ---- fitting ---------------------------------------------------------------------------
+    def fit(self, H, L: np.ndarray, n_chars: int, scores, splits) -> CapabilitySalience:
+        """Run Algorithm 2.
+
+        H : (T, d) features of the T target tokens (dense or sparse); L : (M, T) losses of M
+        models mapped to those tokens; n_chars : N_c of Eq. 1; scores : (M,) accuracies in
+        [0, 1]; splits : (M,) "train" / "validation" / "test".
+        """
+        gamma = self._check_config()
+        L = np.asarray(L, float)
+        A = np.asarray(scores, float)
+        splits = np.asarray(splits).astype(str)
+        if L.ndim != 2:
+            raise InputError(f"losses must be a (models x tokens) matrix, got shape {L.shape}")
+        M, T = L.shape
+        if not sp.issparse(H):
+            H = np.asarray(H)
+        if H.ndim != 2 or H.shape[0] != T:
+            raise InputError(f"features have shape {H.shape}, losses have {T} tokens")
+        if A.shape != (M,) or splits.shape != (M,):
+            raise InputError("scores and splits need one entry per model")
+        if not np.all(np.isfinite(L)):
+            raise InputError("losses contain NaN or infinite values")
+        bad = ~(np.isfinite(A) & (A >= 0) & (A <= 1))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"score of model {i} is {A[i]!r}; scores must be fractions in [0, 1]")
+        unknown = sorted(set(splits) - {"train", "validation", "test"})
+        if unknown:
+            raise InputError(f"unknown split {unknown[0]!r}; use train, validation or test")
+        if not n_chars > 0:
+            raise InputError("the text has no characters")
+        tr = splits == "train"
+        va = splits == "validation"
+        if tr.sum() < 2:
+            raise InputError(f"need at least 2 train models, got {int(tr.sum())}")
+        sel = va if va.any() else tr
+        Ltr, Atr = L[tr], A[tr]
+        Hs = sp.csr_matrix(H) if sp.issparse(H) else np.asarray(H)
+        if not sp.issparse(Hs) and Hs.dtype not in (np.float32, np.float64):
+            Hs = Hs.astype(float)
+        HT = Hs.T.tocsr() if sp.issparse(Hs) else Hs.T
+        d = Hs.shape[1]
+
+        theta = np.zeros(d)
+        bias = _inverse_act(float(self.init_weight), self.activation)
+        m_t, v_t, m_b, v_b = np.zeros(d), np.zeros(d), 0.0, 0.0
+        b1, b2, eps = 0.9, 0.999, 1e-8
+        lr, nc = float(self.lr), float(n_chars)
+        ab = None
+        best = (np.inf, -1, theta.copy(), bias, None)
+        history = []
+        for step in range(int(self.n_steps) + 1):
+            w, dw = _act(_matvec(Hs, theta) + bias, self.activation)
+            C = L @ w / nc
+            # (i) Levenberg-Marquardt on alpha, beta with theta fixed (Eq. 4), warm-started
+            ab, _, _ = lm_fit(C[tr], Atr, gamma, [ab] if ab is not None else None)
+            pred = sigmoid_law(C, ab[0], ab[1], gamma)
+            tr_mse = float(np.mean((pred[tr] - Atr) ** 2))
+            sel_mse = float(np.mean((pred[sel] - A[sel]) ** 2))
+            history.append((step, tr_mse, sel_mse))
+            if sel_mse < best[0]:
+                best = (sel_mse, step, theta.copy(), bias, ab.copy())
+            if step == int(self.n_steps):
+                break
+            # (ii) one gradient step on theta with alpha, beta fixed (Eq. 5)
+            _, gz = _grad_z(C[tr], Atr, ab, gamma, Ltr, nc, dw)
+            g_theta = _matvec(HT, gz) + 2 * self.l2 * theta
+            g_bias = float(gz.sum())
+            if self.optimizer == "sgd":
+                theta -= lr * g_theta
+                bias -= lr * g_bias
+            else:
+                t = step + 1
+                m_t = b1 * m_t + (1 - b1) * g_theta
+                v_t = b2 * v_t + (1 - b2) * g_theta**2
+                m_b = b1 * m_b + (1 - b1) * g_bias
+                v_b = b2 * v_b + (1 - b2) * g_bias**2
+                c1, c2 = 1 - b1**t, 1 - b2**t
+                theta -= lr * (m_t / c1) / (np.sqrt(v_t / c2) + eps)
+                bias -= lr * (m_b / c1) / (np.sqrt(v_b / c2) + eps)
+
+        _, self.best_step_, self.theta_, self.bias_, _ = best
+        self.weights_ = _act(_matvec(Hs, self.theta_) + self.bias_, self.activation)[0]
+        C = L @ self.weights_ / nc
+        # final Eq. 4 fit at the selected theta, as a FitResult of the shared engine
+        self.law_: FitResult = fit_salience_sigmoid(C[tr], Atr, gamma, starts=[best[4]])
+        self.alpha_, self.beta_ = self.law_.theta
+        self.gamma_ = gamma
+        self.n_chars_ = int(n_chars)
+        self.capability_ = C
+        self.history_ = np.array(history, float)
+        return self
+
+    # ---- prediction ------------------------------------------------------------------------
+    def _check(self):
+        if not hasattr(self, "weights_"):
+            raise InputError("CapabilitySalience is not fitted yet: call fit() first")
+
+    def capability_score(self, L: np.ndarray) -> np.ndarray:
+        """Eq. 1 for each row of L (models x target tokens)."""
+        self._check()
+        return np.asarray(L, float) @ self.weights_ / self.n_chars_
+
+    def predict(self, L: np.ndarray) -> np.ndarray:
+        """Eq. 2 at the capability scores of the rows of L."""
+        return sigmoid_law(self.capability_score(L), self.alpha_, self.beta_, self.gamma_)
+
+
+def baseline_fit(C: np.ndarray, scores, splits, gamma: float) -> dict:
+    """Fit Eq. 2 on a baseline score (all-token or label-token loss) of the train models and
+    report the test (and validation) MSE (Sec. 4.1 baselines)."""
+    C = np.asarray(C, float)
+    A = np.asarray(scores, float)
+    splits = np.asarray(splits).astype(str)
+    tr = splits == "train"
+    theta, _, _ = lm_fit(C[tr], A[tr], gamma)
+    pred = sigmoid_law(C, theta[0], theta[1], gamma)
+    out = {"alpha": float(theta[0]), "beta": float(theta[1])}
+    for name in ("train", "validation", "test"):
+        m = splits == name
+        out[f"{name}_mse"] = float(np.mean((pred[m] - A[m]) ** 2)) if m.any() else None
+    out["predicted"] = pred
+    return out

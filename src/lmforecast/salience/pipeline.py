@@ -1,0 +1,147 @@
+"""End-to-end CSV fit for one task: Algorithm 1 mapping, Algorithm 2 optimisation, baselines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
+from .mapping import map_losses_many
+from .model import CapabilitySalience, baseline_fit
+from .records import LossTable, loss_table
+from .result import SalienceFit
+
+
+def mapped_loss_matrix(table: LossTable, features: TextFeatures, models: list[str]) -> np.ndarray:
+    """(M, T) losses of each model on the features' target tokens (Algorithm 1 per text)."""
+    T = features.n_tokens
+    ptr = features.ptr
+    L = np.empty((len(models), T))
+    where = [f"model {m!r}" for m in models]
+    for i, tid in enumerate(features.text_ids):
+        L[:, ptr[i] : ptr[i + 1]] = map_losses_many(
+            [table[m][tid] for m in models],
+            features.offsets[i],
+            int(features.text_lengths[i]),
+            [f"{w} text {tid!r}" for w in where],
+        )
+    return L
+
+
+def _align_models(table: LossTable, scores: pd.DataFrame) -> pd.DataFrame:
+    missing = [m for m in scores["model"] if m not in table]
+    if missing:
+        raise InputError(f"scores: model {missing[0]!r} has no token losses")
+    return scores.reset_index(drop=True)
+
+
+def fit_salience(
+    texts: Mapping[str, str],
+    records: Iterable[Mapping],
+    scores: pd.DataFrame,
+    *,
+    task: str = "task",
+    random_accuracy: float,
+    features: TextFeatures | None = None,
+    extractor: FeatureExtractor | None = None,
+    label_losses: Mapping[str, float] | None = None,
+    bootstrap: int = 200,
+    seed: int = 0,
+    **options,
+) -> SalienceFit:
+    """Fit the CSV of one task.
+
+    `scores` has columns model, split, score (fraction). Features come from `features` (a cache)
+    or are extracted from `texts` with `extractor` (default: the torch-free hashed n-grams).
+    Options go to `CapabilitySalience` (activation, lr, n_steps, optimizer, l2, init_weight).
+    `bootstrap` resamples of the train models refit alpha, beta with W fixed (intervals).
+    """
+    if int(bootstrap) < 0:
+        raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+    lengths = {t: len(s) for t, s in texts.items()}
+    table = loss_table(records, lengths)
+    scores = _align_models(table, scores)
+    if features is None:
+        features = (extractor or HashedNgramFeatures()).extract(texts)
+    else:
+        features = features.select(list(texts))
+        bad = [t for t, n in zip(features.text_ids, features.text_lengths) if int(n) != lengths[t]]
+        if bad:
+            raise InputError(f"features: text {bad[0]!r} has a different length than in the texts")
+    models = scores["model"].tolist()
+    splits = scores["split"].to_numpy().astype(str)
+    A = scores["score"].to_numpy(float)
+    L = mapped_loss_matrix(table, features, models)
+
+    est = CapabilitySalience(random_accuracy, **options).fit(
+        features.H, L, features.n_chars, A, splits
+    )
+    pred = est.predict(L)
+    metrics: dict = {"best_step": int(est.best_step_)}
+    for name in ("train", "validation", "test"):
+        m = splits == name
+        metrics[f"{name}_mse"] = float(np.mean((pred[m] - A[m]) ** 2)) if m.any() else None
+    baselines = {}
+    all_tok = baseline_fit(L.sum(axis=1) / features.n_chars, A, splits, est.gamma_)
+    baselines["all_token"] = {k: v for k, v in all_tok.items() if k != "predicted"}
+    if label_losses is not None:
+        miss = [m for m in models if m not in label_losses]
+        if miss:
+            raise InputError(f"label losses: no value for model {miss[0]!r}")
+        lab = baseline_fit(np.array([label_losses[m] for m in models]), A, splits, est.gamma_)
+        baselines["label_token"] = {k: v for k, v in lab.items() if k != "predicted"}
+    metrics["baselines"] = baselines
+
+    boot = _bootstrap_law(est.capability_, A, splits, est.gamma_, int(bootstrap), seed, est.law_)
+    ptr = features.ptr
+    return SalienceFit(
+        task=str(task),
+        gamma=float(est.gamma_),
+        alpha=float(est.alpha_),
+        beta=float(est.beta_),
+        activation=est.activation,
+        extractor=dict(features.extractor),
+        theta=[float(v) for v in est.theta_],
+        bias=float(est.bias_),
+        law=est.law_.to_dict(),
+        text_ids=list(features.text_ids),
+        text_lengths=[int(n) for n in features.text_lengths],
+        offsets=[np.asarray(o, int).tolist() for o in features.offsets],
+        weights=[est.weights_[ptr[i] : ptr[i + 1]].tolist() for i in range(len(ptr) - 1)],
+        models=models,
+        splits=splits.tolist(),
+        scores=[float(a) for a in A],
+        capability=[float(c) for c in est.capability_],
+        metrics=metrics,
+        settings={
+            "lr": float(est.lr),
+            "n_steps": int(est.n_steps),
+            "optimizer": est.optimizer,
+            "l2": float(est.l2),
+            "init_weight": float(est.init_weight),
+            "bootstrap": int(bootstrap),
+            "seed": int(seed),
+        },
+        history=est.history_.tolist(),
+        bootstrap=boot,
+    )
+
+
+def _bootstrap_law(C, A, splits, gamma, B, seed, law) -> list[list[float]]:
+    """(alpha, beta) refitted by Levenberg-Marquardt on B resamples of the train models."""
+    from ..laws.salience import lm_fit
+
+    tr = np.flatnonzero(splits == "train")
+    rng = np.random.default_rng(seed)
+    out = []
+    start = np.asarray(law.theta, float)
+    for _ in range(B):
+        idx = rng.choice(tr, size=tr.size, replace=True)
+        if np.ptp(C[idx]) == 0:
+            continue
+        theta, _, _ = lm_fit(C[idx], A[idx], gamma, [start])
+        out.append([float(theta[0]), float(theta[1])])
+    return out

@@ -1,0 +1,229 @@
+"""SalienceFit: a fitted capability salience vector for one task, saved as exact JSON.
+
+It holds everything `predict` needs without the texts or features: the scoring LM's token
+offsets and learned weights per text (the CSV W), the text lengths (N_c), and the Eq. 2 law.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..fitting.result import FitResult
+from .mapping import map_losses_many
+from .model import sigmoid_law
+from .records import LossTable, loss_table
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class SalienceFit:
+    """Result of `fit_salience`; `to_json`/`from_json` round-trip bit-for-bit."""
+
+    task: str
+    gamma: float
+    alpha: float
+    beta: float
+    activation: str
+    extractor: dict
+    theta: list[float]
+    bias: float
+    law: dict
+    text_ids: list[str]
+    text_lengths: list[int]
+    offsets: list[list[list[int]]]
+    weights: list[list[float]]
+    models: list[str]
+    splits: list[str]
+    scores: list[float]
+    capability: list[float]
+    metrics: dict[str, Any]
+    settings: dict[str, Any]
+    history: list[list[float]] = field(default_factory=list)
+    bootstrap: list[list[float]] = field(default_factory=list)  # (alpha, beta) per resample
+
+    # ---- accessors -------------------------------------------------------------------------
+    @property
+    def n_chars(self) -> int:
+        return int(sum(self.text_lengths))
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {"alpha": self.alpha, "beta": self.beta}
+
+    @property
+    def law_result(self) -> FitResult:
+        return FitResult.from_dict(self.law)
+
+    def weights_of(self, text_id: str) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets (k, 2), weights (k,)) of one text: the CSV on that text (Fig. 9)."""
+        i = self.text_ids.index(text_id)
+        return np.asarray(self.offsets[i], np.int64).reshape(-1, 2), np.asarray(self.weights[i])
+
+    def table(self) -> pd.DataFrame:
+        """One row per fitted model: split, observed score, capability C (Eq. 1), prediction."""
+        C = np.asarray(self.capability)
+        return pd.DataFrame(
+            {
+                "model": self.models,
+                "split": self.splits,
+                "score": self.scores,
+                "capability": C,
+                "predicted": sigmoid_law(C, self.alpha, self.beta, self.gamma),
+            }
+        )
+
+    # ---- prediction ------------------------------------------------------------------------
+    def capability_scores(self, table: LossTable) -> pd.Series:
+        """Eq. 1 for every model of a loss table, after Algorithm 1 onto the stored tokens."""
+        models = list(table)
+        total = np.zeros(len(models))
+        for i, tid in enumerate(self.text_ids):
+            tgt = np.asarray(self.offsets[i], np.int64).reshape(-1, 2)
+            lt = map_losses_many(
+                [table[m][tid] for m in models],
+                tgt,
+                self.text_lengths[i],
+                [f"model {m!r} text {tid!r}" for m in models],
+            )
+            total += lt @ np.asarray(self.weights[i])
+        return pd.Series(total / self.n_chars, index=models, name="capability")
+
+    def predict_records(self, records: Iterable[Mapping], level: float = 0.9) -> pd.DataFrame:
+        """Predicted accuracy (Eq. 2) of each model in loss records (M.jsonl format).
+
+        With bootstrap samples, adds `lower`/`upper`: the `predict_interval` prediction
+        interval at `level`.
+        """
+        lengths = dict(zip(self.text_ids, self.text_lengths))
+        table = loss_table(records, lengths)
+        C = self.capability_scores(table).to_numpy()
+        out = pd.DataFrame(
+            {
+                "model": list(table),
+                "capability": C,
+                "predicted": sigmoid_law(C, self.alpha, self.beta, self.gamma),
+            }
+        )
+        if self.bootstrap:
+            lo, hi = self.predict_interval(C, level)
+            out["lower"], out["upper"] = lo, hi
+        return out
+
+    def predict_interval(
+        self, C, level: float = 0.9, kind: str = "prediction", seed: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Percentile interval of the predicted accuracy at capability scores C.
+
+        kind="confidence": Eq. 2 over (alpha, beta) refitted on bootstrap resamples of the
+        train models, W held fixed. kind="prediction" (default) adds Gaussian noise with the
+        RMSE of the *validation* models (held out from the law fit; train RMSE when there are
+        none): W is fitted on the train models, so their residuals understate the error of a
+        new model. Neither accounts for the variability of W itself.
+        """
+        if not self.bootstrap:
+            raise InputError("this fit has no bootstrap samples (fit with bootstrap > 0)")
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1), got {level!r}")
+        if kind not in ("prediction", "confidence"):
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        ab = np.asarray(self.bootstrap, float)
+        P = sigmoid_law(np.asarray(C, float)[None, :], ab[:, :1], ab[:, 1:2], self.gamma)
+        if kind == "prediction":
+            P = P + np.random.default_rng(seed).normal(0.0, self.residual_scale, P.shape)
+        a = (1 - level) / 2
+        lo, hi = np.quantile(P, [a, 1 - a], axis=0)
+        return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+    @property
+    def residual_scale(self) -> float:
+        """RMSE of the validation models (train models when there are none)."""
+        m = self.metrics
+        mse = m.get("validation_mse")
+        return float(np.sqrt(mse if mse is not None else m["train_mse"]))
+
+    # ---- reporting -------------------------------------------------------------------------
+    def summary(self) -> str:
+        """Plain-text table: law parameters, held-out MSEs against the baselines."""
+        m = self.metrics
+        w = np.concatenate([np.asarray(x) for x in self.weights]) if self.weights else np.zeros(0)
+        lines = [
+            f"Capability Salience Vector    task: {self.task}    gamma: {self.gamma:g}",
+            f"texts: {len(self.text_ids)}    target tokens: {w.size}    characters: "
+            f"{self.n_chars}    models: {len(self.models)}    best step: {m.get('best_step')}",
+            f"law: A = gamma + (1-gamma) sigmoid(alpha (C - beta))    alpha = {self.alpha:.5g}"
+            f"    beta = {self.beta:.5g}",
+            "-" * 60,
+            f"{'predictor':<14}{'train MSE':>15}{'valid MSE':>15}{'test MSE':>15}",
+            "-" * 60,
+        ]
+        rows = [("CSV", m)] + [(k, v) for k, v in m.get("baselines", {}).items()]
+        for name, d in rows:
+            lines.append(
+                f"{name:<14}"
+                + "".join(
+                    f"{_fmt(d.get(k)):>15}" for k in ("train_mse", "validation_mse", "test_mse")
+                )
+            )
+        lines.append("-" * 60)
+        if w.size:
+            q = np.quantile(w, [0.1, 0.5, 0.9])
+            lines.append(f"weights: 10%/50%/90% quantiles {q[0]:.4g} / {q[1]:.4g} / {q[2]:.4g}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:  # pragma: no cover
+        return self.summary()
+
+    # ---- persistence -----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["format_version"] = FORMAT_VERSION
+        d["kind"] = "SalienceFit"
+        return d
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), allow_nan=True)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> SalienceFit:
+        d = dict(d)
+        if d.pop("kind", None) != "SalienceFit":
+            raise InputError("not a salience fit (expected a file written by `salience fit`)")
+        d.pop("format_version", None)
+        try:
+            return cls(**d)
+        except TypeError as exc:
+            raise InputError(f"malformed salience fit: {exc}") from None
+
+    @classmethod
+    def from_json(cls, text_or_path: str | Path) -> SalienceFit:
+        s = str(text_or_path)
+        if not s.lstrip().startswith("{"):
+            p = Path(s)
+            if not p.exists():
+                raise InputError(f"{p}: no such file")
+            s = p.read_text()
+        try:
+            d = json.loads(s)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"salience fit is not valid JSON ({exc.msg})") from None
+        if not isinstance(d, dict):
+            raise InputError("not a salience fit (expected a JSON object)")
+        return cls.from_dict(d)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.4e}"
