@@ -148,13 +148,8 @@ class DistillationScalingLaw:
         loss = huber(self.huber_delta)
         grid, bounds = self._grid_and_bounds(law)
         starts, scores = score_product_grid(law, X, law.target_of(y), loss, grid)
-        finite = np.isfinite(scores)
-        if not finite.any():
-            raise InputError("the objective is not finite at any initialisation")
-        k = min(self.n_polish, int(finite.sum()))
-        top = np.argpartition(scores, k - 1)[:k]
-        res = fit_law(law, X, y, loss=loss, grid=starts[top], bounds=bounds, n_polish=k)
-        res.n_starts = int(starts.shape[0])
+        res = fit_law(law, X, y, loss=loss, grid=starts, scores=scores, bounds=bounds,
+                      n_polish=self.n_polish, progress=self.progress)
         if self.bootstrap:
             bootstrap_fit(
                 law,
