@@ -148,8 +148,17 @@ class DistillationScalingLaw:
         loss = huber(self.huber_delta)
         grid, bounds = self._grid_and_bounds(law)
         starts, scores = score_product_grid(law, X, law.target_of(y), loss, grid)
-        res = fit_law(law, X, y, loss=loss, grid=starts, scores=scores, bounds=bounds,
-                      n_polish=self.n_polish, progress=self.progress)
+        res = fit_law(
+            law,
+            X,
+            y,
+            loss=loss,
+            grid=starts,
+            scores=scores,
+            bounds=bounds,
+            n_polish=self.n_polish,
+            progress=self.progress,
+        )
         if self.bootstrap:
             bootstrap_fit(
                 law,
@@ -203,20 +212,14 @@ class DistillationScalingLaw:
         p = DISTILL_PRESETS[name]
         law = get_law(LAW_NAME)
         sup = SupervisedScalingLaw.from_preset(p["supervised"])
-        res = FitResult(
-            law=LAW_NAME,
-            theta=law.from_natural(p["params"]).tolist(),
-            params=dict(p["params"]),
-            objective=float("nan"),
-            loss={"name": "huber", "delta": 1e-4},
-            n_obs=p["n_obs"],
-            n_starts=0,
-            n_polished=0,
-            n_at_best=0,
-            converged=True,
-            message="published coefficients",
-            ci={k: list(v) for k, v in p["ci"].items()},
+        res = FitResult.from_published(
+            LAW_NAME,
+            law.from_natural(p["params"]).tolist(),
+            p["params"],
+            ci=p["ci"],
             ci_level=p["ci_level"],
+            n_obs=p["n_obs"],
+            loss={"name": "huber", "delta": 1e-4},
             meta={"preset": name, "source": p["source"], "supervised": sup.params_},
         )
         return cls.from_result(res, supervised=sup)

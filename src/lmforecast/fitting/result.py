@@ -12,6 +12,15 @@ import numpy as np
 FORMAT_VERSION = 1
 
 
+def dump_json(d: dict, path: str | Path | None = None, indent: int | None = 1) -> str:
+    """JSON text of a saved result (Python's float repr round-trips exactly), optionally written
+    to `path`. Every result type of the package persists through this one function."""
+    text = json.dumps(d, indent=indent, allow_nan=True)
+    if path is not None:
+        Path(path).write_text(text)
+    return text
+
+
 @dataclass
 class FitResult:
     """Result of fitting a registered law. Floats survive `to_json`/`from_json` bit-for-bit."""
@@ -35,6 +44,37 @@ class FitResult:
     bootstrap: list[list[float]] = field(default_factory=list)  # fit-space theta per resample
     bootstrap_seed: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_published(
+        cls,
+        law: str,
+        theta: list[float],
+        params: dict[str, float],
+        *,
+        ci: dict[str, list[float]],
+        ci_level: float | None,
+        n_obs: int,
+        loss: dict,
+        meta: dict[str, Any],
+    ) -> FitResult:
+        """A result holding published coefficients (a paper's table), not a fit of ours."""
+        return cls(
+            law=law,
+            theta=list(theta),
+            params=dict(params),
+            objective=float("nan"),
+            loss=loss,
+            n_obs=n_obs,
+            n_starts=0,
+            n_polished=0,
+            n_at_best=0,
+            converged=True,
+            message="published coefficients",
+            ci={k: list(v) for k, v in ci.items()},
+            ci_level=ci_level,
+            meta=meta,
+        )
 
     # ---- law access ------------------------------------------------------------------------
     @property
@@ -116,10 +156,7 @@ class FitResult:
 
     def to_json(self, path: str | Path | None = None) -> str:
         """Serialise to JSON (never pickle). Python's float repr round-trips exactly."""
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=True)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return dump_json(self.to_dict(), path)
 
     @classmethod
     def from_dict(cls, d: dict) -> FitResult:

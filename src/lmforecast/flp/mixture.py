@@ -22,6 +22,7 @@ import pandas as pd
 from ..data.validate import numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, fit_law, squared
+from ..fitting.result import dump_json
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
 from .fitting import fit_from_closed_form
@@ -403,10 +404,7 @@ class FLPM:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=1)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return dump_json(self.to_dict(), path, indent=1)
 
     @classmethod
     def from_dict(cls, d: dict) -> FLPM:

@@ -25,6 +25,7 @@ import pandas as pd
 from ..data.validate import check_columns, numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
+from ..fitting.result import dump_json
 from ..laws import get_law
 from .fitting import fit_from_closed_form
 from .tables import (
@@ -285,10 +286,7 @@ class FLP:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=1)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return dump_json(self.to_dict(), path, indent=1)
 
     @classmethod
     def from_dict(cls, d: dict) -> FLP:

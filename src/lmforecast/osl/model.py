@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, fit_law, squared
+from ..fitting.result import dump_json
 from ..laws.sigmoid import ObservationalSigmoid, sigmoid
 from .capability import CapabilitySpace
 from .data import (
@@ -153,10 +154,7 @@ class OSLResult:
         return d
 
     def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=True)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return dump_json(self.to_dict(), path, indent=1)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OSLResult:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..fitting.result import FitResult
+from ..fitting.result import FitResult, dump_json
 from .mapping import map_losses_many
 from .model import sigmoid_law
 from .records import LossTable, loss_table
@@ -190,10 +190,7 @@ class SalienceFit:
         return d
 
     def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), allow_nan=True)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return dump_json(self.to_dict(), path, indent=None)
 
     @classmethod
     def from_dict(cls, d: Mapping) -> SalienceFit:

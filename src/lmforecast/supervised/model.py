@@ -136,20 +136,14 @@ class SupervisedScalingLaw:
         p = PRESETS[name]
         law = get_law(p["form"])
         theta = law.from_natural(p["params"])
-        res = FitResult(
-            law=p["form"],
-            theta=theta.tolist(),
-            params=dict(p["params"]),
-            objective=float("nan"),
-            loss={"name": "huber", "delta": 1e-3},
-            n_obs=p["n_obs"],
-            n_starts=0,
-            n_polished=0,
-            n_at_best=0,
-            converged=True,
-            message="published coefficients",
-            ci={k: list(v) for k, v in p["ci"].items()},
+        res = FitResult.from_published(
+            p["form"],
+            theta.tolist(),
+            p["params"],
+            ci=p["ci"],
             ci_level=p["ci_level"],
+            n_obs=p["n_obs"],
+            loss={"name": "huber", "delta": 1e-3},
             meta={"preset": name, "source": p["source"], "form": p["form"]},
         )
         return cls.from_result(res)
