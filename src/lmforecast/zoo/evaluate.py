@@ -44,8 +44,9 @@ def _continuations(tok, contexts: list[str], endings: list[str], n_ctx: int):
         m[len(ci) :] = True
         seqs.append(full)
         masks.append(m)
-    x = _pack([s[:-1] for s in seqs], n_ctx, tok.bos_id)
-    y = _pack([s[1:] for s in seqs], n_ctx, 0)
+    width = max(len(s) - 1 for s in seqs)  # pad to the longest item, not to n_ctx
+    x = _pack([s[:-1] for s in seqs], width, tok.bos_id)
+    y = _pack([s[1:] for s in seqs], width, 0)
     mask = np.zeros_like(x, bool)
     for i, m in enumerate(masks):
         mask[i, : len(m)] = m

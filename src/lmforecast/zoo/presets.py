@@ -107,17 +107,15 @@ def _students(student_shapes, teachers, budget_ratios, ref_shape):
 
 
 def _full() -> Preset:
-    shapes = [(1, 16), (1, 32), (2, 32), (2, 48), (3, 64), (4, 64)]
-    big = {(3, 64), (4, 64)}
-    sup = _series(
-        shapes, lambda L, d: [20] if (L, d) == (4, 64) else ([5, 20] if (L, d) in big else [5, 20, 80])
-    )
+    shapes = [(1, 16), (1, 32), (2, 32), (2, 48), (3, 64)]
+    big = {(2, 48), (3, 64)}
+    sup = _series(shapes, lambda L, d: [5, 20] if (L, d) in big else [5, 20, 80])
     mix = []
     for share in (0.1, 0.25, 0.6):
         mix += _series([(1, 32), (2, 32), (2, 48)], lambda L, d: [20], "mixture", prefix="mix", share=share)
     byte = _series([(1, 16), (1, 32), (2, 32), (2, 48)], lambda L, d: [20], "byte", "byte", "byte")
-    teachers = ["sup-L1d32-r20", "sup-L2d32-r20", "sup-L2d48-r20", "sup-L3d64-r20"]
-    dst = _students([(1, 16), (1, 32), (2, 32)], teachers, (10, 40), (1, 32))
+    teachers = ["sup-L1d32-r20", "sup-L2d48-r20", "sup-L3d64-r20"]
+    dst = _students([(1, 32), (2, 32)], teachers, (10, 40), (1, 32))
     return Preset(
         name="full",
         seed=1234,
@@ -129,9 +127,9 @@ def _full() -> Preset:
         n_mc_items=160,
         n_arith_items=256,
         n_checkpoints=30,
-        target_steps=300,
-        max_batch=32,
-        lr=3e-3,
+        target_steps=500,
+        max_batch=16,
+        lr=1e-2,
         threads=1,
         salience_text_chars=240,
         runs=tuple(sup + mix + byte + dst),
@@ -157,7 +155,7 @@ def _mini() -> Preset:
         n_checkpoints=8,
         target_steps=60,
         max_batch=16,
-        lr=3e-3,
+        lr=1e-2,
         threads=1,
         salience_text_chars=120,
         runs=tuple(sup + mix + byte + dst),

@@ -44,16 +44,24 @@ class RunPlan:
     batch: int
     steps: int
     eval_steps: list[int]
+    save_steps: list[int]
+
+
+CHECKPOINTED_KINDS = ("supervised", "mixture")
 
 
 def plan_run(spec: RunSpec, preset: Preset) -> RunPlan:
-    """Batch size so the run takes about ``target_steps`` steps (at least 4 sequences)."""
+    """Batch size so the run takes about ``target_steps`` steps (at least 4 sequences).
+
+    Supervised and mixture runs (FLP, FLP-M) are evaluated every 1/n_checkpoints of training;
+    the other runs only at the end (their methods use final models only)."""
     per_seq = preset.n_ctx
     batch = int(np.clip(round(spec.tokens / (per_seq * preset.target_steps)), 4, preset.max_batch))
     steps = max(preset.n_checkpoints, math.ceil(spec.tokens / (batch * per_seq)))
     k = preset.n_checkpoints
-    eval_steps = sorted({max(1, round(i * steps / k)) for i in range(1, k + 1)})
-    return RunPlan(batch, steps, eval_steps)
+    save_steps = sorted({max(1, round(i * steps / k)) for i in range(1, k + 1)})
+    eval_steps = save_steps if spec.kind in CHECKPOINTED_KINDS else [steps]
+    return RunPlan(batch, steps, eval_steps, save_steps)
 
 
 def lr_at(step: int, steps: int, peak: float) -> float:
@@ -148,6 +156,7 @@ def train_run(
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         step, rows, wall = state["step"], state["rows"], state["wall"]
+        loss_sum, loss_n = state["loss_acc"]
         if progress:
             progress(step)
     if teacher is not None:
@@ -176,7 +185,7 @@ def train_run(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        loss_sum += float(ntp)
+        loss_sum += ntp.item()
         loss_n += 1
         step += 1
         if progress:
@@ -195,19 +204,19 @@ def train_run(
                 }
             )
             loss_sum, loss_n = 0.0, 0
-            wall_now = wall + time.perf_counter() - t0
-            if step < plan.steps:
-                save_verified(
-                    {
-                        "run_id": spec.run_id,
-                        "model": model.state_dict(),
-                        "opt": opt.state_dict(),
-                        "step": step,
-                        "rows": rows,
-                        "wall": wall_now,
-                    },
-                    state_path,
-                )
+        if step in plan.save_steps and step < plan.steps:
+            save_verified(
+                {
+                    "run_id": spec.run_id,
+                    "model": model.state_dict(),
+                    "opt": opt.state_dict(),
+                    "step": step,
+                    "rows": rows,
+                    "wall": wall + time.perf_counter() - t0,
+                    "loss_acc": (loss_sum, loss_n),
+                },
+                state_path,
+            )
     wall += time.perf_counter() - t0
     save_verified(model.state_dict(), run_dir / "final.pt")
     D = plan.steps * tokens_per_step
