@@ -178,7 +178,9 @@ def build_zoo(preset_name: str, out: str | Path, *, progress: bool = True) -> di
                 overall.update(flops[spec.run_id])
                 continue
             except ValueError:
-                warnings.warn(f"{res_path}: corrupt result; redoing the run", DomainWarning)
+                warnings.warn(
+                    f"{res_path}: corrupt result; redoing the run", DomainWarning, stacklevel=2
+                )
         tok = toks[spec.tokenizer]
         teacher = None
         if spec.teacher is not None:
@@ -325,7 +327,10 @@ def write_tables(
     tables.mkdir(exist_ok=True)
     order = [r.run_id for r in preset.runs]
     runs = pd.DataFrame(
-        [{k: v for k, v in results[m].items() if k not in ("checkpoints", "token_losses")} for m in order]
+        [
+            {k: v for k, v in results[m].items() if k not in ("checkpoints", "token_losses")}
+            for m in order
+        ]
     )
     ck = []
     for m in order:
@@ -357,7 +362,9 @@ def write_tables(
             "D_T": dst["D_T"].astype(int),
             "L_T": dst["L_T"],
             "L_S": dst["loss"],
-            "L_S_supervised": [sup_students.get((n, d), np.nan) for n, d in zip(dst["N"], dst["D"])],
+            "L_S_supervised": [
+                sup_students.get((n, d), np.nan) for n, d in zip(dst["N"], dst["D"])
+            ],
             "C_S": dst["C"],
         }
     )
@@ -383,7 +390,10 @@ def write_tables(
     csv(scores, "scores.csv")
     atomic_write_text(
         tables / "texts.jsonl",
-        "".join(json.dumps({"text_id": t["text_id"], "domain": t["domain"], "text": t["text"]}) + "\n" for t in texts),
+        "".join(
+            json.dumps({"text_id": t["text_id"], "domain": t["domain"], "text": t["text"]}) + "\n"
+            for t in texts
+        ),
     )
     atomic_write_text(
         tables / "token_losses.jsonl",
@@ -393,7 +403,10 @@ def write_tables(
         "preset": preset.name,
         "config_hash": preset.config_hash(),
         "config": {k: v for k, v in preset.to_dict().items() if k != "runs"},
-        "runs": [vars(r) if not hasattr(r, "__dataclass_fields__") else dict(r.__dict__) for r in preset.runs],
+        "runs": [
+            vars(r) if not hasattr(r, "__dataclass_fields__") else dict(r.__dict__)
+            for r in preset.runs
+        ],
         "seed": preset.seed,
         "threads": preset.threads,
         "objective": {"z_loss": 1e-4, "distillation_lambda": 1.0, "distillation_tau": 1.0},
@@ -401,7 +414,8 @@ def write_tables(
         "wall_s_total": wall,
         "wall_s_training": float(runs["wall_s"].sum()),
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "tables": sorted(p.name for p in tables.iterdir() if not p.name.startswith(".")) + ["metadata.json"],
+        "tables": sorted(p.name for p in tables.iterdir() if not p.name.startswith("."))
+        + ["metadata.json"],
     }
     atomic_write_text(tables / "metadata.json", json.dumps(meta, indent=1, default=str))
     return meta

@@ -35,9 +35,7 @@ def stdlib_files(max_files: int | None = None) -> list[Path]:
     """The standard library's ``.py`` files (tests, IDLE, demos excluded), sorted by path."""
     root = Path(sysconfig.get_paths()["stdlib"])
     files = sorted(
-        p
-        for p in root.rglob("*.py")
-        if not (_SKIP_DIRS & set(p.relative_to(root).parts[:-1]))
+        p for p in root.rglob("*.py") if not (_SKIP_DIRS & set(p.relative_to(root).parts[:-1]))
     )
     return files[:max_files] if max_files else files
 
@@ -56,9 +54,7 @@ def extract_prose(source: str) -> list[str]:
         tree = None
     if tree is not None:
         for node in ast.walk(tree):
-            if isinstance(
-                node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
-            ):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 doc = ast.get_docstring(node, clean=True)
                 if doc and len(doc) >= 40:
                     out.append(doc.strip())
@@ -127,9 +123,9 @@ def build_corpus(
     """
     root = Path(sysconfig.get_paths()["stdlib"])
     corpus = Corpus({d: [] for d in DOMAINS}, {d: [] for d in DOMAINS})
-    budget = {
-        ("train", d): max_chars[d] for d in ("prose", "code")
-    } | {("valid", d): max(max_chars[d] // 10, 20_000) for d in ("prose", "code")}
+    budget = {("train", d): max_chars[d] for d in ("prose", "code")} | {
+        ("valid", d): max(max_chars[d] // 10, 20_000) for d in ("prose", "code")
+    }
     used = dict.fromkeys(budget, 0)
     for path in stdlib_files(max_files):
         rel = str(path.relative_to(root))

@@ -53,9 +53,7 @@ def _continuations(tok, contexts: list[str], endings: list[str], n_ctx: int):
     return x, y, mask
 
 
-def build_evalset(
-    tok, streams: Streams, tasks: TaskSet, n_ctx: int, valid_tokens: int
-) -> EvalSet:
+def build_evalset(tok, streams: Streams, tasks: TaskSet, n_ctx: int, valid_tokens: int) -> EvalSet:
     """Tokenise validation windows (``valid_tokens`` per domain) and every task item."""
     windows = {
         d: validation_windows(streams.valid[d], valid_tokens, n_ctx, tok.bos_id) for d in DOMAINS

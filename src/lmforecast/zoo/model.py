@@ -91,7 +91,11 @@ def build_model(cfg: ModelConfig, seed: int):
     with torch.no_grad():
         for name, p in model.named_parameters():
             if p.dim() == 2:
-                s = std / math.sqrt(2 * cfg.n_layers) if name.endswith(("proj.weight", "out.weight")) else std
+                s = (
+                    std / math.sqrt(2 * cfg.n_layers)
+                    if name.endswith(("proj.weight", "out.weight"))
+                    else std
+                )
                 p.copy_(torch.randn(p.shape, generator=gen) * s)
     n = sum(p.numel() for n_, p in model.named_parameters() if not n_.startswith(("tok.", "pos.")))
     assert n == count_non_embedding(cfg), (n, count_non_embedding(cfg))

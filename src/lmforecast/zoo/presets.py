@@ -36,7 +36,9 @@ class RunSpec:
     teacher: str | None = None
 
     def model_config(self, vocab_size: int, n_ctx: int) -> ModelConfig:
-        return ModelConfig(self.n_layers, self.d_model, max(1, self.d_model // 16), vocab_size, n_ctx)
+        return ModelConfig(
+            self.n_layers, self.d_model, max(1, self.d_model // 16), vocab_size, n_ctx
+        )
 
     @property
     def N(self) -> int:
@@ -112,7 +114,9 @@ def _full() -> Preset:
     sup = _series(shapes, lambda L, d: [5, 20] if (L, d) in big else [5, 20, 80])
     mix = []
     for share in (0.1, 0.25, 0.6):
-        mix += _series([(1, 32), (2, 32), (2, 48)], lambda L, d: [20], "mixture", prefix="mix", share=share)
+        mix += _series(
+            [(1, 32), (2, 32), (2, 48)], lambda L, d: [20], "mixture", prefix="mix", share=share
+        )
     byte = _series([(1, 16), (1, 32), (2, 32), (2, 48)], lambda L, d: [20], "byte", "byte", "byte")
     teachers = ["sup-L1d32-r20", "sup-L2d48-r20", "sup-L3d64-r20"]
     dst = _students([(1, 32), (2, 32)], teachers, (10, 40), (1, 32))

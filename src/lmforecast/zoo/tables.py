@@ -58,7 +58,9 @@ def load_zoo(folder: str | Path | None = None) -> ZooTables:
         folder = folder / "tables"
     missing = [t for t in TABLES if not (folder / f"{t}.csv").exists()]
     if missing or not (folder / "metadata.json").exists():
-        raise InputError(f"{folder}: not a zoo tables folder (missing {missing or 'metadata.json'})")
+        raise InputError(
+            f"{folder}: not a zoo tables folder (missing {missing or 'metadata.json'})"
+        )
     frames = {t: pd.read_csv(folder / f"{t}.csv", keep_default_na=True) for t in TABLES}
     frames["runs"]["teacher"] = frames["runs"]["teacher"].fillna("")
     meta = json.loads((folder / "metadata.json").read_text())

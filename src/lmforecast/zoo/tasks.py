@@ -97,7 +97,9 @@ def code_mc(docs: list[str], n_items: int, seed: int) -> list[MCItem]:
 
 def _with_distractors(pairs, rng) -> list[MCItem]:
     if len(pairs) < 8:
-        raise InputError(f"corpus too small: only {len(pairs)} multiple-choice items could be built")
+        raise InputError(
+            f"corpus too small: only {len(pairs)} multiple-choice items could be built"
+        )
     items = []
     n = len(pairs)
     for i, (ctx, end) in enumerate(pairs):

@@ -73,6 +73,20 @@ def lr_at(step: int, steps: int, peak: float) -> float:
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
 
 
+def distillation_loss(student_logits, teacher_logits, tau: float = KD_TAU):
+    """Eq. 6: L_KD = -tau^2 sum_a softmax(z_T/tau)_a log softmax(z_S/tau)_a, averaged over
+    positions (logits flattened to ``(positions, vocab)``)."""
+    torch = require("torch", "torch")
+    t_prob = torch.softmax(teacher_logits / tau, -1)
+    return -(tau**2) * (t_prob * torch.log_softmax(student_logits / tau, -1)).sum(-1).mean()
+
+
+def z_loss(logits):
+    """Eq. 5: L_Z = (log sum_a exp z_a)^2, averaged over positions."""
+    torch = require("torch", "torch")
+    return torch.logsumexp(logits, -1).pow(2).mean()
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -177,10 +191,10 @@ def train_run(
             loss = ntp
         else:
             with torch.no_grad():
-                t_prob = torch.softmax(teacher(xb).reshape(-1, logits.shape[-1]) / KD_TAU, -1)
-            kd = -(KD_TAU**2) * (t_prob * torch.log_softmax(flat / KD_TAU, -1)).sum(-1).mean()
+                t_logits = teacher(xb).reshape(-1, logits.shape[-1])
+            kd = distillation_loss(flat, t_logits, KD_TAU)
             loss = (1 - KD_LAMBDA) * ntp + KD_LAMBDA * kd
-        loss = loss + Z_LOSS * torch.logsumexp(flat, -1).pow(2).mean()
+        loss = loss + Z_LOSS * z_loss(flat)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
