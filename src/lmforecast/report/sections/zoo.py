@@ -81,6 +81,14 @@ def build_section(ctx: ReportContext) -> Section:
         f"beta={p['beta']:.3g}. In-sample relative error: max {fit['max_rel_error']:.2%}, mean "
         f"{fit['mean_rel_error']:.2%}. " + held_text
     )
+    if fit["max_rel_error"] > 0.02:
+        sec.text(
+            "The law does not fit this zoo within 2%: these tiny models are pre-asymptotic. "
+            "Their loss against tokens steepens on log-log axes (they are still leaving the "
+            "n-gram plateau), which no E + A/N^alpha + B/D^beta can follow, so the fit drives "
+            "E to its floor and alpha to its bound, and the largest runs fall below it. Use the "
+            "zoo to test the methods' mechanics on real measurements, not to extrapolate."
+        )
     sec.figure(zplots.loss_vs_compute(sup, fit["law"]), "Validation loss vs FLOPs, with the fit.")
     sec.figure(
         zplots.score_vs_loss(z.checkpoints, z.tasks),
