@@ -12,6 +12,7 @@ from lmforecast.report.builder import ReportContext
 from lmforecast.supervised import SupervisedScalingLaw
 from lmforecast.zoo import load_zoo
 from lmforecast.zoo.model import zoo_architecture
+from lmforecast.zoo.presets import get_preset
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +23,7 @@ def zoo():
 def test_bundled_zoo_is_the_full_build(zoo):
     meta = zoo.metadata
     assert meta["preset"] == "full"
+    assert meta["config_hash"] == get_preset("full").config_hash()  # tables match the code
     assert len(zoo.runs) == len(meta["runs"])
     assert meta["versions"]["torch"].startswith("2.13.0")
     assert meta["wall_s_total"] > 0 and meta["seed"] == meta["config"]["seed"]
