@@ -16,6 +16,7 @@ import shutil
 import sys
 import time
 import warnings
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +53,7 @@ def prepare_out_dir(out: str | Path, preset: Preset) -> Path:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a folder")
-    parent = out.parent if out.exists() is False else out
+    parent = out if out.exists() else out.parent  # the folder that must be writable
     if not out.exists() and not out.parent.exists():
         raise InputError(f"--out {out}: parent folder {out.parent} does not exist")
     if out.exists():
@@ -403,10 +404,7 @@ def write_tables(
         "preset": preset.name,
         "config_hash": preset.config_hash(),
         "config": {k: v for k, v in preset.to_dict().items() if k != "runs"},
-        "runs": [
-            vars(r) if not hasattr(r, "__dataclass_fields__") else dict(r.__dict__)
-            for r in preset.runs
-        ],
+        "runs": [asdict(r) for r in preset.runs],
         "seed": preset.seed,
         "threads": preset.threads,
         "objective": {"z_loss": 1e-4, "distillation_lambda": 1.0, "distillation_tau": 1.0},
