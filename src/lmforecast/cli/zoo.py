@@ -19,7 +19,9 @@ def register(sub) -> None:
         description="Seeded and deterministic on one machine; a killed build resumes where it "
         "stopped. Needs the optional extra torch (pip install 'lmforecast[torch]').",
     )
-    b.add_argument("--preset", required=True, help="full (about 40 min on 2 cores) or mini")
+    b.add_argument(
+        "--preset", required=True, help="full (about 20 min on one CPU core) or mini (under 1 min)"
+    )
     b.add_argument("--out", required=True, help="output folder (new, empty, or this build's)")
     add_output_flags(b)
     b.set_defaults(handler=_build)
