@@ -231,3 +231,16 @@ def test_cli_rejects_too_little_disk(cli, tmp_path, monkeypatch):
 def test_warning_category_for_corruption_is_domain_warning():
     with warnings.catch_warnings(record=True):
         assert issubclass(DomainWarning, UserWarning)
+
+
+def test_cli_without_torch_fails_cleanly_and_creates_nothing(cli, tmp_path, monkeypatch):
+    from lmforecast.errors import OptionalDependencyError
+    from lmforecast.zoo import build as build_mod
+
+    def missing(module, extra):
+        raise OptionalDependencyError(f"{module!r} is not installed; install the optional extra")
+
+    monkeypatch.setattr(build_mod, "require", missing)
+    code, _, err = cli("zoo", "build", "--preset", "mini", "--out", tmp_path / "z")
+    assert code == 2 and "'torch' is not installed" in err
+    assert not (tmp_path / "z").exists()

@@ -48,8 +48,8 @@ def estimate_disk_bytes(preset: Preset) -> int:
 
 
 def prepare_out_dir(out: str | Path, preset: Preset) -> Path:
-    """Validate the output folder before any training: a folder (or creatable), writable, empty
-    or holding this very build, with enough free disk."""
+    """Validate the output folder before any training (no side effects): a folder (or
+    creatable), writable, empty or holding this very build, with enough free disk."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a folder")
@@ -79,13 +79,17 @@ def prepare_out_dir(out: str | Path, preset: Preset) -> Path:
             f"--out {out}: needs about {need / 2**20:.0f} MiB of free disk, "
             f"only {free / 2**20:.0f} MiB free"
         )
+    return out
+
+
+def _claim_out_dir(out: Path, preset: Preset) -> None:
+    """Create the folder and mark it as this build's."""
     out.mkdir(exist_ok=True)
     if not (out / MARKER).exists():
         atomic_write_text(
             out / MARKER,
             json.dumps({"preset": preset.name, "config_hash": preset.config_hash()}, indent=1),
         )
-    return out
 
 
 def salience_texts(valid: dict[str, list[str]], n_chars: int, per_domain: int = 4) -> list[dict]:
@@ -125,7 +129,10 @@ def build_zoo(preset_name: str, out: str | Path, *, progress: bool = True) -> di
     preset = get_preset(preset_name)
     out = prepare_out_dir(out, preset)
     torch = require("torch", "torch")
+    require("tokenizers", "torch")
     from tqdm.auto import tqdm
+
+    _claim_out_dir(out, preset)  # only once every check has passed
 
     torch.set_num_threads(preset.threads)
     torch.use_deterministic_algorithms(True)
