@@ -1,0 +1,429 @@
+"""`build_zoo`: train every run of a preset and write the zoo's measurement tables.
+
+The output folder holds ``build.json`` (preset and config hash), ``tokenizers/``, one folder per
+run (``result.json``, ``final.pt``, and ``state.pt`` while training) and ``tables/`` (the tidy
+tables and ``metadata.json``; schema in docs/zoo.md). A finished run is never retrained, so a
+killed build resumes where it stopped; a folder holding a different build is refused.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..cli.common import atomic_write_text
+from ..errors import DomainWarning, InputError, require
+from .corpus import DOMAINS, build_corpus
+from .data import encode_corpus
+from .evaluate import build_evalset, token_losses
+from .model import count_non_embedding
+from .presets import Preset, RunSpec, get_preset
+from .tasks import arith_items, build_tasks
+from .tokenizers import BPETokenizer, ByteTokenizer, load_tokenizer
+from .train import load_final, load_verified, plan_run, train_run
+
+TASKS = ("hellaswag_like", "arith", "code_mc")
+MARKER = "build.json"
+
+
+def estimate_disk_bytes(preset: Preset) -> int:
+    """Upper bound on what a build writes: per run, weights + a state with Adam moments."""
+    total = 0
+    for r in preset.runs:
+        vocab = 257 if r.tokenizer == "byte" else preset.bpe_vocab
+        n_all = r.N + (vocab + preset.n_ctx) * r.d_model
+        total += 4 * n_all * (1 + 3)  # float32 final weights + state (weights, 2 moments)
+    return total + 64 * 2**20  # tokenizers, results, tables
+
+
+def prepare_out_dir(out: str | Path, preset: Preset) -> Path:
+    """Validate the output folder before any training (no side effects): a folder (or
+    creatable), writable, empty or holding this very build, with enough free disk."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a folder")
+    parent = out if out.exists() else out.parent  # the folder that must be writable
+    if not out.exists() and not out.parent.exists():
+        raise InputError(f"--out {out}: parent folder {out.parent} does not exist")
+    if out.exists():
+        marker = out / MARKER
+        if marker.exists():
+            try:
+                info = json.loads(marker.read_text())
+            except (OSError, ValueError) as exc:
+                raise InputError(f"--out {out}: unreadable {MARKER} ({exc})") from None
+            if info.get("config_hash") != preset.config_hash():
+                raise InputError(
+                    f"--out {out}: holds a different zoo build (preset {info.get('preset')!r}, "
+                    f"config {info.get('config_hash')}); use a new folder"
+                )
+        elif any(out.iterdir()):
+            raise InputError(f"--out {out}: folder is not empty and holds no zoo build")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"--out {out}: folder is not writable")
+    need = estimate_disk_bytes(preset)
+    free = shutil.disk_usage(parent).free
+    if free < need:
+        raise InputError(
+            f"--out {out}: needs about {need / 2**20:.0f} MiB of free disk, "
+            f"only {free / 2**20:.0f} MiB free"
+        )
+    return out
+
+
+def _claim_out_dir(out: Path, preset: Preset) -> None:
+    """Create the folder and mark it as this build's."""
+    out.mkdir(exist_ok=True)
+    if not (out / MARKER).exists():
+        atomic_write_text(
+            out / MARKER,
+            json.dumps({"preset": preset.name, "config_hash": preset.config_hash()}, indent=1),
+        )
+
+
+def salience_texts(valid: dict[str, list[str]], n_chars: int, per_domain: int = 4) -> list[dict]:
+    """Mixed validation texts (prose, code, arithmetic) for per-token losses."""
+    texts = []
+    for d in DOMAINS:
+        docs = [t for t in valid[d] if len(t) >= n_chars + 40]
+        for i in range(per_domain):
+            doc = docs[(i * 7) % len(docs)]
+            start = (i * 97) % (len(doc) - n_chars)
+            texts.append({"text_id": f"{d}-{i}", "domain": d, "text": doc[start : start + n_chars]})
+    return texts
+
+
+def _versions() -> dict:
+    torch = require("torch", "torch")
+    import tokenizers
+
+    from .. import __version__
+
+    return {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "tokenizers": tokenizers.__version__,
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "lmforecast": __version__,
+        "platform": platform.platform(),
+    }
+
+
+def build_zoo(preset_name: str, out: str | Path, *, progress: bool = True) -> dict:
+    """Train (or resume) every run of the preset into ``out`` and write ``out/tables``.
+
+    Returns the metadata dict (also written to ``tables/metadata.json``).
+    """
+    preset = get_preset(preset_name)
+    out = prepare_out_dir(out, preset)
+    torch = require("torch", "torch")
+    require("tokenizers", "torch")
+    from tqdm.auto import tqdm
+
+    _claim_out_dir(out, preset)  # only once every check has passed
+
+    torch.set_num_threads(preset.threads)
+    torch.use_deterministic_algorithms(True)
+    t_start = time.perf_counter()
+
+    tasks_arith = arith_items(preset.n_arith_items, preset.seed + 2)
+    corpus = build_corpus(
+        preset.corpus_chars,
+        preset.seed,
+        preset.max_files,
+        exclude_arith=[p for p, _ in tasks_arith],
+    )
+    tasks = build_tasks(corpus.valid, preset.n_mc_items, preset.n_arith_items, preset.seed)
+    tok_dir = out / "tokenizers"
+    tok_dir.mkdir(exist_ok=True)
+    bpe_path = tok_dir / "bpe.json"
+    if bpe_path.exists():
+        bpe = load_tokenizer(bpe_path)
+    else:
+        docs = [t for d in DOMAINS for t in corpus.train[d]]
+        bpe = BPETokenizer.train(docs, preset.bpe_vocab)
+        atomic_write_text(bpe_path, bpe.to_json())
+    toks = {"bpe": bpe, "byte": ByteTokenizer()}
+    atomic_write_text(tok_dir / "byte.json", toks["byte"].to_json())
+    used = {r.tokenizer for r in preset.runs}
+    streams = {k: encode_corpus(corpus, toks[k]) for k in used}
+    evalsets = {
+        k: build_evalset(toks[k], streams[k], tasks, preset.n_ctx, preset.valid_tokens)
+        for k in used
+    }
+    texts = salience_texts(corpus.valid, preset.salience_text_chars)
+
+    flops = {r.run_id: _run_cost(r, preset) for r in preset.runs}
+    overall = tqdm(
+        total=sum(flops.values()),
+        desc=f"zoo {preset.name}",
+        unit="FLOP",
+        unit_scale=True,
+        disable=not progress,
+        file=sys.stderr,
+        position=0,
+    )
+    results: dict[str, dict] = {}
+    for i, spec in enumerate(preset.runs, 1):
+        run_dir = out / "runs" / spec.run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        res_path = run_dir / "result.json"
+        if res_path.exists():
+            try:
+                results[spec.run_id] = json.loads(res_path.read_text())
+                overall.update(flops[spec.run_id])
+                continue
+            except ValueError:
+                warnings.warn(
+                    f"{res_path}: corrupt result; redoing the run", DomainWarning, stacklevel=2
+                )
+        tok = toks[spec.tokenizer]
+        teacher = None
+        if spec.teacher is not None:
+            tspec = preset.run(spec.teacher)
+            teacher = load_final(tspec, preset, tok.vocab_size, out / "runs" / spec.teacher)
+            if teacher is None:  # the teacher's weights are gone or corrupt: retrain it
+                _retrain(tspec, preset, streams, evalsets, toks, out, texts, results)
+                teacher = load_final(tspec, preset, tok.vocab_size, out / "runs" / spec.teacher)
+        plan = plan_run(spec, preset)
+        per_step = flops[spec.run_id] / plan.steps
+        bar = tqdm(
+            total=plan.steps,
+            desc=f"[{i}/{len(preset.runs)}] {spec.run_id}",
+            unit="step",
+            leave=False,
+            disable=not progress,
+            file=sys.stderr,
+            position=1,
+        )
+
+        def tick(n, bar=bar, per_step=per_step):
+            bar.update(n)
+            overall.update(n * per_step)
+
+        trained = train_run(
+            spec,
+            preset,
+            streams[spec.tokenizer],
+            evalsets[spec.tokenizer],
+            tok.vocab_size,
+            tok.bos_id,
+            run_dir,
+            teacher=teacher,
+            progress=tick,
+        )
+        bar.close()
+        results[spec.run_id] = _finish_run(spec, preset, trained, tok, texts, results)
+        atomic_write_text(res_path, json.dumps(results[spec.run_id]))
+        state = run_dir / "state.pt"
+        for p in (state, state.with_suffix(".pt.sha256")):
+            if p.exists():
+                p.unlink()
+    overall.close()
+    wall = time.perf_counter() - t_start
+    meta = write_tables(out / "tables", preset, results, tasks, texts, wall)
+    return meta
+
+
+def _retrain(tspec, preset, streams, evalsets, toks, out, texts, results):
+    tok = toks[tspec.tokenizer]
+    run_dir = out / "runs" / tspec.run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    trained = train_run(
+        tspec,
+        preset,
+        streams[tspec.tokenizer],
+        evalsets[tspec.tokenizer],
+        tok.vocab_size,
+        tok.bos_id,
+        run_dir,
+    )
+    results[tspec.run_id] = _finish_run(tspec, preset, trained, tok, texts, results)
+    atomic_write_text(run_dir / "result.json", json.dumps(results[tspec.run_id]))
+
+
+def _run_cost(spec: RunSpec, preset: Preset) -> float:
+    """Training FLOPs (6ND), plus 2 N_T D for a teacher's forward passes."""
+    c = 6.0 * spec.N * spec.tokens
+    if spec.teacher:
+        c += 2.0 * preset.run(spec.teacher).N * spec.tokens
+    return c
+
+
+def _finish_run(spec, preset, trained, tok, texts, results) -> dict:
+    """The result record of a finished run (final metrics = the last evaluation)."""
+    model, cfg, plan = trained["model"], trained["config"], trained["plan"]
+    final = trained["rows"][-1]
+    N, D = spec.N, trained["D"]
+    n_total = N + (cfg.vocab_size + cfg.n_ctx) * cfg.d_model
+    rec = {
+        "model": spec.run_id,
+        "kind": spec.kind,
+        "tokenizer": spec.tokenizer,
+        "n_layers": cfg.n_layers,
+        "d_model": cfg.d_model,
+        "n_heads": cfg.n_heads,
+        "vocab_size": cfg.vocab_size,
+        "n_ctx": cfg.n_ctx,
+        "N": N,
+        "N_total": n_total,
+        "D": D,
+        "tokens_per_param": D / N,
+        "batch": plan.batch,
+        "steps": plan.steps,
+        "code_share": spec.code_share,
+        "C": final["C"],
+        "C_FN": final["C_FN"],
+        "C_general": final["C"] * (1 - spec.code_share),
+        "C_code": final["C"] * spec.code_share,
+        **{k: final[k] for k in ["loss", *[f"loss_{d}" for d in DOMAINS], *TASKS]},
+        "teacher": spec.teacher or "",
+        "N_T": np.nan,
+        "D_T": np.nan,
+        "L_T": np.nan,
+        "wall_s": trained["wall_s"],
+    }
+    if spec.teacher:
+        t = results[spec.teacher]
+        rec.update(N_T=t["N"], D_T=t["D"], L_T=t["loss"])
+    assert count_non_embedding(cfg) == N
+    rec["checkpoints"] = trained["rows"]
+    rec["token_losses"] = []
+    for t in texts:
+        offsets, losses = token_losses(model, tok, t["text"], preset.n_ctx)
+        rec["token_losses"].append(
+            {
+                "model": spec.run_id,
+                "text_id": t["text_id"],
+                "offsets": offsets.tolist(),
+                "losses": [round(float(v), 5) for v in losses],
+            }
+        )
+    return rec
+
+
+def _split_by_size(df: pd.DataFrame) -> pd.Series:
+    """Salience split per tokenizer family: smaller models train, the larger validate/test."""
+    split = pd.Series("train", index=df.index)
+    for _, g in df.groupby("tokenizer"):
+        order = g.sort_values(["N", "D", "model"]).index
+        n = len(order)
+        n_test = max(1, round(0.2 * n))
+        n_val = max(1, round(0.2 * n)) if n >= 4 else 0
+        split[order[n - n_test :]] = "test"
+        if n_val:
+            split[order[n - n_test - n_val : n - n_test]] = "validation"
+    return split
+
+
+def write_tables(
+    tables: Path, preset: Preset, results: dict, tasks, texts: list[dict], wall: float
+) -> dict:
+    """Write the tidy tables and metadata.json (atomically, file by file)."""
+    tables.mkdir(exist_ok=True)
+    order = [r.run_id for r in preset.runs]
+    runs = pd.DataFrame(
+        [
+            {k: v for k, v in results[m].items() if k not in ("checkpoints", "token_losses")}
+            for m in order
+        ]
+    )
+    ck = []
+    for m in order:
+        r = results[m]
+        for row in r["checkpoints"]:
+            ck.append(
+                {
+                    "model": m,
+                    "kind": r["kind"],
+                    "tokenizer": r["tokenizer"],
+                    "N": r["N"],
+                    "code_share": r["code_share"],
+                    **row,
+                    "C_general": row["C"] * (1 - r["code_share"]),
+                    "C_code": row["C"] * r["code_share"],
+                    "final": row["step"] == r["steps"],
+                }
+            )
+    ckpts = pd.DataFrame(ck)
+    dst = runs[runs["kind"] == "distilled"]
+    sup_students = runs[runs["kind"] == "student-supervised"].set_index(["N", "D"])["loss"]
+    distill = pd.DataFrame(
+        {
+            "model": dst["model"],
+            "teacher": dst["teacher"],
+            "N_S": dst["N"],
+            "D_S": dst["D"],
+            "N_T": dst["N_T"].astype(int),
+            "D_T": dst["D_T"].astype(int),
+            "L_T": dst["L_T"],
+            "L_S": dst["loss"],
+            "L_S_supervised": [
+                sup_students.get((n, d), np.nan) for n, d in zip(dst["N"], dst["D"])
+            ],
+            "C_S": dst["C"],
+        }
+    )
+    task_df = pd.DataFrame(
+        [
+            {**vars(t), "n_items": n}
+            for t, n in zip(tasks.infos(), [len(tasks.prose), len(tasks.arith), len(tasks.code)])
+        ]
+    )
+    scores = runs[["model", "tokenizer", "N", "D"]].copy()
+    scores["split"] = _split_by_size(runs)
+    for t in TASKS:
+        scores[t] = runs[t] / 100.0
+    scores = scores.drop(columns=["N", "D"])
+
+    def csv(df, name):
+        atomic_write_text(tables / name, df.to_csv(index=False, float_format="%.6g"))
+
+    csv(runs, "runs.csv")
+    csv(ckpts, "checkpoints.csv")
+    csv(distill, "distillation.csv")
+    csv(task_df, "tasks.csv")
+    csv(scores, "scores.csv")
+    atomic_write_text(
+        tables / "texts.jsonl",
+        "".join(
+            json.dumps({"text_id": t["text_id"], "domain": t["domain"], "text": t["text"]}) + "\n"
+            for t in texts
+        ),
+    )
+    atomic_write_text(
+        tables / "token_losses.jsonl",
+        "".join(json.dumps(rec) + "\n" for m in order for rec in results[m]["token_losses"]),
+    )
+    meta = {
+        "preset": preset.name,
+        "config_hash": preset.config_hash(),
+        "config": {k: v for k, v in preset.to_dict().items() if k != "runs"},
+        "runs": [asdict(r) for r in preset.runs],
+        "seed": preset.seed,
+        "threads": preset.threads,
+        "objective": {"z_loss": 1e-4, "distillation_lambda": 1.0, "distillation_tau": 1.0},
+        "versions": _versions(),
+        "wall_s_total": wall,
+        "wall_s_training": float(runs["wall_s"].sum()),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "tables": sorted(p.name for p in tables.iterdir() if not p.name.startswith("."))
+        + ["metadata.json"],
+    }
+    atomic_write_text(tables / "metadata.json", json.dumps(meta, indent=1, default=str))
+    return meta
+
+
+__all__ = ["build_zoo", "prepare_out_dir", "estimate_disk_bytes", "load_verified"]

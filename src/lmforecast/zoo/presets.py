@@ -1,0 +1,176 @@
+"""The zoo's presets: which models are trained on what, and the build settings.
+
+Every run is a `RunSpec`. The ``full`` preset covers each method's protocol in miniature:
+
+- ``sup``: a size series (BPE tokenizer) at a fixed 20 tokens per non-embedding parameter,
+  plus under-trained (5) and over-trained (80) variants -> the supervised law, FLP;
+- ``mix``: the code share of the training mixture varied (general = prose + arithmetic 2:1)
+  at several sizes -> FLP-M;
+- ``byte``: a second family with the byte-level tokenizer -> salience across tokenizers;
+- ``dst``: students distilled (pure distillation, lambda = 1, tau = 1) from fixed teachers of
+  several sizes at two IsoFLOP student budgets, and ``ssup`` their supervised counterparts
+  -> the distillation law (Busbridge et al. 2025, Sec. 4.2 fixed-M teacher / IsoFLOP students).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+from ..errors import InputError
+from .model import ModelConfig, count_non_embedding
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One training run."""
+
+    run_id: str
+    kind: str  # supervised | mixture | byte | student-supervised | distilled
+    tokenizer: str  # bpe | byte
+    n_layers: int
+    d_model: int
+    tokens: int  # D: training tokens (targets)
+    code_share: float = 0.4
+    teacher: str | None = None
+
+    def model_config(self, vocab_size: int, n_ctx: int) -> ModelConfig:
+        return ModelConfig(
+            self.n_layers, self.d_model, max(1, self.d_model // 16), vocab_size, n_ctx
+        )
+
+    @property
+    def N(self) -> int:
+        return count_non_embedding(ModelConfig(self.n_layers, self.d_model, 1, 1, 1))
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Build settings and the list of runs."""
+
+    name: str
+    seed: int
+    n_ctx: int
+    bpe_vocab: int
+    corpus_chars: dict
+    max_files: int | None
+    valid_tokens: int  # per domain, per evaluation
+    n_mc_items: int
+    n_arith_items: int
+    n_checkpoints: int
+    target_steps: int  # batch size is chosen so that a run takes about this many steps
+    max_batch: int
+    lr: float
+    threads: int
+    salience_text_chars: int
+    runs: tuple[RunSpec, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def config_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def run(self, run_id: str) -> RunSpec:
+        return next(r for r in self.runs if r.run_id == run_id)
+
+
+def _n(L: int, d: int) -> int:
+    return count_non_embedding(ModelConfig(L, d, 1, 1, 1))
+
+
+def _series(shapes, ratios_by_shape, kind="supervised", tokenizer="bpe", prefix="sup", share=0.4):
+    runs = []
+    for L, d in shapes:
+        for r in ratios_by_shape(L, d):
+            rid = f"{prefix}-L{L}d{d}-r{r:g}"
+            if share != 0.4:
+                rid += f"-c{share:g}"
+            runs.append(RunSpec(rid, kind, tokenizer, L, d, int(r * _n(L, d)), share))
+    return runs
+
+
+def _students(student_shapes, teachers, budget_ratios, ref_shape):
+    """IsoFLOP students: for a budget C = 6 N_ref D_ref (D_ref = ratio x N_ref), each student
+    size gets D_S = C / (6 N_S); each (student, budget) is distilled from every teacher and also
+    trained supervised."""
+    runs = []
+    n_ref = _n(*ref_shape)
+    for ratio in budget_ratios:
+        c_over_6 = ratio * n_ref * n_ref
+        for L, d in student_shapes:
+            D = int(c_over_6 / _n(L, d))
+            base = f"L{L}d{d}-b{ratio:g}"
+            runs.append(RunSpec(f"ssup-{base}", "student-supervised", "bpe", L, d, D))
+            for t in teachers:
+                runs.append(RunSpec(f"dst-{base}-T{t}", "distilled", "bpe", L, d, D, teacher=t))
+    return runs
+
+
+def _full() -> Preset:
+    shapes = [(1, 16), (1, 32), (2, 32), (2, 48), (3, 64)]
+    big = {(2, 48), (3, 64)}
+    sup = _series(shapes, lambda L, d: [5, 20] if (L, d) in big else [5, 20, 80])
+    mix = []
+    for share in (0.1, 0.25, 0.6):
+        mix += _series(
+            [(1, 32), (2, 32), (2, 48)], lambda L, d: [20], "mixture", prefix="mix", share=share
+        )
+    byte = _series([(1, 16), (1, 32), (2, 32), (2, 48)], lambda L, d: [20], "byte", "byte", "byte")
+    teachers = ["sup-L1d32-r20", "sup-L2d48-r20", "sup-L3d64-r20"]
+    dst = _students([(1, 32), (2, 32)], teachers, (10, 40), (1, 32))
+    return Preset(
+        name="full",
+        seed=1234,
+        n_ctx=64,
+        bpe_vocab=512,
+        corpus_chars={"prose": 3_000_000, "code": 6_000_000, "arith": 2_000_000},
+        max_files=None,
+        valid_tokens=4096,
+        n_mc_items=160,
+        n_arith_items=256,
+        n_checkpoints=30,
+        target_steps=500,
+        max_batch=16,
+        lr=1e-2,
+        threads=1,
+        salience_text_chars=240,
+        runs=tuple(sup + mix + byte + dst),
+    )
+
+
+def _mini() -> Preset:
+    shapes = [(1, 16), (1, 24), (2, 24)]
+    sup = _series(shapes, lambda L, d: [10, 30])
+    mix = _series([(1, 16), (1, 24)], lambda L, d: [10], "mixture", prefix="mix", share=0.1)
+    byte = _series([(1, 16), (1, 24)], lambda L, d: [10], "byte", "byte", "byte")
+    dst = _students([(1, 16)], ["sup-L1d24-r10", "sup-L2d24-r10"], (10,), (1, 16))
+    return Preset(
+        name="mini",
+        seed=7,
+        n_ctx=48,
+        bpe_vocab=320,
+        corpus_chars={"prose": 150_000, "code": 150_000, "arith": 60_000},
+        max_files=80,
+        valid_tokens=1024,
+        n_mc_items=40,
+        n_arith_items=64,
+        n_checkpoints=8,
+        target_steps=60,
+        max_batch=16,
+        lr=1e-2,
+        threads=1,
+        salience_text_chars=120,
+        runs=tuple(sup + mix + byte + dst),
+    )
+
+
+PRESETS = {"full": _full, "mini": _mini}
+
+
+def get_preset(name: str) -> Preset:
+    """The preset called ``name`` (``full`` or ``mini``)."""
+    if name not in PRESETS:
+        raise InputError(f"unknown zoo preset {name!r}; use one of {', '.join(PRESETS)}")
+    return PRESETS[name]()

@@ -1,0 +1,67 @@
+"""Reading the zoo's measurement tables (bundled with the package, or from a build folder)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import InputError
+
+TABLES = ("runs", "checkpoints", "distillation", "tasks", "scores")
+
+
+@dataclass
+class ZooTables:
+    """The zoo's tidy tables (schema in docs/zoo.md) and its metadata."""
+
+    runs: pd.DataFrame
+    checkpoints: pd.DataFrame
+    distillation: pd.DataFrame
+    tasks: pd.DataFrame
+    scores: pd.DataFrame
+    metadata: dict
+    folder: Path
+
+    @property
+    def texts_path(self) -> Path:
+        return self.folder / "texts.jsonl"
+
+    @property
+    def token_losses_path(self) -> Path:
+        return self.folder / "token_losses.jsonl"
+
+    def supervised_runs(self) -> pd.DataFrame:
+        """Final supervised runs of the BPE family at the reference mixture (N, D, loss)."""
+        r = self.runs
+        return r[(r["kind"] == "supervised") & (r["tokenizer"] == "bpe")].reset_index(drop=True)
+
+    def texts(self) -> list[dict]:
+        return [json.loads(line) for line in self.texts_path.read_text().splitlines()]
+
+    def token_losses(self) -> list[dict]:
+        return [json.loads(line) for line in self.token_losses_path.read_text().splitlines()]
+
+
+def bundled_folder() -> Path:
+    return Path(str(resources.files("lmforecast.data") / "bundled" / "zoo"))
+
+
+def load_zoo(folder: str | Path | None = None) -> ZooTables:
+    """Load the zoo tables from ``folder`` (a build's ``tables/`` or the build folder itself);
+    default: the tables bundled with the package."""
+    folder = Path(folder) if folder is not None else bundled_folder()
+    if (folder / "tables").is_dir():
+        folder = folder / "tables"
+    missing = [t for t in TABLES if not (folder / f"{t}.csv").exists()]
+    if missing or not (folder / "metadata.json").exists():
+        raise InputError(
+            f"{folder}: not a zoo tables folder (missing {missing or 'metadata.json'})"
+        )
+    frames = {t: pd.read_csv(folder / f"{t}.csv", keep_default_na=True) for t in TABLES}
+    frames["runs"]["teacher"] = frames["runs"]["teacher"].fillna("")
+    meta = json.loads((folder / "metadata.json").read_text())
+    return ZooTables(**frames, metadata=meta, folder=folder)
