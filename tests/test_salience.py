@@ -314,11 +314,15 @@ def test_report_section_zoo_subsection():
     Algorithm 1, finite held-out MSEs of a sane size for the CSV and its baselines."""
     from lmforecast.report.builder import ReportContext, Section
     from lmforecast.report.sections.salience import _zoo_part
+    from lmforecast.zoo import load_zoo
 
     sec = Section("salience", "t")
     _zoo_part(sec, ReportContext(quick=True))
     z = sec.numbers["zoo"]
     assert "code_mc" in z
+    zoo = load_zoo()
+    for task, rp in zip(zoo.tasks["name"], zoo.tasks["random_performance"]):
+        assert (task in z) == (zoo.scores[task].max() >= rp / 100 + 0.05), task  # emergence rule
     for task, v in z.items():
         assert v["tokenizers"] == ["bpe", "byte"] and v["n_test"] >= 1, task
         for k in ("test_mse", "validation_mse", "train_mse", "all_token_test_mse"):

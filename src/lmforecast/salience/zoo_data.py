@@ -35,9 +35,20 @@ def zoo_scores(zoo, task: str) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def emerged_tasks(zoo, margin: float = 0.05) -> list[str]:
+    """Tasks whose best score over the zoo's models clears random + `margin` (the FLP paper's
+    5-point emergence rule, Sec. 3.3, as a fraction): the ones with signal to fit."""
+    return [
+        t
+        for t in zoo.tasks["name"].astype(str)
+        if t in zoo.scores.columns
+        and float(zoo.scores[t].max()) >= zoo_random_accuracy(zoo, t) + margin
+    ]
+
+
 def zoo_salience_inputs(zoo, task: str) -> tuple[dict[str, str], list[dict], pd.DataFrame, float]:
     """(texts, loss records, scores, random accuracy) ready for `fit_salience`."""
     return zoo_texts(zoo), zoo.token_losses(), zoo_scores(zoo, task), zoo_random_accuracy(zoo, task)
 
 
-__all__ = ["zoo_texts", "zoo_random_accuracy", "zoo_scores", "zoo_salience_inputs"]
+__all__ = ["emerged_tasks", "zoo_texts", "zoo_random_accuracy", "zoo_scores", "zoo_salience_inputs"]

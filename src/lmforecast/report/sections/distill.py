@@ -23,9 +23,10 @@ def build_section(ctx: ReportContext) -> Section:
 
     sec = Section("distill", "Distillation scaling laws (Busbridge et al. 2025)")
     sec.text(
-        "The package has no real distillation runs yet: the runs below are SIMULATED from the "
+        "The first part checks recovery of known coefficients: its runs are SIMULATED from the "
         "paper's Table 6 law over the protocols of Sec. 4.2 (students 143M-12.6B, teachers "
-        "198M-7.75B) with 0.5% lognormal noise on the student loss."
+        "198M-7.75B) with 0.5% lognormal noise on the student loss. The last subsection fits "
+        "the really distilled students of the bundled small-model zoo."
     )
     preset = DistillationScalingLaw.from_preset()
     runs = simulate_distillation_runs(preset, seed=ctx.seed)

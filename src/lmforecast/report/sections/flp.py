@@ -21,11 +21,13 @@ from ..builder import ReportContext, Section
 def build_section(ctx: ReportContext) -> Section:
     sec = Section("flp", "FLP and FLP-M: FLOPs -> loss -> downstream performance (Chen et al.)")
     sec.text(
-        "Simulated data: no real sampling-model checkpoints are bundled yet, so every number "
-        "below comes from studies simulated from known laws shaped like the paper's experiments "
+        "Simulated data first: the numbers up to the zoo subsection come from studies "
+        "simulated from known laws shaped like the paper's experiments "
         "(Table 1 sizes, token counts and FLOPs; a checkpoint every 1/30 of training; scores at a "
         "random level until emergence, linear in loss after it). They check that the method "
-        "and our implementation behave as the paper reports; they are not the paper's results."
+        "and our implementation behave as the paper reports; they are not the paper's results. "
+        "The last subsection runs FLP and FLP-M on the bundled small-model zoo's really "
+        "trained models and checkpoints."
     )
     _flp_part(sec, ctx)
     _flpm_part(sec, ctx)
@@ -248,7 +250,13 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
     every mixture, and each code share at every size (leave one mixture out). Also the held-out
     domain-loss error of stage 1 with M4 against M1 (total FLOPs only, Table 3)."""
     from ...flp.tables import filter_checkpoints
-    from ...flp.zoo_data import DOMAINS, flpm_tables, with_total_flops, zoo_random_performance
+    from ...flp.zoo_data import (
+        DOMAINS,
+        flpm_tables,
+        with_total_flops,
+        zoo_random_performance,
+        zoo_tasks,
+    )
 
     runs, ck = flpm_tables(zoo)
     dcols = [f"loss_{d}" for d in DOMAINS]
@@ -257,9 +265,7 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
         splits[f"code share {r:g}"] = np.isclose(runs["code_share"], r)
     # tasks usable on every split: enough emerged checkpoints (Sec. 3.3) for the network
     tasks, dropped = [], {}
-    for task in ("code_mc", "hellaswag_like", "arith"):
-        if task not in ck.columns:
-            continue
+    for task in zoo_tasks(zoo):
         rp = zoo_random_performance(zoo, task)
         rep = filter_checkpoints(ck, ck[task].to_numpy(float), rp)
         (tasks.append(task) if rep.kept.sum() >= 2 * (len(DOMAINS) + 1) else
@@ -273,7 +279,7 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
         Lact = te[dcols].to_numpy()
         row: dict = {"held out": name, "runs held out": int(hold.sum())}
         for form in ("M4", "M1"):
-            est = FLPM(tasks[0] if tasks else "code_mc", form=form, mapper="average",
+            est = FLPM(tasks[0] if tasks else zoo_tasks(zoo)[0], form=form, mapper="average",
                        random_performance=0.0, threshold=0.0)  # fmt: skip
             est.fit(tr, ck_tr)
             row[f"domain loss err {form} %"] = 100 * float(
