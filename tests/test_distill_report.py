@@ -43,3 +43,23 @@ def test_distill_report_zoo_subsection_states_held_out_errors():
     assert np.isfinite(full["runs"]["loo"]).all()
     assert 0 < full["loo_max_rel_error"] < 0.25
     assert full["mean_rel_error"] <= full["loo_mean_rel_error"]
+
+
+def test_fixed_coefficients_do_not_count_against_the_run_count():
+    """With coefficients held fixed, the estimator asks for as many runs as *free*
+    coefficients and says so; the zoo adapter fixes all but A', B', c0, d1."""
+    from lmforecast.distill import DistillationScalingLaw
+    from lmforecast.distill.zoo_data import zoo_distillation_runs, zoo_fixed_coefficients
+    from lmforecast.errors import InputError
+    from lmforecast.zoo import load_zoo
+
+    runs = zoo_distillation_runs(load_zoo().distillation)
+    assert list(runs.columns[:4]) == ["model", "teacher", "N_S", "D_S"] and runs["L_S"].gt(0).all()
+    fixed = zoo_fixed_coefficients()
+    assert set(fixed) == {"alpha'", "beta'", "gamma'", "c1", "f1"}
+    with pytest.raises(InputError, match="3 rows but Eq. 8 has 4 free coefficients \\(5 fixed\\)"):
+        DistillationScalingLaw(fixed=fixed).fit(runs.head(3))
+    with pytest.raises(InputError, match="has 9 free coefficients"):
+        DistillationScalingLaw().fit(runs.head(3))
+    with pytest.raises(InputError, match="unknown coefficient"):
+        zoo_fixed_coefficients(free=("A'", "nope"))

@@ -339,9 +339,20 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
     except InputError as exc:
         sec.text(f"No zoo tables in this installation ({exc}).")
         return
-    f = zoo_flp_summary(z, bootstrap=40 if ctx.quick else 200, seed=ctx.seed)
+    try:
+        f = zoo_flp_summary(z, bootstrap=40 if ctx.quick else 200, seed=ctx.seed)
+    except InputError as exc:
+        sec.text(f"FLP cannot run on this zoo ({exc}).")
+        return
     fitted = [t for t, v in f["tasks"].items() if v["fitted"]]
     dropped = [t for t, v in f["tasks"].items() if not v["fitted"]]
+    flp_numbers = {
+        "held_out_N": f["held_out_N"],
+        "n_train_runs": f["n_train_runs"],
+        "tasks": f["tasks"],
+        "fitted": fitted,
+        "dropped": dropped,
+    }
     sec.text(
         f"FLP on the zoo's {f['n_train_runs']} supervised runs below N = {f['held_out_N']:,} "
         "(stage 1 on their final models, stage 2 on their checkpoints, every 1/30 of training) "
@@ -390,7 +401,12 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
             plots.loss_to_performance(f["fits"][t0], f["checkpoints"], f["targets"]),
             f"Zoo, stage 2 for {t0}: kept and dropped checkpoints, Eq. 2 fit.",
         )
-    m = zoo_flpm_summary(z, steps=600 if ctx.quick else 2000, seed=ctx.seed)
+    try:
+        m = zoo_flpm_summary(z, steps=600 if ctx.quick else 2000, seed=ctx.seed)
+    except InputError as exc:
+        sec.text(f"FLP-M cannot run on this zoo's mixture runs ({exc}).")
+        sec.numbers["zoo"] = {"flp": flp_numbers, "flpm": None}
+        return
     sec.text(
         f"FLP-M on the zoo's {m['n_runs']} mixture runs (two sources, general and code, code "
         f"shares {', '.join(f'{r:g}' for r in m['code_shares'])}; domains prose, code, "
@@ -434,12 +450,6 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
 
     plt.close("all")
     sec.numbers["zoo"] = {
-        "flp": {
-            "held_out_N": f["held_out_N"],
-            "n_train_runs": f["n_train_runs"],
-            "tasks": f["tasks"],
-            "fitted": fitted,
-            "dropped": dropped,
-        },
+        "flp": flp_numbers,
         "flpm": {k: v for k, v in m.items() if k not in ("table", "predicted", "actual")},
     }
