@@ -268,8 +268,10 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
     for task in zoo_tasks(zoo):
         rp = zoo_random_performance(zoo, task)
         rep = filter_checkpoints(ck, ck[task].to_numpy(float), rp)
-        (tasks.append(task) if rep.kept.sum() >= 2 * (len(DOMAINS) + 1) else
-         dropped.__setitem__(task, rep.counts()))  # fmt: skip
+        if rep.kept.sum() >= 2 * (len(DOMAINS) + 1):
+            tasks.append(task)
+        else:
+            dropped[task] = rep.counts()
     rows, preds = [], {"FLP-M": [], "FLP": []}
     actual_all = []
     for name, hold in splits.items():
