@@ -16,3 +16,50 @@ def test_distill_report_section_quick():
     best = np.array(n["crossover_flops"]["best-case"])
     assert np.all(np.isfinite(best[1:])) and np.all(np.diff(best[1:]) > 0)
     assert any("<img" in b or "<svg" in b for b in sec.blocks)
+
+
+@pytest.mark.slow
+def test_distill_report_zoo_subsection_states_held_out_errors():
+    """Eq. 8 on the bundled zoo: finite held-out errors, no held-out miss above 25%, held out no
+    better than in-sample, and the subsection renders."""
+    from lmforecast.report.builder import Section
+    from lmforecast.report.sections.distill import _zoo_part, zoo_distillation_summary
+    from lmforecast.zoo import load_zoo
+
+    sec = Section("distill", "t")
+    _zoo_part(sec, ReportContext(quick=True, progress=False))
+    z = sec.numbers["zoo"]
+    assert set(z["free"]) == {"A'", "B'", "c0", "d1"} and len(z["fixed"]) == 5
+    assert z["fixed"]["gamma'"] == pytest.approx(0.764)
+    assert z["loo_max_rel_error"] is None  # quick mode
+    for k in ("max_rel_error", "strongest_teacher_mean_rel_error"):
+        assert np.isfinite(z[k]) and 0 < z[k] < 0.25, k
+    assert np.all(np.isfinite(z["strongest_teacher_rel_errors"]))
+    assert z["n_students"] >= 2 and 0 <= z["capacity_gap_students_fit"] <= z["n_students"]
+    html = "".join(sec.blocks)
+    assert "On the small-model zoo" in html and "<img" in html
+
+    full = zoo_distillation_summary(load_zoo(), n_polish=2, leave_one_out=True)
+    assert np.isfinite(full["runs"]["loo"]).all()
+    assert 0 < full["loo_max_rel_error"] < 0.25
+    assert full["mean_rel_error"] <= full["loo_mean_rel_error"]
+
+
+def test_fixed_coefficients_do_not_count_against_the_run_count():
+    """With coefficients held fixed, the estimator asks for as many runs as *free*
+    coefficients and says so; the zoo adapter fixes all but A', B', c0, d1."""
+    from lmforecast.distill import DistillationScalingLaw
+    from lmforecast.distill.zoo_data import zoo_distillation_runs, zoo_fixed_coefficients
+    from lmforecast.errors import InputError
+    from lmforecast.zoo import load_zoo
+
+    runs = zoo_distillation_runs(load_zoo().distillation)
+    assert list(runs.columns[:4]) == ["model", "teacher", "N_S", "D_S"] and runs["L_S"].gt(0).all()
+    fixed = zoo_fixed_coefficients()
+    assert set(fixed) == {"alpha'", "beta'", "gamma'", "c1", "f1"}
+    with pytest.raises(InputError, match="3 rows but Eq. 8 has 4 free coefficients \\(5 fixed\\)"):
+        DistillationScalingLaw(fixed=fixed).fit(runs.head(3))
+    with pytest.raises(InputError, match="has 9 free coefficients"):
+        DistillationScalingLaw().fit(runs.head(3))
+    with pytest.raises(InputError, match="unknown coefficient"):
+        zoo_fixed_coefficients(free=("A'", "nope"))

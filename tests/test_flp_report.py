@@ -45,3 +45,36 @@ def test_plots_return_figures():
     for f in figs:
         assert f.axes and f.axes[0].has_data()
         plt.close(f)
+
+
+def test_flp_section_zoo_subsection():
+    """FLP and FLP-M on the bundled zoo: every task is either forecast with finite held-out
+    errors or dropped with filter counts that add up; code_mc emerges; FLP-M's held-out errors
+    are finite for every split."""
+    import numpy as np
+
+    from lmforecast.report.builder import Section
+    from lmforecast.report.sections.flp import _zoo_part
+
+    sec = Section("flp", "t")
+    _zoo_part(sec, ReportContext(quick=True, progress=False))
+    z = sec.numbers["zoo"]
+    flp = z["flp"]
+    assert "code_mc" in flp["fitted"] and set(flp["fitted"]) | set(flp["dropped"]) == set(
+        flp["tasks"]
+    )
+    for t, v in flp["tasks"].items():
+        assert v["kept"] + v["dropped_not_improved"] + v["dropped_not_emerged"] == v["checkpoints"]
+        if v["fitted"]:
+            errs = np.array(v["flp_rel_errors"] + v["fp_rel_errors"])
+            assert np.all(np.isfinite(errs)) and errs.max() < 0.5, t
+        else:
+            assert v["kept"] < 2
+    m = z["flpm"]
+    assert m["tasks"] and len(m["code_shares"]) >= 3
+    for form in ("M4", "M1"):
+        assert 0 < m["domain_loss_error_pct"][form] < 50
+    for t in m["tasks"]:
+        assert np.isfinite(m["rel_error_pct"][t]) and np.isfinite(m["flp_rel_error_pct"][t])
+    html = "".join(sec.blocks)
+    assert "On the small-model zoo" in html and html.count("<img") >= 2

@@ -306,7 +306,31 @@ def test_report_section_quick():
     assert n["test_mse"] * 10 <= n["label_token_test_mse"]
     assert n["salient_weight_ratio"] > 5 and n["alpha"] < 0
     html = "".join(sec.blocks)
-    assert "SIMULATED DATA" in html and html.count("<img") == 2
+    assert "SIMULATED DATA" in html and html.count("<img") == 3  # simulated 2, zoo 1
+
+
+def test_report_section_zoo_subsection():
+    """The CSV on the bundled zoo's real token losses: both tokenizer families in one fit after
+    Algorithm 1, finite held-out MSEs of a sane size for the CSV and its baselines."""
+    from lmforecast.report.builder import ReportContext, Section
+    from lmforecast.report.sections.salience import _zoo_part
+    from lmforecast.zoo import load_zoo
+
+    sec = Section("salience", "t")
+    _zoo_part(sec, ReportContext(quick=True))
+    z = sec.numbers["zoo"]
+    assert "code_mc" in z
+    zoo = load_zoo()
+    for task, rp in zip(zoo.tasks["name"], zoo.tasks["random_performance"]):
+        assert (task in z) == (zoo.scores[task].max() >= rp / 100 + 0.05), task  # emergence rule
+    for task, v in z.items():
+        assert v["tokenizers"] == ["bpe", "byte"] and v["n_test"] >= 1, task
+        for k in ("test_mse", "validation_mse", "train_mse", "all_token_test_mse"):
+            assert np.isfinite(v[k]) and 0 <= v[k] < 0.05, (task, k)
+        assert 0 < v["constant_test_mse"] < 0.05 and v["random_accuracy"] == pytest.approx(0.25)
+        assert v["alpha"] < 0  # accuracy rises as the salience-weighted loss falls
+    html = "".join(sec.blocks)
+    assert "On the small-model zoo" in html and html.count("<img") == 1
 
 
 def test_float32_features_match_float64(planted):

@@ -138,9 +138,11 @@ class DistillationScalingLaw:
             runs = pd.DataFrame(dict(runs))
         data = distill_runs_from_frame(runs, **cols)
         law: DistillationLaw = get_law(LAW_NAME)
-        if len(data) < len(law.parameters):
+        n_free = len(law.parameters) - len(self.fixed or {})
+        if len(data) < n_free:
             raise InputError(
-                f"runs: {len(data)} rows but Eq. 8 has {len(law.parameters)} coefficients"
+                f"runs: {len(data)} rows but Eq. 8 has {n_free} free coefficients"
+                + (f" ({len(self.fixed)} fixed)" if self.fixed else "")
             )
         self._warn_domain(data["L_T"].to_numpy())
         X = self._inputs(data["N_S"], data["D_S"], data["L_T"])

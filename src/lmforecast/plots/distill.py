@@ -82,3 +82,22 @@ def compute_optimal_allocations(plans):
     ax2.set_ylabel(f"share of compute ({p.scenario})")
     ax2.legend(fontsize=7, loc="lower left")
     return fig
+
+
+def zoo_students_vs_teacher(model, runs):
+    """Zoo students: measured L_S against teacher loss L_T, one colour per student (N_S, D_S),
+    with the fitted Eq. 8 curve and (dashed) the student trained supervised (Fig. 7 slices)."""
+    fig, ax = new_figure()
+    LT = np.linspace(float(runs["L_T"].min()) * 0.85, float(runs["L_T"].max()) * 1.08, 120)
+    for i, ((ns, ds), g) in enumerate(runs.groupby(["N_S", "D_S"])):
+        color = f"C{i}"
+        label = f"N_S={ns:,.0f}, D_S={ds:,.0f}"
+        ax.scatter(g["L_T"], g["L_S"], color=color, zorder=3, label=label)
+        ax.plot(LT, model.predict(np.full_like(LT, ns), np.full_like(LT, ds), LT), color=color)
+        if "L_S_supervised" in g:
+            ax.axhline(float(g["L_S_supervised"].iloc[0]), color=color, ls="--", lw=0.8)
+    ax.set_xlabel("teacher cross-entropy L_T")
+    ax.set_ylabel("student cross-entropy L_S")
+    ax.set_title("Zoo distillation: students vs teacher loss, Eq. 8 fit")
+    ax.legend(fontsize=7)
+    return fig

@@ -1,0 +1,54 @@
+"""Adapters from the small-model zoo's tables (docs/zoo.md) to the CSV fit (Ge, Xing et al.).
+
+The zoo ships the salience inputs in their native formats: `texts.jsonl` (text_id, text),
+`token_losses.jsonl` (model, text_id, offsets, losses; BPE and byte-level models tokenise the
+same texts differently, so Algorithm 1 maps them onto one target tokenizer) and `scores.csv`
+(model, tokenizer, split by size within each tokenizer family, scores in [0, 1]).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import InputError
+
+
+def zoo_texts(zoo) -> dict[str, str]:
+    """text_id -> text."""
+    return {str(t["text_id"]): str(t["text"]) for t in zoo.texts()}
+
+
+def zoo_random_accuracy(zoo, task: str) -> float:
+    """Random-guess accuracy of `task` as a fraction (tasks.csv holds percent)."""
+    t = zoo.tasks.set_index("name")
+    if task not in t.index:
+        raise InputError(f"zoo tasks: no task {task!r}; known: {', '.join(t.index)}")
+    return float(t.loc[task, "random_performance"]) / 100.0
+
+
+def zoo_scores(zoo, task: str) -> pd.DataFrame:
+    """The scores table for one task: model, tokenizer, split, score (fraction)."""
+    s = zoo.scores
+    if task not in s.columns:
+        raise InputError(f"zoo scores: no column {task!r}")
+    out = s[["model", "tokenizer", "split", task]].rename(columns={task: "score"})
+    return out.reset_index(drop=True)
+
+
+def emerged_tasks(zoo, margin: float = 0.05) -> list[str]:
+    """Tasks whose best score over the zoo's models clears random + `margin` (the FLP paper's
+    5-point emergence rule, Sec. 3.3, as a fraction): the ones with signal to fit."""
+    return [
+        t
+        for t in zoo.tasks["name"].astype(str)
+        if t in zoo.scores.columns
+        and float(zoo.scores[t].max()) >= zoo_random_accuracy(zoo, t) + margin
+    ]
+
+
+def zoo_salience_inputs(zoo, task: str) -> tuple[dict[str, str], list[dict], pd.DataFrame, float]:
+    """(texts, loss records, scores, random accuracy) ready for `fit_salience`."""
+    return zoo_texts(zoo), zoo.token_losses(), zoo_scores(zoo, task), zoo_random_accuracy(zoo, task)
+
+
+__all__ = ["emerged_tasks", "zoo_texts", "zoo_random_accuracy", "zoo_scores", "zoo_salience_inputs"]
