@@ -166,13 +166,14 @@ def fit_law(
     X = {k: np.asarray(X[k], float) for k in law.inputs}
     y = np.asarray(y, float)
     n = y.size
-    if n < len(law.parameters):
+    bnds = list(bounds) if bounds is not None else law.bounds
+    n_free = sum(lo != hi for lo, hi in bnds)  # parameters pinned by equal bounds are fixed
+    if n < n_free:
         raise InputError(
-            f"{n} observations but {law.name} has {len(law.parameters)} parameters; "
+            f"{n} observations but {law.name} has {n_free} free parameters; "
             "need at least as many runs as parameters"
         )
     t = law.target_of(y)
-    bnds = list(bounds) if bounds is not None else law.bounds
     obj = Objective(law, X, t, loss, weights)
 
     starts = grid_to_array(law, grid if grid is not None else law.default_grid())
