@@ -12,6 +12,27 @@ import numpy as np
 FORMAT_VERSION = 1
 
 
+def load_json(text_or_path: str | Path, what: str = "saved fit") -> dict:
+    """The dict of a saved result given as JSON text or a path; InputError naming the problem."""
+    from ..errors import InputError
+
+    s = str(text_or_path)
+    if not s.lstrip().startswith("{"):
+        p = Path(s)
+        if not p.is_file():
+            raise InputError(f"{p}: no such file")
+        s = p.read_text()
+    try:
+        d = json.loads(s)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{str(text_or_path)[:80]}: not a {what} (invalid JSON: {exc.msg})"
+        ) from None
+    if not isinstance(d, dict):
+        raise InputError(f"{str(text_or_path)[:80]}: not a {what} (expected a JSON object)")
+    return d
+
+
 def dump_json(d: dict, path: str | Path | None = None, indent: int | None = 1) -> str:
     """JSON text of a saved result (Python's float repr round-trips exactly), optionally written
     to `path`. Every result type of the package persists through this one function."""
@@ -167,10 +188,7 @@ class FitResult:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FitResult:
-        s = str(text_or_path)
-        if not s.lstrip().startswith("{"):
-            s = Path(s).read_text()
-        return cls.from_dict(json.loads(s))
+        return cls.from_dict(load_json(text_or_path, "saved lmforecast fit"))
 
 
 def _fmt(v: float) -> str:

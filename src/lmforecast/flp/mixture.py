@@ -11,7 +11,6 @@ into stage 2 (Sec. 4); `optimize_mixture` scans mixing ratios for a total comput
 from __future__ import annotations
 
 import itertools
-import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ import pandas as pd
 from ..data.validate import numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, fit_law, squared
-from ..fitting.result import dump_json
+from ..fitting.result import dump_json, load_json
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
 from .fitting import fit_from_closed_form
@@ -429,10 +428,8 @@ class FLPM:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLPM:
-        s = str(text_or_path)
+        d = load_json(text_or_path, "saved FLP-M fit")
         try:
-            if not s.lstrip().startswith("{"):
-                s = Path(s).read_text()
-            return cls.from_dict(json.loads(s))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return cls.from_dict(d)
+        except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{str(text_or_path)[:80]}: not a saved FLP-M fit ({exc})") from exc

@@ -15,7 +15,6 @@ stage 2; kind="prediction" also adds each stage's robust residual scale.
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import pandas as pd
 from ..data.validate import check_columns, numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
-from ..fitting.result import dump_json
+from ..fitting.result import dump_json, load_json
 from ..laws import get_law
 from .fitting import fit_from_closed_form
 from .tables import (
@@ -308,10 +307,8 @@ class FLP:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLP:
-        s = str(text_or_path)
+        d = load_json(text_or_path, "saved FLP fit")
         try:
-            if not s.lstrip().startswith("{"):
-                s = Path(s).read_text()
-            return cls.from_dict(json.loads(s))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return cls.from_dict(d)
+        except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{str(text_or_path)[:80]}: not a saved FLP fit ({exc})") from exc

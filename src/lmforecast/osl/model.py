@@ -9,7 +9,6 @@ weight to the base benchmarks (beta^T gamma, Fig. 5c/6b).
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -21,7 +20,7 @@ import pandas as pd
 
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, fit_law, squared
-from ..fitting.result import dump_json
+from ..fitting.result import dump_json, load_json
 from ..laws.sigmoid import ObservationalSigmoid, sigmoid
 from .capability import CapabilitySpace
 from .data import (
@@ -166,10 +165,7 @@ class OSLResult:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> OSLResult:
-        s = str(text_or_path)
-        if not s.lstrip().startswith("{"):
-            s = Path(s).read_text()
-        return cls.from_dict(json.loads(s))
+        return cls.from_dict(load_json(text_or_path, "saved OSL fit"))
 
 
 def merge_targets(

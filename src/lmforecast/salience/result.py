@@ -6,7 +6,6 @@ offsets and learned weights per text (the CSV W), the text lengths (N_c), and th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..fitting.result import FitResult, dump_json
+from ..fitting.result import FitResult, dump_json, load_json
 from .mapping import map_losses_many
 from .model import sigmoid_law
 from .records import LossTable, loss_table
@@ -205,18 +204,7 @@ class SalienceFit:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> SalienceFit:
-        s = str(text_or_path)
-        if not s.lstrip().startswith("{"):
-            p = Path(s)
-            if not p.exists():
-                raise InputError(f"{p}: no such file")
-            s = p.read_text()
-        try:
-            d = json.loads(s)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"salience fit is not valid JSON ({exc.msg})") from None
-        if not isinstance(d, dict):
-            raise InputError("not a salience fit (expected a JSON object)")
+        d = load_json(text_or_path, "salience fit")
         return cls.from_dict(d)
 
 
