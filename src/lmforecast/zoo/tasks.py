@@ -110,21 +110,36 @@ def _with_distractors(pairs, rng) -> list[MCItem]:
     return items
 
 
-def arith_items(n_items: int, seed: int) -> list[tuple[str, str]]:
-    """Held-out problems (prompt, answer); distinct prompts."""
+def arithmetic_table(max_digits: int = 1) -> list[tuple[str, str]]:
+    """Every problem with operands below 10**max_digits: all sums, and all non-negative
+    differences (``a-b`` with a >= b)."""
+    m = 10**max_digits
+    sums = [(f"{a}+{b}=", str(a + b)) for a in range(m) for b in range(m)]
+    diffs = [(f"{a}-{b}=", str(a - b)) for a in range(m) for b in range(a + 1)]
+    return sums + diffs
+
+
+def arith_items(n_items: int, seed: int, max_digits: int = 2) -> list[tuple[str, str]]:
+    """``n_items`` distinct problems (prompt, answer) drawn from the seed, or the whole table
+    when it has no more than ``n_items`` problems (single digits: 155)."""
+    table_size = 10 ** (2 * max_digits) + 10**max_digits * (10**max_digits + 1) // 2
+    if table_size <= n_items:
+        return arithmetic_table(max_digits)
     rng = np.random.default_rng(seed)
     seen, out = set(), []
     while len(out) < n_items:
-        p, a = arithmetic_problem(rng)
+        p, a = arithmetic_problem(rng, max_digits)
         if p not in seen:
             seen.add(p)
             out.append((p, a))
     return out
 
 
-def arith_random_performance(items: list[tuple[str, str]]) -> float:
-    """Percent chance of a uniform guess over each item's answer range."""
-    return float(100.0 * np.mean([1 / 199 if "+" in p else 1 / 100 for p, _ in items]))
+def arith_random_performance(items: list[tuple[str, str]], max_digits: int = 2) -> float:
+    """Percent chance of a uniform guess over each item's answer range: sums of operands below
+    m = 10**max_digits lie in 0..2(m-1) (2m - 1 values), differences in 0..m-1 (m values)."""
+    m = 10**max_digits
+    return float(100.0 * np.mean([1 / (2 * m - 1) if "+" in p else 1 / m for p, _ in items]))
 
 
 @dataclass
@@ -134,18 +149,27 @@ class TaskSet:
     prose: list[MCItem]
     code: list[MCItem]
     arith: list[tuple[str, str]]
+    arith_digits: int = 2
 
     def infos(self) -> list[TaskInfo]:
         return [
             TaskInfo("hellaswag_like", "accuracy", 25.0, "prose"),
-            TaskInfo("arith", "exact_match", arith_random_performance(self.arith), "arith"),
+            TaskInfo(
+                "arith",
+                "exact_match",
+                arith_random_performance(self.arith, self.arith_digits),
+                "arith",
+            ),
             TaskInfo("code_mc", "accuracy", 25.0, "code"),
         ]
 
 
-def build_tasks(valid_docs: dict[str, list[str]], n_mc: int, n_arith: int, seed: int) -> TaskSet:
+def build_tasks(
+    valid_docs: dict[str, list[str]], n_mc: int, n_arith: int, seed: int, arith_digits: int = 2
+) -> TaskSet:
     return TaskSet(
         prose_mc(valid_docs["prose"], n_mc, seed),
         code_mc(valid_docs["code"], n_mc, seed + 1),
-        arith_items(n_arith, seed + 2),
+        arith_items(n_arith, seed + 2, arith_digits),
+        arith_digits,
     )
