@@ -4,10 +4,12 @@
   ending with the highest per-character log-likelihood wins (Hellaswag's length-normalised
   scoring, normalised by characters so byte and BPE models are scored alike). Random = 25%.
 - ``code_mc``: 4-way choice of the next source line of standard-library code. Random = 25%.
-- ``arith``: exact match on held-out ``a+b=`` / ``a-b=`` problems (never in training), scored by
-  greedy decoding under teacher forcing: every answer token (digits and the closing newline)
-  must be the model's argmax. Random = the chance of guessing the answer uniformly from its
-  range (0..198 for sums, 0..99 for differences), averaged over items.
+- ``arith``: exact match on ``a+b=`` / ``a-b=`` problems, scored by greedy decoding under teacher
+  forcing: every answer token (digits and the closing newline) must be the model's argmax.
+  Multi-digit problems are held out of training; with single digits (the ``full`` preset) the
+  task is the whole 155-problem table, which the training text teaches. Random = the chance of
+  guessing the answer uniformly from its range (0..2(m-1) for sums, 0..m-1 for differences,
+  m = 10**digits), averaged over items.
 
 Scores are in percentage points, as the FLP paper prints them.
 """
