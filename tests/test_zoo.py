@@ -21,7 +21,7 @@ from lmforecast.zoo.corpus import (
 from lmforecast.zoo.data import REFERENCE_WEIGHTS, mixture_weights
 from lmforecast.zoo.model import ModelConfig, count_non_embedding, zoo_architecture
 from lmforecast.zoo.presets import get_preset
-from lmforecast.zoo.tasks import arith_items, arith_random_performance
+from lmforecast.zoo.tasks import arith_items, arith_random_performance, arithmetic_table
 from lmforecast.zoo.tokenizers import ByteTokenizer
 
 
@@ -53,6 +53,33 @@ def test_arith_random_baseline_is_the_uniform_guess_chance():
     assert arith_random_performance(items) == pytest.approx(100 * (1 / 199 + 1 / 100) / 2)
 
 
+def test_single_digit_table_is_complete_correct_and_its_baseline_is_exact():
+    table = arithmetic_table(1)
+    assert len(table) == 100 + 55 == len({p for p, _ in table})  # all sums, all a-b with a >= b
+    assert all(eval(p[:-1]) == int(a) >= 0 for p, a in table)  # noqa: S307 - our own digits
+    assert arith_items(155, 0, max_digits=1) == table  # the task is the whole table
+    assert len(arith_items(40, 0, max_digits=1)) == 40  # a smaller task samples it
+    # sums of single digits: 19 possible answers; differences: 10 (hand-worked)
+    expected = 100 * (100 / 19 + 55 / 10) / 155
+    assert arith_random_performance(table, max_digits=1) == pytest.approx(expected)
+    rng = np.random.default_rng(1)
+    assert all(len(arithmetic_problem(rng, 1)[0]) == 4 for _ in range(200))  # "a+b="
+
+
+def test_learning_rate_scales_as_one_over_width_and_batches_give_enough_steps():
+    from lmforecast.zoo.train import plan_run
+
+    full = get_preset("full")
+    small, big = (full.run("sup-L1d16-r20"), full.run("sup-L3d64-r20"))
+    assert full.peak_lr(small) == pytest.approx(0.08 / 16) == pytest.approx(4 * full.peak_lr(big))
+    plan = plan_run(full.run("sup-L1d32-r20"), full)
+    assert plan.batch == full.min_batch == 2 and plan.steps >= 1900  # about 2,000 steps
+    for r in full.runs:  # every run above the smallest batch takes about target_steps steps
+        plan = plan_run(r, full)
+        if plan.batch > full.min_batch:
+            assert abs(plan.steps / full.target_steps - 1) < 0.1, r.run_id
+
+
 def test_prose_extraction_finds_docstrings_and_comment_blocks():
     src = (
         'def f():\n    """Return the answer to everything, computed very carefully."""\n'
@@ -65,10 +92,10 @@ def test_prose_extraction_finds_docstrings_and_comment_blocks():
 
 
 def test_mixture_weights_two_sources():
-    assert REFERENCE_WEIGHTS == pytest.approx({"prose": 0.4, "code": 0.4, "arith": 0.2})
+    assert REFERENCE_WEIGHTS == pytest.approx({"prose": 0.3, "code": 0.4, "arith": 0.3})
     w = mixture_weights(0.1)
     assert sum(w.values()) == pytest.approx(1.0)
-    assert w["code"] == 0.1 and w["prose"] == pytest.approx(2 * w["arith"])
+    assert w["code"] == 0.1 and w["prose"] == pytest.approx(w["arith"])
 
 
 def test_byte_tokenizer_offsets_are_characters():

@@ -55,29 +55,51 @@ def test_loss_falls_with_parameters_and_with_tokens(zoo):
 _FITS: dict = {}
 
 
-def _chinchilla_rel_errors(runs):
-    if "fit" not in _FITS:  # one fit shared by the tests below (runs are the bundled ones)
-        law = SupervisedScalingLaw(form="chinchilla").fit(runs)
+def _rel_errors(runs, form="chinchilla", key="law"):
+    if (key, form) not in _FITS:  # one fit per (runs, form), shared by the tests below
+        law = SupervisedScalingLaw(form=form).fit(runs)
         rel = law.predict(runs["N"].to_numpy(), runs["D"].to_numpy()) / runs["loss"] - 1
-        _FITS["fit"] = (law, rel)
-    return _FITS["fit"]
+        _FITS[(key, form)] = (law, rel)
+    return _FITS[(key, form)]
+
+
+def test_law_runs_follow_the_documented_rule(zoo):
+    sup, law_runs = zoo.supervised_runs(), zoo.law_runs()
+    ratio = sup["D"] / sup["N"]
+    assert set(law_runs["model"]) == set(sup.loc[ratio >= 20 * (1 - 1e-3), "model"])
+    assert set(sup["model"]) - set(law_runs["model"]) == set(sup.loc[ratio < 6, "model"])
+    # the fitted runs still span 1.5 decades of N and 4 tokens-per-parameter ratios x sizes
+    assert np.log10(law_runs["N"].max() / law_runs["N"].min()) >= 1.5
+    assert law_runs["N"].nunique() >= 5 and len(law_runs) >= 8
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="known gap (docs/zoo.md): the zoo's tiny models are pre-asymptotic, loss vs D "
-    "steepens in log-log, so the Chinchilla form misses the largest run by ~12%",
+    reason="known gap (docs/zoo.md, Known limits): on the runs with >= 20 tokens/param the best "
+    "fits miss by 2.4% (Busbridge form) and 5.2% (Chinchilla form, E driven to 0)",
 )
-def test_supervised_law_fits_within_two_percent(zoo):
-    _, rel = _chinchilla_rel_errors(zoo.supervised_runs())
+@pytest.mark.parametrize("form", ["chinchilla-gamma", "chinchilla"])
+def test_supervised_law_fits_within_two_percent(zoo, form):
+    # issue 7: "the supervised law fits it within 2% relative error"
+    _, rel = _rel_errors(zoo.law_runs(), form)
     assert np.abs(rel).max() < 0.02
 
 
-def test_supervised_law_explains_most_of_the_variation(zoo):
+@pytest.mark.parametrize("form, bound", [("chinchilla-gamma", 0.03), ("chinchilla", 0.06)])
+def test_supervised_law_fits_the_law_runs_closely(zoo, form, bound):
+    # what the zoo does meet (a regression guard on the measured 2.4% / 5.2%): every fitted run
+    # within `bound`, and the mean error about 1%
+    law, rel = _rel_errors(zoo.law_runs(), form)
+    assert np.abs(rel).max() < bound and np.abs(rel).mean() < 0.012
+    # the Busbridge form fits every run but the fixed-ratio 12k model within 2%
+    assert (np.abs(rel) >= 0.02).sum() <= (1 if form == "chinchilla-gamma" else 2)
+
+
+def test_supervised_law_explains_most_of_the_variation_with_every_run(zoo):
     sup = zoo.supervised_runs()
-    law, rel = _chinchilla_rel_errors(sup)
+    law, rel = _rel_errors(sup, key="all")
     log_resid = np.log1p(rel)
-    # the law removes >= 90% of the variance of log loss; no run is off by more than 15%
+    # with the under-trained runs too, the law removes >= 90% of the variance of log loss
     assert np.var(log_resid) < 0.1 * np.var(np.log(sup["loss"]))
     assert np.abs(rel).max() < 0.15
     assert law.params_["beta"] > 0.05  # more data lowers the loss
@@ -85,26 +107,30 @@ def test_supervised_law_explains_most_of_the_variation(zoo):
 
 def test_arithmetic_rises_from_chance_to_well_above(zoo):
     random = zoo.tasks.set_index("name").loc["arith", "random_performance"]
+    assert random == pytest.approx(100 * (100 / 19 + 55 / 10) / 155)  # single-digit table
     sup = zoo.supervised_runs().sort_values(["N", "D"])
     smallest = sup[sup["N"] == sup["N"].min()]
-    assert smallest["arith"].max() <= 2 * random  # chance level
-    # above chance for the largest models (4.7x at this scale: emergence is only beginning)
-    assert sup["arith"].max() >= 4 * random
+    assert smallest["arith"].max() <= 1.5 * random  # chance level
+    # well above chance for the largest model: emergence (exact match of whole answers)
     largest = sup[sup["N"] == sup["N"].max()]
-    assert largest["arith"].max() == sup["arith"].max()
-    # and it rises with training: the best run's last checkpoint beats its first
+    assert largest["arith"].max() == sup["arith"].max() >= 5 * random
+    # and it rises sharply with scale: every run below 56k parameters stays under 2x chance
+    assert sup.loc[sup["N"] < 50_000, "arith"].max() < 2 * random
+    # and with training: the best run's last checkpoint far above its first
     best = sup.loc[sup["arith"].idxmax(), "model"]
     ck = zoo.checkpoints[zoo.checkpoints["model"] == best]
-    assert ck["arith"].iloc[-1] > ck["arith"].iloc[0] + 3 * random
+    assert ck["arith"].iloc[-1] > ck["arith"].iloc[0] + 5 * random
 
 
 def test_distilled_students_depend_on_teacher_loss(zoo):
     d = zoo.distillation
     assert d["teacher"].nunique() >= 3 and d.groupby(["N_S", "D_S"]).ngroups >= 4
+    spreads = []
     for _, g in d.groupby(["N_S", "D_S"]):
         # different teachers give measurably different students
-        assert g["L_S"].max() - g["L_S"].min() > 0.1
+        spreads.append(g["L_S"].max() - g["L_S"].min())
         assert np.all(g["L_S"] > g["L_T"].min())  # no student beats the strongest teacher
+    assert min(spreads) > 0.05 and max(spreads) > 0.4
     # capacity gap (Busbridge et al. 2025, Sec. 5.1): for some students the strongest teacher
     # is not the best one; a mid-sized teacher gives a lower student loss
     best_teacher_loss = d.loc[d.groupby(["N_S", "D_S"])["L_S"].idxmin(), "L_T"]
@@ -125,7 +151,9 @@ def test_mixtures_move_domain_losses_the_right_way(zoo):
         sizes += 1
         lo, hi = g.loc[g["code_share"].idxmin()], g.loc[g["code_share"].idxmax()]
         assert hi["loss_code"] < lo["loss_code"] - 0.1  # more code, lower code loss
-        assert hi["loss_prose"] > lo["loss_prose"]  # and less prose, higher prose loss
+        # and less of the general source (prose + arithmetic 1:1), higher loss on it
+        general = (g["loss_prose"] + g["loss_arith"]) / 2
+        assert general[hi.name] > general[lo.name] + 0.02
     assert sizes >= 3
 
 
@@ -149,8 +177,11 @@ def test_report_section_states_the_fit_and_held_out_error():
     sec = build_section(ReportContext(quick=True))
     n = sec.numbers
     assert n["n_runs"] == len(load_zoo().runs)
-    _, rel = _chinchilla_rel_errors(load_zoo().supervised_runs())
+    _, rel = _rel_errors(load_zoo().law_runs())
     assert n["supervised_max_rel_error"] == pytest.approx(np.abs(rel).max(), rel=1e-3)
+    _, rel_gamma = _rel_errors(load_zoo().law_runs(), "chinchilla-gamma")
+    assert n["supervised_gamma_max_rel_error"] == pytest.approx(np.abs(rel_gamma).max(), rel=1e-3)
+    assert n["supervised_law_runs"] == len(load_zoo().law_runs())
     assert np.isfinite(n["supervised_held_out_max_rel_error"])
     assert n["arith_best"] > n["arith_random"]
     json.dumps(n)  # serialisable for report.json

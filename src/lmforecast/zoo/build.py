@@ -121,6 +121,25 @@ def _versions() -> dict:
     }
 
 
+def corpus_and_tasks(preset: Preset):
+    """The corpus and the downstream tasks of a preset. Multi-digit arithmetic items are held
+    out of the training text; the single-digit task is the whole table, which the training text
+    teaches (there is no unseen single-digit problem to hold out)."""
+    held = preset.arith_digits > 1
+    tasks_arith = arith_items(preset.n_arith_items, preset.seed + 2, preset.arith_digits)
+    corpus = build_corpus(
+        preset.corpus_chars,
+        preset.seed,
+        preset.max_files,
+        exclude_arith=[p for p, _ in tasks_arith] if held else [],
+        arith_digits=preset.arith_digits,
+    )
+    tasks = build_tasks(
+        corpus.valid, preset.n_mc_items, preset.n_arith_items, preset.seed, preset.arith_digits
+    )
+    return corpus, tasks
+
+
 def build_zoo(preset_name: str, out: str | Path, *, progress: bool = True) -> dict:
     """Train (or resume) every run of the preset into ``out`` and write ``out/tables``.
 
@@ -138,14 +157,7 @@ def build_zoo(preset_name: str, out: str | Path, *, progress: bool = True) -> di
     torch.use_deterministic_algorithms(True)
     t_start = time.perf_counter()
 
-    tasks_arith = arith_items(preset.n_arith_items, preset.seed + 2)
-    corpus = build_corpus(
-        preset.corpus_chars,
-        preset.seed,
-        preset.max_files,
-        exclude_arith=[p for p, _ in tasks_arith],
-    )
-    tasks = build_tasks(corpus.valid, preset.n_mc_items, preset.n_arith_items, preset.seed)
+    corpus, tasks = corpus_and_tasks(preset)
     tok_dir = out / "tokenizers"
     tok_dir.mkdir(exist_ok=True)
     bpe_path = tok_dir / "bpe.json"
@@ -282,6 +294,7 @@ def _finish_run(spec, preset, trained, tok, texts, results) -> dict:
         "D": D,
         "tokens_per_param": D / N,
         "batch": plan.batch,
+        "lr": preset.peak_lr(spec),
         "steps": plan.steps,
         "code_share": spec.code_share,
         "C": final["C"],

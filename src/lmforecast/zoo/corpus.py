@@ -83,9 +83,10 @@ class Corpus:
         return {k: sum(len(d) + 1 for d in v) for k, v in docs.items()}
 
 
-def arithmetic_problem(rng: np.random.Generator) -> tuple[str, str]:
-    """One problem: (prompt ``a+b=`` or ``a-b=``, answer ``c``); operands have 1 or 2 digits."""
-    digits = rng.integers(1, 3, size=2)
+def arithmetic_problem(rng: np.random.Generator, max_digits: int = 2) -> tuple[str, str]:
+    """One problem: (prompt ``a+b=`` or ``a-b=``, answer ``c``); operands have 1 to
+    ``max_digits`` digits (differences are never negative)."""
+    digits = rng.integers(1, max_digits + 1, size=2)
     a, b = (int(rng.integers(0, 10**k)) for k in digits)
     if rng.random() < 0.5:
         return f"{a}+{b}=", str(a + b)
@@ -94,13 +95,17 @@ def arithmetic_problem(rng: np.random.Generator) -> tuple[str, str]:
 
 
 def arithmetic_text(
-    n_chars: int, seed: int, exclude: set[str] = frozenset(), line_chars: int = 2000
+    n_chars: int,
+    seed: int,
+    exclude: set[str] = frozenset(),
+    line_chars: int = 2000,
+    max_digits: int = 2,
 ) -> list[str]:
     """Documents of newline-separated problems (about ``n_chars`` characters in all)."""
     rng = np.random.default_rng(seed)
     docs, cur, size, total = [], [], 0, 0
     while total < n_chars:
-        p, a = arithmetic_problem(rng)
+        p, a = arithmetic_problem(rng, max_digits)
         if p in exclude:
             continue
         line = p + a
@@ -116,7 +121,11 @@ def arithmetic_text(
 
 
 def build_corpus(
-    max_chars: dict[str, int], seed: int, max_files: int | None = None, exclude_arith=()
+    max_chars: dict[str, int],
+    seed: int,
+    max_files: int | None = None,
+    exclude_arith=(),
+    arith_digits: int = 2,
 ) -> Corpus:
     """Build the corpus: at most ``max_chars[domain]`` training characters per domain, and
     validation text of a tenth of that (files from the validation split; a fresh arithmetic seed).
@@ -149,8 +158,10 @@ def build_corpus(
                 docs["prose"].append(t)
                 used[(split, "prose")] += len(t) + 1
     exclude = set(exclude_arith)
-    corpus.train["arith"] = arithmetic_text(max_chars["arith"], seed, exclude)
+    corpus.train["arith"] = arithmetic_text(
+        max_chars["arith"], seed, exclude, max_digits=arith_digits
+    )
     corpus.valid["arith"] = arithmetic_text(
-        max(max_chars["arith"] // 10, 20_000), seed + 1, exclude
+        max(max_chars["arith"] // 10, 20_000), seed + 1, exclude, max_digits=arith_digits
     )
     return corpus

@@ -16,11 +16,11 @@ from .corpus import DOMAINS, Corpus
 
 
 def mixture_weights(code_share: float) -> dict[str, float]:
-    """Two sources: ``code`` with weight r, and ``general`` (prose and arithmetic, 2:1) with 1 - r.
+    """Two sources: ``code`` with weight r, and ``general`` (prose and arithmetic, 1:1) with 1 - r.
 
-    The default r = 0.4 gives prose 0.4, code 0.4, arith 0.2 (the reference mixture)."""
+    The default r = 0.4 gives prose 0.3, code 0.4, arith 0.3 (the reference mixture)."""
     g = 1.0 - code_share
-    return {"prose": g * 2.0 / 3.0, "code": code_share, "arith": g / 3.0}
+    return {"prose": g / 2.0, "code": code_share, "arith": g / 2.0}
 
 
 REFERENCE_CODE_SHARE = 0.4

@@ -4,7 +4,7 @@ Every run is a `RunSpec`. The ``full`` preset covers each method's protocol in m
 
 - ``sup``: a size series (BPE tokenizer) at a fixed 20 tokens per non-embedding parameter,
   plus under-trained (5) and over-trained (80) variants -> the supervised law, FLP;
-- ``mix``: the code share of the training mixture varied (general = prose + arithmetic 2:1)
+- ``mix``: the code share of the training mixture varied (general = prose + arithmetic 1:1)
   at several sizes -> FLP-M;
 - ``byte``: a second family with the byte-level tokenizer -> salience across tokenizers;
 - ``dst``: students distilled (pure distillation, lambda = 1, tau = 1) from fixed teachers of
@@ -65,6 +65,14 @@ class Preset:
     threads: int
     salience_text_chars: int
     runs: tuple[RunSpec, ...] = field(default_factory=tuple)
+    min_batch: int = 4  # sequences per step, at least
+    arith_digits: int = 2  # operands of the arithmetic text and task have up to this many digits
+    lr_width: float = 0.0  # > 0: peak lr = lr_width / d_model (Adam width scaling), else ``lr``
+
+    def peak_lr(self, spec: RunSpec) -> float:
+        """The run's peak learning rate: ``lr_width / d_model`` when set (the Adam learning rate
+        of a hidden layer scales as 1/width, as in muP), otherwise the fixed ``lr``."""
+        return self.lr_width / spec.d_model if self.lr_width > 0 else self.lr
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -129,14 +137,17 @@ def _full() -> Preset:
         max_files=None,
         valid_tokens=4096,
         n_mc_items=160,
-        n_arith_items=256,
+        n_arith_items=155,  # the whole single-digit table
         n_checkpoints=30,
-        target_steps=500,
-        max_batch=16,
-        lr=1e-2,
+        target_steps=2000,
+        max_batch=24,  # so that the largest run also takes ~2,000 steps
+        lr=1e-2,  # unused: lr_width sets each run's peak lr
         threads=1,
         salience_text_chars=240,
         runs=tuple(sup + mix + byte + dst),
+        min_batch=2,
+        arith_digits=1,
+        lr_width=0.08,
     )
 
 
@@ -163,6 +174,8 @@ def _mini() -> Preset:
         threads=1,
         salience_text_chars=120,
         runs=tuple(sup + mix + byte + dst),
+        arith_digits=1,
+        lr_width=0.08,
     )
 
 

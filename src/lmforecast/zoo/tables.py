@@ -13,6 +13,9 @@ from ..errors import InputError
 
 TABLES = ("runs", "checkpoints", "distillation", "tasks", "scores")
 
+#: The supervised law is fitted on runs with at least this many tokens per parameter.
+LAW_MIN_TOKENS_PER_PARAM = 20.0
+
 
 @dataclass
 class ZooTables:
@@ -38,6 +41,17 @@ class ZooTables:
         """Final supervised runs of the BPE family at the reference mixture (N, D, loss)."""
         r = self.runs
         return r[(r["kind"] == "supervised") & (r["tokenizer"] == "bpe")].reset_index(drop=True)
+
+    def law_runs(self, min_tokens_per_param: float = LAW_MIN_TOKENS_PER_PARAM) -> pd.DataFrame:
+        """The supervised runs the law is fitted on: those trained on at least
+        ``min_tokens_per_param`` tokens per parameter (default 20, the fixed ratio and the
+        over-trained variants). The 5-tokens/parameter variants are left out: their models are
+        still on the initial plateau (docs/zoo.md, "Readings of ambiguous passages"), as the
+        distillation paper fits runs from M = D/N ~ 20 upwards (Busbridge et al. 2025, Sec. 4.2).
+        """
+        r = self.supervised_runs()
+        keep = r["D"] / r["N"] >= min_tokens_per_param * (1 - 1e-3)
+        return r[keep].reset_index(drop=True)
 
     def texts(self) -> list[dict]:
         return [json.loads(line) for line in self.texts_path.read_text().splitlines()]

@@ -4,10 +4,12 @@
   ending with the highest per-character log-likelihood wins (Hellaswag's length-normalised
   scoring, normalised by characters so byte and BPE models are scored alike). Random = 25%.
 - ``code_mc``: 4-way choice of the next source line of standard-library code. Random = 25%.
-- ``arith``: exact match on held-out ``a+b=`` / ``a-b=`` problems (never in training), scored by
-  greedy decoding under teacher forcing: every answer token (digits and the closing newline)
-  must be the model's argmax. Random = the chance of guessing the answer uniformly from its
-  range (0..198 for sums, 0..99 for differences), averaged over items.
+- ``arith``: exact match on ``a+b=`` / ``a-b=`` problems, scored by greedy decoding under teacher
+  forcing: every answer token (digits and the closing newline) must be the model's argmax.
+  Multi-digit problems are held out of training; with single digits (the ``full`` preset) the
+  task is the whole 155-problem table, which the training text teaches. Random = the chance of
+  guessing the answer uniformly from its range (0..2(m-1) for sums, 0..m-1 for differences,
+  m = 10**digits), averaged over items.
 
 Scores are in percentage points, as the FLP paper prints them.
 """
@@ -110,21 +112,36 @@ def _with_distractors(pairs, rng) -> list[MCItem]:
     return items
 
 
-def arith_items(n_items: int, seed: int) -> list[tuple[str, str]]:
-    """Held-out problems (prompt, answer); distinct prompts."""
+def arithmetic_table(max_digits: int = 1) -> list[tuple[str, str]]:
+    """Every problem with operands below 10**max_digits: all sums, and all non-negative
+    differences (``a-b`` with a >= b)."""
+    m = 10**max_digits
+    sums = [(f"{a}+{b}=", str(a + b)) for a in range(m) for b in range(m)]
+    diffs = [(f"{a}-{b}=", str(a - b)) for a in range(m) for b in range(a + 1)]
+    return sums + diffs
+
+
+def arith_items(n_items: int, seed: int, max_digits: int = 2) -> list[tuple[str, str]]:
+    """``n_items`` distinct problems (prompt, answer) drawn from the seed, or the whole table
+    when it has no more than ``n_items`` problems (single digits: 155)."""
+    table_size = 10 ** (2 * max_digits) + 10**max_digits * (10**max_digits + 1) // 2
+    if table_size <= n_items:
+        return arithmetic_table(max_digits)
     rng = np.random.default_rng(seed)
     seen, out = set(), []
     while len(out) < n_items:
-        p, a = arithmetic_problem(rng)
+        p, a = arithmetic_problem(rng, max_digits)
         if p not in seen:
             seen.add(p)
             out.append((p, a))
     return out
 
 
-def arith_random_performance(items: list[tuple[str, str]]) -> float:
-    """Percent chance of a uniform guess over each item's answer range."""
-    return float(100.0 * np.mean([1 / 199 if "+" in p else 1 / 100 for p, _ in items]))
+def arith_random_performance(items: list[tuple[str, str]], max_digits: int = 2) -> float:
+    """Percent chance of a uniform guess over each item's answer range: sums of operands below
+    m = 10**max_digits lie in 0..2(m-1) (2m - 1 values), differences in 0..m-1 (m values)."""
+    m = 10**max_digits
+    return float(100.0 * np.mean([1 / (2 * m - 1) if "+" in p else 1 / m for p, _ in items]))
 
 
 @dataclass
@@ -134,18 +151,27 @@ class TaskSet:
     prose: list[MCItem]
     code: list[MCItem]
     arith: list[tuple[str, str]]
+    arith_digits: int = 2
 
     def infos(self) -> list[TaskInfo]:
         return [
             TaskInfo("hellaswag_like", "accuracy", 25.0, "prose"),
-            TaskInfo("arith", "exact_match", arith_random_performance(self.arith), "arith"),
+            TaskInfo(
+                "arith",
+                "exact_match",
+                arith_random_performance(self.arith, self.arith_digits),
+                "arith",
+            ),
             TaskInfo("code_mc", "accuracy", 25.0, "code"),
         ]
 
 
-def build_tasks(valid_docs: dict[str, list[str]], n_mc: int, n_arith: int, seed: int) -> TaskSet:
+def build_tasks(
+    valid_docs: dict[str, list[str]], n_mc: int, n_arith: int, seed: int, arith_digits: int = 2
+) -> TaskSet:
     return TaskSet(
         prose_mc(valid_docs["prose"], n_mc, seed),
         code_mc(valid_docs["code"], n_mc, seed + 1),
-        arith_items(n_arith, seed + 2),
+        arith_items(n_arith, seed + 2, arith_digits),
+        arith_digits,
     )

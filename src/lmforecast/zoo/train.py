@@ -51,12 +51,17 @@ CHECKPOINTED_KINDS = ("supervised", "mixture")
 
 
 def plan_run(spec: RunSpec, preset: Preset) -> RunPlan:
-    """Batch size so the run takes about ``target_steps`` steps (at least 4 sequences).
+    """Batch size so the run takes about ``target_steps`` steps (``min_batch`` to ``max_batch``
+    sequences).
 
     Supervised and mixture runs (FLP, FLP-M) are evaluated every 1/n_checkpoints of training;
     the other runs only at the end (their methods use final models only)."""
     per_seq = preset.n_ctx
-    batch = int(np.clip(round(spec.tokens / (per_seq * preset.target_steps)), 4, preset.max_batch))
+    batch = int(
+        np.clip(
+            round(spec.tokens / (per_seq * preset.target_steps)), preset.min_batch, preset.max_batch
+        )
+    )
     steps = max(preset.n_checkpoints, math.ceil(spec.tokens / (batch * per_seq)))
     k = preset.n_checkpoints
     save_steps = sorted({max(1, round(i * steps / k)) for i in range(1, k + 1)})
@@ -156,7 +161,7 @@ def train_run(
     cfg = spec.model_config(vocab_size, preset.n_ctx)
     model = build_model(cfg, seed=preset.seed)
     plan = plan_run(spec, preset)
-    opt = torch.optim.AdamW(_param_groups(model, 0.1), lr=preset.lr, betas=(0.9, 0.95))
+    opt = torch.optim.AdamW(_param_groups(model, 0.1), lr=preset.peak_lr(spec), betas=(0.9, 0.95))
     weights = mixture_weights(spec.code_share)
     arch = zoo_architecture(cfg.d_model / cfg.n_layers, cfg.n_ctx, cfg.vocab_size)
     N = spec.N
@@ -179,7 +184,7 @@ def train_run(
     t0 = time.perf_counter()
     while step < plan.steps:
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, plan.steps, preset.lr)
+            g["lr"] = lr_at(step, plan.steps, preset.peak_lr(spec))
         x, y = sample_batch(
             streams, weights, plan.batch, preset.n_ctx, bos_id, preset.seed, spec.run_id, step
         )
