@@ -326,8 +326,11 @@ def test_report_section_zoo_subsection():
     for task, v in z.items():
         assert v["tokenizers"] == ["bpe", "byte"] and v["n_test"] >= 1, task
         for k in ("test_mse", "validation_mse", "train_mse", "all_token_test_mse"):
-            assert np.isfinite(v[k]) and 0 <= v[k] < 0.05, (task, k)
-        assert 0 < v["constant_test_mse"] < 0.05 and v["random_accuracy"] == pytest.approx(0.25)
+            assert np.isfinite(v[k]) and 0 <= v[k] < 0.1, (task, k)
+        # never clearly worse than predicting the training models' mean score
+        assert v["test_mse"] <= 1.05 * v["constant_test_mse"], task
+        rp = zoo.tasks.set_index("name").loc[task, "random_performance"] / 100
+        assert v["random_accuracy"] == pytest.approx(rp)
         assert v["alpha"] < 0  # accuracy rises as the salience-weighted loss falls
     html = "".join(sec.blocks)
     assert "On the small-model zoo" in html and html.count("<img") == 1
