@@ -30,10 +30,8 @@ from .tables import (
     Columns,
     FilterReport,
     check_models_have_runs,
-    check_percent_scores,
     domain_columns,
-    filter_checkpoints,
-    score_column,
+    emerged_checkpoints,
     source_flops,
 )
 from .tasks import EMERGENCE_THRESHOLD, TaskSettings, task_settings
@@ -170,23 +168,17 @@ class FLPM:
             res.meta["max_flops"] = float(F.sum(1).max())
             self.stage1_[d] = res
         # stage 2
-        col = score_column(ck, self.task, "checkpoints")
-        P = numeric_column(ck, col, lower=0.0, what="checkpoints")
-        check_percent_scores(P, col, "checkpoints")
-        if columns.model not in ck.columns:
-            ck = ck.assign(**{columns.model: np.arange(len(ck)).astype(str)})
-        rep = filter_checkpoints(ck, P, rp, self.threshold, columns, self.train_loss_decimals)
+        ck, P, rep = emerged_checkpoints(
+            ck,
+            self.task,
+            rp,
+            self.threshold,
+            columns,
+            self.train_loss_decimals,
+            need=len(self.domains_) + 1,
+        )
         self.filter_ = rep
         keep = rep.kept
-        need = len(self.domains_) + 1
-        if keep.sum() < need:
-            c = rep.counts()
-            raise InputError(
-                f"task {self.task!r}: {int(keep.sum())} checkpoint(s) usable of {c['checkpoints']}"
-                f" ({c['dropped_not_improved']} dropped: training loss did not improve; "
-                f"{c['dropped_not_emerged']} dropped: score below random {rp:g} + "
-                f"{self.threshold:g}); need at least {need}"
-            )
         Lck = np.column_stack(
             [numeric_column(ck, c, positive=True, what="checkpoints") for c in dcols]
         )

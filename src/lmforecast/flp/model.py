@@ -31,10 +31,8 @@ from .tables import (
     Columns,
     FilterReport,
     check_models_have_runs,
-    check_percent_scores,
-    filter_checkpoints,
+    emerged_checkpoints,
     final_flops,
-    score_column,
 )
 from .tasks import EMERGENCE_THRESHOLD, task_settings
 
@@ -106,23 +104,18 @@ class FLP:
         if checkpoints is not None:
             check_models_have_runs(ck, runs, columns.model)
         C_final = final_flops(runs, columns, "runs")
-        col = score_column(ck, self.task, "checkpoints")
-        P = numeric_column(ck, col, lower=0.0, what="checkpoints")
-        check_percent_scores(P, col, "checkpoints")
-        if columns.model not in ck.columns:
-            ck = ck.assign(**{columns.model: np.arange(len(ck)).astype(str)})
-        rep = filter_checkpoints(ck, P, rp, self.threshold, columns, self.train_loss_decimals)
+        ck, P, rep = emerged_checkpoints(
+            ck,
+            self.task,
+            rp,
+            self.threshold,
+            columns,
+            self.train_loss_decimals,
+            need=None if self.method == "llama3" else 2,
+        )
         self.filter_ = rep
         self.n_dropped_ = {k: v for k, v in rep.counts().items() if k.startswith("dropped")}
         keep = rep.kept
-        if self.method != "llama3" and keep.sum() < 2:
-            c = rep.counts()
-            raise InputError(
-                f"task {self.task!r}: {int(keep.sum())} checkpoint(s) usable of {c['checkpoints']}"
-                f" ({c['dropped_not_improved']} dropped: training loss did not improve; "
-                f"{c['dropped_not_emerged']} dropped: score below random {rp:g} + "
-                f"{self.threshold:g}); need at least 2 emerged checkpoints"
-            )
         s1, s2 = self.seed, self.seed + 1
         if self.method == "flp":
             L = numeric_column(runs, columns.loss, positive=True, what="runs")

@@ -129,6 +129,36 @@ def filter_checkpoints(
     return FilterReport(improved & emerged, ~improved, ~emerged)
 
 
+def emerged_checkpoints(
+    ck: pd.DataFrame,
+    task: str,
+    random_performance: float,
+    threshold: float,
+    cols: Columns,
+    decimals: int,
+    need: int | None,
+) -> tuple[pd.DataFrame, np.ndarray, FilterReport]:
+    """Stage-2 input shared by FLP and FLP-M (Sec. 3.3): the task's scores (percent), the
+    checkpoint filter, and a one-line error saying why too few checkpoints survived when fewer
+    than `need` do (None: no minimum). Returns (checkpoints, scores, filter report)."""
+    col = score_column(ck, task, "checkpoints")
+    P = numeric_column(ck, col, lower=0.0, what="checkpoints")
+    check_percent_scores(P, col, "checkpoints")
+    if cols.model not in ck.columns:
+        ck = ck.assign(**{cols.model: np.arange(len(ck)).astype(str)})
+    rep = filter_checkpoints(ck, P, random_performance, threshold, cols, decimals)
+    kept = int(rep.kept.sum())
+    if need is not None and kept < need:
+        c = rep.counts()
+        raise InputError(
+            f"task {task!r}: {kept} checkpoint(s) usable of {c['checkpoints']}"
+            f" ({c['dropped_not_improved']} dropped: training loss did not improve; "
+            f"{c['dropped_not_emerged']} dropped: score below random {random_performance:g} + "
+            f"{threshold:g}); need at least {need}" + (" emerged checkpoints" if need == 2 else "")
+        )
+    return ck, P, rep
+
+
 def check_models_have_runs(ckpts: pd.DataFrame, runs: pd.DataFrame, col: str = "model") -> None:
     """Every checkpoint must belong to a final model of RUNS."""
     check_columns(runs, [col], "runs")
