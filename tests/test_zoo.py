@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import warnings
@@ -71,7 +72,16 @@ def test_learning_rate_scales_as_one_over_width_and_batches_give_enough_steps():
 
     full = get_preset("full")
     small, big = (full.run("sup-L1d16-r20"), full.run("sup-L3d64-r20"))
-    assert full.peak_lr(small) == pytest.approx(0.08 / 16) == pytest.approx(4 * full.peak_lr(big))
+    # 1/width (muP simple) times sqrt(batch / min_batch) (Adam square-root rule), hand-worked:
+    # the smallest run takes the minimum batch of 2; the largest 2,967,552 tokens / (64 x 2,000)
+    # -> 23 sequences, so 0.08 / 64 x sqrt(23 / 2)
+    assert plan_run(small, full).batch == 2 and plan_run(big, full).batch == 23
+    assert full.peak_lr(small) == pytest.approx(0.08 / 16)
+    assert full.peak_lr(big) == pytest.approx(0.08 / 64 * (23 / 2) ** 0.5)
+    # without the batch rule, the width rule alone (the second zoo's setting)
+    width_only = dataclasses.replace(full, lr_batch_sqrt=False)
+    assert width_only.peak_lr(big) == pytest.approx(0.08 / 64)
+    assert width_only.peak_lr(small) == full.peak_lr(small)
     plan = plan_run(full.run("sup-L1d32-r20"), full)
     assert plan.batch == full.min_batch == 2 and plan.steps >= 1900  # about 2,000 steps
     for r in full.runs:  # every run above the smallest batch takes about target_steps steps

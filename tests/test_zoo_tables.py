@@ -75,8 +75,9 @@ def test_law_runs_follow_the_documented_rule(zoo):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="known gap (docs/zoo.md, Known limits): on the runs with >= 20 tokens/param the best "
-    "fits miss by 2.4% (Busbridge form) and 5.2% (Chinchilla form, E driven to 0)",
+    reason="known gap (docs/zoo.md, Known limits): the zoo's loss steepens with N (concave in "
+    "log-log) where every law of the family is convex; the best fits miss the largest size by "
+    "8.2% (Busbridge form) and 9.2% (Chinchilla form)",
 )
 @pytest.mark.parametrize("form", ["chinchilla-gamma", "chinchilla"])
 def test_supervised_law_fits_within_two_percent(zoo, form):
@@ -85,14 +86,16 @@ def test_supervised_law_fits_within_two_percent(zoo, form):
     assert np.abs(rel).max() < 0.02
 
 
-@pytest.mark.parametrize("form, bound", [("chinchilla-gamma", 0.03), ("chinchilla", 0.06)])
-def test_supervised_law_fits_the_law_runs_closely(zoo, form, bound):
-    # what the zoo does meet (a regression guard on the measured 2.4% / 5.2%): every fitted run
-    # within `bound`, and the mean error about 1%
-    law, rel = _rel_errors(zoo.law_runs(), form)
-    assert np.abs(rel).max() < bound and np.abs(rel).mean() < 0.012
-    # the Busbridge form fits every run but the fixed-ratio 12k model within 2%
-    assert (np.abs(rel) >= 0.02).sum() <= (1 if form == "chinchilla-gamma" else 2)
+@pytest.mark.parametrize("form", ["chinchilla-gamma", "chinchilla"])
+def test_supervised_law_misses_only_where_the_curve_steepens(zoo, form):
+    # what the zoo does meet (a regression guard on the measured errors): every run below the
+    # largest size within 3.5%; the largest is the worst, and lies *below* the fitted curve
+    # (prediction too high), as the steepening top of the curve (test_zoo_diagnostics) implies
+    runs = zoo.law_runs()
+    law, rel = _rel_errors(runs, form)
+    largest = (runs["N"] == runs["N"].max()).to_numpy()
+    assert np.abs(rel[~largest]).max() < 0.035
+    assert np.abs(rel[largest]).min() > np.abs(rel[~largest]).max() and (rel[largest] > 0).all()
 
 
 def test_supervised_law_explains_most_of_the_variation_with_every_run(zoo):
@@ -113,9 +116,12 @@ def test_arithmetic_rises_from_chance_to_well_above(zoo):
     assert smallest["arith"].max() <= 1.5 * random  # chance level
     # well above chance for the largest model: emergence (exact match of whole answers)
     largest = sup[sup["N"] == sup["N"].max()]
-    assert largest["arith"].max() == sup["arith"].max() >= 5 * random
-    # and it rises sharply with scale: every run below 56k parameters stays under 2x chance
-    assert sup.loc[sup["N"] < 50_000, "arith"].max() < 2 * random
+    assert largest["arith"].max() == sup["arith"].max() >= 10 * random
+    # it rises with scale at the fixed ratio, and with data at a fixed size
+    at20 = sup[np.isclose(sup["D"] / sup["N"], 20, rtol=0.01)]
+    assert np.all(np.diff(at20["arith"]) >= 0) and at20["arith"].iloc[:3].max() < 2 * random
+    for _, g in sup.groupby("N"):
+        assert g["arith"].iloc[-1] >= g["arith"].iloc[0]
     # and with training: the best run's last checkpoint far above its first
     best = sup.loc[sup["arith"].idxmax(), "model"]
     ck = zoo.checkpoints[zoo.checkpoints["model"] == best]
@@ -182,6 +188,10 @@ def test_report_section_states_the_fit_and_held_out_error():
     _, rel_gamma = _rel_errors(load_zoo().law_runs(), "chinchilla-gamma")
     assert n["supervised_gamma_max_rel_error"] == pytest.approx(np.abs(rel_gamma).max(), rel=1e-3)
     assert n["supervised_law_runs"] == len(load_zoo().law_runs())
+    slopes = n["supervised_local_slopes"]
+    assert len(slopes) >= 4 and n["supervised_steepening_steps"] == int(
+        (np.diff(slopes) < -1e-9).sum()
+    )
     assert np.isfinite(n["supervised_held_out_max_rel_error"])
     assert n["arith_best"] > n["arith_random"]
     json.dumps(n)  # serialisable for report.json

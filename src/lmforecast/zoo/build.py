@@ -140,12 +140,14 @@ def corpus_and_tasks(preset: Preset):
     return corpus, tasks
 
 
-def build_zoo(preset_name: str, out: str | Path, *, progress: bool = True) -> dict:
-    """Train (or resume) every run of the preset into ``out`` and write ``out/tables``.
+def build_zoo(preset: str | Preset, out: str | Path, *, progress: bool = True) -> dict:
+    """Train (or resume) every run of the preset (a name, or a `Preset`, e.g. a variant made
+    with ``dataclasses.replace``) into ``out`` and write ``out/tables``.
 
     Returns the metadata dict (also written to ``tables/metadata.json``).
     """
-    preset = get_preset(preset_name)
+    if not isinstance(preset, Preset):
+        preset = get_preset(preset)
     out = prepare_out_dir(out, preset)
     torch = require("torch", "torch")
     require("tokenizers", "torch")

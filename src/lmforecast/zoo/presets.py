@@ -68,11 +68,23 @@ class Preset:
     min_batch: int = 4  # sequences per step, at least
     arith_digits: int = 2  # operands of the arithmetic text and task have up to this many digits
     lr_width: float = 0.0  # > 0: peak lr = lr_width / d_model (Adam width scaling), else ``lr``
+    lr_batch_sqrt: bool = False  # also scale the peak lr by sqrt(batch / min_batch)
+
+    def batch(self, spec: RunSpec) -> int:
+        """Sequences per step, so that the run takes about ``target_steps`` steps
+        (``min_batch`` to ``max_batch``)."""
+        b = round(spec.tokens / (self.n_ctx * self.target_steps))
+        return int(min(max(b, self.min_batch), self.max_batch))
 
     def peak_lr(self, spec: RunSpec) -> float:
         """The run's peak learning rate: ``lr_width / d_model`` when set (the Adam learning rate
-        of a hidden layer scales as 1/width, as in muP), otherwise the fixed ``lr``."""
-        return self.lr_width / spec.d_model if self.lr_width > 0 else self.lr
+        of a hidden layer scales as 1/width, as in muP), otherwise the fixed ``lr``; with
+        ``lr_batch_sqrt`` also times sqrt(batch / min_batch), the square-root rule for Adam
+        (Malladi et al. 2022), since larger runs take larger batches (docs/zoo.md)."""
+        lr = self.lr_width / spec.d_model if self.lr_width > 0 else self.lr
+        if self.lr_batch_sqrt:
+            lr *= (self.batch(spec) / self.min_batch) ** 0.5
+        return lr
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -148,6 +160,7 @@ def _full() -> Preset:
         min_batch=2,
         arith_digits=1,
         lr_width=0.08,
+        lr_batch_sqrt=True,
     )
 
 

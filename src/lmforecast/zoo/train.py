@@ -23,8 +23,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from ..compute.flops import training_flops
 from ..errors import DomainWarning, require
 from .data import Streams, mixture_weights, sample_batch
@@ -57,11 +55,7 @@ def plan_run(spec: RunSpec, preset: Preset) -> RunPlan:
     Supervised and mixture runs (FLP, FLP-M) are evaluated every 1/n_checkpoints of training;
     the other runs only at the end (their methods use final models only)."""
     per_seq = preset.n_ctx
-    batch = int(
-        np.clip(
-            round(spec.tokens / (per_seq * preset.target_steps)), preset.min_batch, preset.max_batch
-        )
-    )
+    batch = preset.batch(spec)
     steps = max(preset.n_checkpoints, math.ceil(spec.tokens / (batch * per_seq)))
     k = preset.n_checkpoints
     save_steps = sorted({max(1, round(i * steps / k)) for i in range(1, k + 1)})

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InputError
+from ...zoo.diagnostics import local_log_log_slopes, steepening_steps
 from ...zoo.tables import LAW_MIN_TOKENS_PER_PARAM, load_zoo
 from ..builder import ReportContext, Section
 
@@ -110,11 +111,27 @@ def build_section(ctx: ReportContext) -> Section:
         for name, f in (("Chinchilla", fit), ("Busbridge", fit_gamma))
         if f["max_rel_error"] <= 0.02
     ]
+    slopes = local_log_log_slopes(sup, LAW_MIN_TOKENS_PER_PARAM)
+    n_steep = steepening_steps(slopes)
+    sec.table(
+        slopes.round(4),
+        f"Local log-log slopes d ln L / d ln N between consecutive sizes at "
+        f"{LAW_MIN_TOKENS_PER_PARAM:g} tokens/parameter.",
+    )
     sec.text(
         (
             f"Within 2% (issue 7's criterion): {' and '.join(within)} form."
             if within
             else "Neither form fits within 2% (issue 7's criterion)."
+        )
+        + (
+            f" The measured curve steepens {n_steep} time(s) from one size to the next (slopes "
+            f"{slopes['slope'].min():.3f} to {slopes['slope'].max():.3f}): it is concave in "
+            "log-log, while every law E + (A/N^alpha + B/D^beta)^gamma is convex in log-log "
+            "along a fixed tokens-per-parameter line, so no fit of the family can follow it "
+            "(`lmforecast.zoo.diagnostics`, docs/zoo.md)."
+            if n_steep
+            else ""
         )
         + " These tiny models are pre-asymptotic, so use the zoo to test the methods' "
         "mechanics on real measurements, not to extrapolate."
@@ -179,6 +196,8 @@ def build_section(ctx: ReportContext) -> Section:
             all_runs_fit["max_rel_error"] if all_runs_fit else float("nan")
         ),
         "supervised_law_runs": len(law_runs),
+        "supervised_local_slopes": [float(v) for v in slopes["slope"]],
+        "supervised_steepening_steps": n_steep,
         "supervised_law_min_tokens_per_param": LAW_MIN_TOKENS_PER_PARAM,
         "arith_best": arith_best,
         "arith_random": arith_random,
