@@ -171,11 +171,14 @@ def paper77(shared_dir):
 
 
 def test_sweep_point_equals_the_estimator_at_that_holdout(paper77):
-    """Each point is ObservationalScalingLaw with the same held-out models (same PCA, fit)."""
+    """With n_polish=16 each point is ObservationalScalingLaw with the same held-out models
+    (same imputation, PCA and multi-start fit)."""
     f = [0.4, 0.15]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DomainWarning)
-        res = robustness_sweep(paper77, "GSM8K", predictors=["pcs:2", "pcs:3", "size"], fractions=f)
+        res = robustness_sweep(
+            paper77, "GSM8K", predictors=["pcs:2", "pcs:3", "size"], fractions=f, n_polish=16
+        )
     pool = paper77[paper77[FLOPS].notna()].reset_index(drop=True)
     c = res.curves
     assert res.n_models["GSM8K"] == 75 == len(pool)
@@ -196,7 +199,7 @@ def test_paper_findings_on_three_base_targets(paper77):
     targets = ["GSM8K", "TruthfulQA", "HumanEval"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DomainWarning)
-        res = robustness_sweep(paper77, targets, n_polish=4)
+        res = robustness_sweep(paper77, targets)  # default n_polish=4
     t = res.aue_table()
     assert res.n_models == {"GSM8K": 75, "TruthfulQA": 75, "HumanEval": 71}
     for pc in ("pcs:2", "pcs:3"):

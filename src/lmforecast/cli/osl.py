@@ -131,7 +131,12 @@ def register(sub) -> None:
         default=1.0,
         help="divide the target(s) by this (100 for percentages)",
     )
-    r.add_argument("--n-polish", type=int, default=16, help="starts polished per fit")
+    r.add_argument(
+        "--n-polish",
+        type=int,
+        default=4,
+        help="starts polished per fit (16 = exactly the `osl fit` estimator; default %(default)s)",
+    )
     r.add_argument("--out", help="save the sweep as JSON")
     add_output_flags(r)
     r.set_defaults(handler=_robustness)

@@ -153,15 +153,14 @@ def _robustness(sec: Section, b1: pd.DataFrame, ctx: ReportContext):
     fractions = sweep_fractions(6 if ctx.quick else 12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rob = robustness_sweep(b1, targets, fractions=fractions, n_polish=4)
+        rob = robustness_sweep(b1, targets, fractions=fractions)
     sec.text(
         "Robustness to the holdout cutoff (App. C.4): the FLOPs cutoff is moved so that "
         f"{fractions[0]:.0%} down to {fractions[-1]:.0%} of the models with known FLOPs are held "
         f"out ({len(fractions)} linearly spaced fractions); at each cutoff the imputation, PCA "
         "and sigmoid are refitted on the training models, and each predictor's test MSE curve is "
         "summarised by its area (AUE, trapezoid over the test fractions; lower is better). "
-        "Predictors: the PC law with K = 1-4 and the log-FLOPs / log-size sigmoids. Fits "
-        "polish the 4 best starts (n_polish=4) to keep the report fast."
+        "Predictors: the PC law with K = 1-4 and the log-FLOPs / log-size sigmoids."
     )
     sec.table(
         rob.aue_table().reset_index(names="predictor"),
