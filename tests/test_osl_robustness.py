@@ -111,6 +111,9 @@ def test_tiny_sweep_counts_cutoffs_and_pool():
     fl = c[c["predictor"] == "flops"]
     assert fl["test_mse"].max() < 1e-10 and res.aue["y_flops"]["flops"] < 1e-10
     assert res.best() == {"y_flops": "flops"}
+    assert res.head_to_head("flops", "pcs:1")["y_flops"] == 1.0
+    with pytest.raises(InputError, match="'size' is not in this sweep"):
+        res.head_to_head("size", "flops")
 
 
 def test_tiny_sweep_size_target_and_accuracy_split():
@@ -194,8 +197,10 @@ def test_sweep_point_equals_the_estimator_at_that_holdout(paper77):
 @pytest.mark.slow
 def test_paper_findings_on_three_base_targets(paper77):
     """What holds robustly (docs/osl.md): a PC law with K = 2 or 3 has a lower AUE than both
-    compute baselines on GSM8K, TruthfulQA and HumanEval (each from the other 7 benchmarks),
-    and K = 3 beats K = 1. Not asserted, because it does not hold: K = 3 being the best K."""
+    compute baselines on GSM8K and TruthfulQA (each from the other 7 benchmarks), K = 3 beats
+    K = 1, and the size baseline is the worst. HumanEval is the documented exception: FLOPs
+    beats the K = 3 law at most cutoffs; only two blow-ups of the FLOPs fit at the 55-60%
+    holdouts give the PC law the lower AUE. Not asserted, as it does not hold: K = 3 best."""
     targets = ["GSM8K", "TruthfulQA", "HumanEval"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DomainWarning)
@@ -203,9 +208,12 @@ def test_paper_findings_on_three_base_targets(paper77):
     t = res.aue_table()
     assert res.n_models == {"GSM8K": 75, "TruthfulQA": 75, "HumanEval": 71}
     for pc in ("pcs:2", "pcs:3"):
-        assert (t.loc[pc] < t.loc["flops"]).all() and (t.loc[pc] < t.loc["size"]).all()
+        for base in ("flops", "size"):
+            assert (t.loc[pc, ["GSM8K", "TruthfulQA"]] < t.loc[base, ["GSM8K", "TruthfulQA"]]).all()
     assert (t.loc["pcs:3"] < t.loc["pcs:1"]).all()
     assert t.loc["pcs:3", "GSM8K"] < 0.5 * t.loc["flops", "GSM8K"]
+    assert res.head_to_head("pcs:3", "size")[["GSM8K", "TruthfulQA"]].min() >= 0.75
+    assert res.head_to_head("flops", "pcs:3")["HumanEval"] >= 0.5
     c = res.curves
     assert len(c) == 3 * 12 * 6 and c["converged"].all()
     counts = c[(c["target"] == "GSM8K") & (c["predictor"] == "flops")]

@@ -148,6 +148,18 @@ class RobustnessResult:
         """Rank of each predictor's AUE within each target (1 = lowest AUE)."""
         return self.aue_table().rank(axis=0, method="min")
 
+    def head_to_head(self, a: str, b: str) -> pd.Series:
+        """Per target: the share of test fractions at which predictor `a` has a lower test MSE
+        than `b`. Complements the AUE, which one blow-up at a large test fraction can dominate.
+        """
+        for p in (a, b):
+            if p not in self.predictors:
+                raise InputError(f"predictor {p!r} is not in this sweep")
+        c = self.curves
+        wide = c.pivot_table(index=["target", "fraction"], columns="predictor", values="test_mse")
+        wins = (wide[a] < wide[b]).groupby(level="target").mean()
+        return wins.reindex(self.targets).rename(f"{a} < {b}")
+
     # ---- reporting -------------------------------------------------------------------------
     def summary(self) -> str:
         what = "training FLOPs" if self.split == "flops" else "target accuracy"

@@ -141,6 +141,7 @@ def build_section(ctx: ReportContext) -> Section:
             "instruct_explained_variance_top3": float(ev2.sum()),
             "robustness_aue": rob.aue,
             "robustness_best": rob.best(),
+            "robustness_pcs3_beats_flops": rob.head_to_head("pcs:3", "flops").to_dict(),
         }
     )
     return sec
@@ -183,6 +184,13 @@ def _robustness(sec: Section, b1: pd.DataFrame, ctx: ReportContext):
         + ". The paper's finding that K = 3 is best across its tasks (emergent, post-training; "
         "their scores are not bundled) does not carry over uniformly to predicting one standard "
         "benchmark from the others (docs/osl.md)."
+    )
+    h2h = rob.head_to_head("pcs:3", "flops")
+    sec.text(
+        "Share of cutoffs at which the K = 3 law has a lower test MSE than log-FLOPs (the AUE "
+        "can be dominated by one blow-up at a large holdout): "
+        + ", ".join(f"{t}: {v:.0%}" for t, v in h2h.items())
+        + "."
     )
     sec.figure(
         plots.robustness_curves(rob),
