@@ -130,14 +130,13 @@ def selection_objectives(best: float, random: list[float]):
 
 
 def _predictor_style(name: str, i: int) -> dict:
-    """PC laws in blues (darker = more PCs), FLOPs orange, size grey."""
+    """One colour per PC count (K = 3, the paper's default, in blue), FLOPs orange, size grey."""
     if name == "flops":
         return {"color": "tab:orange", "ls": "--", "marker": "s"}
     if name == "size":
         return {"color": "tab:gray", "ls": ":", "marker": "^"}
-    k = int(name.split(":")[1]) if name.startswith("pcs:") else i
-    shade = 0.35 + 0.15 * min(k, 4)
-    return {"color": (0.1, 0.3 * shade, shade), "ls": "-", "marker": "o"}
+    colors = {"pcs:1": "tab:cyan", "pcs:2": "tab:green", "pcs:3": "tab:blue", "pcs:4": "tab:purple"}
+    return {"color": colors.get(name, f"C{i % 10}"), "ls": "-", "marker": "o"}
 
 
 def robustness_curves(result: RobustnessResult, targets: list[str] | None = None):
