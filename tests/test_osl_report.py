@@ -22,6 +22,12 @@ def test_quick_section_numbers():
     assert sel8["budget"] == 8 and sel8["objective"] < sel8["random median"]
     assert set(sel8["families"].split(", ")) == {"Llama-2", "Mixtral", "Phi", "MPT"}
     assert 0.97 < n["instruct_explained_variance_top3"] <= 1.0
+    # App. C.4 sweep (HumanEval from the 6 other printed benchmarks, FLOPs cutoff, 6 fractions)
+    he = n["robustness_aue"]["HumanEval"]
+    assert set(he) == {"pcs:1", "pcs:2", "pcs:3", "pcs:4", "flops", "size"}
+    assert all(0 < v < 0.2 for v in he.values())
+    assert he["pcs:2"] < min(he["flops"], he["size"], he["pcs:1"])
+    assert n["robustness_best"]["HumanEval"] == min(he, key=he.get)
     assert len(sec.blocks) > 8
 
 

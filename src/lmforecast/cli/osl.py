@@ -1,4 +1,4 @@
-"""`lmforecast osl fit|select|pca`: observational scaling laws (Ruan et al. 2024)."""
+"""`lmforecast osl fit|select|gap|pca|robustness`: observational scaling laws (Ruan et al. 2024)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ..osl.data import FAMILY, MODEL, check_metrics, default_metrics, read_bench
 from ..osl.holdout import LLAMA2_7B_FLOPS
 from ..osl.model import X_KINDS, ObservationalScalingLaw, merge_targets
 from ..osl.posttraining import post_training_gap
+from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
 from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
 
@@ -100,6 +101,45 @@ def register(sub) -> None:
     g.add_argument("--reference-family", default="Llama-2")
     add_output_flags(g)
     g.set_defaults(handler=_gap)
+
+    r = verbs.add_parser(
+        "robustness", help="test MSE vs test fraction and AUE per predictor (App. C.4)"
+    )
+    r.add_argument("--benchmarks", required=True, help="table of models x benchmark scores")
+    r.add_argument("--targets", help="optional table with the target column(s), joined on Model")
+    r.add_argument("--target", required=True, help="column(s) to forecast, comma-separated")
+    r.add_argument("--metrics", help="comma-separated benchmark columns spanning the PCs")
+    r.add_argument("--exclude-metric", action="append", default=[], metavar="M")
+    r.add_argument(
+        "--predictors",
+        default=",".join(DEFAULT_PREDICTORS),
+        help="comma-separated: pcs:K (PC law with K components), flops, size "
+        "(default: %(default)s)",
+    )
+    r.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="flops",
+        help="cutoff on training FLOPs (default) or on the target accuracy (emergent tasks)",
+    )
+    r.add_argument("--n-fractions", type=int, default=12, help="number of test fractions")
+    r.add_argument("--max-fraction", type=float, default=0.6, help="largest test fraction")
+    r.add_argument("--min-fraction", type=float, default=0.05, help="smallest test fraction")
+    r.add_argument(
+        "--scale",
+        type=positive_float("--scale"),
+        default=1.0,
+        help="divide the target(s) by this (100 for percentages)",
+    )
+    r.add_argument(
+        "--n-polish",
+        type=int,
+        default=4,
+        help="starts polished per fit (16 = exactly the `osl fit` estimator; default %(default)s)",
+    )
+    r.add_argument("--out", help="save the sweep as JSON")
+    add_output_flags(r)
+    r.set_defaults(handler=_robustness)
 
     c = verbs.add_parser("pca", help="the capability space alone (explained variance, loadings)")
     c.add_argument("--benchmarks", required=True)
@@ -197,6 +237,35 @@ def _gap(args: argparse.Namespace) -> int:
         )
     else:
         print(gap.summary())
+    return 0
+
+
+def _robustness(args: argparse.Namespace) -> int:
+    out = check_writable(args.out)
+    fractions = sweep_fractions(args.n_fractions, args.max_fraction, args.min_fraction)
+    table = read_benchmarks(args.benchmarks)
+    targets = read_table(args.targets) if args.targets else None
+    table = merge_targets(table, targets)
+    names = _names(args.target)
+    if args.scale != 1.0:
+        for t in names:
+            if t in table.columns:
+                table[t] = table[t] / args.scale
+    sweep = RobustnessSweep(
+        _names(args.predictors),
+        split=args.split,
+        fractions=fractions,
+        metrics=_names(args.metrics),
+        exclude_metrics=tuple(args.exclude_metric),
+        n_polish=args.n_polish,
+    ).fit(table, names)
+    res = sweep.result_
+    if out is not None:
+        atomic_write_text(out, res.to_json())
+    if args.json:
+        print_json(res.contract())
+    else:
+        print(res.summary())
     return 0
 
 

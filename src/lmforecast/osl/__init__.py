@@ -2,7 +2,8 @@
 
 Capabilities from public benchmarks (PCA, Eq. 5), a sigmoid law on the top PCs (Eq. 6) with
 holdouts of stronger models, f-equivalent FLOPs (Eq. 7-8), benchmark weights, post-training gap
-analysis (Sec. 4.3) and V-optimal model-subset selection (Sec. 5, Eq. 9).
+analysis (Sec. 4.3), the holdout-cutoff robustness sweep with AUE (App. C.4) and V-optimal
+model-subset selection (Sec. 5, Eq. 9).
 """
 
 from .capability import CapabilitySpace, capability_table, family_fits, pca_impute
@@ -18,6 +19,14 @@ from .data import (
 from .holdout import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 from .model import ObservationalScalingLaw, OSLResult, merge_targets
 from .posttraining import PostTrainingGap, post_training_gap
+from .robustness import (
+    RobustnessResult,
+    RobustnessSweep,
+    aue,
+    robustness_sweep,
+    sweep_fractions,
+    threshold_split,
+)
 from .selection import Selection, SubsetSelector
 
 __all__ = [
@@ -29,8 +38,11 @@ __all__ = [
     "ObservationalScalingLaw",
     "OSLResult",
     "PostTrainingGap",
+    "RobustnessResult",
+    "RobustnessSweep",
     "Selection",
     "SubsetSelector",
+    "aue",
     "capability_table",
     "cutoff_split",
     "family_fits",
@@ -42,5 +54,8 @@ __all__ = [
     "pca_impute",
     "post_training_gap",
     "read_benchmarks",
+    "robustness_sweep",
+    "sweep_fractions",
+    "threshold_split",
     "top_split",
 ]

@@ -192,6 +192,31 @@ def merge_targets(
     return out
 
 
+def fit_sigmoid(
+    X: np.ndarray, y: np.ndarray, *, n_polish: int = 16, extra_starts: np.ndarray | None = None
+) -> FitResult:
+    """Least-squares fit of Eq. 6 (accuracy form) on predictors X (n, K) and accuracies y.
+
+    Bounded non-linear least squares with h in [0.8, 1] (Sec. 3.4, METHODS 4.7 item 3) through
+    the shared engine, from the law's start grid (plus any `extra_starts`). The one fit used by
+    the estimator, the post-training gap and the App. C.4 robustness sweep.
+    """
+    X = np.asarray(X, float)
+    K = X.shape[1]
+    law = ObservationalSigmoid(K)
+    Xd = {f"x{i + 1}": X[:, i] for i in range(K)}
+    fit = fit_law(law, Xd, y, loss=squared(), n_polish=n_polish, extra_starts=extra_starts)
+    fit.meta["law_options"] = {"k": K}
+    return fit
+
+
+def predict_sigmoid(fit: FitResult, X: np.ndarray) -> np.ndarray:
+    """Eq. 6 (accuracy form) at predictors X (n, K) with a fit from `fit_sigmoid`."""
+    X = np.asarray(X, float)
+    law = ObservationalSigmoid(X.shape[1])
+    return law.predict(np.asarray(fit.theta), **{f"x{i + 1}": X[:, i] for i in range(X.shape[1])})
+
+
 class ObservationalScalingLaw:
     """Fit and validate an observational scaling law (Sec. 3.4, Alg. 1; holdouts of Sec. 4).
 
@@ -325,11 +350,8 @@ class ObservationalScalingLaw:
             raise InputError(
                 f"{int(train.sum())} training models with target {target!r}; need at least {K + 2}"
             )
-        law = ObservationalSigmoid(K)
-        Xd = {f"x{i + 1}": Xall[train, i] for i in range(K)}
-        fit = fit_law(law, Xd, y[train], loss=squared(), n_polish=16)
-        fit.meta["law_options"] = {"k": K}
-        pred = law.predict(np.asarray(fit.theta), **{f"x{i + 1}": Xall[:, i] for i in range(K)})
+        fit = fit_sigmoid(Xall[train], y[train])
+        pred = predict_sigmoid(fit, Xall)
         train_mse = float(np.mean((pred[train] - y[train]) ** 2))
         test_mse = float(np.mean((pred[test] - y[test]) ** 2)) if test.any() else None
 

@@ -1,4 +1,4 @@
-"""Figures for observational scaling laws (Ruan et al. 2024, Figs. 2-6). No fitting here."""
+"""Figures for observational scaling laws (Ruan et al. 2024, Figs. 2-6, C.10). No fitting here."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from ..laws.sigmoid import sigmoid
 from ..osl.capability import CapabilitySpace
 from ..osl.data import FAMILY, FLOPS, FLOPS_UNIT
 from ..osl.model import OSLResult
+from ..osl.robustness import RobustnessResult
 from .style import new_figure
 
 
@@ -125,4 +126,65 @@ def selection_objectives(best: float, random: list[float]):
     ax.set_xscale("log")
     ax.set_xlabel("Tr(S^T S (S_M^T S_M)^-1)")
     ax.legend()
+    return fig
+
+
+def _predictor_style(name: str, i: int) -> dict:
+    """One colour per PC count (K = 3, the paper's default, in blue), FLOPs orange, size grey."""
+    if name == "flops":
+        return {"color": "tab:orange", "ls": "--", "marker": "s"}
+    if name == "size":
+        return {"color": "tab:gray", "ls": ":", "marker": "^"}
+    colors = {"pcs:1": "tab:cyan", "pcs:2": "tab:green", "pcs:3": "tab:blue", "pcs:4": "tab:purple"}
+    return {"color": colors.get(name, f"C{i % 10}"), "ls": "-", "marker": "o"}
+
+
+def robustness_curves(result: RobustnessResult, targets: list[str] | None = None):
+    """Test MSE against test fraction per predictor, one panel per target (Figs. C.10-C.11).
+
+    The x-axis runs from the largest test fraction (hardest) to the smallest, as in the paper;
+    the legend carries each predictor's AUE.
+    """
+    targets = list(targets or result.targets)
+    unknown = [t for t in targets if t not in result.targets]
+    if unknown:
+        raise ValueError(f"target {unknown[0]!r} is not in this sweep")
+    ncols = min(3, len(targets))
+    nrows = -(-len(targets) // ncols)
+    fig, axes = new_figure(ncols=ncols, nrows=nrows, width=4.6, height=3.6)
+    axes = np.atleast_1d(axes).ravel()
+    curves = result.curves
+    for ax, t in zip(axes, targets):
+        sub = curves[curves["target"] == t]
+        for i, p in enumerate(result.predictors):
+            g = sub[sub["predictor"] == p].sort_values("fraction")
+            label = f"{p} (AUE {result.aue[t][p]:.3g})"
+            ax.plot(g["fraction"], g["test_mse"], ms=3.5, lw=1.3, label=label,
+                    **_predictor_style(p, i))  # fmt: skip
+        ax.set_yscale("log")
+        ax.set_xlim(max(result.fractions) + 0.02, min(result.fractions) - 0.02)
+        ax.set_xlabel("test fraction")
+        ax.set_ylabel("test MSE")
+        ax.set_title(f"{t} (n={result.n_models.get(t)}, {result.split} cutoff)", fontsize=9)
+        ax.legend(fontsize=6.5, loc="best")
+    for ax in axes[len(targets) :]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def aue_bars(result: RobustnessResult):
+    """AUE per predictor, grouped by target (log scale; lower is better)."""
+    table = result.aue_table()
+    fig, ax = new_figure(width=max(5.2, 1.1 * len(table.columns) + 2.0))
+    width = 0.8 / len(table.index)
+    x = np.arange(len(table.columns))
+    for i, p in enumerate(table.index):
+        ax.bar(x + (i - (len(table.index) - 1) / 2) * width, table.loc[p].to_numpy(float),
+               width, color=_predictor_style(p, i)["color"], label=p)  # fmt: skip
+    ax.set_xticks(x, table.columns, rotation=30, ha="right")
+    ax.set_yscale("log")
+    ax.set_ylabel("AUE (area under test MSE vs test fraction)")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
     return fig
