@@ -64,9 +64,10 @@ class SingleDistributionCheck(HeldOutErrors):
             [
                 "retained checkpoints (Sec. 3.3): "
                 + "  ".join(f"{t} {d['n_points'][t]}" for t in self.tasks),
-                f"collinearity: rank of centred [log C, log C_k] over runs = {d['design_rank']} "
-                f"(1: Eq. 5's compute terms are collinear); FLP-M {self.settings['form']} vs M1 "
-                f"stage-1 forecasts differ by at most {d['form_vs_m1_max_rel_diff']:.2g}",
+                f"collinearity: rank of the centred [log C, log C_k] over the runs = "
+                f"{d['design_rank']} (1: Eq. 5's compute terms are collinear);",
+                f"FLP-M's {self.settings['form']} and M1 (total FLOPs) stage-1 forecasts differ by "
+                f"at most {d['form_vs_m1_max_rel_diff']:.2g} (relative)",
                 f"domain losses move together: min pairwise correlation of log domain losses "
                 f"over the runs {d['min_domain_loss_correlation']:.4f}",
                 f"stage-1 held-out loss error: FLP average loss {s1['FLP']:.2f}%, FLP-M domain "

@@ -5,6 +5,7 @@ errors per task, method and target) with a text summary and exact JSON persisten
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -46,7 +47,8 @@ def prepare_tables(
     """Validate and complete the three tables. FLOPs per source come from `C_<source>` columns
     (or `ratio` plus `C`); the total `C` is their sum where absent. The average validation loss
     (FLP's input, reading 7 of docs/flp.md) is the `loss` column when all three tables have it,
-    else the mean of the `loss_<domain>` columns in all three."""
+    else the mean of the `loss_<domain>` columns in all three (with a warning when only some
+    tables have `loss`, since mixing the two definitions would bias the comparison)."""
     columns = columns or Columns()
     runs = pd.DataFrame(runs).reset_index(drop=True)
     ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
@@ -70,18 +72,18 @@ def prepare_tables(
     have = [name for name, df in tables.items() if columns.loss in df.columns]
     if len(have) == 3:
         average = f"column {columns.loss!r}"
-    elif not have:
+    else:
         average = f"mean of {', '.join(dcols)}"
+        if have:
+            warnings.warn(
+                f"{', '.join(sorted(set(tables) - set(have)))} lack(s) the average-loss column "
+                f"{columns.loss!r}: using the mean of the domain losses in every table instead",
+                UserWarning,
+                stacklevel=3,
+            )
         for name, df in tables.items():
             L = np.column_stack([numeric_column(df, c, positive=True, what=name) for c in dcols])
             tables[name] = df.assign(**{columns.loss: L.mean(1)})
-    else:
-        missing = sorted(set(tables) - set(have))
-        raise InputError(
-            f"{', '.join(missing)}: missing the average-loss column {columns.loss!r} that "
-            f"{', '.join(have)} have (give it in all tables, or in none to use the mean of the "
-            "domain losses)"
-        )
     return StudyTables(
         tables["runs"], tables["checkpoints"], tables["targets"], sources, dcols, F, Ft,
         average, columns,
