@@ -193,6 +193,20 @@ def test_comparison_round_trips_and_prints_table4_layout(sim_comparisons):
         LossToPerformanceComparison.from_json('{"kind": "FLPM"}')
 
 
+def test_plots_of_the_ablations(sim_comparisons, sim_checks):
+    import matplotlib.pyplot as plt
+
+    from lmforecast.plots import flp as plots
+
+    f1 = plots.loss_to_performance_candidates(sim_comparisons[0])
+    f2 = plots.single_distribution(sim_checks[0])
+    assert len(f1.axes[0].patches) == 5 * (len(TASKS) + 1)  # methods x (tasks + mean)
+    assert f1.axes[0].get_yscale() == "log"  # FLOPs vs Domain-Neural span > 50x
+    assert len(f2.axes[0].patches) == 2 * (len(TASKS) + 1)
+    plt.close(f1)
+    plt.close(f2)
+
+
 def test_predicted_losses_mode_is_flp_and_flpm_end_to_end():
     """losses="predicted": Average is FLP's forecast from total FLOPs, Domain-Neural is
     FLP-M's from FLOPs per source (Sec. 4), with the same settings."""
