@@ -131,6 +131,8 @@ def test_bad_inputs_are_one_line_errors():
         compare_loss_to_performance(runs, ck, tg.drop(columns=["toy"]), "toy", **kw)
     with pytest.raises(InputError, match="task 'toy' given twice"):
         compare_loss_to_performance(runs, ck, tg, ["toy", "toy"], **kw)
+    with pytest.raises(InputError, match="targets: row 1: model 'C1e\\+19-r0.1' is also a"):
+        compare_loss_to_performance(runs, ck, runs.iloc[:1], "toy", **kw)
     with pytest.raises(InputError, match="targets: no rows"):
         compare_loss_to_performance(runs, ck, tg.iloc[:0], "toy", **kw)
     with pytest.raises(InputError, match="runs: row 2: mixing shares"):

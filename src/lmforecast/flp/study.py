@@ -57,6 +57,14 @@ def prepare_tables(
         check_models_have_runs(ck, runs, columns.model)
     if targets.empty:
         raise InputError("targets: no rows; the comparison needs held-out target runs")
+    if columns.model in runs.columns and columns.model in targets.columns:
+        both = targets[columns.model].astype(str).isin(set(runs[columns.model].astype(str)))
+        if both.any():
+            i = int(np.argmax(both.to_numpy()))
+            raise InputError(
+                f"targets: row {i + 1}: model {targets[columns.model].iloc[i]!r} is also a "
+                "sampling run; held-out targets must not be in RUNS"
+            )
     sources, F = source_flops(runs, columns, what="runs")
     if len(sources) < 2:
         raise InputError(f"runs: FLP-M needs at least two sources, found {sources}")
