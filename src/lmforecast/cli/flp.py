@@ -34,14 +34,18 @@ def _table_flags(p: argparse.ArgumentParser) -> None:
         default=5.0,
         help="keep checkpoints scoring >= random + threshold points (Sec. 3.3)",
     )
+    _column_flags(p)
+    p.add_argument("--out", help="save the fit as JSON")
+    add_output_flags(p)
+
+
+def _column_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model-col", default="model")
     p.add_argument("--step-col", default="step")
     p.add_argument("--c-col", default="C")
     p.add_argument("--loss-col", default="loss")
     p.add_argument("--train-loss-col", default="train_loss")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", help="save the fit as JSON")
-    add_output_flags(p)
 
 
 def _columns(args) -> Columns:
@@ -184,12 +188,7 @@ def _study_flags(p: argparse.ArgumentParser) -> None:
         "--form", choices=list(MIXTURE_FORMS), default="M4", help="FLP-M's FLOPs -> loss form"
     )
     p.add_argument("--steps", type=int, default=2000, help="network training steps")
-    p.add_argument("--model-col", default="model")
-    p.add_argument("--step-col", default="step")
-    p.add_argument("--c-col", default="C")
-    p.add_argument("--loss-col", default="loss")
-    p.add_argument("--train-loss-col", default="train_loss")
-    p.add_argument("--seed", type=int, default=0)
+    _column_flags(p)
     p.add_argument(
         "--out", help="save the result: .csv = one row per task, method and target; else JSON"
     )
