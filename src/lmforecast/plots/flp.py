@@ -156,7 +156,8 @@ def _grouped_bars(ax, table: pd.DataFrame, hatched=()):
     if finite.size and finite.max() / finite.min() > 50:
         ax.set_yscale("log")
     ax.set_ylabel("relative error (%)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=len(methods), loc="upper center", bbox_to_anchor=(0.5, -0.08),
+              frameon=False)  # fmt: skip
 
 
 def loss_to_performance_candidates(result, title: str = ""):
@@ -167,6 +168,7 @@ def loss_to_performance_candidates(result, title: str = ""):
     _grouped_bars(ax, result.errors(), hatched=("Constant",))
     ax.set_title(title or f"loss -> performance ({result.settings['losses']} target losses)",
                  fontsize=9)  # fmt: skip
+    fig.tight_layout()
     return fig
 
 
@@ -176,4 +178,5 @@ def single_distribution(result, title: str = ""):
     fig, ax = new_figure()
     _grouped_bars(ax, result.errors())
     ax.set_title(title or "one data distribution: FLP vs FLP-M", fontsize=9)
+    fig.tight_layout()
     return fig
