@@ -21,6 +21,20 @@ def test_flp_section_quick():
     assert m["best_ratio_1B"] == m["true_best_ratio_1B"]
     assert m["stage1_form_error"]["M4"] < m["stage1_form_error"]["M1"]
     assert sum("<img" in b for b in sec.blocks) >= 4
+    # Sec. 6.2 candidates and Sec. 6.3 check (simulated), and their zoo counterparts
+    a = n["ablations"]
+    assert all(a["loss_to_performance"]["findings"][c]["mean"] for c in
+               ("flops_worst", "domain_beats_average", "neural_beats_linear"))  # fmt: skip
+    e = a["loss_to_performance"]["errors_pct"]
+    assert e["Domain-Neural"]["HumanEval"] < 0.5 * e["Average"]["HumanEval"]
+    one = a["single_distribution"]
+    assert one["design_rank"] == 1 and one["form_vs_m1_max_rel_diff"] < 1e-9
+    assert max(one["errors_pct"]["FLP"]["mean"], one["errors_pct"]["FLP-M"]["mean"]) < 5.0
+    z = n["zoo"]["ablations"]
+    assert all(z["loss_to_performance"]["findings"]["flops_worst"].values())
+    assert z["single_distribution"]["flpm_worse"]["mean"]
+    html = "".join(sec.blocks)
+    assert "Sec. 6.2, Fig. 8" in html and "Sec. 6.3, Fig. 9" in html
 
 
 def test_plots_return_figures():
@@ -47,6 +61,7 @@ def test_plots_return_figures():
         plt.close(f)
 
 
+@pytest.mark.slow
 def test_flp_section_zoo_subsection():
     """FLP and FLP-M on the bundled zoo: every task is either forecast with finite held-out
     errors or dropped with filter counts that add up; code_mc emerges; FLP-M's held-out errors

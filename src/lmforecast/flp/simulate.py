@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from .tasks import table1
 
 DOMAINS = ("math", "code", "scientific", "wikipedia", "general")
@@ -160,11 +161,38 @@ def simulate_flpm(
 ) -> SimulatedStudy:  # fmt: skip
     """Sec. 5.1's design: sizes 0.12B-1B x code ratios 0-0.5 plus 3B at 0.3; targets 3B at the
     other ratios and 7B at 0.3. With K > 2 sources the non-first share is split evenly."""
+    design = [(m, r, False) for m in FLPM_SIZES for r in FLPM_RATIOS] + [("3B", 0.3, False)]
+    design += [("3B", r, True) for r in FLPM_RATIOS if r != 0.3] + [("7B", 0.3, True)]
+    return _simulate_mixture(design, tasks, sources, seed, n_checkpoints, loss_noise, score_noise)
+
+
+SINGLE_DISTRIBUTION_RATIO = 0.05
+"""Code share of the single-distribution study: RedPajama v1's GitHub part is ~59B of ~1.2T
+tokens (~5%), the data of the paper's FLP experiments (Sec. 3, Sec. 6.3)."""
+
+
+def simulate_single_distribution(
+    tasks=("ARC", "RACE", "HumanEval"), ratio: float = SINGLE_DISTRIBUTION_RATIO,
+    sources=("general", "code"), seed: int = 0, n_checkpoints: int = 30,
+    loss_noise: float = 0.004, score_noise: float = 0.6,
+) -> SimulatedStudy:  # fmt: skip
+    """Sec. 6.3's setting: every sampling LM is trained on one data distribution (one mixing
+    ratio). Sizes are FLP's (Table 1, 43M-3B; targets 7B and 13B, Sec. 3), losses and scores
+    follow the FLP-M ground truth (`domain_losses`, `flpm_score`) at code share `ratio`."""
+    if not 0 <= ratio <= 1:
+        raise InputError(f"ratio must be in [0, 1], got {ratio}")
+    design = [(m, ratio, False) for m in FLP_SAMPLING] + [(m, ratio, True) for m in FLP_TARGETS]
+    return _simulate_mixture(design, tasks, sources, seed, n_checkpoints, loss_noise, score_noise)
+
+
+def _simulate_mixture(
+    design, tasks, sources, seed, n_checkpoints, loss_noise, score_noise
+) -> SimulatedStudy:
+    """Runs, checkpoints and targets for `design`, rows of (Table 1 model, code share, is
+    target), from the FLP-M ground truth."""
     rng = np.random.default_rng(seed)
     t1 = table1().set_index("model")
     K = len(sources)
-    design = [(m, r, False) for m in FLPM_SIZES for r in FLPM_RATIOS] + [("3B", 0.3, False)]
-    design += [("3B", r, True) for r in FLPM_RATIOS if r != 0.3] + [("7B", 0.3, True)]
     rows, ck, tg = [], [], []
     for m, r, target in design:
         C = float(t1.loc[m, "flops"])

@@ -138,3 +138,45 @@ def domain_loss_fits(est, runs: pd.DataFrame, sources_cols=None):
         ax.set_visible(False)
     axes[0].legend(fontsize=6, title="share", title_fontsize=6)
     return fig
+
+
+def _grouped_bars(ax, table: pd.DataFrame, hatched=()):
+    """Bars of `table` (rows = methods, columns = tasks), grouped by task."""
+    tasks, methods = list(table.columns), list(table.index)
+    width = 0.8 / max(len(methods), 1)
+    x = np.arange(len(tasks))
+    for i, m in enumerate(methods):
+        vals = table.loc[m].to_numpy(float)
+        ax.bar(x + (i - (len(methods) - 1) / 2) * width, np.where(np.isfinite(vals), vals, 0.0),
+               width, label=m, color=f"C{i}", hatch="//" if m in hatched else None,
+               alpha=0.6 if m in hatched else 1.0)  # fmt: skip
+    ax.set_xticks(x, tasks, fontsize=8)
+    finite = table.to_numpy(float)
+    finite = finite[np.isfinite(finite) & (finite > 0)]
+    if finite.size and finite.max() / finite.min() > 50:
+        ax.set_yscale("log")
+    ax.set_ylabel("relative error (%)")
+    ax.legend(fontsize=7, ncol=len(methods), loc="upper center", bbox_to_anchor=(0.5, -0.08),
+              frameon=False)  # fmt: skip
+
+
+def loss_to_performance_candidates(result, title: str = ""):
+    """Fig. 8 style: relative error of the Sec. 6.2 loss -> performance candidates per task
+    (a `LossToPerformanceComparison`); the constant reference is hatched. Log scale when the
+    errors span more than 50x."""
+    fig, ax = new_figure(width=6.2)
+    _grouped_bars(ax, result.errors(), hatched=("Constant",))
+    ax.set_title(title or f"loss -> performance ({result.settings['losses']} target losses)",
+                 fontsize=9)  # fmt: skip
+    fig.tight_layout()
+    return fig
+
+
+def single_distribution(result, title: str = ""):
+    """Fig. 9 style: relative error of FLP and FLP-M per task when every sampling LM shares one
+    data distribution (a `SingleDistributionCheck`)."""
+    fig, ax = new_figure()
+    _grouped_bars(ax, result.errors())
+    ax.set_title(title or "one data distribution: FLP vs FLP-M", fontsize=9)
+    fig.tight_layout()
+    return fig
