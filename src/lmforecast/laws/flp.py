@@ -188,7 +188,9 @@ class _MixtureLaw(Law):
         if self.uses_each:
             feats.extend(each)
         A = np.column_stack(feats + [np.ones_like(ltot)])
-        coef = np.linalg.lstsq(A, np.log(np.asarray(y, float)), rcond=None)[0]
+        # rcond drops directions below the rounding noise of tabulated FLOPs (e.g. C_k = r C
+        # written with 6 significant digits): min-norm along an exactly collinear design
+        coef = np.linalg.lstsq(A, np.log(np.asarray(y, float)), rcond=1e-6)[0]
         alphas, b = coef[:-1], coef[-1]
         s = alphas.sum()
         c = float(np.clip(-b / s, -150.0, 1500.0)) if abs(s) > 1e-9 else 60.0
