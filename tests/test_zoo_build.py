@@ -119,3 +119,21 @@ def test_rerun_of_a_finished_build_is_a_no_op_and_show_reads_it(mini, cli):
     code, out, _ = cli("zoo", "show", mini, "--json")
     info = json.loads(out)
     assert code == 0 and info["preset"] == "mini" and info["runs"]["distilled"] == 2
+
+
+def test_parallel_build_gives_the_serial_tables(mini, tmp_path, cli):
+    # --jobs 2: forked workers, students after their teachers; every run depends only on
+    # (seed, run, step) and its teacher's weights, so the tables equal the serial build's
+    out = tmp_path / "mini-j2"
+    code, _, err = cli("zoo", "build", "--preset", "mini", "--out", out, "--jobs", "2", "--quiet")
+    assert code == 0, err
+    serial, parallel = load_zoo(mini), load_zoo(out)
+    for name in ("runs", "checkpoints", "distillation", "scores"):
+        pd.testing.assert_frame_equal(
+            _stable(getattr(serial, name)), _stable(getattr(parallel, name)), check_exact=True
+        )
+    assert serial.token_losses() == parallel.token_losses()
+    # a bad --jobs is refused before anything is written
+    bad = tmp_path / "bad"
+    code, _, err = cli("zoo", "build", "--preset", "mini", "--out", bad, "--jobs", "0")
+    assert code == 2 and "--jobs 0" in err and not bad.exists()

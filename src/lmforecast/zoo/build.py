@@ -16,7 +16,7 @@ import shutil
 import sys
 import time
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -140,14 +140,37 @@ def corpus_and_tasks(preset: Preset):
     return corpus, tasks
 
 
-def build_zoo(preset: str | Preset, out: str | Path, *, progress: bool = True) -> dict:
+@dataclass
+class _Build:
+    """What every run of one build shares (module-global while a parallel build forks its
+    workers, so they inherit it instead of rebuilding the corpus and tokenizers)."""
+
+    preset: Preset
+    out: Path
+    toks: dict
+    streams: dict
+    evalsets: dict
+    texts: list
+
+
+_SHARED: _Build | None = None
+
+
+def build_zoo(
+    preset: str | Preset, out: str | Path, *, progress: bool = True, jobs: int = 1
+) -> dict:
     """Train (or resume) every run of the preset (a name, or a `Preset`, e.g. a variant made
     with ``dataclasses.replace``) into ``out`` and write ``out/tables``.
 
+    ``jobs > 1`` trains that many runs at once in forked worker processes (one torch thread
+    each; students after their teachers). Every run is a function of (seed, run, step) and its
+    teacher's weights only, so the tables equal a serial build's, wall times aside.
     Returns the metadata dict (also written to ``tables/metadata.json``).
     """
     if not isinstance(preset, Preset):
         preset = get_preset(preset)
+    if int(jobs) < 1:
+        raise InputError(f"--jobs {jobs}: must be at least 1")
     out = prepare_out_dir(out, preset)
     torch = require("torch", "torch")
     require("tokenizers", "torch")
@@ -178,6 +201,7 @@ def build_zoo(preset: str | Preset, out: str | Path, *, progress: bool = True) -
         for k in used
     }
     texts = salience_texts(corpus.valid, preset.salience_text_chars)
+    ctx = _Build(preset, out, toks, streams, evalsets, texts)
 
     flops = {r.run_id: _run_cost(r, preset) for r in preset.runs}
     overall = tqdm(
@@ -190,10 +214,9 @@ def build_zoo(preset: str | Preset, out: str | Path, *, progress: bool = True) -
         position=0,
     )
     results: dict[str, dict] = {}
-    for i, spec in enumerate(preset.runs, 1):
-        run_dir = out / "runs" / spec.run_id
-        run_dir.mkdir(parents=True, exist_ok=True)
-        res_path = run_dir / "result.json"
+    todo = []
+    for spec in preset.runs:
+        res_path = out / "runs" / spec.run_id / "result.json"
         if res_path.exists():
             try:
                 results[spec.run_id] = json.loads(res_path.read_text())
@@ -203,69 +226,124 @@ def build_zoo(preset: str | Preset, out: str | Path, *, progress: bool = True) -
                 warnings.warn(
                     f"{res_path}: corrupt result; redoing the run", DomainWarning, stacklevel=2
                 )
-        tok = toks[spec.tokenizer]
-        teacher = None
-        if spec.teacher is not None:
-            tspec = preset.run(spec.teacher)
-            teacher = load_final(tspec, preset, tok.vocab_size, out / "runs" / spec.teacher)
-            if teacher is None:  # the teacher's weights are gone or corrupt: retrain it
-                _retrain(tspec, preset, streams, evalsets, toks, out, texts, results)
-                teacher = load_final(tspec, preset, tok.vocab_size, out / "runs" / spec.teacher)
-        plan = plan_run(spec, preset)
-        per_step = flops[spec.run_id] / plan.steps
-        bar = tqdm(
-            total=plan.steps,
-            desc=f"[{i}/{len(preset.runs)}] {spec.run_id}",
-            unit="step",
-            leave=False,
-            disable=not progress,
-            file=sys.stderr,
-            position=1,
-        )
-
-        def tick(n, bar=bar, per_step=per_step):
-            bar.update(n)
-            overall.update(n * per_step)
-
-        trained = train_run(
-            spec,
-            preset,
-            streams[spec.tokenizer],
-            evalsets[spec.tokenizer],
-            tok.vocab_size,
-            tok.bos_id,
-            run_dir,
-            teacher=teacher,
-            progress=tick,
-        )
-        bar.close()
-        results[spec.run_id] = _finish_run(spec, preset, trained, tok, texts, results)
-        atomic_write_text(res_path, json.dumps(results[spec.run_id]))
-        state = run_dir / "state.pt"
-        for p in (state, state.with_suffix(".pt.sha256")):
-            if p.exists():
-                p.unlink()
+        todo.append(spec)
+    if int(jobs) == 1:
+        for spec in todo:
+            label = f"[{preset.runs.index(spec) + 1}/{len(preset.runs)}] "
+            _train_one(ctx, spec, results, label, progress, overall, flops)
+    else:
+        _train_parallel(ctx, todo, results, int(jobs), overall, flops)
     overall.close()
     wall = time.perf_counter() - t_start
     meta = write_tables(out / "tables", preset, results, tasks, texts, wall)
     return meta
 
 
-def _retrain(tspec, preset, streams, evalsets, toks, out, texts, results):
-    tok = toks[tspec.tokenizer]
-    run_dir = out / "runs" / tspec.run_id
+def _teacher_model(ctx: _Build, spec: RunSpec, results: dict):
+    """The teacher's trained weights, retraining the teacher if they are missing or corrupt."""
+    tspec = ctx.preset.run(spec.teacher)
+    vocab = ctx.toks[spec.tokenizer].vocab_size
+    tdir = ctx.out / "runs" / spec.teacher
+    teacher = load_final(tspec, ctx.preset, vocab, tdir)
+    if teacher is None:
+        _train_one(ctx, tspec, results)
+        teacher = load_final(tspec, ctx.preset, vocab, tdir)
+    return teacher
+
+
+def _train_one(
+    ctx: _Build,
+    spec: RunSpec,
+    results: dict,
+    label: str = "",
+    progress: bool = False,
+    overall=None,
+    flops: dict | None = None,
+) -> dict:
+    """Train one run, record its result (``result.json``, atomically) and drop its state."""
+    from tqdm.auto import tqdm
+
+    preset, tok = ctx.preset, ctx.toks[spec.tokenizer]
+    run_dir = ctx.out / "runs" / spec.run_id
     run_dir.mkdir(parents=True, exist_ok=True)
+    teacher = _teacher_model(ctx, spec, results) if spec.teacher is not None else None
+    plan = plan_run(spec, preset)
+    per_step = flops[spec.run_id] / plan.steps if flops else 0.0
+    bar = tqdm(
+        total=plan.steps,
+        desc=f"{label}{spec.run_id}",
+        unit="step",
+        leave=False,
+        disable=not progress,
+        file=sys.stderr,
+        position=1,
+    )
+
+    def tick(n):
+        bar.update(n)
+        if overall is not None:
+            overall.update(n * per_step)
+
     trained = train_run(
-        tspec,
+        spec,
         preset,
-        streams[tspec.tokenizer],
-        evalsets[tspec.tokenizer],
+        ctx.streams[spec.tokenizer],
+        ctx.evalsets[spec.tokenizer],
         tok.vocab_size,
         tok.bos_id,
         run_dir,
+        teacher=teacher,
+        progress=tick,
     )
-    results[tspec.run_id] = _finish_run(tspec, preset, trained, tok, texts, results)
-    atomic_write_text(run_dir / "result.json", json.dumps(results[tspec.run_id]))
+    bar.close()
+    results[spec.run_id] = _finish_run(spec, preset, trained, tok, ctx.texts, results)
+    atomic_write_text(run_dir / "result.json", json.dumps(results[spec.run_id]))
+    state = run_dir / "state.pt"
+    for p in (state, state.with_suffix(".pt.sha256")):
+        if p.exists():
+            p.unlink()
+    return results[spec.run_id]
+
+
+def _worker(run_id: str, results: dict) -> dict:
+    """A forked worker's job: one run, with the build context inherited from the parent
+    (``results`` holds the run's teacher's record, for L_T)."""
+    torch = require("torch", "torch")
+    torch.set_num_threads(_SHARED.preset.threads)
+    torch.use_deterministic_algorithms(True)
+    return _train_one(_SHARED, _SHARED.preset.run(run_id), dict(results))
+
+
+def _train_parallel(ctx: _Build, todo: list, results: dict, jobs: int, overall, flops) -> None:
+    """Runs without a teacher first, then the students, ``jobs`` at a time in forked workers
+    (a teacher whose weights are gone is retrained once, here, before its students start)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    global _SHARED
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the parent already tokenised
+    phases = [[s for s in todo if s.teacher is None], [s for s in todo if s.teacher is not None]]
+    _SHARED = ctx
+    try:
+        for phase in phases:
+            for t in sorted({s.teacher for s in phase if s.teacher}):
+                tspec = ctx.preset.run(t)
+                vocab = ctx.toks[tspec.tokenizer].vocab_size
+                if load_final(tspec, ctx.preset, vocab, ctx.out / "runs" / t) is None:
+                    _train_one(ctx, tspec, results)
+            if not phase:
+                continue
+            with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
+                futures = {
+                    pool.submit(_worker, s.run_id, {t: results[t] for t in [s.teacher] if t}): s
+                    for s in phase
+                }
+                for f in as_completed(futures):
+                    spec = futures[f]
+                    results[spec.run_id] = f.result()
+                    overall.update(flops[spec.run_id])
+    finally:
+        _SHARED = None
 
 
 def _run_cost(spec: RunSpec, preset: Preset) -> float:

@@ -189,6 +189,7 @@ def _mini() -> Preset:
         runs=tuple(sup + mix + byte + dst),
         arith_digits=1,
         lr_width=0.08,
+        lr_batch_sqrt=True,
     )
 
 
