@@ -114,7 +114,9 @@ def build_section(ctx: ReportContext) -> Section:
     slopes = local_log_log_slopes(sup, LAW_MIN_TOKENS_PER_PARAM)
     n_steep = steepening_steps(slopes)
     sec.table(
-        slopes.round(4),
+        slopes.round(4).assign(
+            N_lo=slopes["N_lo"].map("{:,}".format), N_hi=slopes["N_hi"].map("{:,}".format)
+        ),
         f"Local log-log slopes d ln L / d ln N between consecutive sizes at "
         f"{LAW_MIN_TOKENS_PER_PARAM:g} tokens/parameter.",
     )
@@ -126,8 +128,8 @@ def build_section(ctx: ReportContext) -> Section:
         )
         + (
             f" The measured curve steepens {n_steep} time(s) from one size to the next (slopes "
-            f"{slopes['slope'].min():.3f} to {slopes['slope'].max():.3f}): it is concave in "
-            "log-log, while every law E + (A/N^alpha + B/D^beta)^gamma is convex in log-log "
+            f"{slopes['slope'].min():.3f} to {slopes['slope'].max():.3f}): there it is concave "
+            "in log-log, while every law E + (A/N^alpha + B/D^beta)^gamma is convex in log-log "
             "along a fixed tokens-per-parameter line, so no fit of the family can follow it "
             "(`lmforecast.zoo.diagnostics`, docs/zoo.md)."
             if n_steep
