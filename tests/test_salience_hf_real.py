@@ -411,3 +411,25 @@ def test_without_transformers_the_error_names_the_extra(monkeypatch, cli, tmp_pa
     code, _, err = cli("salience", "features", "--texts", tmp_path / "T.jsonl", "--model",
                        tmp_path, "--out", out)  # fmt: skip
     assert code == 2 and "lmforecast[hf]" in err and not out.exists()
+
+
+def test_cli_max_length_matches_the_api_and_bad_values_exit_2(models, cli, tmp_path):
+    _write_texts(tmp_path / "T.jsonl", {"long": LONG[:300], **TEXTS})
+    out = tmp_path / "L.jsonl"
+    argv = ["salience", "token-losses", "--model", models[0], "--texts", tmp_path / "T.jsonl"]
+    code, _, err = cli(*argv, "--out", out, "--quiet", "--max-length", "12")
+    assert code == 0, err
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    direct = _losses(models[0], {"long": LONG[:300], **TEXTS}, max_length=12)
+    unwindowed = _losses(models[0], {"long": LONG[:300]})
+    np.testing.assert_allclose(recs[0]["losses"], direct[0]["losses"], rtol=1e-6)
+    assert not np.allclose(recs[0]["losses"], unwindowed[0]["losses"])  # the flag is used
+    out.unlink()
+    # --quiet silences transformers' own "Loading weights" bar too: stderr is empty on success
+    code, _, err = cli(*argv, "--out", out, "--quiet")
+    assert code == 0 and err == ""
+    out.unlink()
+    for flag, value in [("--max-length", "1"), ("--batch-size", "0")]:
+        code, _, err = cli(*argv, "--out", out, "--quiet", flag, value)
+        assert code == 2 and flag in err and len(err.strip().splitlines()) == 1
+        assert not out.exists()

@@ -13,6 +13,7 @@ least half a window of left context (or from the first window, for the first tok
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,21 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
-def _load(model_path: str | Path, device: str | None, with_model: bool = True):
+@contextmanager
+def _quiet_transformers(transformers, quiet: bool):
+    """Silence transformers' own progress bars ("Loading weights") while loading, if asked."""
+    log = getattr(getattr(transformers, "utils", None), "logging", None)
+    was_on = quiet and log is not None and log.is_progress_bar_enabled()
+    if was_on:
+        log.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            log.enable_progress_bar()
+
+
+def _load(model_path: str | Path, device: str | None, with_model: bool = True, progress=True):
     """Tokenizer (and model) from a local folder; a missing or unreadable folder is an
     `InputError` naming it (never a download, never a raw traceback)."""
     torch = require("torch", "hf")
@@ -37,6 +52,11 @@ def _load(model_path: str | Path, device: str | None, with_model: bool = True):
     path = Path(model_path)
     if not path.is_dir():
         raise InputError(f"{path}: no such local model folder (models are never downloaded)")
+    with _quiet_transformers(transformers, not progress):
+        return _load_folder(torch, transformers, path, device, with_model)
+
+
+def _load_folder(torch, transformers, path: Path, device: str | None, with_model: bool):
     try:
         tok = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     except Exception as exc:  # OSError/ValueError/KeyError... from a folder that is not a model
@@ -192,7 +212,9 @@ class HuggingFaceFeatures:
 
     def _ensure(self, with_model: bool):
         if self._tok is None or (with_model and self._model is None):
-            torch, self._tok, model = _load(self.model_path, self.device, with_model)
+            torch, self._tok, model = _load(
+                self.model_path, self.device, with_model, progress=self.progress
+            )
             self._model = model or self._model
             self._torch = torch
 
@@ -244,7 +266,7 @@ def hf_token_losses(
     (module docstring), so every token after the first gets a loss. Offsets are made
     non-overlapping with `mapping.disjoint_offsets`.
     """
-    torch, tok, model = _load(model_path, device)
+    torch, tok, model = _load(model_path, device, progress=progress)
     length = _window_length(model, max_length)
     name = model_name or Path(model_path).name
     ids = list(texts)
