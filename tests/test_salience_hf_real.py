@@ -7,6 +7,7 @@ computation on the same ids. Nothing is downloaded.
 """
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -433,3 +434,48 @@ def test_cli_max_length_matches_the_api_and_bad_values_exit_2(models, cli, tmp_p
         code, _, err = cli(*argv, "--out", out, "--quiet", flag, value)
         assert code == 2 and flag in err and len(err.strip().splitlines()) == 1
         assert not out.exists()
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "salience"
+
+
+def test_cli_fit_and_predict_on_hf_features(models, cli, tmp_path):
+    """The documented workflow with real hidden states: `features --model` then `fit --features`
+    on the example files (losses from four other tokenizers, mapped onto the HF tokens)."""
+    from lmforecast.salience.records import read_loss_records, read_texts
+    from lmforecast.salience.result import SalienceFit
+
+    texts = read_texts(EXAMPLES / "texts.jsonl")
+    ex = ["--texts", EXAMPLES / "texts.jsonl"]
+    feats = tmp_path / "F.npz"
+    code, _, err = cli("salience", "features", "--model", models[0], *ex, "--out", feats, "--quiet")
+    assert code == 0, err
+    F = TextFeatures.load(feats)
+    assert (
+        F.H.shape[1] == 32
+        and F.offsets[0].tolist() == hf.hf_tokenizer_offsets(models[0])(texts["t000"]).tolist()
+    )
+    fit_args = ["salience", "fit", *ex, "--losses", EXAMPLES / "losses.jsonl", "--scores",
+                EXAMPLES / "scores.csv", "--task", "reasoning", "--random-accuracy", "0.25",
+                "--features", feats, "--bootstrap", "0"]  # fmt: skip
+    code, _, err = cli(*fit_args, "--steps", "0", "--out", tmp_path / "fit0.json", "--json")
+    assert code == 0, err
+    fit0 = SalienceFit.from_json(tmp_path / "fit0.json")
+    assert fit0.offsets == [o.tolist() for o in F.offsets]
+    # step 0: every weight is init_weight 0.5, so Eq. 1 is half the all-token loss, and Algorithm 1
+    # onto the HF tokens conserves every model's total loss
+    total = {}
+    for r in read_loss_records(EXAMPLES / "losses.jsonl"):
+        total[r["model"]] = total.get(r["model"], 0.0) + float(np.sum(r["losses"]))
+    n_chars = sum(len(t) for t in texts.values())
+    want = [0.5 * total[m] / n_chars for m in fit0.models]
+    np.testing.assert_allclose(fit0.capability, want, rtol=1e-9)
+    code, _, err = cli(*fit_args, "--steps", "20", "--lr", "3e-2", "--out", tmp_path / "fit.json")
+    assert code == 0, err
+    fit = SalienceFit.from_json(tmp_path / "fit.json")
+    assert fit.metrics["validation_mse"] <= fit0.metrics["validation_mse"] + 1e-12
+    code, stdout, err = cli("salience", "predict", "--fit", tmp_path / "fit.json", "--losses",
+                            EXAMPLES / "new_losses.jsonl", "--json")  # fmt: skip
+    assert code == 0, err
+    pred = json.loads(stdout)["predictions"]
+    assert pred and all(0.25 <= p["predicted"] <= 1 for p in pred)
