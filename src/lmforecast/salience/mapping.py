@@ -15,6 +15,9 @@ Conventions (documented in docs/salience.md, "Readings of ambiguous passages"):
 - A character no source token covers (whitespace some tokenizers drop) carries zero loss.
 - A character no target token covers gives its loss to the next non-empty target token (the
   last one at the end of the text). Zero-width target tokens receive zero loss.
+- Tokenizer offsets (`offsets_function`, `salience.hf`) pass through `disjoint_offsets`: a
+  character that byte-level BPE splits between two tokens (reported in both spans) belongs to
+  the later token.
 
 With these rules the total loss is conserved exactly (up to float rounding), and mapping onto
 the same tokenization is the identity.
