@@ -15,6 +15,18 @@ from pathlib import Path
 from ..errors import InputError
 from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
 
+_MAX_LENGTH_HELP = (
+    "window length in tokens (default and maximum: the model's context); longer texts are "
+    "scored with sliding windows advancing by half a window"
+)
+
+
+def _check_batch(args) -> None:
+    if args.batch_size < 1:
+        raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
+    if args.max_length is not None and args.max_length < 2:
+        raise InputError(f"--max-length must be >= 2 tokens, got {args.max_length}")
+
 
 def register(sub) -> None:
     p = sub.add_parser("salience", help="Capability Salience Vector: token losses -> accuracy")
@@ -79,6 +91,7 @@ def register(sub) -> None:
     fe.add_argument("--feature-dim", type=int, default=4096, help="hashed features (no --model)")
     fe.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
     fe.add_argument("--batch-size", type=int, default=8)
+    fe.add_argument("--max-length", type=int, help=_MAX_LENGTH_HELP)
     fe.add_argument("--out", required=True)
     add_output_flags(fe)
     fe.set_defaults(handler=_features)
@@ -89,6 +102,7 @@ def register(sub) -> None:
     tl.add_argument("--name", help="model name in the records (default: folder name)")
     tl.add_argument("--device")
     tl.add_argument("--batch-size", type=int, default=8)
+    tl.add_argument("--max-length", type=int, help=_MAX_LENGTH_HELP)
     tl.add_argument("--out", required=True)
     add_output_flags(tl)
     tl.set_defaults(handler=_token_losses)
@@ -228,8 +242,13 @@ def _features(args) -> int:
     if args.model:
         from ..salience.hf import HuggingFaceFeatures
 
+        _check_batch(args)
         ext = HuggingFaceFeatures(
-            args.model, device=args.device, batch_size=args.batch_size, progress=not args.quiet
+            args.model,
+            device=args.device,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            progress=not args.quiet,
         )
     else:
         ext = HashedNgramFeatures(args.feature_dim)
@@ -251,6 +270,7 @@ def _token_losses(args) -> int:
     from ..salience.records import read_texts, write_jsonl
 
     out = check_writable(args.out)
+    _check_batch(args)
     texts = read_texts(args.texts)
     recs = hf_token_losses(
         args.model,
@@ -258,6 +278,7 @@ def _token_losses(args) -> int:
         model_name=args.name,
         device=args.device,
         batch_size=args.batch_size,
+        max_length=args.max_length,
         progress=not args.quiet,
     )
     atomic_write_text(out, write_jsonl(recs))

@@ -229,5 +229,10 @@ def extractor_from_config(cfg: Mapping) -> FeatureExtractor:
     if cfg.get("name") == "huggingface":
         from .hf import HuggingFaceFeatures
 
-        return HuggingFaceFeatures(cfg["model_path"], batch_size=int(cfg.get("batch_size", 8)))
+        max_length = cfg.get("max_length")
+        return HuggingFaceFeatures(
+            cfg["model_path"],
+            batch_size=int(cfg.get("batch_size", 8)),
+            max_length=None if max_length is None else int(max_length),
+        )
     raise InputError(f"unknown feature extractor {cfg.get('name')!r}")

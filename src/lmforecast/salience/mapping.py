@@ -15,6 +15,9 @@ Conventions (documented in docs/salience.md, "Readings of ambiguous passages"):
 - A character no source token covers (whitespace some tokenizers drop) carries zero loss.
 - A character no target token covers gives its loss to the next non-empty target token (the
   last one at the end of the text). Zero-width target tokens receive zero loss.
+- Tokenizer offsets (`offsets_function`, `salience.hf`) pass through `disjoint_offsets`: a
+  character that byte-level BPE splits between two tokens (reported in both spans) belongs to
+  the later token.
 
 With these rules the total loss is conserved exactly (up to float rounding), and mapping onto
 the same tokenization is the identity.
@@ -61,6 +64,27 @@ def check_offsets(offsets, n_chars: int, where: str = "") -> np.ndarray:
             f"{pre}token {i}: offsets [{s[i]}, {e[i]}] overlap the previous token "
             f"[{s[i - 1]}, {e[i - 1]}] (offsets must be sorted and non-overlapping)"
         )
+    return off
+
+
+def disjoint_offsets(offsets) -> np.ndarray:
+    """Make a fast tokenizer's offsets non-overlapping (a reading for Algorithm 1's tau_i).
+
+    Byte-level BPE can split one multi-byte character between two tokens; the tokenizer then
+    reports that character in both spans (``"aï"`` as ``[1, 3]`` followed by ``[2, 3]``). Each
+    shared character is given to the *later* token: the earlier token's span (every member of
+    its group of identical spans) ends where the later one starts, possibly becoming zero-width
+    (whose loss then goes to the character at its position). Other offsets are unchanged.
+    """
+    off = np.array(offsets, np.int64).reshape(-1, 2)
+    if len(off) < 2:
+        return off
+    g = _groups(off)
+    first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    gs, ge = off[first, 0], off[first, 1]
+    nxt = np.r_[gs[1:], np.iinfo(np.int64).max]
+    clip = (nxt < ge) & (nxt >= gs)
+    off[:, 1] = np.where(clip, nxt, ge)[g]
     return off
 
 
@@ -184,14 +208,16 @@ def offsets_function(tokenizer):
 
     Accepts a plain function returning offsets, a Hugging Face ``transformers`` fast tokenizer
     (called with ``return_offsets_mapping=True``; special tokens dropped), or a ``tokenizers``
-    ``Tokenizer`` (``encode(text).offsets``).
+    ``Tokenizer`` (``encode(text).offsets``). Tokenizer offsets pass through `disjoint_offsets`.
     """
     if getattr(tokenizer, "is_fast", False):
 
         def hf(text: str) -> np.ndarray:
             enc = tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
             keep = np.asarray(enc["special_tokens_mask"]) == 0
-            return np.asarray(enc["offset_mapping"], np.int64).reshape(-1, 2)[keep]
+            return disjoint_offsets(
+                np.asarray(enc["offset_mapping"], np.int64).reshape(-1, 2)[keep]
+            )
 
         return hf
     if hasattr(tokenizer, "encode") and not callable(getattr(tokenizer, "offsets", None)):
@@ -200,7 +226,7 @@ def offsets_function(tokenizer):
             enc = tokenizer.encode(text)
             off = np.asarray(enc.offsets, np.int64).reshape(-1, 2)
             special = getattr(enc, "special_tokens_mask", None)
-            return off if special is None else off[np.asarray(special) == 0]
+            return disjoint_offsets(off if special is None else off[np.asarray(special) == 0])
 
         return rust
     if callable(tokenizer):
