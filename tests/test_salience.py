@@ -238,13 +238,10 @@ def test_hashed_features_deterministic_and_cache_roundtrip(tmp_path):
     assert sub.n_tokens == 4 and sub.H.shape[0] == 4
 
 
-def test_huggingface_without_extra_names_the_extra():
-    try:
-        import transformers  # noqa: F401
+def test_huggingface_without_extra_names_the_extra(monkeypatch):
+    import sys
 
-        pytest.skip("transformers is installed")
-    except ImportError:
-        pass
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as if the extra were missing
     from lmforecast.salience.hf import HuggingFaceFeatures, hf_token_losses
 
     with pytest.raises(OptionalDependencyError, match=re.escape("lmforecast[hf]")):
