@@ -42,6 +42,15 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=None) + "\n")
 
 
+def emit(args: argparse.Namespace, contract: Any, summary: str) -> int:
+    """A handler's last step: the JSON contract with ``--json``, else the text summary."""
+    if args.json:
+        print_json(contract)
+    else:
+        print(summary)
+    return 0
+
+
 def check_writable(path: str | Path | None) -> Path | None:
     """Fail early (before any work) if an output file cannot be written."""
     if path is None:

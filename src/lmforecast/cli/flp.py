@@ -15,7 +15,14 @@ from ..flp.model import FLP, METHODS, relative_error
 from ..flp.single_distribution import single_distribution_check
 from ..flp.tables import Columns
 from ..laws.flp import MIXTURE_FORMS
-from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
+from .common import (
+    add_output_flags,
+    atomic_write_text,
+    check_writable,
+    emit,
+    positive_float,
+    print_json,
+)
 
 
 def _table_flags(p: argparse.ArgumentParser) -> None:
@@ -232,21 +239,19 @@ def _flpm_compare(args) -> int:
     out, runs, ck, targets, tasks, common = _study_inputs(args)
     res = compare_loss_to_performance(runs, ck, targets, tasks, losses=args.losses, **common)
     _write_result(out, res)
-    if args.json:
-        f = res.findings()
-        print_json(
-            {
-                "losses": args.losses,
-                "relative_error_pct": _errors_json(res),
-                "findings": {c: f[c].to_dict() for c in f.columns},
-                "retained_checkpoints": res.diagnostics["n_points"],
-                "average_loss": res.diagnostics["average_loss"],
-                "skipped": res.diagnostics["skipped"],
-            }
-        )
-    else:
-        print(res.summary())
-    return 0
+    f = res.findings()
+    return emit(
+        args,
+        {
+            "losses": args.losses,
+            "relative_error_pct": _errors_json(res),
+            "findings": {c: f[c].to_dict() for c in f.columns},
+            "retained_checkpoints": res.diagnostics["n_points"],
+            "average_loss": res.diagnostics["average_loss"],
+            "skipped": res.diagnostics["skipped"],
+        },
+        res.summary(),
+    )
 
 
 def _flpm_single_distribution(args) -> int:
@@ -257,21 +262,19 @@ def _flpm_single_distribution(args) -> int:
         runs, ck, targets, tasks, mapper=args.mapper, ratio_tol=args.ratio_tol, **common
     )
     _write_result(out, res)
-    if args.json:
-        d = res.diagnostics
-        print_json(
-            {
-                "relative_error_pct": _errors_json(res),
-                "flpm_worse": res.flpm_worse().to_dict(),
-                "shares": dict(zip(d["sources"], d["shares"])),
-                "retained_checkpoints": d["n_points"],
-                **{k: d[k] for k in ("design_rank", "form_vs_m1_max_rel_diff",
-                                     "min_domain_loss_correlation", "stage1_loss_error_pct")},
-            }
-        )  # fmt: skip
-    else:
-        print(res.summary())
-    return 0
+    d = res.diagnostics
+    return emit(
+        args,
+        {
+            "relative_error_pct": _errors_json(res),
+            "flpm_worse": res.flpm_worse().to_dict(),
+            "shares": dict(zip(d["sources"], d["shares"])),
+            "retained_checkpoints": d["n_points"],
+            **{k: d[k] for k in ("design_rank", "form_vs_m1_max_rel_diff",
+                                 "min_domain_loss_correlation", "stage1_loss_error_pct")},
+        },
+        res.summary(),
+    )  # fmt: skip
 
 
 # ---- flp ---------------------------------------------------------------------------------
@@ -292,20 +295,18 @@ def _flp_fit(args) -> int:
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
         atomic_write_text(out, est.to_json())
-    if args.json:
-        print_json(
-            {
-                "task": est.settings_.name,
-                "method": est.method,
-                "random_performance": est.settings_.random_performance,
-                "stage1": None if est.stage1_ is None else est.stage1_.params,
-                "stage2": est.stage2_.params,
-                "checkpoints": est.filter_.counts(),
-            }
-        )
-    else:
-        print(est.summary())
-    return 0
+    return emit(
+        args,
+        {
+            "task": est.settings_.name,
+            "method": est.method,
+            "random_performance": est.settings_.random_performance,
+            "stage1": None if est.stage1_ is None else est.stage1_.params,
+            "stage2": est.stage2_.params,
+            "checkpoints": est.filter_.counts(),
+        },
+        est.summary(),
+    )
 
 
 def _flp_predict(args) -> int:
@@ -363,24 +364,20 @@ def _flpm_fit(args) -> int:
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
         atomic_write_text(out, est.to_json())
-    if args.json:
-        print_json(
-            {
-                "task": est.settings_.name,
-                "form": est.form,
-                "mapper": est.mapper,
-                "sources": list(est.sources_),
-                "domains": list(est.domains_),
-                "stage1": {d: r.params for d, r in est.stage1_.items()},
-                "stage1_identified": {
-                    d: r.law_.identified(r.theta) for d, r in est.stage1_.items()
-                },
-                "checkpoints": est.filter_.counts(),
-            }
-        )
-    else:
-        print(est.summary())
-    return 0
+    return emit(
+        args,
+        {
+            "task": est.settings_.name,
+            "form": est.form,
+            "mapper": est.mapper,
+            "sources": list(est.sources_),
+            "domains": list(est.domains_),
+            "stage1": {d: r.params for d, r in est.stage1_.items()},
+            "stage1_identified": {d: r.law_.identified(r.theta) for d, r in est.stage1_.items()},
+            "checkpoints": est.filter_.counts(),
+        },
+        est.summary(),
+    )
 
 
 def _parse_flops_list(text: str) -> list[float]:

@@ -15,7 +15,14 @@ from ..osl.model import X_KINDS, ObservationalScalingLaw, merge_targets
 from ..osl.posttraining import post_training_gap
 from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
-from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
+from .common import (
+    add_output_flags,
+    atomic_write_text,
+    check_writable,
+    emit,
+    positive_float,
+    print_json,
+)
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -175,11 +182,7 @@ def _fit(args: argparse.Namespace) -> int:
     res = est.result_
     if out is not None:
         atomic_write_text(out, res.to_json())
-    if args.json:
-        print_json(res.contract())
-    else:
-        print(res.summary())
-    return 0
+    return emit(args, res.contract(), res.summary())
 
 
 def _select(args: argparse.Namespace) -> int:
@@ -227,17 +230,15 @@ def _gap(args: argparse.Namespace) -> int:
         cutoff_flops=args.cutoff_flops,
         reference_family=args.reference_family,
     )
-    if args.json:
-        print_json(
-            {
-                "without": gap.without.contract(),
-                "with": gap.with_.contract(),
-                "curve": {c: gap.curve[c].tolist() for c in gap.curve.columns},
-            }
-        )
-    else:
-        print(gap.summary())
-    return 0
+    return emit(
+        args,
+        {
+            "without": gap.without.contract(),
+            "with": gap.with_.contract(),
+            "curve": {c: gap.curve[c].tolist() for c in gap.curve.columns},
+        },
+        gap.summary(),
+    )
 
 
 def _robustness(args: argparse.Namespace) -> int:
@@ -262,11 +263,7 @@ def _robustness(args: argparse.Namespace) -> int:
     res = sweep.result_
     if out is not None:
         atomic_write_text(out, res.to_json())
-    if args.json:
-        print_json(res.contract())
-    else:
-        print(res.summary())
-    return 0
+    return emit(args, res.contract(), res.summary())
 
 
 def _pca(args: argparse.Namespace) -> int:
