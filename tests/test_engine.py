@@ -121,3 +121,30 @@ def test_non_converged_fit_warns_and_returns_best_with_flag():
     assert np.isfinite(res.objective) and len(res.theta) == 6
     full = fit_law(get_law("chinchilla-gamma"), {"N": N, "D": D}, L)
     assert full.converged and full.objective < res.objective
+
+
+def test_multistart_bootstrap_refit_never_worse_than_warm_start():
+    # issue 16: a multi-started resample (grid re-scored on its own data) can leave the
+    # full-data basin; on every resample it reaches an objective at most the warm refit's
+    from lmforecast.fitting.bootstrap import multistart_refit, resample_indices
+    from lmforecast.fitting.engine import grid_to_array, refit_from
+    from lmforecast.supervised.presets import PRESETS
+    from lmforecast.supervised.simulate import simulate_supervised_runs
+
+    df = simulate_supervised_runs(PRESETS["busbridge2025"]["params"], seed=3, noise=0.02)
+    law = get_law("chinchilla")
+    X = {"N": df.N.to_numpy(), "D": df.D.to_numpy()}
+    y = df.loss.to_numpy()
+    res = fit_law(law, X, y, loss=huber(1e-3))
+    grid = grid_to_array(law, law.default_grid())
+    loss = huber(1e-3)
+    seeds = np.random.SeedSequence(0).spawn(6)
+    for ss in seeds:
+        idx = resample_indices(ss, y.size)
+        Xi = {k: v[idx] for k, v in X.items()}
+        _, f_warm = refit_from(law, Xi, y[idx], np.array([res.theta]), loss=loss)
+        _, f_ms = multistart_refit(law, Xi, y[idx], np.array([res.theta]), grid, 4, loss)
+        assert f_ms <= f_warm * (1 + 1e-9)
+    a = bootstrap_fit(law, X, y, fit_law(law, X, y), n_boot=8, n_jobs=1, n_polish=3).bootstrap
+    b = bootstrap_fit(law, X, y, fit_law(law, X, y), n_boot=8, n_jobs=2, n_polish=3).bootstrap
+    assert a == b  # worker count does not change the resamples or their refits

@@ -281,3 +281,33 @@ def test_cli_without_torch_fails_cleanly_and_creates_nothing(cli, tmp_path, monk
     code, _, err = cli("zoo", "build", "--preset", "mini", "--out", tmp_path / "z")
     assert code == 2 and "'torch' is not installed" in err
     assert not (tmp_path / "z").exists()
+
+
+class _Payload:
+    """A harmless pickle payload: unpickling it would create a marker file."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_checkpoint_with_pickled_code_is_refused_never_executed(tmp_path):
+    # issue 15: the SHA-256 sidecar proves integrity, not origin; a crafted state with a
+    # matching sidecar must be refused by torch.load(weights_only=True), not run
+    pytest.importorskip("torch")
+    from lmforecast.errors import InputError
+    from lmforecast.zoo.train import load_verified, save_verified
+
+    marker = tmp_path / "PWNED"
+    path = tmp_path / "state.pt"
+    save_verified({"run_id": "x", "step": 1, "evil": _Payload(marker)}, path)  # valid sidecar
+    with pytest.raises(InputError, match=r"state\.pt: refused to load.*delete it"):
+        load_verified(path)
+    assert not marker.exists()
+    # a real state (tensors, dicts, lists, tuples, floats) still loads with weights_only=True
+    import torch
+
+    save_verified({"run_id": "x", "model": {"w": torch.ones(2)}, "loss_acc": (1.5, 2)}, path)
+    assert load_verified(path)["loss_acc"] == (1.5, 2)

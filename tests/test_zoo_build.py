@@ -137,3 +137,27 @@ def test_parallel_build_gives_the_serial_tables(mini, tmp_path, cli):
     bad = tmp_path / "bad"
     code, _, err = cli("zoo", "build", "--preset", "mini", "--out", bad, "--jobs", "0")
     assert code == 2 and "--jobs 0" in err and not bad.exists()
+
+
+class _Payload:
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_resume_refuses_a_crafted_state_with_a_matching_sidecar(mini, tmp_path, cli):
+    # issue 15 (security): resuming must never execute code found in the build folder
+    from lmforecast.zoo.train import save_verified
+
+    out = tmp_path / "crafted"
+    shutil.copytree(mini, out)
+    victim = "sup-L2d24-r30"
+    for name in ("result.json", "final.pt", "final.pt.sha256"):
+        (out / "runs" / victim / name).unlink()
+    marker = tmp_path / "PWNED"
+    save_verified({"run_id": victim, "x": _Payload(marker)}, out / "runs" / victim / "state.pt")
+    code, _, err = cli("zoo", "build", "--preset", "mini", "--out", out, "--quiet")
+    assert code == 2 and not marker.exists()
+    assert err.count("\n") == 1 and "state.pt: refused to load" in err

@@ -10,6 +10,8 @@ clipping 1.0.
 The run is evaluated every 1/n_checkpoints of its steps; after each evaluation its full state is
 saved with a SHA-256 sidecar, so a killed build resumes there. A state whose hash does not match
 (a torn or corrupt file) is detected and the run is redone from scratch, never silently reused.
+States are loaded with ``torch.load(weights_only=True)``: a file carrying pickled code is refused
+with an `InputError`, never executed (the sidecar checks integrity, not origin).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import hashlib
 import json
 import math
 import os
+import pickle
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..compute.flops import training_flops
-from ..errors import DomainWarning, require
+from ..errors import DomainWarning, InputError, require
 from .data import Streams, mixture_weights, sample_batch
 from .evaluate import EvalSet, evaluate
 from .model import build_model, zoo_architecture
@@ -120,11 +123,24 @@ def load_verified(path: Path):
             stacklevel=2,
         )
         return None
+    # weights_only=True: the SHA-256 sidecar proves integrity, not origin (anyone who can write
+    # the file can write a matching sidecar), so the file is never unpickled with arbitrary
+    # globals. A state that holds anything but tensors and plain containers is refused.
     try:
-        return torch.load(path, weights_only=False)
+        return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise InputError(
+            f"{path}: refused to load: not a plain weights/state file ({_first_line(exc)}); "
+            "it may have been tampered with; delete it to retrain that run"
+        ) from None
     except Exception:  # noqa: BLE001 - any unreadable state is redone
         warnings.warn(f"{path}: unreadable checkpoint; redoing it", DomainWarning, stacklevel=2)
         return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:160] if text else type(exc).__name__
 
 
 def _param_groups(model, weight_decay: float):
