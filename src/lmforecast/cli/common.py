@@ -99,3 +99,25 @@ def positive_float(flag: str):
 
     conv.__name__ = flag
     return conv
+
+
+def open_unit_interval(text: str) -> float:
+    """argparse type: a number strictly between 0 and 1 (e.g. an interval's level)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (0.0 < v < 1.0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be strictly between 0 and 1")
+    return v
+
+
+def add_level_flag(p: argparse.ArgumentParser, default: float = 0.9) -> None:
+    """The shared ``--level`` flag of every forecasting verb (prediction-interval level)."""
+    p.add_argument(
+        "--level",
+        type=open_unit_interval,
+        default=default,
+        help=f"prediction-interval level, strictly between 0 and 1 (default {default:g}); "
+        'the JSON output carries it as "interval": [lo, hi]',
+    )
