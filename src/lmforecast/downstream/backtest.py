@@ -1,0 +1,199 @@
+"""Backtests: fit on the smaller models of a suite, forecast the final score of a larger one.
+
+Every table carries the two naive baselines beside the methods: `fp` (Chen et al. Eq. 3,
+FLOPs -> score; on the retained emerged checkpoints as the paper reads, on all checkpoints
+when fewer than two survive, marked `fp*`) and `persistence` (the largest fitted model's own
+final score). A method whose mean absolute error is not below persistence's is not a forecast,
+and `summary()` says so.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .forecaster import DownstreamForecaster
+from .tables import task_data
+
+TASKS7 = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
+BACKTEST_METHODS = ("ensemble", "auto", "sigmoid", "sigmoid-chance", "local-linear", "trend",
+                    "flp", "fp", "persistence")  # fmt: skip
+PYTHIA_SIZES = ("70m", "160m", "410m", "1b", "1.4b", "2.8b")
+PYTHIA_SCENARIOS = (  # (fitted sizes, target size)
+    (PYTHIA_SIZES[:5], "2.8b"),
+    (PYTHIA_SIZES[:4], "2.8b"),
+    (PYTHIA_SIZES[:4], "1.4b"),
+    (PYTHIA_SIZES[:3], "1b"),
+    (PYTHIA_SIZES[:3], "1.4b"),
+)
+
+
+@dataclass
+class Backtest:
+    """Long table: one row per (scenario, task, method) with forecast, interval and error."""
+
+    rows: pd.DataFrame
+    level: float = 0.9
+    notes: list = field(default_factory=list)
+
+    def errors(self, scenario: str | None = None) -> pd.DataFrame:
+        """Absolute errors (points), tasks x methods; NaN = refused."""
+        r = self.rows if scenario is None else self.rows[self.rows["scenario"] == scenario]
+        return r.pivot_table(index="task", columns="method", values="abs_error",
+                             aggfunc="mean", dropna=False)[self._methods(r)]  # fmt: skip
+
+    @staticmethod
+    def _methods(r):
+        return [m for m in BACKTEST_METHODS if m in set(r["method"])] + sorted(
+            set(r["method"]) - set(BACKTEST_METHODS))
+
+    def mae(self) -> pd.DataFrame:
+        """MAE over tasks per scenario (rows) and method (columns); refusals excluded, counted
+        in `refused()`."""
+        g = self.rows.groupby(["scenario", "method"], sort=False)["abs_error"].mean().unstack()
+        return g[self._methods(self.rows)]
+
+    def refused(self) -> pd.DataFrame:
+        g = self.rows.assign(r=self.rows["refused"]).groupby(["scenario", "method"], sort=False)
+        return g["r"].sum().unstack()[self._methods(self.rows)].astype(int)
+
+    def coverage(self) -> pd.Series:
+        r = self.rows.dropna(subset=["covered"])
+        return r.groupby("method", sort=False)["covered"].mean()[
+            [m for m in self._methods(r) if m in set(r["method"])]]
+
+    def not_beating_persistence(self) -> dict[str, list[str]]:
+        """Per scenario, the methods whose MAE is not below persistence's (or that refused)."""
+        out = {}
+        mae, ref = self.mae(), self.refused()
+        for s in mae.index:
+            p = mae.loc[s, "persistence"]
+            out[s] = [m for m in mae.columns if m != "persistence"
+                      and (ref.loc[s, m] > 0 or not mae.loc[s, m] < p)]  # fmt: skip
+        return out
+
+    def markdown(self, scenario: str) -> str:
+        e = self.errors(scenario)
+        ref = self.rows[(self.rows["scenario"] == scenario)]
+        fb = set(ref.loc[ref["fallback"] == True, "task"])  # noqa: E712
+        cols = list(e.columns)
+        lines = ["| task | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        for t in e.index:
+            cells = []
+            for m in cols:
+                v = e.loc[t, m]
+                s = "refused" if not np.isfinite(v) else f"{v:.2f}"
+                if m == "fp" and t in fb:
+                    s += "*"
+                cells.append(s)
+            lines.append(f"| {t} | " + " | ".join(cells) + " |")
+        mae = self.mae().loc[scenario]
+        nref = self.refused().loc[scenario]
+        lines.append("| **MAE** | " + " | ".join(
+            f"**{mae[m]:.2f}**" + (f" ({nref[m]} refused)" if nref[m] else "") for m in cols) + " |")
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        out = []
+        for s in self.mae().index:
+            out.append(f"== {s} (absolute error, points; * = fp fallback on all checkpoints)")
+            out.append(self.errors(s).to_string(float_format=lambda v: f"{v:.2f}", na_rep="refused"))
+            m = self.mae().loc[s]
+            out.append("MAE: " + ", ".join(f"{k} {v:.2f}" for k, v in m.items()))
+            bad = self.not_beating_persistence()[s]
+            out.append("do NOT beat persistence (not a forecast here): " + (", ".join(bad) or "none"))
+        cov = self.coverage()
+        if len(cov):
+            out.append(f"coverage of the {self.level:g} intervals: "
+                       + ", ".join(f"{k} {v:.2f}" for k, v in cov.items()))  # fmt: skip
+        return "\n".join(out)
+
+
+def _view(est: DownstreamForecaster, name: str) -> DownstreamForecaster:
+    v = copy.copy(est)
+    v.selected_ = name
+    return v
+
+
+def backtest(
+    evals: pd.DataFrame,
+    *,
+    fit_models,
+    target_model: str,
+    tasks=TASKS7,
+    loss_task: str = "lambada_openai",
+    metric: str = "acc",
+    methods=BACKTEST_METHODS,
+    scenario: str | None = None,
+    level: float = 0.9,
+    bootstrap: int = 100,
+    seed: int = 0,
+    stage1: str = "saturating",
+) -> Backtest:
+    """Fit each method on `fit_models`, forecast `target_model`'s final score per task."""
+    fit_models = [str(m) for m in fit_models]
+    if target_model in fit_models:
+        raise InputError(f"target model {target_model!r} is also among the fitted models")
+    scenario = scenario or f"{target_model} from {fit_models[-1]} and smaller"
+    rows = []
+    for task in tasks:
+        td_all = task_data(evals, task=task, loss_task=loss_task, metric=metric,
+                           models=fit_models + [target_model])  # fmt: skip
+        ck = td_all.checkpoints
+        tgt = td_all.runs[td_all.runs["model"] == target_model]
+        if tgt.empty:
+            raise InputError(f"target model {target_model!r} has no checkpoint for {task!r}")
+        C, actual = float(tgt["C"].iloc[0]), float(tgt["score"].iloc[0])
+        td = copy.copy(td_all)
+        td.checkpoints = ck[ck["model"] != target_model].reset_index(drop=True)
+        fitted: dict[str, DownstreamForecaster] = {}
+        base = None
+        for m in methods:
+            rec = dict(scenario=scenario, task=task, method=m, actual=actual, predicted=np.nan,
+                       lo=np.nan, hi=np.nan, abs_error=np.nan, covered=np.nan, refused=False,
+                       fallback=False, reason="")  # fmt: skip
+            try:
+                if m in ("ensemble", "sigmoid", "local-linear", "trend"):
+                    if base is None:
+                        base = DownstreamForecaster("ensemble", stage1=stage1,
+                                                    bootstrap=bootstrap, seed=seed)
+                        base.fit_task_data(td)
+                    est = _view(base, m)
+                else:
+                    est = DownstreamForecaster(m, stage1=stage1, bootstrap=bootstrap, seed=seed)
+                    est.fit_task_data(td)
+                fitted[m] = est
+                p = float(est.predict(C)[0])
+                rec.update(predicted=p, abs_error=abs(p - actual))
+                if m == "fp":
+                    rec["fallback"] = bool(est.members_["fp"]["fallback"])
+                if m != "persistence" and bootstrap > 1:
+                    lo, hi = est.predict_interval(C, level=level)
+                    rec.update(lo=float(lo[0]), hi=float(hi[0]),
+                               covered=float(lo[0] <= actual <= hi[0]))  # fmt: skip
+            except InputError as exc:
+                rec.update(refused=True, reason=str(exc))
+            rows.append(rec)
+    return Backtest(pd.DataFrame(rows), level)
+
+
+def pythia_name(size: str, suite: str) -> str:
+    return f"pythia-{size}" + ("-deduped" if suite == "deduped" else "")
+
+
+def pythia_backtests(evals: pd.DataFrame, *, suites=("standard", "deduped"),
+                     scenarios=PYTHIA_SCENARIOS, **kw) -> Backtest:  # fmt: skip
+    """The documented Pythia backtests (docs/downstream.md): per suite, forecast 2.8B from
+    <= 1.4B and from <= 1B, 1.4B from <= 1B, and 1B / 1.4B from <= 410M."""
+    parts = []
+    for suite in suites:
+        for sizes, target in scenarios:
+            fm = [pythia_name(s, suite) for s in sizes]
+            name = f"{suite}: {target} from <= {sizes[-1]}"
+            parts.append(backtest(evals, fit_models=fm, target_model=pythia_name(target, suite),
+                                  scenario=name, **kw).rows)  # fmt: skip
+    return Backtest(pd.concat(parts, ignore_index=True), kw.get("level", 0.9))

@@ -1,0 +1,347 @@
+"""`DownstreamForecaster`: a task's score at a new training compute, from an evaluation table.
+
+`method` is one member (see `members.py`), `"ensemble"` (default: the mean of `sigmoid`,
+`local-linear` and `trend`, chosen by the Pythia backtests in docs/downstream.md), or `"auto"`
+(per task, the candidate with the lowest error in rolling backtests inside the fitted data:
+forecast each of the two largest fitted models' final scores from the smaller models).
+
+Prediction intervals: bootstrap replicates of every stage (stage 1: residual bootstrap over
+the final checkpoints; stage 2: resampled checkpoints; trend: residual refits), plus the
+evaluation noise of one score (the harness stderr of the largest fitted model's final score),
+plus, for the ensemble, the spread between its members (model uncertainty).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data.io import read_table
+from ..errors import InputError
+from .chance import chance_level
+from .members import (
+    DIRECT,
+    MEMBERS,
+    PAPER,
+    TWO_STAGE,
+    Stage1,
+    fit_paper,
+    fit_trend,
+    fit_two_stage,
+    member_predict,
+    member_replicates,
+    subset,
+)
+from .tables import TaskData, flops_basis, task_data
+
+DEFAULT_METHOD = "ensemble"
+ENSEMBLE = ("sigmoid", "local-linear", "trend")
+AUTO_CANDIDATES = ("sigmoid", "local-linear", "trend", "ensemble")
+METHODS = ("ensemble", "auto") + MEMBERS
+FORMAT_VERSION = 1
+
+
+def _as_frame(evals) -> pd.DataFrame:
+    if isinstance(evals, pd.DataFrame):
+        return evals
+    if isinstance(evals, str | Path):
+        return read_table(evals)
+    raise InputError(f"evals: expected a DataFrame or a path, got {type(evals).__name__}")
+
+
+class DownstreamForecaster:
+    """Forecast a downstream score (points) from compute; sklearn-style (learned attrs end in _).
+
+    Parameters: `method` (see module doc), `stage1` ('saturating' default, 'power' = Eq. 1,
+    'nd'), `window` (local-linear window in log loss), `trend_points` (finals in the trend),
+    `chance` (override the bundled chance level, points), `bootstrap` (replicates), `seed`.
+    """
+
+    def __init__(
+        self,
+        method: str = DEFAULT_METHOD,
+        *,
+        stage1: str = "saturating",
+        window: float = 0.3,
+        trend_points: int = 3,
+        chance: float | None = None,
+        bootstrap: int = 200,
+        seed: int = 0,
+    ) -> None:
+        if method not in METHODS:
+            raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+        if int(bootstrap) < 0:
+            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        if int(trend_points) < 2:
+            raise InputError(f"trend_points must be >= 2, got {trend_points}")
+        if not float(window) > 0:
+            raise InputError(f"window must be > 0, got {window}")
+        self.method, self.stage1 = method, stage1
+        self.window, self.trend_points = float(window), int(trend_points)
+        self.chance, self.bootstrap, self.seed = chance, int(bootstrap), int(seed)
+
+    # ---- fitting --------------------------------------------------------------------------
+    def _members_needed(self) -> tuple[str, ...]:
+        if self.method == "ensemble":
+            return ENSEMBLE
+        if self.method == "auto":
+            return ENSEMBLE
+        return (self.method,)
+
+    def _fit_members(self, td: TaskData, names, B: int, seed: int) -> tuple[dict, dict, dict]:
+        rng = np.random.default_rng(seed)
+        states, refused = {}, {}
+        s1 = None
+        if any(n in TWO_STAGE for n in names):
+            s1 = Stage1(self.stage1).fit(td, B, rng)
+        for n in names:
+            try:
+                if n in TWO_STAGE:
+                    states[n] = fit_two_stage(n, td, self.chance_, self.window, B, rng)
+                elif n == "trend":
+                    states[n] = fit_trend(td, self.trend_points, B, rng)
+                elif n == "persistence":
+                    states[n] = {"value": float(td.runs["score"].iloc[-1])}
+                else:
+                    states[n] = fit_paper(n, td, self.chance_, B, seed)
+            except InputError as exc:
+                refused[n] = str(exc)
+        return states, refused, s1
+
+    def fit(self, evals, *, task: str, loss_task: str = "lambada_openai", metric: str = "acc",
+            loss_metric: str | None = None, models=None) -> DownstreamForecaster:  # fmt: skip
+        """Fit on a tidy evaluation table (DataFrame or path): see `tables.task_data`."""
+        df = _as_frame(evals)
+        td = task_data(df, task=task, loss_task=loss_task, metric=metric,
+                       loss_metric=loss_metric, models=models)  # fmt: skip
+        return self.fit_task_data(td, flops_basis=flops_basis(df))
+
+    def fit_task_data(self, td: TaskData, flops_basis: str | None = None) -> DownstreamForecaster:
+        runs = td.runs
+        if len(runs) < 2:
+            raise InputError(
+                f"task {td.task!r}: need final checkpoints of >= 2 models, got {len(runs)}"
+            )
+        ch = self.chance if self.chance is not None else chance_level(td.task)
+        if ch is None:
+            raise InputError(
+                f"task {td.task!r} has no bundled chance level; pass chance= (points)"
+            )
+        self.chance_ = float(ch)
+        self.task_, self.metric_, self.loss_task_ = td.task, td.metric, td.loss_task
+        self.flops_basis_ = flops_basis
+        self.n_models_, self.n_checkpoints_ = len(runs), len(td.checkpoints)
+        self.largest_ = {"model": str(runs["model"].iloc[-1]), "C": float(runs["C"].iloc[-1]),
+                         "score": float(runs["score"].iloc[-1])}  # fmt: skip
+        se = float(runs["stderr"].iloc[-1])
+        self.eval_sd_ = se if np.isfinite(se) and se > 0 else 1.0
+        names = self._members_needed()
+        self.members_, self.refused_, self.stage1_ = self._fit_members(
+            td, names, self.bootstrap, self.seed
+        )
+        if self.method not in ("ensemble", "auto") and self.method in self.refused_:
+            raise InputError(f"method {self.method!r} refused: {self.refused_[self.method]}")
+        self.selected_ = self.method
+        self.selection_errors_ = {}
+        if self.method == "auto":
+            self.selection_errors_ = self._internal_backtest(td)
+            ok = {k: v for k, v in self.selection_errors_.items() if np.isfinite(v)}
+            self.selected_ = min(ok, key=ok.get) if ok else "ensemble"
+        return self
+
+    def _internal_backtest(self, td: TaskData) -> dict:
+        """Mean absolute error of each candidate forecasting the 1st and 2nd largest fitted
+        models' finals from the strictly smaller ones (needs >= 3 smaller models)."""
+        runs = td.runs
+        errs = {c: [] for c in AUTO_CANDIDATES}
+        for j in (len(runs) - 1, len(runs) - 2):
+            small = runs[runs["C"] < runs["C"].iloc[j]]
+            if len(small) < 3:
+                continue
+            sub = subset(td, small["model"])
+            probe = DownstreamForecaster(
+                "ensemble", stage1=self.stage1, window=self.window,
+                trend_points=self.trend_points, chance=self.chance_, bootstrap=0, seed=self.seed,
+            )  # fmt: skip
+            probe.fit_task_data(sub)
+            C = runs["C"].iloc[j]
+            actual = runs["score"].iloc[j]
+            for c in AUTO_CANDIDATES:
+                try:
+                    errs[c].append(abs(float(probe._point(c, np.array([C]))[0]) - actual))
+                except (InputError, KeyError):
+                    errs[c].append(np.inf)
+        return {c: float(np.mean(v)) if v else float("nan") for c, v in errs.items()}
+
+    # ---- prediction -----------------------------------------------------------------------
+    def _check(self):
+        if not hasattr(self, "members_"):
+            raise RuntimeError("this DownstreamForecaster is not fitted yet; call fit() first")
+
+    def _compute(self, flops, N, D):
+        if flops is None:
+            if N is None or D is None:
+                raise InputError("give flops, or both N (parameters) and D (tokens)")
+            N, D = np.atleast_1d(np.asarray(N, float)), np.atleast_1d(np.asarray(D, float))
+            flops = 6.0 * N * D
+        else:
+            flops = np.atleast_1d(np.asarray(flops, float))
+        if not np.all(np.isfinite(flops)) or (flops <= 0).any():
+            raise InputError("FLOPs must be finite and > 0")
+        if self.stage1 == "nd" and (N is None or D is None) and self._uses_stage1():
+            raise InputError("stage 1 'nd' needs N (parameters) and D (tokens), not FLOPs")
+        return flops, N, D
+
+    def _uses_stage1(self) -> bool:
+        return any(m in TWO_STAGE for m in self.members_)
+
+    def _s1(self):
+        return Stage1(self.stage1) if self.stage1_ is not None else None
+
+    def _member_point(self, name, C, N=None, D=None):
+        if name in self.refused_:
+            raise InputError(f"method {name!r} refused: {self.refused_[name]}")
+        return member_predict(name, self.members_[name], self._s1(), self.stage1_, C, N, D,
+                              self.chance_, self.window)  # fmt: skip
+
+    def _point(self, name, C, N=None, D=None):
+        if name == "ensemble":
+            names = [m for m in ENSEMBLE if m not in self.refused_]
+            return np.mean([self._member_point(m, C, N, D) for m in names], axis=0)
+        return self._member_point(name, C, N, D)
+
+    def predict(self, flops=None, *, N=None, D=None) -> np.ndarray:
+        """Forecast score (points) at training FLOPs (or N parameters and D tokens)."""
+        self._check()
+        C, N, D = self._compute(flops, N, D)
+        return self._point(self.selected_, C, N, D)
+
+    def predict_loss(self, flops=None, *, N=None, D=None) -> np.ndarray | None:
+        """Stage-1 forecast of the loss task's loss (None when no two-stage member is used)."""
+        self._check()
+        C, N, D = self._compute(flops, N, D)
+        if self.stage1_ is None:
+            return None
+        return self._s1().predict(self.stage1_["params"], C, N, D)
+
+    def replicates(self, flops=None, *, N=None, D=None) -> np.ndarray:
+        """(B, n) bootstrap replicates of the forecast, evaluation noise and (ensemble) member
+        spread included; the interval is their percentile range."""
+        self._check()
+        C, N, D = self._compute(flops, N, D)
+        rng = np.random.default_rng(self.seed + 7)
+        name = self.selected_
+        names = [m for m in ENSEMBLE if m not in self.refused_] if name == "ensemble" else [name]
+        reps = [member_replicates(m, self.members_[m], self._s1(), self.stage1_, C, N, D,
+                                  self.chance_, self.window) for m in names]  # fmt: skip
+        B = min(r.shape[0] for r in reps)
+        if B < 2:
+            raise InputError("no bootstrap replicates: fit with bootstrap > 0")
+        R = np.mean([r[:B] for r in reps], axis=0)
+        var = np.full(C.size, self.eval_sd_**2)
+        if len(names) > 1:
+            pts = np.stack([self._member_point(m, C, N, D) for m in names])
+            var = var + pts.var(axis=0, ddof=1)
+        return R + rng.normal(0.0, 1.0, R.shape) * np.sqrt(var)[None, :]
+
+    def predict_interval(self, flops=None, *, N=None, D=None, level: float = 0.9):
+        """Prediction interval (lo, hi) in points at `level` (see module doc)."""
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1), got {level}")
+        R = self.replicates(flops, N=N, D=D)
+        a = (1 - level) / 2
+        lo, hi = np.quantile(R, [a, 1 - a], axis=0)
+        return lo, hi
+
+    # ---- reporting / persistence ----------------------------------------------------------
+    def summary(self) -> str:
+        self._check()
+        lines = [
+            f"DownstreamForecaster: task {self.task_} ({self.metric_}, chance {self.chance_:g} "
+            f"points), loss = {self.loss_task_}; method {self.method}"
+            + (f" -> {self.selected_}" if self.method == "auto" else ""),
+            f"models: {self.n_models_}   checkpoints: {self.n_checkpoints_}   largest: "
+            f"{self.largest_['model']} ({self.largest_['score']:.2f} points at "
+            f"{self.largest_['C']:.3g} FLOPs)",
+        ]
+        if self.stage1_ is not None:
+            p = ", ".join(f"{v:.4g}" for v in self.stage1_["params"])
+            lines.append(f"stage 1 ({self.stage1}): params [{p}], residual sd "
+                         f"{self.stage1_['resid_sd']:.3g}")  # fmt: skip
+        for n, st in self.members_.items():
+            if "params" in st:
+                lines.append(f"  {n}: params [{', '.join(f'{v:.4g}' for v in st['params'])}]")
+            elif "value" in st:
+                lines.append(f"  {n}: {st['value']:.2f} points")
+            else:
+                lines.append(f"  {n}: FLP-package fit" + (" (fallback: all checkpoints)"
+                                                           if st.get("fallback") else ""))  # fmt: skip
+        for n, why in self.refused_.items():
+            lines.append(f"  {n}: refused ({why})")
+        if self.selection_errors_:
+            e = ", ".join(f"{k} {v:.2f}" for k, v in self.selection_errors_.items())
+            lines.append(f"internal backtest MAE (points): {e}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        self._check()
+        return {
+            "kind": "DownstreamForecaster",
+            "format_version": FORMAT_VERSION,
+            "config": {"method": self.method, "stage1": self.stage1, "window": self.window,
+                       "trend_points": self.trend_points, "chance": self.chance,
+                       "bootstrap": self.bootstrap, "seed": self.seed},  # fmt: skip
+            "fitted": {
+                "chance": self.chance_, "task": self.task_, "metric": self.metric_,
+                "loss_task": self.loss_task_, "flops_basis": self.flops_basis_,
+                "n_models": self.n_models_, "n_checkpoints": self.n_checkpoints_,
+                "largest": self.largest_, "eval_sd": self.eval_sd_, "members": self.members_,
+                "refused": self.refused_, "stage1": self.stage1_, "selected": self.selected_,
+                "selection_errors": self.selection_errors_,
+            },  # fmt: skip
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=1, allow_nan=True)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DownstreamForecaster:
+        if d.get("kind") != "DownstreamForecaster":
+            raise InputError(f"not a saved DownstreamForecaster (kind {d.get('kind')!r})")
+        est = cls(**d["config"])
+        f = d["fitted"]
+        est.chance_, est.task_, est.metric_ = f["chance"], f["task"], f["metric"]
+        est.loss_task_, est.flops_basis_ = f["loss_task"], f["flops_basis"]
+        est.n_models_, est.n_checkpoints_ = f["n_models"], f["n_checkpoints"]
+        est.largest_, est.eval_sd_, est.members_ = f["largest"], f["eval_sd"], f["members"]
+        est.refused_, est.stage1_, est.selected_ = f["refused"], f["stage1"], f["selected"]
+        est.selection_errors_ = f["selection_errors"]
+        return est
+
+    @classmethod
+    def from_json(cls, text_or_path) -> DownstreamForecaster:
+        s = str(text_or_path)
+        try:
+            if not s.lstrip().startswith("{"):
+                p = Path(s)
+                if not p.exists():
+                    raise InputError(f"{s}: no such file")
+                s = p.read_text()
+            return cls.from_dict(json.loads(s))
+        except (ValueError, KeyError, TypeError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{str(text_or_path)[:80]}: not a saved DownstreamForecaster "
+                             f"({exc})") from exc  # fmt: skip
+
+    save = to_json
+    load = from_json
+
+
+__all__ = ["DownstreamForecaster", "DEFAULT_METHOD", "ENSEMBLE", "METHODS", "DIRECT", "PAPER"]

@@ -1,0 +1,149 @@
+"""From a tidy evaluation table to the runs/checkpoints of one task.
+
+The tidy table (`lmforecast.data.evals`) has one row per (model, revision, task, metric) with
+columns `model, revision, step, task, metric, value, stderr, n_shot, source, params,
+params_nonembedding, tokens, flops`. For a downstream forecast we need, per checkpoint
+(model, step): the stage-1 loss (natural log of the loss task's perplexity, e.g. LAMBADA), the
+task's score in percentage points and its standard error, and the training compute.
+
+- checkpoints = every (model, step) with FLOPs > 0 that has both the loss and the score
+  (step 0 has no training compute and is left out);
+- runs = each model's last step (the final checkpoint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..data.validate import check_columns
+from ..errors import InputError
+
+EVALS_COLUMNS = ("model", "step", "task", "metric", "value", "flops")
+LOSS_METRICS = ("ppl", "perplexity", "loss", "nll")
+
+
+@dataclass
+class TaskData:
+    """One task's checkpoints (all steps) and runs (final step per model)."""
+
+    task: str
+    metric: str
+    loss_task: str
+    checkpoints: pd.DataFrame  # model, step, N, D, C, loss, score, stderr
+    n_dropped: dict
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        ck = self.checkpoints
+        last = ck.groupby("model")["step"].transform("max") == ck["step"]
+        return ck[last].sort_values("C").reset_index(drop=True)
+
+
+def _rows(df: pd.DataFrame, task: str, what: str) -> pd.DataFrame:
+    sub = df[df["task"].astype(str) == task]
+    if sub.empty:
+        tasks = sorted(df["task"].astype(str).unique())
+        shown = ", ".join(tasks[:12]) + (f", ... ({len(tasks)} tasks)" if len(tasks) > 12 else "")
+        raise InputError(f"evals: {what} {task!r} not in column 'task'; found {shown}")
+    return sub
+
+
+def _metric(sub: pd.DataFrame, task: str, metrics, flag: str) -> tuple[pd.DataFrame, str]:
+    have = list(dict.fromkeys(sub["metric"].astype(str)))
+    for m in metrics:
+        if m in have:
+            return sub[sub["metric"].astype(str) == m], m
+    raise InputError(
+        f"evals: task {task!r} has no metric {' or '.join(map(repr, metrics))} ({flag}); "
+        f"found {', '.join(map(repr, have))}"
+    )
+
+
+def _dedupe(d: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, step): several evaluations of one checkpoint are averaged."""
+    cols = [c for c in ("value", "stderr", "flops", "params", "params_nonembedding", "tokens")
+            if c in d.columns]  # fmt: skip
+    return d.groupby(["model", "step"], as_index=False)[cols].mean()
+
+
+def task_data(
+    evals: pd.DataFrame,
+    *,
+    task: str,
+    loss_task: str = "lambada_openai",
+    metric: str = "acc",
+    loss_metric: str | None = None,
+    models=None,
+) -> TaskData:
+    """Checkpoints of `task` joined with the stage-1 loss of `loss_task` (see module doc).
+
+    `loss_metric` None: the first of ppl / perplexity (stored as ln ppl) / loss / nll present.
+    `models`: keep only these model names (default: all). Scores are converted to points
+    (x100) when the metric's values all lie in [0, 1].
+    """
+    if not isinstance(evals, pd.DataFrame):
+        raise InputError("evals: expected a DataFrame (or a path to a table)")
+    check_columns(evals, EVALS_COLUMNS, "evals")
+    df = evals
+    if models is not None:
+        models = [str(m) for m in models]
+        missing = sorted(set(models) - set(df["model"].astype(str)))
+        if missing:
+            raise InputError(f"evals: model(s) {', '.join(map(repr, missing))} not in column 'model'")
+        df = df[df["model"].astype(str).isin(models)]
+    for c in ("step", "value", "flops"):
+        vals = pd.to_numeric(df[c], errors="coerce")
+        bad = vals.isna() & df[c].notna()
+        if bad.any():
+            i = int(np.argmax(bad.to_numpy()))
+            raise InputError(f"evals: column {c!r} row {i + 1}: {df[c].iloc[i]!r} is not a number")
+    lsub, lmet = _metric(_rows(df, loss_task, "loss task"), loss_task,
+                         [loss_metric] if loss_metric else LOSS_METRICS, "--loss-task")  # fmt: skip
+    ssub, _ = _metric(_rows(df, task, "task"), task, [metric], "--metric")
+    lsub, ssub = _dedupe(lsub), _dedupe(ssub)
+    loss = lsub["value"].to_numpy(float)
+    if lmet in ("ppl", "perplexity"):
+        if (loss <= 0).any():
+            raise InputError(f"evals: task {loss_task!r} metric {lmet!r}: perplexity must be > 0")
+        loss = np.log(loss)
+    lsub = lsub.assign(loss=loss)[["model", "step", "loss"]]
+    m = ssub.merge(lsub, on=["model", "step"], how="inner")
+    n_all = len(ssub)
+    ok = np.isfinite(m["loss"]) & np.isfinite(m["value"]) & (m["flops"] > 0)
+    dropped = {"no_loss": int(n_all - len(m)), "no_compute_or_nan": int((~ok).sum())}
+    m = m[ok]
+    if m.empty:
+        raise InputError(
+            f"evals: task {task!r} and loss task {loss_task!r} share no checkpoint with FLOPs > 0"
+        )
+    score = m["value"].to_numpy(float)
+    se = m["stderr"].to_numpy(float) if "stderr" in m.columns else np.full(len(m), np.nan)
+    scale = 100.0 if np.nanmax(np.abs(score)) <= 1.0 else 1.0
+    N = m["params"].to_numpy(float) if "params" in m.columns else np.full(len(m), np.nan)
+    D = m["tokens"].to_numpy(float) if "tokens" in m.columns else np.full(len(m), np.nan)
+    ck = pd.DataFrame({
+        "model": m["model"].astype(str).to_numpy(), "step": m["step"].to_numpy(float),
+        "N": N, "D": D, "C": m["flops"].to_numpy(float), "loss": m["loss"].to_numpy(float),
+        "score": score * scale, "stderr": se * scale,
+    }).sort_values(["C", "model", "step"]).reset_index(drop=True)  # fmt: skip
+    return TaskData(str(task), str(metric), str(loss_task), ck, dropped)
+
+
+def flops_basis(evals: pd.DataFrame) -> str | None:
+    """Which parameter column the table's FLOPs are 6 x N x tokens of ('params' or
+    'params_nonembedding'), so `predict(N=, D=)` uses the same accounting; None if neither."""
+    need = {"flops", "tokens"}
+    if not need <= set(evals.columns):
+        return None
+    d = evals[(pd.to_numeric(evals["flops"], errors="coerce") > 0)].drop_duplicates(["model", "step"])
+    if d.empty:
+        return None
+    for col in ("params", "params_nonembedding"):
+        if col in d.columns:
+            r = d["flops"].to_numpy(float) / (6.0 * d[col].to_numpy(float) * d["tokens"].to_numpy(float))
+            if np.all(np.abs(r - 1.0) < 1e-3):
+                return col
+    return None
