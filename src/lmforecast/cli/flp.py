@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from ..data.io import read_table
+from ..downstream.forecaster import METHODS as DOWNSTREAM_METHODS
 from ..errors import InputError
 from ..flp.candidates import LOSS_MODES, compare_loss_to_performance
 from ..flp.mixture import FLPM, MAPPERS
@@ -23,6 +24,7 @@ from .common import (
     positive_float,
     print_json,
 )
+from .downstream import add_evals_fit_flags, fit_from_evals, predict_from_fit
 
 
 def _table_flags(p: argparse.ArgumentParser) -> None:
@@ -83,11 +85,13 @@ def register(sub) -> None:
     verbs.required = True
     f = verbs.add_parser("fit", help="fit both stages for one task")
     _table_flags(f)
+    _evals_flags(f)
     f.add_argument(
         "--method",
-        choices=METHODS,
-        default="flp",
-        help="flp (default) or a baseline: fp (Eq. 3), gpt4 (Eq. 6), llama3 (App. D)",
+        choices=list(dict.fromkeys(METHODS + DOWNSTREAM_METHODS)),
+        default=None,
+        help="flp (default with --runs) or a baseline: fp (Eq. 3), gpt4 (Eq. 6), llama3 "
+        "(App. D); with --evals: ensemble (default), auto, sigmoid, local-linear, trend, flp, ...",
     )
     f.add_argument(
         "--bootstrap",
@@ -280,7 +284,28 @@ def _flpm_single_distribution(args) -> int:
 # ---- flp ---------------------------------------------------------------------------------
 
 
+def _evals_flags(f: argparse.ArgumentParser) -> None:
+    """`flp fit --evals TABLE`: build runs/checkpoints from a tidy evaluation table and fit a
+    `lmforecast.downstream.DownstreamForecaster` (handled by cli/downstream.py)."""
+    for a in f._actions:
+        if "--runs" in a.option_strings:
+            a.required = False
+            a.help = "final sampling models (CSV/Parquet/JSONL); or give --evals"
+    f.add_argument("--evals", help="tidy evaluation table (lmforecast.data.evals schema)")
+    add_evals_fit_flags(f, with_common=False)
+
+
 def _flp_fit(args) -> int:
+    if args.evals is not None:
+        if args.runs or args.checkpoints:
+            raise InputError("give either --evals or --runs/--checkpoints, not both")
+        return fit_from_evals(args)
+    if args.runs is None:
+        raise InputError("the following arguments are required: --runs (or --evals)")
+    args.method = args.method or "flp"
+    if args.method not in METHODS:
+        raise InputError(f"--method {args.method!r} needs --evals; with --runs use one of "
+                         f"{', '.join(METHODS)}")  # fmt: skip
     out = check_writable(args.out)
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
@@ -310,6 +335,8 @@ def _flp_fit(args) -> int:
 
 
 def _flp_predict(args) -> int:
+    if _is_downstream_fit(args.fit):
+        return predict_from_fit(args)
     est = _load(args.fit, FLP)
     if not 0 < args.level < 1:
         raise InputError(f"--level must be in (0, 1), got {args.level}")
@@ -340,6 +367,16 @@ def _flp_predict(args) -> int:
             msg += f"; relative error {100 * res['relative_error']:.2f}%"
         print(msg)
     return 0
+
+
+def _is_downstream_fit(path: str) -> bool:
+    """A fit saved by `flp fit --evals` (a DownstreamForecaster), not a paper FLP fit."""
+    p = Path(path)
+    try:
+        with p.open() as fh:
+            return '"kind": "DownstreamForecaster"' in fh.read(200)
+    except OSError:
+        return False
 
 
 # ---- flpm --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "lmforecast.cli.supervised",
     "lmforecast.cli.distill",
     "lmforecast.cli.flp",
+    "lmforecast.cli.downstream",
     "lmforecast.cli.osl",
     "lmforecast.cli.salience",
     "lmforecast.cli.zoo",

@@ -49,7 +49,8 @@ class Backtest:
     @staticmethod
     def _methods(r):
         return [m for m in BACKTEST_METHODS if m in set(r["method"])] + sorted(
-            set(r["method"]) - set(BACKTEST_METHODS))
+            set(r["method"]) - set(BACKTEST_METHODS)
+        )
 
     def mae(self) -> pd.DataFrame:
         """MAE over tasks per scenario (rows) and method (columns); refusals excluded, counted
@@ -64,7 +65,8 @@ class Backtest:
     def coverage(self) -> pd.Series:
         r = self.rows.dropna(subset=["covered"])
         return r.groupby("method", sort=False)["covered"].mean()[
-            [m for m in self._methods(r) if m in set(r["method"])]]
+            [m for m in self._methods(r) if m in set(r["method"])]
+        ]
 
     def not_beating_persistence(self) -> dict[str, list[str]]:
         """Per scenario, the methods whose MAE is not below persistence's (or that refused)."""
@@ -93,19 +95,28 @@ class Backtest:
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
         mae = self.mae().loc[scenario]
         nref = self.refused().loc[scenario]
-        lines.append("| **MAE** | " + " | ".join(
-            f"**{mae[m]:.2f}**" + (f" ({nref[m]} refused)" if nref[m] else "") for m in cols) + " |")
+        lines.append(
+            "| **MAE** | "
+            + " | ".join(
+                f"**{mae[m]:.2f}**" + (f" ({nref[m]} refused)" if nref[m] else "") for m in cols
+            )
+            + " |"
+        )
         return "\n".join(lines)
 
     def summary(self) -> str:
         out = []
         for s in self.mae().index:
             out.append(f"== {s} (absolute error, points; * = fp fallback on all checkpoints)")
-            out.append(self.errors(s).to_string(float_format=lambda v: f"{v:.2f}", na_rep="refused"))
+            out.append(
+                self.errors(s).to_string(float_format=lambda v: f"{v:.2f}", na_rep="refused")
+            )
             m = self.mae().loc[s]
             out.append("MAE: " + ", ".join(f"{k} {v:.2f}" for k, v in m.items()))
             bad = self.not_beating_persistence()[s]
-            out.append("do NOT beat persistence (not a forecast here): " + (", ".join(bad) or "none"))
+            out.append(
+                "do NOT beat persistence (not a forecast here): " + (", ".join(bad) or "none")
+            )
         cov = self.coverage()
         if len(cov):
             out.append(f"coverage of the {self.level:g} intervals: "
@@ -159,8 +170,9 @@ def backtest(
             try:
                 if m in ("ensemble", "sigmoid", "local-linear", "trend"):
                     if base is None:
-                        base = DownstreamForecaster("ensemble", stage1=stage1,
-                                                    bootstrap=bootstrap, seed=seed)
+                        base = DownstreamForecaster(
+                            "ensemble", stage1=stage1, bootstrap=bootstrap, seed=seed
+                        )
                         base.fit_task_data(td)
                     est = _view(base, m)
                 else:

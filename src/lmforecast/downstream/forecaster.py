@@ -127,9 +127,7 @@ class DownstreamForecaster:
             )
         ch = self.chance if self.chance is not None else chance_level(td.task)
         if ch is None:
-            raise InputError(
-                f"task {td.task!r} has no bundled chance level; pass chance= (points)"
-            )
+            raise InputError(f"task {td.task!r} has no bundled chance level; pass chance= (points)")
         self.chance_ = float(ch)
         self.task_, self.metric_, self.loss_task_ = td.task, td.metric, td.loss_task
         self.flops_basis_ = flops_basis
@@ -277,8 +275,8 @@ class DownstreamForecaster:
             elif "value" in st:
                 lines.append(f"  {n}: {st['value']:.2f} points")
             else:
-                lines.append(f"  {n}: FLP-package fit" + (" (fallback: all checkpoints)"
-                                                           if st.get("fallback") else ""))  # fmt: skip
+                fb = " (fallback: all checkpoints)" if st.get("fallback") else ""
+                lines.append(f"  {n}: FLP-package fit{fb}")
         for n, why in self.refused_.items():
             lines.append(f"  {n}: refused ({why})")
         if self.selection_errors_:
@@ -291,15 +289,29 @@ class DownstreamForecaster:
         return {
             "kind": "DownstreamForecaster",
             "format_version": FORMAT_VERSION,
-            "config": {"method": self.method, "stage1": self.stage1, "window": self.window,
-                       "trend_points": self.trend_points, "chance": self.chance,
-                       "bootstrap": self.bootstrap, "seed": self.seed},  # fmt: skip
+            "config": {
+                "method": self.method,
+                "stage1": self.stage1,
+                "window": self.window,
+                "trend_points": self.trend_points,
+                "chance": self.chance,
+                "bootstrap": self.bootstrap,
+                "seed": self.seed,
+            },  # fmt: skip
             "fitted": {
-                "chance": self.chance_, "task": self.task_, "metric": self.metric_,
-                "loss_task": self.loss_task_, "flops_basis": self.flops_basis_,
-                "n_models": self.n_models_, "n_checkpoints": self.n_checkpoints_,
-                "largest": self.largest_, "eval_sd": self.eval_sd_, "members": self.members_,
-                "refused": self.refused_, "stage1": self.stage1_, "selected": self.selected_,
+                "chance": self.chance_,
+                "task": self.task_,
+                "metric": self.metric_,
+                "loss_task": self.loss_task_,
+                "flops_basis": self.flops_basis_,
+                "n_models": self.n_models_,
+                "n_checkpoints": self.n_checkpoints_,
+                "largest": self.largest_,
+                "eval_sd": self.eval_sd_,
+                "members": self.members_,
+                "refused": self.refused_,
+                "stage1": self.stage1_,
+                "selected": self.selected_,
                 "selection_errors": self.selection_errors_,
             },  # fmt: skip
         }

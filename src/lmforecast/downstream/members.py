@@ -4,15 +4,15 @@ Each member turns one task's data (`TaskData`) into a point forecast and bootstr
 new compute. Two-stage members share one stage-1 fit (compute -> loss, `stage1.py`); their
 stage 2 is a loss -> score map (`maps.py`) fitted on all checkpoints.
 
-| member | what | paper |
-|---|---|---|
-| `flp` | Eq. 1 on finals, Eq. 2 on checkpoints >= chance + 5 points (refuses if < 2) | Chen et al. Sec. 3 |
-| `fp` | Eq. 3 P = (C/C_M)^alpha on the same retained checkpoints; when fewer than 2 survive, on all checkpoints (marked as fallback) | Chen et al. Eq. 3, METHODS 3.7 item 6 |
-| `sigmoid` | stage 1, then sigmoid map with fitted floor, ceiling 100 | Llama-3 style (App. D) |
-| `sigmoid-chance` | same with the floor fixed at the chance level | Llama-3 reading |
-| `local-linear` | stage 1, then Eq. 2 on the checkpoints nearest the forecast (lowest losses) | Eq. 2, local |
-| `trend` | P = a + b ln C on the `trend_points` largest final checkpoints | log-linear compute trend |
-| `persistence` | the largest fitted model's own final score | naive baseline |
+- `flp`: Eq. 1 on finals, Eq. 2 on checkpoints >= chance + 5 points; refuses if < 2 survive
+  (Chen et al. Sec. 3, run through `lmforecast.flp.FLP` unchanged).
+- `fp`: Eq. 3 P = (C/C_M)^alpha on the same retained checkpoints (METHODS 3.7 item 6); when
+  fewer than 2 survive, on all checkpoints with C > 0 (marked as a fallback).
+- `sigmoid`: stage 1, then the sigmoid map with a fitted floor and ceiling 100 (Llama-3 style).
+- `sigmoid-chance`: the same with the floor fixed at the chance level (the Llama-3 reading).
+- `local-linear`: stage 1, then Eq. 2 on the checkpoints nearest the forecast (lowest losses).
+- `trend`: P = a + b ln C on the `trend_points` largest final checkpoints.
+- `persistence`: the largest fitted model's own final score (naive baseline).
 """
 
 from __future__ import annotations

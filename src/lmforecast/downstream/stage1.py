@@ -97,9 +97,9 @@ class NDLoss:
         N, D, L = (np.asarray(v, float) for v in (N, D, L))
         lo = np.array([0.0, -20.0, 1e-3, -20.0, 1e-3])
         hi = np.array([max(float(L.min()), 1e-6), 20.0, 3.0, 20.0, 3.0])
-        starts = [start] if start is not None else [
-            np.array([min(1.0, 0.5 * L.min()), 0.0, a, 0.0, b]) for a in (0.2, 0.5) for b in (0.2, 0.5)
-        ]  # fmt: skip
+        e0 = min(1.0, 0.5 * float(L.min()))
+        grid = [np.array([e0, 0.0, a, 0.0, b]) for a in (0.2, 0.5) for b in (0.2, 0.5)]
+        starts = [start] if start is not None else grid
         best = None
         for s in starts:
             s = np.clip(s, lo + 1e-9, hi - 1e-9)

@@ -92,7 +92,9 @@ def task_data(
         models = [str(m) for m in models]
         missing = sorted(set(models) - set(df["model"].astype(str)))
         if missing:
-            raise InputError(f"evals: model(s) {', '.join(map(repr, missing))} not in column 'model'")
+            raise InputError(
+                f"evals: model(s) {', '.join(map(repr, missing))} not in column 'model'"
+            )
         df = df[df["model"].astype(str).isin(models)]
     for c in ("step", "value", "flops"):
         vals = pd.to_numeric(df[c], errors="coerce")
@@ -138,12 +140,16 @@ def flops_basis(evals: pd.DataFrame) -> str | None:
     need = {"flops", "tokens"}
     if not need <= set(evals.columns):
         return None
-    d = evals[(pd.to_numeric(evals["flops"], errors="coerce") > 0)].drop_duplicates(["model", "step"])
+    d = evals[(pd.to_numeric(evals["flops"], errors="coerce") > 0)].drop_duplicates(
+        ["model", "step"]
+    )
     if d.empty:
         return None
     for col in ("params", "params_nonembedding"):
         if col in d.columns:
-            r = d["flops"].to_numpy(float) / (6.0 * d[col].to_numpy(float) * d["tokens"].to_numpy(float))
+            r = d["flops"].to_numpy(float) / (
+                6.0 * d[col].to_numpy(float) * d["tokens"].to_numpy(float)
+            )
             if np.all(np.abs(r - 1.0) < 1e-3):
                 return col
     return None

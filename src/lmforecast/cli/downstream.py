@@ -1,0 +1,192 @@
+"""`lmforecast downstream fit|predict|backtest`: downstream scores from an evaluation table
+(also reached by `lmforecast flp fit --evals TABLE`)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from ..data.io import read_table
+from ..downstream.backtest import BACKTEST_METHODS, backtest
+from ..downstream.forecaster import DEFAULT_METHOD, METHODS, DownstreamForecaster
+from ..downstream.stage1 import STAGE1
+from ..errors import InputError
+from .common import (
+    add_level_flag,
+    add_output_flags,
+    atomic_write_text,
+    check_writable,
+    emit,
+    positive_float,
+)
+
+
+def _names(text: str | None, flag: str):
+    if text is None:
+        return None
+    out = [t.strip() for t in text.split(",") if t.strip()]
+    if not out:
+        raise InputError(f"{flag}: no name in {text!r}")
+    return out
+
+
+def add_evals_fit_flags(p: argparse.ArgumentParser, *, with_common: bool = True) -> None:
+    """Flags of a fit from a tidy evals table (shared with `flp fit --evals`)."""
+    p.add_argument("--loss-task", default="lambada_openai",
+                   help="task whose perplexity (ln) / loss is the stage-1 loss")  # fmt: skip
+    p.add_argument("--metric", default="acc", help="score metric of --task (default acc)")
+    p.add_argument("--models", metavar="M1,M2,...", help="fit only these models (default all)")
+    p.add_argument("--stage1", choices=list(STAGE1), default="saturating",
+                   help="compute -> loss law (power = Chen et al. Eq. 1)")  # fmt: skip
+    if with_common:
+        p.add_argument("--evals", required=True, help="tidy evaluation table (CSV/Parquet/JSONL)")
+        p.add_argument("--task", required=True, help="task to forecast (column 'task')")
+        p.add_argument(
+            "--method",
+            choices=METHODS,
+            default=DEFAULT_METHOD,
+            help="forecasting method (default ensemble; see docs/downstream.md)",
+        )
+        p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--out", help="save the fit as JSON")
+        add_output_flags(p)
+
+
+def fit_from_evals(args) -> int:
+    """Handler of `downstream fit` and `flp fit --evals`."""
+    out = check_writable(args.out)
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    method = args.method or DEFAULT_METHOD
+    if method not in METHODS:
+        raise InputError(f"--method {method!r} does not apply to --evals; use one of "
+                         f"{', '.join(METHODS)}")  # fmt: skip
+    evals = read_table(args.evals)
+    est = DownstreamForecaster(method, stage1=args.stage1, bootstrap=args.bootstrap,
+                               seed=args.seed)  # fmt: skip
+    est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
+            models=_names(args.models, "--models"))  # fmt: skip
+    if out is not None:
+        atomic_write_text(out, est.to_json())
+    return emit(
+        args,
+        {
+            "task": est.task_,
+            "method": est.method,
+            "selected": est.selected_,
+            "chance": est.chance_,
+            "models": est.n_models_,
+            "checkpoints": est.n_checkpoints_,
+            "refused": est.refused_,
+            "selection_errors": est.selection_errors_,
+            "stage1": None if est.stage1_ is None else est.stage1_["params"],
+        },  # fmt: skip
+        est.summary(),
+    )
+
+
+def add_predict_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fit", required=True, help="saved fit (JSON)")
+    p.add_argument("--flops", type=positive_float("--flops"), metavar="C", help="training FLOPs")
+    p.add_argument("--params", type=positive_float("--params"), metavar="N",
+                   help="parameters (with --tokens; FLOPs = 6 N D as in the table)")  # fmt: skip
+    p.add_argument("--tokens", type=positive_float("--tokens"), metavar="D", help="tokens")
+    p.add_argument("--actual", type=float, help="actual score (points): also print the error")
+    add_level_flag(p)
+    add_output_flags(p)
+
+
+def load_fit(path: str) -> DownstreamForecaster:
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such file")
+    return DownstreamForecaster.from_json(Path(path))
+
+
+def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
+    est = est or load_fit(args.fit)
+    flops = getattr(args, "flops", None)
+    N, D = getattr(args, "params", None), getattr(args, "tokens", None)
+    if flops is None and (N is None or D is None):
+        raise InputError("give --flops C, or both --params N and --tokens D")
+    if flops is not None and (N is not None or D is not None):
+        raise InputError("give either --flops or --params/--tokens, not both")
+    kw = {"flops": flops} if flops is not None else {"N": N, "D": D}
+    P = float(est.predict(**kw)[0])
+    L = est.predict_loss(**kw)
+    res = {"task": est.task_, "method": est.selected_, "performance": P,
+           "loss": None if L is None else float(L[0]), "level": args.level}  # fmt: skip
+    try:
+        lo, hi = est.predict_interval(**kw, level=args.level)
+        res["interval"] = [float(lo[0]), float(hi[0])]
+    except InputError:
+        res["interval"] = None
+    if args.actual is not None:
+        if not math.isfinite(args.actual):
+            raise InputError(f"--actual must be a number, got {args.actual}")
+        res["abs_error"] = abs(P - args.actual)
+    msg = f"{est.task_} ({est.selected_}): {P:.2f} points"
+    if res["interval"]:
+        msg += f" [{res['interval'][0]:.2f}, {res['interval'][1]:.2f}] ({args.level:g} PI)"
+    if res["loss"] is not None:
+        msg += f"; {est.loss_task_} loss {res['loss']:.4f}"
+    if "abs_error" in res:
+        msg += f"; absolute error {res['abs_error']:.2f} points"
+    return emit(args, res, msg)
+
+
+def _backtest(args) -> int:
+    out = check_writable(args.out)
+    evals = read_table(args.evals)
+    methods = _names(args.methods, "--methods") or list(BACKTEST_METHODS)
+    bad = [m for m in methods if m not in METHODS]
+    if bad:
+        raise InputError(
+            f"--methods: unknown {', '.join(map(repr, bad))}; use {', '.join(METHODS)}"
+        )
+    for m in ("fp", "persistence"):  # the two naive baselines always sit beside the methods
+        if m not in methods:
+            methods.append(m)
+    bt = backtest(evals, fit_models=_names(args.fit_models, "--fit-models"),
+                  target_model=args.target, tasks=_names(args.task, "--task"),
+                  loss_task=args.loss_task, metric=args.metric, methods=methods,
+                  level=args.level, bootstrap=args.bootstrap, seed=args.seed,
+                  stage1=args.stage1)  # fmt: skip
+    if out is not None:
+        atomic_write_text(out, bt.rows.to_csv(index=False) if out.suffix.lower() == ".csv"
+                          else bt.rows.to_json(orient="records"))  # fmt: skip
+    mae = bt.mae().iloc[0].to_dict()
+    return emit(
+        args,
+        {"mae": mae, "refused": bt.refused().iloc[0].to_dict(),
+         "not_beating_persistence": next(iter(bt.not_beating_persistence().values())),
+         "coverage": bt.coverage().to_dict(), "rows": bt.rows.to_dict(orient="records")},
+        bt.summary(),
+    )  # fmt: skip
+
+
+def register(sub) -> None:
+    p = sub.add_parser("downstream", help="downstream scores from evaluation tables (backtested)")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    f = verbs.add_parser("fit", help="fit a task's forecaster from a tidy evals table")
+    add_evals_fit_flags(f)
+    f.set_defaults(handler=fit_from_evals)
+    pr = verbs.add_parser("predict", help="forecast the score at a compute (or N and D)")
+    add_predict_flags(pr)
+    pr.set_defaults(handler=predict_from_fit)
+    b = verbs.add_parser("backtest", help="forecast a larger model from smaller ones, with "
+                         "FP and persistence baselines")  # fmt: skip
+    b.add_argument("--evals", required=True, help="tidy evaluation table")
+    b.add_argument("--task", required=True, metavar="T1,T2,...", help="task(s)")
+    b.add_argument("--fit-models", required=True, metavar="M1,M2,...", help="models to fit on")
+    b.add_argument("--target", required=True, help="model whose final score is forecast")
+    b.add_argument("--methods", metavar="M1,M2,...", help="methods (default: all)")
+    add_evals_fit_flags(b, with_common=False)
+    b.add_argument("--bootstrap", type=int, default=100)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--out", help="rows as .csv, else JSON")
+    add_level_flag(b)
+    add_output_flags(b)
+    b.set_defaults(handler=_backtest)
