@@ -39,7 +39,9 @@ def synthetic_evals(noise=0.8, seed=0, sizes=SIZES, task="arc_easy"):
             P = true_score(L) + rng.normal(0, noise)
             base = dict(model=f"m{i}", revision=f"step{s}", step=int(s), n_shot=0, source="synthetic",
                         params=N, params_nonembedding=N, tokens=D, flops=6 * N * D)  # fmt: skip
-            rows.append(dict(base, task="lambada_openai", metric="ppl", value=np.exp(L), stderr=0.1))
+            rows.append(
+                dict(base, task="lambada_openai", metric="ppl", value=np.exp(L), stderr=0.1)
+            )
             rows.append(dict(base, task=task, metric="acc", value=P / 100, stderr=noise / 100))
     return pd.DataFrame(rows)
 

@@ -144,11 +144,18 @@ def backtest(
     bootstrap: int = 100,
     seed: int = 0,
     stage1: str = "saturating",
+    interval_methods=None,
 ) -> Backtest:
-    """Fit each method on `fit_models`, forecast `target_model`'s final score per task."""
+    """Fit each method on `fit_models`, forecast `target_model`'s final score per task.
+    `interval_methods`: methods whose prediction intervals are computed (default all; the
+    others are fitted without bootstrap, which is faster)."""
     fit_models = [str(m) for m in fit_models]
     if target_model in fit_models:
         raise InputError(f"target model {target_model!r} is also among the fitted models")
+    if {"model", "task"} <= set(evals.columns):
+        keep = evals["task"].isin(list(tasks) + [loss_task])
+        evals = evals[keep & evals["model"].isin(fit_models + [target_model])]
+    with_iv = set(methods if interval_methods is None else interval_methods)
     scenario = scenario or f"{target_model} from {fit_models[-1]} and smaller"
     rows = []
     for task in tasks:
@@ -176,14 +183,15 @@ def backtest(
                         base.fit_task_data(td)
                     est = _view(base, m)
                 else:
-                    est = DownstreamForecaster(m, stage1=stage1, bootstrap=bootstrap, seed=seed)
+                    b = bootstrap if m in with_iv else 0
+                    est = DownstreamForecaster(m, stage1=stage1, bootstrap=b, seed=seed)
                     est.fit_task_data(td)
                 fitted[m] = est
                 p = float(est.predict(C)[0])
                 rec.update(predicted=p, abs_error=abs(p - actual))
                 if m == "fp":
                     rec["fallback"] = bool(est.members_["fp"]["fallback"])
-                if m != "persistence" and bootstrap > 1:
+                if m != "persistence" and bootstrap > 1 and m in with_iv:
                     lo, hi = est.predict_interval(C, level=level)
                     rec.update(lo=float(lo[0]), hi=float(hi[0]),
                                covered=float(lo[0] <= actual <= hi[0]))  # fmt: skip

@@ -1,6 +1,6 @@
 """`DownstreamForecaster`: a task's score at a new training compute, from an evaluation table.
 
-`method` is one member (see `members.py`), `"ensemble"` (default: the mean of `sigmoid`,
+`method` is one member (see `members.py`), `"ensemble"` (default: the median of `sigmoid`,
 `local-linear` and `trend`, chosen by the Pythia backtests in docs/downstream.md), or `"auto"`
 (per task, the candidate with the lowest error in rolling backtests inside the fitted data:
 forecast each of the two largest fitted models' final scores from the smaller models).
@@ -57,7 +57,8 @@ class DownstreamForecaster:
 
     Parameters: `method` (see module doc), `stage1` ('saturating' default, 'power' = Eq. 1,
     'nd'), `window` (local-linear window in log loss), `trend_points` (finals in the trend),
-    `chance` (override the bundled chance level, points), `bootstrap` (replicates), `seed`.
+    `chance` (override the bundled chance level, points), `bootstrap` (replicates), `seed`,
+    `combine` ('median' of the ensemble's members, default, or 'mean').
     """
 
     def __init__(
@@ -70,6 +71,7 @@ class DownstreamForecaster:
         chance: float | None = None,
         bootstrap: int = 200,
         seed: int = 0,
+        combine: str = "median",
     ) -> None:
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
@@ -79,7 +81,9 @@ class DownstreamForecaster:
             raise InputError(f"trend_points must be >= 2, got {trend_points}")
         if not float(window) > 0:
             raise InputError(f"window must be > 0, got {window}")
-        self.method, self.stage1 = method, stage1
+        if combine not in ("median", "mean"):
+            raise InputError(f"combine must be 'median' or 'mean', got {combine!r}")
+        self.method, self.stage1, self.combine = method, stage1, combine
         self.window, self.trend_points = float(window), int(trend_points)
         self.chance, self.bootstrap, self.seed = chance, int(bootstrap), int(seed)
 
@@ -163,6 +167,7 @@ class DownstreamForecaster:
             probe = DownstreamForecaster(
                 "ensemble", stage1=self.stage1, window=self.window,
                 trend_points=self.trend_points, chance=self.chance_, bootstrap=0, seed=self.seed,
+                combine=self.combine,
             )  # fmt: skip
             probe.fit_task_data(sub)
             C = runs["C"].iloc[j]
@@ -208,7 +213,8 @@ class DownstreamForecaster:
     def _point(self, name, C, N=None, D=None):
         if name == "ensemble":
             names = [m for m in ENSEMBLE if m not in self.refused_]
-            return np.mean([self._member_point(m, C, N, D) for m in names], axis=0)
+            f = np.median if self.combine == "median" else np.mean
+            return f([self._member_point(m, C, N, D) for m in names], axis=0)
         return self._member_point(name, C, N, D)
 
     def predict(self, flops=None, *, N=None, D=None) -> np.ndarray:
@@ -225,6 +231,16 @@ class DownstreamForecaster:
             return None
         return self._s1().predict(self.stage1_["params"], C, N, D)
 
+    def score_from_loss(self, L, name: str) -> np.ndarray:
+        """Stage 2 alone: the loss -> score map of two-stage member `name` at losses L."""
+        self._check()
+        if name not in TWO_STAGE or name not in self.members_:
+            raise InputError(f"{name!r} is not a fitted two-stage member")
+        from .members import _map
+
+        m = _map(name, self.chance_, self.window)
+        return m.predict(np.asarray(self.members_[name]["params"]), np.asarray(L, float))
+
     def replicates(self, flops=None, *, N=None, D=None) -> np.ndarray:
         """(B, n) bootstrap replicates of the forecast, evaluation noise and (ensemble) member
         spread included; the interval is their percentile range."""
@@ -238,7 +254,7 @@ class DownstreamForecaster:
         B = min(r.shape[0] for r in reps)
         if B < 2:
             raise InputError("no bootstrap replicates: fit with bootstrap > 0")
-        R = np.mean([r[:B] for r in reps], axis=0)
+        R = (np.median if self.combine == "median" else np.mean)([r[:B] for r in reps], axis=0)
         var = np.full(C.size, self.eval_sd_**2)
         if len(names) > 1:
             pts = np.stack([self._member_point(m, C, N, D) for m in names])
@@ -297,6 +313,7 @@ class DownstreamForecaster:
                 "chance": self.chance,
                 "bootstrap": self.bootstrap,
                 "seed": self.seed,
+                "combine": self.combine,
             },  # fmt: skip
             "fitted": {
                 "chance": self.chance_,

@@ -10,6 +10,10 @@
 - `local-linear`: Eq. 2 fitted only on the checkpoints nearest the forecast regime: losses
   within a factor exp(window) of the lowest observed loss (window 0.3 -> 35 %), at least 4 points.
 
+The sigmoid is fitted with a Cauchy (robust) loss, scale 1.5 weighted residual units, so a
+few checkpoints far off the curve (tasks such as WSC jump between two answer modes) cannot drag
+its steep part; measured in docs/downstream.md.
+
 Weights: 1 / sqrt(stderr^2 + tau^2), tau = 1 point (a misfit floor so that no checkpoint with a
 tiny harness stderr dominates); stderr missing -> weight 1/tau.
 """
@@ -66,6 +70,9 @@ class SigmoidMap:
 
     name = "sigmoid"
 
+    loss = "cauchy"  # robust: one checkpoint far off the curve (WSC jumps) cannot bend it
+    f_scale = 1.5  # residuals beyond ~1.5 weighted standard errors are down-weighted
+
     def __init__(self, chance: float, floor: str = "fit", ceiling: float = 100.0) -> None:
         self.chance, self.floor, self.ceiling = float(chance), floor, float(ceiling)
 
@@ -97,7 +104,8 @@ class SigmoidMap:
         for s in starts:
             s = np.clip(s, lo + 1e-9, hi - 1e-9)
             try:
-                r = least_squares(res, s, bounds=(lo, hi), x_scale="jac")
+                r = least_squares(res, s, bounds=(lo, hi), x_scale="jac", loss=self.loss,
+                                  f_scale=self.f_scale)  # fmt: skip
             except ValueError:
                 continue
             if best is None or r.cost < best.cost:

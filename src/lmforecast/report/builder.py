@@ -29,6 +29,7 @@ SECTION_MODULES = [
     "lmforecast.report.sections.supervised",
     "lmforecast.report.sections.distill",
     "lmforecast.report.sections.flp",
+    "lmforecast.report.sections.downstream",
     "lmforecast.report.sections.osl",
     "lmforecast.report.sections.salience",
 ]

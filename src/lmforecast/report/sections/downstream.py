@@ -1,0 +1,104 @@
+"""Report section: downstream forecasts on real models (the bundled Pythia zero-shot table).
+
+Forecasts the final zero-shot accuracy of Pythia-2.8B from the 70M-1.4B models (standard and
+deduplicated suites) with every method of `lmforecast.downstream`, beside the FP and
+persistence baselines; the full set of backtests is in docs/downstream.md.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+
+from ...downstream import DownstreamForecaster, task_data
+from ...downstream.backtest import backtest, pythia_name
+from ...plots import downstream as plots
+from ..builder import ReportContext, Section
+
+FIT_SIZES = ("70m", "160m", "410m", "1b", "1.4b")
+TARGET = "2.8b"
+METHODS = ("ensemble", "sigmoid", "local-linear", "trend", "flp", "fp", "persistence")
+
+
+def _load():
+    try:
+        from ...data.evals import load_pythia
+    except ImportError:
+        return None
+    return load_pythia()
+
+
+def build_section(ctx: ReportContext) -> Section:
+    sec = Section("downstream", "Downstream forecasts on real models (Pythia)")
+    evals = _load()
+    if evals is None:
+        sec.text("The bundled Pythia evaluation table (lmforecast.data.evals) is not installed.")
+        return sec
+    sec.text(
+        "Real data: the zero-shot lm-evaluation-harness results of the Pythia suite (Biderman "
+        "et al. 2023), every model's checkpoints from step 1 to 143,000. Stage-1 loss = ln of "
+        "the LAMBADA (OpenAI) perplexity; runs = each model's final checkpoint; checkpoints = "
+        "all steps; FLOPs from the table's accounting. Each method is fitted on 70M-1.4B and "
+        "forecasts the final accuracy of the 2.8B model, which it never sees. Persistence "
+        "(the 1.4B's own score) and FP (Chen et al. Eq. 3) are the naive baselines: a method "
+        "that does not beat persistence is not a forecast. Full backtests (2.8B from <= 1B, "
+        "1B/1.4B from <= 410M) and the choice of the default are in docs/downstream.md."
+    )
+    suites = ("standard",) if ctx.quick else ("standard", "deduped")
+    boot = 20 if ctx.quick else 100
+    parts = []
+    for suite in suites:
+        fm = [pythia_name(s, suite) for s in FIT_SIZES]
+        tgt = pythia_name(TARGET, suite)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bt = backtest(evals, fit_models=fm, target_model=tgt, methods=METHODS,
+                          scenario=f"{suite}: {TARGET} from <= 1.4b", bootstrap=boot,
+                          seed=ctx.seed, interval_methods=("ensemble",))  # fmt: skip
+        parts.append(bt)
+        e = bt.errors().copy()
+        e.loc["MAE"] = bt.mae().iloc[0]
+        sec.html(f"<h3>{suite} suite: Pythia-2.8B forecast from 70M-1.4B</h3>")
+        sec.table(e.reset_index(), "Absolute error (points) of the forecast 2.8B final accuracy; "
+                  "NaN = refused (FLP's 5-point filter leaves < 2 checkpoints).", "{:.2f}")  # fmt: skip
+        bad = next(iter(bt.not_beating_persistence().values()))
+        sec.text("Methods that do NOT beat persistence here (not a forecast): "
+                 + (", ".join(bad) or "none") + ".")  # fmt: skip
+        cov = bt.coverage()
+        if "ensemble" in cov:
+            sec.text(f"Coverage of the ensemble's 90% prediction intervals over the 7 tasks: "
+                     f"{cov['ensemble']:.2f}.")  # fmt: skip
+        sec.numbers[suite] = {"mae": bt.mae().iloc[0].to_dict(),
+                              "refused": bt.refused().iloc[0].to_dict(),
+                              "not_beating_persistence": bad}  # fmt: skip
+    _figures(sec, evals, ctx, boot)
+    return sec
+
+
+def _figures(sec: Section, evals: pd.DataFrame, ctx: ReportContext, boot: int) -> None:
+    tasks = ("arc_easy", "arc_challenge") if ctx.quick else ("arc_easy", "arc_challenge", "piqa",
+                                                            "winogrande")  # fmt: skip
+    fm = [pythia_name(s, "standard") for s in FIT_SIZES]
+    tgt = pythia_name(TARGET, "standard")
+    for task in tasks:
+        td = task_data(evals, task=task, models=fm + [tgt])
+        t = td.runs[td.runs["model"] == tgt].iloc[0]
+        fit = td.__class__(td.task, td.metric, td.loss_task,
+                           td.checkpoints[td.checkpoints["model"] != tgt].reset_index(drop=True),
+                           td.n_dropped)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = DownstreamForecaster("ensemble", bootstrap=boot, seed=ctx.seed)
+            est.fit_task_data(fit)
+        target = {"C": float(t["C"]), "loss": float(t["loss"]), "score": float(t["score"]),
+                  "model": tgt}  # fmt: skip
+        base = {"persistence": (target["C"], est.largest_["score"])}
+        sec.figure(
+            plots.score_vs_loss(est, fit.checkpoints, target),
+            f"{task}: score vs ln LAMBADA perplexity, every checkpoint of 70M-1.4B; the "
+            "fitted maps, the 2.8B forecast at its forecast loss (90% PI) and the actual.",
+        )
+        sec.figure(plots.score_vs_flops(est, fit.runs, target, baselines=base),
+                   f"{task}: final scores vs FLOPs, the ensemble forecast with its 90% band, "
+                   "the persistence baseline and the actual 2.8B score.")  # fmt: skip
