@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from lmforecast.downstream import DownstreamForecaster, task_data
-from lmforecast.downstream.backtest import backtest
 from lmforecast.downstream.maps import LinearMap, LocalLinearMap, SigmoidMap
 from lmforecast.downstream.stage1 import PowerLoss, SaturatingLoss
 from lmforecast.errors import InputError
@@ -37,8 +36,9 @@ def synthetic_evals(noise=0.8, seed=0, sizes=SIZES, task="arc_easy"):
             D = s * TOK
             L = true_loss(N, D)
             P = true_score(L) + rng.normal(0, noise)
-            base = dict(model=f"m{i}", revision=f"step{s}", step=int(s), n_shot=0, source="synthetic",
-                        params=N, params_nonembedding=N, tokens=D, flops=6 * N * D)  # fmt: skip
+            base = dict(model=f"m{i}", revision=f"step{s}", step=int(s), n_shot=0,
+                        source="synthetic", params=N, params_nonembedding=N, tokens=D,
+                        flops=6 * N * D)  # fmt: skip
             rows.append(
                 dict(base, task="lambada_openai", metric="ppl", value=np.exp(L), stderr=0.1)
             )
