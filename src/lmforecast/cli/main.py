@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
         if importlib.util.find_spec(mod) is None:
             continue
         importlib.import_module(mod).register(sub)
+    from .help import decorate
+
+    decorate(parser)
     return parser
 
 
