@@ -20,3 +20,8 @@ distill[["N_S", "D_S", "N_T", "D_T", "L_T", "L_S", "protocol"]].to_csv(
     OUT / "distill" / "distill_runs.csv", index=False, float_format="%.8g"
 )
 print("wrote", OUT, len(runs), len(distill))
+
+# candidate teachers for `distill choose-teacher` (Chinchilla-optimal, 20 tokens per parameter)
+teachers = [(n, 20 * n) for n in (1e9, 3e9, 7e9, 1.4e10, 3e10)]
+with open(OUT / "distill" / "teachers.csv", "w") as fh:
+    fh.write("N_T,D_T\n" + "".join(f"{n:.6g},{d:.6g}\n" for n, d in teachers))

@@ -84,7 +84,7 @@ EXAMPLES = {
     ],
     "distill choose-teacher": [
         "lmforecast distill choose-teacher --student-params 1e9 --student-tokens 2e10 "
-        "--flops 1e22 --json",
+        "--teachers distill/teachers.csv --json",
     ],
     "distill crossover": ["lmforecast distill crossover --student-params 1e9 --json"],
     "flp fit": [
@@ -96,9 +96,7 @@ EXAMPLES = {
         "lmforecast flpm fit --runs flp/mixture_runs.csv --checkpoints "
         "flp/mixture_checkpoints.csv --task HumanEval --out flpm.json",
     ],
-    "flpm predict": [
-        "lmforecast flpm predict --fit flpm.json --flops 1e21 --ratios 0.7,0.3 --json"
-    ],
+    "flpm predict": ["lmforecast flpm predict --fit flpm.json --flops-per-source 7e20,3e20 --json"],
     "flpm optimize-mixture": [
         "lmforecast flpm optimize-mixture --fit flpm.json --flops 1e21 --json",
     ],
@@ -107,8 +105,8 @@ EXAMPLES = {
         "flp/mixture_checkpoints.csv --targets flp/mixture_targets.csv --task HumanEval",
     ],
     "flpm single-distribution": [
-        "lmforecast flpm single-distribution --runs flp/mixture_runs.csv --checkpoints "
-        "flp/mixture_checkpoints.csv --targets flp/mixture_targets.csv --task HumanEval",
+        "lmforecast flpm single-distribution --runs RUNS.csv --checkpoints CKPTS.csv --targets "
+        "TARGETS.csv --task T   # runs that all share one mixing ratio (e.g. the zoo's)",
     ],
     "osl pca": ["lmforecast osl pca --benchmarks osl/base_models.csv --json"],
     "osl fit": [
@@ -117,14 +115,16 @@ EXAMPLES = {
     ],
     "osl select": ["lmforecast osl select --benchmarks osl/base_models.csv --budget 8 --json"],
     "osl gap": [
-        "lmforecast osl gap --benchmarks osl/base_models.csv --target HumanEval --json",
+        "lmforecast osl gap --benchmarks base_llm_benchmark_eval.csv --without gsm_naive "
+        "--with gsm_cot --json   # needs a table with both columns (the authors' full table)",
     ],
     "osl robustness": [
         "lmforecast osl robustness --benchmarks osl/base_models.csv --target MMLU "
         "--exclude-metric MMLU --json",
     ],
     "salience map-losses": [
-        "lmforecast salience map-losses --help   # per-token losses from another tokenizer",
+        "lmforecast salience map-losses --losses salience/losses.jsonl --texts "
+        "salience/texts.jsonl --target-tokenizer words --out word_losses.jsonl",
     ],
     "salience fit": [
         "lmforecast salience fit --texts salience/texts.jsonl --losses salience/losses.jsonl "
@@ -141,7 +141,7 @@ EXAMPLES = {
         "lmforecast salience token-losses --texts salience/texts.jsonl --model ./my-hf-model "
         "--out losses.jsonl   # needs the hf extra and a local model folder",
     ],
-    "salience plot": ["lmforecast salience plot --fit csv.json --out weights.png"],
+    "salience plot": ["lmforecast salience plot --fit csv.json --texts salience/texts.jsonl --out weights.png"],
     "zoo build": ["lmforecast zoo build --preset mini --out zoo-mini   # ~20 s, torch extra"],
     "zoo show": ["lmforecast zoo show --json"],
     "report": [
@@ -153,8 +153,20 @@ EXAMPLES = {
 }
 
 
-class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults shown after each option's help; epilogs keep their line breaks."""
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Defaults shown after each option's help (unless it names one); epilogs keep line breaks."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or action.required
+            or not action.option_strings
+        ):
+            return text
+        return text + " (default: %(default)s)"
 
 
 def _verbs(parser: argparse.ArgumentParser, prefix=()):
