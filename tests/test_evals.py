@@ -299,3 +299,205 @@ def test_table_round_trip(tmp_path, ext):
     out = tmp_path / f"t{ext}"
     write_evals_table(df, out)
     pd.testing.assert_frame_equal(read_evals_table(out), df)
+
+
+# ----------------------------------------------------------------------------- wide views
+
+
+def test_to_benchmark_frame_final_and_step():
+    from lmforecast.data.evals import default_family, to_benchmark_frame
+
+    df = load_pythia()
+    w = to_benchmark_frame(df)
+    assert len(w) == 12 and list(w.columns[:5]) == [
+        "Model",
+        "Model Family",
+        "Model Size (B)",
+        "Pretraining Data Size (T)",
+        "FLOPs (1E21)",
+    ]
+    assert set(w["Model Family"]) == {"pythia", "pythia-deduped"}
+    assert default_family("pythia-1.4b-deduped") == "pythia-deduped"
+    r = w.set_index("Model").loc["pythia-160m"]
+    sel = df[(df.model == "pythia-160m") & (df.step == 143000) & (df.metric == "acc")]
+    assert r["piqa"] == sel.set_index("task").loc["piqa", "value"]
+    assert r["FLOPs (1E21)"] == pytest.approx(6 * 162_322_944 * 299_892_736_000 / 1e21, rel=1e-15)
+    assert r["Model Size (B)"] == pytest.approx(0.162322944)
+    early = to_benchmark_frame(
+        df, step=1000, metric={"arc_challenge": "acc_norm"}, tasks=["arc_challenge"]
+    )
+    v = df[(df.model == "pythia-70m") & (df.step == 1000) & (df.task == "arc_challenge")]
+    assert (
+        early.set_index("Model").loc["pythia-70m", "arc_challenge"]
+        == v.set_index("metric").loc["acc_norm", "value"]
+    )
+    assert early["Pretraining Data Size (T)"].eq(1000 * 2_097_152 / 1e12).all()
+    with pytest.raises(InputError, match="task 'lambada_openai' has no metric 'acc_norm'"):
+        to_benchmark_frame(df, metric="acc_norm")
+    with pytest.raises(InputError, match="has no results at step 7"):
+        to_benchmark_frame(df, step=7)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def test_cli_import_round_trip(cli, tmp_path):
+    write(tmp_path / "runs/old/a.json", old_layout())
+    write(tmp_path / "runs/new/b.json", new_layout())
+    out = tmp_path / "t.csv"
+    code, stdout, err = cli("evals", "import", tmp_path / "runs", "--out", out, "--json")
+    assert code == 0, err
+    info = json.loads(stdout)
+    assert info["n_models"] == 2 and info["rows"] == 8 and info["n_tasks"] == 4
+    pd.testing.assert_frame_equal(read_evals_table(out), read_harness(tmp_path / "runs"))
+    code, stdout, err = cli("evals", "show", out)
+    assert code == 0 and "models (2): pythia-160m, pythia-410m-deduped" in stdout
+    code, stdout, _ = cli("evals", "show", "pythia", "--json")
+    assert code == 0 and json.loads(stdout)["rows"] == 4536
+    # filters, and a user models table for a non-Pythia model
+    write(tmp_path / "x/r.json", old_layout(pretrained="acme/tiny-1", revision="step10", **_one()))
+    (tmp_path / "m.csv").write_text("model,params,tokens_per_step\nacme/tiny-1,1000000,500\n")
+    out2 = tmp_path / "t2.jsonl"
+    code, stdout, err = cli(
+        "evals", "import", tmp_path / "x", tmp_path / "runs/old", "--models", tmp_path / "m.csv",
+        "--out", out2, "--task", "piqa", "--metric", "acc",
+    )  # fmt: skip
+    assert code == 0, err
+    t = read_evals_table(out2)
+    assert sorted(t.model) == ["acme/tiny-1", "pythia-160m"] and set(t.metric) == {"acc"}
+
+
+def test_cli_import_shared_matches_bundled(cli, shared_dir, tmp_path):
+    root = _zero_shot(shared_dir)
+    out = tmp_path / "p.csv.gz"
+    args = ["--task", ",".join(BUNDLED_PYTHIA_TASKS)]
+    code, _, err = cli("evals", "import", root, "--out", out, *args)
+    assert code == 0, err
+    pd.testing.assert_frame_equal(read_evals_table(out), load_pythia())
+
+
+def _bad_cli(cli, tmp_path, files, *extra):
+    for name, content in files.items():
+        f = tmp_path / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+    out = tmp_path / "out.csv"
+    code, stdout, err = cli("evals", "import", tmp_path / "in", "--out", out, *extra)
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("lmforecast: error: ") and "Traceback" not in err
+    assert not out.exists() and stdout == ""
+    return err
+
+
+def test_cli_bad_inputs(cli, tmp_path):
+    cases = [
+        ({"in/a.json": {"foo": [1, 2]}}, (), "a.json: not lm-evaluation-harness output"),
+        ({"in/a.json": b"model,acc\npythia,0.5\n"}, (), "a.json: not lm-evaluation-harness"),
+        ({"in/a.json": bytes(range(200, 256)) * 3}, (), "a.json: not lm-evaluation-harness"),
+        ({"in/a.json": old_layout(revision="stepX")}, (), "a.json: cannot parse a training step"),
+        ({"in/a.json": old_layout()}, ("--metric", "acc_norm"), "has no metric 'acc_norm'"),
+        (
+            {"in/a.json": old_layout(pretrained="acme/x", **_one())},
+            (),
+            "a.json: model 'acme/x' is not in the built-in models table",
+        ),
+        (
+            {"in/a.json": old_layout(), "in/sub/b.json": old_layout()},
+            (),
+            "duplicate result for model 'pythia-160m' step 1000",
+        ),
+    ]
+    for i, (files, extra, message) in enumerate(cases):
+        err = _bad_cli(cli, tmp_path / str(i), files, *extra)
+        assert message in err, (i, err)
+    # a CSV given directly, and an unknown output format / missing folder
+    csv = tmp_path / "scores.csv"
+    csv.write_text("model,acc\na,1\n")
+    code, _, err = cli("evals", "import", csv, "--out", tmp_path / "o.csv")
+    assert code == 2 and "scores.csv: not lm-evaluation-harness output" in err
+    assert not (tmp_path / "o.csv").exists()
+    code, _, err = cli("evals", "import", csv, "--out", tmp_path / "o.xlsx")
+    assert code == 2 and "unknown table format" in err
+    code, _, err = cli("evals", "import", csv, "--out", tmp_path / "nope/o.csv")
+    assert code == 2 and "does not exist" in err
+    code, _, err = cli("evals", "show", tmp_path / "scores.csv")
+    assert code == 2 and "missing column(s)" in err
+
+
+def test_cli_help_has_example(cli):
+    for verb in ("import", "show"):
+        code, out, _ = cli("evals", verb, "--help")
+        assert code == 0 and "example: lmforecast evals" in out
+
+
+def test_osl_pca_and_fit_from_evals(cli, tmp_path):
+    from lmforecast.data.evals import to_benchmark_frame
+
+    metrics = "arc_easy,arc_challenge,piqa,sciq,winogrande,lambada_openai"
+    code, out, err = cli("osl", "pca", "--evals", "pythia", "--metrics", metrics, "--pcs", "2",
+                         "--json")  # fmt: skip
+    assert code == 0, err
+    res = json.loads(out)
+    # the same PCA from the wide table written by hand
+    wide = to_benchmark_frame(load_pythia())
+    wide.to_csv(tmp_path / "wide.csv", index=False)
+    code, out2, err = cli("osl", "pca", "--benchmarks", tmp_path / "wide.csv", "--metrics", metrics,
+                          "--pcs", "2", "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out2)["explained_variance"] == res["explained_variance"]
+    assert res["explained_variance"][0] > 0.9  # one capability axis dominates within Pythia
+    code, out, err = cli("osl", "fit", "--evals", "pythia", "--target", "lambada_openai",
+                         "--metrics", "arc_easy,arc_challenge,piqa,sciq,winogrande",
+                         "--pcs", "1", "--holdout-top", "0.25", "--reference-family", "pythia",
+                         "--json")  # fmt: skip
+    assert code == 0, err
+    fit = json.loads(out)
+    assert fit is not None
+    code, _, err = cli("osl", "pca", "--evals", "pythia", "--benchmarks", tmp_path / "wide.csv")
+    assert code == 2 and "exactly one of --benchmarks and --evals" in err
+    code, _, err = cli("osl", "pca", "--evals", "pythia", "--evals-metric", "ppl")
+    assert code == 2 and "has no metric 'ppl'" in err
+
+
+def test_salience_fit_from_evals_equals_scores_table(cli, tmp_path):
+    """An evals table carrying the example scores gives the same salience fit as scores.csv
+    (split by size within family, App. A)."""
+    from pathlib import Path
+
+    ex = Path(__file__).resolve().parents[1] / "docs/examples/salience"
+    scores = pd.read_csv(ex / "scores.csv")
+    # fam0-m3 -> fam0-4m: default_family strips the size token, so the family is fam0
+    rename = {m: f"{m.split('-m')[0]}-{int(m.split('-m')[1]) + 1}m" for m in scores.model}
+    runs = tmp_path / "runs"
+    for m, s in zip(scores.model, scores.reasoning, strict=True):
+        doc = new_layout({"pretrained": rename[m]})
+        doc["results"] = {"reasoning": {"acc,none": float(s), "acc_stderr,none": 0.01}}
+        write(runs / f"{m}.json", doc)
+    models = tmp_path / "models.csv"
+    models.write_text(
+        "model,params,tokens\n"
+        + "".join(f"{n},{int(n.split('-')[1][:-1]) * 1e6},1e9\n" for n in rename.values())
+    )
+    table = tmp_path / "evals.csv"
+    assert cli("evals", "import", runs, "--models", models, "--out", table)[0] == 0
+    losses = tmp_path / "losses.jsonl"
+    with open(ex / "losses.jsonl") as fh, open(losses, "w") as out:
+        for line in fh:
+            rec = json.loads(line)
+            rec["model"] = rename[rec["model"]]
+            out.write(json.dumps(rec) + "\n")
+    common = ["--texts", ex / "texts.jsonl", "--task", "reasoning", "--random-accuracy", "0.25",
+              "--steps", "3", "--json"]  # fmt: skip
+    code, out, err = cli("salience", "fit", *common, "--losses", losses, "--evals", table)
+    assert code == 0, err
+    ref = cli("salience", "fit", *common, "--losses", ex / "losses.jsonl", "--scores",
+              ex / "scores.csv")  # fmt: skip
+    a, b = json.loads(out), json.loads(ref[1])
+    # same split, same scores; only the model order differs (sums reassociate: ~1e-9)
+    assert (a["task"], a["gamma"], a["best_step"]) == (b["task"], b["gamma"], b["best_step"])
+    for key in ("test_mse", "validation_mse", "train_mse"):
+        assert a[key] == pytest.approx(b[key], rel=1e-7), key
+    assert a["params"] == pytest.approx(b["params"], rel=1e-7)
+    assert a["baseline_mse"] == pytest.approx(b["baseline_mse"], rel=1e-7)
+    code, _, err = cli("salience", "fit", *common, "--losses", losses)
+    assert code == 2 and "exactly one of --scores and --evals" in err
