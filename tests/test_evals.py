@@ -457,6 +457,17 @@ def test_osl_pca_and_fit_from_evals(cli, tmp_path):
     assert code == 2 and "exactly one of --benchmarks and --evals" in err
     code, _, err = cli("osl", "pca", "--evals", "pythia", "--evals-metric", "ppl")
     assert code == 2 and "has no metric 'ppl'" in err
+    code, out, err = cli("osl", "pca", "--evals", "pythia", "--evals-metric",
+                         "acc,arc_challenge=acc_norm,lambada_openai=acc", "--json")  # fmt: skip
+    assert code == 0, err
+    wide = to_benchmark_frame(load_pythia(), {"*": "acc", "arc_challenge": "acc_norm"})
+    res = json.loads(out)
+    i = res["metrics"].index("arc_challenge")
+    assert res["mean"][i] == pytest.approx(wide["arc_challenge"].mean(), rel=1e-12)
+    norm = load_pythia().query(
+        "task == 'arc_challenge' and metric == 'acc_norm' and step == 143000"
+    )
+    assert res["mean"][i] == pytest.approx(norm["value"].mean(), rel=1e-12)
 
 
 def test_salience_fit_from_evals_equals_scores_table(cli, tmp_path):

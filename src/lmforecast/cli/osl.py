@@ -45,8 +45,8 @@ def add_evals_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--evals-metric",
         default="acc",
-        help="metric of --evals used as each task's score; 'task=metric,...' per task "
-        "(default: %(default)s)",
+        help="metric of --evals used as each task's score; per-task choices as "
+        "'acc,arc_challenge=acc_norm' (bare name = every other task) (default: %(default)s)",
     )
     p.add_argument(
         "--step",
@@ -61,7 +61,9 @@ def _evals_metric(text: str):
     out = {}
     for item in _names(text):
         task, sep, metric = item.partition("=")
-        if not sep or not task.strip() or not metric.strip():
+        if not sep:  # a bare metric is the default of every task not named
+            task, metric = "*", task
+        if not task.strip() or not metric.strip():
             raise InputError(f"--evals-metric: {item!r} is not task=metric")
         out[task.strip()] = metric.strip()
     return out

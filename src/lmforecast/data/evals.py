@@ -549,13 +549,16 @@ def select_rows(
         d = d[d["n_shot"] == n_shot]
         if d.empty:
             raise InputError(f"evals table: no rows with n_shot={n_shot}")
-    wanted = d["task"].map(metric) if isinstance(metric, dict) else pd.Series(metric, d.index)
     if isinstance(metric, dict):
+        default = metric.get("*")
+        wanted = d["task"].map(lambda t: metric.get(t, default))
         unmapped = sorted(set(d.loc[wanted.isna(), "task"]))
         if unmapped:
             raise InputError(f"evals table: no metric given for task {unmapped[0]!r}")
+    else:
+        wanted = pd.Series(metric, d.index)
     for task, group in d.groupby("task", sort=True):
-        want = metric[task] if isinstance(metric, dict) else metric
+        want = metric.get(task, metric.get("*")) if isinstance(metric, dict) else metric
         if not (group["metric"] == want).any():
             have = ", ".join(sorted(set(group["metric"])))
             raise InputError(f"evals table: task {task!r} has no metric {want!r} (has {have})")
@@ -594,8 +597,8 @@ def to_benchmark_frame(
     `Model Size (B)` = params / 1e9, `Pretraining Data Size (T)` = tokens / 1e12,
     `FLOPs (1E21)` = flops / 1e21, then one column per task holding `metric` (default `acc`,
     the one accuracy every multiple-choice harness task reports; pass a dict for per-task
-    choices, e.g. {"arc_challenge": "acc_norm"}). `family`: None (`default_family`), a dict
-    model -> family, or a callable.
+    choices, e.g. {"*": "acc", "arc_challenge": "acc_norm"}; `"*"` is the default).
+    `family`: None (`default_family`), a dict model -> family, or a callable.
     """
     d = select_rows(df, metric, step, tasks, n_shot)
     wide = d.pivot(index="model", columns="task", values="value")
