@@ -55,7 +55,9 @@ def new_layout(model_args="pretrained=EleutherAI/pythia-410m-deduped,revision=st
     return {
         "results": {
             "arc_easy": {
+                "name": "arc_easy",
                 "alias": "arc_easy",
+                "sample_len": 2376,  # metadata, not a metric, in the current layout
                 "acc,none": 0.52,
                 "acc_stderr,none": 0.0102,
                 "acc_norm,none": 0.45,
@@ -135,6 +137,9 @@ def test_both_layouts_in_one_folder(tmp_path):
     assert set(df.model) == {"pythia-160m", "pythia-410m-deduped"}
     assert set(df.source) == {"runs/old/a.json", "runs/new/b.json"}
     assert len(df) == 8
+    # the same file reached twice (folder + file) is read once, not a duplicate
+    again = read_harness([tmp_path / "runs", tmp_path / "runs/old/a.json"])
+    pd.testing.assert_frame_equal(again, df)
 
 
 def test_task_and_metric_filters(tmp_path):

@@ -8,7 +8,8 @@ Layouts read (both detected per metric key):
 - **current harness** (v0.4+): metric keys `"<metric>,<filter>"` (`"acc,none"`,
   `"acc_stderr,none"`, `"exact_match,strict-match"`), plus `configs`, `n-shot`, `versions`,
   `config.model_args` as a string or a dict, `config.model_name` / top-level `model_name`
-  in some versions. Non-numeric entries (`alias`, `"N/A"` stderr) are skipped.
+  in some versions. Keys without a filter in a current-layout entry (`alias`, `name`,
+  `sample_len`) are metadata and skipped; so are non-numeric values (`"N/A"` stderr).
 
 `<metric>_stderr` is folded into the `stderr` column of `<metric>` (same filter). A metric with
 filter `none` is named by its bare name (`acc`); any other filter keeps the harness notation
@@ -185,7 +186,14 @@ def _harness_files(paths) -> list[tuple[Path, str]]:
             out.extend((f, (Path(p.resolve().name) / f.relative_to(p)).as_posix()) for f in found)
         else:
             out.append((p, str(raw)))
-    return out
+    seen: set[Path] = set()  # a file reached twice (a folder and a file in it) is read once
+    unique = []
+    for f, label in out:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append((f, label))
+    return unique
 
 
 def _load_json(path: Path) -> dict:
@@ -290,7 +298,12 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple
         if not isinstance(entry, dict):
             raise InputError(f"{path}: results[{task!r}] is not an object")
         values, errs = {}, {}
+        # current layout: metrics are "<metric>,<filter>"; bare keys are metadata there
+        # ("alias", "name", "sample_len"); the older layout has only bare metric keys
+        current = any("," in str(k) for k in entry)
         for key, raw in entry.items():
+            if current and "," not in str(key):
+                continue
             v = _number(raw)
             base, filt = _split_metric(str(key))
             if base.endswith("_stderr"):
