@@ -273,11 +273,18 @@ def test_shared_pythia_files(shared_dir):
     assert np.all(np.diff(lam.value.to_numpy()) > 0)
 
 
-def test_bundled_table_equals_fresh_import(shared_dir):
+def test_bundled_table_equals_fresh_import(shared_dir, tmp_path):
+    from importlib import resources
+
     root = _zero_shot(shared_dir)
     fresh = read_harness(root, tasks=BUNDLED_PYTHIA_TASKS)
     pd.testing.assert_frame_equal(load_pythia(), fresh)
     pd.testing.assert_frame_equal(make_pythia_table(root), fresh)
+    # byte-identical regeneration (scripts/make_pythia_table.py writes exactly this)
+    out = tmp_path / "p.csv.gz"
+    write_evals_table(fresh, out)
+    bundled = resources.files("lmforecast") / "data/bundled/pythia/pythia_zero_shot.csv.gz"
+    assert out.read_bytes() == bundled.read_bytes()
 
 
 def test_load_pythia_contents():

@@ -485,7 +485,11 @@ def write_evals_table(df: pd.DataFrame, path: str | Path) -> None:
     os.close(fd)
     try:
         if name.endswith(".csv.gz"):
-            df.to_csv(tmp, index=False, compression={"method": "gzip", "mtime": 0})
+            import gzip
+
+            # no file name, mtime 0 in the gzip header: the same table gives the same bytes
+            with open(tmp, "wb") as raw, gzip.GzipFile("", "wb", 9, raw, mtime=0) as gz:
+                gz.write(df.to_csv(index=False).encode("utf-8"))
         elif name.endswith(".csv"):
             df.to_csv(tmp, index=False)
         elif name.endswith(".tsv"):
