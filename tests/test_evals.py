@@ -301,8 +301,10 @@ def test_load_pythia_contents():
     assert not df[["value", "params", "tokens", "flops"]].isna().any().any()
 
 
-@pytest.mark.parametrize("ext", [".csv", ".tsv", ".jsonl", ".csv.gz"])
+@pytest.mark.parametrize("ext", [".csv", ".tsv", ".jsonl", ".csv.gz", ".parquet"])
 def test_table_round_trip(tmp_path, ext):
+    if ext == ".parquet":
+        pytest.importorskip("pyarrow")
     doc = new_layout(None)
     doc["config"].pop("model_args")
     doc["config"]["model_name"] = "EleutherAI/pythia-12b"  # step NA, revision None, NaN stderr
