@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "lmforecast.cli.osl",
     "lmforecast.cli.salience",
     "lmforecast.cli.zoo",
+    "lmforecast.cli.evals",
     "lmforecast.cli.report",
     "lmforecast.cli.examples",
 ]
