@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lmforecast import examples
+
 from lmforecast.data import load_pythia, read_harness
 from lmforecast.data.evals import (
     ALL_COLUMNS,
@@ -489,7 +491,7 @@ def test_salience_fit_from_evals_equals_scores_table(cli, tmp_path):
     (split by size within family, App. A)."""
     from pathlib import Path
 
-    ex = Path(__file__).resolve().parents[1] / "docs/examples/salience"
+    ex = examples.path("salience/texts.jsonl").parent
     scores = pd.read_csv(ex / "scores.csv")
     # fam0-m3 -> fam0-4m: default_family strips the size token, so the family is fam0
     rename = {m: f"{m.split('-m')[0]}-{int(m.split('-m')[1]) + 1}m" for m in scores.model}

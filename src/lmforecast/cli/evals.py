@@ -61,8 +61,6 @@ def register(sub) -> None:
         "'acc'/'acc_stderr' keys and the current one with 'acc,none' keys) into one row per "
         "(model, step, task, metric). Columns: model, revision, step, task, metric, value, "
         "stderr, n_shot, source, params, params_nonembedding, tokens, flops (docs/evals.md).",
-        epilog="example: lmforecast evals import shared/data/pythia/zero-shot "
-        "--out pythia.csv --task piqa,arc_easy --metric acc",
     )
     i.add_argument(
         "paths",
@@ -101,8 +99,6 @@ def register(sub) -> None:
     s = verbs.add_parser(
         "show",
         help="counts of models, steps, tasks and metrics in a tidy table",
-        epilog="example: lmforecast evals show pythia.csv   "
-        f"(or `lmforecast evals show {BUNDLED}` for the bundled Pythia table)",
     )
     s.add_argument(
         "table",

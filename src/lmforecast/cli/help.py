@@ -141,13 +141,19 @@ EXAMPLES = {
         "lmforecast salience token-losses --texts salience/texts.jsonl --model ./my-hf-model "
         "--out losses.jsonl   # needs the hf extra and a local model folder",
     ],
-    "salience plot": ["lmforecast salience plot --fit csv.json --texts salience/texts.jsonl --out weights.png"],
+    "salience plot": [
+        "lmforecast salience plot --fit csv.json --texts salience/texts.jsonl --out weights.png"
+    ],
     "zoo build": ["lmforecast zoo build --preset mini --out zoo-mini   # ~20 s, torch extra"],
     "zoo show": ["lmforecast zoo show --json"],
     "report": [
         "lmforecast report --out report",
         "lmforecast report --out report --sections supervised,osl",
     ],
+    "evals import": [
+        "lmforecast evals import evals --models evals/models.csv --out my_evals.csv",
+    ],
+    "evals show": ["lmforecast evals show pythia   # the bundled Pythia table"],
     "examples list": ["lmforecast examples list"],
     "examples copy": ["lmforecast examples copy ."],
 }
