@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from lmforecast import examples
-
 from lmforecast.data import load_pythia, read_harness
 from lmforecast.data.evals import (
     ALL_COLUMNS,
@@ -443,7 +442,7 @@ def test_cli_bad_inputs(cli, tmp_path):
 def test_cli_help_has_example(cli):
     for verb in ("import", "show"):
         code, out, _ = cli("evals", verb, "--help")
-        assert code == 0 and "example: lmforecast evals" in out
+        assert code == 0 and f"lmforecast evals {verb}" in out and "examples" in out
 
 
 def test_osl_pca_and_fit_from_evals(cli, tmp_path):
@@ -489,7 +488,6 @@ def test_osl_pca_and_fit_from_evals(cli, tmp_path):
 def test_salience_fit_from_evals_equals_scores_table(cli, tmp_path):
     """An evals table carrying the example scores gives the same salience fit as scores.csv
     (split by size within family, App. A)."""
-    from pathlib import Path
 
     ex = examples.path("salience/texts.jsonl").parent
     scores = pd.read_csv(ex / "scores.csv")
