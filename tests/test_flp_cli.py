@@ -1,12 +1,13 @@
 """The `lmforecast flp` / `flpm` command contract, including bad input (exit 2, no output)."""
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-EX = Path(__file__).resolve().parents[1] / "docs" / "examples" / "flp"
+from lmforecast import examples
+
+EX = examples.path("flp/runs.csv").parent
 
 
 @pytest.fixture(scope="module")

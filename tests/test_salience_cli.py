@@ -1,13 +1,14 @@
 """`lmforecast salience ...` in-process: the CLI contract, file formats and bad input."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-EX = Path(__file__).resolve().parents[1] / "docs" / "examples" / "salience"
+from lmforecast import examples
+
+EX = examples.path("salience/texts.jsonl").parent
 TEXTS, LOSSES, SCORES = EX / "texts.jsonl", EX / "losses.jsonl", EX / "scores.csv"
 FIT_ARGS = ["--texts", TEXTS, "--losses", LOSSES, "--scores", SCORES, "--task", "reasoning"]
 

@@ -7,10 +7,11 @@ computation on the same ids. Nothing is downloaded.
 """
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+
+from lmforecast import examples
 
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
@@ -436,7 +437,7 @@ def test_cli_max_length_matches_the_api_and_bad_values_exit_2(models, cli, tmp_p
         assert not out.exists()
 
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "salience"
+EXAMPLES = examples.path("salience/texts.jsonl").parent
 
 
 def test_cli_fit_and_predict_on_hf_features(models, cli, tmp_path):

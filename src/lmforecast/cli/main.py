@@ -23,7 +23,9 @@ COMMAND_MODULES = [
     "lmforecast.cli.osl",
     "lmforecast.cli.salience",
     "lmforecast.cli.zoo",
+    "lmforecast.cli.evals",
     "lmforecast.cli.report",
+    "lmforecast.cli.examples",
 ]
 
 
@@ -41,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         if importlib.util.find_spec(mod) is None:
             continue
         importlib.import_module(mod).register(sub)
+    from .help import decorate
+
+    decorate(parser)
     return parser
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -34,13 +35,67 @@ def _names(text: str | None) -> list[str] | None:
     return names
 
 
+def add_evals_flags(p: argparse.ArgumentParser) -> None:
+    """`--evals TABLE` (a tidy lm-evaluation-harness table) as an alternative to --benchmarks."""
+    p.add_argument(
+        "--evals",
+        help="tidy evals table from `lmforecast evals import` (or 'pythia' for the bundled one) "
+        "instead of --benchmarks: one row per model, one column per task (default: none)",
+    )
+    p.add_argument(
+        "--evals-metric",
+        default="acc",
+        help="metric of --evals used as each task's score; per-task choices as "
+        "'acc,arc_challenge=acc_norm' (bare name = every other task) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--step",
+        type=int,
+        help="with --evals: training step to use (default: each model's final evaluation)",
+    )
+
+
+def _evals_metric(text: str):
+    if "=" not in text:
+        return text.strip()
+    out = {}
+    for item in _names(text):
+        task, sep, metric = item.partition("=")
+        if not sep:  # a bare metric is the default of every task not named
+            task, metric = "*", task
+        if not task.strip() or not metric.strip():
+            raise InputError(f"--evals-metric: {item!r} is not task=metric")
+        out[task.strip()] = metric.strip()
+    return out
+
+
+def _read_benchmarks(args: argparse.Namespace):
+    """--benchmarks (wide or long table) or --evals (tidy harness table), exactly one."""
+    if (args.benchmarks is None) == (args.evals is None):
+        raise InputError("give exactly one of --benchmarks and --evals")
+    if args.benchmarks is not None:
+        if args.step is not None:
+            raise InputError("--step applies to --evals only")
+        return read_benchmarks(args.benchmarks)
+    from ..data.evals import load_pythia, read_evals_table, to_benchmark_frame
+
+    if args.evals == "pythia" and not Path(args.evals).exists():
+        df = load_pythia()
+    else:
+        df = read_evals_table(args.evals)
+    return read_benchmarks(
+        to_benchmark_frame(df, _evals_metric(args.evals_metric), step=args.step), args.evals
+    )
+
+
 def register(sub) -> None:
     p = sub.add_parser("osl", help="observational scaling laws from public benchmark scores")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
 
     f = verbs.add_parser("fit", help="fit the sigmoid law on PCs (or FLOPs/size) with a holdout")
-    f.add_argument("--benchmarks", required=True, help="table of models x benchmark scores")
+    f.add_argument("--benchmarks", help="table of models x benchmark scores")
+    add_evals_flags(f)
     f.add_argument("--targets", help="optional table with the target column, joined on Model")
     f.add_argument("--target", required=True, help="column to forecast (accuracy in [0, 1])")
     f.add_argument("--metrics", help="comma-separated benchmark columns spanning the PCs")
@@ -149,8 +204,11 @@ def register(sub) -> None:
     r.set_defaults(handler=_robustness)
 
     c = verbs.add_parser("pca", help="the capability space alone (explained variance, loadings)")
-    c.add_argument("--benchmarks", required=True)
-    c.add_argument("--metrics")
+    c.add_argument("--benchmarks", help="table of models x benchmark scores")
+    add_evals_flags(c)
+    c.add_argument(
+        "--metrics", help="comma-separated benchmark columns (default: every numeric column)"
+    )
     c.add_argument("--pcs", type=int, default=3)
     add_output_flags(c)
     c.set_defaults(handler=_pca)
@@ -158,7 +216,7 @@ def register(sub) -> None:
 
 def _fit(args: argparse.Namespace) -> int:
     out = check_writable(args.out)
-    table = read_benchmarks(args.benchmarks)
+    table = _read_benchmarks(args)
     targets = read_table(args.targets) if args.targets else None
     table = merge_targets(table, targets)
     if args.target in table.columns and args.scale != 1.0:
@@ -267,7 +325,7 @@ def _robustness(args: argparse.Namespace) -> int:
 
 
 def _pca(args: argparse.Namespace) -> int:
-    table = read_benchmarks(args.benchmarks)
+    table = _read_benchmarks(args)
     metrics = _names(args.metrics) or default_metrics(table)
     check_metrics(table, metrics)
     space = CapabilitySpace(args.pcs).fit(table, metrics)

@@ -11,13 +11,24 @@ def register(sub) -> None:
     p.add_argument("--sections", help="comma-separated subset, e.g. supervised,distill")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="smaller bootstraps (for smoke tests)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=2,
+        help="sections built at once in worker processes (1: serial, -1: one per core); "
+        "the numbers do not depend on it",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(handler=_report)
 
 
 def _report(args) -> int:
     secs = [s.strip() for s in args.sections.split(",")] if args.sections else None
-    ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet)
+    if args.jobs == 0 or args.jobs < -1:
+        from ..errors import InputError
+
+        raise InputError(f"--jobs must be a positive number of workers or -1, got {args.jobs}")
+    ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet, jobs=args.jobs)
     numbers = build_report(args.out, sections=secs, ctx=ctx)
     if not args.quiet:
         print(f"wrote {args.out}/report.html and report.json ({len(numbers['sections'])} sections)")

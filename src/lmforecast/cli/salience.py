@@ -48,7 +48,17 @@ def register(sub) -> None:
     f = verbs.add_parser("fit", help="Algorithm 2: learn the CSV and the Eq. 2 law for one task")
     f.add_argument("--texts", required=True, help="JSONL: text_id, text")
     f.add_argument("--losses", required=True, help="JSONL: model, text_id, offsets, losses")
-    f.add_argument("--scores", required=True, help="CSV: model, split, one column per task")
+    f.add_argument("--scores", help="CSV: model, split, one column per task")
+    f.add_argument(
+        "--evals",
+        help="instead of --scores: tidy table from `lmforecast evals import` ('pythia' = the "
+        "bundled one); score = --evals-metric of --task at each model's final step (or --step), "
+        "split by size within family as --auto-split (default: none)",
+    )
+    f.add_argument("--evals-metric", default="acc", help="metric of --evals (default: %(default)s)")
+    f.add_argument(
+        "--step", type=int, help="with --evals: training step (default: each model's final one)"
+    )
     f.add_argument("--task", required=True, help="score column to fit")
     f.add_argument(
         "--random-accuracy",
@@ -175,7 +185,7 @@ def _fit(args) -> int:
     gamma = parse_random_accuracy(args.random_accuracy, args.task)
     texts = read_texts(args.texts)
     records = read_loss_records(args.losses)
-    scores = read_scores(args.scores, args.task, auto_split=args.auto_split)
+    scores = _scores(args, read_scores)
     label = read_label_losses(args.label_losses, args.task) if args.label_losses else None
     feats = TextFeatures.load(args.features) if args.features else None
     fit = fit_salience(
@@ -213,6 +223,30 @@ def _fit(args) -> int:
     else:
         print(fit.summary())
     return 0
+
+
+def _scores(args, read_scores):
+    """--scores table, or the model/split/score frame built from a tidy --evals table."""
+    if (args.scores is None) == (args.evals is None):
+        raise InputError("give exactly one of --scores and --evals")
+    if args.scores is not None:
+        if args.step is not None:
+            raise InputError("--step applies to --evals only")
+        return read_scores(args.scores, args.task, auto_split=args.auto_split)
+    import pandas as pd
+
+    from ..data.evals import load_pythia, read_evals_table, to_scores
+    from ..data.validate import numeric_column
+    from ..salience.records import size_split
+
+    if args.evals == "pythia" and not Path(args.evals).exists():
+        df = load_pythia()
+    else:
+        df = read_evals_table(args.evals)
+    s = to_scores(df, args.task, args.evals_metric, step=args.step)
+    score = numeric_column(s, args.task, lower=0.0, upper=1.0, what=f"{args.evals} {args.task}")
+    split = size_split(s["family"].astype(str), s["size"].to_numpy(float))
+    return pd.DataFrame({"model": s["model"].to_numpy(), "split": split, "score": score})
 
 
 def _predict(args) -> int:

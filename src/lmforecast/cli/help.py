@@ -1,0 +1,204 @@
+"""Help that teaches: shared option descriptions, defaults shown, and examples on every verb.
+
+`decorate(parser)` runs once on the finished `lmforecast` parser. It gives every parser a
+formatter that shows defaults, fills in the description of a shared option that a method's
+module left without one (`OPTION_HELP`), and ends every verb's help with runnable examples
+(`EXAMPLES`, written for a folder prepared with ``lmforecast examples copy .``). Keeping the
+text here, not in each method's module, keeps the wording of shared flags identical everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+OPTION_HELP = {
+    "--seed": "random seed (integer >= 0) for resampling, initialisation and training order",
+    "--jobs": "worker processes (-1: all cores; 1: serial)",
+    "--ci-level": "level of the parameter intervals, strictly between 0 and 1",
+    "--huber-delta": "Huber delta of the robust loss on log loss",
+    "--loss": "fitting loss on log loss: huber (robust) or squared",
+    "--form": "functional form of the law",
+    "--fit": "a fit saved with --out by the matching `fit` verb (JSON)",
+    "--preset": "published coefficients to use instead of a fit",
+    "--flops": "training compute in FLOPs",
+    "--params": "model parameters N",
+    "--tokens": "training tokens D",
+    "--accounting": "FLOPs accounting: 6ND, or 3 F(N) D of the distillation paper (App. H)",
+    "--n-col": "column holding parameters N",
+    "--d-col": "column holding training tokens D",
+    "--c-col": "column holding training FLOPs C",
+    "--loss-col": "column holding the loss",
+    "--model-col": "column naming the model",
+    "--step-col": "column holding the checkpoint step",
+    "--train-loss-col": "column holding the training loss (for the improved-loss filter)",
+    "--ns-col": "column holding student parameters N_S",
+    "--ds-col": "column holding student tokens D_S",
+    "--lt-col": "column holding the teacher's loss L_T",
+    "--ls-col": "column holding the student's loss L_S",
+    "--student-tokens": "student training tokens D_S",
+    "--teacher-loss": "the teacher's cross-entropy L_T (instead of its N_T, D_T)",
+    "--teacher-params": "teacher parameters N_T",
+    "--teacher-tokens": "teacher training tokens D_T",
+    "--scenario": "which compute counts (Table 2 of the distillation paper)",
+    "--benchmarks": "benchmark table: one row per model, one column per benchmark",
+    "--metrics": "comma-separated benchmark columns to use (default: every known one present)",
+    "--exclude-metric": "benchmark column to leave out of the capabilities (e.g. the target)",
+    "--pcs": "number of principal components (capabilities) to use",
+    "--max-families": "at most this many model families in the selected subset",
+    "--cutoff-flops": "FLOPs cutoff between fitted and held-out models",
+    "--reference-family": "model family the others are compared with",
+    "--lr": "learning rate of the scoring head",
+    "--optimizer": "optimiser of the scoring head",
+    "--activation": "activation of the scoring head",
+    "--texts": "JSONL of texts (text_id, text)",
+    "--device": "torch device for the language model (cpu, cuda)",
+    "--batch-size": "texts per forward pass",
+    "--out": "output file (written atomically; nothing is written on error)",
+    "--kind": "which figure to draw",
+    "--quiet": "no progress bars",
+    "--level": "prediction-interval level, strictly between 0 and 1",
+}
+
+EXAMPLES = {
+    "supervised fit": [
+        "lmforecast supervised fit supervised/runs.csv --out fit.json",
+        "lmforecast supervised fit supervised/runs.csv --form chinchilla --json",
+    ],
+    "supervised allocate": [
+        "lmforecast supervised allocate --fit fit.json --flops 1e22 --json",
+        'lmforecast supervised allocate --preset busbridge2025 --flops 1e22 --accounting "F(N)"',
+    ],
+    "supervised predict": [
+        "lmforecast supervised predict --preset hoffmann2022 --params 7e10 --tokens 1.4e12",
+    ],
+    "distill predict": [
+        "lmforecast distill predict --student-params 1e9 --student-tokens 2e10 "
+        "--teacher-params 7e9 --teacher-tokens 1.4e11 --json",
+    ],
+    "distill fit": [
+        "lmforecast distill fit distill/distill_runs.csv --out distill_fit.json",
+    ],
+    "distill plan": [
+        "lmforecast distill plan --student-params 1e9 --flops 1e22 "
+        "--scenario teacher-pretraining-inference --json",
+    ],
+    "distill choose-teacher": [
+        "lmforecast distill choose-teacher --student-params 1e9 --student-tokens 2e10 "
+        "--teachers distill/teachers.csv --json",
+    ],
+    "distill crossover": ["lmforecast distill crossover --student-params 1e9 --json"],
+    "flp fit": [
+        "lmforecast flp fit --runs flp/runs.csv --checkpoints flp/checkpoints.csv --task ARC "
+        "--out flp.json",
+    ],
+    "flp predict": ["lmforecast flp predict --fit flp.json --flops 8.4e22 --json"],
+    "flpm fit": [
+        "lmforecast flpm fit --runs flp/mixture_runs.csv --checkpoints "
+        "flp/mixture_checkpoints.csv --task HumanEval --out flpm.json",
+    ],
+    "flpm predict": ["lmforecast flpm predict --fit flpm.json --flops-per-source 7e20,3e20 --json"],
+    "flpm optimize-mixture": [
+        "lmforecast flpm optimize-mixture --fit flpm.json --flops 1e21 --json",
+    ],
+    "flpm compare": [
+        "lmforecast flpm compare --runs flp/mixture_runs.csv --checkpoints "
+        "flp/mixture_checkpoints.csv --targets flp/mixture_targets.csv --task HumanEval",
+    ],
+    "flpm single-distribution": [
+        "lmforecast flpm single-distribution --runs RUNS.csv --checkpoints CKPTS.csv --targets "
+        "TARGETS.csv --task T   # runs that all share one mixing ratio (e.g. the zoo's)",
+    ],
+    "osl pca": ["lmforecast osl pca --benchmarks osl/base_models.csv --json"],
+    "osl fit": [
+        "lmforecast osl fit --benchmarks osl/base_models.csv --target HumanEval "
+        "--exclude-metric HumanEval --json",
+    ],
+    "osl select": ["lmforecast osl select --benchmarks osl/base_models.csv --budget 8 --json"],
+    "osl gap": [
+        "lmforecast osl gap --benchmarks base_llm_benchmark_eval.csv --without gsm_naive "
+        "--with gsm_cot --json   # needs a table with both columns (the authors' full table)",
+    ],
+    "osl robustness": [
+        "lmforecast osl robustness --benchmarks osl/base_models.csv --target MMLU "
+        "--exclude-metric MMLU --json",
+    ],
+    "salience map-losses": [
+        "lmforecast salience map-losses --losses salience/losses.jsonl --texts "
+        "salience/texts.jsonl --target-tokenizer words --out word_losses.jsonl",
+    ],
+    "salience fit": [
+        "lmforecast salience fit --texts salience/texts.jsonl --losses salience/losses.jsonl "
+        "--scores salience/scores.csv --task reasoning --random-accuracy 0 --out csv.json",
+    ],
+    "salience predict": [
+        "lmforecast salience predict --fit csv.json --losses salience/new_losses.jsonl --json",
+    ],
+    "salience features": [
+        "lmforecast salience features --texts salience/texts.jsonl --model ./my-hf-model "
+        "--out features.jsonl   # needs the hf extra and a local model folder",
+    ],
+    "salience token-losses": [
+        "lmforecast salience token-losses --texts salience/texts.jsonl --model ./my-hf-model "
+        "--out losses.jsonl   # needs the hf extra and a local model folder",
+    ],
+    "salience plot": [
+        "lmforecast salience plot --fit csv.json --texts salience/texts.jsonl --out weights.png"
+    ],
+    "zoo build": ["lmforecast zoo build --preset mini --out zoo-mini   # ~20 s, torch extra"],
+    "zoo show": ["lmforecast zoo show --json"],
+    "report": [
+        "lmforecast report --out report",
+        "lmforecast report --out report --sections supervised,osl",
+    ],
+    "evals import": [
+        "lmforecast evals import evals --models evals/models.csv --out my_evals.csv",
+    ],
+    "evals show": ["lmforecast evals show pythia   # the bundled Pythia table"],
+    "examples list": ["lmforecast examples list"],
+    "examples copy": ["lmforecast examples copy ."],
+}
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Defaults shown after each option's help (unless it names one); epilogs keep line breaks."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or action.required
+            or not action.option_strings
+        ):
+            return text
+        return text + " (default: %(default)s)"
+
+
+def _verbs(parser: argparse.ArgumentParser, prefix=()):
+    """(name tuple, parser) of every parser under `parser`, the leaves marked by has_sub=False."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    yield prefix, parser, bool(subs)
+    for a in subs:
+        for name, sp in a.choices.items():
+            yield from _verbs(sp, prefix + (name,))
+
+
+def leaf_verbs(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Every runnable verb, keyed "group verb" (or "group" for single-verb groups)."""
+    return {" ".join(k): p for k, p, has_sub in _verbs(parser) if not has_sub and k}
+
+
+def decorate(parser: argparse.ArgumentParser) -> None:
+    for key, p, _ in _verbs(parser):
+        p.formatter_class = _Formatter
+        for a in p._actions:
+            if a.help is None and a.option_strings:
+                a.help = OPTION_HELP.get(a.option_strings[-1]) or OPTION_HELP.get(
+                    a.option_strings[0]
+                )
+        name = " ".join(key)
+        if name in EXAMPLES and not p.epilog:
+            p.epilog = "examples (after `lmforecast examples copy .`):\n" + "\n".join(
+                "  " + line for line in EXAMPLES[name]
+            )
