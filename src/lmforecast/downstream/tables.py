@@ -102,6 +102,8 @@ def task_data(
         if bad.any():
             i = int(np.argmax(bad.to_numpy()))
             raise InputError(f"evals: column {c!r} row {i + 1}: {df[c].iloc[i]!r} is not a number")
+    # a row without a revision (step NA) is the final model: it sorts after every step
+    df = df.assign(step=pd.to_numeric(df["step"], errors="coerce").astype(float).fillna(np.inf))
     lsub, lmet = _metric(_rows(df, loss_task, "loss task"), loss_task,
                          [loss_metric] if loss_metric else LOSS_METRICS, "--loss-task")  # fmt: skip
     ssub, _ = _metric(_rows(df, task, "task"), task, [metric], "--metric")
