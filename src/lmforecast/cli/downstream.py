@@ -31,6 +31,16 @@ def _names(text: str | None, flag: str):
     return out
 
 
+def read_evals(path: str):
+    """A tidy evals table from PATH; the word `pythia` (when no such file exists) is the bundled
+    Pythia zero-shot table (`lmforecast.data.evals.load_pythia`)."""
+    if path == "pythia" and not Path(path).exists():
+        from ..data.evals import load_pythia
+
+        return load_pythia()
+    return read_table(path)
+
+
 def add_evals_fit_flags(p: argparse.ArgumentParser, *, with_common: bool = True) -> None:
     """Flags of a fit from a tidy evals table (shared with `flp fit --evals`)."""
     p.add_argument("--loss-task", default="lambada_openai",
@@ -40,7 +50,11 @@ def add_evals_fit_flags(p: argparse.ArgumentParser, *, with_common: bool = True)
     p.add_argument("--stage1", choices=list(STAGE1), default="saturating",
                    help="compute -> loss law (power = Chen et al. Eq. 1)")  # fmt: skip
     if with_common:
-        p.add_argument("--evals", required=True, help="tidy evaluation table (CSV/Parquet/JSONL)")
+        p.add_argument(
+            "--evals",
+            required=True,
+            help="tidy evaluation table (CSV/Parquet/JSONL; `pythia`: the bundled Pythia table)",
+        )
         p.add_argument("--task", required=True, help="task to forecast (column 'task')")
         p.add_argument(
             "--method",
@@ -63,7 +77,7 @@ def fit_from_evals(args) -> int:
     if method not in METHODS:
         raise InputError(f"--method {method!r} does not apply to --evals; use one of "
                          f"{', '.join(METHODS)}")  # fmt: skip
-    evals = read_table(args.evals)
+    evals = read_evals(args.evals)
     est = DownstreamForecaster(method, stage1=args.stage1, bootstrap=args.bootstrap,
                                seed=args.seed)  # fmt: skip
     est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
@@ -138,7 +152,7 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
 
 def _backtest(args) -> int:
     out = check_writable(args.out)
-    evals = read_table(args.evals)
+    evals = read_evals(args.evals)
     methods = _names(args.methods, "--methods") or list(BACKTEST_METHODS)
     bad = [m for m in methods if m not in METHODS]
     if bad:
@@ -178,13 +192,13 @@ def register(sub) -> None:
     pr.set_defaults(handler=predict_from_fit)
     b = verbs.add_parser("backtest", help="forecast a larger model from smaller ones, with "
                          "FP and persistence baselines")  # fmt: skip
-    b.add_argument("--evals", required=True, help="tidy evaluation table")
+    b.add_argument("--evals", required=True, help="tidy evaluation table (`pythia`: bundled)")
     b.add_argument("--task", required=True, metavar="T1,T2,...", help="task(s)")
     b.add_argument("--fit-models", required=True, metavar="M1,M2,...", help="models to fit on")
     b.add_argument("--target", required=True, help="model whose final score is forecast")
     b.add_argument("--methods", metavar="M1,M2,...", help="methods (default: all)")
     add_evals_fit_flags(b, with_common=False)
-    b.add_argument("--bootstrap", type=int, default=100)
+    b.add_argument("--bootstrap", type=int, default=100, help="bootstrap replicates per fit")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out", help="rows as .csv, else JSON")
     add_level_flag(b)

@@ -291,7 +291,10 @@ def _evals_flags(f: argparse.ArgumentParser) -> None:
         if "--runs" in a.option_strings:
             a.required = False
             a.help = "final sampling models (CSV/Parquet/JSONL); or give --evals"
-    f.add_argument("--evals", help="tidy evaluation table (lmforecast.data.evals schema)")
+    f.add_argument(
+        "--evals",
+        help="tidy evaluation table (lmforecast.data.evals schema; `pythia`: the bundled one)",
+    )
     add_evals_fit_flags(f, with_common=False)
 
 

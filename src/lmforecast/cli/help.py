@@ -92,6 +92,19 @@ EXAMPLES = {
         "--out flp.json",
     ],
     "flp predict": ["lmforecast flp predict --fit flp.json --flops 8.4e22 --json"],
+    "downstream fit": [
+        "lmforecast downstream fit --evals pythia --task piqa --models pythia-70m,pythia-160m,"
+        "pythia-410m,pythia-1b,pythia-1.4b --bootstrap 50 --out piqa.json",
+        "lmforecast flp fit --evals pythia --loss-task lambada_openai --task arc_easy --json",
+    ],
+    "downstream predict": [
+        "lmforecast downstream predict --fit piqa.json --params 2.8e9 --tokens 3e11 --json",
+    ],
+    "downstream backtest": [
+        "lmforecast downstream backtest --evals pythia --task piqa,sciq --fit-models pythia-70m,"
+        "pythia-160m,pythia-410m,pythia-1b,pythia-1.4b --target pythia-2.8b --methods ensemble "
+        "--bootstrap 20",
+    ],
     "flpm fit": [
         "lmforecast flpm fit --runs flp/mixture_runs.csv --checkpoints "
         "flp/mixture_checkpoints.csv --task HumanEval --out flpm.json",
