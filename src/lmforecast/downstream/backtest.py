@@ -39,6 +39,8 @@ class Backtest:
     rows: pd.DataFrame
     level: float = 0.9
     notes: list = field(default_factory=list)
+    models: dict = field(default_factory=dict)  # (scenario, task, method) -> fitted forecaster
+    data: dict = field(default_factory=dict)  # (scenario, task) -> (fitted TaskData, target row)
 
     def errors(self, scenario: str | None = None) -> pd.DataFrame:
         """Absolute errors (points), tasks x methods; NaN = refused."""
@@ -157,7 +159,7 @@ def backtest(
         evals = evals[keep & evals["model"].isin(fit_models + [target_model])]
     with_iv = set(methods if interval_methods is None else interval_methods)
     scenario = scenario or f"{target_model} from {fit_models[-1]} and smaller"
-    rows = []
+    rows, models, data = [], {}, {}
     for task in tasks:
         td_all = task_data(evals, task=task, loss_task=loss_task, metric=metric,
                            models=fit_models + [target_model])  # fmt: skip
@@ -168,8 +170,8 @@ def backtest(
         C, actual = float(tgt["C"].iloc[0]), float(tgt["score"].iloc[0])
         td = copy.copy(td_all)
         td.checkpoints = ck[ck["model"] != target_model].reset_index(drop=True)
-        fitted: dict[str, DownstreamForecaster] = {}
         base = None
+        data[(scenario, task)] = (td, tgt.iloc[0])
         for m in methods:
             rec = dict(scenario=scenario, task=task, method=m, actual=actual, predicted=np.nan,
                        lo=np.nan, hi=np.nan, abs_error=np.nan, covered=np.nan, refused=False,
@@ -186,7 +188,7 @@ def backtest(
                     b = bootstrap if m in with_iv else 0
                     est = DownstreamForecaster(m, stage1=stage1, bootstrap=b, seed=seed)
                     est.fit_task_data(td)
-                fitted[m] = est
+                models[(scenario, task, m)] = est
                 p = float(est.predict(C)[0])
                 rec.update(predicted=p, abs_error=abs(p - actual))
                 if m == "fp":
@@ -198,7 +200,7 @@ def backtest(
             except InputError as exc:
                 rec.update(refused=True, reason=str(exc))
             rows.append(rec)
-    return Backtest(pd.DataFrame(rows), level)
+    return Backtest(pd.DataFrame(rows), level, models=models, data=data)
 
 
 def pythia_name(size: str, suite: str) -> str:

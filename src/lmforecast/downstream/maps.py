@@ -94,6 +94,15 @@ class SigmoidMap:
         def res(p):
             return (self.predict(p, L) - P) * w
 
+        def jac(p):
+            ek = np.exp(p[0])
+            z = np.clip(ek * (p[1] - L), -500, 500)
+            sg = 1.0 / (1.0 + np.exp(-z))
+            f = self._floor(p)
+            ds = (self.ceiling - f) * sg * (1.0 - sg)
+            cols = [ds * z, ds * ek] + ([1.0 - sg] if k == 3 else [])
+            return np.stack(cols, axis=1) * w[:, None]
+
         if start is not None:
             starts = [start]
         else:
@@ -104,8 +113,9 @@ class SigmoidMap:
         for s in starts:
             s = np.clip(s, lo + 1e-9, hi - 1e-9)
             try:
-                r = least_squares(res, s, bounds=(lo, hi), x_scale="jac", loss=self.loss,
-                                  f_scale=self.f_scale)  # fmt: skip
+                r = least_squares(res, s, jac=jac, bounds=(lo, hi), x_scale="jac",
+                                  loss=self.loss, f_scale=self.f_scale,
+                                  max_nfev=None if start is None else 100)  # fmt: skip
             except ValueError:
                 continue
             if best is None or r.cost < best.cost:

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import warnings
 
-import pandas as pd
-
-from ...downstream import DownstreamForecaster, task_data
 from ...downstream.backtest import backtest, pythia_name
 from ...plots import downstream as plots
 from ..builder import ReportContext, Section
@@ -46,7 +43,7 @@ def build_section(ctx: ReportContext) -> Section:
         "1B/1.4B from <= 410M) and the choice of the default are in docs/downstream.md."
     )
     suites = ("standard",) if ctx.quick else ("standard", "deduped")
-    boot = 20 if ctx.quick else 100
+    boot = 20 if ctx.quick else 50
     parts = []
     for suite in suites:
         fm = [pythia_name(s, suite) for s in FIT_SIZES]
@@ -73,27 +70,20 @@ def build_section(ctx: ReportContext) -> Section:
         sec.numbers[suite] = {"mae": bt.mae().iloc[0].to_dict(),
                               "refused": bt.refused().iloc[0].to_dict(),
                               "not_beating_persistence": bad}  # fmt: skip
-    _figures(sec, evals, ctx, boot)
+    _figures(sec, parts[0], ctx)
     return sec
 
 
-def _figures(sec: Section, evals: pd.DataFrame, ctx: ReportContext, boot: int) -> None:
+def _figures(sec: Section, bt, ctx: ReportContext) -> None:
+    """Score vs loss and vs FLOPs for a few tasks, reusing the backtest's fitted ensembles."""
     tasks = ("arc_easy", "arc_challenge") if ctx.quick else ("arc_easy", "arc_challenge", "piqa",
                                                             "winogrande")  # fmt: skip
-    fm = [pythia_name(s, "standard") for s in FIT_SIZES]
-    tgt = pythia_name(TARGET, "standard")
+    scenario = bt.rows["scenario"].iloc[0]
     for task in tasks:
-        td = task_data(evals, task=task, models=fm + [tgt])
-        t = td.runs[td.runs["model"] == tgt].iloc[0]
-        fit = td.__class__(td.task, td.metric, td.loss_task,
-                           td.checkpoints[td.checkpoints["model"] != tgt].reset_index(drop=True),
-                           td.n_dropped)  # fmt: skip
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est = DownstreamForecaster("ensemble", bootstrap=boot, seed=ctx.seed)
-            est.fit_task_data(fit)
+        est = bt.models[(scenario, task, "ensemble")]
+        fit, t = bt.data[(scenario, task)]
         target = {"C": float(t["C"]), "loss": float(t["loss"]), "score": float(t["score"]),
-                  "model": tgt}  # fmt: skip
+                  "model": str(t["model"])}  # fmt: skip
         base = {"persistence": (target["C"], est.largest_["score"])}
         sec.figure(
             plots.score_vs_loss(est, fit.checkpoints, target),
