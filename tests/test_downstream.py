@@ -252,6 +252,7 @@ def test_pythia_default_beats_fp_and_persistence_on_2_8b(suite):
     assert bt.coverage()["ensemble"] >= 5 / 7
 
 
+@pytest.mark.slow
 def test_report_section_runs_on_bundled_data():
     from lmforecast.report.builder import ReportContext
     from lmforecast.report.sections.downstream import build_section
