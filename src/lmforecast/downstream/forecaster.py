@@ -52,6 +52,13 @@ def _as_frame(evals) -> pd.DataFrame:
     raise InputError(f"evals: expected a DataFrame or a path, got {type(evals).__name__}")
 
 
+def _persistence(runs: pd.DataFrame) -> float:
+    """The largest fitted model's final score (the mean when several finals share the largest
+    compute, e.g. a standard and a deduplicated model of one size)."""
+    top = runs["C"] >= runs["C"].max() * (1 - 1e-9)
+    return float(runs.loc[top, "score"].mean())
+
+
 class DownstreamForecaster:
     """Forecast a downstream score (points) from compute; sklearn-style (learned attrs end in _).
 
@@ -108,7 +115,7 @@ class DownstreamForecaster:
                 elif n == "trend":
                     states[n] = fit_trend(td, self.trend_points, B, rng)
                 elif n == "persistence":
-                    states[n] = {"value": float(td.runs["score"].iloc[-1])}
+                    states[n] = {"value": _persistence(td.runs)}
                 else:
                     states[n] = fit_paper(n, td, self.chance_, B, seed)
             except InputError as exc:
@@ -137,7 +144,7 @@ class DownstreamForecaster:
         self.flops_basis_ = flops_basis
         self.n_models_, self.n_checkpoints_ = len(runs), len(td.checkpoints)
         self.largest_ = {"model": str(runs["model"].iloc[-1]), "C": float(runs["C"].iloc[-1]),
-                         "score": float(runs["score"].iloc[-1])}  # fmt: skip
+                         "score": _persistence(runs)}  # fmt: skip
         se = float(runs["stderr"].iloc[-1])
         self.eval_sd_ = se if np.isfinite(se) and se > 0 else 1.0
         names = self._members_needed()
