@@ -261,3 +261,18 @@ def test_report_section_runs_on_bundled_data():
     nums = sec.numbers["standard"]
     assert nums["mae"]["ensemble"] < nums["mae"]["persistence"] < nums["mae"]["fp"]
     assert sum("<img" in b or "<svg" in b for b in sec.blocks) >= 4
+
+
+def test_flp_tables_feed_the_paper_flp_unchanged():
+    """flp_tables builds the paper's RUNS/CKPTS; FLP fitted on them is the 'flp' method."""
+    from lmforecast.downstream import flp_tables
+    from lmforecast.flp import FLP
+
+    ev = synthetic_evals()
+    runs, ck = flp_tables(ev, task="arc_easy")
+    assert list(runs.columns) == ["model", "C", "loss"] and len(runs) == SIZES.size
+    assert {"model", "step", "C", "loss", "arc_easy"} <= set(ck.columns)
+    paper = FLP("arc_easy", random_performance=25, bootstrap=0).fit(runs, ck)
+    ours = DownstreamForecaster("flp", bootstrap=0).fit(ev, task="arc_easy")
+    C = np.array([1e22, 1e23])
+    np.testing.assert_allclose(ours.predict(C), paper.predict(C), rtol=1e-9)

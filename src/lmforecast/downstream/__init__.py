@@ -6,7 +6,7 @@ backtest error). See docs/downstream.md."""
 from .backtest import Backtest, backtest, pythia_backtests
 from .chance import chance_level, chance_table
 from .forecaster import DEFAULT_METHOD, ENSEMBLE, METHODS, DownstreamForecaster
-from .tables import TaskData, task_data
+from .tables import TaskData, flp_tables, task_data
 
 __all__ = [
     "Backtest",
@@ -18,6 +18,7 @@ __all__ = [
     "backtest",
     "chance_level",
     "chance_table",
+    "flp_tables",
     "pythia_backtests",
     "task_data",
 ]

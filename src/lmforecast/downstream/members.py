@@ -18,7 +18,6 @@ stage 2 is a loss -> score map (`maps.py`) fitted on all checkpoints.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from .maps import LinearMap, LocalLinearMap, SigmoidMap, weights
@@ -185,7 +184,3 @@ def member_replicates(name, state, stage1, s1state, C, N=None, D=None, chance=0.
 def subset(td: TaskData, models) -> TaskData:
     ck = td.checkpoints[td.checkpoints["model"].isin(list(models))].reset_index(drop=True)
     return TaskData(td.task, td.metric, td.loss_task, ck, td.n_dropped)
-
-
-def final_order(td: TaskData) -> pd.DataFrame:
-    return td.runs

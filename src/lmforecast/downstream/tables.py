@@ -155,3 +155,14 @@ def flops_basis(evals: pd.DataFrame) -> str | None:
             if np.all(np.abs(r - 1.0) < 1e-3):
                 return col
     return None
+
+
+def flp_tables(evals: pd.DataFrame, *, task: str, loss_task: str = "lambada_openai",
+               metric: str = "acc", models=None) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """RUNS and CKPTS in the input format of `lmforecast.flp.FLP` (Chen et al.), built from a
+    tidy evals table: runs = final checkpoints (`model, C, loss`), checkpoints = every step with
+    FLOPs > 0 (`model, step, C, loss, <task>` in points)."""
+    td = task_data(evals, task=task, loss_task=loss_task, metric=metric, models=models)
+    runs = td.runs[["model", "C", "loss"]].reset_index(drop=True)
+    ck = td.checkpoints[["model", "step", "C", "loss", "score"]].rename(columns={"score": task})
+    return runs, ck
