@@ -63,6 +63,8 @@ def add_evals_fit_flags(p: argparse.ArgumentParser, *, with_common: bool = True)
             help="forecasting method (default ensemble; see docs/downstream.md)",
         )
         p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates")
+        p.add_argument("--chance", type=float, metavar="P",
+                       help="chance level in points (default: the bundled table)")  # fmt: skip
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--out", help="save the fit as JSON")
         add_output_flags(p)
@@ -78,8 +80,13 @@ def fit_from_evals(args) -> int:
         raise InputError(f"--method {method!r} does not apply to --evals; use one of "
                          f"{', '.join(METHODS)}")  # fmt: skip
     evals = read_evals(args.evals)
+    chance = getattr(args, "chance", None)
+    if chance is None:  # `flp fit --evals` spells it --random-performance
+        chance = getattr(args, "random_performance", None)
+    if chance is not None and not (math.isfinite(chance) and 0 <= chance < 100):
+        raise InputError(f"chance level must be in [0, 100) points, got {chance}")
     est = DownstreamForecaster(method, stage1=args.stage1, bootstrap=args.bootstrap,
-                               seed=args.seed)  # fmt: skip
+                               seed=args.seed, chance=chance)  # fmt: skip
     est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
             models=_names(args.models, "--models"))  # fmt: skip
     if out is not None:
