@@ -30,7 +30,7 @@ from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..fitting.result import dump_json, load_json
 from ..laws import get_law
-from .fitting import fit_from_closed_form
+from .fitting import bootstrap_closed_form, fit_from_closed_form
 from .tables import (
     Columns,
     FilterReport,
@@ -81,14 +81,17 @@ def relative_error(predicted, actual) -> np.ndarray:
 
 
 def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
-    """Closed-form start polished by the engine (or the law's grid when `start` is None), then
-    bootstrap refits warm-started at the optimum."""
+    """Closed-form start polished by the engine, bootstrap resamples solved in closed form
+    (`bootstrap_closed_form`); or the law's grid when `start` is None, bootstrap refits
+    warm-started at the optimum."""
     if start is None:
         res = fit_law(law, X, y, loss=squared(), n_polish=16)
-    else:
-        res = fit_from_closed_form(law, X, y, start)
+        if bootstrap:
+            bootstrap_fit(law, X, y, res, n_boot=bootstrap, seed=seed, n_jobs=n_jobs)
+        return res
+    res = fit_from_closed_form(law, X, y, start)
     if bootstrap:
-        bootstrap_fit(law, X, y, res, n_boot=bootstrap, seed=seed, n_jobs=n_jobs)
+        bootstrap_closed_form(law, X, y, res, n_boot=bootstrap, seed=seed)
     return res
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..intervals import DEFAULT_LEVELS, calibration_curve, summarise_intervals
 from .data import FLOPS, FLOPS_UNIT, MODEL
 
 LLAMA2_7B_FLOPS = 8.4e22  # Sec. 4: default cutoff, Llama-2-7B's training FLOPs (6ND)
@@ -46,7 +47,6 @@ def list_split(table: pd.DataFrame, heldout: Sequence[str]) -> np.ndarray:
 
 # ---- interval backtest (issue 16 / App. C.8) -----------------------------------------------
 BACKTEST_METHODS = ("OSL (3 PCs)", "FLOPs sigmoid", "persistence")
-DEFAULT_LEVELS = (0.5, 0.8, 0.9, 0.95)
 
 
 def _persistence(y_tr, logc_tr, y_te, levels, frac: float = 0.3):
@@ -119,28 +119,6 @@ def holdout_forecasts(
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=cols)
 
 
-def summarise_intervals(forecasts: pd.DataFrame, by: Sequence[str], level: float) -> pd.DataFrame:
-    """Coverage (share of actuals inside [lower, upper]), median width and mean absolute error
-    of forecasts at one `level`, grouped by `by` (columns of a `*_forecasts` table)."""
-    f = forecasts[np.isclose(forecasts["level"], level)].copy()
-    f["inside"] = (f["y"] >= f["lower"]) & (f["y"] <= f["upper"])
-    f["width"] = f["upper"] - f["lower"]
-    f["abs_error"] = (f["y_pred"] - f["y"]).abs()
-    g = f.groupby(list(by), sort=False)
-    return pd.DataFrame({
-        "n": g.size(), "coverage": g["inside"].mean(), "median_width": g["width"].median(),
-        "mae": g["abs_error"].mean(),
-    }).reset_index()  # fmt: skip
-
-
-def calibration_curve(forecasts: pd.DataFrame, by: Sequence[str] = ("method",)) -> pd.DataFrame:
-    """Empirical coverage at every nominal level of a forecasts table (the calibration plot)."""
-    f = forecasts.assign(inside=(forecasts["y"] >= forecasts["lower"])
-                         & (forecasts["y"] <= forecasts["upper"]))  # fmt: skip
-    g = f.groupby([*by, "level"], sort=False)
-    return pd.DataFrame({"n": g.size(), "coverage": g["inside"].mean()}).reset_index()
-
-
 def interval_backtest(
     table: pd.DataFrame,
     targets: Sequence[str] | None = None,
@@ -155,3 +133,16 @@ def interval_backtest(
         table, targets, cutoff_flops=cutoff_flops, levels=(level,), n_components=n_components
     )
     return summarise_intervals(f, ("target", "method"), level)
+
+
+__all__ = [
+    "BACKTEST_METHODS",
+    "LLAMA2_7B_FLOPS",
+    "calibration_curve",
+    "cutoff_split",
+    "holdout_forecasts",
+    "interval_backtest",
+    "list_split",
+    "summarise_intervals",
+    "top_split",
+]
