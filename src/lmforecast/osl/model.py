@@ -388,7 +388,7 @@ def extrapolation_scale(
         te[order[-n_te:]] = True
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fit_sigmoid(X[~te], y[~te], n_polish=4, extra_starts=extra)
+            fit = fit_sigmoid(X[~te], y[~te], n_polish=2, extra_starts=extra)
         errs.append(predict_sigmoid(fit, X[te]) - y[te])
     if not errs:
         return None
