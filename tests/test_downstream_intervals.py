@@ -271,3 +271,34 @@ def test_saved_fits_round_trip(fits, tmp_path):
         d.pop(k)
     old = OSLResult.from_dict(d)
     assert not old.has_intervals and "forecasts" not in old.contract()
+
+
+# ---- report section ---------------------------------------------------------------------------
+@pytest.mark.slow
+def test_trust_downstream_report_section():
+    from lmforecast.report.builder import SECTION_MODULES, ReportContext
+    from lmforecast.report.sections.trust_downstream import build_section
+
+    assert "lmforecast.report.sections.trust_downstream" in SECTION_MODULES
+    sec = build_section(ReportContext(quick=True))
+    n = sec.numbers
+    osl = {r["method"]: r for r in n["osl_pooled"]}
+    assert set(osl) == {"OSL (3 PCs)", "FLOPs sigmoid", "persistence"}
+    assert osl["OSL (3 PCs)"]["n"] == 206  # Table B.1: 7 targets, models above 8.4e22 FLOPs
+    # the PC law's intervals are far better calibrated than persistence's on real models
+    assert osl["OSL (3 PCs)"]["coverage"] > 0.8 > 0.6 > osl["persistence"]["coverage"]
+    flp = {(r["study"], r["method"]): r for r in n["flp"]}
+    assert {("simulated", "FLP"), ("zoo", "FLP")} <= set(flp)
+    assert flp[("simulated", "FLP")]["n"] == 18 and flp[("zoo", "FLP")]["n"] == 21
+    assert any("<img" in b for b in sec.blocks)
+
+
+def test_calibration_figure_draws_one_panel_per_table():
+    import matplotlib.pyplot as plt
+
+    from lmforecast.plots.intervals import calibration_figure
+
+    cur = pd.DataFrame({"method": "m", "level": [0.5, 0.9], "n": 10, "coverage": [0.4, 0.8]})
+    fig = calibration_figure({"a": cur, "b": cur})
+    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 2
+    plt.close(fig)
