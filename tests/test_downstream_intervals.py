@@ -97,6 +97,28 @@ def test_flp_interval_is_prediction_not_confidence():
     assert "bootstrap refits per stage" in est.summary()
 
 
+@pytest.mark.slow
+def test_salience_intervals_cover_planted_held_out_models():
+    """225 held-out forecasts: planted data (4 families x 40 models, known Eq. 2 truth, score
+    noise 0.02), models split at random 40% train / 15% validation / 45% test, 3 seeds."""
+    from lmforecast.salience.pipeline import fit_salience
+    from lmforecast.salience.simulate import planted_salience_data
+
+    inside = []
+    for seed in range(3):
+        d = planted_salience_data(n_texts=20, models_per_family=40, score_noise=0.02, seed=seed)
+        u = np.random.default_rng(seed).random(len(d.scores))
+        sc = d.scores.assign(split=np.where(u < 0.4, "train", np.where(u < 0.55, "validation",
+                                                                       "test")))  # fmt: skip
+        fit = fit_salience(d.texts, d.records, sc[["model", "split", "score"]],
+                           random_accuracy=d.gamma, seed=seed)  # fmt: skip
+        te = fit.table().query("split == 'test'")
+        lo, hi = fit.predict_interval(te["capability"].to_numpy(), 0.9)
+        assert np.all((0 <= lo) & (hi <= 1))
+        inside += list((te["score"] >= lo) & (te["score"] <= hi))
+    assert len(inside) >= 200 and 0.8 <= np.mean(inside) <= 0.97
+
+
 # ---- clipping to the score range --------------------------------------------------------------
 def test_flp_clips_to_score_range_and_warns():
     s = simulate_flp(tasks=("ARC",), seed=0)
