@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import warnings
 from pathlib import Path
 
 from ..data.io import read_table
-from ..errors import DomainWarning, InputError
+from ..errors import InputError
 from ..flp.candidates import LOSS_MODES, compare_loss_to_performance
 from ..flp.mixture import FLPM, MAPPERS
 from ..flp.model import FLP, METHODS, clip_scores, relative_error
@@ -406,13 +405,7 @@ def _flpm_predict(args) -> int:
     est = _load(args.fit, FLPM)
     F = _parse_flops_list(args.flops_per_source)
     losses = est.predict_losses([F]).iloc[0]
-    if sum(F) > 10 * est.max_flops_:
-        warnings.warn(
-            f"forecast at {sum(F):.3g} FLOPs extrapolates {sum(F) / est.max_flops_:.3g}x beyond "
-            "the largest sampling model",
-            DomainWarning,
-            stacklevel=1,
-        )
+    est.warn_if_extrapolating([F])
     P = float(clip_scores(est.performance_from_losses(losses.to_numpy()[None, :]))[0])
     res = {"losses": {d: float(v) for d, v in losses.items()}, "performance": P}
     res["interval"] = None

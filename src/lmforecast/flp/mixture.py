@@ -356,6 +356,17 @@ class FLPM:
             )
         return MixtureCurve(self.sources_, R, perf, float(flops))
 
+    def warn_if_extrapolating(self, flops_per_source) -> None:
+        """DomainWarning when a total compute exceeds 10x the largest sampling model's."""
+        total = float(self._as_flops(flops_per_source).sum(1).max())
+        if total > 10 * self.max_flops_:
+            warnings.warn(
+                f"forecast at {total:.3g} FLOPs extrapolates {total / self.max_flops_:.3g}x "
+                "beyond the largest sampling model",
+                DomainWarning,
+                stacklevel=2,
+            )
+
     @property
     def max_flops_(self) -> float:
         return float(max(r.meta.get("max_flops", np.inf) for r in self.stage1_.values()))
