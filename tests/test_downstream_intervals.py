@@ -324,3 +324,13 @@ def test_calibration_figure_draws_one_panel_per_table():
     fig = calibration_figure({"a": cur, "b": cur})
     assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 2
     plt.close(fig)
+
+
+def test_flp_warns_when_interval_reaches_non_emergent_regime():
+    s = simulate_flp(tasks=("ARC",), seed=0)
+    est = FLP("ARC").fit(s.runs, s.checkpoints)
+    with pytest.warns(DomainWarning, match="interval reaches below random"):
+        est.warn_if_not_emerged(35.0, lower=29.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.warn_if_not_emerged(35.0, lower=31.0)

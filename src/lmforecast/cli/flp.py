@@ -324,7 +324,6 @@ def _flp_predict(args) -> int:
         raise InputError(f"--actual must be a positive score, got {args.actual}")
     est.warn_if_extrapolating(args.flops)
     P = float(est.predict([args.flops])[0])
-    est.warn_if_not_emerged(P)
     L = est.predict_loss([args.flops])
     L = None if L is None else float(L[0])
     res: dict = {"loss": L, "performance": P}
@@ -333,6 +332,7 @@ def _flp_predict(args) -> int:
         res["interval"] = [float(lo[0]), float(hi[0])]
     else:
         res["interval"] = None
+    est.warn_if_not_emerged(P, None if res["interval"] is None else res["interval"][0])
     if args.actual is not None:
         res["relative_error"] = float(relative_error(P, args.actual))
     if args.json:

@@ -288,9 +288,11 @@ class FLP:
         )
         return np.full(C.shape, SCORE_RANGE[0]), np.full(C.shape, SCORE_RANGE[1])
 
-    def warn_if_not_emerged(self, P) -> None:
+    def warn_if_not_emerged(self, P, lower=None) -> None:
         """FLP models only the post-emergence phase (Sec. 3.4): a forecast below random +
-        threshold is outside the fitted regime, so say so."""
+        threshold is outside the fitted regime, so say so; likewise when only the interval's
+        `lower` end reaches below it (stage 2 saw only emerged checkpoints, so its scatter
+        understates the spread near the threshold; docs/flp.md, zoo backtest)."""
         P = np.atleast_1d(np.asarray(P, float))
         floor = self.settings_.random_performance + self.threshold
         low = P < floor
@@ -302,6 +304,14 @@ class FLP:
                 DomainWarning,
                 stacklevel=3,
             )
+        elif lower is not None and (np.atleast_1d(np.asarray(lower, float)) < floor).any():
+            warnings.warn(
+                f"the prediction interval reaches below random + threshold ({floor:g} points) for "
+                f"{self.settings_.name}: near emergence FLP's interval is unreliable (stage 2 "
+                "only sees emerged checkpoints), expect scores down to the random level",
+                DomainWarning,
+                stacklevel=3,
+            )
 
     def forecast(self, C, actual=None, level: float = 0.9) -> pd.DataFrame:
         """Table of forecasts at C with interval and, where `actual` is given, Eq. 4 error.
@@ -309,12 +319,12 @@ class FLP:
         C = np.atleast_1d(np.asarray(C, float))
         self.warn_if_extrapolating(C)
         df = pd.DataFrame({"C": C, "performance": self.predict(C)})
-        self.warn_if_not_emerged(df["performance"])
         L = self.predict_loss(C)
         if L is not None:
             df.insert(1, "loss" if self.method == "flp" else "nll", L)
         if self.stage2_.bootstrap:
             df["lower"], df["upper"] = self.predict_interval(C, level)
+        self.warn_if_not_emerged(df["performance"], df.get("lower"))
         if actual is not None:
             df["actual"] = np.atleast_1d(np.asarray(actual, float))
             df["relative_error"] = relative_error(df["performance"], df["actual"])
