@@ -31,6 +31,7 @@ SECTION_MODULES = [
     "lmforecast.report.sections.flp",
     "lmforecast.report.sections.osl",
     "lmforecast.report.sections.salience",
+    "lmforecast.report.sections.trust_downstream",
 ]
 
 
