@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lmforecast import examples
 from lmforecast.errors import DomainWarning
 from lmforecast.flp import FLP, FLPM
 from lmforecast.flp.simulate import simulate_flp, simulate_flpm
@@ -20,8 +21,8 @@ from lmforecast.osl import ObservationalScalingLaw, OSLResult, load_table_b1
 from lmforecast.osl.data import _bundled
 
 ROOT = Path(__file__).resolve().parents[1]
-FLP_EX = ROOT / "docs" / "examples" / "flp"
-SAL_EX = ROOT / "docs" / "examples" / "salience"
+FLP_EX = examples.path("flp/runs.csv").parent
+SAL_EX = examples.path("salience/texts.jsonl").parent
 B1 = str(_bundled("table_b1_base_models.csv"))
 
 
