@@ -12,11 +12,12 @@ from ..downstream.forecaster import METHODS as DOWNSTREAM_METHODS
 from ..errors import InputError
 from ..flp.candidates import LOSS_MODES, compare_loss_to_performance
 from ..flp.mixture import FLPM, MAPPERS
-from ..flp.model import FLP, METHODS, relative_error
+from ..flp.model import FLP, METHODS, clip_scores, relative_error
 from ..flp.single_distribution import single_distribution_check
 from ..flp.tables import Columns
 from ..laws.flp import MIXTURE_FORMS
 from .common import (
+    add_level_flag,
     add_output_flags,
     atomic_write_text,
     check_writable,
@@ -98,14 +99,19 @@ def register(sub) -> None:
         type=int,
         default=200,
         metavar="B",
-        help="bootstrap resamples per stage for forecast intervals (0: none)",
+        help="bootstrap refits per stage behind the 90%% prediction intervals of `flp predict` "
+        "(default %(default)s, about a second; 0: no intervals)",
     )
     f.set_defaults(handler=_flp_fit)
-    pr = verbs.add_parser("predict", help="forecast the score at a training compute")
+    pr = verbs.add_parser(
+        "predict",
+        help="forecast the score at a training compute, with a prediction interval; scores are "
+        "clipped to [0, 100] points (a warning says when, or when C is far beyond the runs)",
+    )
     pr.add_argument("--fit", required=True)
     pr.add_argument("--flops", type=positive_float("--flops"), required=True, metavar="C")
     pr.add_argument("--actual", type=float, help="actual score: also print Eq. 4 relative error")
-    pr.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+    add_level_flag(pr)
     add_output_flags(pr)
     pr.set_defaults(handler=_flp_predict)
 
@@ -132,12 +138,15 @@ def register(sub) -> None:
         type=int,
         default=50,
         metavar="B",
-        help="bootstrap resamples of both stages for forecast intervals (0: none)",
+        help="bootstrap refits of both stages behind the prediction intervals of `flpm predict` "
+        "(default %(default)s; 0: no intervals)",
     )
     f.set_defaults(handler=_flpm_fit)
-    pr = verbs.add_parser("predict", help="forecast domain losses and score")
+    pr = verbs.add_parser(
+        "predict", help="forecast domain losses and score, with a prediction interval"
+    )
     pr.add_argument("--fit", required=True)
-    pr.add_argument("--level", type=float, default=0.9, help="interval level (default 0.9)")
+    add_level_flag(pr)
     pr.add_argument(
         "--flops-per-source",
         required=True,
@@ -341,10 +350,10 @@ def _flp_predict(args) -> int:
     if _is_downstream_fit(args.fit):
         return predict_from_fit(args)
     est = _load(args.fit, FLP)
-    if not 0 < args.level < 1:
-        raise InputError(f"--level must be in (0, 1), got {args.level}")
+    if args.actual is not None and not (math.isfinite(args.actual) and args.actual > 0):
+        raise InputError(f"--actual must be a positive score, got {args.actual}")
+    est.warn_if_extrapolating(args.flops)
     P = float(est.predict([args.flops])[0])
-    est.warn_if_not_emerged(P)
     L = est.predict_loss([args.flops])
     L = None if L is None else float(L[0])
     res: dict = {"loss": L, "performance": P}
@@ -353,9 +362,8 @@ def _flp_predict(args) -> int:
         res["interval"] = [float(lo[0]), float(hi[0])]
     else:
         res["interval"] = None
+    est.warn_if_not_emerged(P, None if res["interval"] is None else res["interval"][0])
     if args.actual is not None:
-        if not (math.isfinite(args.actual) and args.actual > 0):
-            raise InputError(f"--actual must be a positive score, got {args.actual}")
         res["relative_error"] = float(relative_error(P, args.actual))
     if args.json:
         print_json(res)
@@ -437,10 +445,9 @@ def _flpm_predict(args) -> int:
     est = _load(args.fit, FLPM)
     F = _parse_flops_list(args.flops_per_source)
     losses = est.predict_losses([F]).iloc[0]
-    P = float(est.performance_from_losses(losses.to_numpy()[None, :])[0])
+    est.warn_if_extrapolating([F])
+    P = float(clip_scores(est.performance_from_losses(losses.to_numpy()[None, :]))[0])
     res = {"losses": {d: float(v) for d, v in losses.items()}, "performance": P}
-    if not 0 < args.level < 1:
-        raise InputError(f"--level must be in (0, 1), got {args.level}")
     res["interval"] = None
     if est.bootstrap:
         lo, hi = est.predict_interval([F], args.level)

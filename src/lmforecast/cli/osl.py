@@ -17,6 +17,7 @@ from ..osl.posttraining import post_training_gap
 from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
 from .common import (
+    add_level_flag,
     add_output_flags,
     atomic_write_text,
     check_writable,
@@ -93,7 +94,11 @@ def register(sub) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
 
-    f = verbs.add_parser("fit", help="fit the sigmoid law on PCs (or FLOPs/size) with a holdout")
+    f = verbs.add_parser(
+        "fit",
+        help="fit the sigmoid law on PCs (or FLOPs/size) with a holdout; forecasts of the "
+        "held-out models carry prediction intervals, parameters App. C.8 intervals",
+    )
     f.add_argument("--benchmarks", help="table of models x benchmark scores")
     add_evals_flags(f)
     f.add_argument("--targets", help="optional table with the target column, joined on Model")
@@ -119,6 +124,7 @@ def register(sub) -> None:
         help="divide the target by this (100 for percentages)",
     )
     f.add_argument("--reference-family", default="Llama-2", help="family f of Eq. 7-8")
+    add_level_flag(f)
     f.add_argument("--out", help="save the fit as JSON")
     add_output_flags(f)
     f.set_defaults(handler=_fit)
@@ -235,12 +241,13 @@ def _fit(args: argparse.Namespace) -> int:
         exclude_metrics=tuple(args.exclude_metric),
         holdout=holdout,
         reference_family=args.reference_family,
+        level=args.level,
         **extra,
     ).fit(table, args.target)
     res = est.result_
     if out is not None:
         atomic_write_text(out, res.to_json())
-    return emit(args, res.contract(), res.summary())
+    return emit(args, res.contract(args.level), res.summary())
 
 
 def _select(args: argparse.Namespace) -> int:

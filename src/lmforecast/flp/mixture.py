@@ -6,6 +6,10 @@ checkpoints (Sec. 3.3 filter) to the task score with the two-layer network of Se
 ("neural"), or with the Sec. 6.2 alternatives: linear regression on the domain losses
 ("domain-linear") or on their average ("average"). A forecast feeds the *predicted* domain losses
 into stage 2 (Sec. 4); `optimize_mixture` scans mixing ratios for a total compute (Sec. 6.1).
+
+Intervals (`predict_interval`, on by default: bootstrap=50): bootstrap refits of both stages,
+plus Student-t residual noise per stage with dof n - p (p of the network: hidden (K + 2) + 1),
+clipped to the score range [0, 100] points like every forecast.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from ..fitting.result import dump_json, load_json
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
 from .fitting import fit_from_closed_form
+from .model import SCORE_RANGE, clip_scores, stage_noise
 from .network import TwoLayerNetwork
 from .tables import (
     Columns,
@@ -98,7 +103,10 @@ def ratio_grid(K: int, start=0.0, stop=0.5, step=0.01) -> np.ndarray:
 
 
 class FLPM:
-    """FLP-M forecaster for one task (sklearn-style; learned attributes end in _)."""
+    """FLP-M forecaster for one task (sklearn-style; learned attributes end in _).
+
+    `bootstrap` (default 50) resamples both stages for `predict_interval`; 0 turns intervals off.
+    """
 
     def __init__(
         self,
@@ -115,7 +123,7 @@ class FLPM:
         steps: int = 2000,
         weight_decay: float = 0.01,
         n_init: int = 5,
-        bootstrap: int = 0,
+        bootstrap: int = 50,
         seed: int = 0,
     ) -> None:
         if form not in MIXTURE_FORMS:
@@ -223,14 +231,26 @@ class FLPM:
     def _mapper_features(self, Lk: np.ndarray) -> np.ndarray:
         return Lk if self.mapper == "domain-linear" else Lk.mean(1, keepdims=True)
 
+    def _mapper_dof(self) -> int:
+        """Residual degrees of freedom of stage 2: retained checkpoints minus parameters."""
+        K = len(self.domains_)
+        if self.network_ is not None:
+            p = self.hidden * (K + 2) + 1
+        else:
+            p = (K if self.mapper == "domain-linear" else 1) + 1
+        return int(self.n_points_) - p
+
     def predict_interval(self, flops_per_source, level: float = 0.9, kind: str = "prediction"):
         """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
-        feed stage-2 resample b; kind="prediction" adds each stage's residual scatter."""
+        feed stage-2 resample b; kind="prediction" (default) adds each stage's Student-t
+        residual noise (dof-corrected SD). Clipped to [0, 100] points."""
         self._check()
         if not self.bootstrap:
             raise InputError("no bootstrap samples: fit with bootstrap > 0")
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}")
+        if not (isinstance(level, int | float) and 0 < level < 1):
+            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+        if kind not in ("prediction", "confidence"):
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
         F = self._as_flops(flops_per_source)
         X = {f"C_{s}": F[:, i] for i, s in enumerate(self.sources_)}
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, 2]))
@@ -238,7 +258,8 @@ class FLPM:
         for r in self.stage1_.values():
             t = r.law_.predict_target(np.asarray(r.bootstrap, float), X)  # (B, m)
             if kind == "prediction":
-                t = t + rng.normal(0, r.residual_scale, t.shape)
+                e = stage_noise(r, t.shape, rng)
+                t = t if e is None else t + e
             T.append(np.exp(t))
         Ls = np.stack(T, axis=-1)  # (B, m, domains)
         if self.network_ is not None:
@@ -252,12 +273,20 @@ class FLPM:
             x = Ls if self.mapper == "domain-linear" else Ls.mean(-1, keepdims=True)
             P = self.coef_boot_[:, :1] + np.einsum("bmk,bk->bm", x, self.coef_boot_[:, 1:])
         if kind == "prediction":
-            P = P + rng.normal(0, self.residual_scale_, P.shape)
-        elif kind != "confidence":
-            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+            dof = self._mapper_dof()
+            if dof < 1:
+                warnings.warn(
+                    f"stage 2 has {self.n_points_} checkpoint(s) for its parameters: its noise "
+                    "cannot be estimated, so the prediction interval is the whole score range",
+                    DomainWarning,
+                    stacklevel=2,
+                )
+                return np.full(len(F), SCORE_RANGE[0]), np.full(len(F), SCORE_RANGE[1])
+            s = self.residual_scale_ * np.sqrt(self.n_points_ / dof)
+            P = P + s * rng.standard_t(dof, size=P.shape)
         a = (1 - level) / 2
         lo, hi = np.quantile(P, [a, 1 - a], axis=0)
-        return lo, hi
+        return clip_scores(lo, warn=False), clip_scores(hi, warn=False)
 
     def _fit_mapper(self, Lk: np.ndarray, P: np.ndarray) -> None:
         if self.mapper == "neural":
@@ -303,9 +332,11 @@ class FLPM:
         x = Lk if self.mapper == "domain-linear" else Lk.mean(1, keepdims=True)
         return self.coef_[0] + x @ self.coef_[1:]
 
-    def predict(self, flops_per_source) -> np.ndarray:
-        """Forecast score from FLOPs per source: predicted domain losses -> stage 2 (Sec. 4)."""
-        return self.performance_from_losses(self.predict_losses(flops_per_source).to_numpy())
+    def predict(self, flops_per_source, clip: bool = True) -> np.ndarray:
+        """Forecast score from FLOPs per source: predicted domain losses -> stage 2 (Sec. 4),
+        clipped to [0, 100] points with a DomainWarning when outside (`clip=False`: raw)."""
+        P = self.performance_from_losses(self.predict_losses(flops_per_source).to_numpy())
+        return clip_scores(P) if clip else P
 
     def optimize_mixture(
         self, flops: float, start: float = 0.0, stop: float = 0.5, step: float = 0.01
@@ -324,6 +355,17 @@ class FLPM:
                 stacklevel=2,
             )
         return MixtureCurve(self.sources_, R, perf, float(flops))
+
+    def warn_if_extrapolating(self, flops_per_source) -> None:
+        """DomainWarning when a total compute exceeds 10x the largest sampling model's."""
+        total = float(self._as_flops(flops_per_source).sum(1).max())
+        if total > 10 * self.max_flops_:
+            warnings.warn(
+                f"forecast at {total:.3g} FLOPs extrapolates {total / self.max_flops_:.3g}x "
+                "beyond the largest sampling model",
+                DomainWarning,
+                stacklevel=2,
+            )
 
     @property
     def max_flops_(self) -> float:
@@ -354,6 +396,12 @@ class FLPM:
             lines.append(f"stage 2: network, training MSE {self.network_.train_mse_:.4g} points^2")
         else:
             lines.append(f"stage 2: {self.mapper} coefficients {np.round(self.coef_, 5).tolist()}")
+        lines.append(
+            f"forecast intervals: {self.bootstrap} bootstrap refits of both stages plus Student-t "
+            "residual noise (prediction intervals, clipped to [0, 100])"
+            if self.bootstrap
+            else "forecast intervals: none (fitted with bootstrap=0)"
+        )
         return "\n".join(lines)
 
     def _ident_names(self) -> list[str]:

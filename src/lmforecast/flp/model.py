@@ -10,7 +10,11 @@
 
 Forecast intervals come from bootstrap refits of both stages (independent resamples of the
 final models and of the checkpoints, paired by index), so stage-1 uncertainty is carried into
-stage 2; kind="prediction" also adds each stage's robust residual scale.
+stage 2; kind="prediction" (the default) also adds each stage's residual noise: Student-t draws
+with dof n - p scaled by the dof-corrected residual SD, so stages fitted on a handful of points
+get honestly wide intervals. Scores are points in [0, 100]: forecasts and intervals are clipped
+to that range (a DomainWarning says when a forecast was clipped or the compute lies far beyond
+the fitted runs). docs/flp.md reports the coverage of these intervals on held-out runs.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..fitting.result import dump_json, load_json
 from ..laws import get_law
-from .fitting import fit_from_closed_form
+from .fitting import bootstrap_closed_form, fit_from_closed_form
 from .tables import (
     Columns,
     FilterReport,
@@ -38,6 +42,36 @@ from .tasks import EMERGENCE_THRESHOLD, task_settings
 
 METHODS = ("flp", "fp", "gpt4", "llama3")
 FORMAT_VERSION = 1
+SCORE_RANGE = (0.0, 100.0)  # scores are points (percent)
+EXTRAPOLATION_WARN = 10.0  # warn beyond this multiple of the largest fitted compute
+
+
+def clip_scores(P, what: str = "forecast", warn: bool = True) -> np.ndarray:
+    """Clip scores to SCORE_RANGE; a DomainWarning names how many were outside it."""
+    P = np.asarray(P, float)
+    lo, hi = SCORE_RANGE
+    out = (P < lo) | (P > hi)
+    if warn and out.any():
+        worst = float(P[out].flat[np.argmax(np.abs(P[out] - 50.0))])
+        warnings.warn(
+            f"{int(out.sum())} {what}(s) outside the score range [{lo:g}, {hi:g}] points "
+            f"(e.g. {worst:.4g}); clipped to the range: the fitted law is extrapolated past "
+            "where it can hold",
+            DomainWarning,
+            stacklevel=3,
+        )
+    return np.clip(P, lo, hi)
+
+
+def stage_noise(res: FitResult, shape, rng) -> np.ndarray | None:
+    """Residual noise of one stage in its target space: Student-t (dof n - p) draws scaled by
+    the dof-corrected residual SD. None when the stage has no residual degrees of freedom."""
+    n, p = int(res.n_obs), len(res.theta)
+    dof = n - p
+    if dof < 1:
+        return None
+    s = float(res.rmse_target) * np.sqrt(n / dof)
+    return s * rng.standard_t(dof, size=shape)
 
 
 def relative_error(predicted, actual) -> np.ndarray:
@@ -47,14 +81,17 @@ def relative_error(predicted, actual) -> np.ndarray:
 
 
 def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
-    """Closed-form start polished by the engine (or the law's grid when `start` is None), then
-    bootstrap refits warm-started at the optimum."""
+    """Closed-form start polished by the engine, bootstrap resamples solved in closed form
+    (`bootstrap_closed_form`); or the law's grid when `start` is None, bootstrap refits
+    warm-started at the optimum."""
     if start is None:
         res = fit_law(law, X, y, loss=squared(), n_polish=16)
-    else:
-        res = fit_from_closed_form(law, X, y, start)
+        if bootstrap:
+            bootstrap_fit(law, X, y, res, n_boot=bootstrap, seed=seed, n_jobs=n_jobs)
+        return res
+    res = fit_from_closed_form(law, X, y, start)
     if bootstrap:
-        bootstrap_fit(law, X, y, res, n_boot=bootstrap, seed=seed, n_jobs=n_jobs)
+        bootstrap_closed_form(law, X, y, res, n_boot=bootstrap, seed=seed)
     return res
 
 
@@ -151,6 +188,7 @@ class FLP:
             self.stage2_.meta["law_options"] = {"random_performance": rp}
         self.n_runs_ = len(runs)
         self.n_points_ = int(keep.sum()) if self.method != "llama3" else len(ck)
+        self.stage2_.meta["max_flops"] = float(C_final.max())
         return self
 
     # ---- forecasting -----------------------------------------------------------------------
@@ -168,22 +206,48 @@ class FLP:
             return None
         return self.stage1_.predict(C=np.asarray(C, float))
 
-    def predict(self, C) -> np.ndarray:
-        """Forecast score (points) at training FLOPs C (stages chained)."""
+    @property
+    def max_flops_(self) -> float | None:
+        """Largest training compute among the final models (None for fits saved before it was
+        recorded)."""
+        return self.stage2_.meta.get("max_flops")
+
+    def warn_if_extrapolating(self, C) -> None:
+        """DomainWarning when C is more than EXTRAPOLATION_WARN x the largest fitted compute."""
+        C = np.atleast_1d(np.asarray(C, float))
+        m = self.max_flops_
+        if m and (C > EXTRAPOLATION_WARN * m).any():
+            warnings.warn(
+                f"forecast at {float(C.max()):.3g} FLOPs extrapolates {float(C.max()) / m:.3g}x "
+                f"beyond the largest fitted run ({m:.3g} FLOPs); the interval covers fit and "
+                "noise uncertainty, not a change of regime",
+                DomainWarning,
+                stacklevel=3,
+            )
+
+    def predict(self, C, clip: bool = True) -> np.ndarray:
+        """Forecast score (points) at training FLOPs C (stages chained), clipped to [0, 100]
+        with a DomainWarning when a forecast falls outside (`clip=False`: the raw law)."""
         self._check()
         C = np.asarray(C, float)
         if (C <= 0).any():
             raise InputError("FLOPs must be > 0")
         x = C if self.stage1_ is None else self.predict_loss(C)
-        return self.stage2_.predict(**{self._stage_input(): x})
+        P = self.stage2_.predict(**{self._stage_input(): x})
+        return clip_scores(P) if clip else P
 
     def predict_interval(self, C, level: float = 0.9, kind: str = "prediction"):
-        """Bootstrap percentile interval of the forecast, stage-1 samples fed into stage 2."""
+        """Interval of the score at C: bootstrap refits of both stages (stage-1 samples fed into
+        stage 2); kind="prediction" (default) adds Student-t residual noise of each stage
+        (`stage_noise`), "confidence" leaves it out. Clipped to [0, 100] points; a stage with
+        no residual degrees of freedom (n <= p) gives the whole range."""
         self._check()
         if not self.stage2_.bootstrap:
             raise InputError("no bootstrap samples: fit with bootstrap > 0")
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}")
+        if not (isinstance(level, int | float) and 0 < level < 1):
+            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+        if kind not in ("prediction", "confidence"):
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
         C = np.atleast_1d(np.asarray(C, float))
         rng = np.random.default_rng(self.seed + 2)
         T2 = np.asarray(self.stage2_.bootstrap)
@@ -195,20 +259,40 @@ class FLP:
             law1 = self.stage1_.law_
             T1 = np.asarray(self.stage1_.bootstrap)[:B]
             t1 = law1.predict_target(T1, {"C": C})
+            B = t1.shape[0]
             if kind == "prediction":
-                t1 = t1 + rng.normal(0, self.stage1_.residual_scale, t1.shape)
+                e1 = stage_noise(self.stage1_, t1.shape, rng)
+                if e1 is None:
+                    return self._whole_range(C, "stage 1")
+                t1 = t1 + e1
             x = law1.from_target(t1)
         name = self._stage_input()
         t2 = np.stack([law2.predict_target(T2[b : b + 1], {name: x[b]})[0] for b in range(B)])
         if kind == "prediction":
-            t2 = t2 + rng.normal(0, self.stage2_.residual_scale, t2.shape)
+            e2 = stage_noise(self.stage2_, t2.shape, rng)
+            if e2 is None:
+                return self._whole_range(C, "stage 2")
+            t2 = t2 + e2
         a = (1 - level) / 2
         lo, hi = law2.from_target(np.nanquantile(t2, [a, 1 - a], axis=0))
-        return np.minimum(lo, hi), np.maximum(lo, hi)
+        lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+        return clip_scores(lo, warn=False), clip_scores(hi, warn=False)
 
-    def warn_if_not_emerged(self, P) -> None:
+    def _whole_range(self, C, stage: str):
+        res = self.stage1_ if stage == "stage 1" else self.stage2_
+        warnings.warn(
+            f"{stage} has {res.n_obs} point(s) for {len(res.theta)} parameters: its noise cannot "
+            "be estimated, so the prediction interval is the whole score range",
+            DomainWarning,
+            stacklevel=3,
+        )
+        return np.full(C.shape, SCORE_RANGE[0]), np.full(C.shape, SCORE_RANGE[1])
+
+    def warn_if_not_emerged(self, P, lower=None) -> None:
         """FLP models only the post-emergence phase (Sec. 3.4): a forecast below random +
-        threshold is outside the fitted regime, so say so."""
+        threshold is outside the fitted regime, so say so; likewise when only the interval's
+        `lower` end reaches below it (stage 2 saw only emerged checkpoints, so its scatter
+        understates the spread near the threshold; docs/flp.md, zoo backtest)."""
         P = np.atleast_1d(np.asarray(P, float))
         floor = self.settings_.random_performance + self.threshold
         low = P < floor
@@ -220,18 +304,27 @@ class FLP:
                 DomainWarning,
                 stacklevel=3,
             )
+        elif lower is not None and (np.atleast_1d(np.asarray(lower, float)) < floor).any():
+            warnings.warn(
+                f"the prediction interval reaches below random + threshold ({floor:g} points) for "
+                f"{self.settings_.name}: near emergence FLP's interval is unreliable (stage 2 "
+                "only sees emerged checkpoints), expect scores down to the random level",
+                DomainWarning,
+                stacklevel=3,
+            )
 
     def forecast(self, C, actual=None, level: float = 0.9) -> pd.DataFrame:
         """Table of forecasts at C with interval and, where `actual` is given, Eq. 4 error.
         Warns (DomainWarning) for forecasts below random + threshold."""
         C = np.atleast_1d(np.asarray(C, float))
+        self.warn_if_extrapolating(C)
         df = pd.DataFrame({"C": C, "performance": self.predict(C)})
-        self.warn_if_not_emerged(df["performance"])
         L = self.predict_loss(C)
         if L is not None:
             df.insert(1, "loss" if self.method == "flp" else "nll", L)
         if self.stage2_.bootstrap:
             df["lower"], df["upper"] = self.predict_interval(C, level)
+        self.warn_if_not_emerged(df["performance"], df.get("lower"))
         if actual is not None:
             df["actual"] = np.atleast_1d(np.asarray(actual, float))
             df["relative_error"] = relative_error(df["performance"], df["actual"])
@@ -253,6 +346,14 @@ class FLP:
             lines += ["Stage 1 (FLOPs -> " + ("loss" if self.method == "flp" else "NLL") + ")"]
             lines += [self.stage1_.summary()]
         lines += ["Stage 2", self.stage2_.summary()]
+        if self.stage2_.bootstrap:
+            lines.append(
+                f"forecast intervals: {len(self.stage2_.bootstrap)} bootstrap refits per stage "
+                "plus Student-t residual noise (prediction intervals, clipped to [0, 100]); "
+                "bootstrap=0 turns them off"
+            )
+        else:
+            lines.append("forecast intervals: none (fitted with bootstrap=0)")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:

@@ -164,7 +164,8 @@ def single_distribution_check(
                       train_loss_decimals=train_loss_decimals)  # fmt: skip
         flp = FLP(task, bootstrap=0, **common).fit(runs, ck, columns=columns)
         flpm = FLPM(task, form=form, mapper=mapper, ratio_floor=ratio_floor, steps=steps,
-                    n_init=n_init, seed=seed, **common).fit(runs, ck, columns=columns)  # fmt: skip
+                    n_init=n_init, seed=seed, bootstrap=0, **common).fit(runs, ck,
+                                                                 columns=columns)  # fmt: skip
         rows += prediction_rows(task, "FLP", names, actual, flp.predict(C_t))
         rows += prediction_rows(task, "FLP-M", names, actual, flpm.predict(tabs.target_flops))
         n_points[task] = flpm.n_points_

@@ -5,6 +5,15 @@ components S of standard benchmarks, on training models only, and evaluate on a 
 stronger models; or use log training FLOPs / log model size as the single predictor (the compute
 baselines of Sec. 4). Then express capability as f-equivalent FLOPs (Eq. 7-8) and attribute the
 weight to the base benchmarks (beta^T gamma, Fig. 5c/6b).
+
+Intervals (App. C.8, Fig. C.22: "confidence intervals for predictions from the non-linear
+regression models"): the asymptotic least-squares covariance s^2 (J^T J)^-1 at the optimum (what
+the authors' `curve_fit` returns as pcov) gives Student-t parameter intervals and, by the delta
+method, forecast confidence intervals. Prediction intervals add a residual scale; because the
+held-out models are *stronger* than every training model, that scale is the larger of the
+in-sample residual SD and the RMSE of a rolling backtest inside the training set (fit on the
+weaker models, forecast the strongest 10/20/30%; `extrapolation_scale`). docs/osl.md reports the
+coverage of these intervals on held-out models.
 """
 
 from __future__ import annotations
@@ -17,11 +26,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, fit_law, squared
 from ..fitting.result import dump_json, load_json
-from ..laws.sigmoid import ObservationalSigmoid, sigmoid
+from ..laws.sigmoid import H_BOUNDS, ObservationalSigmoid, sigmoid
 from .capability import CapabilitySpace
 from .data import (
     FAMILY,
@@ -38,6 +48,7 @@ from .holdout import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 
 X_KINDS = ("pcs", "flops", "size")
 FORMAT_VERSION = 1
+BACKTEST_FRACTIONS = (0.1, 0.2, 0.3)  # strongest training models forecast by `extrapolation_scale`
 
 
 @dataclass
@@ -67,6 +78,13 @@ class OSLResult:
     reference: dict[str, float] | None = None  # w, b on log10(C / 1e21) (Table C.1 units)
     predictions: list[dict[str, Any]] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    # App. C.8 intervals: covariance of the fit-space parameters (h, alpha, beta), residual SD
+    # and its degrees of freedom, and the rolling-backtest extrapolation scale
+    covariance: list[list[float]] = field(default_factory=list)
+    sigma: float | None = None
+    dof: int | None = None
+    extrapolation_sigma: float | None = None
+    level: float = 0.9
 
     # ---- parameters ------------------------------------------------------------------------
     @property
@@ -102,6 +120,84 @@ class OSLResult:
     def predictions_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.predictions)
 
+    # ---- intervals (App. C.8) --------------------------------------------------------------
+    @property
+    def has_intervals(self) -> bool:
+        return bool(self.covariance) and self.sigma is not None and bool(self.dof)
+
+    def _check_intervals(self, level: float) -> None:
+        if not self.has_intervals:
+            raise InputError("this OSL fit has no interval information (refit it)")
+        if not (isinstance(level, int | float) and 0 < level < 1):
+            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+
+    @property
+    def prediction_sigma(self) -> float:
+        """Noise scale of a new model's score: max(in-sample residual SD, backtest RMSE)."""
+        e = self.extrapolation_sigma
+        return float(max(self.sigma, e if e is not None and np.isfinite(e) else 0.0))
+
+    def param_intervals(self, level: float | None = None) -> dict[str, list[float]]:
+        """Student-t (dof = n - p) Wald intervals of h, alpha, beta_k from the asymptotic
+        covariance (App. C.8); h's interval is clipped to its bounds [0.8, 1] (Sec. 3.4)."""
+        level = self.level if level is None else level
+        self._check_intervals(level)
+        q = float(stats.t.ppf(0.5 + level / 2, self.dof))
+        se = np.sqrt(np.clip(np.diag(np.asarray(self.covariance, float)), 0, None))
+        names = list(self.fit.params)
+        out = {}
+        for i, (name, v) in enumerate(zip(names, self.fit.theta)):
+            lo, hi = v - q * se[i], v + q * se[i]
+            if name == "h":
+                lo, hi = max(lo, H_BOUNDS[0]), min(hi, H_BOUNDS[1])
+            out[name] = [float(lo), float(hi)]
+        return out
+
+    def predict_interval(
+        self, X, level: float | None = None, kind: str = "prediction"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Interval of Y at predictors X (n, K) (PCs, or log10 FLOPs / size).
+
+        Delta method: Var(Y_hat) = g^T Cov g with g the gradient of Eq. 6 in the parameters;
+        kind="prediction" (default) adds `prediction_sigma`^2. Half-width t_{dof} * SD; the
+        interval is clipped to the score range [0, 1].
+        """
+        level = self.level if level is None else level
+        self._check_intervals(level)
+        if kind not in ("prediction", "confidence"):
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        X = np.atleast_2d(np.asarray(X, float))
+        law = ObservationalSigmoid(self.n_components)
+        th = np.asarray(self.fit.theta, float)[None, :]
+        pred, J = law.predict_and_jacobian(th, {f"x{i + 1}": X[:, i] for i in range(X.shape[1])})
+        var = np.einsum("ij,jk,ik->i", J[0], np.asarray(self.covariance, float), J[0])
+        if kind == "prediction":
+            var = var + self.prediction_sigma**2
+        half = float(stats.t.ppf(0.5 + level / 2, self.dof)) * np.sqrt(np.clip(var, 0, None))
+        return np.clip(pred[0] - half, 0.0, 1.0), np.clip(pred[0] + half, 0.0, 1.0)
+
+    def _predictor_matrix(self) -> np.ndarray:
+        pf = self.predictions_frame()
+        return pf[[f"x{i + 1}" for i in range(self.n_components)]].to_numpy(float)
+
+    def forecasts(self, level: float | None = None) -> list[dict[str, Any]]:
+        """Held-out (test) models: observed y, forecast y_pred and its prediction interval."""
+        level = self.level if level is None else level
+        pf = self.predictions_frame()
+        if pf.empty:
+            return []
+        test = (pf["split"] == "test").to_numpy()
+        if not test.any():
+            return []
+        iv = self.predict_interval(self._predictor_matrix()[test], level) if self.has_intervals \
+            else (np.full(test.sum(), np.nan),) * 2  # fmt: skip
+        return [
+            {"model": m, "y": y, "y_pred": p, "interval": [float(lo), float(hi)]}
+            for m, y, p, lo, hi in zip(
+                pf.loc[test, MODEL], pf.loc[test, "y"], pf.loc[test, "y_pred"], *iv
+            )
+        ]
+
     # ---- reporting -------------------------------------------------------------------------
     def summary(self) -> str:
         p = self.params
@@ -111,9 +207,22 @@ class OSLResult:
             f"predictor: {self.x}" + (f" (K={self.n_components})" if self.x == "pcs" else ""),
             f"holdout: {self.holdout}",
             "-" * 64,
-            f"{'h':<22}{p['h']:.4f}",
-            f"{'alpha':<22}{p['alpha']:.4g}",
-            f"{'beta':<22}[{beta}]",
+        ]
+        if self.has_intervals:
+            ci = self.param_intervals()
+            pct = f"{100 * self.level:g}%"
+            head = f"{'parameter':<22}{'estimate':>12}{pct + ' lower':>15}{pct + ' upper':>15}"
+            lines.append(head)
+            for name, v in self.fit.params.items():
+                lo, hi = ci[name]
+                lines.append(f"{name:<22}{v:>12.4g}{lo:>15.4g}{hi:>15.4g}")
+        else:
+            lines += [
+                f"{'h':<22}{p['h']:.4f}",
+                f"{'alpha':<22}{p['alpha']:.4g}",
+                f"{'beta':<22}[{beta}]",
+            ]
+        lines += [
             f"{'train MSE (n)':<22}{self.train_mse:.4e} ({self.n_train})",
             f"{'test MSE (n)':<22}"
             + (f"{self.test_mse:.4e} ({self.n_test})" if self.test_mse is not None else "-"),
@@ -126,15 +235,32 @@ class OSLResult:
                 f"{'C-bar form':<22}X = {self.reference['w']:.3f} log10(C_{self.reference_family}"
                 f"/1e21) {self.reference['b']:+.3f}"
             )
+        if self.has_intervals:
+            e = self.extrapolation_sigma
+            lines.append(
+                f"intervals: Student-t (dof {self.dof}) from the asymptotic covariance (App. C.8); "
+                f"forecasts add residual SD {self.sigma:.3g}"
+                + (f" or backtest RMSE {e:.3g}, the larger" if e is not None else "")
+            )
+            fc = self.forecasts()
+            if fc:
+                inside = sum(f["interval"][0] <= f["y"] <= f["interval"][1] for f in fc)
+                w = np.median([f["interval"][1] - f["interval"][0] for f in fc])
+                lines.append(
+                    f"held-out models inside their {100 * self.level:g}% prediction interval: "
+                    f"{inside} of {len(fc)} (median width {w:.3f})"
+                )
         lines.append("-" * 64)
         return "\n".join(lines)
 
     def __str__(self) -> str:  # pragma: no cover
         return self.summary()
 
-    def contract(self) -> dict[str, Any]:
-        """The CLI's `osl fit --json` object."""
-        return {
+    def contract(self, level: float | None = None) -> dict[str, Any]:
+        """The CLI's `osl fit --json` object: fit, App. C.8 parameter intervals and one forecast
+        per held-out model with its prediction interval (`"interval": [lo, hi]`)."""
+        level = self.level if level is None else level
+        out = {
             "train_mse": self.train_mse,
             "test_mse": self.test_mse,
             "n_train": self.n_train,
@@ -143,6 +269,11 @@ class OSLResult:
             "params": self.params,
             "explained_variance": self.explained_variance,
         }
+        if self.has_intervals:
+            out["level"] = float(level)
+            out["param_intervals"] = self.param_intervals(level)
+            out["forecasts"] = self.forecasts(level)
+        return out
 
     # ---- persistence -----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -217,6 +348,54 @@ def predict_sigmoid(fit: FitResult, X: np.ndarray) -> np.ndarray:
     return law.predict(np.asarray(fit.theta), **{f"x{i + 1}": X[:, i] for i in range(X.shape[1])})
 
 
+def sigmoid_covariance(
+    fit: FitResult, X: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, float, int]:
+    """App. C.8: asymptotic covariance s^2 (J^T J)^+ of the least-squares parameters (h, alpha,
+    beta) at the optimum, with s^2 = SSR / (n - p) (scipy `curve_fit`'s pcov, the authors' fit).
+    Returns (covariance, s, dof)."""
+    X = np.asarray(X, float)
+    law = ObservationalSigmoid(X.shape[1])
+    th = np.asarray(fit.theta, float)[None, :]
+    pred, J = law.predict_and_jacobian(th, {f"x{i + 1}": X[:, i] for i in range(X.shape[1])})
+    r = pred[0] - np.asarray(y, float)
+    n, p = J[0].shape
+    dof = max(n - p, 1)
+    s2 = float(r @ r) / dof
+    return s2 * np.linalg.pinv(J[0].T @ J[0]), float(np.sqrt(s2)), int(dof)
+
+
+def extrapolation_scale(
+    X: np.ndarray,
+    y: np.ndarray,
+    key: np.ndarray,
+    start: np.ndarray | None = None,
+    fractions: Sequence[float] = BACKTEST_FRACTIONS,
+) -> float | None:
+    """RMSE of a rolling backtest inside the training set: for each fraction f, refit Eq. 6 on
+    the models whose `key` (log FLOPs, or the fitted logit) is below the top f and forecast the
+    top f. Pooled over fractions; None when no split leaves enough models (p + 2) to fit."""
+    X, y, key = np.asarray(X, float), np.asarray(y, float), np.asarray(key, float)
+    n, K = X.shape
+    order = np.argsort(key, kind="stable")
+    errs = []
+    extra = None if start is None else np.atleast_2d(start)
+    for f in fractions:
+        n_te = max(1, int(round(f * n)))
+        if n - n_te < K + 4:
+            continue
+        te = np.zeros(n, bool)
+        te[order[-n_te:]] = True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = fit_sigmoid(X[~te], y[~te], n_polish=2, extra_starts=extra)
+        errs.append(predict_sigmoid(fit, X[te]) - y[te])
+    if not errs:
+        return None
+    e = np.concatenate(errs)
+    return float(np.sqrt(np.mean(e**2)))
+
+
 class ObservationalScalingLaw:
     """Fit and validate an observational scaling law (Sec. 3.4, Alg. 1; holdouts of Sec. 4).
 
@@ -228,6 +407,7 @@ class ObservationalScalingLaw:
     - holdout: "cutoff" (train on FLOPs <= cutoff_flops; unknown FLOPs -> test), "top" (hold
       out the best `holdout_top` fraction, rounded down), "list" (`heldout` names) or "none".
     - reference_family: family f of Eq. 7-8 (Llama-2); h_bounds: [0.8, 1] (Sec. 3.4).
+    - level: level of the parameter and forecast intervals reported by `summary()` (App. C.8).
 
     Learned: `result_` (OSLResult), `space_` (CapabilitySpace, PC law only), `table_`.
     """
@@ -245,6 +425,7 @@ class ObservationalScalingLaw:
         heldout: Sequence[str] | None = None,
         reference_family: str = "Llama-2",
         impute_components: int = 1,
+        level: float = 0.9,
     ) -> None:
         self.n_components = n_components
         self.x = x
@@ -256,6 +437,7 @@ class ObservationalScalingLaw:
         self.heldout = heldout
         self.reference_family = reference_family
         self.impute_components = impute_components
+        self.level = level
 
     # ---- validation ------------------------------------------------------------------------
     def _validate(self, table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, list[str]]:
@@ -350,8 +532,18 @@ class ObservationalScalingLaw:
             raise InputError(
                 f"{int(train.sum())} training models with target {target!r}; need at least {K + 2}"
             )
+        if not (isinstance(self.level, int | float) and 0 < self.level < 1):
+            raise InputError(f"level must be strictly between 0 and 1, got {self.level!r}")
         fit = fit_sigmoid(Xall[train], y[train])
         pred = predict_sigmoid(fit, Xall)
+        cov, sigma, dof = sigmoid_covariance(fit, Xall[train], y[train])
+        logc_tr = data[FLOPS].to_numpy(float)[train]
+        key = (
+            np.log10(logc_tr)
+            if np.all(np.isfinite(logc_tr) & (logc_tr > 0))
+            else fit.params["alpha"] + Xall[train] @ np.asarray(list(fit.theta)[2:])
+        )
+        ext = extrapolation_scale(Xall[train], y[train], key, np.asarray(fit.theta))
         train_mse = float(np.mean((pred[train] - y[train]) ** 2))
         test_mse = float(np.mean((pred[test] - y[test]) ** 2)) if test.any() else None
 
@@ -368,6 +560,11 @@ class ObservationalScalingLaw:
             n_test=int(test.sum()),
             heldout=data.loc[test, MODEL].tolist(),
             dropped=dropped,
+            covariance=cov.tolist(),
+            sigma=sigma,
+            dof=dof,
+            extrapolation_sigma=ext,
+            level=float(self.level),
         )
         log10_c = np.log10(data[FLOPS].to_numpy(float) * FLOPS_UNIT)
         records = pd.DataFrame(
@@ -382,6 +579,7 @@ class ObservationalScalingLaw:
         )
         for i in range(K):
             records[f"x{i + 1}"] = Xall[:, i]
+        records["lower"], records["upper"] = result.predict_interval(Xall, self.level)
         if self.x == "pcs":
             result.explained_variance = space.explained_variance_ratio_.tolist()
             result.components = space.components_.tolist()
@@ -426,17 +624,27 @@ class ObservationalScalingLaw:
         result.reference = {"w": float(w), "b": float(b), "n_models": int(len(ref))}
 
     # ---- convenience -----------------------------------------------------------------------
-    def predict(self, benchmarks: pd.DataFrame) -> np.ndarray:
-        """Predicted target for new models (PC law: from their benchmark scores)."""
+    def _predictors(self, benchmarks) -> np.ndarray:
         res = self.result_
         table = read_benchmarks(benchmarks)
         if self.x == "pcs":
             check_metrics(table, res.metrics, "new models")
-            X = self.space_.transform(table)
-        else:
-            col = FLOPS if self.x == "flops" else SIZE
-            X = np.log10(table[col].to_numpy(float))[:, None]
-        law = ObservationalSigmoid(res.n_components)
-        return law.predict(
-            np.asarray(res.fit.theta), **{f"x{i + 1}": X[:, i] for i in range(X.shape[1])}
-        )
+            return self.space_.transform(table)
+        col = FLOPS if self.x == "flops" else SIZE
+        raw = table[col].to_numpy(float)
+        bad = ~(np.isfinite(raw) & (raw > 0))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"new models: row {i + 1} has no positive {col!r}")
+        return np.log10(raw)[:, None]
+
+    def predict(self, benchmarks: pd.DataFrame) -> np.ndarray:
+        """Predicted target for new models (PC law: from their benchmark scores)."""
+        return predict_sigmoid(self.result_.fit, self._predictors(benchmarks))
+
+    def predict_interval(
+        self, benchmarks: pd.DataFrame, level: float = 0.9, kind: str = "prediction"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction interval (default) of the target for new models, clipped to [0, 1]
+        (`OSLResult.predict_interval`: App. C.8 delta method plus the extrapolation scale)."""
+        return self.result_.predict_interval(self._predictors(benchmarks), level, kind)

@@ -32,6 +32,7 @@ SECTION_MODULES = [
     "lmforecast.report.sections.downstream",
     "lmforecast.report.sections.osl",
     "lmforecast.report.sections.salience",
+    "lmforecast.report.sections.trust_downstream",
 ]
 
 

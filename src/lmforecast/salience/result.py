@@ -123,10 +123,12 @@ class SalienceFit:
         """Percentile interval of the predicted accuracy at capability scores C.
 
         kind="confidence": Eq. 2 over (alpha, beta) refitted on bootstrap resamples of the
-        train models, W held fixed. kind="prediction" (default) adds Gaussian noise with the
-        RMSE of the *validation* models (held out from the law fit; train RMSE when there are
-        none): W is fitted on the train models, so their residuals understate the error of a
-        new model. Neither accounts for the variability of W itself.
+        train models, W held fixed. kind="prediction" (default) adds Student-t noise scaled by
+        the RMSE of the *validation* models (held out from the law fit; dof = their number) or,
+        without validation models, the dof-corrected train RMSE (dof = n_train - 2): W is fitted
+        on the train models, so their residuals understate the error of a new model. Neither
+        accounts for the variability of W itself beyond what the validation error shows. The
+        interval is clipped to the accuracy range [0, 1].
         """
         if not self.bootstrap:
             raise InputError("this fit has no bootstrap samples (fit with bootstrap > 0)")
@@ -137,17 +139,27 @@ class SalienceFit:
         ab = np.asarray(self.bootstrap, float)
         P = sigmoid_law(np.asarray(C, float)[None, :], ab[:, :1], ab[:, 1:2], self.gamma)
         if kind == "prediction":
-            P = P + np.random.default_rng(seed).normal(0.0, self.residual_scale, P.shape)
+            scale, dof = self.residual_scale, self.residual_dof
+            P = P + scale * np.random.default_rng(seed).standard_t(dof, P.shape)
         a = (1 - level) / 2
         lo, hi = np.quantile(P, [a, 1 - a], axis=0)
         return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
     @property
     def residual_scale(self) -> float:
-        """RMSE of the validation models (train models when there are none)."""
+        """RMSE of the validation models (dof-corrected train RMSE when there are none)."""
         m = self.metrics
         mse = m.get("validation_mse")
-        return float(np.sqrt(mse if mse is not None else m["train_mse"]))
+        if mse is not None:
+            return float(np.sqrt(mse))
+        n = self.splits.count("train")
+        return float(np.sqrt(m["train_mse"] * n / max(n - 2, 1)))
+
+    @property
+    def residual_dof(self) -> int:
+        """Degrees of freedom of `residual_scale`: validation models, else train models - 2."""
+        n_val = self.splits.count("validation")
+        return n_val if n_val else max(self.splits.count("train") - 2, 1)
 
     # ---- reporting -------------------------------------------------------------------------
     def summary(self) -> str:

@@ -114,7 +114,7 @@ def _flpm_part(sec: Section, ctx: ReportContext) -> None:
     rows, curves, fits = [], {}, {}
     for t in tasks:
         actual = mix.targets[t].to_numpy()
-        est = FLPM(t, steps=steps, seed=ctx.seed).fit(mix.runs, mix.checkpoints)
+        est = FLPM(t, steps=steps, seed=ctx.seed, bootstrap=0).fit(mix.runs, mix.checkpoints)
         fits[t] = est
         flp = FLP(t, bootstrap=0).fit(mix.runs, mix.checkpoints)
         row = {"task": t,
@@ -141,7 +141,8 @@ def _flpm_part(sec: Section, ctx: ReportContext) -> None:
     forms = {}
     Lact = None
     for form in ("M1", "M2", "M3", "M4"):
-        est = FLPM(tasks[0], form=form, mapper="average").fit(mix.runs, mix.checkpoints)
+        est = FLPM(tasks[0], form=form, mapper="average", bootstrap=0)
+        est = est.fit(mix.runs, mix.checkpoints)
         Lact = mix.targets[[f"loss_{d}" for d in est.domains_]].to_numpy()
         forms[form] = float(np.mean(np.abs(est.predict_losses(F).to_numpy() / Lact - 1)))
     sec.table(
@@ -397,7 +398,7 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
         row: dict = {"held out": name, "runs held out": int(hold.sum())}
         for form in ("M4", "M1"):
             est = FLPM(tasks[0] if tasks else zoo_tasks(zoo)[0], form=form, mapper="average",
-                       random_performance=0.0, threshold=0.0)  # fmt: skip
+                       random_performance=0.0, threshold=0.0, bootstrap=0)  # fmt: skip
             est.fit(tr, ck_tr)
             row[f"domain loss err {form} %"] = 100 * float(
                 np.mean(np.abs(est.predict_losses(F)[list(DOMAINS)].to_numpy() / Lact - 1))
@@ -406,7 +407,8 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
             rp = zoo_random_performance(zoo, task)
             actual = te[task].to_numpy(float)
             try:
-                m = FLPM(task, steps=steps, random_performance=rp, seed=seed).fit(tr, ck_tr)
+                m = FLPM(task, steps=steps, random_performance=rp, seed=seed, bootstrap=0)
+                m = m.fit(tr, ck_tr)
                 f = FLP(task, random_performance=rp, bootstrap=0)
                 f.fit(with_total_flops(tr), with_total_flops(ck_tr))
             except InputError:
