@@ -3,7 +3,9 @@
 `DistillationScalingLaw` pairs a supervised law L(N, D) (Eq. 1; gives the teacher loss
 L_T = L(N_T, D_T) and the student's supervised loss L~_S = L(N_S, D_S)) with the student law.
 Fitting follows App. F.2: Huber (delta = 1e-4) on log L_S (Eq. 50, read as log-minus-log),
-L-BFGS-B from the best of the 216,000-start grid, and bootstrap percentile intervals (Table 6).
+L-BFGS-B from the best of the 216,000-start grid, and bootstrap percentile intervals (Table 6)
+with every resample multi-started (`uncertainty.py`), so intervals and the identifiability report
+reflect every basin the data allow; forecasts carry prediction intervals by default.
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ from ..laws.distillation import DistillationLaw
 from ..supervised import SupervisedScalingLaw
 from .fitting import score_product_grid
 from .presets import DISTILL_PRESETS
+from .uncertainty import (
+    bootstrap_grid,
+    interval_from_draws,
+    multistart_bootstrap,
+    published_draws,
+    spread_status,
+    variance_shares,
+)
 
 LAW_NAME = "busbridge-distillation"
 
@@ -98,7 +108,12 @@ class DistillationScalingLaw:
     n_polish: number of best grid starts polished with L-BFGS-B.
     fixed: natural coefficients to hold fixed, e.g. {"gamma'": 0.764} (a profile along the
         identifiability ridge, see docs/distill.md).
-    bootstrap: resamples for percentile intervals (0 = none; the paper used 4,096).
+    bootstrap: resamples for percentile intervals and prediction intervals (default 32; 0 =
+        none, then forecasts have no interval; the paper used 4,096).
+    boot_polish: grid starts polished per resample besides the full-data optimum (default 4;
+        0 = warm-start-only resamples, which cannot leave the full-data basin: too narrow).
+    boot_grid: the grid each resample re-scores: "thin" (default, `uncertainty.BOOTSTRAP_GRID`,
+        8,748 starts), "full" (App. F.2, 216,000 starts) or a dict of axes.
 
     Learned attributes: `result_` (FitResult), `params_`, `data_`.
     """
@@ -111,7 +126,9 @@ class DistillationScalingLaw:
         grid: Mapping[str, np.ndarray] | None = None,
         n_polish: int = 16,
         fixed: Mapping[str, float] | None = None,
-        bootstrap: int = 0,
+        bootstrap: int = 32,
+        boot_polish: int = 4,
+        boot_grid="thin",
         ci_level: float = 0.9,
         seed: int = 0,
         n_jobs: int = -1,
@@ -121,11 +138,14 @@ class DistillationScalingLaw:
             raise InputError(f"huber_delta must be > 0, got {huber_delta}")
         if bootstrap < 0:
             raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        if boot_polish < 0:
+            raise InputError(f"boot_polish must be >= 0, got {boot_polish}")
         if not 0 < ci_level < 1:
             raise InputError(f"ci_level must be in (0, 1), got {ci_level}")
         self.supervised = supervised
         self.huber_delta, self.grid, self.n_polish, self.fixed = huber_delta, grid, n_polish, fixed
         self.bootstrap, self.ci_level, self.seed = bootstrap, ci_level, seed
+        self.boot_polish, self.boot_grid = boot_polish, boot_grid
         self.n_jobs, self.progress = n_jobs, progress
         self.supervised_ = _supervised_from(supervised)
 
@@ -161,7 +181,23 @@ class DistillationScalingLaw:
             n_polish=self.n_polish,
             progress=self.progress,
         )
-        if self.bootstrap:
+        if self.bootstrap and self.boot_polish:
+            fixed_axes = {k: v for k, v in grid.items() if k in self._fixed_axes}
+            multistart_bootstrap(
+                law,
+                X,
+                y,
+                res,
+                n_boot=self.bootstrap,
+                grid=bootstrap_grid(law, self.boot_grid, fixed_axes),
+                n_polish=self.boot_polish,
+                level=self.ci_level,
+                seed=self.seed,
+                n_jobs=self.n_jobs,
+                bounds=bounds,
+                progress=self.progress,
+            )
+        elif self.bootstrap:  # warm-start only: kept for comparison (too narrow, see docs)
             bootstrap_fit(
                 law,
                 X,
@@ -174,6 +210,7 @@ class DistillationScalingLaw:
                 bounds=bounds,
                 progress=self.progress,
             )
+            res.meta["bootstrap"] = {"mode": "warm-start", "n_polish": 0}
         res.meta.update(
             supervised=self.supervised_.params_,
             fixed=dict(self.fixed or {}),
@@ -185,6 +222,7 @@ class DistillationScalingLaw:
         grid = dict(self.grid if self.grid is not None else law.default_grid())
         bounds = list(law.bounds)
         names = [p.natural_name for p in law.parameters]
+        self._fixed_axes = set()
         for name, value in (self.fixed or {}).items():
             if name not in names:
                 raise InputError(
@@ -197,6 +235,7 @@ class DistillationScalingLaw:
                 raise InputError(f"fixed: {name} = {value} is outside its bounds")
             grid[p.name] = np.array([v])
             bounds[idx] = (v, v)
+            self._fixed_axes.add(p.name)
         return grid, bounds
 
     def _inputs(self, N_S, D_S, L_T) -> dict[str, np.ndarray]:
@@ -327,14 +366,130 @@ class DistillationScalingLaw:
         with np.errstate(over="ignore", under="ignore"):
             return DistillationLaw.loss(self.params_, N_S, D_S, L_T, L_sup)
 
-    def predict_interval(self, N_S, D_S, teacher_loss, level: float = 0.9):
-        """Percentile interval of L_S over the bootstrap refits (supervised law held fixed)."""
+    # ---- intervals -------------------------------------------------------------------------
+    def has_intervals(self) -> bool:
+        """Whether forecasts carry intervals: bootstrap draws, or published intervals (preset)."""
         self._check()
-        X = self._inputs(*np.broadcast_arrays(N_S, D_S, teacher_loss))
-        shape = X["N_S"].shape
-        Xf = {k: v.ravel() for k, v in X.items()}
-        lo, hi = self.result_.predict_interval(level=level, **Xf)
-        return lo.reshape(shape), hi.reshape(shape)
+        return bool(self.result_.bootstrap) or bool(self.result_.ci)
+
+    def parameter_draws(self) -> np.ndarray:
+        """Fit-space parameter draws (B, 9) behind every interval.
+
+        A fit: its (multi-started) bootstrap refits. A preset: 1,000 draws consistent with the
+        published 90% intervals (`uncertainty.published_draws`, seed 0). Raises InputError when
+        there are neither (a fit made with bootstrap=0).
+        """
+        self._check()
+        res = self.result_
+        if res.bootstrap:
+            return np.asarray(res.bootstrap, float)
+        if res.ci and res.ci_level:
+            if getattr(self, "_pub_draws", None) is None:
+                law = get_law(LAW_NAME)
+                self._pub_draws = published_draws(law, res.params, res.ci, res.ci_level)
+            return self._pub_draws
+        raise InputError(
+            "this distillation fit has no bootstrap samples, so its forecasts have no interval: "
+            "refit with bootstrap > 0 (CLI: distill fit --bootstrap B)"
+        )
+
+    @property
+    def noise_scale_(self) -> float:
+        """Run-to-run noise sd on log L_S added to prediction intervals: the fit's robust
+        residual scale (1.4826 MAD of the log residuals); 0 for a preset (Table 6 gives none)."""
+        self._check()
+        return float(self.result_.residual_scale or 0.0)
+
+    def _log_draws(self, N_S, D_S, L_T) -> tuple[np.ndarray, tuple]:
+        N_S, D_S, L_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T)))
+        X = {k: v.ravel() for k, v in self._inputs(N_S, D_S, L_T).items()}
+        law = get_law(LAW_NAME)
+        with np.errstate(all="ignore"):
+            T = law.predict_target(self.parameter_draws(), X)
+        return T, N_S.shape
+
+    def predict_interval(
+        self,
+        N_S,
+        D_S,
+        teacher_loss=None,
+        level: float = 0.9,
+        *,
+        N_T=None,
+        D_T=None,
+        kind: str = "prediction",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Interval (lo, hi) for the student loss L_S at `level` (default 90%), vectorised.
+
+        kind="prediction" (default): where a new run's measured L_S should fall: the spread of
+        Eq. 8 over the parameter draws (`parameter_draws`) convolved with the run noise
+        `noise_scale_` on log L_S. kind="confidence": the parameter spread only. Neither
+        includes model-form error: how far the law itself is off beyond the fitted range
+        (docs/distill.md, "How far to trust distillation forecasts"). The supervised law giving
+        L~_S (and L_T from N_T, D_T) is held at its point estimate.
+        """
+        self._check()
+        if not 0 < level < 1:
+            raise InputError(f"level must be strictly between 0 and 1, got {level}")
+        if kind not in ("prediction", "confidence"):
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        if teacher_loss is None:
+            if N_T is None or D_T is None:
+                raise InputError("give the teacher's loss, or its parameters and tokens")
+            teacher_loss = self.teacher_loss(N_T, D_T)
+        self.predict(N_S, D_S, teacher_loss)  # validation and the domain warning
+        T, shape = self._log_draws(N_S, D_S, teacher_loss)
+        sigma = self.noise_scale_ if kind == "prediction" else 0.0
+        lo, hi = interval_from_draws(T, sigma, level)
+        return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
+
+    def reference_forecast(self) -> dict[str, float]:
+        """The forecast the fit report decomposes: beyond the data, as a user would ask, at
+        4x the largest student, 4x the most distillation tokens and the strongest teacher."""
+        self._check()
+        if not hasattr(self, "data_"):
+            return {"N_S": 1e10, "D_S": 2e11, "L_T": 2.0}
+        d = self.data_
+        return {
+            "N_S": 4.0 * float(d["N_S"].max()),
+            "D_S": 4.0 * float(d["D_S"].max()),
+            "L_T": float(d["L_T"].min()),
+        }
+
+    def uncertainty_report(self, N_S=None, D_S=None, L_T=None) -> dict:
+        """Bootstrap spread and identifiability of each coefficient, and its share of the
+        variance of log L_S at one forecast (default `reference_forecast()`).
+
+        Rule (`uncertainty.spread_status`): a scale coefficient whose resampled values span
+        more than a decade (P95/P5 > 10), or an exponent whose 5-95% range exceeds its median,
+        is NOT identified. Share (`uncertainty.variance_shares`): corr(log L_S, theta_j)^2
+        over the draws. Empty without bootstrap samples.
+        """
+        self._check()
+        if not self.result_.bootstrap:
+            return {}
+        ref = self.reference_forecast()
+        N_S = ref["N_S"] if N_S is None else float(N_S)
+        D_S = ref["D_S"] if D_S is None else float(D_S)
+        L_T = ref["L_T"] if L_T is None else float(L_T)
+        law = get_law(LAW_NAME)
+        th = self.parameter_draws()
+        nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, t)] for t in th])
+        spread = spread_status(nat, law.natural_names)
+        T, _ = self._log_draws(N_S, D_S, L_T)
+        shares = variance_shares(T[:, 0], th, law.natural_names)
+        fixed = set((self.result_.meta.get("fixed") or {}).keys())
+        for k in spread:
+            spread[k]["share"] = shares[k]
+            if k in fixed:
+                spread[k]["identified"] = True
+        lo, hi = interval_from_draws(T, self.noise_scale_, self.result_.ci_level or 0.9)
+        return {
+            "forecast": {"N_S": N_S, "D_S": D_S, "L_T": L_T},
+            "sd_log_forecast": float(np.std(T[:, 0])),
+            "interval": [float(np.exp(lo[0])), float(np.exp(hi[0]))],
+            "coefficients": spread,
+        }
 
     # ---- the capacity gap (Sec. 5.2, Fig. 7) ---------------------------------------------
     def optimal_teacher_loss(self, N_S, D_S, n_grid: int = 256):
@@ -421,6 +576,9 @@ class DistillationScalingLaw:
     def identifiability(self, negligible: float = 0.01) -> dict[str, str]:
         """Which coefficients the fitted runs can determine (see docs/distill.md).
 
+        With bootstrap samples, a coefficient whose resampled values span more than a decade
+        (`uncertainty.spread_status`: P95/P5 > 10; exponents: 5-95% range > median) is "not
+        identified (bootstrap ...)" whatever the structural checks below say.
         A' and alpha' (B' and beta') are "not identified" when the A' (B') term is below
         `negligible` of the power sum on every run; then only gamma' log A' and alpha' gamma'
         (resp. the B' pair) are. c1, f1, d1 shape the bracket's break: they are "weakly
@@ -461,6 +619,10 @@ class DistillationScalingLaw:
         out["break L_T/L~_S"] = "identified"
         if out.get("c1", "").startswith("flat") and out.get("d1") == "identified":
             out["c1"] = out["d1"] = "only via the break location (c1 flat)"
+        # the bootstrap rule is decisive: resamples spanning a decade are never "identified"
+        for c, sp in (self.uncertainty_report().get("coefficients") or {}).items():
+            if not sp["identified"]:
+                out[c] = f"not identified (bootstrap P5-P95 {sp['p05']:.3g} to {sp['p95']:.3g})"
         for c in fixed:
             out[c] = "fixed"
         return out
@@ -470,7 +632,39 @@ class DistillationScalingLaw:
         s = self.result_.summary()
         src = self.result_.meta.get("source")
         sup = ", ".join(f"{k}={v:.4g}" for k, v in self.supervised_.params_.items())
-        return s + (f"\nSource: {src}" if src else "") + f"\nSupervised law: {sup}"
+        s += (f"\nSource: {src}" if src else "") + f"\nSupervised law: {sup}"
+        boot = self.result_.meta.get("bootstrap") or {}
+        if boot:
+            s += f"\nBootstrap: {boot.get('mode')} resamples" + (
+                f" ({boot['n_polish']} best of {boot['grid_starts']:,} grid starts + "
+                f"{boot['n_warm']} warm starts each; {boot['winner_from_grid']} of "
+                f"{len(self.result_.bootstrap)} winners came from the grid)"
+                if boot.get("n_polish")
+                else " (warm-started only: intervals too narrow where the data do not pin "
+                "a coefficient)"
+            )
+        rep = self.uncertainty_report()
+        if rep:
+            f = rep["forecast"]
+            status = self.identifiability() if hasattr(self, "data_") else {}
+            lines = [
+                "",
+                "Identifiability over the bootstrap (not identified: P95/P5 > 10 for A', B', d1;"
+                " 5-95% range > median for exponents)",
+                f"and each coefficient's share of the variance of log L_S at the reference "
+                f"forecast N_S={f['N_S']:.3g}, D_S={f['D_S']:.3g}, L_T={f['L_T']:.4g}",
+                f"(90% interval {rep['interval'][0]:.4f} to {rep['interval'][1]:.4f}; share = "
+                "corr(log L_S, coefficient)^2 over the draws):",
+                f"{'coefficient':<12}{'P5':>12}{'P95':>12}{'P95/P5':>10}{'share':>8}  status",
+            ]
+            for k, v in rep["coefficients"].items():
+                st = status.get(k, "identified" if v["identified"] else "not identified")
+                lines.append(
+                    f"{k:<12}{v['p05']:>12.4g}{v['p95']:>12.4g}{v['ratio']:>10.3g}"
+                    f"{v['share']:>8.2f}  {st}"
+                )
+            s += "\n".join(lines)
+        return s
 
 
 def _golden(f, a, b, iters: int = 60):

@@ -400,3 +400,56 @@ def choose_teacher(
         float(N_S), t.loc[ok, "D_S"].to_numpy(float)
     )
     return t.sort_values("L_S", na_position="last").reset_index(drop=True)
+
+
+PLAN_INTERVAL_KEYS = (
+    "student_loss",
+    "student_tokens",
+    "teacher_params",
+    "teacher_tokens",
+    "teacher_loss",
+)
+
+
+def plan_interval(
+    model: DistillationScalingLaw,
+    N_S,
+    C,
+    scenario: str | Scenario = "best-case",
+    level: float = 0.9,
+    max_draws: int = 200,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Intervals of the compute-optimal plan (Eq. 10) over the parameter draws.
+
+    Every draw of `model.parameter_draws()` (bootstrap refits, or draws from the published
+    intervals of a preset; at most `max_draws`, the first ones) is re-planned; the percentile
+    interval of each output is reported. The student loss is a prediction interval (run noise
+    `model.noise_scale_` added on log L_S, as in `predict_interval`); the allocations (D_S*,
+    N_T*, D_T*, L_T*) are confidence intervals of the optimiser's choice. Allocations pinned by
+    the scenario (D_S* in the best case, D_T* at its bound with teacher inference) come out
+    degenerate. Returns {key: (lo, hi)} for PLAN_INTERVAL_KEYS, arrays of the broadcast shape.
+    """
+    import copy
+
+    from ..laws import get_law
+    from .uncertainty import interval_from_draws
+
+    if not 0 < level < 1:
+        raise InputError(f"level must be strictly between 0 and 1, got {level}")
+    law = get_law("busbridge-distillation")
+    draws = model.parameter_draws()[:max_draws]
+    outs: dict[str, list] = {k: [] for k in PLAN_INTERVAL_KEYS}
+    for th in draws:
+        m = copy.copy(model)
+        m.params_ = law.to_natural(th)
+        p = plan_distillation(m, N_S, C, scenario)
+        for k in PLAN_INTERVAL_KEYS:
+            outs[k].append(np.log(np.asarray(getattr(p, k), float)))
+    res = {}
+    for k, v in outs.items():
+        T = np.stack(v).reshape(len(draws), -1)
+        sigma = model.noise_scale_ if k == "student_loss" else 0.0
+        lo, hi = interval_from_draws(T, sigma, level)
+        shape = np.shape(getattr(p, k))
+        res[k] = (np.exp(lo).reshape(shape), np.exp(hi).reshape(shape))
+    return res
