@@ -396,9 +396,14 @@ class DistillationScalingLaw:
     @property
     def noise_scale_(self) -> float:
         """Run-to-run noise sd on log L_S added to prediction intervals: the fit's robust
-        residual scale (1.4826 MAD of the log residuals); 0 for a preset (Table 6 gives none)."""
+        residual scale (1.4826 MAD of the log residuals) times sqrt(n / (n - p)), p the free
+        coefficients (in-sample residuals understate new-run noise, badly with few runs);
+        0 for a preset (Table 6 reports no residual scale)."""
         self._check()
-        return float(self.result_.residual_scale or 0.0)
+        res = self.result_
+        s = float(res.residual_scale or 0.0)
+        p = len(res.params) - len(res.meta.get("fixed") or {})
+        return s * float(np.sqrt(res.n_obs / (res.n_obs - p))) if res.n_obs > p else s
 
     def _log_draws(self, N_S, D_S, L_T) -> tuple[np.ndarray, tuple]:
         N_S, D_S, L_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T)))

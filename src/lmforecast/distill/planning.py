@@ -417,7 +417,7 @@ def plan_interval(
     C,
     scenario: str | Scenario = "best-case",
     level: float = 0.9,
-    max_draws: int = 200,
+    max_draws: int = 100,
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Intervals of the compute-optimal plan (Eq. 10) over the parameter draws.
 
