@@ -124,8 +124,8 @@ def _fit(runs, **kw):
 
 
 def _well_designed_runs(seed=0, noise=0.005):
-    """Students 100M-10B over 2-500 tokens per parameter, so B'/D^beta' is 10-80% of the power
-    sum; truth = Table 6 with B' = 3e6."""
+    """192 runs: students 100M-10B over 2-500 tokens per parameter and four teachers, so
+    B'/D^beta' is 2-72% of the power sum; truth = Table 6 with B' = 3e6."""
     truth = DistillationScalingLaw.from_preset()
     truth.params_ = dict(WELL_DESIGNED)
     rng = np.random.default_rng(seed)
@@ -145,15 +145,18 @@ def test_identifiability_rule_fires_on_paper_design_not_on_well_designed():
     bad = _fit(simulate_distillation_runs(n_runs=250, seed=4))
     rep = bad.uncertainty_report()["coefficients"]
     status = bad.identifiability()
+    # B' spans more than a decade over the multi-started resamples (the warm-started bootstrap
+    # left it at the full-data value); beta' is flat (its term is negligible, the polish does
+    # not move it), which the structural check reports
+    assert not rep["B'"]["identified"] and rep["B'"]["ratio"] > 10
     for k in ("B'", "beta'"):
-        assert not rep[k]["identified"], k
         assert status[k].startswith("not identified"), status[k]
     for k, v in rep.items():  # agreement: nothing spanning a decade is called identified
         if v["p05"] > 0 and v["ratio"] > 10:
             assert not status[k].startswith("identified"), k
     assert 0.0 <= min(v["share"] for v in rep.values())
     assert max(v["share"] for v in rep.values()) <= 1.0
-    runs, _ = _well_designed_runs()
+    runs, _ = _well_designed_runs(noise=0.002)  # a study built to pin them
     good = _fit(runs)
     rep = good.uncertainty_report()["coefficients"]
     status = good.identifiability()
@@ -214,7 +217,7 @@ def test_prediction_intervals_are_calibrated_on_held_out_larger_compute():
         runs = simulate_distillation_runs(n_runs=260, seed=10 + seed)
         C = 3.0 * F(runs["N_S"].to_numpy()) * runs["D_S"].to_numpy()
         tr, te = runs[C <= 3e20], runs[C > 3e20]
-        m = _fit(tr, grid=BOOTSTRAP_GRID, fixed=None, seed=seed)
+        m = _fit(tr, bootstrap=12, seed=seed)
         lo, hi = m.predict_interval(te.N_S, te.D_S, te.L_T)
         hit += int(np.sum((te.L_S >= lo) & (te.L_S <= hi)))
         lo, hi = m.predict_interval(te.N_S, te.D_S, te.L_T, kind="confidence")
@@ -313,3 +316,23 @@ def test_cli_fit_default_carries_intervals_and_identifiability(cli, tmp_path):
     assert [lo, hi] == [float(v) for v in m.predict_interval(1e9, 2e10, 2.1)]
     code, _, err = cli("distill", "fit", csv, "--boot-polish", -1)
     assert code == 2 and "--boot-polish" in err
+
+
+# ---- real data: the bundled zoo's distilled students ---------------------------------------
+@pytest.mark.slow
+def test_zoo_backtest_beats_naive_baselines_and_reports_coverage():
+    """Fit on the smaller students (or the smaller budget), forecast the larger: the law's
+    mean error is far below the naive baselines' (supervised loss of the same student, teacher
+    loss). Coverage is reported, not asserted to be nominal: 6 runs per fit cannot calibrate
+    a noise term (docs/distill.md, "How far to trust distillation forecasts")."""
+    from lmforecast.distill.zoo_data import zoo_backtest
+    from lmforecast.zoo import load_zoo
+
+    bt = zoo_backtest(load_zoo(), bootstrap=8)
+    assert set(bt["split"]) == {"size", "compute"} and len(bt) == 12
+    for _, g in bt.groupby("split"):
+        mae = g["err"].abs().mean()
+        assert mae < 0.05
+        assert mae < 0.5 * g["err_supervised_baseline"].abs().mean()
+        assert mae < 0.5 * g["err_teacher_baseline"].abs().mean()
+    assert np.all(bt["lo"] <= bt["hi"]) and 0 < bt["covered"].mean() <= 1

@@ -617,6 +617,7 @@ class DistillationScalingLaw:
         for c, (lo, hi) in self.result_.ci.items():
             if (
                 self.result_.bootstrap
+                and c not in fixed
                 and out.get(c) == "identified"
                 and hi - lo <= 1e-6 * abs(self.params_[c])
             ):
