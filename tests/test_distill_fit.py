@@ -72,7 +72,9 @@ def test_noiseless_small_grid_fit_and_fixed_coefficient(runs):
         "gamma'": [0.8], "c0": [2.5], "c1": [500.0], "f1": [0.1], "log_d1": [0.3],
     }  # fmt: skip
     exact = runs.assign(L_S=runs.L_S_true)
-    m = DistillationScalingLaw(grid=grid, fixed={"gamma'": 0.764, "c1": 522.6}).fit(exact)
+    m = DistillationScalingLaw(grid=grid, fixed={"gamma'": 0.764, "c1": 522.6}, bootstrap=0).fit(
+        exact
+    )
     assert m.params_["gamma'"] == 0.764 and m.params_["c1"] == 522.6
     err = np.abs(m.predict(runs.N_S, runs.D_S, runs.L_T) / runs.L_S_true - 1)
     assert err.max() < 2e-4
