@@ -278,13 +278,26 @@ def test_cli_predict_and_plan_json_carry_intervals(cli, preset):
     assert code == 0 and "90% intervals" in out
 
 
+def test_cli_choose_teacher_carries_intervals(cli, tmp_path, preset):
+    t = tmp_path / "teachers.csv"
+    t.write_text("N_T,D_T\n546000000,1.1e10\n7747000000,1.55e11\n")
+    code, out, _ = cli("distill", "choose-teacher", "--student-params", 1e9, "--student-tokens",
+                       2e10, "--teachers", t, "--scenario", "best-case", "--json")  # fmt: skip
+    d = json.loads(out)
+    assert code == 0 and d["level"] == 0.9
+    lo, hi = preset.predict_interval(1e9, 2e10, d["best"]["L_T"])
+    assert d["interval"] == [float(lo), float(hi)] == [d["best"]["L_S_lo"], d["best"]["L_S_hi"]]
+    assert all(r["L_S_lo"] < r["L_S"] < r["L_S_hi"] for r in d["ranking"])
+
+
 @pytest.mark.parametrize("level", ["0", "1.5", "1", "nan", "x"])
-@pytest.mark.parametrize("verb", ["predict", "plan"])
+@pytest.mark.parametrize("verb", ["predict", "plan", "choose-teacher"])
 def test_cli_bad_level_exits_2_one_line_nothing_written(cli, tmp_path, monkeypatch, verb, level):
     monkeypatch.chdir(tmp_path)
     args = {
         "predict": ["--student-params", 1e9, "--student-tokens", 2e10, "--teacher-loss", 2.0],
         "plan": ["--student-params", 1e9, "--flops", 1e22],
+        "choose-teacher": ["--student-params", 1e9, "--student-tokens", 2e10, "--teachers", "t"],
     }[verb]
     code, out, err = cli("distill", verb, *args, "--json", "--level", level)
     assert code == 2 and out == ""

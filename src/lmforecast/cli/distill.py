@@ -107,6 +107,7 @@ def register(sub) -> None:
     ct.add_argument("--teachers", required=True, help="table with N_T and D_T (or L_T) columns")
     ct.add_argument("--scenario", default="teacher-inference")
     ct.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_level_flag(ct)
     add_output_flags(ct)
     ct.set_defaults(handler=_choose)
 
@@ -302,9 +303,14 @@ def _choose(args) -> int:
         D_S=args.student_tokens,
         C=args.flops,
         scenario=args.scenario,
+        level=args.level,
     )
     if args.json:
-        print_json({"best": t.iloc[0].to_dict(), "ranking": t.to_dict(orient="records")})
+        best = t.iloc[0].to_dict()
+        out = {"best": best, "ranking": t.to_dict(orient="records")}
+        out["interval"] = [best["L_S_lo"], best["L_S_hi"]] if "L_S_lo" in best else None
+        out["level"] = args.level
+        print_json(out)
     else:
         print(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0

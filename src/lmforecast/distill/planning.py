@@ -360,13 +360,15 @@ def choose_teacher(
     D_S: float | None = None,
     C: float | None = None,
     scenario: str | Scenario = "teacher-inference",
+    level: float = 0.9,
 ) -> pd.DataFrame:
     """Rank existing teachers for a student (Sec. 5.2; Eq. 27 for a fixed budget).
 
     `teachers` has columns N_T and D_T (or L_T; N_T is needed when logits are paid for). With a
     token budget D_S every teacher distils on D_S tokens; with a compute budget C the student
     gets D_S = (C - delta_Pre 3F(N_T)D_T) / (3F(N_S) + delta_Lgt F(N_T)) tokens (Eq. 27).
-    Returns the teachers with columns D_S, L_T, L_S, supervised_loss, sorted best first.
+    Returns the teachers with columns D_S, L_T, L_S, L_S_lo, L_S_hi (the `level` prediction
+    interval of L_S, when the model has parameter draws), supervised_loss, sorted best first.
     """
     s = get_scenario(scenario)
     if (D_S is None) == (C is None):
@@ -395,6 +397,15 @@ def choose_teacher(
     t.loc[ok, "L_S"] = model.predict(
         np.full(ok.sum(), float(N_S)), t.loc[ok, "D_S"].to_numpy(float), t.loc[ok, "L_T"]
     )
+    if model.has_intervals() and ok.any():
+        lo, hi = model.predict_interval(
+            np.full(ok.sum(), float(N_S)),
+            t.loc[ok, "D_S"].to_numpy(float),
+            t.loc[ok, "L_T"].to_numpy(float),
+            level=level,
+        )
+        t["L_S_lo"], t["L_S_hi"] = np.nan, np.nan
+        t.loc[ok, "L_S_lo"], t.loc[ok, "L_S_hi"] = lo, hi
     t["supervised_loss"] = np.nan
     t.loc[ok, "supervised_loss"] = model.supervised_loss(
         float(N_S), t.loc[ok, "D_S"].to_numpy(float)
@@ -439,12 +450,18 @@ def plan_interval(
     law = get_law("busbridge-distillation")
     draws = model.parameter_draws()[:max_draws]
     outs: dict[str, list] = {k: [] for k in PLAN_INTERVAL_KEYS}
+    p = plan_distillation(model, N_S, C, scenario)  # validates; its shape for the output
     for th in draws:
         m = copy.copy(model)
         m.params_ = law.to_natural(th)
-        p = plan_distillation(m, N_S, C, scenario)
+        try:
+            q = plan_distillation(m, N_S, C, scenario)
+        except InputError:  # this draw has no feasible plan: left out of the percentiles
+            for k in PLAN_INTERVAL_KEYS:
+                outs[k].append(np.full(np.shape(getattr(p, k)), np.nan))
+            continue
         for k in PLAN_INTERVAL_KEYS:
-            outs[k].append(np.log(np.asarray(getattr(p, k), float)))
+            outs[k].append(np.log(np.asarray(getattr(q, k), float)))
     res = {}
     for k, v in outs.items():
         T = np.stack(v).reshape(len(draws), -1)
