@@ -549,19 +549,7 @@ class DistillationScalingLaw:
         boot = np.asarray(self.result_.bootstrap, float)
         a = (1 - (self.result_.ci_level or 0.9)) / 2
 
-        def combos(th):
-            th = np.atleast_2d(th)
-            lA, lB, al, be, g, _, c1, f1, ld1 = th.T
-            with np.errstate(all="ignore"):
-                half = np.exp(ld1) * np.expm1(np.log(2.0) / (c1 * f1)) ** f1
-            return {
-                "gamma' log A'": g * lA,
-                "alpha' gamma'": al * g,
-                "gamma' log B'": g * lB,
-                "beta' gamma'": be * g,
-                "break L_T/L~_S": half,
-            }
-
+        combos = _combinations
         status = self.identifiability() if hasattr(self, "data_") else {}
         rows = []
         for k, v in self.params_.items():
@@ -626,8 +614,15 @@ class DistillationScalingLaw:
         if out.get("c1", "").startswith("flat") and out.get("d1") == "identified":
             out["c1"] = out["d1"] = "only via the break location (c1 flat)"
         # the bootstrap rule is decisive: resamples spanning a decade are never "identified"
-        for c, sp in (self.uncertainty_report().get("coefficients") or {}).items():
-            if not sp["identified"]:
+        spreads = dict(self.uncertainty_report().get("coefficients") or {})
+        if self.result_.bootstrap:  # the combinations too, by the range rule (they can be <= 0)
+            cmb = _combinations(self.result_.bootstrap)
+            names = list(cmb)
+            spreads.update(
+                spread_status(np.column_stack([cmb[k] for k in names]), names, exponents=names)
+            )
+        for c, sp in spreads.items():
+            if not sp["identified"] and c not in fixed:
                 out[c] = f"not identified (bootstrap P5-P95 {sp['p05']:.3g} to {sp['p95']:.3g})"
         for c in fixed:
             out[c] = "fixed"
@@ -671,6 +666,21 @@ class DistillationScalingLaw:
                 )
             s += "\n".join(lines)
         return s
+
+
+def _combinations(th) -> dict[str, np.ndarray]:
+    """The combinations of coefficients a ridge can leave pinned (see `coefficient_table`)."""
+    th = np.atleast_2d(np.asarray(th, float))
+    lA, lB, al, be, g, _, c1, f1, ld1 = th.T
+    with np.errstate(all="ignore"):
+        half = np.exp(ld1) * np.expm1(np.log(2.0) / (c1 * f1)) ** f1
+    return {
+        "gamma' log A'": g * lA,
+        "alpha' gamma'": al * g,
+        "gamma' log B'": g * lB,
+        "beta' gamma'": be * g,
+        "break L_T/L~_S": half,
+    }
 
 
 def _golden(f, a, b, iters: int = 60):

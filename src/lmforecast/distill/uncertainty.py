@@ -200,14 +200,16 @@ def interval_from_draws(T: np.ndarray, sigma: float, level: float) -> tuple[np.n
     return lo, hi
 
 
-def spread_status(nat: np.ndarray, names) -> dict[str, dict]:
+def spread_status(nat: np.ndarray, names, exponents=EXPONENTS) -> dict[str, dict]:
     """The bootstrap identifiability rule, per coefficient, over natural-space draws (B, P).
 
     Every coefficient whose 5th percentile is positive: NOT identified when P95 / P5 > 10 (the
     resamples span more than a decade). Exponents (alpha', beta', gamma', c0, c1, f1) can sit at
     or near 0, where a ratio is meaningless, so they are also NOT identified when their 5-95%
     range is wider than their median, P95 - P5 > |P50| (for a positive exponent this fires from
-    P95/P5 of about 3, so it is stricter than the decade rule). Returns
+    P95/P5 of about 3, so it is stricter than the decade rule); `exponents` names the
+    quantities given the range rule (the identifiability report also passes the combinations
+    gamma' log A', alpha' gamma', ... and the break location). Returns
     {name: {p05, p50, p95, ratio, identified}}.
     """
     q05, q50, q95 = np.nanquantile(np.asarray(nat, float), [0.05, 0.5, 0.95], axis=0)
@@ -216,7 +218,7 @@ def spread_status(nat: np.ndarray, names) -> dict[str, dict]:
         with np.errstate(all="ignore"):
             ratio = float(q95[j] / q05[j]) if q05[j] > 0 else float("inf")
         ok = bool(q05[j] <= 0 or ratio <= DECADE)
-        if k in EXPONENTS:
+        if k in exponents:
             ok = ok and bool(q95[j] - q05[j] <= abs(q50[j]))
         elif q05[j] <= 0:
             ok = False
