@@ -650,8 +650,9 @@ class DistillationScalingLaw:
             status = self.identifiability() if hasattr(self, "data_") else {}
             lines = [
                 "",
-                "Identifiability over the bootstrap (not identified: P95/P5 > 10 for A', B', d1;"
-                " 5-95% range > median for exponents)",
+                "",
+                "Identifiability over the bootstrap (not identified: P95/P5 > 10; for exponents"
+                " also 5-95% range > median)",
                 f"and each coefficient's share of the variance of log L_S at the reference "
                 f"forecast N_S={f['N_S']:.3g}, D_S={f['D_S']:.3g}, L_T={f['L_T']:.4g}",
                 f"(90% interval {rep['interval'][0]:.4f} to {rep['interval'][1]:.4f}; share = "
