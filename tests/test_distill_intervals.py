@@ -243,6 +243,7 @@ def test_saved_fit_with_bootstrap_round_trips_bit_for_bit(tmp_path):
     assert back.noise_scale_ == m.noise_scale_ > 0
 
 
+@pytest.mark.slow
 def test_small_fits_estimate_run_noise_by_leave_one_out():
     """<= 40 runs: the noise term is at least the leave-one-out RMS error of log L_S (a
     within-data backtest), which exceeds the in-sample residual scale; a hand-rolled refit
