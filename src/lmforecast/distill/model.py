@@ -240,7 +240,7 @@ class DistillationScalingLaw:
             supervised=self.supervised_.params_,
             fixed=dict(self.fixed or {}),
         )
-        if len(data) <= LOO_MAX_RUNS:
+        if self.bootstrap and len(data) <= LOO_MAX_RUNS:  # only intervals use the noise
             res.meta["noise"] = loo_noise(law, X, y, res, loss, bounds)
         self.result_, self.params_, self.data_ = res, dict(res.params), data
         return self
