@@ -281,7 +281,7 @@ def test_cli_predict_and_plan_json_carry_intervals(cli, preset):
     base = ["distill", "predict", "--student-params", 1e9, "--student-tokens", 2e10]
     code, out, _ = cli(*base, "--teacher-loss", 2.0, "--json")
     d = json.loads(out)
-    assert code == 0 and d["level"] == 0.9
+    assert code == 0 and d["level"] == 0.9 and "no run noise" in d["interval_basis"]
     lo, hi = d["interval"]
     assert (lo, hi) == tuple(float(v) for v in preset.predict_interval(1e9, 2e10, 2.0))
     assert lo < d["student_loss"] < hi

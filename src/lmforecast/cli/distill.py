@@ -163,6 +163,7 @@ def _predict(args) -> int:
         print(
             f"student L_S = {LS:.4f}{band}  (teacher L_T = {LT:.4f}; supervised student "
             f"L~_S = {sup:.4f}; distillation {'helps' if LS < sup else 'does not help'})"
+            + (f"\n  interval: {out['interval_basis']}" if iv is not None else "")
         )
     return 0
 
@@ -177,7 +178,11 @@ def _interval(m, level, compute) -> dict:
             "interval_note": "the fit has no bootstrap samples (refit with --bootstrap B > 0)",
         }
     lo, hi = compute()
-    return {"interval": [float(lo), float(hi)], "level": level}
+    return {
+        "interval": [float(lo), float(hi)],
+        "level": level,
+        "interval_basis": m.interval_basis(),
+    }
 
 
 def _parse_fixed(items: list[str]) -> dict[str, float]:
@@ -286,7 +291,11 @@ def _plan(args) -> int:
             f"  compute split: student {fl['student_training'] / tot:.1%}, teacher inference "
             f"{fl['teacher_inference'] / tot:.1%}, teacher pretraining "
             f"{fl['teacher_pretraining'] / tot:.1%}"
-            + ("" if ivs else f"\n  no interval: {d['interval_note']}")
+            + (
+                f"\n  intervals: {d['interval_basis']}"
+                if ivs
+                else f"\n  no interval: {d['interval_note']}"
+            )
         )
     return 0
 
@@ -310,6 +319,7 @@ def _choose(args) -> int:
         out = {"best": best, "ranking": t.to_dict(orient="records")}
         out["interval"] = [best["L_S_lo"], best["L_S_hi"]] if "L_S_lo" in best else None
         out["level"] = args.level
+        out["interval_basis"] = m.interval_basis()
         print_json(out)
     else:
         print(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))

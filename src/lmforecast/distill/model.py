@@ -420,6 +420,23 @@ class DistillationScalingLaw:
             "refit with bootstrap > 0 (CLI: distill fit --bootstrap B)"
         )
 
+    def interval_basis(self) -> str:
+        """One line saying what the intervals contain (printed by the CLI, in its JSON)."""
+        self._check()
+        res = self.result_
+        if res.bootstrap:
+            b = res.meta.get("bootstrap") or {}
+            return (
+                f"{len(res.bootstrap)} {b.get('mode', 'bootstrap')} bootstrap refits + run noise "
+                f"(sd {self.noise_scale_:.3g} on log L_S); excludes model-form error"
+            )
+        if res.ci:
+            return (
+                "draws from the published intervals (independent); no run noise, no model-form "
+                "or extrapolation error"
+            )
+        return "none (no bootstrap samples)"
+
     @property
     def noise_scale_(self) -> float:
         """Run-to-run noise sd on log L_S added to prediction intervals: the fit's robust
