@@ -459,7 +459,7 @@ class DistillationScalingLaw:
         law = get_law(LAW_NAME)
         with np.errstate(all="ignore"):
             T = law.predict_target(self.parameter_draws(), X)
-        return T, N_S.shape
+        return np.where(np.isfinite(T), T, np.nan), N_S.shape
 
     def predict_interval(
         self,

@@ -242,7 +242,11 @@ def variance_shares(f: np.ndarray, theta: np.ndarray, names) -> dict[str, float]
     """
     f = np.asarray(f, float)
     theta = np.asarray(theta, float)
+    ok = np.isfinite(f)  # a draw whose forecast overflows says nothing linear
+    f, theta = f[ok], theta[ok]
     out = {}
+    if f.size < 3:
+        return {k: 0.0 for k in names}
     fc = f - f.mean()
     sf = np.sqrt(np.sum(fc**2))
     for j, k in enumerate(names):
