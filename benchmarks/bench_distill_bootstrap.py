@@ -69,9 +69,7 @@ def main() -> None:
     print(f"5-minute floor (300 s): {'met' if t_multi < 300 else 'MISSED'} ({t_multi:.0f} s)")
     if args.full:
         full, t_full = _run(runs, boot_grid="full", **common)
-        print(
-            f"fit + multi-start (full grid):           {t_full:7.1f} s   {_spread(full, BETA)}"
-        )
+        print(f"fit + multi-start (full grid):           {t_full:7.1f} s   {_spread(full, BETA)}")
         print(f"ratio full-grid / warm-start: {t_full / t_warm:.2f}x")
     for name in ("A'", "B'", "gamma'", "c0", "d1"):
         print(f"  warm  {_spread(warm, name)}\n  multi {_spread(multi, name)}")
