@@ -18,7 +18,8 @@ def test_predict_contract(cli, preset):
     code, out, _ = cli("distill", "predict", *args, "--teacher-tokens", 1.55e11, "--json")
     assert code == 0
     d = json.loads(out)
-    assert set(d) == {"student_loss", "teacher_loss", "supervised_loss"}
+    assert set(d) == {"student_loss", "teacher_loss", "supervised_loss", "interval", "level",
+                      "interval_basis"}  # fmt: skip
     LT = float(preset.teacher_loss(7.75e9, 1.55e11))
     assert d["teacher_loss"] == pytest.approx(LT)
     assert d["student_loss"] == pytest.approx(float(preset.predict(1e9, 2e10, LT)))
@@ -45,7 +46,8 @@ def test_plan_contract_and_errors(cli, tmp_path):
     assert code == 0
     d = json.loads(out)
     assert set(d) == {"student_tokens", "teacher_params", "teacher_tokens", "teacher_loss",
-                      "student_loss", "supervised_loss", "flops"}  # fmt: skip
+                      "student_loss", "supervised_loss", "flops", "interval", "level",
+                      "intervals", "interval_basis"}  # fmt: skip
     assert set(d["flops"]) == {"student_training", "teacher_inference", "teacher_pretraining"}
     assert sum(d["flops"].values()) == pytest.approx(1e22, rel=1e-9)
     code, _, err = cli("distill", "plan", "--student-params", 3e9, "--flops", 1e22,
@@ -67,7 +69,7 @@ def test_fit_cli_writes_atomically_and_round_trips(cli, tmp_path):
     code, _, err = cli("distill", "fit", csv, "--out", tmp_path / "no" / "f.json")
     assert code == 2 and "does not exist" in err
     code, stdout, _ = cli("distill", "fit", csv, "--ls-col", "student_ce", "--out", out,
-                          "--json", "--fix", "c1=522.6")  # fmt: skip
+                          "--json", "--fix", "c1=522.6", "--bootstrap", 4, "--jobs", 1)  # fmt: skip
     assert code == 0 and out.exists()
     d = json.loads(stdout)
     assert d["n_starts"] == 54_000 and d["params"]["c1"] == 522.6

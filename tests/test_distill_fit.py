@@ -53,14 +53,21 @@ def test_identifiability_report_names_what_the_runs_pin(fitted):
     }
     for k, v in truth.items():
         assert tab.loc[k, "estimate"] == pytest.approx(v, rel=0.03)
-        assert tab.loc[k, "relative_width"] < 0.2
+        # multi-started resamples (issue 16) may switch basin, so the combinations' intervals
+        # are wider than the warm-started bootstrap made them look; they still hold the truth
+        assert tab.loc[k, "lower"] <= v <= tab.loc[k, "upper"]
+    assert tab.loc["break L_T/L~_S", "relative_width"] < 0.05
     assert np.isfinite(tab["relative_width"]).all()
+    for k, st in status.items():  # never "identified" when the resamples span a decade
+        lo, hi = tab.loc[k, "lower"], tab.loc[k, "upper"]
+        if lo > 0 and hi / lo > 10:
+            assert st != "identified", k
 
 
 @pytest.mark.slow
 def test_fit_on_high_loss_students_extrapolates(runs):
     hi, lo = runs[runs.L_S > 2.3], runs[runs.L_S <= 2.3]
-    m = DistillationScalingLaw().fit(hi)
+    m = DistillationScalingLaw(bootstrap=0).fit(hi)
     err = np.abs(m.predict(lo.N_S, lo.D_S, lo.L_T) / lo.L_S_true - 1)
     assert err.max() < 0.01
 
@@ -72,7 +79,9 @@ def test_noiseless_small_grid_fit_and_fixed_coefficient(runs):
         "gamma'": [0.8], "c0": [2.5], "c1": [500.0], "f1": [0.1], "log_d1": [0.3],
     }  # fmt: skip
     exact = runs.assign(L_S=runs.L_S_true)
-    m = DistillationScalingLaw(grid=grid, fixed={"gamma'": 0.764, "c1": 522.6}).fit(exact)
+    m = DistillationScalingLaw(grid=grid, fixed={"gamma'": 0.764, "c1": 522.6}, bootstrap=0).fit(
+        exact
+    )
     assert m.params_["gamma'"] == 0.764 and m.params_["c1"] == 522.6
     err = np.abs(m.predict(runs.N_S, runs.D_S, runs.L_T) / runs.L_S_true - 1)
     assert err.max() < 2e-4

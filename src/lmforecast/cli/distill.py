@@ -7,7 +7,14 @@ import argparse
 
 from ..data.io import read_table
 from ..errors import InputError
-from .common import add_output_flags, atomic_write_text, check_writable, positive_float, print_json
+from .common import (
+    add_level_flag,
+    add_output_flags,
+    atomic_write_text,
+    check_writable,
+    positive_float,
+    print_json,
+)
 
 _COEF_HELP = "busbridge2025 (Table 6, default) or a fit saved by `distill fit --out`"
 
@@ -25,6 +32,7 @@ def register(sub) -> None:
     t.add_argument("--teacher-params", type=positive_float("--teacher-params"))
     pr.add_argument("--teacher-tokens", type=positive_float("--teacher-tokens"))
     pr.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_level_flag(pr)
     add_output_flags(pr)
     pr.set_defaults(handler=_predict)
 
@@ -40,9 +48,24 @@ def register(sub) -> None:
     f.add_argument(
         "--bootstrap",
         type=int,
-        default=0,
+        default=32,
         metavar="B",
-        help="bootstrap resamples for percentile intervals (paper: 4096)",
+        help="multi-started bootstrap resamples behind every interval (default 32; paper: "
+        "4096; 0 = no intervals)",
+    )
+    f.add_argument(
+        "--boot-polish",
+        type=int,
+        default=4,
+        metavar="K",
+        help="grid starts polished per resample besides the full-data optimum (default 4; 0 = "
+        "warm-start only, too narrow where the data do not pin a coefficient)",
+    )
+    f.add_argument(
+        "--boot-grid",
+        choices=("thin", "full"),
+        default="thin",
+        help="grid each resample re-scores: thin (8,748 starts, default) or full (App. F.2)",
     )
     f.add_argument("--ci-level", type=float, default=0.9)
     f.add_argument("--seed", type=int, default=0)
@@ -72,6 +95,7 @@ def register(sub) -> None:
         help="best-case | teacher-inference | teacher-pretraining | teacher-pretraining-inference",
     )
     pl.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_level_flag(pl)
     add_output_flags(pl)
     pl.set_defaults(handler=_plan)
 
@@ -83,6 +107,7 @@ def register(sub) -> None:
     ct.add_argument("--teachers", required=True, help="table with N_T and D_T (or L_T) columns")
     ct.add_argument("--scenario", default="teacher-inference")
     ct.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_level_flag(ct)
     add_output_flags(ct)
     ct.set_defaults(handler=_choose)
 
@@ -124,14 +149,40 @@ def _predict(args) -> int:
     LS = float(m.predict(args.student_params, args.student_tokens, LT))
     sup = float(m.supervised_loss(args.student_params, args.student_tokens))
     out = {"student_loss": LS, "teacher_loss": LT, "supervised_loss": sup}
+    out.update(_interval(m, args.level, lambda: m.predict_interval(
+        args.student_params, args.student_tokens, LT, level=args.level)))  # fmt: skip
     if args.json:
         print_json(out)
     else:
+        iv = out["interval"]
+        band = (
+            f" [{100 * args.level:g}% interval {iv[0]:.4f} to {iv[1]:.4f}]"
+            if iv is not None
+            else f" [no interval: {out['interval_note']}]"
+        )
         print(
-            f"student L_S = {LS:.4f}  (teacher L_T = {LT:.4f}; supervised student "
+            f"student L_S = {LS:.4f}{band}  (teacher L_T = {LT:.4f}; supervised student "
             f"L~_S = {sup:.4f}; distillation {'helps' if LS < sup else 'does not help'})"
+            + (f"\n  interval: {out['interval_basis']}" if iv is not None else "")
         )
     return 0
+
+
+def _interval(m, level, compute) -> dict:
+    """The JSON interval fields: "interval": [lo, hi] and "level", or null with a note when the
+    coefficients carry no draws (a fit saved with --bootstrap 0)."""
+    if not m.has_intervals():
+        return {
+            "interval": None,
+            "level": level,
+            "interval_note": "the fit has no bootstrap samples (refit with --bootstrap B > 0)",
+        }
+    lo, hi = compute()
+    return {
+        "interval": [float(lo), float(hi)],
+        "level": level,
+        "interval_basis": m.interval_basis(),
+    }
 
 
 def _parse_fixed(items: list[str]) -> dict[str, float]:
@@ -153,6 +204,8 @@ def _fit(args) -> int:
     out = check_writable(args.out)
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.boot_polish < 0:
+        raise InputError(f"--boot-polish must be >= 0, got {args.boot_polish}")
     if not 0 < args.ci_level < 1:
         raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
     df = read_table(args.runs)
@@ -161,6 +214,8 @@ def _fit(args) -> int:
         huber_delta=args.huber_delta,
         fixed=_parse_fixed(args.fix),
         bootstrap=args.bootstrap,
+        boot_polish=args.boot_polish,
+        boot_grid=args.boot_grid,
         ci_level=args.ci_level,
         seed=args.seed,
         n_jobs=args.jobs,
@@ -184,38 +239,63 @@ def _fit(args) -> int:
                 "ci": res.ci,
                 "ci_relative_width": widths,
                 "identifiability": tab["status"].to_dict(),
+                "bootstrap": res.meta.get("bootstrap", {}),
+                "uncertainty": model.uncertainty_report(),
             }
         )
     else:
         print(model.summary())
-        print("\nIdentifiability (docs/distill.md):")
+        print("\nCoefficients and identified combinations (docs/distill.md):")
         print(model.coefficient_table().to_string(float_format=lambda v: f"{v:.4g}"))
     return 0
 
 
 def _plan(args) -> int:
-    from ..distill.planning import get_scenario, plan_distillation
+    from ..distill.planning import get_scenario, plan_distillation, plan_interval
 
     scenario = get_scenario(args.scenario)
     m = _model(args.coefficients)
     p = plan_distillation(m, args.student_params, args.flops, scenario)
     d = p.to_dict()
+    ivs = {}
+
+    def compute():
+        ivs.update(plan_interval(m, args.student_params, args.flops, scenario, args.level))
+        return ivs["student_loss"]
+
+    d.update(_interval(m, args.level, compute))
+    if ivs:
+        d["intervals"] = {k: [float(lo), float(hi)] for k, (lo, hi) in ivs.items()}
     if args.json:
         print_json(d)
     else:
         fl = d["flops"]
         tot = sum(fl.values())
+
+        def band(k):
+            if k not in d.get("intervals", {}):
+                return ""
+            lo, hi = d["intervals"][k]
+            return f" [{lo:.4g}, {hi:.4g}]"
+
         print(
-            f"{scenario.name}: N_S = {args.student_params:.4g}, C = {args.flops:.4g} FLOPs\n"
-            f"  student tokens D_S* = {d['student_tokens']:.4g}\n"
-            f"  teacher N_T* = {d['teacher_params']:.4g}, D_T* = {d['teacher_tokens']:.4g}, "
-            f"L_T* = {d['teacher_loss']:.4f}\n"
-            f"  student L_S* = {d['student_loss']:.4f}   supervised at same compute = "
-            f"{d['supervised_loss']:.4f}   -> "
+            f"{scenario.name}: N_S = {args.student_params:.4g}, C = {args.flops:.4g} FLOPs"
+            + (f"  ({100 * args.level:g}% intervals in brackets)" if ivs else "")
+            + f"\n  student tokens D_S* = {d['student_tokens']:.4g}{band('student_tokens')}\n"
+            f"  teacher N_T* = {d['teacher_params']:.4g}{band('teacher_params')}, "
+            f"D_T* = {d['teacher_tokens']:.4g}{band('teacher_tokens')}, "
+            f"L_T* = {d['teacher_loss']:.4f}{band('teacher_loss')}\n"
+            f"  student L_S* = {d['student_loss']:.4f}{band('student_loss')}   supervised at "
+            f"same compute = {d['supervised_loss']:.4f}   -> "
             f"{'distill' if d['student_loss'] < d['supervised_loss'] else 'train supervised'}\n"
             f"  compute split: student {fl['student_training'] / tot:.1%}, teacher inference "
             f"{fl['teacher_inference'] / tot:.1%}, teacher pretraining "
             f"{fl['teacher_pretraining'] / tot:.1%}"
+            + (
+                f"\n  intervals: {d['interval_basis']}"
+                if ivs
+                else f"\n  no interval: {d['interval_note']}"
+            )
         )
     return 0
 
@@ -232,9 +312,15 @@ def _choose(args) -> int:
         D_S=args.student_tokens,
         C=args.flops,
         scenario=args.scenario,
+        level=args.level,
     )
     if args.json:
-        print_json({"best": t.iloc[0].to_dict(), "ranking": t.to_dict(orient="records")})
+        best = t.iloc[0].to_dict()
+        out = {"best": best, "ranking": t.to_dict(orient="records")}
+        out["interval"] = [best["L_S_lo"], best["L_S_hi"]] if "L_S_lo" in best else None
+        out["level"] = args.level
+        out["interval_basis"] = m.interval_basis()
+        print_json(out)
     else:
         print(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0

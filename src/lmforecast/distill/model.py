@@ -3,7 +3,9 @@
 `DistillationScalingLaw` pairs a supervised law L(N, D) (Eq. 1; gives the teacher loss
 L_T = L(N_T, D_T) and the student's supervised loss L~_S = L(N_S, D_S)) with the student law.
 Fitting follows App. F.2: Huber (delta = 1e-4) on log L_S (Eq. 50, read as log-minus-log),
-L-BFGS-B from the best of the 216,000-start grid, and bootstrap percentile intervals (Table 6).
+L-BFGS-B from the best of the 216,000-start grid, and bootstrap percentile intervals (Table 6)
+with every resample multi-started (`uncertainty.py`), so intervals and the identifiability report
+reflect every basin the data allow; forecasts carry prediction intervals by default.
 """
 
 from __future__ import annotations
@@ -17,14 +19,47 @@ import pandas as pd
 
 from ..data.validate import numeric_column
 from ..errors import DomainWarning, InputError
-from ..fitting import FitResult, bootstrap_fit, fit_law, huber
+from ..fitting import FitResult, bootstrap_fit, fit_law, huber, refit_from
 from ..laws import get_law
 from ..laws.distillation import DistillationLaw
 from ..supervised import SupervisedScalingLaw
 from .fitting import score_product_grid
 from .presets import DISTILL_PRESETS
+from .uncertainty import (
+    bootstrap_grid,
+    interval_from_draws,
+    multistart_bootstrap,
+    published_draws,
+    spread_status,
+    variance_shares,
+)
 
 LAW_NAME = "busbridge-distillation"
+LOO_MAX_RUNS = 40  # fits this small also estimate the run noise by leave-one-out
+
+
+def loo_noise(law, X, y, res: FitResult, loss, bounds) -> dict:
+    """Leave-one-out errors of log L_S: refit without each run (polished from the full fit's
+    optima) and predict it. Returns {"loo_rms", "loo_max", "n"}; with few runs the in-sample
+    residuals say almost nothing about a new run's error (the zoo's 6-run fits interpolate)."""
+    starts = np.array(([res.theta] + res.warm_starts)[:2], float)
+    t = law.target_of(y)
+    errs = []
+    for i in range(y.size):
+        keep = np.arange(y.size) != i
+        th, _ = refit_from(
+            law, {k: v[keep] for k, v in X.items()}, y[keep], starts, loss=loss, bounds=bounds
+        )
+        with np.errstate(all="ignore"):
+            pred = law.predict_target(th[None, :], {k: v[i : i + 1] for k, v in X.items()})
+        errs.append(float(pred[0, 0] - t[i]))
+    e = np.array(errs)
+    e = e[np.isfinite(e)]
+    return {
+        "loo_rms": float(np.sqrt(np.mean(e**2))) if e.size else None,
+        "loo_max": float(np.max(np.abs(e))) if e.size else None,
+        "n": int(e.size),
+    }
 
 
 def _supervised_from(spec) -> SupervisedScalingLaw:
@@ -98,7 +133,12 @@ class DistillationScalingLaw:
     n_polish: number of best grid starts polished with L-BFGS-B.
     fixed: natural coefficients to hold fixed, e.g. {"gamma'": 0.764} (a profile along the
         identifiability ridge, see docs/distill.md).
-    bootstrap: resamples for percentile intervals (0 = none; the paper used 4,096).
+    bootstrap: resamples for percentile intervals and prediction intervals (default 32; 0 =
+        none, then forecasts have no interval; the paper used 4,096).
+    boot_polish: grid starts polished per resample besides the full-data optimum (default 4;
+        0 = warm-start-only resamples, which cannot leave the full-data basin: too narrow).
+    boot_grid: the grid each resample re-scores: "thin" (default, `uncertainty.BOOTSTRAP_GRID`,
+        8,748 starts), "full" (App. F.2, 216,000 starts) or a dict of axes.
 
     Learned attributes: `result_` (FitResult), `params_`, `data_`.
     """
@@ -111,7 +151,9 @@ class DistillationScalingLaw:
         grid: Mapping[str, np.ndarray] | None = None,
         n_polish: int = 16,
         fixed: Mapping[str, float] | None = None,
-        bootstrap: int = 0,
+        bootstrap: int = 32,
+        boot_polish: int = 4,
+        boot_grid="thin",
         ci_level: float = 0.9,
         seed: int = 0,
         n_jobs: int = -1,
@@ -121,11 +163,14 @@ class DistillationScalingLaw:
             raise InputError(f"huber_delta must be > 0, got {huber_delta}")
         if bootstrap < 0:
             raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        if boot_polish < 0:
+            raise InputError(f"boot_polish must be >= 0, got {boot_polish}")
         if not 0 < ci_level < 1:
             raise InputError(f"ci_level must be in (0, 1), got {ci_level}")
         self.supervised = supervised
         self.huber_delta, self.grid, self.n_polish, self.fixed = huber_delta, grid, n_polish, fixed
         self.bootstrap, self.ci_level, self.seed = bootstrap, ci_level, seed
+        self.boot_polish, self.boot_grid = boot_polish, boot_grid
         self.n_jobs, self.progress = n_jobs, progress
         self.supervised_ = _supervised_from(supervised)
 
@@ -161,7 +206,23 @@ class DistillationScalingLaw:
             n_polish=self.n_polish,
             progress=self.progress,
         )
-        if self.bootstrap:
+        if self.bootstrap and self.boot_polish:
+            fixed_axes = {k: v for k, v in grid.items() if k in self._fixed_axes}
+            multistart_bootstrap(
+                law,
+                X,
+                y,
+                res,
+                n_boot=self.bootstrap,
+                grid=bootstrap_grid(law, self.boot_grid, fixed_axes),
+                n_polish=self.boot_polish,
+                level=self.ci_level,
+                seed=self.seed,
+                n_jobs=self.n_jobs,
+                bounds=bounds,
+                progress=self.progress,
+            )
+        elif self.bootstrap:  # warm-start only: kept for comparison (too narrow, see docs)
             bootstrap_fit(
                 law,
                 X,
@@ -174,10 +235,13 @@ class DistillationScalingLaw:
                 bounds=bounds,
                 progress=self.progress,
             )
+            res.meta["bootstrap"] = {"mode": "warm-start", "n_polish": 0}
         res.meta.update(
             supervised=self.supervised_.params_,
             fixed=dict(self.fixed or {}),
         )
+        if self.bootstrap and len(data) <= LOO_MAX_RUNS:  # only intervals use the noise
+            res.meta["noise"] = loo_noise(law, X, y, res, loss, bounds)
         self.result_, self.params_, self.data_ = res, dict(res.params), data
         return self
 
@@ -185,6 +249,7 @@ class DistillationScalingLaw:
         grid = dict(self.grid if self.grid is not None else law.default_grid())
         bounds = list(law.bounds)
         names = [p.natural_name for p in law.parameters]
+        self._fixed_axes = set()
         for name, value in (self.fixed or {}).items():
             if name not in names:
                 raise InputError(
@@ -197,6 +262,7 @@ class DistillationScalingLaw:
                 raise InputError(f"fixed: {name} = {value} is outside its bounds")
             grid[p.name] = np.array([v])
             bounds[idx] = (v, v)
+            self._fixed_axes.add(p.name)
         return grid, bounds
 
     def _inputs(self, N_S, D_S, L_T) -> dict[str, np.ndarray]:
@@ -327,14 +393,156 @@ class DistillationScalingLaw:
         with np.errstate(over="ignore", under="ignore"):
             return DistillationLaw.loss(self.params_, N_S, D_S, L_T, L_sup)
 
-    def predict_interval(self, N_S, D_S, teacher_loss, level: float = 0.9):
-        """Percentile interval of L_S over the bootstrap refits (supervised law held fixed)."""
+    # ---- intervals -------------------------------------------------------------------------
+    def has_intervals(self) -> bool:
+        """Whether forecasts carry intervals: bootstrap draws, or published intervals (preset)."""
         self._check()
-        X = self._inputs(*np.broadcast_arrays(N_S, D_S, teacher_loss))
-        shape = X["N_S"].shape
-        Xf = {k: v.ravel() for k, v in X.items()}
-        lo, hi = self.result_.predict_interval(level=level, **Xf)
-        return lo.reshape(shape), hi.reshape(shape)
+        return bool(self.result_.bootstrap) or bool(self.result_.ci)
+
+    def parameter_draws(self) -> np.ndarray:
+        """Fit-space parameter draws (B, 9) behind every interval.
+
+        A fit: its (multi-started) bootstrap refits. A preset: 1,000 draws consistent with the
+        published 90% intervals (`uncertainty.published_draws`, seed 0). Raises InputError when
+        there are neither (a fit made with bootstrap=0).
+        """
+        self._check()
+        res = self.result_
+        if res.bootstrap:
+            return np.asarray(res.bootstrap, float)
+        if res.ci and res.ci_level:
+            if getattr(self, "_pub_draws", None) is None:
+                law = get_law(LAW_NAME)
+                self._pub_draws = published_draws(law, res.params, res.ci, res.ci_level)
+            return self._pub_draws
+        raise InputError(
+            "this distillation fit has no bootstrap samples, so its forecasts have no interval: "
+            "refit with bootstrap > 0 (CLI: distill fit --bootstrap B)"
+        )
+
+    def interval_basis(self) -> str:
+        """One line saying what the intervals contain (printed by the CLI, in its JSON)."""
+        self._check()
+        res = self.result_
+        if res.bootstrap:
+            b = res.meta.get("bootstrap") or {}
+            return (
+                f"{len(res.bootstrap)} {b.get('mode', 'bootstrap')} bootstrap refits + run noise "
+                f"(sd {self.noise_scale_:.3g} on log L_S); excludes model-form error"
+            )
+        if res.ci:
+            return (
+                "draws from the published intervals (independent); no run noise, no model-form "
+                "or extrapolation error"
+            )
+        return "none (no bootstrap samples)"
+
+    @property
+    def noise_scale_(self) -> float:
+        """Run-to-run noise sd on log L_S added to prediction intervals: the fit's robust
+        residual scale (1.4826 MAD of the log residuals) times sqrt(n / (n - p)), p the free
+        coefficients (in-sample residuals understate new-run noise, badly with few runs); for
+        fits of at most LOO_MAX_RUNS runs, at least the leave-one-out RMS error (`loo_noise`,
+        a within-data backtest); 0 for a preset (Table 6 reports no residual scale)."""
+        self._check()
+        res = self.result_
+        s = float(res.residual_scale or 0.0)
+        p = len(res.params) - len(res.meta.get("fixed") or {})
+        if res.n_obs > p:
+            s *= float(np.sqrt(res.n_obs / (res.n_obs - p)))
+        loo = (res.meta.get("noise") or {}).get("loo_rms")
+        return max(s, float(loo)) if loo is not None else s
+
+    def _log_draws(self, N_S, D_S, L_T) -> tuple[np.ndarray, tuple]:
+        N_S, D_S, L_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T)))
+        X = {k: v.ravel() for k, v in self._inputs(N_S, D_S, L_T).items()}
+        law = get_law(LAW_NAME)
+        with np.errstate(all="ignore"):
+            T = law.predict_target(self.parameter_draws(), X)
+        return np.where(np.isfinite(T), T, np.nan), N_S.shape
+
+    def predict_interval(
+        self,
+        N_S,
+        D_S,
+        teacher_loss=None,
+        level: float = 0.9,
+        *,
+        N_T=None,
+        D_T=None,
+        kind: str = "prediction",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Interval (lo, hi) for the student loss L_S at `level` (default 90%), vectorised.
+
+        kind="prediction" (default): where a new run's measured L_S should fall: the spread of
+        Eq. 8 over the parameter draws (`parameter_draws`) convolved with the run noise
+        `noise_scale_` on log L_S. kind="confidence": the parameter spread only. Neither
+        includes model-form error: how far the law itself is off beyond the fitted range
+        (docs/distill.md, "How far to trust distillation forecasts"). The supervised law giving
+        L~_S (and L_T from N_T, D_T) is held at its point estimate.
+        """
+        self._check()
+        if not 0 < level < 1:
+            raise InputError(f"level must be strictly between 0 and 1, got {level}")
+        if kind not in ("prediction", "confidence"):
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        if teacher_loss is None:
+            if N_T is None or D_T is None:
+                raise InputError("give the teacher's loss, or its parameters and tokens")
+            teacher_loss = self.teacher_loss(N_T, D_T)
+        self.predict(N_S, D_S, teacher_loss)  # validation and the domain warning
+        T, shape = self._log_draws(N_S, D_S, teacher_loss)
+        sigma = self.noise_scale_ if kind == "prediction" else 0.0
+        lo, hi = interval_from_draws(T, sigma, level)
+        return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
+
+    def reference_forecast(self) -> dict[str, float]:
+        """The forecast the fit report decomposes: beyond the data, as a user would ask, at
+        4x the largest student, 4x the most distillation tokens and the strongest teacher."""
+        self._check()
+        if not hasattr(self, "data_"):
+            return {"N_S": 1e10, "D_S": 2e11, "L_T": 2.0}
+        d = self.data_
+        return {
+            "N_S": 4.0 * float(d["N_S"].max()),
+            "D_S": 4.0 * float(d["D_S"].max()),
+            "L_T": float(d["L_T"].min()),
+        }
+
+    def uncertainty_report(self, N_S=None, D_S=None, L_T=None) -> dict:
+        """Bootstrap spread and identifiability of each coefficient, and its share of the
+        variance of log L_S at one forecast (default `reference_forecast()`).
+
+        Rule (`uncertainty.spread_status`): a scale coefficient whose resampled values span
+        more than a decade (P95/P5 > 10), or an exponent whose 5-95% range exceeds its median,
+        is NOT identified. Share (`uncertainty.variance_shares`): corr(log L_S, theta_j)^2
+        over the draws. Empty without bootstrap samples.
+        """
+        self._check()
+        if not self.result_.bootstrap:
+            return {}
+        ref = self.reference_forecast()
+        N_S = ref["N_S"] if N_S is None else float(N_S)
+        D_S = ref["D_S"] if D_S is None else float(D_S)
+        L_T = ref["L_T"] if L_T is None else float(L_T)
+        law = get_law(LAW_NAME)
+        th = self.parameter_draws()
+        nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, t)] for t in th])
+        spread = spread_status(nat, law.natural_names)
+        T, _ = self._log_draws(N_S, D_S, L_T)
+        shares = variance_shares(T[:, 0], th, law.natural_names)
+        fixed = set((self.result_.meta.get("fixed") or {}).keys())
+        for k in spread:
+            spread[k]["share"] = shares[k]
+            if k in fixed:
+                spread[k]["identified"] = True
+        lo, hi = interval_from_draws(T, self.noise_scale_, self.result_.ci_level or 0.9)
+        return {
+            "forecast": {"N_S": N_S, "D_S": D_S, "L_T": L_T},
+            "sd_log_forecast": float(np.std(T[:, 0])),
+            "interval": [float(np.exp(lo[0])), float(np.exp(hi[0]))],
+            "coefficients": spread,
+        }
 
     # ---- the capacity gap (Sec. 5.2, Fig. 7) ---------------------------------------------
     def optimal_teacher_loss(self, N_S, D_S, n_grid: int = 256):
@@ -389,19 +597,7 @@ class DistillationScalingLaw:
         boot = np.asarray(self.result_.bootstrap, float)
         a = (1 - (self.result_.ci_level or 0.9)) / 2
 
-        def combos(th):
-            th = np.atleast_2d(th)
-            lA, lB, al, be, g, _, c1, f1, ld1 = th.T
-            with np.errstate(all="ignore"):
-                half = np.exp(ld1) * np.expm1(np.log(2.0) / (c1 * f1)) ** f1
-            return {
-                "gamma' log A'": g * lA,
-                "alpha' gamma'": al * g,
-                "gamma' log B'": g * lB,
-                "beta' gamma'": be * g,
-                "break L_T/L~_S": half,
-            }
-
+        combos = _combinations
         status = self.identifiability() if hasattr(self, "data_") else {}
         rows = []
         for k, v in self.params_.items():
@@ -421,6 +617,9 @@ class DistillationScalingLaw:
     def identifiability(self, negligible: float = 0.01) -> dict[str, str]:
         """Which coefficients the fitted runs can determine (see docs/distill.md).
 
+        With bootstrap samples, a coefficient whose resampled values span more than a decade
+        (`uncertainty.spread_status`: P95/P5 > 10; exponents: 5-95% range > median) is "not
+        identified (bootstrap ...)" whatever the structural checks below say.
         A' and alpha' (B' and beta') are "not identified" when the A' (B') term is below
         `negligible` of the power sum on every run; then only gamma' log A' and alpha' gamma'
         (resp. the B' pair) are. c1, f1, d1 shape the bracket's break: they are "weakly
@@ -454,6 +653,7 @@ class DistillationScalingLaw:
         for c, (lo, hi) in self.result_.ci.items():
             if (
                 self.result_.bootstrap
+                and c not in fixed
                 and out.get(c) == "identified"
                 and hi - lo <= 1e-6 * abs(self.params_[c])
             ):
@@ -461,6 +661,17 @@ class DistillationScalingLaw:
         out["break L_T/L~_S"] = "identified"
         if out.get("c1", "").startswith("flat") and out.get("d1") == "identified":
             out["c1"] = out["d1"] = "only via the break location (c1 flat)"
+        # the bootstrap rule is decisive: resamples spanning a decade are never "identified"
+        spreads = dict(self.uncertainty_report().get("coefficients") or {})
+        if self.result_.bootstrap:  # the combinations too, by the range rule (they can be <= 0)
+            cmb = _combinations(self.result_.bootstrap)
+            names = list(cmb)
+            spreads.update(
+                spread_status(np.column_stack([cmb[k] for k in names]), names, exponents=names)
+            )
+        for c, sp in spreads.items():
+            if not sp["identified"] and c not in fixed:
+                out[c] = f"not identified (bootstrap P5-P95 {sp['p05']:.3g} to {sp['p95']:.3g})"
         for c in fixed:
             out[c] = "fixed"
         return out
@@ -470,7 +681,55 @@ class DistillationScalingLaw:
         s = self.result_.summary()
         src = self.result_.meta.get("source")
         sup = ", ".join(f"{k}={v:.4g}" for k, v in self.supervised_.params_.items())
-        return s + (f"\nSource: {src}" if src else "") + f"\nSupervised law: {sup}"
+        s += (f"\nSource: {src}" if src else "") + f"\nSupervised law: {sup}"
+        boot = self.result_.meta.get("bootstrap") or {}
+        if boot:
+            s += f"\nBootstrap: {boot.get('mode')} resamples" + (
+                f" ({boot['n_polish']} best of {boot['grid_starts']:,} grid starts + "
+                f"{boot['n_warm']} warm starts each; {boot['winner_from_grid']} of "
+                f"{len(self.result_.bootstrap)} winners came from the grid)"
+                if boot.get("n_polish")
+                else " (warm-started only: intervals too narrow where the data do not pin "
+                "a coefficient)"
+            )
+        rep = self.uncertainty_report()
+        if rep:
+            f = rep["forecast"]
+            status = self.identifiability() if hasattr(self, "data_") else {}
+            lines = [
+                "",
+                "",
+                "Identifiability over the bootstrap (not identified: P95/P5 > 10; for exponents"
+                " also 5-95% range > median)",
+                f"and each coefficient's share of the variance of log L_S at the reference "
+                f"forecast N_S={f['N_S']:.3g}, D_S={f['D_S']:.3g}, L_T={f['L_T']:.4g}",
+                f"(90% interval {rep['interval'][0]:.4f} to {rep['interval'][1]:.4f}; share = "
+                "corr(log L_S, coefficient)^2 over the draws):",
+                f"{'coefficient':<12}{'P5':>12}{'P95':>12}{'P95/P5':>10}{'share':>8}  status",
+            ]
+            for k, v in rep["coefficients"].items():
+                st = status.get(k, "identified" if v["identified"] else "not identified")
+                lines.append(
+                    f"{k:<12}{v['p05']:>12.4g}{v['p95']:>12.4g}{v['ratio']:>10.3g}"
+                    f"{v['share']:>8.2f}  {st}"
+                )
+            s += "\n".join(lines)
+        return s
+
+
+def _combinations(th) -> dict[str, np.ndarray]:
+    """The combinations of coefficients a ridge can leave pinned (see `coefficient_table`)."""
+    th = np.atleast_2d(np.asarray(th, float))
+    lA, lB, al, be, g, _, c1, f1, ld1 = th.T
+    with np.errstate(all="ignore"):
+        half = np.exp(ld1) * np.expm1(np.log(2.0) / (c1 * f1)) ** f1
+    return {
+        "gamma' log A'": g * lA,
+        "alpha' gamma'": al * g,
+        "gamma' log B'": g * lB,
+        "beta' gamma'": be * g,
+        "break L_T/L~_S": half,
+    }
 
 
 def _golden(f, a, b, iters: int = 60):

@@ -360,13 +360,15 @@ def choose_teacher(
     D_S: float | None = None,
     C: float | None = None,
     scenario: str | Scenario = "teacher-inference",
+    level: float = 0.9,
 ) -> pd.DataFrame:
     """Rank existing teachers for a student (Sec. 5.2; Eq. 27 for a fixed budget).
 
     `teachers` has columns N_T and D_T (or L_T; N_T is needed when logits are paid for). With a
     token budget D_S every teacher distils on D_S tokens; with a compute budget C the student
     gets D_S = (C - delta_Pre 3F(N_T)D_T) / (3F(N_S) + delta_Lgt F(N_T)) tokens (Eq. 27).
-    Returns the teachers with columns D_S, L_T, L_S, supervised_loss, sorted best first.
+    Returns the teachers with columns D_S, L_T, L_S, L_S_lo, L_S_hi (the `level` prediction
+    interval of L_S, when the model has parameter draws), supervised_loss, sorted best first.
     """
     s = get_scenario(scenario)
     if (D_S is None) == (C is None):
@@ -395,8 +397,76 @@ def choose_teacher(
     t.loc[ok, "L_S"] = model.predict(
         np.full(ok.sum(), float(N_S)), t.loc[ok, "D_S"].to_numpy(float), t.loc[ok, "L_T"]
     )
+    if model.has_intervals() and ok.any():
+        lo, hi = model.predict_interval(
+            np.full(ok.sum(), float(N_S)),
+            t.loc[ok, "D_S"].to_numpy(float),
+            t.loc[ok, "L_T"].to_numpy(float),
+            level=level,
+        )
+        t["L_S_lo"], t["L_S_hi"] = np.nan, np.nan
+        t.loc[ok, "L_S_lo"], t.loc[ok, "L_S_hi"] = lo, hi
     t["supervised_loss"] = np.nan
     t.loc[ok, "supervised_loss"] = model.supervised_loss(
         float(N_S), t.loc[ok, "D_S"].to_numpy(float)
     )
     return t.sort_values("L_S", na_position="last").reset_index(drop=True)
+
+
+PLAN_INTERVAL_KEYS = (
+    "student_loss",
+    "student_tokens",
+    "teacher_params",
+    "teacher_tokens",
+    "teacher_loss",
+)
+
+
+def plan_interval(
+    model: DistillationScalingLaw,
+    N_S,
+    C,
+    scenario: str | Scenario = "best-case",
+    level: float = 0.9,
+    max_draws: int = 100,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Intervals of the compute-optimal plan (Eq. 10) over the parameter draws.
+
+    Every draw of `model.parameter_draws()` (bootstrap refits, or draws from the published
+    intervals of a preset; at most `max_draws`, the first ones) is re-planned; the percentile
+    interval of each output is reported. The student loss is a prediction interval (run noise
+    `model.noise_scale_` added on log L_S, as in `predict_interval`); the allocations (D_S*,
+    N_T*, D_T*, L_T*) are confidence intervals of the optimiser's choice. Allocations pinned by
+    the scenario (D_S* in the best case, D_T* at its bound with teacher inference) come out
+    degenerate. Returns {key: (lo, hi)} for PLAN_INTERVAL_KEYS, arrays of the broadcast shape.
+    """
+    import copy
+
+    from ..laws import get_law
+    from .uncertainty import interval_from_draws
+
+    if not 0 < level < 1:
+        raise InputError(f"level must be strictly between 0 and 1, got {level}")
+    law = get_law("busbridge-distillation")
+    draws = model.parameter_draws()[:max_draws]
+    outs: dict[str, list] = {k: [] for k in PLAN_INTERVAL_KEYS}
+    p = plan_distillation(model, N_S, C, scenario)  # validates; its shape for the output
+    for th in draws:
+        m = copy.copy(model)
+        m.params_ = law.to_natural(th)
+        try:
+            q = plan_distillation(m, N_S, C, scenario)
+        except InputError:  # this draw has no feasible plan: left out of the percentiles
+            for k in PLAN_INTERVAL_KEYS:
+                outs[k].append(np.full(np.shape(getattr(p, k)), np.nan))
+            continue
+        for k in PLAN_INTERVAL_KEYS:
+            outs[k].append(np.log(np.asarray(getattr(q, k), float)))
+    res = {}
+    for k, v in outs.items():
+        T = np.stack(v).reshape(len(draws), -1)
+        sigma = model.noise_scale_ if k == "student_loss" else 0.0
+        lo, hi = interval_from_draws(T, sigma, level)
+        shape = np.shape(getattr(p, k))
+        res[k] = (np.exp(lo).reshape(shape), np.exp(hi).reshape(shape))
+    return res

@@ -33,10 +33,10 @@ def build_section(ctx: ReportContext) -> Section:
     grid, n_polish = None, 16
     if ctx.quick:  # every other value of each axis of the App. F.2 grid, fewer polishes
         grid, n_polish = {k: v[::2] for k, v in BUSBRIDGE_DISTILL_GRID.items()}, 4
-    fit = DistillationScalingLaw(grid=grid, n_polish=n_polish).fit(runs)
+    fit = DistillationScalingLaw(grid=grid, n_polish=n_polish, bootstrap=0).fit(runs)
     err = np.abs(fit.predict(runs.N_S, runs.D_S, runs.L_T) / runs.L_S_true - 1)
     hi, lo = runs[runs.L_S > 2.3], runs[runs.L_S <= 2.3]
-    ext = DistillationScalingLaw(grid=grid, n_polish=n_polish).fit(hi)
+    ext = DistillationScalingLaw(grid=grid, n_polish=n_polish, bootstrap=0).fit(hi)
     ext_err = np.abs(ext.predict(lo.N_S, lo.D_S, lo.L_T) / lo.L_S - 1)
     sec.pre(fit.summary())
     sec.table(
@@ -111,7 +111,7 @@ def zoo_distillation_summary(zoo, *, n_polish: int = 8, leave_one_out: bool = Tr
     fixed = zoo_fixed_coefficients()
 
     def fit(df):
-        return DistillationScalingLaw(sup, fixed=fixed, n_polish=n_polish).fit(df)
+        return DistillationScalingLaw(sup, fixed=fixed, n_polish=n_polish, bootstrap=0).fit(df)
 
     def pred(est, df):
         return est.predict(df["N_S"].to_numpy(), df["D_S"].to_numpy(), df["L_T"].to_numpy())

@@ -1,0 +1,270 @@
+"""Honest intervals for the distillation law (Busbridge et al. 2025, Eq. 8; Table 6 intervals).
+
+- `multistart_bootstrap`: the percentile bootstrap of Table 6 (resample runs with replacement,
+  refit), with every resample multi-started: the initialisation grid is re-scored on the
+  resample's own data with the separable scorer of `fitting.py`, and its `n_polish` best starts
+  are polished with L-BFGS-B together with the full-data optimum (warm start); the best wins.
+  A resample can therefore leave the full-data basin, which a warm-start-only bootstrap cannot.
+  Same resample rows as `fitting.bootstrap.bootstrap_fit` (`resample_indices` of the same child
+  seeds), so the two modes are comparable draw for draw.
+- `published_draws`: parameter draws consistent with published 90% intervals (for presets).
+- `interval_from_draws`: prediction interval of log L_S from parameter draws plus run noise.
+- `spread_status` / `variance_shares`: the bootstrap identifiability rule and each coefficient's
+  share of a forecast's variance (docs/distill.md, "How far to trust distillation forecasts").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.stats import norm
+
+from ..fitting.bootstrap import resample_indices
+from ..fitting.engine import Objective, polish_many
+from ..fitting.losses import Loss
+from ..fitting.result import FitResult
+from ..fitting.threads import single_blas_thread
+from ..laws.distillation import BUSBRIDGE_DISTILL_GRID, DistillationLaw
+from .fitting import score_product_grid
+
+# The bootstrap's per-resample grid: the App. F.2 axes thinned to their ends and middle (a
+# product subgrid, so the separable scorer applies): 8,748 of the 216,000 starts (4%).
+# Re-scoring it costs ~0.1 s per resample on 697 runs against ~3 s for the full grid;
+# `boot_grid="full"` re-scores the whole App. F.2 grid (benchmarks/bench_distill_bootstrap.py).
+BOOTSTRAP_GRID = {
+    "log_A'": np.array([0.0, 10.0, 20.0]),
+    "log_B'": np.array([0.0, 10.0, 20.0]),
+    "alpha'": np.array([0.0, 0.5, 1.0]),
+    "beta'": np.array([0.0, 0.5, 1.0]),
+    "gamma'": np.array([0.0, 0.5, 1.0]),
+    "c0": np.array([0.0, 1.0, 1.5]),
+    "c1": np.array([0.0, 1.0]),
+    "f1": BUSBRIDGE_DISTILL_GRID["f1"][[0, 2]],
+    "log_d1": np.array([-1.0, 0.0, 1.0]),
+}
+
+# Coefficients that act as exponents (spread rule on the range, not the ratio; see below)
+EXPONENTS = ("alpha'", "beta'", "gamma'", "c0", "c1", "f1")
+DECADE = 10.0  # "spans more than a decade": P95 / P5 > 10 for positive scale coefficients
+N_NODES = 64  # normal quantile nodes used to add run noise to parameter draws
+
+
+def bootstrap_grid(law: DistillationLaw, which, fixed_grid: Mapping[str, np.ndarray]):
+    """The per-resample grid: "thin" (BOOTSTRAP_GRID), "full" (App. F.2) or a dict of axes;
+    axes of fixed coefficients (single values in `fixed_grid`) are kept as fixed."""
+    if isinstance(which, Mapping):
+        g = {k: np.atleast_1d(np.asarray(v, float)) for k, v in which.items()}
+    elif which == "full":
+        g = law.default_grid()
+    elif which == "thin":
+        g = dict(BOOTSTRAP_GRID)
+    else:
+        from ..errors import InputError
+
+        raise InputError(f"boot_grid must be 'thin', 'full' or a dict of axes, got {which!r}")
+    for k, v in fixed_grid.items():
+        if np.size(v) == 1:
+            g[k] = np.atleast_1d(np.asarray(v, float))
+    return g
+
+
+def _refit_chunk(law, X, y, warm, grid, n_polish, loss, bounds, seeds, maxiter):
+    n = y.size
+    out = []
+    with single_blas_thread():
+        for ss in seeds:
+            idx = resample_indices(ss, n)
+            Xi = {k: v[idx] for k, v in X.items()}
+            t = law.target_of(y[idx])
+            starts = np.atleast_2d(warm)
+            if n_polish:
+                g, sc = score_product_grid(law, Xi, t, loss, grid)
+                best = np.argsort(sc)[:n_polish]
+                starts = np.vstack([starts, g[best[np.isfinite(sc[best])]]])
+            obj = Objective(law, Xi, t, loss)
+            th, f, _ = polish_many(obj, starts, bounds, maxiter)
+            i = int(np.argmin(f))
+            out.append((th[i], float(f[i]), i >= len(np.atleast_2d(warm))))
+    return out
+
+
+def multistart_bootstrap(
+    law: DistillationLaw,
+    X: Mapping[str, np.ndarray],
+    y: np.ndarray,
+    result: FitResult,
+    *,
+    n_boot: int,
+    grid: Mapping[str, np.ndarray],
+    n_polish: int = 4,
+    level: float = 0.9,
+    seed: int = 0,
+    n_jobs: int = -1,
+    bounds=None,
+    n_warm: int = 2,
+    maxiter: int = 2000,
+    progress: bool = False,
+) -> FitResult:
+    """Percentile bootstrap (Table 6: resample runs, refit, percentile intervals) with each
+    resample multi-started from its own best `n_polish` grid starts plus the `n_warm` best
+    distinct full-data optima. Fills `ci`, `ci_level`, `bootstrap` (fit-space thetas) and
+    `meta["bootstrap"]` (mode, grid size, how often a resample's winner came from the grid)."""
+    X = {k: np.asarray(X[k], float) for k in law.inputs}
+    y = np.asarray(y, float)
+    loss = Loss.from_dict(result.loss)
+    bnds = list(bounds) if bounds is not None else law.bounds
+    warm = np.array(([result.theta] + result.warm_starts)[: max(1, n_warm)], float)
+    children = np.random.SeedSequence(seed).spawn(n_boot)
+    n_chunks = max(1, min(n_boot, 64))
+    chunks = [c for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
+    args = [
+        (law, X, y, warm, grid, n_polish, loss, bnds, [children[i] for i in c], maxiter)
+        for c in chunks
+    ]
+    if progress:
+        from tqdm.auto import tqdm
+
+        args = tqdm(args, desc="bootstrap (multi-start)", unit="chunk")
+    if n_jobs == 1:
+        parts = [_refit_chunk(*a) for a in args]
+    else:
+        parts = Parallel(n_jobs=n_jobs)(delayed(_refit_chunk)(*a) for a in args)
+    rows = [r for part in parts for r in part]
+    thetas = np.array([r[0] for r in rows])
+    from_grid = int(sum(r[2] for r in rows))
+    nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, th)] for th in thetas])
+    a = (1 - level) / 2
+    lo, hi = np.quantile(nat, [a, 1 - a], axis=0)
+    result.ci = {k: [float(u), float(v)] for k, u, v in zip(law.natural_names, lo, hi)}
+    result.ci_level = float(level)
+    result.bootstrap = thetas.tolist()
+    result.bootstrap_seed = int(seed)
+    n_grid = int(np.prod([np.size(grid[p.name]) for p in law.parameters])) if n_polish else 0
+    result.meta["bootstrap_n_polish"] = int(n_polish)
+    result.meta["bootstrap"] = {
+        "mode": "multi-start" if n_polish else "warm-start",
+        "n_polish": int(n_polish),
+        "n_warm": int(len(warm)),
+        "grid_starts": n_grid,
+        "winner_from_grid": from_grid,
+    }
+    return result
+
+
+def published_draws(
+    law: DistillationLaw,
+    params: Mapping[str, float],
+    ci: Mapping[str, list[float]],
+    ci_level: float,
+    n: int = 1000,
+    seed: int = 0,
+) -> np.ndarray:
+    """Fit-space parameter draws consistent with published intervals (no bootstrap samples).
+
+    Each coefficient is drawn independently from a split normal around its estimate whose
+    lower/upper halves put the published interval's ends at its quantiles (ci_level, e.g. 90%:
+    the ends are estimate -/+ 1.645 sd on each side). Degenerate intervals (Table 6's c1 =
+    (522.6, 522.6)) stay fixed. Independence ignores the correlations of the published
+    bootstrap (unknown), so where the estimates sit on a ridge these draws are wider than the
+    paper's own joint distribution would be.
+    """
+    rng = np.random.default_rng(seed)
+    z = norm.ppf(0.5 + ci_level / 2)
+    Z = rng.standard_normal((n, len(law.parameters)))
+    out = np.empty_like(Z)
+    for j, p in enumerate(law.parameters):
+        est = float(params[p.natural_name])
+        lo, hi = ci.get(p.natural_name, (est, est))
+        lo, hi = min(lo, est), max(hi, est)
+        v = np.where(Z[:, j] > 0, est + Z[:, j] * (hi - est) / z, est + Z[:, j] * (est - lo) / z)
+        if p.transform == "exp":
+            v = np.maximum(v, est * 1e-12)
+        out[:, j] = np.clip(p.from_natural(v), p.lower, p.upper)
+    return out
+
+
+def interval_from_draws(T: np.ndarray, sigma: float, level: float) -> tuple[np.ndarray, ...]:
+    """(lo, hi) quantiles of log L_S over draws T (B, n) convolved with N(0, sigma^2) run noise.
+
+    The noise is added on deterministic normal quantile nodes (no random numbers), so the
+    interval of a saved fit is reproducible bit for bit.
+    """
+    a = (1 - level) / 2
+    T = np.asarray(T, float)
+    if sigma > 0:
+        z = norm.ppf((np.arange(N_NODES) + 0.5) / N_NODES)
+        T = (T[:, None, :] + sigma * z[None, :, None]).reshape(-1, T.shape[-1])
+    lo, hi = np.nanquantile(T, [a, 1 - a], axis=0)
+    return lo, hi
+
+
+def spread_status(nat: np.ndarray, names, exponents=EXPONENTS) -> dict[str, dict]:
+    """The bootstrap identifiability rule, per coefficient, over natural-space draws (B, P).
+
+    Every coefficient whose 5th percentile is positive: NOT identified when P95 / P5 > 10 (the
+    resamples span more than a decade). Exponents (alpha', beta', gamma', c0, c1, f1) can sit at
+    or near 0, where a ratio is meaningless, so they are also NOT identified when their 5-95%
+    range is wider than their median, P95 - P5 > |P50| (for a positive exponent this fires from
+    P95/P5 of about 3, so it is stricter than the decade rule); `exponents` names the
+    quantities given the range rule (the identifiability report also passes the combinations
+    gamma' log A', alpha' gamma', ... and the break location). Returns
+    {name: {p05, p50, p95, ratio, identified}}.
+    """
+    q05, q50, q95 = np.nanquantile(np.asarray(nat, float), [0.05, 0.5, 0.95], axis=0)
+    out = {}
+    for j, k in enumerate(names):
+        with np.errstate(all="ignore"):
+            ratio = float(q95[j] / q05[j]) if q05[j] > 0 else float("inf")
+        ok = bool(q05[j] <= 0 or ratio <= DECADE)
+        if k in exponents:
+            ok = ok and bool(q95[j] - q05[j] <= abs(q50[j]))
+        elif q05[j] <= 0:
+            ok = False
+        out[k] = {
+            "p05": float(q05[j]),
+            "p50": float(q50[j]),
+            "p95": float(q95[j]),
+            "ratio": ratio,
+            "identified": ok,
+        }
+    return out
+
+
+def variance_shares(f: np.ndarray, theta: np.ndarray, names) -> dict[str, float]:
+    """Each coefficient's share of a forecast's variance over the bootstrap draws.
+
+    share_j = corr(log L_S, theta_j)^2 over the draws, theta in fit space (log A', log B',
+    log d1, exponents as they are): the fraction of the log-forecast's variance that a linear
+    function of theta_j alone explains. Shares of correlated coefficients overlap and need not
+    sum to 1; a coefficient that does not move over the draws has share 0.
+    """
+    f = np.asarray(f, float)
+    theta = np.asarray(theta, float)
+    ok = np.isfinite(f)  # a draw whose forecast overflows says nothing linear
+    f, theta = f[ok], theta[ok]
+    out = {}
+    if f.size < 3:
+        return {k: 0.0 for k in names}
+    fc = f - f.mean()
+    sf = np.sqrt(np.sum(fc**2))
+    for j, k in enumerate(names):
+        x = theta[:, j] - theta[:, j].mean()
+        sx = np.sqrt(np.sum(x**2))
+        if sf == 0 or sx <= 1e-12 * (1 + abs(theta[:, j].mean())):
+            out[k] = 0.0
+        else:
+            out[k] = float(min(1.0, (np.sum(fc * x) / (sf * sx)) ** 2))
+    return out
+
+
+__all__ = [
+    "BOOTSTRAP_GRID",
+    "bootstrap_grid",
+    "multistart_bootstrap",
+    "published_draws",
+    "interval_from_draws",
+    "spread_status",
+    "variance_shares",
+]
