@@ -64,7 +64,7 @@ class DaskSession:
             client = distributed.Client(
                 spec.address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False
             )
-        except (OSError, TimeoutError) as exc:
+        except Exception as exc:  # a peer that greeted like Dask but then failed
             raise InputError(
                 f"{spec.source} {spec.address}: no Dask scheduler handshake within "
                 f"{CONNECT_TIMEOUT_S:g} s ({type(exc).__name__})"
