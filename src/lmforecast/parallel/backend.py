@@ -7,7 +7,8 @@ closures; `shared` is sent to each Dask worker once (``Client.scatter``), not on
 Results are gathered by position, so they do not depend on the number of workers or on the
 order in which tasks finish. A Dask worker that dies mid-task has its task re-run on another
 worker by the scheduler (up to ``distributed.scheduler.allowed-failures`` times, default 3);
-since every task is a pure function of its payload, the re-run returns the same result.
+since every task is a pure function of its payload, the re-run returns the same result (the
+shared data is itself a task, recomputed if the worker holding it dies).
 
 Which backend runs a call: the `scheduler=` argument, else the innermost
 ``with lmforecast.parallel.scheduler(...)`` block, else ``LMFORECAST_SCHEDULER``, else joblib
@@ -157,6 +158,10 @@ def _run_task(payload, task_func, task_shared, capture: bool):
     return out, [(w.category, str(w.message)) for w in caught]
 
 
+def _identity(x):
+    return x
+
+
 def _check_func(func: Callable) -> None:
     q = getattr(func, "__qualname__", "")
     if "<locals>" in q or "<lambda>" in q or not hasattr(func, "__module__"):
@@ -268,7 +273,13 @@ def _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result) -> l
             ) from None
     tag = "".join(c if c.isalnum() else "-" for c in desc)[:40]
     run = uuid.uuid4().hex[:8]
-    shared_f = client.scatter([shared], hash=False)[0] if shared is not None else None
+    shared_f = None
+    if shared is not None:
+        # a task, not `scatter`: the scheduler keeps its recipe, so the shared data is rebuilt
+        # if the worker holding it dies (scattered data would be lost with it)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ll]arge.*")
+            shared_f = client.submit(_identity, shared, key=f"lmforecast-shared-{run}", pure=False)
     keys = [f"lmforecast-{tag}-{run}-{i}" for i in range(len(payloads))]
     futures = client.map(
         _run_task,
