@@ -39,7 +39,7 @@ import pandas as pd
 from ..errors import ConvergenceWarning, DomainWarning, InputError
 from ..fitting.result import dump_json, load_json
 from ..fitting.threads import single_blas_thread
-from ..parallel import map_tasks
+from ..parallel import backend_for, map_tasks
 from .capability import CapabilitySpace
 from .data import (
     FLOPS,
@@ -338,28 +338,31 @@ class RobustnessSweep:
         metrics_used: dict[str, list[str]] = {}
         n_models: dict[str, int] = {}
         dropped: dict[str, list[str]] = {}
-        for t in names:
-            metrics = self._metrics_for(table, t) if k_max else []
-            if k_max:
-                if not metrics:
-                    raise InputError("no benchmark metrics left to build the capability space")
-                check_metrics(table, metrics)
-                if k_max > len(metrics):
-                    raise InputError(
-                        f"--predictors pcs:{k_max} needs at least {k_max} benchmark metrics; "
-                        f"{t!r} has {len(metrics)} ({', '.join(metrics)})"
-                    )
-            data, lacking = self._pool(table, t, predictors)
-            pts = self._sweep_target(data, t, metrics, predictors, dims, k_max, fractions)
-            points.extend(pts)
-            frame = pd.DataFrame(pts)
-            aues[t] = {
-                p: aue(g["fraction"].to_numpy(), g["test_mse"].to_numpy())
-                for p, g in frame.groupby("predictor", sort=False)
-            }
-            metrics_used[t] = metrics
-            n_models[t] = len(data)
-            dropped[t] = lacking
+        with backend_for(self.scheduler) as sched:  # one cluster for every target
+            for t in names:
+                metrics = self._metrics_for(table, t) if k_max else []
+                if k_max:
+                    if not metrics:
+                        raise InputError("no benchmark metrics left to build the capability space")
+                    check_metrics(table, metrics)
+                    if k_max > len(metrics):
+                        raise InputError(
+                            f"--predictors pcs:{k_max} needs at least {k_max} benchmark metrics; "
+                            f"{t!r} has {len(metrics)} ({', '.join(metrics)})"
+                        )
+                data, lacking = self._pool(table, t, predictors)
+                pts = self._sweep_target(
+                    data, t, metrics, predictors, dims, k_max, fractions, sched
+                )
+                points.extend(pts)
+                frame = pd.DataFrame(pts)
+                aues[t] = {
+                    p: aue(g["fraction"].to_numpy(), g["test_mse"].to_numpy())
+                    for p, g in frame.groupby("predictor", sort=False)
+                }
+                metrics_used[t] = metrics
+                n_models[t] = len(data)
+                dropped[t] = lacking
         self.result_ = RobustnessResult(
             targets=names,
             split=self.split,
@@ -382,6 +385,7 @@ class RobustnessSweep:
         dims: dict[str, int],
         k_max: int,
         fractions: np.ndarray,
+        scheduler=None,
     ) -> list[dict[str, Any]]:
         n = len(data)
         if n < 4:
@@ -405,7 +409,7 @@ class RobustnessSweep:
             _sweep_fraction,
             [float(f) for f in fractions],
             shared=shared,
-            scheduler=self.scheduler,
+            scheduler=scheduler,
             desc=f"robustness {target}",
             unit="cutoff",
         )

@@ -9,13 +9,21 @@ command line. Dask is the optional extra ``lmforecast[dask]`` (imported only whe
 See docs/scaling-out.md.
 """
 
-from .backend import DaskSession, map_tasks, parse_scheduler, scheduler, uses_dask
+from .backend import (
+    DaskSession,
+    backend_for,
+    map_tasks,
+    parse_scheduler,
+    scheduler,
+    uses_dask,
+)
 from .spec import ENV_VAR, SchedulerSpec, check_reachable, env_scheduler
 
 __all__ = [
     "scheduler",
     "map_tasks",
     "uses_dask",
+    "backend_for",
     "parse_scheduler",
     "env_scheduler",
     "check_reachable",

@@ -142,6 +142,22 @@ def _resolve(spec) -> DaskSession | SchedulerSpec:
     return env_scheduler() or JOBLIB
 
 
+@contextmanager
+def backend_for(scheduler=None):
+    """The backend a function that maps several times should use for all its calls: a live
+    `DaskSession` (a spec string or ``LMFORECAST_SCHEDULER`` starts one for the block only) or
+    the JOBLIB spec. Pass what it yields as ``scheduler=`` to each `map_tasks` call."""
+    b = _resolve(scheduler)
+    if isinstance(b, DaskSession) or not b.uses_dask:
+        yield b
+        return
+    session = DaskSession.start(b)
+    try:
+        yield session
+    finally:
+        session.close()
+
+
 def uses_dask(scheduler=None) -> bool:
     """Whether a call with this `scheduler=` argument would run on Dask."""
     b = _resolve(scheduler)
