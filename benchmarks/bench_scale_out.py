@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import time
 
 import numpy as np
@@ -59,9 +60,9 @@ def main() -> None:
         f"{args.n_polish} over a {n_grid:,}-start grid ({args.grid})"
     )
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     serial = bootstrap_fit(law, X, y, copy.deepcopy(res), n_jobs=1, **kw)
-    t_serial = time.perf_counter() - t0
+    t_serial, cpu_serial = time.perf_counter() - t0, time.process_time() - c0
     t_noop_serial = _time(lambda: map_tasks(_noop, range(args.tasks), n_jobs=1))
 
     t0 = time.perf_counter()
@@ -71,19 +72,26 @@ def main() -> None:
         map_tasks(_noop, range(4), scheduler=sess)  # warm the workers' imports
         t_noop = _time(lambda: map_tasks(_noop, range(args.tasks), scheduler=sess))
         t_one = _time(lambda: map_tasks(_noop, [0], scheduler=sess))
+        cpu0 = sess.client.run(time.process_time)
         t0 = time.perf_counter()
         dask = bootstrap_fit(law, X, y, copy.deepcopy(res), scheduler=sess, **kw)
         t_dask = time.perf_counter() - t0
+        cpu1 = sess.client.run(time.process_time)
+        cpu_dask = sum(cpu1[w] - cpu0[w] for w in cpu1 if w in cpu0)
         t1 = time.perf_counter()
     t_stop = time.perf_counter() - t1
 
     same = dask.bootstrap == serial.bootstrap
-    per = t_serial / args.boot
-    print(f"serial (this process, 1 core)      : {t_serial:8.1f} s  ({per:.2f} s a resample)")
+    per = cpu_serial / args.boot
+    load = os.getloadavg()[0]
+    print(f"serial (this process, 1 core)      : {t_serial:8.1f} s  ({per:.2f} CPU s a resample)")
     print(f"Dask LocalCluster, {args.workers} workers        : {t_dask:8.1f} s  (start-up "
           f"{t_start:.1f} s, shut-down {t_stop:.1f} s, not included)")  # fmt: skip
     print(f"speed ratio serial / cluster = {t_serial / t_dask:.2f}x  "
           f"(ideal {args.workers}x); thetas identical: {same}")  # fmt: skip
+    print(f"CPU: serial {cpu_serial:.1f} s, cluster workers {cpu_dask:.1f} s in all; the workers "
+          f"ran {100 * cpu_dask / (args.workers * t_dask):.0f}% of the wall time "
+          f"(load average {load:.1f} on {os.cpu_count()} cores)")  # fmt: skip
     over = max(t_noop - t_noop_serial, 0.0) / args.tasks
     print(f"per-task overhead: {1e3 * over:.2f} ms ({args.tasks} trivial tasks in "
           f"{t_noop:.2f} s on the cluster, {t_noop_serial:.4f} s serial); one-task round trip "
@@ -92,7 +100,7 @@ def main() -> None:
         w = machines * cores
         t = 4096 * per / w
         print(f"projected 4,096 resamples on {machines:>2} x {cores} cores: {t / 60:8.1f} min "
-              f"(4,096 x {per:.2f} s / {w} workers, this machine's per-core speed)")  # fmt: skip
+              f"(4,096 x {per:.2f} CPU s / {w} workers at this machine's core speed)")  # fmt: skip
     if not same:
         raise SystemExit("cluster and serial thetas differ")
 

@@ -282,3 +282,13 @@ def test_a_killed_worker_is_survived_with_the_same_result(cluster, chinchilla_fi
     assert sorted(done) == [0, 1, 2, 3]
     cluster.client.wait_for_workers(2, timeout=60)  # the nanny restarted it
     assert killed not in set(cluster.client.run(os.getpid).values())
+
+
+def _nested_backend(payload, shared):
+    os.environ[ENV_VAR] = "local:2"  # as a worker inherits it from the client's environment
+    return uses_dask()
+
+
+@pytest.mark.slow
+def test_a_task_never_starts_a_nested_cluster(cluster):
+    assert map_tasks(_nested_backend, [0, 1], scheduler=cluster) == [False, False]

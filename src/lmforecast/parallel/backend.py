@@ -165,13 +165,19 @@ def uses_dask(scheduler=None) -> bool:
 
 
 def _run_task(payload, task_func, task_shared, capture: bool):
-    """What a worker runs: ``task_func(payload, task_shared)``, with the warnings it raised."""
-    if not capture:
-        return task_func(payload, task_shared), []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = task_func(payload, task_shared)
-    return out, [(w.category, str(w.message)) for w in caught]
+    """What a worker runs: ``task_func(payload, task_shared)``, with the warnings it raised.
+    A `map_tasks` call nested inside the task runs on joblib: a worker never starts or joins
+    another cluster (it inherits ``LMFORECAST_SCHEDULER`` from the client's environment)."""
+    _STACK.append(JOBLIB)
+    try:
+        if not capture:
+            return task_func(payload, task_shared), []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = task_func(payload, task_shared)
+        return out, [(w.category, str(w.message)) for w in caught]
+    finally:
+        _STACK.pop()
 
 
 def _identity(x):
