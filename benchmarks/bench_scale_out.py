@@ -100,7 +100,7 @@ def main() -> None:
         w = machines * cores
         t = 4096 * per / w
         print(f"projected 4,096 resamples on {machines:>2} x {cores} cores: {t / 60:8.1f} min "
-              f"(4,096 x {per:.2f} CPU s / {w} workers at this machine's core speed)")  # fmt: skip
+              f"(4,096 x {per:.2f} CPU s / {w} workers , ideal: no overhead)")  # fmt: skip
     if not same:
         raise SystemExit("cluster and serial thetas differ")
 

@@ -112,7 +112,10 @@ def bootstrap_fit(
     else:
         grid = None
     root = np.random.SeedSequence(seed)  # resample i uses root's child i (its spawn key)
-    n_chunks = max(1, min(n_boot, 64), -(-n_boot // 8))  # <= 8 resamples a task on big runs
+    # tasks of <= 8 warm resamples (~0.1 s each), or of one multi-start resample (~10 s): a
+    # cluster of up to n_boot workers stays busy; the chunking never changes the thetas
+    per_task = 1 if n_polish else 8
+    n_chunks = max(1, min(n_boot, 64), -(-n_boot // per_task))
     chunks = [c.tolist() for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
     shared = {
         "law": law, "X": X, "y": y, "starts": starts, "loss": loss.to_dict(), "bounds": bounds,
