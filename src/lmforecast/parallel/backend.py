@@ -18,6 +18,7 @@ with the caller's ``n_jobs`` (the behaviour before Dask support existed).
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -30,6 +31,7 @@ from .spec import parse_scheduler as _parse
 
 _STACK: list[Any] = []  # active `scheduler()` blocks: DaskSession or JOBLIB
 NO_WORKERS_TIMEOUT_S = 60.0
+_ENVIRON = "distributed.nanny.pre-spawn-environ"
 
 
 def _distributed():
@@ -39,27 +41,35 @@ def _distributed():
 class DaskSession:
     """A connected `distributed.Client` (and the `LocalCluster` it owns, for ``local:N``)."""
 
-    def __init__(self, spec: SchedulerSpec, client, cluster=None) -> None:
-        self.spec, self.client, self.cluster = spec, client, cluster
+    def __init__(self, spec: SchedulerSpec, client, cluster=None, env=None) -> None:
+        self.spec, self.client, self.cluster, self._env = spec, client, cluster, env
 
     @classmethod
     def start(cls, spec: SchedulerSpec) -> DaskSession:
         """Start a LocalCluster (``local:N``) or connect to a scheduler (``tcp://``)."""
         distributed = _distributed()
         if spec.kind == "local":
-            cluster = distributed.LocalCluster(
-                n_workers=spec.n_workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
+            import dask
+
+            env = dict(os.environ)  # the nannies export their workers' variables here too
+            # Dask's default MALLOC_TRIM_THRESHOLD_=65536 pins glibc's mmap threshold, so every
+            # large temporary array is a fresh mmap: +50% CPU on a 216,000-start grid rescoring
+            # (docs/scaling-out.md). Workers keep glibc's default; OMP/MKL/OpenBLAS stay at 1.
+            with dask.config.set({f"{_ENVIRON}.MALLOC_TRIM_THRESHOLD_": None}):
+                cluster = distributed.LocalCluster(
+                    n_workers=spec.n_workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
             try:
                 client = distributed.Client(cluster, set_as_default=False)
             except BaseException:
                 cluster.close()
+                _restore(env)
                 raise
-            return cls(spec, client, cluster)
+            return cls(spec, client, cluster, env)
         check_reachable(spec)
         try:
             client = distributed.Client(
@@ -83,9 +93,17 @@ class DaskSession:
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+            if self._env is not None:
+                _restore(self._env)
 
     def __repr__(self) -> str:
         return f"DaskSession({self.spec}, {self.parallelism} worker threads)"
+
+
+def _restore(env: dict) -> None:
+    for k in set(os.environ) - set(env):
+        del os.environ[k]
+    os.environ.update(env)
 
 
 def parse_scheduler(spec: str, source: str = "--scheduler") -> SchedulerSpec:
