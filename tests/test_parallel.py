@@ -292,3 +292,13 @@ def _nested_backend(payload, shared):
 @pytest.mark.slow
 def test_a_task_never_starts_a_nested_cluster(cluster):
     assert map_tasks(_nested_backend, [0, 1], scheduler=cluster) == [False, False]
+
+
+@pytest.mark.slow
+def test_progress_bar_counts_tasks_done_on_the_cluster(cluster, capsys):
+    done = []
+    got = map_tasks(_square, range(5), shared=1, scheduler=cluster, progress=True,
+                    desc="squares", on_result=lambda i, r: done.append(i))  # fmt: skip
+    assert got == [1, 2, 5, 10, 17] and sorted(done) == [0, 1, 2, 3, 4]
+    err = capsys.readouterr().err
+    assert "squares" in err and "5/5" in err
