@@ -55,7 +55,12 @@ class DaskSession:
             # Dask's default MALLOC_TRIM_THRESHOLD_=65536 pins glibc's mmap threshold, so every
             # large temporary array is a fresh mmap: +50% CPU on a 216,000-start grid rescoring
             # (docs/scaling-out.md). Workers keep glibc's default; OMP/MKL/OpenBLAS stay at 1.
-            with dask.config.set({f"{_ENVIRON}.MALLOC_TRIM_THRESHOLD_": None}):
+            # No dashboard, so no use for the workers' statistical profiler (a 10 ms sampler).
+            cfg = {
+                f"{_ENVIRON}.MALLOC_TRIM_THRESHOLD_": None,
+                "distributed.worker.profile.enabled": False,
+            }
+            with dask.config.set(cfg):
                 cluster = distributed.LocalCluster(
                     n_workers=spec.n_workers,
                     threads_per_worker=1,
