@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from ..parallel import parse_scheduler, scheduler  # checked before the verb runs
 
-        with scheduler(args.scheduler and parse_scheduler(args.scheduler, "--scheduler")):
+        spec = args.scheduler
+        with scheduler(None if spec is None else parse_scheduler(spec, "--scheduler")):
             code = args.handler(args)
     except (InputError, OptionalDependencyError) as exc:
         msg = str(exc).replace("\n", " ")

@@ -60,14 +60,22 @@ class DaskSession:
                 f"{_ENVIRON}.MALLOC_TRIM_THRESHOLD_": None,
                 "distributed.worker.profile.enabled": False,
             }
-            with dask.config.set(cfg):
-                cluster = distributed.LocalCluster(
-                    n_workers=spec.n_workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    silence_logs=logging.ERROR,
-                )
+            try:
+                with dask.config.set(cfg):
+                    cluster = distributed.LocalCluster(
+                        n_workers=spec.n_workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        silence_logs=logging.ERROR,
+                    )
+            except Exception as exc:  # e.g. a script without `if __name__ == "__main__":`
+                _restore(env)
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise InputError(
+                    f"{spec.source} {spec}: could not start a local Dask cluster ({why}); "
+                    "a script must start it under `if __name__ == '__main__':`"
+                ) from exc
             try:
                 client = distributed.Client(cluster, set_as_default=False)
             except BaseException:
