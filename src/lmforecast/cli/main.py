@@ -37,6 +37,14 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="lmforecast", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"lmforecast {__version__}")
+    parser.add_argument(
+        "--scheduler",
+        metavar="SPEC",
+        default=None,
+        help="where parallel loops run: joblib (default), local:N (a Dask LocalCluster of N "
+        "worker processes) or tcp://HOST:PORT (a running Dask scheduler); default "
+        "$LMFORECAST_SCHEDULER. Needs lmforecast[dask]. See docs/scaling-out.md",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in COMMAND_MODULES:
@@ -58,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
-        code = args.handler(args)
+        from ..parallel import parse_scheduler, scheduler  # checked before the verb runs
+
+        spec = args.scheduler
+        with scheduler(None if spec is None else parse_scheduler(spec, "--scheduler")):
+            code = args.handler(args)
     except (InputError, OptionalDependencyError) as exc:
         msg = str(exc).replace("\n", " ")
         sys.stderr.write(f"lmforecast: error: {msg}\n")

@@ -12,6 +12,9 @@ Two refit modes:
   keeps the best. A resample can reach another basin, at the cost of k + 1 polishes.
 
 Resamples get their own child seeds, so results do not depend on the number of worker processes.
+The chunks of resamples run through `lmforecast.parallel.map_tasks`: local joblib workers by
+default, or a Dask cluster (``scheduler=``, ``with lmforecast.parallel.scheduler(...)``,
+``LMFORECAST_SCHEDULER``), bit-identical either way.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from joblib import Parallel, delayed
 
 from ..laws.base import Law
+from ..parallel import map_tasks
 from .engine import Objective, clip_to_bounds, grid_to_array, polish_many, refit_from
 from .losses import Loss
 from .result import FitResult
@@ -60,6 +63,20 @@ def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0):
     return out
 
 
+def _resample_chunk(payload, shared):
+    """One task of `bootstrap_fit` (plain data only): refit resamples ``payload`` (indices),
+    child i of the root SeedSequence (``shared["entropy"]``, ``shared["spawn_key"]``)."""
+    seeds = [
+        np.random.SeedSequence(shared["entropy"], spawn_key=(*shared["spawn_key"], int(i)))
+        for i in payload
+    ]
+    out = _run_chunk(
+        shared["law"], shared["X"], shared["y"], shared["starts"], Loss.from_dict(shared["loss"]),
+        shared["bounds"], seeds, shared["grid"], shared["n_polish"],
+    )  # fmt: skip
+    return np.array(out)
+
+
 def bootstrap_fit(
     law: Law,
     X: Mapping[str, np.ndarray],
@@ -75,11 +92,15 @@ def bootstrap_fit(
     n_starts: int = 1,
     n_polish: int = 0,
     grid=None,
+    scheduler=None,
 ) -> FitResult:
     """Add percentile intervals (`ci`, `ci_level`) and the resampled thetas to `result`.
 
     ``n_polish > 0`` multi-starts every resample (re-scores `grid`, default the law's own grid,
     and polishes its ``n_polish`` best starts plus the warm starts); 0 warm-starts only.
+    `scheduler` (docs/scaling-out.md): None follows ``lmforecast.parallel.scheduler`` blocks and
+    ``LMFORECAST_SCHEDULER``, else joblib with `n_jobs`; ``"local:N"`` / ``"tcp://HOST:PORT"``
+    run the resamples on Dask. The thetas do not depend on the backend or the worker count.
     """
     X = {k: np.asarray(X[k], float) for k in law.inputs}
     y = np.asarray(y, float)
@@ -90,23 +111,27 @@ def bootstrap_fit(
         grid = clip_to_bounds(law, g, bounds)
     else:
         grid = None
-    children = np.random.SeedSequence(seed).spawn(n_boot)
-    n_chunks = max(1, min(n_boot, 64))
-    chunks = [c for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
-    jobs = (
-        delayed(_run_chunk)(
-            law, X, y, starts, loss, bounds, [children[i] for i in c], grid, n_polish
-        )
-        for c in chunks
+    root = np.random.SeedSequence(seed)  # resample i uses root's child i (its spawn key)
+    # tasks of <= 8 warm resamples (~0.1 s each), or of one multi-start resample (~10 s): a
+    # cluster of up to n_boot workers stays busy; the chunking never changes the thetas
+    per_task = 1 if n_polish else 8
+    n_chunks = max(1, min(n_boot, 64), -(-n_boot // per_task))
+    chunks = [c.tolist() for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
+    shared = {
+        "law": law, "X": X, "y": y, "starts": starts, "loss": loss.to_dict(), "bounds": bounds,
+        "grid": grid, "n_polish": n_polish, "entropy": root.entropy, "spawn_key": root.spawn_key,
+    }  # fmt: skip
+    parts = map_tasks(
+        _resample_chunk,
+        chunks,
+        shared=shared,
+        scheduler=scheduler,
+        n_jobs=n_jobs,
+        desc=f"bootstrap {law.name}",
+        progress=progress,
+        unit="resample",
+        sizes=[len(c) for c in chunks],
     )
-    if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(list(jobs), desc=f"bootstrap {law.name}", unit="chunk")
-    if n_jobs == 1:
-        parts = [_run_chunk(*j[1], **j[2]) for j in jobs]
-    else:
-        parts = Parallel(n_jobs=n_jobs)(jobs)
     thetas = np.array([th for part in parts for th in part])
     a = (1 - level) / 2
     nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, th)] for th in thetas])

@@ -38,6 +38,8 @@ import pandas as pd
 
 from ..errors import ConvergenceWarning, DomainWarning, InputError
 from ..fitting.result import dump_json, load_json
+from ..fitting.threads import single_blas_thread
+from ..parallel import backend_for, map_tasks
 from .capability import CapabilitySpace
 from .data import (
     FLOPS,
@@ -231,6 +233,9 @@ class RobustnessSweep:
       law's grid, ~5x faster than 16; 16 is exactly `ObservationalScalingLaw`'s fit, so each
       point equals the estimator with that holdout (benchmarks/bench_osl_robustness.py: AUEs
       within 3e-5 of each other on GSM8K/HumanEval).
+    - scheduler: where the cutoffs run (docs/scaling-out.md): None follows
+      ``lmforecast.parallel.scheduler`` blocks and ``LMFORECAST_SCHEDULER``, else in this
+      process, in order; ``"local:N"`` / ``"tcp://HOST:PORT"`` run them on Dask, same result.
 
     Learned: `result_` (RobustnessResult).
     """
@@ -244,6 +249,7 @@ class RobustnessSweep:
         metrics: Sequence[str] | None = None,
         exclude_metrics: Sequence[str] = (),
         n_polish: int = 4,
+        scheduler=None,
     ) -> None:
         self.predictors = predictors
         self.split = split
@@ -251,6 +257,7 @@ class RobustnessSweep:
         self.metrics = metrics
         self.exclude_metrics = exclude_metrics
         self.n_polish = n_polish
+        self.scheduler = scheduler
 
     # ---- validation ------------------------------------------------------------------------
     def _check_config(self) -> tuple[list[str], dict[str, int], np.ndarray]:
@@ -331,28 +338,31 @@ class RobustnessSweep:
         metrics_used: dict[str, list[str]] = {}
         n_models: dict[str, int] = {}
         dropped: dict[str, list[str]] = {}
-        for t in names:
-            metrics = self._metrics_for(table, t) if k_max else []
-            if k_max:
-                if not metrics:
-                    raise InputError("no benchmark metrics left to build the capability space")
-                check_metrics(table, metrics)
-                if k_max > len(metrics):
-                    raise InputError(
-                        f"--predictors pcs:{k_max} needs at least {k_max} benchmark metrics; "
-                        f"{t!r} has {len(metrics)} ({', '.join(metrics)})"
-                    )
-            data, lacking = self._pool(table, t, predictors)
-            pts = self._sweep_target(data, t, metrics, predictors, dims, k_max, fractions)
-            points.extend(pts)
-            frame = pd.DataFrame(pts)
-            aues[t] = {
-                p: aue(g["fraction"].to_numpy(), g["test_mse"].to_numpy())
-                for p, g in frame.groupby("predictor", sort=False)
-            }
-            metrics_used[t] = metrics
-            n_models[t] = len(data)
-            dropped[t] = lacking
+        with backend_for(self.scheduler) as sched:  # one cluster for every target
+            for t in names:
+                metrics = self._metrics_for(table, t) if k_max else []
+                if k_max:
+                    if not metrics:
+                        raise InputError("no benchmark metrics left to build the capability space")
+                    check_metrics(table, metrics)
+                    if k_max > len(metrics):
+                        raise InputError(
+                            f"--predictors pcs:{k_max} needs at least {k_max} benchmark metrics; "
+                            f"{t!r} has {len(metrics)} ({', '.join(metrics)})"
+                        )
+                data, lacking = self._pool(table, t, predictors)
+                pts = self._sweep_target(
+                    data, t, metrics, predictors, dims, k_max, fractions, sched
+                )
+                points.extend(pts)
+                frame = pd.DataFrame(pts)
+                aues[t] = {
+                    p: aue(g["fraction"].to_numpy(), g["test_mse"].to_numpy())
+                    for p, g in frame.groupby("predictor", sort=False)
+                }
+                metrics_used[t] = metrics
+                n_models[t] = len(data)
+                dropped[t] = lacking
         self.result_ = RobustnessResult(
             targets=names,
             split=self.split,
@@ -375,6 +385,7 @@ class RobustnessSweep:
         dims: dict[str, int],
         k_max: int,
         fractions: np.ndarray,
+        scheduler=None,
     ) -> list[dict[str, Any]]:
         n = len(data)
         if n < 4:
@@ -389,44 +400,22 @@ class RobustnessSweep:
             fixed["flops"] = np.log10(data[FLOPS].to_numpy(float))[:, None]
         if "size" in predictors:
             fixed["size"] = np.log10(data[SIZE].to_numpy(float))[:, None]
-        too_few: list[str] = []
-        failed = 0
-        out = []
-        for f in fractions:
-            test, cutoff = threshold_split(key, float(f))
-            train = ~test
-            n_tr = int(train.sum())
-            S = None
-            if k_max and n_tr >= 3:
-                k = min(k_max, n_tr, len(metrics))
-                S = CapabilitySpace(k).fit(data.loc[train], metrics).transform(data)
-            for p in predictors:
-                K = dims[p]
-                rec = {
-                    "target": target,
-                    "predictor": p,
-                    "fraction": float(f),
-                    "test_fraction": float(test.sum() / n),
-                    "cutoff": cutoff,
-                    "n_train": n_tr,
-                    "n_test": int(test.sum()),
-                    "train_mse": float("nan"),
-                    "test_mse": float("nan"),
-                    "converged": False,
-                }
-                out.append(rec)
-                if n_tr < K + 2 or (p.startswith("pcs:") and (S is None or S.shape[1] < K)):
-                    too_few.append(f"{p} at {f:.0%}")
-                    continue
-                X = fixed[p] if p in fixed else S[:, :K]
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    fit = fit_sigmoid(X[train], y[train], n_polish=self.n_polish)
-                pred = predict_sigmoid(fit, X)
-                rec["train_mse"] = float(np.mean((pred[train] - y[train]) ** 2))
-                rec["test_mse"] = float(np.mean((pred[test] - y[test]) ** 2))
-                rec["converged"] = bool(fit.converged)
-                failed += not fit.converged
+        shared = {
+            "data": data[metrics] if k_max else None, "target": target, "metrics": metrics,
+            "predictors": predictors, "dims": dims, "k_max": k_max, "y": y, "key": key,
+            "fixed": fixed, "n_polish": self.n_polish,
+        }  # fmt: skip
+        parts = map_tasks(
+            _sweep_fraction,
+            [float(f) for f in fractions],
+            shared=shared,
+            scheduler=scheduler,
+            desc=f"robustness {target}",
+            unit="cutoff",
+        )
+        out = [rec for recs, _, _ in parts for rec in recs]
+        too_few = [name for _, names, _ in parts for name in names]
+        failed = sum(n for _, _, n in parts)
         if too_few:
             warnings.warn(
                 f"{target}: too few training models (< K + 2) for {', '.join(too_few[:4])}"
@@ -442,6 +431,54 @@ class RobustnessSweep:
                 stacklevel=4,
             )
         return out
+
+
+def _sweep_fraction(f: float, shared: dict) -> tuple[list[dict[str, Any]], list[str], int]:
+    """One cutoff of the sweep (a `map_tasks` task; plain data in, records out): split at test
+    fraction `f`, refit the PCA and every predictor on the training models, score the test."""
+    data, target, metrics = shared["data"], shared["target"], shared["metrics"]
+    predictors, dims, k_max = shared["predictors"], shared["dims"], shared["k_max"]
+    y, fixed = shared["y"], shared["fixed"]
+    n = y.size
+    test, cutoff = threshold_split(shared["key"], f)
+    train = ~test
+    n_tr = int(train.sum())
+    too_few: list[str] = []
+    failed = 0
+    out = []
+    with single_blas_thread():
+        S = None
+        if k_max and n_tr >= 3:
+            k = min(k_max, n_tr, len(metrics))
+            S = CapabilitySpace(k).fit(data.loc[train], metrics).transform(data)
+        for p in predictors:
+            K = dims[p]
+            rec = {
+                "target": target,
+                "predictor": p,
+                "fraction": f,
+                "test_fraction": float(test.sum() / n),
+                "cutoff": cutoff,
+                "n_train": n_tr,
+                "n_test": int(test.sum()),
+                "train_mse": float("nan"),
+                "test_mse": float("nan"),
+                "converged": False,
+            }
+            out.append(rec)
+            if n_tr < K + 2 or (p.startswith("pcs:") and (S is None or S.shape[1] < K)):
+                too_few.append(f"{p} at {f:.0%}")
+                continue
+            X = fixed[p] if p in fixed else S[:, :K]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                fit = fit_sigmoid(X[train], y[train], n_polish=shared["n_polish"])
+            pred = predict_sigmoid(fit, X)
+            rec["train_mse"] = float(np.mean((pred[train] - y[train]) ** 2))
+            rec["test_mse"] = float(np.mean((pred[test] - y[test]) ** 2))
+            rec["converged"] = bool(fit.converged)
+            failed += not fit.converged
+    return out, too_few, failed
 
 
 def robustness_sweep(

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..cli.common import atomic_write_text
 from ..errors import DomainWarning, InputError, require
+from ..parallel import backend_for, map_tasks, uses_dask
 from .corpus import DOMAINS, build_corpus
 from .data import encode_corpus
 from .evaluate import build_evalset, token_losses
@@ -154,10 +155,28 @@ class _Build:
 
 
 _SHARED: _Build | None = None
+_CONTEXTS: dict = {}  # a Dask worker's build contexts, by (config hash, out folder)
+
+
+def _context(preset: Preset, out: Path, corpus, tasks, toks: dict) -> _Build:
+    """What every run shares: token streams, evaluation sets and salience texts."""
+    used = {r.tokenizer for r in preset.runs}
+    streams = {k: encode_corpus(corpus, toks[k]) for k in used}
+    evalsets = {
+        k: build_evalset(toks[k], streams[k], tasks, preset.n_ctx, preset.valid_tokens)
+        for k in used
+    }
+    texts = salience_texts(corpus.valid, preset.salience_text_chars)
+    return _Build(preset, out, toks, streams, evalsets, texts)
 
 
 def build_zoo(
-    preset: str | Preset, out: str | Path, *, progress: bool = True, jobs: int = 1
+    preset: str | Preset,
+    out: str | Path,
+    *,
+    progress: bool = True,
+    jobs: int = 1,
+    scheduler=None,
 ) -> dict:
     """Train (or resume) every run of the preset (a name, or a `Preset`, e.g. a variant made
     with ``dataclasses.replace``) into ``out`` and write ``out/tables``.
@@ -165,6 +184,9 @@ def build_zoo(
     ``jobs > 1`` trains that many runs at once in forked worker processes (one torch thread
     each; students after their teachers). Every run is a function of (seed, run, step) and its
     teacher's weights only, so the tables equal a serial build's, wall times aside.
+    On a Dask scheduler (``scheduler=``, a ``lmforecast.parallel.scheduler`` block or
+    ``LMFORECAST_SCHEDULER``; docs/scaling-out.md) the runs go to the cluster instead, in the
+    same two phases; its workers must see ``out`` (a shared filesystem beyond one machine).
     Returns the metadata dict (also written to ``tables/metadata.json``).
     """
     if not isinstance(preset, Preset):
@@ -194,14 +216,8 @@ def build_zoo(
         atomic_write_text(bpe_path, bpe.to_json())
     toks = {"bpe": bpe, "byte": ByteTokenizer()}
     atomic_write_text(tok_dir / "byte.json", toks["byte"].to_json())
-    used = {r.tokenizer for r in preset.runs}
-    streams = {k: encode_corpus(corpus, toks[k]) for k in used}
-    evalsets = {
-        k: build_evalset(toks[k], streams[k], tasks, preset.n_ctx, preset.valid_tokens)
-        for k in used
-    }
-    texts = salience_texts(corpus.valid, preset.salience_text_chars)
-    ctx = _Build(preset, out, toks, streams, evalsets, texts)
+    ctx = _context(preset, out, corpus, tasks, toks)
+    texts = ctx.texts
 
     flops = {r.run_id: _run_cost(r, preset) for r in preset.runs}
     overall = tqdm(
@@ -227,12 +243,15 @@ def build_zoo(
                     f"{res_path}: corrupt result; redoing the run", DomainWarning, stacklevel=2
                 )
         todo.append(spec)
-    if int(jobs) == 1:
-        for spec in todo:
-            label = f"[{preset.runs.index(spec) + 1}/{len(preset.runs)}] "
-            _train_one(ctx, spec, results, label, progress, overall, flops)
-    else:
-        _train_parallel(ctx, todo, results, int(jobs), overall, flops)
+    with backend_for(scheduler) as sched:  # one cluster for both phases
+        if uses_dask(sched):
+            _train_parallel(ctx, todo, results, int(jobs), overall, flops, sched, dask=True)
+        elif int(jobs) == 1:
+            for spec in todo:
+                label = f"[{preset.runs.index(spec) + 1}/{len(preset.runs)}] "
+                _train_one(ctx, spec, results, label, progress, overall, flops)
+        else:
+            _train_parallel(ctx, todo, results, int(jobs), overall, flops)
     overall.close()
     wall = time.perf_counter() - t_start
     meta = write_tables(out / "tables", preset, results, tasks, texts, wall)
@@ -314,9 +333,31 @@ def _worker(run_id: str, results: dict) -> dict:
     return _train_one(_SHARED, _SHARED.preset.run(run_id), dict(results))
 
 
-def _train_parallel(ctx: _Build, todo: list, results: dict, jobs: int, overall, flops) -> None:
-    """Runs without a teacher first, then the students, ``jobs`` at a time in forked workers
-    (a teacher whose weights are gone is retrained once, here, before its students start)."""
+def _dask_worker(payload: dict, shared: dict) -> dict:
+    """A Dask task (plain data: the preset, the output folder, a run id and its teacher's
+    record): one run. The worker rebuilds the build context once (the corpus is a function of
+    the preset; the tokenizer is read from ``out``) and keeps it for its next runs."""
+    preset, out = shared["preset"], Path(shared["out"])
+    key = (preset.config_hash(), str(out))
+    if key not in _CONTEXTS:
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        corpus, tasks = corpus_and_tasks(preset)
+        toks = {"bpe": load_tokenizer(out / "tokenizers" / "bpe.json"), "byte": ByteTokenizer()}
+        _CONTEXTS.clear()
+        _CONTEXTS[key] = _context(preset, out, corpus, tasks, toks)
+    torch = require("torch", "torch")
+    torch.set_num_threads(preset.threads)
+    torch.use_deterministic_algorithms(True)
+    ctx = _CONTEXTS[key]
+    return _train_one(ctx, preset.run(payload["run_id"]), dict(payload["results"]))
+
+
+def _train_parallel(
+    ctx: _Build, todo: list, results: dict, jobs: int, overall, flops, scheduler=None, dask=False
+) -> None:
+    """Runs without a teacher first, then the students, ``jobs`` at a time in forked workers,
+    or on the Dask cluster (`dask`, `scheduler`) (a teacher whose weights are gone is
+    retrained once, here, before its students start)."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -332,6 +373,24 @@ def _train_parallel(ctx: _Build, todo: list, results: dict, jobs: int, overall, 
                 if load_final(tspec, ctx.preset, vocab, ctx.out / "runs" / t) is None:
                     _train_one(ctx, tspec, results)
             if not phase:
+                continue
+            if dask:
+                payloads = [
+                    {"run_id": s.run_id, "results": {t: results[t] for t in [s.teacher] if t}}
+                    for s in phase
+                ]
+
+                def done(i, rec, phase=phase):
+                    results[phase[i].run_id] = rec
+                    overall.update(flops[phase[i].run_id])
+
+                map_tasks(
+                    _dask_worker,
+                    payloads,
+                    shared={"preset": ctx.preset, "out": str(ctx.out)},
+                    scheduler=scheduler,
+                    on_result=done,
+                )
                 continue
             with ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
                 futures = {

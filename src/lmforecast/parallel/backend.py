@@ -1,0 +1,363 @@
+"""Run independent tasks on local joblib workers or on a Dask cluster, with identical results.
+
+`map_tasks(func, payloads, shared=...)` calls the module-level ``func(payload, shared)`` once per
+payload and returns the results in payload order. Work travels as plain data: payloads and
+`shared` hold arrays, numbers, strings and small picklable specs (a law, a preset), never
+closures; `shared` is sent to each Dask worker once (``Client.scatter``), not once per task.
+Results are gathered by position, so they do not depend on the number of workers or on the
+order in which tasks finish. A Dask worker that dies mid-task has its task re-run on another
+worker by the scheduler (up to ``distributed.scheduler.allowed-failures`` times, default 3);
+since every task is a pure function of its payload, the re-run returns the same result (the
+shared data is itself a task, recomputed if the worker holding it dies).
+
+Which backend runs a call: the `scheduler=` argument, else the innermost
+``with lmforecast.parallel.scheduler(...)`` block, else ``LMFORECAST_SCHEDULER``, else joblib
+with the caller's ``n_jobs`` (the behaviour before Dask support existed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import InputError, require
+from .spec import CONNECT_TIMEOUT_S, JOBLIB, SchedulerSpec, check_reachable, env_scheduler
+from .spec import parse_scheduler as _parse
+
+_STACK: list[Any] = []  # active `scheduler()` blocks: DaskSession or JOBLIB
+NO_WORKERS_TIMEOUT_S = 60.0
+_ENVIRON = "distributed.nanny.pre-spawn-environ"
+
+
+def _distributed():
+    return require("distributed", "dask")
+
+
+class DaskSession:
+    """A connected `distributed.Client` (and the `LocalCluster` it owns, for ``local:N``)."""
+
+    def __init__(self, spec: SchedulerSpec, client, cluster=None, env=None) -> None:
+        self.spec, self.client, self.cluster, self._env = spec, client, cluster, env
+
+    @classmethod
+    def start(cls, spec: SchedulerSpec) -> DaskSession:
+        """Start a LocalCluster (``local:N``) or connect to a scheduler (``tcp://``)."""
+        distributed = _distributed()
+        if spec.kind == "local":
+            import dask
+
+            env = dict(os.environ)  # the nannies export their workers' variables here too
+            # Dask's default MALLOC_TRIM_THRESHOLD_=65536 pins glibc's mmap threshold, so every
+            # large temporary array is a fresh mmap: +50% CPU on a 216,000-start grid rescoring
+            # (docs/scaling-out.md). Workers keep glibc's default; OMP/MKL/OpenBLAS stay at 1.
+            # No dashboard, so no use for the workers' statistical profiler (a 10 ms sampler).
+            cfg = {
+                f"{_ENVIRON}.MALLOC_TRIM_THRESHOLD_": None,
+                "distributed.worker.profile.enabled": False,
+            }
+            try:
+                with dask.config.set(cfg):
+                    cluster = distributed.LocalCluster(
+                        n_workers=spec.n_workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        silence_logs=logging.ERROR,
+                    )
+            except Exception as exc:  # e.g. a script without `if __name__ == "__main__":`
+                _restore(env)
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise InputError(
+                    f"{spec.source} {spec}: could not start a local Dask cluster ({why}); "
+                    "a script must start it under `if __name__ == '__main__':`"
+                ) from exc
+            try:
+                client = distributed.Client(cluster, set_as_default=False)
+            except BaseException:
+                cluster.close()
+                _restore(env)
+                raise
+            return cls(spec, client, cluster, env)
+        check_reachable(spec)
+        try:
+            client = distributed.Client(
+                spec.address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False
+            )
+        except Exception as exc:  # a peer that greeted like Dask but then failed
+            raise InputError(
+                f"{spec.source} {spec.address}: no Dask scheduler handshake within "
+                f"{CONNECT_TIMEOUT_S:g} s ({type(exc).__name__})"
+            ) from None
+        return cls(spec, client)
+
+    @property
+    def parallelism(self) -> int:
+        """Worker threads connected now (the number of tasks that can run at once)."""
+        return int(sum(self.client.nthreads().values()))
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+            if self._env is not None:
+                _restore(self._env)
+
+    def __repr__(self) -> str:
+        return f"DaskSession({self.spec}, {self.parallelism} worker threads)"
+
+
+def _restore(env: dict) -> None:
+    for k in set(os.environ) - set(env):
+        del os.environ[k]
+    os.environ.update(env)
+
+
+def parse_scheduler(spec: str, source: str = "--scheduler") -> SchedulerSpec:
+    """Parse ``joblib``, ``local:N``, ``tcp://HOST:PORT`` or ``HOST:PORT`` (no network)."""
+    return _parse(spec, source)
+
+
+def _as_spec(spec) -> SchedulerSpec | None:
+    if spec is None or isinstance(spec, SchedulerSpec):
+        return spec
+    return _parse(spec, "scheduler")
+
+
+@contextmanager
+def scheduler(spec: str | SchedulerSpec | None = None):
+    """Run every parallel loop inside the block on `spec` (None: ``LMFORECAST_SCHEDULER``, and
+    joblib when that is unset). Starts and stops a LocalCluster for ``local:N``; connects to
+    (and, on exit, disconnects from, without stopping) an existing scheduler for ``tcp://``.
+    Yields the `DaskSession`, or None for joblib. Bad specs raise a one-line InputError before
+    anything starts; an unreachable scheduler does so within 10 seconds.
+
+    >>> with scheduler("local:2"):                       # doctest: +SKIP
+    ...     law = DistillationScalingLaw(bootstrap=4096).fit(runs)
+    """
+    s = _as_spec(spec)
+    if s is None:
+        s = env_scheduler() or JOBLIB
+    if not s.uses_dask:
+        _STACK.append(JOBLIB)
+        try:
+            yield None
+        finally:
+            _STACK.pop()
+        return
+    session = DaskSession.start(s)
+    _STACK.append(session)
+    try:
+        yield session
+    finally:
+        _STACK.pop()
+        session.close()
+
+
+def _resolve(spec) -> DaskSession | SchedulerSpec:
+    """The backend of a call: a live DaskSession, a Dask spec to start, or JOBLIB."""
+    if spec is not None:
+        if isinstance(spec, DaskSession):
+            return spec
+        if type(spec).__name__ == "Client":  # a distributed.Client the caller owns
+            return DaskSession(SchedulerSpec("tcp", source="scheduler"), spec)
+        return _as_spec(spec)
+    if _STACK:
+        return _STACK[-1]
+    return env_scheduler() or JOBLIB
+
+
+@contextmanager
+def backend_for(scheduler=None):
+    """The backend a function that maps several times should use for all its calls: a live
+    `DaskSession` (a spec string or ``LMFORECAST_SCHEDULER`` starts one for the block only) or
+    the JOBLIB spec. Pass what it yields as ``scheduler=`` to each `map_tasks` call."""
+    b = _resolve(scheduler)
+    if isinstance(b, DaskSession) or not b.uses_dask:
+        yield b
+        return
+    session = DaskSession.start(b)
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def uses_dask(scheduler=None) -> bool:
+    """Whether a call with this `scheduler=` argument would run on Dask."""
+    b = _resolve(scheduler)
+    return isinstance(b, DaskSession) or b.uses_dask
+
+
+def _run_task(payload, task_func, task_shared, capture: bool):
+    """What a worker runs: ``task_func(payload, task_shared)``, with the warnings it raised.
+    A `map_tasks` call nested inside the task runs on joblib: a worker never starts or joins
+    another cluster (it inherits ``LMFORECAST_SCHEDULER`` from the client's environment)."""
+    _STACK.append(JOBLIB)
+    try:
+        if not capture:
+            return task_func(payload, task_shared), []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = task_func(payload, task_shared)
+        return out, [(w.category, str(w.message)) for w in caught]
+    finally:
+        _STACK.pop()
+
+
+def _identity(x):
+    return x
+
+
+def _check_func(func: Callable) -> None:
+    q = getattr(func, "__qualname__", "")
+    if "<locals>" in q or "<lambda>" in q or not hasattr(func, "__module__"):
+        raise TypeError(
+            f"map_tasks ships work as plain data: {q or func!r} must be a module-level function"
+        )
+
+
+def map_tasks(
+    func: Callable[[Any, Any], Any],
+    payloads: Iterable[Any],
+    *,
+    shared: Any = None,
+    scheduler=None,
+    n_jobs: int = 1,
+    desc: str = "tasks",
+    progress: bool = False,
+    unit: str = "task",
+    sizes: Sequence[float] | None = None,
+    on_result: Callable[[int, Any], None] | None = None,
+) -> list:
+    """``[func(p, shared) for p in payloads]``, run in parallel; results in payload order.
+
+    - `func`: a module-level function (pickled by reference), ``func(payload, shared)``.
+    - `shared`: data every task needs (arrays, specs), shipped once per worker on Dask.
+    - `scheduler`: a spec string (``local:N``, ``tcp://HOST:PORT``, ``joblib``), a
+      `DaskSession`, a `distributed.Client`, or None (context block, then the environment).
+    - `n_jobs`: joblib workers when the backend is joblib (1: in this process, in order).
+    - `progress`: a tqdm bar of tasks done / total with ETA (`sizes` weighs the tasks, e.g.
+      resamples per chunk; `unit` names them); `on_result(i, result)` is called as each task
+      finishes (in completion order).
+
+    Warnings raised inside worker processes are re-raised here once each (category, message).
+    """
+    _check_func(func)
+    payloads = list(payloads)
+    backend = _resolve(scheduler)
+    bar = _bar(payloads, desc, progress, unit, sizes)
+    try:
+        if isinstance(backend, DaskSession):
+            return _map_dask(backend, func, payloads, shared, desc, bar, sizes, on_result)
+        if backend.uses_dask:  # from the environment: a cluster for this call only
+            session = DaskSession.start(backend)
+            try:
+                return _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result)
+            finally:
+                session.close()
+        return _map_joblib(func, payloads, shared, n_jobs, bar, sizes, on_result)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _bar(payloads, desc, progress, unit, sizes):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    total = sum(sizes) if sizes is not None else len(payloads)
+    return tqdm(total=total, desc=desc, unit=unit)
+
+
+def _done(i, result, bar, sizes, on_result):
+    if bar is not None:
+        bar.update(sizes[i] if sizes is not None else 1)
+    if on_result is not None:
+        on_result(i, result)
+
+
+def _rewarn(caught: list, seen: set) -> None:
+    for category, message in caught:
+        if (category, message) not in seen:
+            seen.add((category, message))
+            warnings.warn(message, category, stacklevel=3)
+
+
+def _map_joblib(func, payloads, shared, n_jobs, bar, sizes, on_result) -> list:
+    out: list = [None] * len(payloads)
+    if n_jobs == 1:  # in this process, in order: exactly the serial loop
+        for i, p in enumerate(payloads):
+            out[i] = func(p, shared)
+            _done(i, out[i], bar, sizes, on_result)
+        return out
+    from joblib import Parallel, delayed
+
+    seen: set = set()
+    gen = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(_run_task)(p, func, shared, True) for p in payloads
+    )
+    for i, (res, caught) in enumerate(gen):
+        out[i] = res
+        _rewarn(caught, seen)
+        _done(i, res, bar, sizes, on_result)
+    return out
+
+
+def _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result) -> list:
+    distributed = _distributed()
+    client = session.client
+    if not payloads:
+        return []
+    if not client.nthreads():
+        try:
+            client.wait_for_workers(1, timeout=NO_WORKERS_TIMEOUT_S)
+        except (TimeoutError, OSError):
+            raise InputError(
+                f"the Dask scheduler {session.spec} has no workers "
+                f"(none joined within {NO_WORKERS_TIMEOUT_S:g} s); start some with `dask worker`"
+            ) from None
+    tag = "".join(c if c.isalnum() else "-" for c in desc)[:40]
+    run = uuid.uuid4().hex[:8]
+    shared_f = None
+    if shared is not None:
+        # a task, not `scatter`: the scheduler keeps its recipe, so the shared data is rebuilt
+        # if the worker holding it dies (scattered data would be lost with it)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ll]arge.*")
+            shared_f = client.submit(_identity, shared, key=f"lmforecast-shared-{run}", pure=False)
+    keys = [f"lmforecast-{tag}-{run}-{i}" for i in range(len(payloads))]
+    futures = client.map(
+        _run_task,
+        payloads,
+        task_func=func,
+        task_shared=shared_f,
+        capture=True,
+        key=keys,
+        pure=False,
+    )
+    index = {f.key: i for i, f in enumerate(futures)}
+    out: list = [None] * len(payloads)
+    seen: set = set()
+    try:
+        for fut in distributed.as_completed(futures, loop=client.loop):
+            i = index[fut.key]
+            res, caught = fut.result()  # re-raises the task's own exception
+            out[i] = res
+            fut.release()
+            _rewarn(caught, seen)
+            _done(i, res, bar, sizes, on_result)
+    except BaseException:
+        client.cancel(futures)
+        raise
+    finally:
+        if shared_f is not None:
+            shared_f.release()
+    return out
