@@ -240,11 +240,11 @@ class DistillationScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> DistillationScalingLaw:
-        try:
-            res = FitResult.from_json(Path(path))
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            raise InputError(f"{path}: not a saved lmforecast fit ({exc})") from exc
-        return cls.from_result(res)
+        from ..data.schema import check_distill_fit
+        from ..fitting.result import load_json
+
+        d = check_distill_fit(load_json(Path(path), "saved distillation fit"), str(path))
+        return cls.from_result(FitResult.from_dict(d, str(path)))
 
     @classmethod
     def from_spec(cls, spec: str) -> DistillationScalingLaw:

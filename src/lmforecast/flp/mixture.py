@@ -420,7 +420,10 @@ class FLPM:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLPM:
+        from ..data.schema import check_flpm
+
         d = load_json(text_or_path, "saved FLP-M fit")
+        check_flpm(d, str(text_or_path)[:80])
         try:
             return cls.from_dict(d)
         except (ValueError, KeyError, TypeError) as exc:

@@ -161,11 +161,7 @@ class SupervisedScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisedScalingLaw:
-        try:
-            res = FitResult.from_json(Path(path))
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            raise InputError(f"{path}: not a saved lmforecast fit ({exc})") from exc
-        return cls.from_result(res)
+        return cls.from_result(FitResult.from_json(Path(path)))
 
     def save(self, path: str | Path) -> None:
         self._check()

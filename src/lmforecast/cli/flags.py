@@ -1,0 +1,155 @@
+"""The shared flag policy: every verb's numeric flags are range-checked by argparse, at the door.
+
+`apply_flag_policy` walks the finished parser and gives each flag of a known name its checked
+type (so a method module declares ``--seed`` with ``type=int`` and still gets ``--seed >= 0``);
+any other ``type=float`` flag must be a finite number. `preflight` runs before a handler: output
+paths are writable (really tried) and are not one of the command's inputs, input paths that must
+be files are not folders. Limits are documented in docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from ..errors import InputError
+from .common import check_writable, check_writable_dir, open_unit_interval
+
+#: Upper limits of iteration / size flags (a typo such as ``--steps 1000000000000`` is refused
+#: instead of running for days).
+MAX_STEPS = 100_000
+MAX_BOOTSTRAP = 100_000
+MAX_JOBS = 1024
+MAX_SEED = 2**63 - 1
+
+
+def finite_float(text: str) -> float:
+    """argparse type: any finite number."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number")
+    return v
+
+
+def int_range(lo: int | None = None, hi: int | None = None, *, nonzero: bool = False, why=""):
+    """argparse type: an integer in [lo, hi] (and != 0 with `nonzero`)."""
+
+    def conv(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if lo is not None and v < lo:
+            raise argparse.ArgumentTypeError(f"{text!r} must be >= {lo}{why}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"{text!r} must be <= {hi}{why}")
+        if nonzero and v == 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must not be 0{why}")
+        return v
+
+    conv.__name__ = "int"
+    return conv
+
+
+def float_range(lo=None, hi=None, *, lo_open=False, hi_open=False):
+    """argparse type: a finite number in a (half-)open or closed range."""
+
+    def conv(text: str) -> float:
+        v = finite_float(text)
+        if lo is not None and (v < lo or (lo_open and v == lo)):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'>' if lo_open else '>='} {lo:g}")
+        if hi is not None and (v > hi or (hi_open and v == hi)):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {'<' if hi_open else '<='} {hi:g}")
+        return v
+
+    conv.__name__ = "float"
+    return conv
+
+
+#: Flag name -> checked type. Applied to every verb that declares the flag.
+FLAG_TYPES = {
+    "--level": open_unit_interval,
+    "--ci-level": open_unit_interval,
+    "--seed": int_range(0, MAX_SEED),
+    "--jobs": int_range(-MAX_JOBS, MAX_JOBS, nonzero=True, why=" (-1: all cores)"),
+    "--bootstrap": int_range(0, MAX_BOOTSTRAP),
+    "--steps": int_range(1, MAX_STEPS),
+    "--pcs": int_range(1, 100),
+    "--budget": int_range(1),
+    "--n-fractions": int_range(1, 1000),
+    "--n-polish": int_range(0, 10_000),
+    "--batch-size": int_range(1, 100_000),
+    "--max-length": int_range(1, 10_000_000),
+    "--feature-dim": int_range(1, 10_000_000),
+    "--max-families": int_range(1),
+    "--random": int_range(0, 100_000),
+    "--holdout-top": float_range(0.0, 1.0, lo_open=True, hi_open=True),
+    "--min-fraction": float_range(0.0, 1.0, lo_open=True, hi_open=True),
+    "--max-fraction": float_range(0.0, 1.0, lo_open=True, hi_open=True),
+    "--threshold": float_range(0.0),
+    "--random-performance": float_range(0.0),
+    "--ratio-tol": float_range(0.0, lo_open=True),
+}
+
+#: Flags naming input files (a folder there is refused at the door).
+INPUT_FILE_FLAGS = (
+    "runs", "checkpoints", "targets", "benchmarks", "texts", "losses", "scores", "label_losses",
+    "fit", "features",
+)  # fmt: skip
+
+#: (command, verb) whose --out is a folder, not a file.
+FOLDER_OUTPUTS = {("report", None), ("zoo", "build")}
+
+
+def _parsers(parser: argparse.ArgumentParser):
+    yield parser
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sp in dict.fromkeys(a.choices.values()):
+                yield from _parsers(sp)
+
+
+def apply_flag_policy(parser: argparse.ArgumentParser) -> None:
+    """Give every known flag its checked type, and every other float flag a finite check."""
+    for p in _parsers(parser):
+        for a in p._actions:
+            if not a.option_strings or a.choices is not None:
+                continue
+            name = next((o for o in a.option_strings if o in FLAG_TYPES), None)
+            if name is not None and a.type in (int, float, None, open_unit_interval):
+                if a.type is None and a.nargs == 0:
+                    continue
+                a.type = FLAG_TYPES[name]
+            elif a.type is float:
+                a.type = finite_float
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    out = []
+    for k, v in vars(args).items():
+        if k == "out" or callable(v):
+            continue
+        for x in v if isinstance(v, list | tuple) else [v]:
+            if isinstance(x, str) and x and len(x) < 4096:
+                out.append(x)
+    return out
+
+
+def preflight(args: argparse.Namespace) -> None:
+    """Checks every verb gets before its handler runs (see the module docstring)."""
+    for k in INPUT_FILE_FLAGS:
+        v = getattr(args, k, None)
+        for x in v if isinstance(v, list | tuple) else [v]:
+            if isinstance(x, str) and x and Path(x).is_dir():
+                raise InputError(f"--{k.replace('_', '-')} {x}: is a folder, expected a file")
+    out = getattr(args, "out", None)
+    if not isinstance(out, str):
+        return
+    if (args.command, getattr(args, "verb", None)) in FOLDER_OUTPUTS:
+        check_writable_dir(out)
+    else:
+        check_writable(out, _inputs(args))
