@@ -18,7 +18,7 @@ class InputError(LMForecastError, ValueError):
 def fmt_value(v) -> str:
     """A value as a user reads it in an error message: plain numbers, never ``np.float64(..)``.
 
-    Integral floats print without a fraction (``12480``), other floats with up to 6 significant
+    Integral floats below 1e6 print without a fraction (``12480``), other floats with up to 6 significant
     digits (``0.34``, ``1.5e+22``), NaN/inf as ``nan``/``inf``; strings keep their quotes so an
     empty or blank cell is visible; anything else prints as ``str`` (truncated to 60 chars).
     """
@@ -42,7 +42,7 @@ def fmt_value(v) -> str:
         f = float(v)
         if not math.isfinite(f):
             return "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")
-        if f.is_integer() and abs(f) < 1e15:
+        if f.is_integer() and abs(f) < 1e6:
             return str(int(f))
         return f"{f:.6g}"
     if isinstance(v, str):

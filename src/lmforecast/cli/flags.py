@@ -98,7 +98,7 @@ FLAG_TYPES = {
 #: Flags naming input files (a folder there is refused at the door).
 INPUT_FILE_FLAGS = (
     "runs", "checkpoints", "targets", "benchmarks", "texts", "losses", "scores", "label_losses",
-    "fit", "features",
+    "fit", "features", "teachers",
 )  # fmt: skip
 
 #: (command, verb) whose --out is a folder, not a file.
@@ -139,6 +139,64 @@ def _inputs(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def add_missing_flag(p: argparse.ArgumentParser) -> None:
+    """``--missing impute|refuse`` of the OSL verbs: what to do with empty benchmark cells."""
+    p.add_argument(
+        "--missing",
+        choices=("impute", "refuse"),
+        default="impute",
+        help="empty or '-' benchmark cells: impute them by iterative PCA as the paper does "
+        "(App. B.3; default, reported as a warning), or refuse the table",
+    )
+
+
+def osl_preflight(args: argparse.Namespace) -> None:
+    """OSL: say which benchmark columns span the capability space and how many cells were
+    missing (imputed as the paper does, App. B.3), or refuse them with ``--missing refuse``."""
+    import warnings
+
+    import numpy as np
+
+    from ..osl.data import BASE_METRICS, MODEL, default_metrics, read_benchmarks
+
+    table = read_benchmarks(args.benchmarks)
+    given = getattr(args, "metrics", None)
+    exclude = tuple(getattr(args, "exclude_metric", None) or ())
+    if given:
+        metrics = [t.strip() for t in given.split(",") if t.strip()]
+    else:
+        metrics = default_metrics(table, exclude)
+        absent = [m for m in BASE_METRICS if m not in table.columns and m not in exclude]
+        if absent and metrics:
+            warnings.warn(
+                f"benchmarks: the capability space uses {', '.join(metrics)}; the paper's "
+                f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not in the table",
+                UserWarning,
+                stacklevel=2,
+            )
+    metrics = [m for m in metrics if m in table.columns]
+    if not metrics:
+        return  # the handler names the problem
+    vals = table[metrics].to_numpy(float)
+    miss = np.isnan(vals)
+    if not miss.any():
+        return
+    i, j = (int(k[0]) for k in np.nonzero(miss))
+    if args.missing == "refuse":
+        raise InputError(
+            f"benchmarks: column {metrics[j]!r} row {i + 1} ({table[MODEL].iloc[i]}) is empty "
+            f"and --missing refuse was given ({int(miss.sum())} empty cell(s) in the benchmark "
+            "columns); fill them, or use --missing impute (the paper's PCA imputation)"
+        )
+    warnings.warn(
+        f"benchmarks: {int(miss.sum())} empty cell(s) in {int(miss.any(axis=0).sum())} benchmark "
+        "column(s) are imputed by iterative PCA as the paper does (App. B.3); "
+        "--missing refuse refuses them",
+        UserWarning,
+        stacklevel=2,
+    )
+
+
 def preflight(args: argparse.Namespace) -> None:
     """Checks every verb gets before its handler runs (see the module docstring)."""
     for k in INPUT_FILE_FLAGS:
@@ -146,6 +204,8 @@ def preflight(args: argparse.Namespace) -> None:
         for x in v if isinstance(v, list | tuple) else [v]:
             if isinstance(x, str) and x and Path(x).is_dir():
                 raise InputError(f"--{k.replace('_', '-')} {x}: is a folder, expected a file")
+    if getattr(args, "missing", None) is not None and getattr(args, "benchmarks", None):
+        osl_preflight(args)
     out = getattr(args, "out", None)
     if not isinstance(out, str):
         return

@@ -89,6 +89,12 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
     except KeyboardInterrupt:  # pragma: no cover
         sys.stderr.write("lmforecast: interrupted\n")
         return 130
+    except BrokenPipeError:  # stdout closed early (e.g. `| head`): not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:  # pragma: no cover
+            pass
+        return 0
     except OSError as exc:  # the environment refused a read/write the door could not foresee
         if debug:
             traceback.print_exc()

@@ -23,6 +23,7 @@ from .common import (
     positive_float,
     print_json,
 )
+from .flags import add_missing_flag
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -154,6 +155,8 @@ def register(sub) -> None:
     c.add_argument("--pcs", type=int, default=3)
     add_output_flags(c)
     c.set_defaults(handler=_pca)
+    for v in (f, s, g, r, c):
+        add_missing_flag(v)
 
 
 def _fit(args: argparse.Namespace) -> int:

@@ -35,6 +35,14 @@ SUPPORTED_VERSIONS = {
     "HeldOutErrors": {1},
 }
 
+KIND_LABELS = {
+    "FitResult": "lmforecast fit",
+    "FLP": "FLP fit",
+    "FLPM": "FLP-M fit",
+    "SalienceFit": "salience fit",
+    "OSLResult": "OSL fit",
+}
+
 #: Relative tolerance of the params <-> theta agreement check (exp/log round trips lose a few
 #: ulps; a hand edit changes far more).
 PARAMS_RTOL = 1e-9
@@ -148,9 +156,10 @@ class Checker:
         if k is None and not required:
             pass
         elif k != kind:
-            what = f"a saved {k!r} result" if isinstance(k, str) else "no lmforecast result"
+            found = f"a saved {k!r} result" if isinstance(k, str) else "no lmforecast result"
             raise InputError(
-                f"{self.where}: is {what}, expected a {kind!r} (field 'kind' is {fmt_value(k)})"
+                f"{self.where}: not a saved {KIND_LABELS.get(kind, kind)}: it is {found} "
+                f"(field 'kind' is {fmt_value(k)})"
             )
         v = d.get("format_version")
         if v is None and not required:

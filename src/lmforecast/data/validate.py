@@ -124,3 +124,36 @@ def check_min_rows(n: int, minimum: int, what: str, why: str = "") -> None:
             f"{what}: {n} usable row(s); at least {minimum} are needed"
             + (f" ({why})" if why else "")
         )
+
+
+def check_run_tables(
+    runs: pd.DataFrame,
+    checkpoints: pd.DataFrame | None = None,
+    model_col: str = "model",
+    step_col: str = "step",
+    what: str = "runs",
+) -> None:
+    """Each model is listed once in a runs table, each (model, step) once in a checkpoints table
+    (a repeated row, or the same model twice with different numbers, is refused)."""
+    if model_col in runs.columns:
+        others = [c for c in runs.columns if c != model_col]
+        check_no_duplicates(
+            runs,
+            [model_col],
+            what,
+            values=others,
+            hint=f"each final model appears once in {what} (column {model_col!r}); "
+            "remove or rename the repeated row",
+        )
+    if checkpoints is not None and model_col in checkpoints.columns:
+        key = [model_col] + ([step_col] if step_col in checkpoints.columns else [])
+        if len(key) == 2:
+            others = [c for c in checkpoints.columns if c not in key]
+            check_no_duplicates(
+                checkpoints,
+                key,
+                "checkpoints",
+                values=others,
+                hint=f"each (model, step) appears once (columns {model_col!r}, {step_col!r}); "
+                "remove the repeated row",
+            )

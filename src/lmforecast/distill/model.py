@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.validate import numeric_column
+from ..data.validate import check_no_duplicates, numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
@@ -81,6 +81,14 @@ def distill_runs_from_frame(
             k: numeric_column(df, c, positive=True, what=what)
             for k, c in zip(("N_S", "D_S", "L_T", "L_S"), need)
         }
+    )
+    check_no_duplicates(
+        out,
+        ["N_S", "D_S", "L_T"],
+        what,
+        values=["L_S"],
+        hint="a distillation run is one (student size, student tokens, teacher loss); "
+        "remove the repeated row",
     )
     return out
 

@@ -187,6 +187,17 @@ def _check_budget(N_S, C):
             f"budget {np.ravel(C)[i]:.3g} FLOPs is too small to train a {np.ravel(N_S)[i]:.3g}-"
             f"parameter student on {VAR_MIN:.0e} tokens (needs >= {np.ravel(need)[i]:.3g})"
         )
+    # the largest budget the bounded search can spend: student, teacher inference and teacher
+    # pretraining all at the App. D.4 bounds (1e17 tokens, 1e17 teacher parameters)
+    cap = 3.0 * F(N_S) * VAR_MAX + 4.0 * F(VAR_MAX) * VAR_MAX
+    if np.any(C > cap):
+        i = int(np.argmax(np.ravel(C > cap)))
+        raise InputError(
+            f"budget {np.ravel(C)[i]:.3g} FLOPs is beyond the planner's range for a "
+            f"{np.ravel(N_S)[i]:.3g}-parameter student: the valid range is "
+            f"{np.ravel(need)[i]:.3g} to {np.ravel(cap)[i]:.3g} FLOPs (tokens and teacher size "
+            f"within the App. D.4 bounds [{VAR_MIN:.0e}, {VAR_MAX:.0e}])"
+        )
 
 
 def cheapest_teacher(model: DistillationScalingLaw, L_T) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..data.validate import check_columns
-from ..errors import InputError
+from ..errors import InputError, fmt_value
 
 MODEL, FAMILY = "Model", "Model Family"
 SIZE, DATA, FLOPS = "Model Size (B)", "Pretraining Data Size (T)", "FLOPs (1E21)"
@@ -160,7 +160,11 @@ def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks")
     dup = df.duplicated(subset=[MODEL]).to_numpy()
     if dup.any():
         i = int(np.argmax(dup))
-        raise InputError(f"{what}: row {i + 1} repeats model {df[MODEL].iloc[i]!r}")
+        first = int(np.argmax((df[MODEL] == df[MODEL].iloc[i]).to_numpy()))
+        raise InputError(
+            f"{what}: row {i + 1} repeats model {df[MODEL].iloc[i]!r} of row {first + 1}; "
+            "each model appears once (column 'Model'), remove or rename the repeated row"
+        )
     if FAMILY not in df.columns:
         df[FAMILY] = df[MODEL]
     df[FAMILY] = df[FAMILY].where(df[FAMILY].notna(), df[MODEL]).astype(str)
@@ -175,8 +179,19 @@ def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks")
         bad = vals.isna() & raw.notna()
         if bad.any():
             i = int(np.argmax(bad.to_numpy()))
-            raise InputError(f"{what}: column {c!r} row {i + 1}: {raw.iloc[i]!r} is not a number")
+            raise InputError(
+                f"{what}: column {c!r} row {i + 1}: {fmt_value(raw.iloc[i])} is not a number"
+            )
         df[c] = vals.astype(float)
+    for c in (SIZE, DATA, FLOPS):  # missing is allowed (NaN); a present value must be > 0
+        v = df[c].to_numpy(float)
+        bad = np.isinf(v) | (v <= 0)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(
+                f"{what}: column {c!r} row {i + 1} ({df[MODEL].iloc[i]}): value {v[i]:g} must be "
+                "a positive number (or left empty when unknown)"
+            )
     return df.reset_index(drop=True)
 
 
