@@ -18,9 +18,10 @@ class InputError(LMForecastError, ValueError):
 def fmt_value(v) -> str:
     """A value as a user reads it in an error message: plain numbers, never ``np.float64(..)``.
 
-    Integral floats below 1e6 print without a fraction (``12480``), other floats with up to 6 significant
-    digits (``0.34``, ``1.5e+22``), NaN/inf as ``nan``/``inf``; strings keep their quotes so an
-    empty or blank cell is visible; anything else prints as ``str`` (truncated to 60 chars).
+    Integral floats below 1e6 print without a fraction (``12480``), other floats with up to 6
+    significant digits (``0.34``, ``1.5e+22``), NaN/inf as ``nan``/``inf``; strings keep their
+    quotes so an empty or blank cell is visible; anything else prints as ``str`` (truncated to
+    60 chars).
     """
     import math
     import numbers

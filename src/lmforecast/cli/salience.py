@@ -146,7 +146,12 @@ def _map_losses(args) -> int:
                 raise InputError(
                     f"{args.losses} line {r['_line']}: no 'text' field; pass --texts T.jsonl"
                 )
-            texts.setdefault(str(r["text_id"]), r["text"])
+            prev = texts.setdefault(str(r["text_id"]), r["text"])
+            if prev != r["text"]:
+                raise InputError(
+                    f"{args.losses} line {r['_line']}: text {str(r['text_id'])!r} differs from "
+                    "the text an earlier record gave for the same text_id"
+                )
     mapped = map_records(records, texts, _target_offsets_fn(args.target_tokenizer))
     text = write_jsonl(mapped)
     if out is None:

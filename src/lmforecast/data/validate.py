@@ -157,3 +157,20 @@ def check_run_tables(
                 hint=f"each (model, step) appears once (columns {model_col!r}, {step_col!r}); "
                 "remove the repeated row",
             )
+
+
+def check_teachers(df: pd.DataFrame, what: str = "teachers") -> None:
+    """A table of existing teachers (`distill choose-teacher`): N_T, D_T and/or L_T positive and
+    finite, each teacher listed once."""
+    for c in ("N_T", "D_T", "L_T"):
+        if c in df.columns:
+            numeric_column(df, c, positive=True, what=what)
+    key = [c for c in ("N_T", "D_T") if c in df.columns] or [c for c in ("L_T",) if c in df]
+    if key:
+        check_no_duplicates(
+            df,
+            key,
+            what,
+            values=[c for c in ("L_T",) if c in df.columns and c not in key],
+            hint=f"each teacher appears once (columns {', '.join(map(repr, key))})",
+        )
