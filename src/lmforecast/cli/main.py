@@ -15,6 +15,7 @@ import argparse
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -63,8 +64,17 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     sys.stderr.write(f"lmforecast: warning: {text}\n")
 
 
+_NUMPY_REPR = re.compile(
+    r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)|np\.(?:str_|bool_?)\(([^()]*)\)"
+)
+
+
 def _one_line(exc: BaseException) -> str:
+    """The message on one line, numpy scalar reprs (``np.float64(1.5)``) shown as plain values
+    (a safety net: messages are built with `errors.fmt_value`)."""
     msg = " ".join(str(exc).split()) or type(exc).__name__
+    msg = _NUMPY_REPR.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), msg)
+    msg = msg.replace("np.True_", "True").replace("np.False_", "False")
     return msg if len(msg) <= 400 else msg[:397] + "..."
 
 

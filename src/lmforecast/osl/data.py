@@ -134,7 +134,8 @@ def _pivot_long(df: pd.DataFrame) -> pd.DataFrame:
     if dup.any():
         i = int(np.argmax(dup))
         raise InputError(
-            f"benchmarks: row {i + 1} repeats model {df[MODEL].iloc[i]!r} on {df[bench].iloc[i]!r}"
+            f"benchmarks: row {i + 1} repeats model {fmt_value(df[MODEL].iloc[i])} on "
+            f"{fmt_value(df[bench].iloc[i])}"
         )
     wide = df.pivot(index=MODEL, columns=bench, values=value)
     wide.columns = [str(c) for c in wide.columns]

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..data.validate import check_columns, numeric_column
-from ..errors import InputError
+from ..errors import InputError, fmt_value
 from .mapping import check_losses, check_offsets
 
 SPLITS = ("train", "validation", "test")
@@ -148,7 +148,7 @@ def read_scores(path: str | Path, task: str, auto_split: bool = False) -> pd.Dat
     dup = models.duplicated().to_numpy()
     if dup.any():
         i = int(np.argmax(dup))
-        raise InputError(f"{what}: row {i + 1}: duplicate model {models.iloc[i]!r}")
+        raise InputError(f"{what}: row {i + 1}: duplicate model {fmt_value(models.iloc[i])}")
     split = df["split"].astype(str).str.strip().str.lower()
     bad = ~split.isin(SPLITS).to_numpy()
     if bad.any():
