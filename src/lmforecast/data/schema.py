@@ -33,14 +33,17 @@ SUPPORTED_VERSIONS = {
     "OSLResult": {1},
     "RobustnessResult": {1},
     "HeldOutErrors": {1},
+    "SingleDistributionCheck": {1},
+    "LossToPerformanceComparison": {1},
 }
 
 KIND_LABELS = {
-    "FitResult": "lmforecast fit",
-    "FLP": "FLP fit",
-    "FLPM": "FLP-M fit",
-    "SalienceFit": "salience fit",
-    "OSLResult": "OSL fit",
+    "FitResult": "saved lmforecast fit",
+    "FLP": "saved FLP fit",
+    "FLPM": "saved FLP-M fit",
+    "SalienceFit": "saved salience fit",
+    "OSLResult": "saved OSL fit",
+    "RobustnessResult": "RobustnessResult (saved robustness sweep)",
 }
 
 #: Relative tolerance of the params <-> theta agreement check (exp/log round trips lose a few
@@ -158,7 +161,7 @@ class Checker:
         elif k != kind:
             found = f"a saved {k!r} result" if isinstance(k, str) else "no lmforecast result"
             raise InputError(
-                f"{self.where}: not a saved {KIND_LABELS.get(kind, kind)}: it is {found} "
+                f"{self.where}: not a {KIND_LABELS.get(kind, 'saved ' + kind)}: it is {found} "
                 f"(field 'kind' is {fmt_value(k)})"
             )
         v = d.get("format_version")
@@ -350,15 +353,9 @@ def check_flp(d: Any, where: str) -> Mapping:
     if d["stage1"] is not None:
         check_fit_result(d["stage1"], where, "stage1")
     check_fit_result(d["stage2"], where, "stage2")
-    for st in ("stage1", "stage2"):
-        if d[st] is not None and d[st].get("bootstrap"):
-            b1 = d["stage1"]
-            if (
-                st == "stage2"
-                and b1 is not None
-                and len(b1.get("bootstrap", [])) < len(d["stage2"]["bootstrap"])
-            ):
-                c.fail("stage1.bootstrap", "has fewer resamples than stage2.bootstrap")
+    b1, b2 = d["stage1"], d["stage2"]
+    if b1 is not None and len(b1.get("bootstrap", [])) < len(b2.get("bootstrap", [])):
+        c.fail("stage1.bootstrap", "has fewer resamples than stage2.bootstrap")
     return d
 
 

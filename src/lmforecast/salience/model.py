@@ -170,11 +170,8 @@ class CapabilitySalience:
             raise InputError("the text has no characters")
         tr = splits == "train"
         va = splits == "validation"
-        if tr.sum() < 3:  # Eq. 2 has 2 free parameters: 2 models fit it exactly
-            raise InputError(
-                f"need at least 3 train models (the Eq. 2 sigmoid has 2 parameters), "
-                f"got {int(tr.sum())}"
-            )
+        if tr.sum() < 2:
+            raise InputError(f"need at least 2 train models, got {int(tr.sum())}")
         sel = va if va.any() else tr
         Ltr, Atr = L[tr], A[tr]
         Hs = sp.csr_matrix(H) if sp.issparse(H) else np.asarray(H)
