@@ -331,6 +331,13 @@ for cid, argv in [
         "nosuchdir --texts sal_texts.jsonl",
     ),  # fmt: skip
     ("sal-plot-kind", "salience plot --fit sal.json --kind nope --out p.png"),
+    ("sal-plot-format", "salience plot --fit sal.json --kind fit --out p.5"),
+    ("sal-plot-html-fit", "salience plot --fit sal.json --kind fit --out p.html"),
+    ("flp-checkpoints-empty-path", "flp fit --runs flp_runs.csv --checkpoints '' --task ARC"),
+    (
+        "distill-choose-tiny-ds",
+        "distill choose-teacher --student-params 1e300 --flops 1e21 --teachers teachers.csv",
+    ),  # fmt: skip
     (
         "sal-plot-text-id",
         "salience plot --fit sal.json --kind weights --texts sal_texts.jsonl "

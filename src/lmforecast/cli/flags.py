@@ -202,6 +202,8 @@ def preflight(args: argparse.Namespace) -> None:
     for k in INPUT_FILE_FLAGS:
         v = getattr(args, k, None)
         for x in v if isinstance(v, list | tuple) else [v]:
+            if isinstance(x, str) and not x.strip():
+                raise InputError(f"--{k.replace('_', '-')}: empty path")
             if isinstance(x, str) and x and Path(x).is_dir():
                 raise InputError(f"--{k.replace('_', '-')} {x}: is a folder, expected a file")
     if getattr(args, "missing", None) is not None and getattr(args, "benchmarks", None):

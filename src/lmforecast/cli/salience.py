@@ -296,6 +296,7 @@ def _plot(args: argparse.Namespace) -> int:
     from ..salience.result import SalienceFit
 
     out = check_writable(args.out)
+    _check_figure_format(out, html_ok=args.kind == "weights")
     fits = [SalienceFit.from_json(f) for f in args.fit]
     if args.kind == "fit":
         _save_figure(fit_figure(fits[0]) if len(fits) == 1 else tasks_figure(fits), out)
@@ -317,6 +318,21 @@ def _plot(args: argparse.Namespace) -> int:
     else:
         _save_figure(weights_figure(texts[tid], off, w, title=f"{fit.task}: {tid}"), out)
     return 0
+
+
+def _check_figure_format(out: Path, html_ok: bool) -> None:
+    """--out's extension names a format matplotlib writes (or .html for weights), before work."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = out.suffix.lower().lstrip(".") or "png"
+    known = set(FigureCanvasBase.get_supported_filetypes())
+    if suffix in known or (html_ok and suffix in ("html", "htm")):
+        return
+    extra = ", html" if html_ok else ""
+    raise InputError(
+        f"--out {out}: unknown figure format {suffix!r}; use one of "
+        f"{', '.join(sorted(known))}{extra}"
+    )
 
 
 def _save_figure(fig, out: Path) -> None:

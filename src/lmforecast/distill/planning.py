@@ -396,9 +396,12 @@ def choose_teacher(
         FT = F(t["N_T"].to_numpy(float)) if "N_T" in t.columns else 0.0
         pre = s.delta_pre * 3.0 * FT * (t["D_T"].to_numpy(float) if s.delta_pre else 0.0)
         ds = (C - pre) / (3.0 * F(N_S) + s.delta_lgt * FT)
-        t["D_S"] = np.where(ds > 0, ds, np.nan)
+        t["D_S"] = np.where(ds >= VAR_MIN, ds, np.nan)  # at least the App. D.4 token bound
         if t["D_S"].isna().all():
-            raise InputError(f"budget {C:.3g} FLOPs does not cover any teacher's cost")
+            raise InputError(
+                f"budget {C:.3g} FLOPs does not cover any teacher's cost plus {VAR_MIN:.0e} "
+                "student tokens"
+            )
     else:
         t["D_S"] = float(D_S)
     ok = t["D_S"].notna().to_numpy()

@@ -70,9 +70,11 @@ def load_zoo(folder: str | Path | None = None) -> ZooTables:
     default: the tables bundled with the package."""
     folder = Path(folder) if folder is not None else bundled_folder()
     if not folder.exists():
-        raise InputError(f"{folder}: no such folder")
+        raise InputError(f"{folder}: not a zoo tables folder (no such folder)")
     if not folder.is_dir():
-        raise InputError(f"{folder}: is a file, expected a zoo build folder or its tables/")
+        raise InputError(
+            f"{folder}: not a zoo tables folder (a file; give a build folder or its tables/)"
+        )
     if (folder / "tables").is_dir():
         folder = folder / "tables"
     missing = [t for t in TABLES if not (folder / f"{t}.csv").exists()]
