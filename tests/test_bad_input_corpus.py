@@ -632,7 +632,8 @@ for tag, verb, good in FIT_VERBS:
     case(
         f"fit-{tag}-kind", f"{verb} bad.json", edit_json(good, "bad.json", setpath("kind", "Other"))
     )
-    case(f"fit-{tag}-extra", f"{verb} bad.json", edit_json(good, "bad.json", setpath("parms", 1)))
+    extra = "config.parms" if tag in ("flp", "flpm") else "parms"
+    case(f"fit-{tag}-extra", f"{verb} bad.json", edit_json(good, "bad.json", setpath(extra, 1)))
     other = "flp.json" if tag.startswith("sup") else "sup.json"
     case(f"fit-{tag}-wrong-type", f"{verb} bad.json", edit_json(other, "bad.json", lambda d: None))
 

@@ -231,7 +231,7 @@ def test_bare_command_lists_the_commands(cli):
 def test_osl_imputation_is_said_and_can_be_refused(cli):
     b1 = REPO / "src/lmforecast/data/bundled/osl/table_b1_base_models.csv"
     code, out, err = cli("osl", "pca", "--benchmarks", b1)
-    assert code == 0 and "imputed by iterative PCA as the paper does (App. B.3)" in err
+    assert code == 0 and "were imputed by iterative PCA as the paper does (App. B.3)" in err
     code, out, err = cli("osl", "pca", "--benchmarks", b1, "--missing", "refuse")
     assert code == 2 and "--missing refuse" in err and out == ""
 

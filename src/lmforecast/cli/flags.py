@@ -42,13 +42,13 @@ def int_range(lo: int | None = None, hi: int | None = None, *, nonzero: bool = F
         try:
             v = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
         if lo is not None and v < lo:
-            raise argparse.ArgumentTypeError(f"{text!r} must be >= {lo}{why}")
+            raise argparse.ArgumentTypeError(f"must be >= {lo}{why}, got {text}")
         if hi is not None and v > hi:
-            raise argparse.ArgumentTypeError(f"{text!r} must be <= {hi}{why}")
+            raise argparse.ArgumentTypeError(f"must be <= {hi}{why}, got {text}")
         if nonzero and v == 0:
-            raise argparse.ArgumentTypeError(f"{text!r} must not be 0{why}")
+            raise argparse.ArgumentTypeError(f"must not be 0{why}")
         return v
 
     conv.__name__ = "int"
@@ -59,15 +59,40 @@ def float_range(lo=None, hi=None, *, lo_open=False, hi_open=False):
     """argparse type: a finite number in a (half-)open or closed range."""
 
     def conv(text: str) -> float:
-        v = finite_float(text)
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
         if lo is not None and (v < lo or (lo_open and v == lo)):
-            raise argparse.ArgumentTypeError(f"{text!r} must be {'>' if lo_open else '>='} {lo:g}")
+            raise argparse.ArgumentTypeError(
+                f"must be {'>' if lo_open else '>='} {lo:g}, got {text}"
+            )
         if hi is not None and (v > hi or (hi_open and v == hi)):
-            raise argparse.ArgumentTypeError(f"{text!r} must be {'<' if hi_open else '<='} {hi:g}")
+            raise argparse.ArgumentTypeError(
+                f"must be {'<' if hi_open else '<='} {hi:g}, got {text}"
+            )
         return v
 
     conv.__name__ = "float"
     return conv
+
+
+def _named(conv, flag: str):
+    """The converter with the flag named in its message: ``--steps must be >= 1, got 0``."""
+
+    def named(text: str):
+        try:
+            return conv(text)
+        except argparse.ArgumentTypeError as exc:
+            msg = str(exc)
+            raise argparse.ArgumentTypeError(
+                msg if msg.startswith("'") else f"{flag} {msg}"
+            ) from None
+
+    named.__name__ = conv.__name__
+    return named
 
 
 #: Flag name -> checked type. Applied to every verb that declares the flag.
@@ -92,7 +117,7 @@ FLAG_TYPES = {
     "--max-fraction": float_range(0.0, 1.0, lo_open=True, hi_open=True),
     "--threshold": float_range(0.0),
     "--random-performance": float_range(0.0),
-    "--ratio-tol": float_range(0.0, lo_open=True),
+    "--ratio-tol": float_range(0.0),
 }
 
 #: Flags naming input files (a folder there is refused at the door).
@@ -123,7 +148,7 @@ def apply_flag_policy(parser: argparse.ArgumentParser) -> None:
             if name is not None and a.type in (int, float, None, open_unit_interval):
                 if a.type is None and a.nargs == 0:
                     continue
-                a.type = FLAG_TYPES[name]
+                a.type = _named(FLAG_TYPES[name], name)
             elif a.type is float:
                 a.type = finite_float
 
@@ -150,15 +175,15 @@ def add_missing_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def osl_preflight(args: argparse.Namespace) -> None:
-    """OSL: say which benchmark columns span the capability space and how many cells were
-    missing (imputed as the paper does, App. B.3), or refuse them with ``--missing refuse``."""
-    import warnings
-
+def osl_notes(args: argparse.Namespace) -> list[str]:
+    """OSL: which benchmark columns span the capability space and how many cells were missing
+    (imputed as the paper does, App. B.3), or an InputError with ``--missing refuse``. The
+    notes are printed after the verb succeeds (a failing verb prints only its error line)."""
     import numpy as np
 
     from ..osl.data import BASE_METRICS, MODEL, default_metrics, read_benchmarks
 
+    notes = []
     table = read_benchmarks(args.benchmarks)
     given = getattr(args, "metrics", None)
     exclude = tuple(getattr(args, "exclude_metric", None) or ())
@@ -166,21 +191,19 @@ def osl_preflight(args: argparse.Namespace) -> None:
         metrics = [t.strip() for t in given.split(",") if t.strip()]
     else:
         metrics = default_metrics(table, exclude)
+        known = [m for m in BASE_METRICS if m in table.columns]
         absent = [m for m in BASE_METRICS if m not in table.columns and m not in exclude]
-        if absent and metrics:
-            warnings.warn(
+        if known and absent:
+            notes.append(
                 f"benchmarks: the capability space uses {', '.join(metrics)}; the paper's "
-                f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not in the table",
-                UserWarning,
-                stacklevel=2,
+                f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not in the table"
             )
     metrics = [m for m in metrics if m in table.columns]
     if not metrics:
-        return  # the handler names the problem
-    vals = table[metrics].to_numpy(float)
-    miss = np.isnan(vals)
+        return notes  # the handler names the problem
+    miss = np.isnan(table[metrics].to_numpy(float))
     if not miss.any():
-        return
+        return notes
     i, j = (int(k[0]) for k in np.nonzero(miss))
     if args.missing == "refuse":
         raise InputError(
@@ -188,17 +211,18 @@ def osl_preflight(args: argparse.Namespace) -> None:
             f"and --missing refuse was given ({int(miss.sum())} empty cell(s) in the benchmark "
             "columns); fill them, or use --missing impute (the paper's PCA imputation)"
         )
-    warnings.warn(
+    notes.append(
         f"benchmarks: {int(miss.sum())} empty cell(s) in {int(miss.any(axis=0).sum())} benchmark "
-        "column(s) are imputed by iterative PCA as the paper does (App. B.3); "
-        "--missing refuse refuses them",
-        UserWarning,
-        stacklevel=2,
+        "column(s) were imputed by iterative PCA as the paper does (App. B.3); "
+        "--missing refuse refuses them"
     )
+    return notes
 
 
-def preflight(args: argparse.Namespace) -> None:
-    """Checks every verb gets before its handler runs (see the module docstring)."""
+def preflight(args: argparse.Namespace) -> list[str]:
+    """Checks every verb gets before its handler runs (see the module docstring). Returns notes
+    to print once the verb has succeeded."""
+    notes: list[str] = []
     for k in INPUT_FILE_FLAGS:
         v = getattr(args, k, None)
         for x in v if isinstance(v, list | tuple) else [v]:
@@ -207,11 +231,11 @@ def preflight(args: argparse.Namespace) -> None:
             if isinstance(x, str) and x and Path(x).is_dir():
                 raise InputError(f"--{k.replace('_', '-')} {x}: is a folder, expected a file")
     if getattr(args, "missing", None) is not None and getattr(args, "benchmarks", None):
-        osl_preflight(args)
+        notes += osl_notes(args)
     out = getattr(args, "out", None)
-    if not isinstance(out, str):
-        return
-    if (args.command, getattr(args, "verb", None)) in FOLDER_OUTPUTS:
-        check_writable_dir(out)
-    else:
-        check_writable(out, _inputs(args))
+    if isinstance(out, str):
+        if (args.command, getattr(args, "verb", None)) in FOLDER_OUTPUTS:
+            check_writable_dir(out)
+        else:
+            check_writable(out, _inputs(args))
+    return notes

@@ -91,7 +91,7 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
     from .flags import preflight
 
     try:
-        preflight(args)
+        notes = preflight(args)
         code = args.handler(args)
     except (InputError, OptionalDependencyError) as exc:
         sys.stderr.write(f"lmforecast: error: {_one_line(exc)}\n")
@@ -119,6 +119,9 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
             "(run with --debug for the traceback)\n"
         )
         return 1
+    if not code:
+        for n in notes:
+            sys.stderr.write(f"lmforecast: note: {n}\n")
     return int(code or 0)
 
 

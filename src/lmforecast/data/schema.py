@@ -13,7 +13,10 @@ What is checked (docs/reliability.md has the list per result type):
   law's bounds, and the reported ``params`` are exactly ``theta`` mapped to natural units (so a
   hand-edited ``params.alpha`` cannot silently change one verb's answer and not another's);
   bootstrap rows have one entry per parameter; intervals are ``[lo, hi]`` pairs;
-- unknown fields are refused (a typo such as ``"parms"`` is not silently ignored).
+- unknown fields are refused (a typo such as ``"parms"`` is not silently ignored) where the
+  loader would otherwise drop them: `FitResult` and `SalienceFit` (fields read from their
+  dataclasses) and the ``config`` of FLP / FLP-M (read from the estimators' signatures). Extra
+  top-level keys of FLP / FLP-M files are ignored by their loaders.
 """
 
 from __future__ import annotations
@@ -205,6 +208,24 @@ FIT_RESULT_FIELDS = (
 FIT_RESULT_REQUIRED = FIT_RESULT_FIELDS[:10]
 
 
+def _dataclass_fields(kind: str) -> set[str]:
+    """The fields a result type's dataclass has today (plus the envelope): unknown keys are
+    refused, and a field added to the dataclass is accepted without touching this module."""
+    import dataclasses
+
+    if kind == "FitResult":
+        from ..fitting.result import FitResult as cls
+    else:
+        from ..salience.result import SalienceFit as cls
+    return {f.name for f in dataclasses.fields(cls)} | {"kind", "format_version"}
+
+
+def _init_args(cls) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(cls.__init__).parameters) - {"self"}
+
+
 def check_fit_result(d: Any, where: str, path: str = "") -> Mapping:
     """Validate the dict of a saved `FitResult` (the law fit inside every saved result).
 
@@ -213,7 +234,7 @@ def check_fit_result(d: Any, where: str, path: str = "") -> Mapping:
     d = Checker(where).obj(d, path)
     inner = Checker(where, path)
     inner.kind(d, "FitResult", required=not path)
-    inner.keys(d, FIT_RESULT_FIELDS)
+    inner.keys(d, _dataclass_fields("FitResult"))
     for key in FIT_RESULT_REQUIRED:
         inner.get(d, key)
     meta = inner.obj(d.get("meta", {}), "meta")
@@ -335,12 +356,12 @@ def check_flp(d: Any, where: str) -> Mapping:
     d = c.obj(d)
     c.kind(d, "FLP")
     fields = ("kind", "format_version", "config", "settings", "filter", "n_runs", "n_points")
-    c.keys(d, fields + ("stage1", "stage2"))
     for k in fields[2:] + ("stage1", "stage2"):
         c.get(d, k)
     cfg = c.obj(d["config"], "config")
-    c.keys(cfg, ("task", "method", "random_performance", "threshold", "train_loss_decimals",
-                 "bootstrap", "seed"), "config")  # fmt: skip
+    from ..flp.model import FLP
+
+    c.keys(cfg, _init_args(FLP), "config")
     _common_config(c, cfg)
     method = c.str_(c.get(cfg, "method", "config"), "config.method", METHODS)
     _settings(c, d["settings"])
@@ -406,13 +427,12 @@ def check_flpm(d: Any, where: str) -> Mapping:
     c.kind(d, "FLPM")
     fields = ("config", "settings", "sources", "domains", "filter", "n_runs", "n_points",
               "stage1", "network", "coef")  # fmt: skip
-    c.keys(d, ("kind", "format_version", "coef_boot", "residual_scale") + fields)
     for k in fields:
         c.get(d, k)
     cfg = c.obj(d["config"], "config")
-    c.keys(cfg, ("task", "form", "mapper", "random_performance", "threshold",
-                 "train_loss_decimals", "ratio_floor", "hidden", "lr", "steps", "weight_decay",
-                 "n_init", "bootstrap", "seed"), "config")  # fmt: skip
+    from ..flp.mixture import FLPM
+
+    c.keys(cfg, _init_args(FLPM), "config")
     _common_config(c, cfg)
     c.str_(c.get(cfg, "form", "config"), "config.form", MIXTURE_FORMS)
     mapper = c.str_(c.get(cfg, "mapper", "config"), "config.mapper", MAPPERS)
@@ -461,7 +481,7 @@ def check_salience(d: Any, where: str) -> Mapping:
     c = Checker(where)
     d = c.obj(d)
     c.kind(d, "SalienceFit")
-    c.keys(d, SALIENCE_FIELDS + ("history", "bootstrap", "kind", "format_version"))
+    c.keys(d, _dataclass_fields("SalienceFit"))
     for k in SALIENCE_FIELDS:
         c.get(d, k)
     c.str_(d["task"], "task")

@@ -64,8 +64,10 @@ def dump_json(d: dict, path: str | Path | None = None, indent: int | None = 1) -
     """JSON text of a saved result (Python's float repr round-trips exactly), optionally written
     to `path`. Every result type of the package persists through this one function."""
     text = json.dumps(d, indent=indent, allow_nan=True)
-    if path is not None:
-        Path(path).write_text(text)
+    if path is not None:  # atomic: a failed write leaves the previous file intact
+        from ..cli.common import atomic_write_text
+
+        atomic_write_text(path, text)
     return text
 
 
