@@ -748,6 +748,18 @@ def test_bad_input(cli, work, cid, argv, setup):
     assert "error" in errors[0] and "Traceback" not in err, err
     assert "np.float64" not in err and "np.int64" not in err, err
     assert snapshot(work) == before, "the command wrote or changed a file"
+    assert names_the_problem(errors[0], shlex.split(argv)), errors[0]
+
+
+def names_the_problem(line: str, argv: list[str]) -> bool:
+    """The error names what is wrong: a flag, file or value of the command line, or a column,
+    row, field, line or argument of the input."""
+    words = ("column", "row", "field", "line ", "argument", "token", "model ", "text ", "record",
+             "observations")  # fmt: skip
+    tokens = [a for a in argv if len(a) > 1 and not a.replace(".", "").isdigit()] + [
+        a for a in argv if a.startswith("-") or "." in a
+    ]
+    return any(w in line for w in words) or any(t in line for t in tokens)
 
 
 def test_corpus_is_large_and_covers_every_verb():

@@ -196,7 +196,8 @@ class DistillationScalingLaw:
         for name, value in (self.fixed or {}).items():
             if name not in names:
                 raise InputError(
-                    f"fixed: unknown coefficient {name!r}; known: {', '.join(law.natural_names)}"
+                    f"fixed (--fix): unknown coefficient {name!r}; known: "
+                    f"{', '.join(law.natural_names)}"
                 )
             idx = names.index(name)
             p = law.parameters[idx]

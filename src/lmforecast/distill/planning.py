@@ -56,7 +56,9 @@ def get_scenario(name: str | Scenario) -> Scenario:
     if isinstance(name, Scenario):
         return name
     if name not in SCENARIOS:
-        raise InputError(f"unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}")
+        raise InputError(
+            f"--scenario: unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}"
+        )
     return SCENARIOS[name]
 
 
