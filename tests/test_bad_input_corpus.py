@@ -463,6 +463,8 @@ for cid, verb, src, fn in [
         "teachers.csv",
         drop_col("D_T"),
     ),  # fmt: skip
+    ("flp-no-loss", FLP_FIT, "flp_runs.csv", drop_col("loss")),
+    ("flp-ck-no-loss", FLP_FIT_CK, "flp_checkpoints.csv", drop_col("loss")),
     ("flp-dup-run", FLP_FIT, "flp_runs.csv", dup_row(1)),
     ("flp-contradict-run", FLP_FIT, "flp_runs.csv", dup_row(1, loss="2.0")),
     ("flp-neg-c", FLP_FIT, "flp_runs.csv", setcell("C", 2, "-1e18")),

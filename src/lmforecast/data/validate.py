@@ -33,6 +33,7 @@ def numeric_column(
     what: str = "table",
 ) -> np.ndarray:
     """Column as float array; one-line error naming the first offending row and value."""
+    check_columns(df, [col], what)
     raw = df[col]
     vals = pd.to_numeric(raw, errors="coerce").to_numpy(float)
     bad_parse = np.isnan(vals) & raw.notna().to_numpy()
