@@ -632,6 +632,11 @@ for tag, verb, good in FIT_VERBS:
         edit_json(good, "bad.json", setpath("format_version", 99)),
     )
     case(
+        f"fit-{tag}-version-object",
+        f"{verb} bad.json",
+        edit_json(good, "bad.json", setpath("format_version", {})),
+    )
+    case(
         f"fit-{tag}-kind", f"{verb} bad.json", edit_json(good, "bad.json", setpath("kind", "Other"))
     )
     extra = "config.parms" if tag in ("flp", "flpm") else "parms"

@@ -170,7 +170,7 @@ class Checker:
         v = d.get("format_version")
         if v is None and not required:
             return
-        if v not in SUPPORTED_VERSIONS[kind] or isinstance(v, bool):
+        if isinstance(v, bool) or not isinstance(v, int) or v not in SUPPORTED_VERSIONS[kind]:
             known = ", ".join(str(x) for x in sorted(SUPPORTED_VERSIONS[kind]))
             self.fail(
                 "format_version",
