@@ -466,6 +466,7 @@ for cid, verb, src, fn in [
     ("flp-no-loss", FLP_FIT, "flp_runs.csv", drop_col("loss")),
     ("flp-ck-no-loss", FLP_FIT_CK, "flp_checkpoints.csv", drop_col("loss")),
     ("flp-dup-run", FLP_FIT, "flp_runs.csv", dup_row(1)),
+    ("flp-blank-model", FLP_FIT_CK, "flp_checkpoints.csv", setcell("model", 4, "")),
     ("flp-contradict-run", FLP_FIT, "flp_runs.csv", dup_row(1, loss="2.0")),
     ("flp-neg-c", FLP_FIT, "flp_runs.csv", setcell("C", 2, "-1e18")),
     ("flp-nan-loss", FLP_FIT, "flp_runs.csv", setcell("loss", 2, "nan")),
@@ -500,6 +501,7 @@ for cid, verb, src, fn in [
     ("osl-score-2", OSL, "bench.csv", setcell("MMLU", 3, "2")),
     ("osl-score-text", OSL, "bench.csv", setcell("MMLU", 3, "good")),
     ("osl-dup-model", OSL, "bench.csv", dup_row(3)),
+    ("osl-blank-model", "osl select --budget 4 --benchmarks", "bench.csv", setcell("Model", 2, "")),
     ("osl-no-model", OSL, "bench.csv", drop_col("Model")),
 ]:
     case(cid, f"{verb} bad.csv", edit_csv(src, "bad.csv", fn))

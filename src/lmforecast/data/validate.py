@@ -136,6 +136,15 @@ def check_run_tables(
 ) -> None:
     """Each model is listed once in a runs table, each (model, step) once in a checkpoints table
     (a repeated row, or the same model twice with different numbers, is refused)."""
+    for df, name in ((runs, what), (checkpoints, "checkpoints")):
+        if df is not None and model_col in df.columns:
+            col = df[model_col]
+            blank = col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
+            if blank.any():
+                i = int(np.argmax(blank))
+                raise InputError(
+                    f"{name}: column {model_col!r} row {i + 1}: the model name is empty"
+                )
     if model_col in runs.columns:
         others = [c for c in runs.columns if c != model_col]
         check_no_duplicates(

@@ -157,6 +157,10 @@ def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks")
     lower = {c.lower() for c in df.columns}
     if any(c in lower for c in _LONG_BENCH) and not any(m in df.columns for m in BASE_METRICS):
         df = _pivot_long(df)
+    blank = df[MODEL].isna().to_numpy() | (df[MODEL].astype(str).str.strip() == "").to_numpy()
+    if blank.any():
+        i = int(np.argmax(blank))
+        raise InputError(f"{what}: column {MODEL!r} row {i + 1}: the model name is empty")
     df[MODEL] = df[MODEL].astype(str).str.strip()
     dup = df.duplicated(subset=[MODEL]).to_numpy()
     if dup.any():
