@@ -55,7 +55,7 @@ def runs_from_frame(
         D = numeric_column(df, c_col, positive=True, what=what) / (6.0 * N)
     L = numeric_column(df, loss_col, positive=True, what=what)
     out = pd.DataFrame({"N": N, "D": D, "loss": L})
-    check_no_duplicates(out, ["N", "D"], what=what)
+    check_no_duplicates(out, ["N", "D"], what=what, values=["loss"])
     return out
 
 
