@@ -92,21 +92,19 @@ def check_no_duplicates(
     same = (key == key.iloc[i]) | (key.isna() & key.iloc[i].isna())
     first = int(np.argmax(same.all(axis=1).to_numpy()))
     keys = ", ".join(f"{c}={fmt_value(df[c].iloc[i])}" for c in cols)
-    kind = "duplicates"
     detail = ""
     diff = [c for c in values if not _same_value(df[c].iloc[i], df[c].iloc[first])]
-    if diff:
-        kind = "contradicts"
+    if diff:  # the same run twice with different measurements: a contradiction
         c = diff[0]
         detail = (
-            f": {c}={fmt_value(df[c].iloc[i])} here but {fmt_value(df[c].iloc[first])} "
-            f"in row {first + 1}"
+            f" but contradicts it: {c}={fmt_value(df[c].iloc[i])} here, "
+            f"{fmt_value(df[c].iloc[first])} in row {first + 1}"
         )
     fix = hint or (
         f"rows are distinct runs only if they differ in {', '.join(repr(c) for c in cols)}; "
         "remove the repeated row"
     )
-    raise InputError(f"{what}: row {i + 1} {kind} row {first + 1} ({keys}){detail}; {fix}")
+    raise InputError(f"{what}: row {i + 1} duplicates row {first + 1} ({keys}){detail}; {fix}")
 
 
 def _same_value(a, b) -> bool:
