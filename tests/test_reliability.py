@@ -182,6 +182,13 @@ def test_fmt_value_prints_plain_numbers():
     assert fmt_value(np.str_("a")) == "'a'"
 
 
+def test_cli_strips_numpy_scalar_reprs_that_slip_through():
+    from lmforecast.cli.main import _one_line
+
+    msg = _one_line(InputError("N=np.float64(12480.0) x=np.int64(3) m=np.str_('a') np.True_\nend"))
+    assert msg == "N=12480.0 x=3 m='a' True end"
+
+
 def test_supervised_duplicate_message_is_plain_and_says_how_to_fix(cli, tmp_path):
     df = pd.DataFrame({"N": [1e8, 2e8, 1e8], "D": [12480.0, 2e9, 12480.0], "loss": [3, 2.9, 3]})
     df.to_csv(tmp_path / "r.csv", index=False)
