@@ -446,3 +446,25 @@ def test_fit_file_with_corrupted_bytes(fits, tmp_path, name, c):
     p = tmp_path / f"b-{name}"
     p.write_bytes(data)
     _must_be_input_error_or_usable(LOADERS[name], p)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(which=st.sampled_from(["texts", "losses"]), c=st.lists(CORRUPTION, min_size=1, max_size=3))
+def test_salience_jsonl_corrupted_is_input_error_or_records(tmp_path, which, c):
+    from lmforecast.salience.records import loss_table, read_loss_records, read_texts
+
+    texts = read_texts(EX / "salience" / "texts.jsonl")
+    data = (EX / "salience" / f"{which}.jsonl").read_bytes()
+    for how, pos, byte in c:
+        data = _corrupt(data, how, pos, byte)
+    p = tmp_path / f"{which}.jsonl"
+    p.write_bytes(data)
+    try:
+        if which == "texts":
+            assert isinstance(read_texts(p), dict)
+        else:
+            loss_table(read_loss_records(p), {k: len(v) for k, v in texts.items()})
+    except InputError:
+        pass
