@@ -249,6 +249,12 @@ for cid, argv in [
     ("distill-crossover-scenario", "distill crossover --student-params 1e9 --scenario nope"),
     ("distill-choose-both", "distill choose-teacher --student-params 1e9 --teachers teachers.csv"),
     ("distill-fix-syntax", "distill fit distill_runs.csv --fix gamma"),
+    ("distill-supervised-missing", "distill fit distill_runs.csv --supervised sub.json"),
+    ("distill-supervised-is-distill", "distill fit distill_runs.csv --supervised dist.json"),
+    (
+        "distill-coef-is-supervised",
+        "distill plan --student-params 1e9 --flops 1e22 --coefficients sup.json",
+    ),  # fmt: skip
     ("distill-fix-nan-text", "distill fit distill_runs.csv --fix c0=x"),
     ("distill-fix-unknown", "distill fit distill_runs.csv --fix nosuch=1"),
     ("flp-threshold-neg", "flp fit --runs flp_runs.csv --task ARC --threshold -5"),

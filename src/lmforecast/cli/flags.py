@@ -123,7 +123,7 @@ FLAG_TYPES = {
 #: Flags naming input files (a folder there is refused at the door).
 INPUT_FILE_FLAGS = (
     "runs", "checkpoints", "targets", "benchmarks", "texts", "losses", "scores", "label_losses",
-    "fit", "features", "teachers",
+    "fit", "features", "teachers", "supervised", "coefficients",
 )  # fmt: skip
 
 #: (command, verb) whose --out is a folder, not a file.

@@ -544,6 +544,11 @@ def check_distill_fit(d: Any, where: str) -> Mapping:
     supervised (teacher) coefficients in ``meta.supervised``."""
     check_fit_result(d, where)
     c = Checker(where)
+    from ..distill.model import LAW_NAME
+
+    if d["law"] != LAW_NAME:
+        c.fail("law", f"is not the distillation law {LAW_NAME!r} (is this a supervised fit?)",
+               d["law"])  # fmt: skip
     meta = d.get("meta", {})
     if "supervised" not in meta:
         c.fail("meta.supervised", "is missing (the teacher's supervised coefficients)")

@@ -161,7 +161,11 @@ class SupervisedScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisedScalingLaw:
-        return cls.from_result(FitResult.from_json(Path(path)))
+        res = FitResult.from_json(Path(path))
+        try:
+            return cls.from_result(res)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
 
     def save(self, path: str | Path) -> None:
         self._check()
