@@ -106,7 +106,7 @@ def test_pca_json_and_text(cli):
         (["fit", "--target", "MMLU", "--metrics", "ARC-C,Bogus"], "unknown metric 'Bogus'"),
         (["fit", "--target", "MMLU", "--exclude-metric", "Bogus"], "unknown metric 'Bogus'"),
         (["fit", "--target", "MMLU", "--cutoff-flops", "1e20"], "need at least"),
-        (["fit", "--target", "MMLU", "--pcs", "0"], "--pcs 0"),
+        (["fit", "--target", "MMLU", "--pcs", "0"], "--pcs"),
         (["select", "--budget", "8", "--include", "Nope"], "'Nope' is not in the table"),
         (["select", "--budget", "8", "--metrics", "MMLU,Bogus"], "unknown metric 'Bogus'"),
         (["pca", "--metrics", "MMLU,Bogus"], "unknown metric 'Bogus'"),

@@ -15,6 +15,43 @@ class InputError(LMForecastError, ValueError):
     """The user's input is invalid; the message names the column, row or value."""
 
 
+def fmt_value(v) -> str:
+    """A value as a user reads it in an error message: plain numbers, never ``np.float64(..)``.
+
+    Integral floats below 1e6 print without a fraction (``12480``), other floats with up to 6
+    significant digits (``0.34``, ``1.5e+22``), NaN/inf as ``nan``/``inf``; strings keep their
+    quotes so an empty or blank cell is visible; anything else prints as ``str`` (truncated to
+    60 chars).
+    """
+    import math
+    import numbers
+
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return str(v).lower()
+    try:  # numpy scalars and 0-d arrays
+        import numpy as np
+
+        if isinstance(v, np.generic | np.ndarray) and np.ndim(v) == 0:
+            v = v.item()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        if not math.isfinite(f):
+            return "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")
+        if f.is_integer() and abs(f) < 1e6:
+            return str(int(f))
+        return f"{f:.6g}"
+    if isinstance(v, str):
+        return repr(v if len(v) <= 60 else v[:57] + "...")
+    text = str(v).replace("\n", " ")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class OptionalDependencyError(LMForecastError, ImportError):
     """An optional extra (torch, transformers, pyarrow) is needed but not installed."""
 

@@ -51,31 +51,151 @@ def emit(args: argparse.Namespace, contract: Any, summary: str) -> int:
     return 0
 
 
-def check_writable(path: str | Path | None) -> Path | None:
-    """Fail early (before any work) if an output file cannot be written."""
+def _probe_folder(folder: Path, what: str) -> None:
+    """Really try to create (and remove) a file in `folder`: permissions, read-only mounts,
+    /proc and full disks all fail here, before any work starts."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".lmforecast-probe-", dir=folder)
+    except OSError as exc:
+        raise InputError(
+            f"{what}: cannot write in folder {folder} ({exc.strerror or type(exc).__name__})"
+        ) from None
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:  # pragma: no cover
+        pass
+
+
+def check_writable(path: str | Path | None, inputs=()) -> Path | None:
+    """Fail early (before any work) if an output file cannot be written, or would overwrite
+    one of the command's `inputs`."""
     if path is None:
         return None
     p = Path(path)
+    if str(path).strip() == "":
+        raise InputError("--out: empty file name")
     if p.exists() and p.is_dir():
         raise InputError(f"{p}: is a directory, expected a file path")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.exists():
         raise InputError(f"{p}: folder {parent} does not exist")
+    if not parent.is_dir():
+        raise InputError(f"{p}: {parent} is not a folder")
+    check_not_input(p, inputs)
+    _probe_folder(parent, str(p))
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InputError(f"{p}: the existing file is read-only")
     return p
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write via a temporary file and rename, so a failure leaves no partial output."""
+def check_writable_dir(path: str | Path) -> Path:
+    """An output *folder*: it may exist (a folder) or not (its nearest existing ancestor must be
+    writable)."""
+    p = Path(path)
+    if str(path).strip() == "":
+        raise InputError("--out: empty folder name")
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{p}: exists and is not a folder")
+    probe = p
+    while not probe.exists():
+        probe = probe.parent if probe.parent != probe else Path(".")
+        if str(probe) in ("", "."):
+            probe = Path(".")
+            break
+    if not probe.is_dir():
+        raise InputError(f"{p}: {probe} is not a folder")
+    _probe_folder(probe, str(p))
+    return p
+
+
+def check_not_input(out: Path, inputs) -> None:
+    """Refuse an output path that is one of the inputs (writing it would destroy the input)."""
+    if not out.exists():
+        return
+    for q in inputs:
+        try:
+            if q and Path(q).exists() and Path(q).samefile(out):
+                raise InputError(
+                    f"{out}: --out is also an input of this command; writing it would "
+                    "destroy the input, choose another file"
+                )
+        except OSError:
+            continue
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write via a temporary sibling file and rename, so a failure leaves no partial output and
+    the previous file (if any) intact. The new file gets the usual mode (0666 minus umask),
+    not mkstemp's 0600."""
     p = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=p.parent if str(p.parent) else ".")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write text atomically (see `atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_folder(folder: str | Path, files: dict[str, bytes | str]) -> None:
+    """Write a set of files so that readers see either all the old ones or all the new ones.
+
+    The files are written into a temporary sibling folder; then the old folder (if any) is
+    renamed aside, the new one renamed into place, and the old one removed. Files of the old
+    folder that are not in `files` are carried over. A failure at any step leaves the previous
+    folder as it was.
+    """
+    import shutil
+
+    out = Path(folder)
+    parent = out.parent if str(out.parent) else Path(".")
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=parent))
+    old = None
+    try:
+        if out.exists():
+            for q in out.iterdir():
+                if q.name not in files:
+                    dest = tmp / q.name
+                    if q.is_dir():
+                        shutil.copytree(q, dest, symlinks=True)
+                    else:
+                        shutil.copy2(q, dest)
+        for name, data in files.items():
+            (tmp / name).write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+            os.chmod(tmp / name, 0o666 & ~_umask())
+        os.chmod(tmp, 0o777 & ~_umask())
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=parent))
+            os.rmdir(old)
+            os.replace(out, old)
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            if old is not None:
+                os.replace(old, out)
+                old = None
+            raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def parse_float(text: str, flag: str) -> float:

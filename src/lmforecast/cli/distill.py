@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..data.io import read_table
+from ..data.validate import check_teachers
 from ..errors import InputError
 from .common import (
     add_level_flag,
@@ -305,6 +306,7 @@ def _choose(args) -> int:
 
     m = _model(args.coefficients)
     teachers = read_table(args.teachers)
+    check_teachers(teachers)
     t = choose_teacher(
         m,
         teachers,

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from ..data.io import read_table
+from ..data.validate import check_run_tables
 from ..downstream.forecaster import METHODS as DOWNSTREAM_METHODS
 from ..errors import InputError
 from ..flp.candidates import LOSS_MODES, compare_loss_to_performance
@@ -71,6 +72,7 @@ def _columns(args) -> Columns:
 def _read(args):
     runs = read_table(args.runs)
     ck = read_table(args.checkpoints) if args.checkpoints else None
+    check_run_tables(runs, ck, args.model_col, args.step_col)
     return runs, ck
 
 
@@ -224,6 +226,7 @@ def _study_inputs(args):
         raise InputError(f"--task: no task name in {args.task!r}")
     runs, ck = _read(args)
     targets = read_table(args.targets)
+    check_run_tables(targets, None, args.model_col, args.step_col, what="targets")
     common = dict(
         random_performance=args.random_performance,
         threshold=args.threshold,

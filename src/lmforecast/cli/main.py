@@ -2,6 +2,11 @@
 
 Each group lives in its own module exposing `register(subparsers)`; modules not present in this
 installation are skipped, so methods plug in without touching this file's logic.
+
+Every verb goes through the same door (`run_handler`): flags are range-checked by the shared
+flag policy (`cli.flags`), output paths are checked for writability (and for not being an input)
+before any work, user mistakes (`InputError`) print one line and exit 2, and anything else that
+escapes prints one ``internal error`` line and exits 1 (``--debug`` shows the traceback).
 """
 
 from __future__ import annotations
@@ -9,7 +14,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
+import re
 import sys
+import traceback
 import warnings
 
 from .. import __version__
@@ -35,6 +43,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .flags import apply_flag_policy
+
     parser = _Parser(prog="lmforecast", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"lmforecast {__version__}")
     parser.add_argument(
@@ -45,12 +55,18 @@ def build_parser() -> argparse.ArgumentParser:
         "worker processes) or tcp://HOST:PORT (a running Dask scheduler); default "
         "$LMFORECAST_SCHEDULER. Needs lmforecast[dask]. See docs/scaling-out.md",
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an internal error (also: LMFORECAST_DEBUG=1)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
+    sub.required = False  # a bare `lmforecast` prints the command list (see main)
     for mod in COMMAND_MODULES:
         if importlib.util.find_spec(mod) is None:
             continue
         importlib.import_module(mod).register(sub)
+    apply_flag_policy(parser)
     from .help import decorate
 
     decorate(parser)
@@ -58,27 +74,93 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    sys.stderr.write(f"lmforecast: warning: {message}\n")
+    text = str(message).replace("\n", " ")
+    sys.stderr.write(f"lmforecast: warning: {text}\n")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    warnings.showwarning = _one_line_warning
+_NUMPY_REPR = re.compile(
+    r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)|np\.(?:str_|bool_?)\(([^()]*)\)"
+)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message on one line, numpy scalar reprs (``np.float64(1.5)``) shown as plain values
+    (a safety net: messages are built with `errors.fmt_value`)."""
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    msg = _NUMPY_REPR.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), msg)
+    msg = msg.replace("np.True_", "True").replace("np.False_", "False")
+    return msg if len(msg) <= 400 else msg[:397] + "..."
+
+
+def _commands(parser: argparse.ArgumentParser) -> str:
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            return ", ".join(a.choices)
+    return ""  # pragma: no cover
+
+
+def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
+    """Run a parsed command behind the door: pre-flight checks, then the handler; every
+    failure becomes one stderr line and an exit status (2 user mistake, 1 internal error)."""
+    from .flags import preflight
+
     try:
         from ..parallel import parse_scheduler, scheduler  # checked before the verb runs
 
-        spec = args.scheduler
-        with scheduler(None if spec is None else parse_scheduler(spec, "--scheduler")):
+        spec = getattr(args, "scheduler", None)
+        sched = None if spec is None else parse_scheduler(spec, "--scheduler")
+        notes = preflight(args)
+        with scheduler(sched):
             code = args.handler(args)
     except (InputError, OptionalDependencyError) as exc:
-        msg = str(exc).replace("\n", " ")
-        sys.stderr.write(f"lmforecast: error: {msg}\n")
+        sys.stderr.write(f"lmforecast: error: {_one_line(exc)}\n")
         return 2
     except KeyboardInterrupt:  # pragma: no cover
         sys.stderr.write("lmforecast: interrupted\n")
         return 130
+    except BrokenPipeError:  # stdout closed early (e.g. `| head`): not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:  # pragma: no cover
+            pass
+        return 0
+    except OSError as exc:  # the environment refused a read/write the door could not foresee
+        if debug:
+            traceback.print_exc()
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        sys.stderr.write(f"lmforecast: error: {where}{exc.strerror or _one_line(exc)}\n")
+        return 2
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        sys.stderr.write(
+            f"lmforecast: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            "(run with --debug for the traceback)\n"
+        )
+        return 1
+    if not code:
+        for n in notes:
+            sys.stderr.write(f"lmforecast: note: {n}\n")
     return int(code or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = os.environ.get("LMFORECAST_DEBUG", "") not in ("", "0")
+    if "--debug" in argv:  # accepted anywhere on the line, not only before the command
+        argv = [a for a in argv if a != "--debug"]
+        debug = True
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        sys.stderr.write(
+            f"usage: lmforecast [--version] [--debug] [--scheduler SPEC] COMMAND ...\n"
+            f"commands: {_commands(parser)}\n"
+            "run `lmforecast COMMAND --help` for a command's verbs and flags\n"
+        )
+        return 2
+    warnings.showwarning = _one_line_warning
+    return run_handler(args, debug)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,14 +25,15 @@ from .common import (
     positive_float,
     print_json,
 )
+from .flags import add_missing_flag
 
 
-def _names(text: str | None) -> list[str] | None:
+def _names(text: str | None, flag: str = "") -> list[str] | None:
     if text is None:
         return None
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
-        raise InputError(f"empty list {text!r}")
+        raise InputError(f"{flag + ': ' if flag else ''}empty list {text!r}")
     return names
 
 
@@ -218,6 +219,8 @@ def register(sub) -> None:
     c.add_argument("--pcs", type=int, default=3)
     add_output_flags(c)
     c.set_defaults(handler=_pca)
+    for v in (f, s, g, r, c):
+        add_missing_flag(v)
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -228,7 +231,7 @@ def _fit(args: argparse.Namespace) -> int:
     if args.target in table.columns and args.scale != 1.0:
         table[args.target] = table[args.target] / args.scale
     if args.heldout is not None:
-        holdout, extra = "list", {"heldout": _names(args.heldout)}
+        holdout, extra = "list", {"heldout": _names(args.heldout, "--heldout")}
     elif args.holdout_top is not None:
         holdout, extra = "top", {"holdout_top": args.holdout_top}
     else:
@@ -237,7 +240,7 @@ def _fit(args: argparse.Namespace) -> int:
     est = ObservationalScalingLaw(
         args.pcs,
         x=args.x,
-        metrics=_names(args.metrics),
+        metrics=_names(args.metrics, "--metrics"),
         exclude_metrics=tuple(args.exclude_metric),
         holdout=holdout,
         reference_family=args.reference_family,
@@ -252,13 +255,13 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _select(args: argparse.Namespace) -> int:
     table = read_benchmarks(args.benchmarks)
-    include = [n for item in args.include for n in _names(item)]
+    include = [n for item in args.include for n in _names(item, "--include")]
     sel = SubsetSelector(
         args.pcs,
         max_families=args.max_families,
         include=include,
         max_size=args.max_size,
-        metrics=_names(args.metrics),
+        metrics=_names(args.metrics, "--metrics"),
     ).fit(table)
     best = sel.search(args.budget)
     randoms = sel.random_baseline(args.budget, args.random, args.seed) if args.random else []
@@ -312,16 +315,16 @@ def _robustness(args: argparse.Namespace) -> int:
     table = read_benchmarks(args.benchmarks)
     targets = read_table(args.targets) if args.targets else None
     table = merge_targets(table, targets)
-    names = _names(args.target)
+    names = _names(args.target, "--target")
     if args.scale != 1.0:
         for t in names:
             if t in table.columns:
                 table[t] = table[t] / args.scale
     sweep = RobustnessSweep(
-        _names(args.predictors),
+        _names(args.predictors, "--predictors"),
         split=args.split,
         fractions=fractions,
-        metrics=_names(args.metrics),
+        metrics=_names(args.metrics, "--metrics"),
         exclude_metrics=tuple(args.exclude_metric),
         n_polish=args.n_polish,
     ).fit(table, names)
@@ -333,7 +336,7 @@ def _robustness(args: argparse.Namespace) -> int:
 
 def _pca(args: argparse.Namespace) -> int:
     table = _read_benchmarks(args)
-    metrics = _names(args.metrics) or default_metrics(table)
+    metrics = _names(args.metrics, "--metrics") or default_metrics(table)
     check_metrics(table, metrics)
     space = CapabilitySpace(args.pcs).fit(table, metrics)
     S = space.transform(table)

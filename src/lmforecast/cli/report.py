@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import InputError
 from ..report.builder import ReportContext, build_report
 
 
@@ -23,10 +24,12 @@ def register(sub) -> None:
 
 
 def _report(args) -> int:
-    secs = [s.strip() for s in args.sections.split(",")] if args.sections else None
+    secs = None
+    if args.sections is not None:
+        secs = [s.strip() for s in args.sections.split(",") if s.strip()]
+        if not secs:
+            raise InputError("--sections: empty list; name at least one section, or omit the flag")
     if args.jobs == 0 or args.jobs < -1:
-        from ..errors import InputError
-
         raise InputError(f"--jobs must be a positive number of workers or -1, got {args.jobs}")
     ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet, jobs=args.jobs)
     numbers = build_report(args.out, sections=secs, ctx=ctx)

@@ -172,7 +172,12 @@ def _map_losses(args) -> int:
                 raise InputError(
                     f"{args.losses} line {r['_line']}: no 'text' field; pass --texts T.jsonl"
                 )
-            texts.setdefault(str(r["text_id"]), r["text"])
+            prev = texts.setdefault(str(r["text_id"]), r["text"])
+            if prev != r["text"]:
+                raise InputError(
+                    f"{args.losses} line {r['_line']}: text {str(r['text_id'])!r} differs from "
+                    "the text an earlier record gave for the same text_id"
+                )
     mapped = map_records(records, texts, _target_offsets_fn(args.target_tokenizer))
     text = write_jsonl(mapped)
     if out is None:
@@ -344,6 +349,7 @@ def _plot(args: argparse.Namespace) -> int:
     from ..salience.result import SalienceFit
 
     out = check_writable(args.out)
+    _check_figure_format(out, html_ok=args.kind == "weights")
     fits = [SalienceFit.from_json(f) for f in args.fit]
     if args.kind == "fit":
         _save_figure(fit_figure(fits[0]) if len(fits) == 1 else tasks_figure(fits), out)
@@ -365,6 +371,21 @@ def _plot(args: argparse.Namespace) -> int:
     else:
         _save_figure(weights_figure(texts[tid], off, w, title=f"{fit.task}: {tid}"), out)
     return 0
+
+
+def _check_figure_format(out: Path, html_ok: bool) -> None:
+    """--out's extension names a format matplotlib writes (or .html for weights), before work."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = out.suffix.lower().lstrip(".") or "png"
+    known = set(FigureCanvasBase.get_supported_filetypes())
+    if suffix in known or (html_ok and suffix in ("html", "htm")):
+        return
+    extra = ", html" if html_ok else ""
+    raise InputError(
+        f"--out {out}: unknown figure format {suffix!r}; use one of "
+        f"{', '.join(sorted(known))}{extra}"
+    )
 
 
 def _save_figure(fig, out: Path) -> None:

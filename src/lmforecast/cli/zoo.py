@@ -78,5 +78,6 @@ def _show(args: argparse.Namespace) -> int:
         print_json(info)
     else:
         cols = ["model", "N", "D", "loss", "hellaswag_like", "arith", "code_mc"]
+        cols = [c for c in cols if c in z.runs.columns]
         print(z.runs[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0

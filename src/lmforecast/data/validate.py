@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, fmt_value
 
 
 def check_columns(df: pd.DataFrame, required: Sequence[str], what: str = "table") -> None:
@@ -33,18 +33,21 @@ def numeric_column(
     what: str = "table",
 ) -> np.ndarray:
     """Column as float array; one-line error naming the first offending row and value."""
+    check_columns(df, [col], what)
     raw = df[col]
     vals = pd.to_numeric(raw, errors="coerce").to_numpy(float)
     bad_parse = np.isnan(vals) & raw.notna().to_numpy()
     if bad_parse.any():
         i = int(np.argmax(bad_parse))
-        raise InputError(f"{what}: column {col!r} row {i + 1}: {raw.iloc[i]!r} is not a number")
+        raise InputError(
+            f"{what}: column {col!r} row {i + 1}: {fmt_value(raw.iloc[i])} is not a number"
+        )
     if not allow_nan:
         nan = ~np.isfinite(vals)
         if nan.any():
             i = int(np.argmax(nan))
             raise InputError(
-                f"{what}: column {col!r} row {i + 1}: value {raw.iloc[i]!r} is missing "
+                f"{what}: column {col!r} row {i + 1}: value {fmt_value(raw.iloc[i])} is missing "
                 "or not finite"
             )
     checks = []
@@ -58,14 +61,124 @@ def numeric_column(
         mask = mask & np.isfinite(vals)
         if mask.any():
             i = int(np.argmax(mask))
-            raise InputError(f"{what}: column {col!r} row {i + 1}: value {vals[i]:g} {msg}")
+            raise InputError(
+                f"{what}: column {col!r} row {i + 1}: value {fmt_value(vals[i])} {msg}"
+            )
     return vals
 
 
-def check_no_duplicates(df: pd.DataFrame, cols: Sequence[str], what: str = "table") -> None:
-    dup = df.duplicated(subset=list(cols), keep="first").to_numpy()
-    if dup.any():
-        i = int(np.argmax(dup))
-        first = int(np.argmax((df[list(cols)] == df[list(cols)].iloc[i]).all(axis=1).to_numpy()))
-        vals = ", ".join(f"{c}={df[c].iloc[i]!r}" for c in cols)
-        raise InputError(f"{what}: row {i + 1} duplicates row {first + 1} ({vals})")
+def check_no_duplicates(
+    df: pd.DataFrame,
+    cols: Sequence[str],
+    what: str = "table",
+    *,
+    values: Sequence[str] = (),
+    hint: str | None = None,
+) -> None:
+    """Refuse two rows with the same key `cols` (one run listed twice).
+
+    With `values`, the message says whether the second row repeats the first exactly or
+    contradicts it (same key, different measured values). `hint` says how to make rows distinct.
+    """
+    cols = list(cols)
+    missing = [c for c in cols + list(values) if c not in df.columns]
+    if missing:
+        check_columns(df, cols + list(values), what)
+    key = df[cols]
+    dup = key.duplicated(keep="first").to_numpy()
+    if not dup.any():
+        return
+    i = int(np.argmax(dup))
+    same = (key == key.iloc[i]) | (key.isna() & key.iloc[i].isna())
+    first = int(np.argmax(same.all(axis=1).to_numpy()))
+    keys = ", ".join(f"{c}={fmt_value(df[c].iloc[i])}" for c in cols)
+    detail = ""
+    diff = [c for c in values if not _same_value(df[c].iloc[i], df[c].iloc[first])]
+    if diff:  # the same run twice with different measurements: a contradiction
+        c = diff[0]
+        detail = (
+            f" but contradicts it: {c}={fmt_value(df[c].iloc[i])} here, "
+            f"{fmt_value(df[c].iloc[first])} in row {first + 1}"
+        )
+    fix = hint or (
+        f"rows are distinct runs only if they differ in {', '.join(repr(c) for c in cols)}; "
+        "remove the repeated row"
+    )
+    raise InputError(f"{what}: row {i + 1} duplicates row {first + 1} ({keys}){detail}; {fix}")
+
+
+def _same_value(a, b) -> bool:
+    try:
+        fa, fb = float(a), float(b)
+    except (TypeError, ValueError):
+        return a == b
+    return (fa == fb) or (np.isnan(fa) and np.isnan(fb))
+
+
+def check_min_rows(n: int, minimum: int, what: str, why: str = "") -> None:
+    """Refuse a table with fewer than `minimum` usable rows (a fit needs more data than
+    parameters)."""
+    if n < minimum:
+        raise InputError(
+            f"{what}: {n} usable row(s); at least {minimum} are needed"
+            + (f" ({why})" if why else "")
+        )
+
+
+def check_run_tables(
+    runs: pd.DataFrame,
+    checkpoints: pd.DataFrame | None = None,
+    model_col: str = "model",
+    step_col: str = "step",
+    what: str = "runs",
+) -> None:
+    """Each model is listed once in a runs table, each (model, step) once in a checkpoints table
+    (a repeated row, or the same model twice with different numbers, is refused)."""
+    for df, name in ((runs, what), (checkpoints, "checkpoints")):
+        if df is not None and model_col in df.columns:
+            col = df[model_col]
+            blank = col.isna().to_numpy() | (col.astype(str).str.strip() == "").to_numpy()
+            if blank.any():
+                i = int(np.argmax(blank))
+                raise InputError(
+                    f"{name}: column {model_col!r} row {i + 1}: the model name is empty"
+                )
+    if model_col in runs.columns:
+        others = [c for c in runs.columns if c != model_col]
+        check_no_duplicates(
+            runs,
+            [model_col],
+            what,
+            values=others,
+            hint=f"each final model appears once in {what} (column {model_col!r}); "
+            "remove or rename the repeated row",
+        )
+    if checkpoints is not None and model_col in checkpoints.columns:
+        key = [model_col] + ([step_col] if step_col in checkpoints.columns else [])
+        if len(key) == 2:
+            others = [c for c in checkpoints.columns if c not in key]
+            check_no_duplicates(
+                checkpoints,
+                key,
+                "checkpoints",
+                values=others,
+                hint=f"each (model, step) appears once (columns {model_col!r}, {step_col!r}); "
+                "remove the repeated row",
+            )
+
+
+def check_teachers(df: pd.DataFrame, what: str = "teachers") -> None:
+    """A table of existing teachers (`distill choose-teacher`): N_T, D_T and/or L_T positive and
+    finite, each teacher listed once."""
+    for c in ("N_T", "D_T", "L_T"):
+        if c in df.columns:
+            numeric_column(df, c, positive=True, what=what)
+    key = [c for c in ("N_T", "D_T") if c in df.columns] or [c for c in ("L_T",) if c in df]
+    if key:
+        check_no_duplicates(
+            df,
+            key,
+            what,
+            values=[c for c in ("L_T",) if c in df.columns and c not in key],
+            hint=f"each teacher appears once (columns {', '.join(map(repr, key))})",
+        )

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.validate import numeric_column
+from ..data.validate import check_no_duplicates, numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber, refit_from
 from ..laws import get_law
@@ -116,6 +116,14 @@ def distill_runs_from_frame(
             k: numeric_column(df, c, positive=True, what=what)
             for k, c in zip(("N_S", "D_S", "L_T", "L_S"), need)
         }
+    )
+    check_no_duplicates(
+        out,
+        ["N_S", "D_S", "L_T"],
+        what,
+        values=["L_S"],
+        hint="a distillation run is one (student size, student tokens, teacher loss); "
+        "remove the repeated row",
     )
     return out
 
@@ -253,7 +261,8 @@ class DistillationScalingLaw:
         for name, value in (self.fixed or {}).items():
             if name not in names:
                 raise InputError(
-                    f"fixed: unknown coefficient {name!r}; known: {', '.join(law.natural_names)}"
+                    f"fixed (--fix): unknown coefficient {name!r}; known: "
+                    f"{', '.join(law.natural_names)}"
                 )
             idx = names.index(name)
             p = law.parameters[idx]
@@ -306,11 +315,11 @@ class DistillationScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> DistillationScalingLaw:
-        try:
-            res = FitResult.from_json(Path(path))
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            raise InputError(f"{path}: not a saved lmforecast fit ({exc})") from exc
-        return cls.from_result(res)
+        from ..data.schema import check_distill_fit
+        from ..fitting.result import load_json
+
+        d = check_distill_fit(load_json(Path(path), "saved distillation fit"), str(path))
+        return cls.from_result(FitResult.from_dict(d, str(path)))
 
     @classmethod
     def from_spec(cls, spec: str) -> DistillationScalingLaw:

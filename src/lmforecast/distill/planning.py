@@ -56,7 +56,9 @@ def get_scenario(name: str | Scenario) -> Scenario:
     if isinstance(name, Scenario):
         return name
     if name not in SCENARIOS:
-        raise InputError(f"unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}")
+        raise InputError(
+            f"--scenario: unknown scenario {name!r}; use one of {', '.join(SCENARIOS)}"
+        )
     return SCENARIOS[name]
 
 
@@ -186,6 +188,17 @@ def _check_budget(N_S, C):
         raise InputError(
             f"budget {np.ravel(C)[i]:.3g} FLOPs is too small to train a {np.ravel(N_S)[i]:.3g}-"
             f"parameter student on {VAR_MIN:.0e} tokens (needs >= {np.ravel(need)[i]:.3g})"
+        )
+    # the largest budget the bounded search can spend: student, teacher inference and teacher
+    # pretraining all at the App. D.4 bounds (1e17 tokens, 1e17 teacher parameters)
+    cap = 3.0 * F(N_S) * VAR_MAX + 4.0 * F(VAR_MAX) * VAR_MAX
+    if np.any(C > cap):
+        i = int(np.argmax(np.ravel(C > cap)))
+        raise InputError(
+            f"budget {np.ravel(C)[i]:.3g} FLOPs is beyond the planner's range for a "
+            f"{np.ravel(N_S)[i]:.3g}-parameter student: the valid range is "
+            f"{np.ravel(need)[i]:.3g} to {np.ravel(cap)[i]:.3g} FLOPs (tokens and teacher size "
+            f"within the App. D.4 bounds [{VAR_MIN:.0e}, {VAR_MAX:.0e}])"
         )
 
 
@@ -387,9 +400,12 @@ def choose_teacher(
         FT = F(t["N_T"].to_numpy(float)) if "N_T" in t.columns else 0.0
         pre = s.delta_pre * 3.0 * FT * (t["D_T"].to_numpy(float) if s.delta_pre else 0.0)
         ds = (C - pre) / (3.0 * F(N_S) + s.delta_lgt * FT)
-        t["D_S"] = np.where(ds > 0, ds, np.nan)
+        t["D_S"] = np.where(ds >= VAR_MIN, ds, np.nan)  # at least the App. D.4 token bound
         if t["D_S"].isna().all():
-            raise InputError(f"budget {C:.3g} FLOPs does not cover any teacher's cost")
+            raise InputError(
+                f"budget {C:.3g} FLOPs does not cover any teacher's cost plus {VAR_MIN:.0e} "
+                "student tokens"
+            )
     else:
         t["D_S"] = float(D_S)
     ok = t["D_S"].notna().to_numpy()

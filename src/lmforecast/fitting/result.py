@@ -13,23 +13,50 @@ FORMAT_VERSION = 1
 
 
 def load_json(text_or_path: str | Path, what: str = "saved fit") -> dict:
-    """The dict of a saved result given as JSON text or a path; InputError naming the problem."""
+    """The dict of a saved result given as a path or as JSON text; InputError naming the problem.
+
+    An existing file always wins over inline JSON (a file may be named ``{x}.json``); text is
+    taken as inline JSON only when it starts with ``{`` and is not an existing path.
+    """
     from ..errors import InputError
 
     s = str(text_or_path)
-    if not s.lstrip().startswith("{"):
-        p = Path(s)
-        if not p.is_file():
-            raise InputError(f"{p}: no such file")
-        s = p.read_text()
+    label = s if len(s) <= 80 else s[:77] + "..."
+    p = Path(s) if len(s) < 4096 and "\n" not in s else None
+    is_file = False
+    if p is not None:
+        try:
+            is_file = p.is_file()
+            is_dir = p.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            raise InputError(f"{p}: is a directory, expected a {what} (a JSON file)")
+    if is_file:
+        try:
+            raw = p.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        try:
+            s = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"{p}: not a {what} (not UTF-8 text: byte {exc.start} is "
+                f"0x{raw[exc.start]:02x}; is it a binary file?)"
+            ) from None
+    elif not s.lstrip().startswith("{"):
+        raise InputError(f"{label}: no such file")
     try:
         d = json.loads(s)
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"{str(text_or_path)[:80]}: not a {what} (invalid JSON: {exc.msg})"
+            f"{label}: not a {what} (invalid JSON at line {exc.lineno} column {exc.colno}: "
+            f"{exc.msg})"
         ) from None
+    except RecursionError:
+        raise InputError(f"{label}: not a {what} (JSON nested too deeply)") from None
     if not isinstance(d, dict):
-        raise InputError(f"{str(text_or_path)[:80]}: not a {what} (expected a JSON object)")
+        raise InputError(f"{label}: not a {what} (expected a JSON object)")
     return d
 
 
@@ -37,8 +64,10 @@ def dump_json(d: dict, path: str | Path | None = None, indent: int | None = 1) -
     """JSON text of a saved result (Python's float repr round-trips exactly), optionally written
     to `path`. Every result type of the package persists through this one function."""
     text = json.dumps(d, indent=indent, allow_nan=True)
-    if path is not None:
-        Path(path).write_text(text)
+    if path is not None:  # atomic: a failed write leaves the previous file intact
+        from ..cli.common import atomic_write_text
+
+        atomic_write_text(path, text)
     return text
 
 
@@ -180,15 +209,24 @@ class FitResult:
         return dump_json(self.to_dict(), path)
 
     @classmethod
-    def from_dict(cls, d: dict) -> FitResult:
+    def from_dict(cls, d: dict, where: str = "saved fit", path: str = "") -> FitResult:
+        """Rebuild from `to_dict`, checking the schema (`data.schema.check_fit_result`) first:
+        InputError naming `where` and the field for anything malformed or inconsistent."""
+        from ..data.schema import check_fit_result
+
+        check_fit_result(d, where, path)
         d = dict(d)
         d.pop("format_version", None)
         d.pop("kind", None)
+        d["theta"] = [float(v) for v in d["theta"]]
+        d["params"] = {k: float(v) for k, v in d["params"].items()}
         return cls(**d)
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FitResult:
-        return cls.from_dict(load_json(text_or_path, "saved lmforecast fit"))
+        d = load_json(text_or_path, "saved lmforecast fit")
+        where = str(text_or_path) if not str(text_or_path).lstrip().startswith("{") else "fit"
+        return cls.from_dict(d, where)
 
 
 def _fmt(v: float) -> str:

@@ -309,8 +309,8 @@ class FLPM:
         F = np.atleast_2d(np.asarray(flops_per_source, float))
         if F.shape[-1] != len(self.sources_):
             raise InputError(
-                f"need FLOPs for {len(self.sources_)} sources ({', '.join(self.sources_)}), "
-                f"got {F.shape[-1]}"
+                f"--flops-per-source: need FLOPs for {len(self.sources_)} sources "
+                f"({', '.join(self.sources_)}), got {F.shape[-1]}"
             )
         if (F < 0).any() or (F.sum(1) <= 0).any():
             raise InputError("FLOPs per source must be >= 0 with a positive total")
@@ -468,7 +468,10 @@ class FLPM:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLPM:
+        from ..data.schema import check_flpm
+
         d = load_json(text_or_path, "saved FLP-M fit")
+        check_flpm(d, str(text_or_path)[:80])
         try:
             return cls.from_dict(d)
         except (ValueError, KeyError, TypeError) as exc:

@@ -401,7 +401,10 @@ class FLP:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLP:
+        from ..data.schema import check_flp
+
         d = load_json(text_or_path, "saved FLP fit")
+        check_flp(d, str(text_or_path)[:80])
         try:
             return cls.from_dict(d)
         except (ValueError, KeyError, TypeError) as exc:

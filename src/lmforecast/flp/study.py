@@ -186,8 +186,9 @@ class HeldOutErrors:
 
     @classmethod
     def from_dict(cls, d: dict):
-        if d.get("kind") != cls.kind:
-            raise InputError(f"not a saved {cls.kind} result (kind {d.get('kind')!r})")
+        from ..data.schema import Checker
+
+        Checker(f"saved {cls.kind} result").kind(d, cls.kind)
         p = pd.DataFrame({c: d["predictions"][c] for c in PREDICTION_COLUMNS})
         return cls(p, d["settings"], d["diagnostics"])
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import check_columns, numeric_column
-from ..errors import InputError
+from ..errors import InputError, fmt_value
 
 DEFAULT_SOURCES = ("general", "code")
 
@@ -169,8 +169,8 @@ def check_models_have_runs(ckpts: pd.DataFrame, runs: pd.DataFrame, col: str = "
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(
-            f"checkpoints: row {i + 1}: model {m[i]!r} has no final model in the runs table "
-            f"({int(bad.sum())} checkpoint row(s) affected)"
+            f"checkpoints: row {i + 1}: model {fmt_value(m[i])} has no final model in the runs "
+            f"table ({int(bad.sum())} checkpoint row(s) affected)"
         )
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..data.validate import check_columns
-from ..errors import InputError
+from ..errors import InputError, fmt_value
 
 MODEL, FAMILY = "Model", "Model Family"
 SIZE, DATA, FLOPS = "Model Size (B)", "Pretraining Data Size (T)", "FLOPs (1E21)"
@@ -134,7 +134,8 @@ def _pivot_long(df: pd.DataFrame) -> pd.DataFrame:
     if dup.any():
         i = int(np.argmax(dup))
         raise InputError(
-            f"benchmarks: row {i + 1} repeats model {df[MODEL].iloc[i]!r} on {df[bench].iloc[i]!r}"
+            f"benchmarks: row {i + 1} repeats model {fmt_value(df[MODEL].iloc[i])} on "
+            f"{fmt_value(df[bench].iloc[i])}"
         )
     wide = df.pivot(index=MODEL, columns=bench, values=value)
     wide.columns = [str(c) for c in wide.columns]
@@ -156,11 +157,19 @@ def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks")
     lower = {c.lower() for c in df.columns}
     if any(c in lower for c in _LONG_BENCH) and not any(m in df.columns for m in BASE_METRICS):
         df = _pivot_long(df)
+    blank = df[MODEL].isna().to_numpy() | (df[MODEL].astype(str).str.strip() == "").to_numpy()
+    if blank.any():
+        i = int(np.argmax(blank))
+        raise InputError(f"{what}: column {MODEL!r} row {i + 1}: the model name is empty")
     df[MODEL] = df[MODEL].astype(str).str.strip()
     dup = df.duplicated(subset=[MODEL]).to_numpy()
     if dup.any():
         i = int(np.argmax(dup))
-        raise InputError(f"{what}: row {i + 1} repeats model {df[MODEL].iloc[i]!r}")
+        first = int(np.argmax((df[MODEL] == df[MODEL].iloc[i]).to_numpy()))
+        raise InputError(
+            f"{what}: row {i + 1} repeats model {df[MODEL].iloc[i]!r} of row {first + 1}; "
+            "each model appears once (column 'Model'), remove or rename the repeated row"
+        )
     if FAMILY not in df.columns:
         df[FAMILY] = df[MODEL]
     df[FAMILY] = df[FAMILY].where(df[FAMILY].notna(), df[MODEL]).astype(str)
@@ -175,8 +184,19 @@ def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks")
         bad = vals.isna() & raw.notna()
         if bad.any():
             i = int(np.argmax(bad.to_numpy()))
-            raise InputError(f"{what}: column {c!r} row {i + 1}: {raw.iloc[i]!r} is not a number")
+            raise InputError(
+                f"{what}: column {c!r} row {i + 1}: {fmt_value(raw.iloc[i])} is not a number"
+            )
         df[c] = vals.astype(float)
+    for c in (SIZE, DATA, FLOPS):  # missing is allowed (NaN); a present value must be > 0
+        v = df[c].to_numpy(float)
+        bad = np.isinf(v) | (v <= 0)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(
+                f"{what}: column {c!r} row {i + 1} ({df[MODEL].iloc[i]}): value {v[i]:g} must be "
+                "a positive number (or left empty when unknown)"
+            )
     return df.reset_index(drop=True)
 
 

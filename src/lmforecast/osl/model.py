@@ -288,11 +288,18 @@ class OSLResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OSLResult:
+        from ..data.schema import Checker
+
+        c = Checker("saved OSL fit")
+        c.kind(c.obj(d), "OSLResult", required=False)
         d = dict(d)
         d.pop("kind", None)
         d.pop("format_version", None)
-        d["fit"] = FitResult.from_dict(d["fit"])
-        return cls(**d)
+        d["fit"] = FitResult.from_dict(c.get(d, "fit"), "saved OSL fit", "fit")
+        try:
+            return cls(**d)
+        except TypeError as exc:
+            raise InputError(f"saved OSL fit: {exc}") from None
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> OSLResult:

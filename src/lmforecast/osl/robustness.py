@@ -208,11 +208,16 @@ class RobustnessResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RobustnessResult:
+        from ..data.schema import Checker
+
+        Checker("saved robustness sweep").kind(d, "RobustnessResult", required=False)
         d = dict(d)
-        if d.pop("kind", "RobustnessResult") != "RobustnessResult":
-            raise InputError("saved robustness sweep: not a RobustnessResult")
+        d.pop("kind", None)
         d.pop("format_version", None)
-        return cls(**d)
+        try:
+            return cls(**d)
+        except TypeError as exc:
+            raise InputError(f"saved robustness sweep: {exc}") from None
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> RobustnessResult:

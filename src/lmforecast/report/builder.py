@@ -74,6 +74,52 @@ class Section:
         self.blocks.append(table_html(df, caption, float_format))
 
 
+REPORT_FILES = ("report.html", "report.json")
+
+
+def write_report_files(out: Path, files: dict[str, str]) -> None:
+    """Write the report's pair of files so a failure never leaves one new and one old.
+
+    A folder holding nothing but the report (or not existing yet) is replaced whole: the files go
+    into a temporary sibling folder that is then swapped in (`cli.common.atomic_write_folder`).
+    A folder with other files in it (e.g. ``--out .``) gets both files replaced with rollback:
+    if the second replace fails, the first is restored from a backup.
+    """
+    from ..cli.common import atomic_write_folder, atomic_write_text
+
+    out = Path(out)
+    own = not out.exists() or (
+        out.is_dir()
+        and out.resolve() != Path.cwd().resolve()
+        and all(q.name in REPORT_FILES for q in out.iterdir())
+    )
+    if own:
+        atomic_write_folder(out, files)
+        return
+    backups: dict[str, Path] = {}
+    done: list[str] = []
+    try:
+        for name in files:
+            if (out / name).exists():
+                fd, b = tempfile.mkstemp(prefix=f".{name}-old-", dir=out)
+                os.close(fd)
+                shutil.copy2(out / name, b)
+                backups[name] = Path(b)
+        for name, text in files.items():
+            atomic_write_text(out / name, text)
+            done.append(name)
+    except BaseException:
+        for name in done:  # roll back: the previous pair, or no file where there was none
+            if name in backups:
+                os.replace(backups.pop(name), out / name)
+            else:
+                (out / name).unlink(missing_ok=True)
+        raise
+    finally:
+        for b in backups.values():
+            b.unlink(missing_ok=True)
+
+
 def available_sections() -> list[str]:
     return [m for m in SECTION_MODULES if importlib.util.find_spec(m) is not None]
 
@@ -154,13 +200,5 @@ def build_report(
         body.append("</section>")
     text = page("lmforecast report", "\n".join(body), meta)
 
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
-    try:
-        (tmp / "report.html").write_text(text)
-        (tmp / "report.json").write_text(json.dumps(numbers, indent=1))
-        for name in ("report.html", "report.json"):
-            os.replace(tmp / name, out / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    write_report_files(out, {"report.html": text, "report.json": json.dumps(numbers, indent=1)})
     return numbers

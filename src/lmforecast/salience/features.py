@@ -92,8 +92,13 @@ class TextFeatures:
             )
         else:
             arrays["H"] = np.asarray(self.H)
-        with open(path, "wb") as fh:
-            np.savez(fh, **arrays)
+        import io
+
+        from ..cli.common import atomic_write_bytes
+
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        atomic_write_bytes(path, buf.getvalue())  # a failed run leaves the old file intact
 
     @classmethod
     def load(cls, path: str | Path) -> TextFeatures:

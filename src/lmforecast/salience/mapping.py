@@ -200,6 +200,12 @@ def check_losses(losses, n_tokens: int, where: str = "") -> np.ndarray:
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(f"{pre}token {i}: loss {float(arr[i])!r} is NaN or infinite")
+    if (arr < 0).any():
+        i = int(np.argmax(arr < 0))
+        raise InputError(
+            f"{pre}token {i}: loss {float(arr[i]):g} is negative (a per-token loss is a "
+            "negative log-probability, >= 0)"
+        )
     return arr
 
 

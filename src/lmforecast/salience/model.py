@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from ..errors import InputError
+from ..errors import InputError, fmt_value
 from ..fitting.result import FitResult
 from ..laws.salience import fit_salience_sigmoid, lm_fit
 
@@ -160,7 +160,9 @@ class CapabilitySalience:
         bad = ~(np.isfinite(A) & (A >= 0) & (A <= 1))
         if bad.any():
             i = int(np.argmax(bad))
-            raise InputError(f"score of model {i} is {A[i]!r}; scores must be fractions in [0, 1]")
+            raise InputError(
+                f"score of model {i} is {fmt_value(A[i])}; scores must be fractions in [0, 1]"
+            )
         unknown = sorted(set(splits) - {"train", "validation", "test"})
         if unknown:
             raise InputError(f"unknown split {unknown[0]!r}; use train, validation or test")

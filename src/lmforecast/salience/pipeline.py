@@ -74,6 +74,12 @@ def fit_salience(
     models = scores["model"].tolist()
     splits = scores["split"].to_numpy().astype(str)
     A = scores["score"].to_numpy(float)
+    n_train = int(np.sum(np.asarray(splits) == "train"))
+    if n_train < 3:  # Eq. 2 has 2 free parameters (alpha, beta): 2 models would fit it exactly
+        raise InputError(
+            f"scores: {n_train} train model(s); a salience fit needs at least 3 (the Eq. 2 "
+            "sigmoid has 2 parameters, so 2 models fit it exactly and test nothing)"
+        )
     L = mapped_loss_matrix(table, features, models)
 
     est = CapabilitySalience(random_accuracy, **options).fit(

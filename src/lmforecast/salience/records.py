@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..data.validate import check_columns, numeric_column
-from ..errors import InputError
+from ..errors import InputError, fmt_value
 from .mapping import check_losses, check_offsets
 
 SPLITS = ("train", "validation", "test")
@@ -31,17 +31,28 @@ def _jsonl(path: str | Path) -> Iterable[tuple[int, dict]]:
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file")
-    with p.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{p} line {n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(rec, dict):
-                raise InputError(f"{p} line {n}: expected a JSON object")
-            yield n, rec
+    if p.is_dir():
+        raise InputError(f"{p}: is a folder, expected a JSONL file")
+    try:
+        lines = p.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{p}: not UTF-8 text (byte {exc.start}); expected JSONL, one JSON object per line"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p} line {n}: not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise InputError(f"{p} line {n}: JSON nested too deeply") from None
+        if not isinstance(rec, dict):
+            raise InputError(f"{p} line {n}: expected a JSON object")
+        yield n, rec
 
 
 def read_texts(path: str | Path) -> dict[str, str]:
@@ -137,7 +148,7 @@ def read_scores(path: str | Path, task: str, auto_split: bool = False) -> pd.Dat
     dup = models.duplicated().to_numpy()
     if dup.any():
         i = int(np.argmax(dup))
-        raise InputError(f"{what}: row {i + 1}: duplicate model {models.iloc[i]!r}")
+        raise InputError(f"{what}: row {i + 1}: duplicate model {fmt_value(models.iloc[i])}")
     split = df["split"].astype(str).str.strip().str.lower()
     bad = ~split.isin(SPLITS).to_numpy()
     if bad.any():

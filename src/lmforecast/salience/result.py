@@ -216,7 +216,10 @@ class SalienceFit:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> SalienceFit:
+        from ..data.schema import check_salience
+
         d = load_json(text_or_path, "salience fit")
+        check_salience(d, str(text_or_path)[:80])
         return cls.from_dict(d)
 
 

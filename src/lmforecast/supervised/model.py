@@ -55,7 +55,7 @@ def runs_from_frame(
         D = numeric_column(df, c_col, positive=True, what=what) / (6.0 * N)
     L = numeric_column(df, loss_col, positive=True, what=what)
     out = pd.DataFrame({"N": N, "D": D, "loss": L})
-    check_no_duplicates(out, ["N", "D"], what=what)
+    check_no_duplicates(out, ["N", "D"], what=what, values=["loss"])
     return out
 
 
@@ -161,11 +161,11 @@ class SupervisedScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisedScalingLaw:
+        res = FitResult.from_json(Path(path))
         try:
-            res = FitResult.from_json(Path(path))
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            raise InputError(f"{path}: not a saved lmforecast fit ({exc})") from exc
-        return cls.from_result(res)
+            return cls.from_result(res)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
 
     def save(self, path: str | Path) -> None:
         self._check()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..data.validate import check_columns, numeric_column
 from ..errors import InputError
 
 TABLES = ("runs", "checkpoints", "distillation", "tasks", "scores")
@@ -68,6 +69,12 @@ def load_zoo(folder: str | Path | None = None) -> ZooTables:
     """Load the zoo tables from ``folder`` (a build's ``tables/`` or the build folder itself);
     default: the tables bundled with the package."""
     folder = Path(folder) if folder is not None else bundled_folder()
+    if not folder.exists():
+        raise InputError(f"{folder}: not a zoo tables folder (no such folder)")
+    if not folder.is_dir():
+        raise InputError(
+            f"{folder}: not a zoo tables folder (a file; give a build folder or its tables/)"
+        )
     if (folder / "tables").is_dir():
         folder = folder / "tables"
     missing = [t for t in TABLES if not (folder / f"{t}.csv").exists()]
@@ -75,7 +82,29 @@ def load_zoo(folder: str | Path | None = None) -> ZooTables:
         raise InputError(
             f"{folder}: not a zoo tables folder (missing {missing or 'metadata.json'})"
         )
-    frames = {t: pd.read_csv(folder / f"{t}.csv", keep_default_na=True) for t in TABLES}
+    frames = {t: _read_csv(folder / f"{t}.csv") for t in TABLES}
+    check_columns(frames["runs"], RUNS_COLUMNS, str(folder / "runs.csv"))
+    for c in ("N", "D", "loss"):
+        numeric_column(frames["runs"], c, positive=True, what=str(folder / "runs.csv"))
     frames["runs"]["teacher"] = frames["runs"]["teacher"].fillna("")
-    meta = json.loads((folder / "metadata.json").read_text())
+    from ..fitting.result import load_json
+
+    meta = load_json(folder / "metadata.json", "zoo metadata file")
     return ZooTables(**frames, metadata=meta, folder=folder)
+
+
+#: Columns of runs.csv every reader of the zoo relies on (docs/zoo.md has the full schema).
+RUNS_COLUMNS = ("model", "kind", "tokenizer", "teacher", "N", "D", "loss")
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """A zoo table, or an InputError naming the file (empty, binary or malformed)."""
+    try:
+        return pd.read_csv(path, keep_default_na=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: the table is empty") from None
+    except (UnicodeDecodeError, pd.errors.ParserError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{path}: not a zoo table ({first})") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, expected a CSV file") from None

@@ -1,0 +1,241 @@
+"""The shared flag policy: every verb's numeric flags are range-checked by argparse, at the door.
+
+`apply_flag_policy` walks the finished parser and gives each flag of a known name its checked
+type (so a method module declares ``--seed`` with ``type=int`` and still gets ``--seed >= 0``);
+any other ``type=float`` flag must be a finite number. `preflight` runs before a handler: output
+paths are writable (really tried) and are not one of the command's inputs, input paths that must
+be files are not folders. Limits are documented in docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from ..errors import InputError
+from .common import check_writable, check_writable_dir, open_unit_interval
+
+#: Upper limits of iteration / size flags (a typo such as ``--steps 1000000000000`` is refused
+#: instead of running for days).
+MAX_STEPS = 100_000
+MAX_BOOTSTRAP = 100_000
+MAX_JOBS = 1024
+MAX_SEED = 2**63 - 1
+
+
+def finite_float(text: str) -> float:
+    """argparse type: any finite number."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number")
+    return v
+
+
+def int_range(lo: int | None = None, hi: int | None = None, *, nonzero: bool = False, why=""):
+    """argparse type: an integer in [lo, hi] (and != 0 with `nonzero`)."""
+
+    def conv(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if lo is not None and v < lo:
+            raise argparse.ArgumentTypeError(f"must be >= {lo}{why}, got {text}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"must be <= {hi}{why}, got {text}")
+        if nonzero and v == 0:
+            raise argparse.ArgumentTypeError(f"must not be 0{why}")
+        return v
+
+    conv.__name__ = "int"
+    return conv
+
+
+def float_range(lo=None, hi=None, *, lo_open=False, hi_open=False):
+    """argparse type: a finite number in a (half-)open or closed range."""
+
+    def conv(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+        if lo is not None and (v < lo or (lo_open and v == lo)):
+            raise argparse.ArgumentTypeError(
+                f"must be {'>' if lo_open else '>='} {lo:g}, got {text}"
+            )
+        if hi is not None and (v > hi or (hi_open and v == hi)):
+            raise argparse.ArgumentTypeError(
+                f"must be {'<' if hi_open else '<='} {hi:g}, got {text}"
+            )
+        return v
+
+    conv.__name__ = "float"
+    return conv
+
+
+def _named(conv, flag: str):
+    """The converter with the flag named in its message: ``--steps must be >= 1, got 0``."""
+
+    def named(text: str):
+        try:
+            return conv(text)
+        except argparse.ArgumentTypeError as exc:
+            msg = str(exc)
+            raise argparse.ArgumentTypeError(
+                msg if msg.startswith("'") else f"{flag} {msg}"
+            ) from None
+
+    named.__name__ = conv.__name__
+    return named
+
+
+#: Flag name -> checked type. Applied to every verb that declares the flag.
+FLAG_TYPES = {
+    "--level": open_unit_interval,
+    "--ci-level": open_unit_interval,
+    "--seed": int_range(0, MAX_SEED),
+    "--jobs": int_range(-MAX_JOBS, MAX_JOBS, nonzero=True, why=" (-1: all cores)"),
+    "--bootstrap": int_range(0, MAX_BOOTSTRAP),
+    "--steps": int_range(1, MAX_STEPS),
+    "--pcs": int_range(1, 100),
+    "--budget": int_range(1),
+    "--n-fractions": int_range(1, 1000),
+    "--n-polish": int_range(0, 10_000),
+    "--batch-size": int_range(1, 100_000),
+    "--max-length": int_range(1, 10_000_000),
+    "--feature-dim": int_range(1, 10_000_000),
+    "--max-families": int_range(1),
+    "--random": int_range(0, 100_000),
+    "--holdout-top": float_range(0.0, 1.0, lo_open=True, hi_open=True),
+    "--min-fraction": float_range(0.0, 1.0, lo_open=True, hi_open=True),
+    "--max-fraction": float_range(0.0, 1.0, lo_open=True, hi_open=True),
+    "--threshold": float_range(0.0),
+    "--random-performance": float_range(0.0),
+    "--ratio-tol": float_range(0.0),
+}
+
+#: Flags naming input files (a folder there is refused at the door).
+INPUT_FILE_FLAGS = (
+    "runs", "checkpoints", "targets", "benchmarks", "texts", "losses", "scores", "label_losses",
+    "fit", "features", "teachers", "supervised", "coefficients",
+)  # fmt: skip
+
+#: (command, verb) whose --out is a folder, not a file.
+FOLDER_OUTPUTS = {("report", None), ("zoo", "build")}
+
+
+def _parsers(parser: argparse.ArgumentParser):
+    yield parser
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sp in dict.fromkeys(a.choices.values()):
+                yield from _parsers(sp)
+
+
+def apply_flag_policy(parser: argparse.ArgumentParser) -> None:
+    """Give every known flag its checked type, and every other float flag a finite check."""
+    for p in _parsers(parser):
+        for a in p._actions:
+            if not a.option_strings or a.choices is not None:
+                continue
+            name = next((o for o in a.option_strings if o in FLAG_TYPES), None)
+            if name is not None and a.type in (int, float, None, open_unit_interval):
+                if a.type is None and a.nargs == 0:
+                    continue
+                a.type = _named(FLAG_TYPES[name], name)
+            elif a.type is float:
+                a.type = finite_float
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    out = []
+    for k, v in vars(args).items():
+        if k == "out" or callable(v):
+            continue
+        for x in v if isinstance(v, list | tuple) else [v]:
+            if isinstance(x, str) and x and len(x) < 4096:
+                out.append(x)
+    return out
+
+
+def add_missing_flag(p: argparse.ArgumentParser) -> None:
+    """``--missing impute|refuse`` of the OSL verbs: what to do with empty benchmark cells."""
+    p.add_argument(
+        "--missing",
+        choices=("impute", "refuse"),
+        default="impute",
+        help="empty or '-' benchmark cells: impute them by iterative PCA as the paper does "
+        "(App. B.3; default, reported as a warning), or refuse the table",
+    )
+
+
+def osl_notes(args: argparse.Namespace) -> list[str]:
+    """OSL: which benchmark columns span the capability space and how many cells were missing
+    (imputed as the paper does, App. B.3), or an InputError with ``--missing refuse``. The
+    notes are printed after the verb succeeds (a failing verb prints only its error line)."""
+    import numpy as np
+
+    from ..osl.data import BASE_METRICS, MODEL, default_metrics, read_benchmarks
+
+    notes = []
+    table = read_benchmarks(args.benchmarks)
+    given = getattr(args, "metrics", None)
+    exclude = tuple(getattr(args, "exclude_metric", None) or ())
+    if given:
+        metrics = [t.strip() for t in given.split(",") if t.strip()]
+    else:
+        metrics = default_metrics(table, exclude)
+        known = [m for m in BASE_METRICS if m in table.columns]
+        absent = [m for m in BASE_METRICS if m not in table.columns and m not in exclude]
+        if known and absent:
+            notes.append(
+                f"benchmarks: the capability space uses {', '.join(metrics)}; the paper's "
+                f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not in the table"
+            )
+    metrics = [m for m in metrics if m in table.columns]
+    if not metrics:
+        return notes  # the handler names the problem
+    miss = np.isnan(table[metrics].to_numpy(float))
+    if not miss.any():
+        return notes
+    i, j = (int(k[0]) for k in np.nonzero(miss))
+    if args.missing == "refuse":
+        raise InputError(
+            f"benchmarks: column {metrics[j]!r} row {i + 1} ({table[MODEL].iloc[i]}) is empty "
+            f"and --missing refuse was given ({int(miss.sum())} empty cell(s) in the benchmark "
+            "columns); fill them, or use --missing impute (the paper's PCA imputation)"
+        )
+    notes.append(
+        f"benchmarks: {int(miss.sum())} empty cell(s) in {int(miss.any(axis=0).sum())} benchmark "
+        "column(s) were imputed by iterative PCA as the paper does (App. B.3); "
+        "--missing refuse refuses them"
+    )
+    return notes
+
+
+def preflight(args: argparse.Namespace) -> list[str]:
+    """Checks every verb gets before its handler runs (see the module docstring). Returns notes
+    to print once the verb has succeeded."""
+    notes: list[str] = []
+    for k in INPUT_FILE_FLAGS:
+        v = getattr(args, k, None)
+        for x in v if isinstance(v, list | tuple) else [v]:
+            if isinstance(x, str) and not x.strip():
+                raise InputError(f"--{k.replace('_', '-')}: empty path")
+            if isinstance(x, str) and x and Path(x).is_dir():
+                raise InputError(f"--{k.replace('_', '-')} {x}: is a folder, expected a file")
+    if getattr(args, "missing", None) is not None and getattr(args, "benchmarks", None):
+        notes += osl_notes(args)
+    out = getattr(args, "out", None)
+    if isinstance(out, str):
+        if (args.command, getattr(args, "verb", None)) in FOLDER_OUTPUTS:
+            check_writable_dir(out)
+        else:
+            check_writable(out, _inputs(args))
+    return notes

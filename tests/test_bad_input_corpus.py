@@ -1,0 +1,799 @@
+"""The bad-input promise, verb by verb: exit status 2, exactly one stderr line naming the problem,
+and no new or changed file in the working folder.
+
+This corpus grows with every bug found: add a case (an id, the argv, optionally a setup that
+writes a malformed file) to CASES. Every case must fail at the door, before any long
+computation. Valid inputs (tables, saved fits of every type) are built once per session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EX = REPO / "docs" / "examples"
+B1 = REPO / "src" / "lmforecast" / "data" / "bundled" / "osl" / "table_b1_base_models.csv"
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"
+LATIN1 = "model,N,D,loss\ncaf\xe9,1e9,2e10,2.5\n".encode("latin-1")
+
+
+# ---- valid inputs, built once ---------------------------------------------------------------
+@pytest.fixture(scope="session")
+def base(tmp_path_factory):
+    """A folder with one valid input of every kind (tables and saved fits)."""
+    from lmforecast.cli.main import main
+    from lmforecast.distill.simulate import simulate_distillation_runs
+
+    d = tmp_path_factory.mktemp("base")
+    rng = np.random.default_rng(0)
+    N = 10 ** rng.uniform(7.5, 10.5, 30)
+    D = N * 10 ** rng.uniform(0.3, 3.0, 30)
+    L = (1.69 + 406.4 / N**0.34 + 410.7 / D**0.28) * np.exp(rng.normal(0, 0.004, 30))
+    pd.DataFrame({"N": N, "D": D, "loss": L}).to_csv(d / "runs.csv", index=False)
+    simulate_distillation_runs(n_runs=40, seed=0)[["N_S", "D_S", "L_T", "L_S"]].to_csv(
+        d / "distill_runs.csv", index=False
+    )
+    pd.DataFrame({"N_T": [1e9, 3e9], "D_T": [2e10, 6e10]}).to_csv(d / "teachers.csv", index=False)
+    for name in ("runs", "checkpoints", "targets", "mixture_runs", "mixture_checkpoints",
+                 "mixture_targets"):  # fmt: skip
+        shutil.copy(EX / "flp" / f"{name}.csv", d / f"flp_{name}.csv")
+    for name in ("texts.jsonl", "losses.jsonl", "scores.csv", "new_losses.jsonl"):
+        shutil.copy(EX / "salience" / name, d / f"sal_{name}")
+    shutil.copy(B1, d / "bench.csv")
+    cwd = os.getcwd()
+    os.chdir(d)
+    try:
+        for argv in (
+            "supervised fit runs.csv --bootstrap 4 --jobs 1 --quiet --out sup.json",
+            "distill fit distill_runs.csv --bootstrap 3 --jobs 1 --quiet --out dist.json",
+            "flp fit --runs flp_runs.csv --checkpoints flp_checkpoints.csv --task ARC "
+            "--bootstrap 5 --quiet --out flp.json",
+            "flpm fit --runs flp_mixture_runs.csv --checkpoints flp_mixture_checkpoints.csv "
+            "--task HumanEval --steps 50 --quiet --out flpm.json",
+            "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl --scores "
+            "sal_scores.csv --task reasoning --random-accuracy 0 --steps 20 --bootstrap 5 "
+            "--quiet --out sal.json",
+        ):
+            assert main(argv.split()) == 0, argv
+    finally:
+        os.chdir(cwd)
+    return d
+
+
+@pytest.fixture
+def work(base, tmp_path, monkeypatch):
+    """A fresh copy of the valid inputs as the working folder."""
+    w = tmp_path / "w"
+    shutil.copytree(base, w)
+    monkeypatch.chdir(w)
+    return w
+
+
+def snapshot(folder: Path) -> dict:
+    return {
+        str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+# ---- helpers that write malformed inputs ----------------------------------------------------
+def write(name, content):
+    def setup(w):
+        p = w / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        (p.write_bytes if isinstance(content, bytes) else p.write_text)(content)
+
+    return setup
+
+
+def edit_csv(src, dst, fn):
+    def setup(w):
+        df = pd.read_csv(w / src, dtype=str, keep_default_na=False)
+        fn(df).to_csv(w / dst, index=False)
+
+    return setup
+
+
+def edit_json(src, dst, fn):
+    def setup(w):
+        d = json.loads((w / src).read_text())
+        out = fn(d)
+        (w / dst).write_text(json.dumps(d if out is None else out))
+
+    return setup
+
+
+def setcell(col, row, value):
+    def fn(df):
+        df.loc[row, col] = value
+        return df
+
+    return fn
+
+
+def dup_row(i, **changes):
+    def fn(df):
+        extra = df.iloc[[i]].copy()
+        for k, v in changes.items():
+            extra[k] = v
+        return pd.concat([df, extra], ignore_index=True)
+
+    return fn
+
+
+def drop_col(col):
+    return lambda df: df.drop(columns=[col])
+
+
+def setpath(path, value):
+    """Set a dotted path (``params.alpha``, ``stage2.theta.0``) in a JSON dict."""
+
+    def fn(d):
+        keys = path.split(".")
+        cur = d
+        for k in keys[:-1]:
+            cur = cur[int(k)] if isinstance(cur, list) else cur[k]
+        last = keys[-1]
+        if value is DELETE:
+            del cur[last]
+        elif isinstance(cur, list):
+            cur[int(last)] = value
+        else:
+            cur[last] = value
+
+    return fn
+
+
+DELETE = object()
+
+
+# ---- the cases --------------------------------------------------------------------------------
+CASES: list[tuple[str, str, object]] = []
+
+
+def case(cid, argv, setup=None):
+    CASES.append((cid, argv, setup))
+
+
+SUP_P = "supervised predict --params 1e9 --tokens 2e10 --fit"
+SUP_A = "supervised allocate --flops 1e22 --fit"
+DIS_P = "distill predict --student-params 1e9 --student-tokens 2e10 --teacher-loss 2.2 "
+DIS_P += "--coefficients"
+FLP_P = "flp predict --flops 8e22 --fit"
+FLPM_O = "flpm optimize-mixture --flops 1e21 --fit"
+SAL_P = "salience predict --losses sal_new_losses.jsonl --fit"
+FLP_FIT = "flp fit --checkpoints flp_checkpoints.csv --task ARC --runs"
+FLP_FIT_CK = "flp fit --runs flp_runs.csv --task ARC --checkpoints"
+FLPM_FIT = "flpm fit --checkpoints flp_mixture_checkpoints.csv --task HumanEval --runs"
+FLPM_FIT_CK = "flpm fit --runs flp_mixture_runs.csv --task HumanEval --checkpoints"
+FLPM_CMP = (
+    "flpm compare --checkpoints flp_mixture_checkpoints.csv --targets flp_mixture_targets.csv "
+    "--task HumanEval --runs"
+)
+SAL_FIT = (
+    "salience fit --texts sal_texts.jsonl --scores sal_scores.csv --task reasoning "
+    "--random-accuracy 0 --losses"
+)
+SAL_FIT_T = (
+    "salience fit --losses sal_losses.jsonl --scores sal_scores.csv --task reasoning "
+    "--random-accuracy 0 --texts"
+)
+SAL_FIT_S = (
+    "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl --task reasoning "
+    "--random-accuracy 0 --scores"
+)
+OSL = "osl pca --benchmarks"
+OSL_FIT = "osl fit --target GSM8K --x flops --benchmarks"
+
+# -- global
+case("unknown-command", "nosuch", None)
+case("group-without-verb", "supervised", None)
+case("unknown-verb", "supervised nosuch", None)
+case("unknown-flag", "supervised predict --preset hoffmann2022 --params 1 --tokens 1 --nope", None)
+
+# -- flags: numbers, ranges, caps
+for cid, argv in [
+    ("seed-negative", "supervised fit runs.csv --seed -1"),
+    ("seed-text", "supervised fit runs.csv --seed x"),
+    ("jobs-zero", "supervised fit runs.csv --jobs 0"),
+    ("jobs-huge", "distill fit distill_runs.csv --jobs 100000"),
+    ("bootstrap-negative", "supervised fit runs.csv --bootstrap -1"),
+    ("bootstrap-huge", "distill fit distill_runs.csv --bootstrap 10000000000"),
+    ("ci-level-1", "supervised fit runs.csv --ci-level 1"),
+    ("ci-level-nan", "distill fit distill_runs.csv --ci-level nan"),
+    ("huber-zero", "supervised fit runs.csv --huber-delta 0"),
+    ("huber-nan", "distill fit distill_runs.csv --huber-delta nan"),
+    ("form-unknown", "supervised fit runs.csv --form cubic"),
+    ("level-0", "supervised predict --preset hoffmann2022 --params 1e9 --tokens 1e10 --level 0"),
+    ("level-1", "supervised predict --preset hoffmann2022 --params 1e9 --tokens 1e10 --level 1"),
+    ("level-2", "flp predict --fit flp.json --flops 1e22 --level 2"),
+    ("level-nan", "salience predict --fit sal.json --losses sal_new_losses.jsonl --level nan"),
+    ("level-neg", "flpm predict --fit flpm.json --flops-per-source 1e20,1e20 --level -0.5"),
+    ("level-text", "supervised predict --preset hoffmann2022 --params 1e9 --tokens 1e9 --level x"),
+    ("params-zero", "supervised predict --preset hoffmann2022 --params 0 --tokens 1e10"),
+    ("params-neg", "supervised predict --preset hoffmann2022 --params -1e9 --tokens 1e10"),
+    ("tokens-inf", "supervised predict --preset hoffmann2022 --params 1e9 --tokens inf"),
+    ("tokens-nan", "supervised predict --preset hoffmann2022 --params 1e9 --tokens nan"),
+    ("flops-zero", "supervised allocate --preset hoffmann2022 --flops 0"),
+    ("flops-text", "supervised allocate --preset hoffmann2022 --flops lots"),
+    ("preset-unknown", "supervised allocate --preset nosuch --flops 1e22"),
+    ("accounting-unknown", "supervised allocate --preset hoffmann2022 --flops 1e22 --accounting x"),
+    ("fit-and-preset", "supervised allocate --preset hoffmann2022 --fit sup.json --flops 1e22"),
+    (
+        "distill-student-nan",
+        "distill predict --student-params nan --student-tokens 1e10 --teacher-loss 2",
+    ),  # fmt: skip
+    (
+        "distill-teacher-loss-neg",
+        "distill predict --student-params 1e9 --student-tokens 1e10 --teacher-loss -2",
+    ),  # fmt: skip
+    (
+        "distill-teacher-params-alone",
+        "distill predict --student-params 1e9 --student-tokens 1e10 --teacher-params 1e9",
+    ),  # fmt: skip
+    (
+        "distill-coef-unknown",
+        "distill predict --student-params 1e9 --student-tokens 1e10 "
+        "--teacher-loss 2 --coefficients nosuch",
+    ),  # fmt: skip
+    ("distill-plan-1e300", "distill plan --student-params 1e9 --flops 1e300"),
+    ("distill-plan-tiny", "distill plan --student-params 1e9 --flops 1e10"),
+    ("distill-plan-scenario", "distill plan --student-params 1e9 --flops 1e22 --scenario x"),
+    ("distill-crossover-scenario", "distill crossover --student-params 1e9 --scenario nope"),
+    ("distill-choose-both", "distill choose-teacher --student-params 1e9 --teachers teachers.csv"),
+    ("distill-fix-syntax", "distill fit distill_runs.csv --fix gamma"),
+    ("distill-supervised-missing", "distill fit distill_runs.csv --supervised sub.json"),
+    ("distill-supervised-is-distill", "distill fit distill_runs.csv --supervised dist.json"),
+    (
+        "distill-coef-is-supervised",
+        "distill plan --student-params 1e9 --flops 1e22 --coefficients sup.json",
+    ),  # fmt: skip
+    ("distill-fix-nan-text", "distill fit distill_runs.csv --fix c0=x"),
+    ("distill-fix-unknown", "distill fit distill_runs.csv --fix nosuch=1"),
+    ("flp-threshold-neg", "flp fit --runs flp_runs.csv --task ARC --threshold -5"),
+    ("flp-threshold-nan", "flp fit --runs flp_runs.csv --task ARC --threshold nan"),
+    ("flp-random-perf-inf", "flp fit --runs flp_runs.csv --task ARC --random-performance inf"),
+    ("flp-method-unknown", "flp fit --runs flp_runs.csv --task ARC --method magic"),
+    ("flp-bootstrap-neg", "flp fit --runs flp_runs.csv --task ARC --bootstrap -3"),
+    ("flp-seed-neg", "flp fit --runs flp_runs.csv --task ARC --seed -1"),
+    (
+        "flp-task-unknown",
+        "flp fit --runs flp_runs.csv --checkpoints flp_checkpoints.csv --task Nope",
+    ),  # fmt: skip
+    ("flp-predict-flops-neg", "flp predict --fit flp.json --flops -1"),
+    ("flp-predict-actual-nan", "flp predict --fit flp.json --flops 1e22 --actual nan"),
+    (
+        "flpm-steps-huge",
+        "flpm fit --runs flp_mixture_runs.csv --task HumanEval --steps 1000000000000",
+    ),  # fmt: skip
+    ("flpm-steps-zero", "flpm fit --runs flp_mixture_runs.csv --task HumanEval --steps 0"),
+    ("flpm-form-unknown", "flpm fit --runs flp_mixture_runs.csv --task HumanEval --form M9"),
+    ("flpm-mapper-unknown", "flpm fit --runs flp_mixture_runs.csv --task HumanEval --mapper x"),
+    ("flpm-compare-steps", f"{FLPM_CMP} flp_mixture_runs.csv --steps 0"),
+    ("flpm-predict-flops-count", "flpm predict --fit flpm.json --flops-per-source 1e20"),
+    ("flpm-predict-flops-text", "flpm predict --fit flpm.json --flops-per-source a,b"),
+    ("flpm-optimize-ratios", "flpm optimize-mixture --fit flpm.json --flops 1e21 --ratios x"),
+    (
+        "flpm-single-ratio-tol",
+        "flpm single-distribution --runs flp_mixture_runs.csv "
+        "--targets flp_mixture_targets.csv --task HumanEval "
+        "--ratio-tol -1",
+    ),  # fmt: skip
+    ("osl-pcs-zero", "osl pca --benchmarks bench.csv --pcs 0"),
+    ("osl-budget-zero", "osl select --benchmarks bench.csv --budget 0"),
+    ("osl-seed-neg", "osl select --benchmarks bench.csv --budget 5 --seed -2"),
+    ("osl-holdout-2", "osl fit --benchmarks bench.csv --target GSM8K --holdout-top 2"),
+    ("osl-cutoff-neg", "osl fit --benchmarks bench.csv --target GSM8K --cutoff-flops -1"),
+    ("osl-x-unknown", "osl fit --benchmarks bench.csv --target GSM8K --x nope"),
+    ("osl-target-unknown", "osl fit --benchmarks bench.csv --target Nope"),
+    ("osl-metric-unknown", "osl pca --benchmarks bench.csv --metrics MMLU,Nope"),
+    ("osl-metrics-empty", "osl pca --benchmarks bench.csv --metrics ,"),
+    (
+        "osl-robust-nfrac-zero",
+        "osl robustness --benchmarks bench.csv --target GSM8K --n-fractions 0",
+    ),  # fmt: skip
+    (
+        "osl-robust-minfrac-zero",
+        "osl robustness --benchmarks bench.csv --target GSM8K --min-fraction 0",
+    ),  # fmt: skip
+    (
+        "osl-robust-maxfrac-1.5",
+        "osl robustness --benchmarks bench.csv --target GSM8K --max-fraction 1.5",
+    ),  # fmt: skip
+    ("osl-missing-refuse", "osl pca --benchmarks bench.csv --missing refuse"),
+    ("osl-missing-unknown", "osl pca --benchmarks bench.csv --missing guess"),
+    ("osl-gap-unknown", "osl gap --benchmarks bench.csv --without Nope --with GSM8K"),
+    ("sal-steps-zero", f"{SAL_FIT} sal_losses.jsonl --steps 0"),
+    ("sal-steps-huge", f"{SAL_FIT} sal_losses.jsonl --steps 10000000000"),
+    ("sal-lr-zero", f"{SAL_FIT} sal_losses.jsonl --lr 0"),
+    ("sal-feature-dim-zero", f"{SAL_FIT} sal_losses.jsonl --feature-dim 0"),
+    ("sal-bootstrap-neg", f"{SAL_FIT} sal_losses.jsonl --bootstrap -1"),
+    ("sal-seed-neg", f"{SAL_FIT} sal_losses.jsonl --seed -1"),
+    (
+        "sal-random-acc-text",
+        "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
+        "--scores sal_scores.csv --task reasoning --random-accuracy x",
+    ),  # fmt: skip
+    (
+        "sal-random-acc-2",
+        "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
+        "--scores sal_scores.csv --task reasoning --random-accuracy 2",
+    ),  # fmt: skip
+    (
+        "sal-task-unknown",
+        "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
+        "--scores sal_scores.csv --task nope --random-accuracy 0",
+    ),  # fmt: skip
+    (
+        "sal-map-tokenizer",
+        "salience map-losses --losses sal_losses.jsonl --target-tokenizer "
+        "nosuchdir --texts sal_texts.jsonl",
+    ),  # fmt: skip
+    ("sal-plot-kind", "salience plot --fit sal.json --kind nope --out p.png"),
+    ("sal-plot-format", "salience plot --fit sal.json --kind fit --out p.5"),
+    ("sal-plot-html-fit", "salience plot --fit sal.json --kind fit --out p.html"),
+    ("flp-checkpoints-empty-path", "flp fit --runs flp_runs.csv --checkpoints '' --task ARC"),
+    (
+        "distill-choose-tiny-ds",
+        "distill choose-teacher --student-params 1e300 --flops 1e21 --teachers teachers.csv",
+    ),  # fmt: skip
+    (
+        "sal-plot-text-id",
+        "salience plot --fit sal.json --kind weights --texts sal_texts.jsonl "
+        "--text-id nope --out p.html",
+    ),  # fmt: skip
+    (
+        "sal-token-losses-batch-zero",
+        "salience token-losses --model nosuch --texts sal_texts.jsonl --batch-size 0 --out t.jsonl",
+    ),  # fmt: skip
+    (
+        "sal-token-losses-out-input",
+        "salience token-losses --model nosuch --texts sal_texts.jsonl --out sal_texts.jsonl",
+    ),  # fmt: skip
+    (
+        "sal-features-batch-zero",
+        "salience features --texts sal_texts.jsonl --batch-size 0 --out f.npz",
+    ),  # fmt: skip
+    ("zoo-build-preset", "zoo build --preset nosuch --out zb"),
+    ("zoo-build-jobs-zero", "zoo build --preset mini --jobs 0 --out zb"),
+    ("report-sections-empty", "report --sections '' --out rep"),
+    ("report-sections-comma", "report --sections , --out rep"),
+    ("report-sections-unknown", "report --sections nope --out rep"),
+    ("report-seed-neg", "report --seed -1 --out rep"),
+]:
+    case(cid, argv)
+
+# -- outputs
+for cid, argv, setup in [
+    ("out-is-input-sup", "supervised fit runs.csv --out runs.csv", None),
+    ("out-is-input-distill", "distill fit distill_runs.csv --out distill_runs.csv", None),
+    ("out-is-input-flp", "flp fit --runs flp_runs.csv --task ARC --out flp_runs.csv", None),
+    ("out-is-input-flpm", f"{FLPM_FIT} flp_mixture_runs.csv --out flp_mixture_runs.csv", None),
+    ("out-is-input-sal", f"{SAL_FIT} sal_losses.jsonl --out sal_scores.csv", None),
+    ("out-is-input-salpred", f"{SAL_P} sal.json --out sal.json", None),
+    ("out-is-input-osl", "osl fit --benchmarks bench.csv --target GSM8K --out bench.csv", None),
+    ("out-proc", "supervised fit runs.csv --out /proc/lmforecast-test.json", None),
+    ("out-proc-osl", "osl robustness --benchmarks bench.csv --target GSM8K --out /proc/x", None),
+    ("out-no-folder", "supervised fit runs.csv --out nosuch/fit.json", None),
+    ("out-parent-is-file", "distill fit distill_runs.csv --out runs.csv/fit.json", None),
+    ("out-is-folder", "flp fit --runs flp_runs.csv --task ARC --out sub", write("sub/x", "x")),
+    ("out-empty", "supervised fit runs.csv --out ''", None),
+    ("report-out-is-file", "report --out runs.csv --sections supervised", None),
+    ("report-out-proc", "report --out /proc/rep --sections supervised", None),
+    ("zoo-out-is-file", "zoo build --preset mini --out runs.csv", None),
+    ("sal-features-out-proc", "salience features --texts sal_texts.jsonl --out /proc/f.npz", None),
+    (
+        "sal-map-out-input",
+        "salience map-losses --losses sal_losses.jsonl --target-tokenizer words "
+        "--texts sal_texts.jsonl --out sal_losses.jsonl",
+        None,
+    ),  # fmt: skip
+]:
+    case(cid, argv, setup)
+
+
+# -- tables: the same corruptions for every table-reading verb
+TABLE_VERBS = [
+    ("sup", "supervised fit", "runs.csv", ""),
+    ("dis", "distill fit", "distill_runs.csv", ""),
+    ("flp", "flp fit --task ARC --runs", "flp_runs.csv", ""),
+    ("flpck", FLP_FIT_CK, "flp_checkpoints.csv", ""),
+    ("flpm", "flpm fit --task HumanEval --runs", "flp_mixture_runs.csv", ""),
+    ("osl", OSL, "bench.csv", ""),
+    (
+        "choose",
+        "distill choose-teacher --student-params 1e9 --student-tokens 1e10 --teachers",
+        "teachers.csv",
+        "",
+    ),  # fmt: skip
+]
+for tag, verb, _good, tail in TABLE_VERBS:
+    case(f"{tag}-missing-file", f"{verb} nosuch.csv {tail}")
+    case(f"{tag}-empty-file", f"{verb} bad.csv {tail}", write("bad.csv", ""))
+    case(f"{tag}-folder", f"{verb} sub {tail}", write("sub/x.csv", "a\n1\n"))
+    case(f"{tag}-png-as-csv", f"{verb} bad.csv {tail}", write("bad.csv", PNG))
+    case(f"{tag}-png-as-jsonl", f"{verb} bad.jsonl {tail}", write("bad.jsonl", PNG))
+    case(f"{tag}-latin1", f"{verb} bad.csv {tail}", write("bad.csv", LATIN1))
+    case(f"{tag}-header-only", f"{verb} bad.csv {tail}", write("bad.csv", "a,b,c\n"))
+    case(f"{tag}-wrong-ext", f"{verb} bad.xlsx {tail}", write("bad.xlsx", "a,b\n1,2\n"))
+    case(f"{tag}-bad-jsonl", f"{verb} bad.jsonl {tail}", write("bad.jsonl", '{"N": 1\n'))
+    case(f"{tag}-bad-parquet", f"{verb} bad.parquet {tail}", write("bad.parquet", b"PAR1xx"))
+
+for cid, verb, src, fn in [
+    ("sup-nan", "supervised fit", "runs.csv", setcell("N", 3, "nan")),
+    ("sup-inf", "supervised fit", "runs.csv", setcell("loss", 3, "inf")),
+    ("sup-neg", "supervised fit", "runs.csv", setcell("D", 3, "-5e9")),
+    ("sup-zero-loss", "supervised fit", "runs.csv", setcell("loss", 0, "0")),
+    ("sup-text", "supervised fit", "runs.csv", setcell("N", 2, "big")),
+    ("sup-blank", "supervised fit", "runs.csv", setcell("D", 2, "")),
+    ("sup-no-loss", "supervised fit", "runs.csv", drop_col("loss")),
+    ("sup-no-d", "supervised fit", "runs.csv", drop_col("D")),
+    ("sup-dup", "supervised fit", "runs.csv", dup_row(4)),
+    ("sup-contradict", "supervised fit", "runs.csv", dup_row(4, loss="9.9")),
+    ("sup-too-few", "supervised fit", "runs.csv", lambda df: df.iloc[:3]),
+    ("dis-nan", "distill fit", "distill_runs.csv", setcell("L_S", 1, "nan")),
+    ("dis-neg", "distill fit", "distill_runs.csv", setcell("N_S", 1, "-1")),
+    ("dis-text", "distill fit", "distill_runs.csv", setcell("L_T", 1, "x")),
+    ("dis-no-col", "distill fit", "distill_runs.csv", drop_col("L_T")),
+    ("dis-dup", "distill fit", "distill_runs.csv", dup_row(2)),
+    ("dis-contradict", "distill fit", "distill_runs.csv", dup_row(2, L_S="3.3")),
+    ("dis-too-few", "distill fit", "distill_runs.csv", lambda df: df.iloc[:4]),
+    (
+        "choose-neg",
+        "distill choose-teacher --student-params 1e9 --student-tokens 1e10 --teachers",
+        "teachers.csv",
+        setcell("N_T", 0, "-1"),
+    ),  # fmt: skip
+    (
+        "choose-nan",
+        "distill choose-teacher --student-params 1e9 --student-tokens 1e10 --teachers",
+        "teachers.csv",
+        setcell("D_T", 0, "nan"),
+    ),  # fmt: skip
+    (
+        "choose-dup",
+        "distill choose-teacher --student-params 1e9 --student-tokens 1e10 --teachers",
+        "teachers.csv",
+        dup_row(0),
+    ),  # fmt: skip
+    (
+        "choose-no-cols",
+        "distill choose-teacher --student-params 1e9 --student-tokens 1e10 --teachers",
+        "teachers.csv",
+        drop_col("D_T"),
+    ),  # fmt: skip
+    ("flp-no-loss", FLP_FIT, "flp_runs.csv", drop_col("loss")),
+    ("flp-ck-no-loss", FLP_FIT_CK, "flp_checkpoints.csv", drop_col("loss")),
+    ("flp-dup-run", FLP_FIT, "flp_runs.csv", dup_row(1)),
+    ("flp-blank-model", FLP_FIT_CK, "flp_checkpoints.csv", setcell("model", 4, "")),
+    ("flp-contradict-run", FLP_FIT, "flp_runs.csv", dup_row(1, loss="2.0")),
+    ("flp-neg-c", FLP_FIT, "flp_runs.csv", setcell("C", 2, "-1e18")),
+    ("flp-nan-loss", FLP_FIT, "flp_runs.csv", setcell("loss", 2, "nan")),
+    ("flp-score-text", FLP_FIT_CK, "flp_checkpoints.csv", setcell("ARC", 2, "high")),
+    ("flp-score-101", FLP_FIT_CK, "flp_checkpoints.csv", setcell("ARC", 2, "101")),
+    ("flp-no-flops", FLP_FIT, "flp_runs.csv", lambda df: df.drop(columns=["C", "N"])),
+    ("flp-dup-ckpt", FLP_FIT_CK, "flp_checkpoints.csv", dup_row(3)),
+    ("flp-contradict-ckpt", FLP_FIT_CK, "flp_checkpoints.csv", dup_row(3, ARC="99")),
+    ("flp-ckpt-unknown-model", FLP_FIT_CK, "flp_checkpoints.csv", setcell("model", 0, "ghost")),
+    ("flpm-dup-run", FLPM_FIT, "flp_mixture_runs.csv", dup_row(0)),
+    ("flpm-contradict-run", FLPM_FIT, "flp_mixture_runs.csv", dup_row(0, loss_code="9")),
+    ("flpm-neg-c", FLPM_FIT, "flp_mixture_runs.csv", setcell("C_code", 1, "-5")),
+    ("flpm-no-domain", FLPM_FIT_CK, "flp_mixture_checkpoints.csv", drop_col("loss_code")),
+    (
+        "flpm-runs-no-domain",
+        FLPM_FIT,
+        "flp_mixture_runs.csv",
+        lambda df: df.drop(columns=[c for c in df.columns if c.startswith("loss_")]),
+    ),  # fmt: skip
+    ("flpm-dup-ckpt", FLPM_FIT_CK, "flp_mixture_checkpoints.csv", dup_row(5)),
+    ("flpm-cmp-dup", FLPM_CMP, "flp_mixture_runs.csv", dup_row(0)),
+    ("flpm-cmp-contradict", FLPM_CMP, "flp_mixture_runs.csv", dup_row(0, HumanEval="50")),
+    ("osl-neg-flops", OSL, "bench.csv", setcell("FLOPs (1E21)", 3, "-1")),
+    ("osl-inf-flops", OSL_FIT, "bench.csv", setcell("FLOPs (1E21)", 3, "inf")),
+    ("osl-neg-size", OSL_FIT, "bench.csv", setcell("Model Size (B)", 3, "-7")),
+    (
+        "osl-zero-size",
+        "osl robustness --target GSM8K --benchmarks",
+        "bench.csv",
+        setcell("Model Size (B)", 3, "0"),
+    ),  # fmt: skip
+    ("osl-score-2", OSL, "bench.csv", setcell("MMLU", 3, "2")),
+    ("osl-score-text", OSL, "bench.csv", setcell("MMLU", 3, "good")),
+    ("osl-dup-model", OSL, "bench.csv", dup_row(3)),
+    ("osl-blank-model", "osl select --budget 4 --benchmarks", "bench.csv", setcell("Model", 2, "")),
+    ("osl-no-model", OSL, "bench.csv", drop_col("Model")),
+]:
+    case(cid, f"{verb} bad.csv", edit_csv(src, "bad.csv", fn))
+
+# -- salience inputs
+SAL_REC = '{"model":"fam0-m0","text_id":"t000","offsets":[[0,6]],"losses":[1.0]}\n'
+for cid, argv, setup in [
+    ("sal-losses-missing", f"{SAL_FIT} nosuch.jsonl", None),
+    ("sal-losses-folder", f"{SAL_FIT} sub", write("sub/a.jsonl", "{}")),
+    ("sal-losses-png", f"{SAL_FIT} bad.jsonl", write("bad.jsonl", PNG)),
+    (
+        "sal-losses-latin1",
+        f"{SAL_FIT} bad.jsonl",
+        write("bad.jsonl", '{"m":"\xe9"}'.encode("latin-1")),
+    ),
+    ("sal-losses-not-json", f"{SAL_FIT} bad.jsonl", write("bad.jsonl", "hello\n")),
+    ("sal-losses-array", f"{SAL_FIT} bad.jsonl", write("bad.jsonl", "[1, 2]\n")),
+    ("sal-losses-empty", f"{SAL_FIT} bad.jsonl", write("bad.jsonl", "\n\n")),
+    ("sal-losses-missing-field", f"{SAL_FIT} bad.jsonl", write("bad.jsonl", '{"model": "a"}\n')),
+    ("sal-texts-png", f"{SAL_FIT_T} bad.jsonl", write("bad.jsonl", PNG)),
+    (
+        "sal-texts-dup",
+        f"{SAL_FIT_T} bad.jsonl",
+        write("bad.jsonl", '{"text_id":"a","text":"x"}\n{"text_id":"a","text":"y"}\n'),
+    ),  # fmt: skip
+    (
+        "sal-texts-empty-text",
+        f"{SAL_FIT_T} bad.jsonl",
+        write("bad.jsonl", '{"text_id":"a","text":""}\n'),
+    ),
+    ("sal-scores-png", f"{SAL_FIT_S} bad.csv", write("bad.csv", PNG)),
+    (
+        "sal-scores-2",
+        f"{SAL_FIT_S} bad.csv",
+        edit_csv("sal_scores.csv", "bad.csv", setcell("reasoning", 0, "2")),
+    ),
+    ("sal-scores-dup", f"{SAL_FIT_S} bad.csv", edit_csv("sal_scores.csv", "bad.csv", dup_row(0))),
+    (
+        "sal-scores-split",
+        f"{SAL_FIT_S} bad.csv",
+        edit_csv("sal_scores.csv", "bad.csv", setcell("split", 0, "dev")),
+    ),
+    (
+        "sal-scores-2-train",
+        f"{SAL_FIT_S} bad.csv",
+        edit_csv(
+            "sal_scores.csv",
+            "bad.csv",
+            lambda df: df.assign(split=["train", "train"] + ["test"] * (len(df) - 2)),
+        ),
+    ),  # fmt: skip
+    (
+        "sal-predict-losses-folder",
+        "salience predict --fit sal.json --losses sub",
+        write("sub/a.jsonl", "{}"),
+    ),  # fmt: skip
+    (
+        "sal-map-texts-conflict",
+        "salience map-losses --target-tokenizer words --losses bad.jsonl",
+        write(
+            "bad.jsonl",
+            '{"model":"m","text_id":"a","text":"hello world","offsets":[[0,5],[6,11]],'
+            '"losses":[1,2]}\n{"model":"n","text_id":"a","text":"other text!","offsets":'
+            '[[0,5],[6,11]],"losses":[1,2]}\n',
+        ),
+    ),  # fmt: skip
+]:
+    case(cid, argv, setup)
+
+
+def _neg_loss(w):
+    lines = (w / "sal_losses.jsonl").read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["losses"][0] = -1.5
+    lines[0] = json.dumps(rec)
+    (w / "bad.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _nan_loss(w):
+    lines = (w / "sal_losses.jsonl").read_text().splitlines()
+    lines[0] = lines[0].replace('"losses":[', '"losses":[NaN,', 1).replace("[[0,", "[[0,0],[0,", 1)
+    (w / "bad.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _dup_loss(w):
+    lines = (w / "sal_losses.jsonl").read_text().splitlines()
+    (w / "bad.jsonl").write_text("\n".join(lines + lines[:1]) + "\n")
+
+
+def _offsets_out(w):
+    lines = (w / "sal_losses.jsonl").read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["offsets"][-1] = [rec["offsets"][-1][0], 100000]
+    lines[0] = json.dumps(rec)
+    (w / "bad.jsonl").write_text("\n".join(lines) + "\n")
+
+
+case("sal-negative-loss", f"{SAL_FIT} bad.jsonl", _neg_loss)
+case("sal-nan-loss", f"{SAL_FIT} bad.jsonl", _nan_loss)
+case("sal-dup-loss-record", f"{SAL_FIT} bad.jsonl", _dup_loss)
+case("sal-offsets-outside", f"{SAL_FIT} bad.jsonl", _offsets_out)
+case("sal-predict-negative-loss", f"{SAL_P} sal.json".replace("sal_new_losses", "bad"), _neg_loss)
+
+# -- saved fits: files that are not fits
+FIT_VERBS = [
+    ("sup", SUP_P, "sup.json"),
+    ("supalloc", SUP_A, "sup.json"),
+    ("dis", DIS_P, "dist.json"),
+    ("flp", FLP_P, "flp.json"),
+    ("flpm", FLPM_O, "flpm.json"),
+    ("sal", SAL_P, "sal.json"),
+]
+for tag, verb, good in FIT_VERBS:
+    case(f"fit-{tag}-missing", f"{verb} nosuch.json")
+    case(f"fit-{tag}-folder", f"{verb} sub.json", write("sub.json/x", "x"))
+    case(f"fit-{tag}-png", f"{verb} bad.json", write("bad.json", PNG))
+    case(
+        f"fit-{tag}-latin1",
+        f"{verb} bad.json",
+        write("bad.json", '{"law": "caf\xe9"}'.encode("latin-1")),
+    )
+    case(f"fit-{tag}-empty", f"{verb} bad.json", write("bad.json", ""))
+    case(f"fit-{tag}-truncated", f"{verb} bad.json",
+         lambda w, g=good: (w / "bad.json").write_text((w / g).read_text()[:200]))  # fmt: skip
+    case(f"fit-{tag}-array", f"{verb} bad.json", write("bad.json", "[1, 2, 3]"))
+    case(f"fit-{tag}-deep", f"{verb} bad.json", write("bad.json", "[" * 100000))
+    case(
+        f"fit-{tag}-version",
+        f"{verb} bad.json",
+        edit_json(good, "bad.json", setpath("format_version", 99)),
+    )
+    case(
+        f"fit-{tag}-version-object",
+        f"{verb} bad.json",
+        edit_json(good, "bad.json", setpath("format_version", {})),
+    )
+    case(
+        f"fit-{tag}-kind", f"{verb} bad.json", edit_json(good, "bad.json", setpath("kind", "Other"))
+    )
+    extra = "config.parms" if tag in ("flp", "flpm") else "parms"
+    case(f"fit-{tag}-extra", f"{verb} bad.json", edit_json(good, "bad.json", setpath(extra, 1)))
+    other = "flp.json" if tag.startswith("sup") else "sup.json"
+    case(f"fit-{tag}-wrong-type", f"{verb} bad.json", edit_json(other, "bad.json", lambda d: None))
+
+# -- saved law fits (FitResult) edited by hand: every loader of one
+LAW_FITS = [("sup", SUP_P, "sup.json", ""), ("supalloc", SUP_A, "sup.json", ""),
+            ("dis", DIS_P, "dist.json", ""), ("flp2", FLP_P, "flp.json", "stage2."),
+            ("flp1", FLP_P, "flp.json", "stage1."), ("sal", SAL_P, "sal.json", "law.")]  # fmt: skip
+for tag, verb, good, pre in LAW_FITS:
+    pname = {"sup": "alpha", "supalloc": "alpha", "dis": "c0", "flp2": "w1", "flp1": "alpha",
+             "sal": "alpha"}[tag]  # fmt: skip
+    for cid, path, value in [
+        ("param-text", f"params.{pname}", "x"),
+        ("param-nan", f"params.{pname}", float("nan")),
+        ("param-null", f"params.{pname}", None),
+        ("param-edited", f"params.{pname}", 0.123456),
+        ("param-missing", f"params.{pname}", DELETE),
+        ("theta-short", "theta", [1.0]),
+        ("theta-text", "theta.0", "x"),
+        ("theta-nan", "theta.0", float("nan")),
+        ("theta-huge", "theta.0", 1e300),
+        ("loss-null", "loss", None),
+        ("loss-name", "loss.name", "cubic"),
+        ("bootstrap-short", "bootstrap", [[1]]),
+        ("bootstrap-text", "bootstrap", [["a", "b"]]),
+        ("ci-short", "ci", {pname: [1.0]}),
+        ("ci-level-2", "ci_level", 2),
+        ("n-obs-neg", "n_obs", -1),
+        ("converged-text", "converged", "yes"),
+        ("law-unknown", "law", "nosuch"),
+        ("law-missing", "law", DELETE),
+    ]:
+        case(
+            f"law-{tag}-{cid}",
+            f"{verb} bad.json",
+            edit_json(good, "bad.json", setpath(pre + path, value)),
+        )
+
+# -- per-type fields
+for cid, verb, good, path, value in [
+    ("dis-supervised-missing", DIS_P, "dist.json", "meta.supervised", DELETE),
+    ("dis-supervised-neg", DIS_P, "dist.json", "meta.supervised.E", -1.0),
+    ("dis-supervised-text", DIS_P, "dist.json", "meta.supervised.alpha", "x"),
+    ("flp-method", FLP_P, "flp.json", "config.method", "magic"),
+    ("flp-stage2-missing", FLP_P, "flp.json", "stage2", DELETE),
+    ("flp-stage1-null", FLP_P, "flp.json", "stage1", None),
+    ("flp-settings-rp", FLP_P, "flp.json", "settings.random_performance", "x"),
+    ("flp-filter", FLP_P, "flp.json", "filter.kept", [1, 2]),
+    ("flp-n-runs", FLP_P, "flp.json", "n_runs", -3),
+    ("flpm-network-shape", FLPM_O, "flpm.json", "network.params.0", [[1.0]]),
+    ("flpm-network-null", FLPM_O, "flpm.json", "network", None),
+    ("flpm-x-std-zero", FLPM_O, "flpm.json", "network.x_std.0", 0.0),
+    ("flpm-stage1-missing-domain", FLPM_O, "flpm.json", "stage1.code", DELETE),
+    ("flpm-sources-dup", FLPM_O, "flpm.json", "sources", ["general", "general"]),
+    ("flpm-mapper", FLPM_O, "flpm.json", "config.mapper", "magic"),
+    ("flpm-stage1-theta", FLPM_O, "flpm.json", "stage1.code.theta", [1.0]),
+    ("sal-gamma-2", SAL_P, "sal.json", "gamma", 2.0),
+    ("sal-gamma-text", SAL_P, "sal.json", "gamma", "x"),
+    ("sal-alpha-edited", SAL_P, "sal.json", "alpha", 1.0),
+    ("sal-law-gamma-edited", SAL_P, "sal.json", "law.meta.law_options.gamma", 0.5),
+    ("sal-weights-short", SAL_P, "sal.json", "weights", [[1.0]]),
+    ("sal-text-lengths", SAL_P, "sal.json", "text_lengths.0", -1),
+    ("sal-bootstrap", SAL_P, "sal.json", "bootstrap", [[1]]),
+    ("sal-scores", SAL_P, "sal.json", "scores.0", 5.0),
+]:
+    case(f"field-{cid}", f"{verb} bad.json", edit_json(good, "bad.json", setpath(path, value)))
+
+# -- zoo tables folders
+for cid, files in [
+    ("zoo-missing-folder", None),
+    ("zoo-empty-folder", {}),
+    ("zoo-empty-runs", {"runs.csv": ""}),
+    ("zoo-png-runs", {"runs.csv": PNG}),
+    ("zoo-bad-metadata", {"metadata.json": "{not json"}),
+    ("zoo-metadata-array", {"metadata.json": "[]"}),
+    ("zoo-runs-no-cols", {"runs.csv": "a,b\n1,2\n"}),
+    ("zoo-runs-neg-n", None),
+]:
+
+    def setup(w, files=files, cid=cid):
+        from lmforecast.zoo.tables import bundled_folder
+
+        if cid == "zoo-missing-folder":
+            return
+        z = w / "zoo"
+        if files == {}:
+            z.mkdir()
+            return
+        shutil.copytree(bundled_folder(), z)
+        if cid == "zoo-runs-neg-n":
+            df = pd.read_csv(z / "runs.csv")
+            df.loc[0, "N"] = -5
+            df.to_csv(z / "runs.csv", index=False)
+            return
+        for name, content in files.items():
+            (z / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+
+    case(cid, "zoo show zoo", setup)
+
+
+@pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])
+def test_bad_input(cli, work, cid, argv, setup):
+    import shlex
+
+    if setup is not None:
+        setup(work)
+    before = snapshot(work)
+    code, out, err = cli(*shlex.split(argv))
+    lines = err.splitlines()
+    errors = [ln for ln in lines if not ln.startswith("lmforecast: warning:")]
+    assert code == 2, (code, err, out[:300])
+    assert len(errors) == 1, err
+    assert "error" in errors[0] and "Traceback" not in err, err
+    assert "np.float64" not in err and "np.int64" not in err, err
+    assert snapshot(work) == before, "the command wrote or changed a file"
+    assert names_the_problem(errors[0], shlex.split(argv)), errors[0]
+
+
+def names_the_problem(line: str, argv: list[str]) -> bool:
+    """The error names what is wrong: a flag, file or value of the command line, or a column,
+    row, field, line or argument of the input."""
+    words = ("column", "row", "field", "line ", "argument", "token", "model ", "text ", "record",
+             "observations")  # fmt: skip
+    tokens = [a for a in argv if len(a) > 1 and not a.replace(".", "").isdigit()] + [
+        a for a in argv if a.startswith("-") or "." in a
+    ]
+    return any(w in line for w in words) or any(t in line for t in tokens)
+
+
+def test_corpus_is_large_and_covers_every_verb():
+    """At least 200 cases, and every verb of `lmforecast --help` appears in some case."""
+    import argparse
+
+    from lmforecast.cli.main import build_parser
+
+    assert len(CASES) >= 200, len(CASES)
+    ids = [c[0] for c in CASES]
+    assert len(set(ids)) == len(ids), "duplicate case ids"
+    verbs = []
+    for a in build_parser()._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sp in a.choices.items():
+                sub = [x for x in sp._actions if isinstance(x, argparse._SubParsersAction)]
+                verbs += [f"{name} {v}" for v in sub[0].choices] if sub else [name]
+    covered = {" ".join(argv.split()[:2]) for _, argv, _ in CASES} | {
+        argv.split()[0] for _, argv, _ in CASES
+    }
+    missing = [v for v in verbs if v not in covered]
+    assert not missing, f"verbs without a bad-input case: {missing}"
