@@ -17,8 +17,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lmforecast import examples
+
 REPO = Path(__file__).resolve().parents[1]
-EX = REPO / "docs" / "examples"
+EX = examples.path("flp/runs.csv").parents[1]  # the packaged example files
 B1 = REPO / "src" / "lmforecast" / "data" / "bundled" / "osl" / "table_b1_base_models.csv"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"
 LATIN1 = "model,N,D,loss\ncaf\xe9,1e9,2e10,2.5\n".encode("latin-1")
@@ -746,6 +748,54 @@ for cid, files in [
             (z / name).write_bytes(content if isinstance(content, bytes) else content.encode())
 
     case(cid, "zoo show zoo", setup)
+
+
+# -- downstream (issue 11), evals, examples
+DS_FIT = "downstream fit --evals pythia --loss-task lambada_openai --out ds.json"
+case("ds-fit-unknown-task", f"{DS_FIT} --task nosuch")
+case("ds-fit-unknown-loss-task", "downstream fit --evals pythia --task piqa --loss-task nosuch")
+case("ds-fit-unknown-metric", f"{DS_FIT} --task piqa --metric nosuch")
+case("ds-fit-unknown-model", f"{DS_FIT} --task piqa --models pythia-70m,pythia-999m")
+case("ds-fit-missing-evals", "downstream fit --evals nosuch.csv --task piqa --out ds.json")
+case("ds-fit-not-evals", "downstream fit --evals runs.csv --task piqa --out ds.json")
+case("ds-fit-bootstrap-neg", f"{DS_FIT} --task piqa --bootstrap -1")
+case("ds-fit-seed-neg", f"{DS_FIT} --task piqa --seed -1")
+case("ds-predict-missing-fit", "downstream predict --fit nosuch.json --flops 1e21")
+case("ds-predict-wrong-fit", "downstream predict --fit sup.json --flops 1e21")
+case("ds-predict-level", "downstream predict --fit sup.json --flops 1e21 --level 2")
+case("ds-predict-flops-neg", "downstream predict --fit sup.json --flops -1")
+case(
+    "ds-backtest-unknown-target",
+    "downstream backtest --evals pythia --task piqa --fit-models pythia-70m,pythia-160m "
+    "--target pythia-999m",
+)
+case(
+    "ds-backtest-unknown-method",
+    "downstream backtest --evals pythia --task piqa --fit-models pythia-70m,pythia-160m "
+    "--target pythia-410m --methods nosuch",
+)
+case("evals-import-missing", "evals import nosuch --out ev.csv")
+case("evals-import-not-harness", "evals import notharness.json --out ev.csv",
+     write("notharness.json", '{"a": 1}'))  # fmt: skip
+case("evals-import-binary", "evals import bin.json --out ev.csv", write("bin.json", b"\x89PNG"))
+case(
+    "evals-import-bad-step",
+    "evals import bad/ --out ev.csv",
+    write(
+        "bad/r.json",
+        json.dumps(
+            {
+                "results": {"piqa": {"acc": 0.6, "acc_stderr": 0.01}},
+                "config": {"model_args": "pretrained=EleutherAI/pythia-v1.1-160m,revision=stepX"},
+            }
+        ),
+    ),
+)
+case("evals-import-out-is-dir", "evals import runs.csv --out .")
+case("evals-show-missing", "evals show nosuch.csv")
+case("evals-show-not-evals", "evals show runs.csv")
+case("examples-list-bad-flag", "examples list --nosuch")
+case("examples-copy-clash", "examples copy ex", write("ex/flp/runs.csv", "mine\n"))
 
 
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])

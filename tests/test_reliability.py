@@ -16,10 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lmforecast import examples
 from lmforecast.errors import InputError, fmt_value
 
 REPO = Path(__file__).resolve().parents[1]
-EX = REPO / "docs" / "examples"
+EX = examples.path("flp/runs.csv").parents[1]  # the packaged example files
 
 
 # ---- valid saved results of every type, built once ------------------------------------------

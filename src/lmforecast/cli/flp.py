@@ -387,8 +387,8 @@ def _is_downstream_fit(path: str) -> bool:
     """A fit saved by `flp fit --evals` (a DownstreamForecaster), not a paper FLP fit."""
     p = Path(path)
     try:
-        with p.open() as fh:
-            return '"kind": "DownstreamForecaster"' in fh.read(200)
+        with p.open("rb") as fh:
+            return b'"kind": "DownstreamForecaster"' in fh.read(200)
     except OSError:
         return False
 

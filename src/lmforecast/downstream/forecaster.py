@@ -14,6 +14,7 @@ plus, for the ensemble, the spread between its members (model uncertainty).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -362,19 +363,37 @@ class DownstreamForecaster:
 
     @classmethod
     def from_json(cls, text_or_path) -> DownstreamForecaster:
+        """Load a saved fit; a file that is not one, or was edited into something unusable, is
+        an `InputError` naming it (the fit is exercised once at its largest fitted compute, so
+        a hand-edited member cannot fail later with another exception)."""
         s = str(text_or_path)
+        where = "inline JSON" if s.lstrip().startswith("{") else s
         try:
-            if not s.lstrip().startswith("{"):
+            if where != "inline JSON":
                 p = Path(s)
-                if not p.exists():
+                if not p.is_file():
                     raise InputError(f"{s}: no such file")
-                s = p.read_text()
-            return cls.from_dict(json.loads(s))
-        except (ValueError, KeyError, TypeError) as exc:
-            if isinstance(exc, InputError):
-                raise
-            raise InputError(f"{str(text_or_path)[:80]}: not a saved DownstreamForecaster "
-                             f"({exc})") from exc  # fmt: skip
+                s = p.read_bytes().decode("utf-8")
+            d = json.loads(s)
+            if not isinstance(d, dict) or d.get("kind") != "DownstreamForecaster":
+                kind = d.get("kind") if isinstance(d, dict) else type(d).__name__
+                raise InputError(f"{where}: not a saved DownstreamForecaster (kind {kind!r})")
+            est = cls.from_dict(d)
+            C = float(est.largest_["C"])
+            if not (math.isfinite(C) and C > 0):
+                raise ValueError(f"largest.C must be a positive number, got {C}")
+            lo, hi = est.predict_interval(C)
+            if not (np.all(np.isfinite(est.predict(C))) and np.all(np.isfinite([lo, hi]))):
+                raise ValueError("its forecast is not finite")
+            return est
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any unusable content is the file's problem
+            msg = " ".join(str(exc).split())[:160]
+            raise InputError(
+                f"{where}: not a valid saved DownstreamForecaster ({type(exc).__name__}: {msg}); "
+                "re-create it with `downstream fit --out`"
+            ) from None
 
     save = to_json
     load = from_json
