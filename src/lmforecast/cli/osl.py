@@ -10,7 +10,14 @@ import numpy as np
 from ..data.io import read_table
 from ..errors import InputError
 from ..osl.capability import CapabilitySpace, family_fits
-from ..osl.data import FAMILY, MODEL, check_metrics, default_metrics, read_benchmarks
+from ..osl.data import (
+    FAMILY,
+    MODEL,
+    check_metrics,
+    default_metrics,
+    parse_metric_range,
+    read_benchmarks,
+)
 from ..osl.holdout import LLAMA2_7B_FLOPS
 from ..osl.model import X_KINDS, ObservationalScalingLaw, merge_targets
 from ..osl.posttraining import post_training_gap
@@ -123,6 +130,14 @@ def register(sub) -> None:
         default=1.0,
         help="divide the target by this (100 for percentages)",
     )
+    f.add_argument(
+        "--metric-range",
+        metavar="LO,HI",
+        help="min-max normalise the target by its metric range before fitting, "
+        "y' = (y - LO) / (HI - LO), e.g. 0.25,1 for 4-way multiple choice (Sec. 4); scores "
+        "below LO (below chance) are kept; forecasts and intervals are reported on the "
+        "original scale (default: none)",
+    )
     f.add_argument("--reference-family", default="Llama-2", help="family f of Eq. 7-8")
     add_level_flag(f)
     f.add_argument("--out", help="save the fit as JSON")
@@ -221,6 +236,7 @@ def register(sub) -> None:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    metric_range = parse_metric_range(args.metric_range)
     out = check_writable(args.out)
     table = _read_benchmarks(args)
     targets = read_table(args.targets) if args.targets else None
@@ -242,6 +258,7 @@ def _fit(args: argparse.Namespace) -> int:
         holdout=holdout,
         reference_family=args.reference_family,
         level=args.level,
+        metric_range=metric_range,
         **extra,
     ).fit(table, args.target)
     res = est.result_
