@@ -105,3 +105,59 @@ def test_default_floor_on_held_out_simulated_study():
     floors = g.xs("floor", level=0)
     assert default["curve_mae"] <= 1.1 * floors["curve_mae"].min()
     assert default["target_mae"] <= 1.05 * floors["target_mae"].min()
+
+
+# ---- item 9: stage-2 R^2 (Sec. 3.2) and the Table 3 comparison ----------------------------------
+
+
+def test_stage2_r2_is_squared_correlation_and_averaged():
+    from lmforecast.flp import FLP
+    from lmforecast.flp.comparison import PAPER_STAGE2_R2, stage2_r2
+    from lmforecast.flp.simulate import simulate_flp
+    from lmforecast.flp.tables import Columns, emerged_checkpoints
+    from lmforecast.flp.tasks import task_settings
+
+    st = simulate_flp(seed=0)
+    tasks = ["ARC", "Hellaswag", "TriviaQA"]
+    df = stage2_r2(st.runs, st.checkpoints, tasks)
+    for task in tasks:
+        rp = task_settings(task).random_performance
+        ck, P, rep = emerged_checkpoints(st.checkpoints, task, rp, 5.0, Columns(), 2, need=2)
+        x = ck["loss"].to_numpy(float)[rep.kept]
+        r = np.corrcoef(x, P[rep.kept])[0, 1]  # OLS with intercept: R^2 = corr^2
+        assert df.loc[task, "r2"] == pytest.approx(r**2, rel=1e-6)
+        assert df.loc[task, "n_points"] == rep.kept.sum()
+    assert df.loc["average", "r2"] == pytest.approx(df.loc[tasks, "r2"].mean())
+    # the simulated post-emergence maps are linear: the paper's >= 90% regime
+    assert df.loc["average", "r2"] > PAPER_STAGE2_R2 - 0.03
+    est = FLP("ARC", bootstrap=0).fit(st.runs, st.checkpoints)
+    assert est.stage2_r2_ == pytest.approx(df.loc["ARC", "r2"])
+    assert "stage 2 R^2 on the" in est.summary()
+    assert FLP.from_json(est.to_json()).stage2_r2_ == est.stage2_r2_
+
+
+def test_cli_flp_fit_json_has_stage2_r2(cli):
+    code, out, err = cli(
+        "flp", "fit", "--runs", ep("flp/runs.csv"), "--checkpoints", ep("flp/checkpoints.csv"),
+        "--task", "ARC", "--bootstrap", "0", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert 0.5 < json.loads(out)["stage2_r2"] <= 1.0
+
+
+def test_form_comparison_table3(study):
+    from lmforecast.flp.comparison import form_comparison
+
+    fc = form_comparison(study.runs, study.targets, ("M1", "M4"))
+    assert list(fc.index) == ["M1", "M4"] and fc.loc["M4", "paper"] == 0.014
+    # per-source compute helps on held-out mixtures (Table 3's ordering M4 < M1)
+    assert fc.loc["M4", "average"] < 0.6 * fc.loc["M1", "average"]
+    # the same numbers as stage 1 of an FLP-M fit with that form
+    F = study.targets[["C_general", "C_code"]].to_numpy()
+    est = _fit(study, form="M1", mapper="average")
+    L = study.targets[[f"loss_{d}" for d in est.domains_]].to_numpy()
+    err = np.abs(est.predict_losses(F).to_numpy() / L - 1)
+    assert fc.loc["M1", "average"] == pytest.approx(err.mean(), rel=1e-9)
+    assert fc.loc["M1", "code"] == pytest.approx(err[:, est.domains_.index("code")].mean())
+    with pytest.raises(InputError, match="unknown form"):
+        form_comparison(study.runs, study.targets, ("M9",))

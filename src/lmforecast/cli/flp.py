@@ -325,6 +325,7 @@ def _flp_fit(args) -> int:
             "random_performance": est.settings_.random_performance,
             "stage1": None if est.stage1_ is None else est.stage1_.params,
             "stage2": est.stage2_.params,
+            "stage2_r2": est.stage2_r2_,
             "checkpoints": est.filter_.counts(),
         },
         est.summary(),
