@@ -116,3 +116,98 @@ def test_cli_metric_range(cli, tmp_path):
     code, text, _ = cli("osl", "fit", "--benchmarks", csv, "--target", "QA", "--metric-range",
                         "0.25,1")  # fmt: skip
     assert "metric range: (0.25, 1)" in text
+
+
+# ---- item 3: Table C.1 presets (App. C.9) and the Fig. 7 validation -----------------------------
+
+
+def test_presets_benchmark_form_matches_flops_form_on_llama2():
+    """Table C.1 prints each law three ways; on the reference family the benchmark-weight form
+    (what a preset evaluates) must agree with the C-bar form up to the table's rounding and the
+    PC-vs-FLOPs fit. Table B.1 has no GSM8K, so the GSM8K-free presets are checked here."""
+    from lmforecast.osl import PRESETS, ObservationalScalingLaw
+
+    t = load_table_b1()
+    ll = t[t["Model Family"] == "Llama-2"]
+    logc = np.log10(ll["FLOPs (1E21)"].to_numpy(float) * 1e21)
+    checked = 0
+    for name, p in PRESETS.items():
+        if p.reference_family != "Llama-2" or "GSM8K" in p.weights:
+            continue
+        law = ObservationalScalingLaw.from_preset(name)
+        X = law.logit(ll)
+        assert np.max(np.abs(X - law.logit_from_flops_equiv(logc))) < 0.45, name
+        y = law.predict(ll)
+        np.testing.assert_allclose(y, (1 - p.h) + p.h / (1 + np.exp(-X)))
+        checked += 1
+    assert checked == 7
+    assert "Table C.1" in PRESETS["gsm-cot"].source
+
+
+def test_presets_on_paper_data(shared_dir):
+    """METHODS.md's [CALC]: Word Unscramble's benchmark form on Llama-2-7B/13B/70B gives
+    X = -2.35 / -1.61 / -0.29 (vs the C-bar form's -2.26 / -1.72 / -0.26); the agent laws
+    (reference Llama-2-Chat) on the instruction-tuned table."""
+    from lmforecast.osl import PRESETS, get_preset, read_benchmarks
+
+    base = read_benchmarks(shared_dir / "data/obsscaling/base_llm_benchmark_eval.csv")
+    ll = base[base["Model Family"] == "Llama-2"].sort_values("FLOPs (1E21)")
+    np.testing.assert_allclose(
+        get_preset("word-unscramble").logit(ll), [-2.35, -1.61, -0.29], atol=0.006
+    )
+    logc = np.log10(ll["FLOPs (1E21)"].to_numpy(float) * 1e21)
+    for name in ("word-unscramble", "persian-qa", "gsm-naive"):
+        p = PRESETS[name]
+        assert np.max(np.abs(p.logit(ll) - p.logit_from_flops_equiv(logc))) < 0.12
+    inst = read_benchmarks(shared_dir / "data/obsscaling/instruct_llm_benchmark_eval.csv")
+    chat = inst[inst["Model Family"] == "Llama-2-Chat"]
+    logc = np.log10(chat["FLOPs (1E21)"].to_numpy(float) * 1e21)
+    for name in ("agentbench", "agentboard"):
+        p = PRESETS[name]
+        assert np.max(np.abs(p.logit(chat) - p.logit_from_flops_equiv(logc))) < 0.07
+    y = get_preset("persian-qa").predict(base.dropna(subset=list(PRESETS["persian-qa"].weights)))
+    assert np.all((y >= 0.25) & (y <= 1.0))  # metric range (0.25, 1) undone
+
+
+def test_preset_errors_and_cli(cli, tmp_path):
+    from lmforecast.osl import get_preset
+
+    with pytest.raises(InputError, match="unknown preset 'nope'"):
+        get_preset("nope")
+    with pytest.raises(InputError, match="'GSM8K'"):
+        get_preset("word-unscramble").predict(load_table_b1())  # Table B.1 has no GSM8K
+    code, out, err = cli("osl", "predict", "--preset", "gsm-cot", "--benchmarks", B1, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert len(d["predictions"]) == 77 and "Table C.1" in d["source"]
+    assert "warning" in err and "lack a benchmark" in err  # B.1 has gaps: no forecast there
+    got = [p for p in d["predictions"] if p["y_pred"] is not None]
+    assert 60 <= len(got) < 77 and all(0 <= p["y_pred"] <= 1 for p in got)
+    assert all(p["interval"] is None for p in d["predictions"])
+    code, text, _ = cli("osl", "predict", "--preset", "gsm-cot", "--benchmarks", B1)
+    assert "no interval" in text and "GSM8K CoT" in text
+    for bad in (["--preset", "nope"], ["--preset", "word-unscramble"]):
+        code, _, err = cli("osl", "predict", *bad, "--benchmarks", B1)
+        assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_fig7_v_optimal_beats_random_subsets(shared_dir):
+    """Fig. 7a on the paper's 77 base models (47 below the Llama-2-7B cutoff are candidates, 30
+    held out), four benchmarks as targets predicted from the PCs of the others: the V-optimal
+    subset's geometric-mean test MSE is below random subsets' at every budget, and from 12
+    models on it is within 10% of fitting on all 47 (docs/osl.md has the table)."""
+    from lmforecast.osl import paper_base_models, read_benchmarks
+    from lmforecast.osl.selection import selection_validation
+
+    t = paper_base_models(
+        read_benchmarks(shared_dir / "data/obsscaling/base_llm_benchmark_eval.csv")
+    )
+    df = selection_validation(t, ["MMLU", "GSM8K", "HumanEval", "TruthfulQA"], (8, 12, 20))
+    g = df.pivot(index="budget", columns="method", values="gm_test_mse")
+    assert (g["v-optimal"] < 0.7 * g["random"]).all()
+    assert (g.loc[[12, 20], "v-optimal"] < 1.1 * g.loc[[12, 20], "all"]).all()
+    per = df.attrs["per_target"]
+    assert set(per["method"]) == {"all", "v-optimal", "random"}
+    vo = per[per["method"] == "v-optimal"]
+    assert (vo["n_models"] <= vo["budget"]).all()

@@ -21,6 +21,7 @@ from ..osl.data import (
 from ..osl.holdout import LLAMA2_7B_FLOPS
 from ..osl.model import X_KINDS, ObservationalScalingLaw, merge_targets
 from ..osl.posttraining import post_training_gap
+from ..osl.presets import PRESETS, get_preset
 from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
 from .common import (
@@ -144,6 +145,23 @@ def register(sub) -> None:
     add_output_flags(f)
     f.set_defaults(handler=_fit)
 
+    pp = verbs.add_parser(
+        "predict",
+        help="forecast new models with a preregistered Table C.1 law (App. C.9), no refitting",
+    )
+    pp.add_argument(
+        "--preset",
+        required=True,
+        help="Table C.1 law: " + ", ".join(PRESETS),
+    )
+    pp.add_argument(
+        "--benchmarks",
+        required=True,
+        help="table of the new models' benchmark accuracies in [0, 1] (the preset's columns)",
+    )
+    add_output_flags(pp)
+    pp.set_defaults(handler=_predict)
+
     s = verbs.add_parser("select", help="V-optimal families of models to evaluate (Eq. 9)")
     s.add_argument("--benchmarks", required=True)
     s.add_argument("--budget", type=int, required=True, help="maximum number of models")
@@ -265,6 +283,28 @@ def _fit(args: argparse.Namespace) -> int:
     if out is not None:
         atomic_write_text(out, res.to_json())
     return emit(args, res.contract(args.level), res.summary())
+
+
+def _predict(args: argparse.Namespace) -> int:
+    law = get_preset(args.preset)
+    df = law.predictions(read_benchmarks(args.benchmarks))
+    obj = {
+        "preset": law.name,
+        "task": law.task,
+        "source": law.source,
+        "h": law.h,
+        "predictions": [
+            {
+                "model": m,
+                "logit": float(x) if np.isfinite(x) else None,
+                "y_pred": float(y) if np.isfinite(y) else None,
+                "interval": None,
+            }
+            for m, x, y in zip(df[MODEL], df["logit"], df["y_pred"])
+        ],
+    }
+    text = law.summary() + "\n" + df.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+    return emit(args, obj, text)
 
 
 def _select(args: argparse.Namespace) -> int:

@@ -478,6 +478,14 @@ class ObservationalScalingLaw:
         self.level = level
         self.metric_range = metric_range
 
+    @staticmethod
+    def from_preset(name: str):
+        """A preregistered Table C.1 law (App. C.9) by name, ready to `predict(benchmarks)` for
+        new models without refitting (`lmforecast.osl.presets.PRESETS`; point forecasts)."""
+        from .presets import get_preset
+
+        return get_preset(name)
+
     # ---- validation ------------------------------------------------------------------------
     def _validate(self, table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, list[str]]:
         if self.x not in X_KINDS:
