@@ -211,3 +211,56 @@ def test_fig7_v_optimal_beats_random_subsets(shared_dir):
     assert set(per["method"]) == {"all", "v-optimal", "random"}
     vo = per[per["method"] == "v-optimal"]
     assert (vo["n_models"] <= vo["budget"]).all()
+
+
+# ---- item 2: 3-digit subtraction against the authors' published coefficients ---------------------
+
+EMERGENT = "data/obsscaling/base_llm_emergent_capability_eval.csv"
+
+
+def test_subtraction_fit_reaches_lower_training_objective_than_table_c1(shared_dir):
+    """Sec. 4.1 setting (7 metrics without GSM8K, 3 PCs, cutoff 2.2e22 FLOPs, FLOPs-known
+    models): our capability space is the authors' (2-digit multiplication reproduces Table C.1's
+    PC coefficients, and Table C.1's subtraction coefficients give the authors' test MSE 1.72e-2
+    on it), and our fit of 3-digit subtraction has a *lower* training MSE than those published
+    coefficients (h = 0.972 in a steep basin; the authors' point is the optimum with h = 1) at a
+    higher test MSE (4.24e-2). Needs the authors' emergent-task table (skips without it)."""
+    import pandas as pd
+
+    from lmforecast.laws.sigmoid import ObservationalSigmoid
+    from lmforecast.osl import read_benchmarks
+
+    path = shared_dir / EMERGENT
+    if not path.exists():
+        pytest.skip(f"{EMERGENT} is not in the shared data")
+    base = read_benchmarks(shared_dir / "data/obsscaling/base_llm_benchmark_eval.csv")
+    em = pd.read_csv(path)
+    t = base.merge(em, on="Model", how="inner")
+    t = t[np.isfinite(t["FLOPs (1E21)"].to_numpy(float))].reset_index(drop=True)
+    ms = ["MMLU", "ARC-C", "HellaSwag", "Winograd", "TruthfulQA", "XWinograd", "HumanEval"]
+
+    def fit(target):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ObservationalScalingLaw(3, metrics=ms, cutoff_flops=2.2e22).fit(t, target)
+
+    mult = fit("arithmetic_2dm_2_acc").result_
+    np.testing.assert_allclose(mult.params["beta"], [3.60, 4.24, 8.05], atol=0.01)
+    assert mult.params["alpha"] == pytest.approx(-2.68, abs=0.01)
+
+    res = fit("arithmetic_3ds_2_acc").result_
+    pf = res.predictions_frame()
+    tr = (pf["split"] == "train").to_numpy()
+    X, y = pf[["x1", "x2", "x3"]].to_numpy(float), pf["y"].to_numpy(float)
+    law = ObservationalSigmoid(3)
+    authors = np.array([1.00, -4.68, 5.98, 8.74, 39.55])  # Table C.1: h, bias, PC1-3
+
+    def mse(theta, m):
+        p = law.predict(theta, **{f"x{i + 1}": X[m, i] for i in range(3)})
+        return float(np.mean((p - y[m]) ** 2))
+
+    assert (res.n_train, res.n_test) == (30, 33)
+    assert mse(authors, ~tr) == pytest.approx(1.72e-2, rel=0.01)  # the authors' code's number
+    assert res.test_mse == pytest.approx(4.24e-2, rel=0.01)
+    assert res.train_mse < 0.75 * mse(authors, tr)  # 4.50e-3 vs 6.49e-3
+    assert res.params["h"] < 0.99
