@@ -143,6 +143,19 @@ def register(sub) -> None:
         help="bootstrap refits of both stages behind the prediction intervals of `flpm predict` "
         "(default %(default)s; 0: no intervals)",
     )
+    f.add_argument(
+        "--zero-share",
+        default="floor",
+        help="runs with a source share of 0: 'floor' its compute at --zero-floor x the total "
+        "(default), or 'drop' them from stage 1 (docs/flp.md: held-out comparison)",
+    )
+    f.add_argument(
+        "--zero-floor",
+        default="1e-3",
+        metavar="F",
+        help="floor of a source's compute as a fraction of the total, in (0, 1) "
+        "(default %(default)s)",
+    )
     f.set_defaults(handler=_flpm_fit)
     pr = verbs.add_parser(
         "predict", help="forecast domain losses and score, with a prediction interval"
@@ -343,6 +356,7 @@ def _flp_fit(args) -> int:
             "random_performance": est.settings_.random_performance,
             "stage1": None if est.stage1_ is None else est.stage1_.params,
             "stage2": est.stage2_.params,
+            "stage2_r2": est.stage2_r2_,
             "checkpoints": est.filter_.counts(),
         },
         est.summary(),
@@ -396,7 +410,22 @@ def _is_downstream_fit(path: str) -> bool:
 # ---- flpm --------------------------------------------------------------------------------
 
 
+def _zero_share_flags(args) -> tuple[str, float]:
+    from ..flp.mixture import ZERO_SHARES
+
+    if args.zero_share not in ZERO_SHARES:
+        raise InputError(f"--zero-share must be floor or drop, got {args.zero_share!r}")
+    try:
+        floor = float(args.zero_floor)
+    except ValueError:
+        raise InputError(f"--zero-floor: {args.zero_floor!r} is not a number") from None
+    if not (math.isfinite(floor) and 0 < floor < 1):
+        raise InputError(f"--zero-floor must be in (0, 1), got {args.zero_floor}")
+    return args.zero_share, floor
+
+
 def _flpm_fit(args) -> int:
+    zero_share, zero_floor = _zero_share_flags(args)
     out = check_writable(args.out)
     if args.steps < 1:
         raise InputError(f"--steps must be >= 1, got {args.steps}")
@@ -412,6 +441,8 @@ def _flpm_fit(args) -> int:
         steps=args.steps,
         bootstrap=args.bootstrap,
         seed=args.seed,
+        zero_share=zero_share,
+        zero_floor=zero_floor,
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
         atomic_write_text(out, est.to_json())
@@ -426,6 +457,10 @@ def _flpm_fit(args) -> int:
             "stage1": {d: r.params for d, r in est.stage1_.items()},
             "stage1_identified": {d: r.law_.identified(r.theta) for d, r in est.stage1_.items()},
             "checkpoints": est.filter_.counts(),
+            "zero_share": est.zero_share,
+            "zero_floor": est.zero_floor,
+            "n_zero_share_runs": est.n_zero_share_,
+            "zero_share_sensitivity": est.zero_share_sensitivity_,
         },
         est.summary(),
     )

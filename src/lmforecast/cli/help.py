@@ -127,6 +127,9 @@ EXAMPLES = {
         "--exclude-metric HumanEval --json",
     ],
     "osl select": ["lmforecast osl select --benchmarks osl/base_models.csv --budget 8 --json"],
+    "osl predict": [
+        "lmforecast osl predict --preset gsm-cot --benchmarks osl/base_models.csv --json",
+    ],
     "osl gap": [
         "lmforecast osl gap --benchmarks base_llm_benchmark_eval.csv --without gsm_naive "
         "--with gsm_cot --json   # needs a table with both columns (the authors' full table)",

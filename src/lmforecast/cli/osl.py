@@ -10,10 +10,18 @@ import numpy as np
 from ..data.io import read_table
 from ..errors import InputError
 from ..osl.capability import CapabilitySpace, family_fits
-from ..osl.data import FAMILY, MODEL, check_metrics, default_metrics, read_benchmarks
+from ..osl.data import (
+    FAMILY,
+    MODEL,
+    check_metrics,
+    default_metrics,
+    parse_metric_range,
+    read_benchmarks,
+)
 from ..osl.holdout import LLAMA2_7B_FLOPS
 from ..osl.model import X_KINDS, ObservationalScalingLaw, merge_targets
 from ..osl.posttraining import post_training_gap
+from ..osl.presets import PRESETS, get_preset
 from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
 from .common import (
@@ -124,11 +132,36 @@ def register(sub) -> None:
         default=1.0,
         help="divide the target by this (100 for percentages)",
     )
+    f.add_argument(
+        "--metric-range",
+        metavar="LO,HI",
+        help="min-max normalise the target by its metric range before fitting, "
+        "y' = (y - LO) / (HI - LO), e.g. 0.25,1 for 4-way multiple choice (Sec. 4); scores "
+        "below LO (below chance) are kept; forecasts and intervals are reported on the "
+        "original scale (default: none)",
+    )
     f.add_argument("--reference-family", default="Llama-2", help="family f of Eq. 7-8")
     add_level_flag(f)
     f.add_argument("--out", help="save the fit as JSON")
     add_output_flags(f)
     f.set_defaults(handler=_fit)
+
+    pp = verbs.add_parser(
+        "predict",
+        help="forecast new models with a preregistered Table C.1 law (App. C.9), no refitting",
+    )
+    pp.add_argument(
+        "--preset",
+        required=True,
+        help="Table C.1 law: " + ", ".join(PRESETS),
+    )
+    pp.add_argument(
+        "--benchmarks",
+        required=True,
+        help="table of the new models' benchmark accuracies in [0, 1] (the preset's columns)",
+    )
+    add_output_flags(pp)
+    pp.set_defaults(handler=_predict)
 
     s = verbs.add_parser("select", help="V-optimal families of models to evaluate (Eq. 9)")
     s.add_argument("--benchmarks", required=True)
@@ -224,6 +257,7 @@ def register(sub) -> None:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    metric_range = parse_metric_range(args.metric_range)
     out = check_writable(args.out)
     table = _read_benchmarks(args)
     targets = read_table(args.targets) if args.targets else None
@@ -245,12 +279,35 @@ def _fit(args: argparse.Namespace) -> int:
         holdout=holdout,
         reference_family=args.reference_family,
         level=args.level,
+        metric_range=metric_range,
         **extra,
     ).fit(table, args.target)
     res = est.result_
     if out is not None:
         atomic_write_text(out, res.to_json())
     return emit(args, res.contract(args.level), res.summary())
+
+
+def _predict(args: argparse.Namespace) -> int:
+    law = get_preset(args.preset)
+    df = law.predictions(read_benchmarks(args.benchmarks))
+    obj = {
+        "preset": law.name,
+        "task": law.task,
+        "source": law.source,
+        "h": law.h,
+        "predictions": [
+            {
+                "model": m,
+                "logit": float(x) if np.isfinite(x) else None,
+                "y_pred": float(y) if np.isfinite(y) else None,
+                "interval": None,
+            }
+            for m, x, y in zip(df[MODEL], df["logit"], df["y_pred"])
+        ],
+    }
+    text = law.summary() + "\n" + df.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+    return emit(args, obj, text)
 
 
 def _select(args: argparse.Namespace) -> int:

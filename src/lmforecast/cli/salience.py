@@ -79,11 +79,27 @@ def register(sub) -> None:
         help="no 'split' column: largest model of each 'family' (by 'size') test, next "
         "validation, rest train (App. A)",
     )
+    f.add_argument(
+        "--model",
+        help="local Hugging Face causal LM folder (extra 'hf'): the scoring head reads its final "
+        "hidden states (Eq. 3), the paper's path; without --model or --features the features "
+        "are hashed n-grams (a torch-free fallback)",
+    )
+    f.add_argument("--device", help="with --model: torch device (default: cuda if available)")
+    f.add_argument("--batch-size", type=int, default=8, help="with --model (default 8)")
+    f.add_argument("--max-length", type=int, help="with --model: " + _MAX_LENGTH_HELP)
     f.add_argument("--features", help="cached features (.npz from `salience features`)")
     f.add_argument("--label-losses", help="table: model, <task> = mean answer NLL (baseline)")
-    f.add_argument("--lr", type=positive_float("--lr"), default=1e-3)
-    f.add_argument("--steps", type=int, default=300, help="alternations of Algorithm 2")
-    f.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
+    f.add_argument(
+        "--preset",
+        help="optimiser setting: 'default' (Adam, lr 1e-3, 300 steps) or 'paper' (SGD, lr 1e-3, "
+        "300 steps, Sec. 4.1); --optimizer/--lr/--steps override it (default: default)",
+    )
+    f.add_argument("--lr", type=positive_float("--lr"), help="learning rate (preset: 1e-3)")
+    f.add_argument("--steps", type=int, help="alternations of Algorithm 2 (preset: 300)")
+    f.add_argument(
+        "--optimizer", choices=["adam", "sgd"], help="theta's optimiser (preset default: adam)"
+    )
     f.add_argument("--activation", choices=["softplus", "sigmoid"], default="softplus")
     f.add_argument("--feature-dim", type=int, default=4096, help="hashed features (no --features)")
     f.add_argument(
@@ -189,6 +205,7 @@ def _map_losses(args) -> int:
 
 def _fit(args) -> int:
     from ..salience.features import HashedNgramFeatures, TextFeatures
+    from ..salience.model import PRESETS
     from ..salience.pipeline import fit_salience
     from ..salience.records import (
         parse_random_accuracy,
@@ -199,10 +216,28 @@ def _fit(args) -> int:
     )
 
     out = check_writable(args.out)
-    if args.steps < 0:
+    if args.preset is not None and args.preset not in PRESETS:
+        raise InputError(f"--preset must be one of {', '.join(PRESETS)}, got {args.preset!r}")
+    if args.steps is not None and args.steps < 0:
         raise InputError(f"--steps must be >= 0, got {args.steps}")
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.model is not None and args.features is not None:
+        raise InputError("give at most one of --model and --features")
+    extractor = HashedNgramFeatures(args.feature_dim)
+    if args.model is not None:
+        from ..salience.hf import HuggingFaceFeatures
+
+        _check_batch(args)
+        if not Path(args.model).is_dir():
+            raise InputError(f"--model: {args.model!r} is not a local model folder")
+        extractor = HuggingFaceFeatures(
+            args.model,
+            device=args.device,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            progress=not args.quiet,
+        )
     gamma = parse_random_accuracy(args.random_accuracy, args.task)
     texts = read_texts(args.texts)
     records = read_loss_records(args.losses)
@@ -216,8 +251,9 @@ def _fit(args) -> int:
         task=args.task,
         random_accuracy=gamma,
         features=feats,
-        extractor=HashedNgramFeatures(args.feature_dim),
+        extractor=extractor,
         label_losses=label,
+        preset=args.preset,
         lr=args.lr,
         n_steps=args.steps,
         optimizer=args.optimizer,
@@ -239,6 +275,10 @@ def _fit(args) -> int:
                 "gamma": fit.gamma,
                 "task": fit.task,
                 "best_step": fit.metrics["best_step"],
+                "optimizer": {
+                    k: fit.settings.get(k) for k in ("preset", "optimizer", "lr", "n_steps")
+                },
+                "features": fit.extractor.get("name"),
             }
         )
     else:

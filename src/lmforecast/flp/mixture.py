@@ -42,6 +42,9 @@ from .tables import (
 from .tasks import EMERGENCE_THRESHOLD, TaskSettings, task_settings
 
 MAPPERS = ("neural", "domain-linear", "average")
+ZERO_SHARES = ("floor", "drop")
+SENSITIVITY_FLOORS = (1e-2, 1e-3, 1e-6)
+SENSITIVITY_SHARE = 0.01  # the small share whose forecast `summary()` reports per floor
 FORMAT_VERSION = 1
 
 
@@ -106,6 +109,13 @@ class FLPM:
     """FLP-M forecaster for one task (sklearn-style; learned attributes end in _).
 
     `bootstrap` (default 50) resamples both stages for `predict_interval`; 0 turns intervals off.
+
+    Runs with a source share of 0 (the paper's ratio-0 models, Sec. 5.1) have log C_i = -inf in
+    M1/M2/M4. `zero_share="floor"` (default) floors each source's compute at `zero_floor` x the
+    total (1e-3); `"drop"` leaves the runs with a zero share out of stage 1 (their checkpoints
+    still train stage 2; forecasts at a share below the floor still use it). `ratio_floor` is
+    the old name of `zero_floor`. `zero_share_sensitivity_` holds the forecast at share 0.01 of
+    the last source under floors 1e-2/1e-3/1e-6 and "drop" (docs/flp.md: the choice of default).
     """
 
     def __init__(
@@ -117,7 +127,7 @@ class FLPM:
         random_performance: float | None = None,
         threshold: float = EMERGENCE_THRESHOLD,
         train_loss_decimals: int = 2,
-        ratio_floor: float = 1e-3,
+        ratio_floor: float | None = None,
         hidden: int = 3,
         lr: float = 0.05,
         steps: int = 2000,
@@ -125,6 +135,8 @@ class FLPM:
         n_init: int = 5,
         bootstrap: int = 50,
         seed: int = 0,
+        zero_share: str = "floor",
+        zero_floor: float = 1e-3,
     ) -> None:
         if form not in MIXTURE_FORMS:
             raise InputError(f"unknown form {form!r}; use one of {', '.join(MIXTURE_FORMS)}")
@@ -132,11 +144,17 @@ class FLPM:
             raise InputError(f"unknown mapper {mapper!r}; use one of {', '.join(MAPPERS)}")
         if bootstrap < 0:
             raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
-        if not 0 < ratio_floor < 1:
-            raise InputError(f"ratio_floor must be in (0, 1), got {ratio_floor}")
+        if zero_share not in ZERO_SHARES:
+            raise InputError(f"zero_share must be 'floor' or 'drop', got {zero_share!r}")
+        if ratio_floor is not None:
+            zero_floor = ratio_floor
+        if not (isinstance(zero_floor, int | float) and 0 < zero_floor < 1):
+            raise InputError(f"zero_floor must be in (0, 1), got {zero_floor!r}")
+        ratio_floor = float(zero_floor)
+        self.zero_share, self.zero_floor = zero_share, float(zero_floor)
         self.task, self.form, self.mapper = task, form, mapper
         self.random_performance, self.threshold = random_performance, float(threshold)
-        self.train_loss_decimals, self.ratio_floor = int(train_loss_decimals), float(ratio_floor)
+        self.train_loss_decimals, self.ratio_floor = int(train_loss_decimals), ratio_floor
         self.hidden, self.lr, self.steps = hidden, lr, steps
         self.weight_decay, self.n_init, self.seed = weight_decay, n_init, seed
         self.bootstrap = int(bootstrap)
@@ -158,6 +176,7 @@ class FLPM:
         if checkpoints is not None:
             check_models_have_runs(ck, runs, columns.model)
         sources, F = source_flops(runs, columns, what="runs")
+        runs_all, F_all = runs, F
         if len(sources) < 2:
             raise InputError(f"runs: FLP-M needs at least two sources, found {sources}")
         self.sources_ = sources
@@ -166,11 +185,22 @@ class FLPM:
         if missing:
             raise InputError(f"checkpoints: missing domain loss column(s) {missing}")
         self.domains_ = tuple(c[5:] for c in dcols)
+        zero = (F <= 0).any(axis=1)
+        if self.zero_share == "drop" and zero.any():
+            if (~zero).sum() < 3:
+                raise InputError(
+                    f"runs: zero_share='drop' leaves {int((~zero).sum())} run(s) with every "
+                    "source share > 0; stage 1 needs at least 3"
+                )
+            runs, F = runs.loc[~zero].reset_index(drop=True), F[~zero]
+        self.n_zero_share_ = int(zero.sum())
         law = get_law(MIXTURE_FORMS[self.form], sources=sources, ratio_floor=self.ratio_floor)
         X = {f"C_{s}": F[:, i] for i, s in enumerate(sources)}
         self.stage1_ = {}
+        Ls = {}
         for d, c in zip(self.domains_, dcols):
             L = numeric_column(runs, c, positive=True, what="runs")
+            Ls[d] = L
             res = fit_stage1(law, X, L)
             res.meta["law_options"] = {"sources": list(sources), "ratio_floor": self.ratio_floor}
             res.meta["max_flops"] = float(F.sum(1).max())
@@ -194,7 +224,43 @@ class FLPM:
         if self.bootstrap:
             self._bootstrap(law, X, runs, dcols, Lck[keep], P[keep])
         self.n_runs_, self.n_points_ = len(runs), int(keep.sum())
+        self.zero_share_sensitivity_ = self._zero_share_sensitivity(runs_all, F_all, dcols)
         return self
+
+    def _zero_share_sensitivity(self, runs, F, dcols) -> dict | None:
+        """Forecast at share `SENSITIVITY_SHARE` of the last source, at the largest sampling
+        model's total compute, with stage 1 refitted under floors 1e-2/1e-3/1e-6 and with the
+        zero-share runs dropped (stage 2 kept). None without zero-share runs (no effect)."""
+        zero = (F <= 0).any(axis=1)
+        if not zero.any():
+            return None
+        K = F.shape[1]
+        tot = float(F.sum(1).max())
+        r = SENSITIVITY_SHARE
+        q = np.array([[1.0 - r] + [r / (K - 1)] * (K - 1)]) * tot
+        out = {"share": r, "flops": tot, "forecast": {}}
+        settings = [(f"floor {f:g}", f, np.ones(len(F), bool)) for f in SENSITIVITY_FLOORS]
+        if (~zero).sum() >= 3:
+            settings.append(("drop", self.zero_floor, ~zero))
+        for name, floor, rows in settings:
+            law = get_law(MIXTURE_FORMS[self.form], sources=self.sources_, ratio_floor=floor)
+            X = {f"C_{s}": F[rows, i] for i, s in enumerate(self.sources_)}
+            Xq = {f"C_{s}": q[:, i] for i, s in enumerate(self.sources_)}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                L = [
+                    np.exp(
+                        law.predict_target(
+                            np.asarray(
+                                fit_stage1(law, X, runs[c].to_numpy(float)[rows]).theta, float
+                            )[None, :],
+                            Xq,
+                        )[0]
+                    )
+                    for c in dcols
+                ]
+            out["forecast"][name] = float(self.performance_from_losses(np.column_stack(L))[0])
+        return out
 
     def _bootstrap(self, law, X, runs, dcols, Lk, P) -> None:
         """Resample the final models (all domains together) and the retained checkpoints
@@ -380,7 +446,8 @@ class FLPM:
             f"FLP-M ({self.form}, {self.mapper}) for task {s.name}: random "
             f"{s.random_performance:g} points, threshold +{self.threshold:g}",
             f"sources: {', '.join(self.sources_)}    domains: {', '.join(self.domains_)}",
-            f"final models: {self.n_runs_}    checkpoints: {c['checkpoints']} (kept {c['kept']}; "
+            f"final models (stage 1): {self.n_runs_}    checkpoints: {c['checkpoints']} "
+            f"(kept {c['kept']}; "
             f"dropped {c['dropped_not_improved']} not improved, {c['dropped_not_emerged']} "
             "not emerged)",
             f"{'domain':<14}"
@@ -392,6 +459,18 @@ class FLPM:
             ident = law.identified(r.theta)
             lines.append(f"{d:<14}" + "".join(f"{ident[k]:>14.5g}" for k in self._ident_names())
                          + f"{r.rmse_target:>12.2e}")  # fmt: skip
+        zs = getattr(self, "zero_share_sensitivity_", None)
+        if zs:
+            how = (
+                f"floored at {self.zero_floor:g} x total"
+                if self.zero_share == "floor"
+                else "dropped from stage 1"
+            )
+            lines.append(
+                f"zero-share runs: {self.n_zero_share_} ({how}); forecast at share "
+                f"{zs['share']:g}, C = {zs['flops']:.3g}: "
+                + ", ".join(f"{k} {v:.2f}" for k, v in zs["forecast"].items())
+            )
         if self.network_ is not None:
             lines.append(f"stage 2: network, training MSE {self.network_.train_mse_:.4g} points^2")
         else:
@@ -420,7 +499,8 @@ class FLPM:
                 "random_performance": self.random_performance,
                 "threshold": self.threshold,
                 "train_loss_decimals": self.train_loss_decimals,
-                "ratio_floor": self.ratio_floor,
+                "zero_share": self.zero_share,
+                "zero_floor": self.zero_floor,
                 "hidden": self.hidden,
                 "lr": self.lr,
                 "steps": self.steps,
@@ -440,6 +520,8 @@ class FLPM:
             "coef": None if self.coef_ is None else self.coef_.tolist(),
             "coef_boot": getattr(self, "coef_boot_", np.zeros((0,))).tolist(),
             "residual_scale": getattr(self, "residual_scale_", None),
+            "n_zero_share": getattr(self, "n_zero_share_", 0),
+            "zero_share_sensitivity": getattr(self, "zero_share_sensitivity_", None),
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -464,6 +546,8 @@ class FLPM:
             est.coef_boot_ = np.array(d["coef_boot"], float)
         if d.get("residual_scale") is not None:
             est.residual_scale_ = d["residual_scale"]
+        est.n_zero_share_ = d.get("n_zero_share", 0)
+        est.zero_share_sensitivity_ = d.get("zero_share_sensitivity")
         return est
 
     @classmethod

@@ -19,6 +19,7 @@ from .data import (
 from .holdout import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 from .model import ObservationalScalingLaw, OSLResult, merge_targets
 from .posttraining import PostTrainingGap, post_training_gap
+from .presets import PRESETS, PreregisteredLaw, get_preset
 from .robustness import (
     RobustnessResult,
     RobustnessSweep,
@@ -38,6 +39,9 @@ __all__ = [
     "ObservationalScalingLaw",
     "OSLResult",
     "PostTrainingGap",
+    "PRESETS",
+    "PreregisteredLaw",
+    "get_preset",
     "RobustnessResult",
     "RobustnessSweep",
     "Selection",

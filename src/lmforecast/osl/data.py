@@ -224,14 +224,51 @@ def check_metrics(table: pd.DataFrame, metrics: list[str], what: str = "benchmar
         check_unit_interval(table, m, what)
 
 
-def check_unit_interval(table: pd.DataFrame, col: str, what: str) -> None:
+def check_unit_interval(
+    table: pd.DataFrame, col: str, what: str, allow_below: bool = False
+) -> None:
+    """Target values in [0, 1]; with `allow_below` (a metric-range-normalised target) values
+    below 0 - models below chance - are legal and only values above 1 are refused."""
     vals = table[col].to_numpy(float)
     if np.isnan(vals).all():
         raise InputError(f"{what}: column {col!r} is all missing")
-    bad = (vals < 0) | (vals > 1)
+    bad = ((vals < 0) & (not allow_below)) | (vals > 1) | np.isinf(vals)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(
-            f"{what}: column {col!r} row {i + 1} ({table[MODEL].iloc[i]}): value {vals[i]:g} "
-            "is outside [0, 1]; rescale it (e.g. --scale 100 for percentages)"
+        hint = (
+            "is above the top of --metric-range"
+            if allow_below
+            else "is outside [0, 1]; rescale it (e.g. --scale 100 for percentages)"
         )
+        raise InputError(
+            f"{what}: column {col!r} row {i + 1} ({table[MODEL].iloc[i]}): value "
+            f"{float(vals[i]):g} {hint}"
+        )
+
+
+def parse_metric_range(value, flag: str = "--metric-range") -> tuple[float, float] | None:
+    """A metric range (LO, HI) from 'LO,HI' or a pair; None passes through.
+
+    The paper (Ruan et al. 2024, Sec. 4.1/App. C) min-max normalises a target by its metric
+    range, e.g. (0.25, 1) for a 4-way multiple choice task: y' = (y - LO) / (HI - LO).
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parts = [t.strip() for t in value.split(",")]
+    else:
+        try:
+            parts = list(value)
+        except TypeError:
+            raise InputError(f"{flag}: expected LO,HI, got {value!r}") from None
+    if len(parts) != 2:
+        raise InputError(f"{flag}: expected two numbers LO,HI, got {value!r}")
+    try:
+        lo, hi = (float(v) for v in parts)
+    except (TypeError, ValueError):
+        raise InputError(f"{flag}: LO and HI must be numbers, got {value!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise InputError(f"{flag}: LO and HI must be finite, got {value!r}")
+    if not lo < hi:
+        raise InputError(f"{flag}: LO must be below HI, got LO={lo:g}, HI={hi:g}")
+    return lo, hi

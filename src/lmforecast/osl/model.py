@@ -42,6 +42,7 @@ from .data import (
     check_metrics,
     check_unit_interval,
     default_metrics,
+    parse_metric_range,
     read_benchmarks,
 )
 from .holdout import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
@@ -85,6 +86,10 @@ class OSLResult:
     dof: int | None = None
     extrapolation_sigma: float | None = None
     level: float = 0.9
+    # Sec. 4 / App. C: the target's metric range (LO, HI); the law is fitted to the min-max
+    # normalised y' = (y - LO) / (HI - LO). Parameters, MSEs and the C-bar form live on that
+    # normalised scale; predictions, forecasts and intervals are reported on the original one.
+    metric_range: list[float] | None = None
 
     # ---- parameters ------------------------------------------------------------------------
     @property
@@ -119,6 +124,23 @@ class OSLResult:
 
     def predictions_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.predictions)
+
+    # ---- metric range ------------------------------------------------------------------------
+    def to_original(self, v) -> np.ndarray:
+        """Normalised scale -> the target's original scale: LO + (HI - LO) y'."""
+        v = np.asarray(v, float)
+        if self.metric_range is None:
+            return v
+        lo, hi = self.metric_range
+        return lo + (hi - lo) * v
+
+    def _clip_range(self) -> tuple[float, float]:
+        """Interval clip on the original scale: [0, 1] without a metric range, else
+        [min(0, LO), HI] (a model may score below chance, never above the metric's top)."""
+        if self.metric_range is None:
+            return 0.0, 1.0
+        lo, hi = self.metric_range
+        return min(0.0, lo), hi
 
     # ---- intervals (App. C.8) --------------------------------------------------------------
     @property
@@ -160,7 +182,8 @@ class OSLResult:
 
         Delta method: Var(Y_hat) = g^T Cov g with g the gradient of Eq. 6 in the parameters;
         kind="prediction" (default) adds `prediction_sigma`^2. Half-width t_{dof} * SD; the
-        interval is clipped to the score range [0, 1].
+        interval is clipped to the score range [0, 1]. With a metric range the interval is
+        mapped back to the original scale and clipped to [min(0, LO), HI].
         """
         level = self.level if level is None else level
         self._check_intervals(level)
@@ -174,7 +197,11 @@ class OSLResult:
         if kind == "prediction":
             var = var + self.prediction_sigma**2
         half = float(stats.t.ppf(0.5 + level / 2, self.dof)) * np.sqrt(np.clip(var, 0, None))
-        return np.clip(pred[0] - half, 0.0, 1.0), np.clip(pred[0] + half, 0.0, 1.0)
+        if self.metric_range is None:
+            return np.clip(pred[0] - half, 0.0, 1.0), np.clip(pred[0] + half, 0.0, 1.0)
+        a, b = self._clip_range()
+        lo, hi = self.to_original(pred[0] - half), self.to_original(pred[0] + half)
+        return np.clip(lo, a, b), np.clip(hi, a, b)
 
     def _predictor_matrix(self) -> np.ndarray:
         pf = self.predictions_frame()
@@ -206,6 +233,14 @@ class OSLResult:
             f"Observational scaling law (Ruan et al. 2024, Eq. 6)    target: {self.target}",
             f"predictor: {self.x}" + (f" (K={self.n_components})" if self.x == "pcs" else ""),
             f"holdout: {self.holdout}",
+        ]
+        if self.metric_range is not None:
+            lo, hi = self.metric_range
+            lines.append(
+                f"metric range: ({lo:g}, {hi:g}); fitted to y' = (y - {lo:g}) / {hi - lo:g}: "
+                "parameters and MSEs on that scale, forecasts and intervals on the original"
+            )
+        lines += [
             "-" * 64,
         ]
         if self.has_intervals:
@@ -269,6 +304,8 @@ class OSLResult:
             "params": self.params,
             "explained_variance": self.explained_variance,
         }
+        if self.metric_range is not None:
+            out["metric_range"] = list(self.metric_range)
         if self.has_intervals:
             out["level"] = float(level)
             out["param_intervals"] = self.param_intervals(level)
@@ -433,6 +470,7 @@ class ObservationalScalingLaw:
         reference_family: str = "Llama-2",
         impute_components: int = 1,
         level: float = 0.9,
+        metric_range: tuple[float, float] | str | None = None,
     ) -> None:
         self.n_components = n_components
         self.x = x
@@ -445,6 +483,15 @@ class ObservationalScalingLaw:
         self.reference_family = reference_family
         self.impute_components = impute_components
         self.level = level
+        self.metric_range = metric_range
+
+    @staticmethod
+    def from_preset(name: str):
+        """A preregistered Table C.1 law (App. C.9) by name, ready to `predict(benchmarks)` for
+        new models without refitting (`lmforecast.osl.presets.PRESETS`; point forecasts)."""
+        from .presets import get_preset
+
+        return get_preset(name)
 
     # ---- validation ------------------------------------------------------------------------
     def _validate(self, table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, list[str]]:
@@ -468,7 +515,7 @@ class ObservationalScalingLaw:
             if not metrics:
                 raise InputError("no benchmark metrics left to build the capability space")
             check_metrics(table, metrics)
-        check_unit_interval(table, target, "targets")
+        check_unit_interval(table, target, "targets", allow_below=self._range is not None)
         data = table[table[target].notna()].reset_index(drop=True)
         return data, metrics
 
@@ -502,6 +549,11 @@ class ObservationalScalingLaw:
     ) -> ObservationalScalingLaw:
         """Fit on the training split of the models that have the target; evaluate on the rest."""
         table = merge_targets(read_benchmarks(benchmarks), targets)
+        self._range = parse_metric_range(self.metric_range, "metric_range")
+        if self._range is not None and target in table.columns:
+            lo, hi = self._range
+            table = table.copy()
+            table[target] = (table[target].astype(float) - lo) / (hi - lo)
         data, metrics = self._validate(table, target)
         test = self._split(data, target)
         K = int(self.n_components) if self.x == "pcs" else 1
@@ -572,6 +624,7 @@ class ObservationalScalingLaw:
             dof=dof,
             extrapolation_sigma=ext,
             level=float(self.level),
+            metric_range=None if self._range is None else [float(v) for v in self._range],
         )
         log10_c = np.log10(data[FLOPS].to_numpy(float) * FLOPS_UNIT)
         records = pd.DataFrame(
@@ -579,8 +632,8 @@ class ObservationalScalingLaw:
                 MODEL: data[MODEL],
                 FAMILY: data[FAMILY],
                 "split": np.where(test, "test", "train"),
-                "y": y,
-                "y_pred": pred,
+                "y": result.to_original(y),
+                "y_pred": result.to_original(pred),
                 "log10_flops": log10_c,
             }
         )
@@ -646,12 +699,16 @@ class ObservationalScalingLaw:
         return np.log10(raw)[:, None]
 
     def predict(self, benchmarks: pd.DataFrame) -> np.ndarray:
-        """Predicted target for new models (PC law: from their benchmark scores)."""
-        return predict_sigmoid(self.result_.fit, self._predictors(benchmarks))
+        """Predicted target for new models (PC law: from their benchmark scores), on the
+        target's original scale (a metric range is undone)."""
+        return self.result_.to_original(
+            predict_sigmoid(self.result_.fit, self._predictors(benchmarks))
+        )
 
     def predict_interval(
         self, benchmarks: pd.DataFrame, level: float = 0.9, kind: str = "prediction"
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Prediction interval (default) of the target for new models, clipped to [0, 1]
-        (`OSLResult.predict_interval`: App. C.8 delta method plus the extrapolation scale)."""
+        """Prediction interval (default) of the target for new models, clipped to [0, 1] or
+        [min(0, LO), HI] with a metric range (`OSLResult.predict_interval`: App. C.8 delta
+        method plus the extrapolation scale)."""
         return self.result_.predict_interval(self._predictors(benchmarks), level, kind)

@@ -258,3 +258,98 @@ class SubsetSelector:
 def n_family_combinations(n_free: int, max_free: int) -> int:
     """Number of non-empty family subsets the authors' brute force visits."""
     return sum(comb(n_free, i) for i in range(1, max_free + 1))
+
+
+def selection_validation(
+    table: pd.DataFrame,
+    targets,
+    budgets=(8, 12, 16, 20),
+    *,
+    n_random: int = 10,
+    seed: int = 0,
+    include=("Llama-2",),
+    n_components: int = 3,
+    max_families: int = 10,
+    cutoff_flops: float | None = None,
+    metrics: list[str] | None = None,
+    n_polish: int = 4,
+) -> pd.DataFrame:
+    """Fig. 7a: test MSE of the law fitted on the V-optimal subset vs random subsets vs all.
+
+    Per target: the candidate pool is the models with FLOPs <= `cutoff_flops` (Sec. 4's
+    holdout; the stronger models are the test set); the capability space (K PCs of the other
+    benchmarks) is fitted on the whole pool, since benchmark scores are cheap and only the target
+    is to be evaluated on few models (Sec. 5); Eq. 6 is fitted on the selected models' targets
+    and scored on the test models. For each budget: the Eq. 9 minimiser over whole families
+    (`SubsetSelector.search`, `include` forced), `n_random` random family subsets of budget-2 to
+    budget models (`random_baseline`, the authors' baseline) and the whole pool.
+
+    Returns one row per budget and method ("v-optimal", "random", "all") with `gm_test_mse`,
+    the geometric mean of the test MSE over targets (and random draws), `median_models` and
+    `n_fits`. Per-target values are in `.attrs["per_target"]` (a DataFrame).
+    """
+    import warnings
+
+    from .data import FLOPS, check_metrics, default_metrics, read_benchmarks
+    from .holdout import LLAMA2_7B_FLOPS, cutoff_split
+    from .model import fit_sigmoid, predict_sigmoid
+
+    table = read_benchmarks(table)
+    targets = [targets] if isinstance(targets, str) else list(targets)
+    cutoff = LLAMA2_7B_FLOPS if cutoff_flops is None else float(cutoff_flops)
+    budgets = [int(b) for b in budgets]
+    if not budgets or min(budgets) < 1:
+        raise InputError(f"budgets must be positive integers, got {budgets}")
+    rows = []
+    for target in targets:
+        if target not in table.columns:
+            raise InputError(f"unknown target {target!r}")
+        data = table[table[target].notna()].reset_index(drop=True)
+        data = data[np.isfinite(data[FLOPS].to_numpy(float))].reset_index(drop=True)
+        test = cutoff_split(data, cutoff)
+        ms = [m for m in (metrics or default_metrics(data, exclude=(target,))) if m != target]
+        check_metrics(data, ms)
+        pool = data.loc[~test].reset_index(drop=True)
+        sel = SubsetSelector(n_components, max_families=max_families, include=tuple(include),
+                             metrics=ms).fit(pool)  # fmt: skip
+        X_pool, X_test = sel.space_.transform(pool), sel.space_.transform(data.loc[test])
+        y_pool, y_test = pool[target].to_numpy(float), data.loc[test, target].to_numpy(float)
+
+        def test_mse(models, pool=pool, X=X_pool, y=y_pool, Xt=X_test, yt=y_test) -> float:
+            m = pool[MODEL].isin(models).to_numpy()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = fit_sigmoid(X[m], y[m], n_polish=n_polish)
+            return float(np.mean((predict_sigmoid(fit, Xt) - yt) ** 2))
+
+        def row(b, method, draw, models, target=target) -> dict:
+            return {"target": target, "budget": b, "method": method, "draw": draw,
+                    "n_models": len(models), "test_mse": test_mse(models)}  # fmt: skip
+
+        everyone = pool[MODEL].tolist()
+        full = row(0, "all", 0, everyone)
+        for b in budgets:
+            rows.append({**full, "budget": b})
+            try:
+                best = sel.search(b)
+            except InputError:
+                continue
+            rows.append(row(b, "v-optimal", 0, best.models))
+            for j, r in enumerate(sel.random_baseline(b, n_random, seed)):
+                rows.append(row(b, "random", j, r.models))
+    per = pd.DataFrame(rows)
+    if per.empty:
+        raise InputError("no budget admits a subset with an invertible S_M^T S_M")
+    per["log_mse"] = np.log(per["test_mse"])
+    out = (
+        per.groupby(["budget", "method"], sort=True)
+        .agg(
+            gm_test_mse=("log_mse", "mean"),
+            median_models=("n_models", "median"),
+            n_fits=("test_mse", "size"),
+        )  # fmt: skip
+        .reset_index()
+    )
+    out["gm_test_mse"] = np.exp(out["gm_test_mse"])
+    out.attrs["per_target"] = per.drop(columns="log_mse")
+    return out

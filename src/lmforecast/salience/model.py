@@ -24,6 +24,25 @@ from ..laws.salience import fit_salience_sigmoid, lm_fit
 
 ACTIVATIONS = ("softplus", "sigmoid")
 OPTIMIZERS = ("adam", "sgd")
+PRESETS = {
+    # Sec. 3 / 4.1: "minimizing the MSE loss ... using SGD", "learning rate of 1e-3", "most tasks
+    # converged ... within 300 steps". On hashed n-gram features (and the zoo) SGD at that rate
+    # barely moves theta in 300 steps (docs/salience.md), hence Adam by default.
+    "paper": {"optimizer": "sgd", "lr": 1e-3, "n_steps": 300},
+    "default": {"optimizer": "adam", "lr": 1e-3, "n_steps": 300},
+}
+
+
+def preset_options(name: str | None, **overrides) -> dict:
+    """Optimiser settings of preset `name` ("default" when None), overridden by the non-None
+    `overrides` (optimizer, lr, n_steps); the preset's name is returned under "preset"."""
+    key = "default" if name is None else name
+    if key not in PRESETS:
+        raise InputError(f"unknown preset {name!r}; use one of {', '.join(PRESETS)}")
+    out = dict(PRESETS[key])
+    out.update({k: v for k, v in overrides.items() if v is not None})
+    out["preset"] = key
+    return out
 
 
 def _act(z: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -90,11 +109,22 @@ class CapabilitySalience:
     random_accuracy : gamma of Eq. 2, the task's random-guess accuracy (not fitted).
     activation : "softplus" (default) or "sigmoid"; keeps weights positive (METHODS.md 1.7.1).
     lr, n_steps : learning rate (paper: 1e-3) and number of alternations (paper: ~300).
-    optimizer : "adam" (default) or "sgd".
+    optimizer : "adam" (default) or "sgd" (the paper's; `from_preset("paper", ...)` gives its
+        whole setting).
     l2 : optional ridge penalty on theta (0: none, as in the paper).
     init_weight : initial weight of every token (theta = 0, bias = act^-1(init_weight)), so
         optimisation starts from the character-normalised all-token loss.
     """
+
+    @classmethod
+    def from_preset(cls, name: str, random_accuracy: float, **options) -> CapabilitySalience:
+        """`CapabilitySalience` with the optimiser of preset `name` ("paper": SGD, lr 1e-3,
+        300 steps as in Sec. 3/4.1; "default": Adam, lr 1e-3, 300 steps); `options` override."""
+        opts = preset_options(
+            name, **{k: options.pop(k, None) for k in ("optimizer", "lr", "n_steps")}
+        )
+        opts.pop("preset")
+        return cls(random_accuracy, **opts, **options)
 
     def __init__(
         self,

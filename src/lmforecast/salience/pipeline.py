@@ -10,7 +10,7 @@ import pandas as pd
 from ..errors import InputError
 from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
 from .mapping import map_losses_many
-from .model import CapabilitySalience, baseline_fit
+from .model import CapabilitySalience, baseline_fit, preset_options
 from .records import LossTable, loss_table
 from .result import SalienceFit
 
@@ -50,17 +50,25 @@ def fit_salience(
     label_losses: Mapping[str, float] | None = None,
     bootstrap: int = 200,
     seed: int = 0,
+    preset: str | None = None,
     **options,
 ) -> SalienceFit:
     """Fit the CSV of one task.
 
     `scores` has columns model, split, score (fraction). Features come from `features` (a cache)
     or are extracted from `texts` with `extractor` (default: the torch-free hashed n-grams).
-    Options go to `CapabilitySalience` (activation, lr, n_steps, optimizer, l2, init_weight).
+    Options go to `CapabilitySalience` (activation, lr, n_steps, optimizer, l2, init_weight);
+    `preset` ("default": Adam; "paper": SGD, lr 1e-3, 300 steps) supplies optimizer, lr and
+    n_steps where the options leave them out (or None).
     `bootstrap` resamples of the train models refit alpha, beta with W fixed (intervals).
     """
     if int(bootstrap) < 0:
         raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+    opt = preset_options(
+        preset, **{k: options.pop(k, None) for k in ("optimizer", "lr", "n_steps")}
+    )
+    preset_name = opt.pop("preset")
+    options.update(opt)
     lengths = {t: len(s) for t, s in texts.items()}
     table = loss_table(records, lengths)
     scores = _align_models(table, scores)
@@ -126,6 +134,7 @@ def fit_salience(
             "lr": float(est.lr),
             "n_steps": int(est.n_steps),
             "optimizer": est.optimizer,
+            "preset": preset_name,
             "l2": float(est.l2),
             "init_weight": float(est.init_weight),
             "bootstrap": int(bootstrap),

@@ -185,6 +185,18 @@ class SalienceFit:
                 )
             )
         lines.append("-" * 60)
+        lines.append(f"features: {feature_source(self.extractor)}")
+        st = self.settings
+        if "optimizer" in st:
+            lines.append(
+                f"optimiser: {st['optimizer']} lr {st.get('lr'):g}, {st.get('n_steps')} steps"
+                + (f" (preset {st['preset']})" if st.get("preset") else "")
+                + (
+                    "; the paper's setting is --preset paper (SGD)"
+                    if st["optimizer"] != "sgd"
+                    else ""
+                )
+            )
         if w.size:
             q = np.quantile(w, [0.1, 0.5, 0.9])
             lines.append(f"weights: 10%/50%/90% quantiles {q[0]:.4g} / {q[1]:.4g} / {q[2]:.4g}")
@@ -221,6 +233,22 @@ class SalienceFit:
         d = load_json(text_or_path, "salience fit")
         check_salience(d, str(text_or_path)[:80])
         return cls.from_dict(d)
+
+
+def feature_source(extractor: Mapping) -> str:
+    """One line naming where the scoring head's features came from (Eq. 3 or the fallback)."""
+    name = extractor.get("name")
+    if name == "huggingface":
+        return (
+            f"final hidden states of the frozen LM {extractor.get('model_path')} "
+            "(Eq. 3 scoring head)"
+        )
+    if name == "hashed-ngram":
+        return (
+            f"hashed n-grams, dim {extractor.get('dim')} (fallback: no scoring LM given; not "
+            "Eq. 3's hidden states - use `salience fit --model DIR`)"
+        )
+    return str(name)
 
 
 def _fmt(v) -> str:

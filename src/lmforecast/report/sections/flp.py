@@ -13,6 +13,7 @@ import pandas as pd
 from ...errors import InputError
 from ...flp import FLP, relative_error
 from ...flp.candidates import compare_loss_to_performance
+from ...flp.comparison import form_comparison
 from ...flp.mixture import FLPM
 from ...flp.simulate import (
     domain_losses,
@@ -138,13 +139,7 @@ def _flpm_part(sec: Section, ctx: ReportContext) -> None:
         "{:.3g}",
     )
     # Table 3 analogue: FLOPs -> domain loss error of M1-M4 on held-out mixtures
-    forms = {}
-    Lact = None
-    for form in ("M1", "M2", "M3", "M4"):
-        est = FLPM(tasks[0], form=form, mapper="average", bootstrap=0)
-        est = est.fit(mix.runs, mix.checkpoints)
-        Lact = mix.targets[[f"loss_{d}" for d in est.domains_]].to_numpy()
-        forms[form] = float(np.mean(np.abs(est.predict_losses(F).to_numpy() / Lact - 1)))
+    forms = form_comparison(mix.runs, mix.targets)["average"].to_dict()
     sec.table(
         pd.DataFrame([forms]),
         "Average relative error of held-out domain losses by "
@@ -394,15 +389,10 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
         tr, te = runs[~hold], runs[hold]
         ck_tr = ck[ck["model"].isin(tr["model"])].reset_index(drop=True)
         F = te[["C_general", "C_code"]].to_numpy()
-        Lact = te[dcols].to_numpy()
         row: dict = {"held out": name, "runs held out": int(hold.sum())}
+        fc = form_comparison(tr[["C_general", "C_code", *dcols]], te, ("M4", "M1"))
         for form in ("M4", "M1"):
-            est = FLPM(tasks[0] if tasks else zoo_tasks(zoo)[0], form=form, mapper="average",
-                       random_performance=0.0, threshold=0.0, bootstrap=0)  # fmt: skip
-            est.fit(tr, ck_tr)
-            row[f"domain loss err {form} %"] = 100 * float(
-                np.mean(np.abs(est.predict_losses(F)[list(DOMAINS)].to_numpy() / Lact - 1))
-            )
+            row[f"domain loss err {form} %"] = 100 * float(fc.loc[form, "average"])
         for task in tasks:
             rp = zoo_random_performance(zoo, task)
             actual = te[task].to_numpy(float)
