@@ -794,6 +794,9 @@ case(
 case("evals-import-out-is-dir", "evals import runs.csv --out .")
 case("evals-show-missing", "evals show nosuch.csv")
 case("evals-show-not-evals", "evals show runs.csv")
+case("osl-predict-unknown-preset", "osl predict --preset nosuch --benchmarks bench.csv")
+case("osl-predict-missing-table", "osl predict --preset word-unscramble --benchmarks nosuch.csv")
+case("osl-predict-missing-column", "osl predict --preset word-unscramble --benchmarks runs.csv")
 case("examples-list-bad-flag", "examples list --nosuch")
 case("examples-copy-clash", "examples copy ex", write("ex/flp/runs.csv", "mine\n"))
 
