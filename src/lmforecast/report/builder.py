@@ -68,10 +68,13 @@ class Section:
         """Embed a matplotlib figure (closed afterwards)."""
         self.blocks.append(figure_html(fig, caption))
 
-    def table(self, df, caption: str = "", float_format: str = "{:.4g}") -> None:
+    def table(
+        self, df, caption: str = "", float_format: str = "{:.4g}", na_rep: str = "—"
+    ) -> None:
+        """A table; say what an empty cell means with `na_rep` (e.g. "not reached")."""
         from .html import table_html
 
-        self.blocks.append(table_html(df, caption, float_format))
+        self.blocks.append(table_html(df, caption, float_format, na_rep))
 
 
 REPORT_FILES = ("report.html", "report.json")

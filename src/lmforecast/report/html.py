@@ -45,14 +45,17 @@ def figure_html(fig, caption: str) -> str:
     )
 
 
-def table_html(df, caption: str = "", float_format: str = "{:.4g}") -> str:
+def table_html(df, caption: str = "", float_format: str = "{:.4g}", na_rep: str = "—") -> str:
+    """An HTML table; missing numbers (NaN, None) show as `na_rep`, never as "nan"."""
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     rows = []
     for _, r in df.iterrows():
         cells = []
         for v in r.to_numpy():
-            if isinstance(v, float):
+            if v is None or (isinstance(v, float) and v != v):
+                s = na_rep
+            elif isinstance(v, float):
                 s = float_format.format(v)
             else:
                 s = str(v)

@@ -58,10 +58,15 @@ def build_section(ctx: ReportContext) -> Section:
         cross = crossover_compute(preset, NS, name, n_grid=13 if ctx.quick else 41)
         rows += [{"scenario": name, "N_S": n, "crossover_flops": c} for n, c in zip(NS, cross)]
     table = pd.DataFrame(rows).pivot(index="N_S", columns="scenario", values="crossover_flops")
+    shown = table.astype(object).map(
+        lambda c: "not reached by 1e28"
+        if c != c
+        else ("<= 1e18 (search floor)" if c <= 1e18 * (1 + 1e-9) else f"{c:.4g}")
+    )
     sec.table(
-        table.reset_index(),
+        shown.reset_index(),
         "Compute beyond which supervised training beats compute-optimal distillation (Table 6 "
-        "preset; C range 1e18-1e28)",
+        "preset; C range 1e18-1e28; '<= 1e18': supervised already wins at the range's floor)",
     )
     fit_cross = crossover_compute(fit, NS[1:3], "best-case", n_grid=13, bisections=8)
     sec.text(

@@ -57,9 +57,9 @@ def build_section(ctx: ReportContext) -> Section:
         e = bt.errors().copy()
         e.loc["MAE"] = bt.mae().iloc[0]
         sec.html(f"<h3>{suite} suite: Pythia-2.8B forecast from 70M-1.4B</h3>")
-        cap = ("Absolute error (points) of the forecast 2.8B final accuracy; NaN = refused "
-               "(FLP's 5-point filter leaves < 2 checkpoints).")  # fmt: skip
-        sec.table(e.reset_index(), cap, "{:.2f}")
+        cap = ("Absolute error (points) of the forecast 2.8B final accuracy; 'refused': FLP's "
+               "5-point filter leaves < 2 checkpoints.")  # fmt: skip
+        sec.table(e.reset_index(), cap, "{:.2f}", na_rep="refused")
         bad = next(iter(bt.not_beating_persistence().values()))
         sec.text("Methods that do NOT beat persistence here (not a forecast): "
                  + (", ".join(bad) or "none") + ".")  # fmt: skip

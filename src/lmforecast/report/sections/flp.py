@@ -526,8 +526,10 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
     sec.table(
         m["table"],
         "Zoo FLP-M vs FLP: mean relative error on the held-out runs (score), and of stage 1's "
-        "held-out domain losses with M4 (per-source FLOPs) and M1 (total FLOPs only)",
+        "held-out domain losses with M4 (per-source FLOPs) and M1 (total FLOPs only); "
+        "'not fitted': too few checkpoints above chance for that split",
         "{:.2f}",
+        na_rep="not fitted",
     )
     de, di = m["domain_loss_error_pct"], m["domain_loss_error_interior_pct"]
     task_text = "; ".join(
