@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "lmforecast.cli.salience",
     "lmforecast.cli.zoo",
     "lmforecast.cli.report",
+    "lmforecast.cli.backtest",
 ]
 
 

@@ -33,19 +33,19 @@ def resample_indices(seed, n: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, n)
 
 
-def multistart_refit(law, X, y, warm, grid, n_polish, loss, bounds=None):
+def multistart_refit(law, X, y, warm, grid, n_polish, loss, bounds=None, maxiter: int = 2000):
     """Refit on (X, y): score every `grid` start, polish the `n_polish` best plus `warm`."""
     obj = Objective(law, X, law.target_of(y), loss)
     scores = obj.batch(grid)
     best = np.argsort(scores)[:n_polish]
     starts = np.vstack([np.atleast_2d(warm), grid[best]])
     bnds = list(bounds) if bounds is not None else law.bounds
-    thetas, objs, _ = polish_many(obj, starts, bnds, maxiter=2000)
+    thetas, objs, _ = polish_many(obj, starts, bnds, maxiter=maxiter)
     i = int(np.argmin(objs))
     return thetas[i], float(objs[i])
 
 
-def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0):
+def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, maxiter=2000):
     n = y.size
     out = []
     with single_blas_thread():
@@ -53,9 +53,13 @@ def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0):
             idx = resample_indices(ss, n)
             Xi = {k: v[idx] for k, v in X.items()}
             if n_polish:
-                th, _ = multistart_refit(law, Xi, y[idx], starts, grid, n_polish, loss, bounds)
+                th, _ = multistart_refit(
+                    law, Xi, y[idx], starts, grid, n_polish, loss, bounds, maxiter
+                )
             else:
-                th, _ = refit_from(law, Xi, y[idx], starts, loss=loss, bounds=bounds)
+                th, _ = refit_from(
+                    law, Xi, y[idx], starts, loss=loss, bounds=bounds, maxiter=maxiter
+                )
             out.append(th)
     return out
 
@@ -75,11 +79,13 @@ def bootstrap_fit(
     n_starts: int = 1,
     n_polish: int = 0,
     grid=None,
+    maxiter: int = 2000,
 ) -> FitResult:
     """Add percentile intervals (`ci`, `ci_level`) and the resampled thetas to `result`.
 
     ``n_polish > 0`` multi-starts every resample (re-scores `grid`, default the law's own grid,
     and polishes its ``n_polish`` best starts plus the warm starts); 0 warm-starts only.
+    `maxiter` caps L-BFGS-B iterations per polish.
     """
     X = {k: np.asarray(X[k], float) for k in law.inputs}
     y = np.asarray(y, float)
@@ -95,7 +101,7 @@ def bootstrap_fit(
     chunks = [c for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
     jobs = (
         delayed(_run_chunk)(
-            law, X, y, starts, loss, bounds, [children[i] for i in c], grid, n_polish
+            law, X, y, starts, loss, bounds, [children[i] for i in c], grid, n_polish, maxiter
         )
         for c in chunks
     )
