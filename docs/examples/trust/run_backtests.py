@@ -1,8 +1,9 @@
 """Reproduce the numbers of docs/trust.md (takes minutes; run one part at a time).
 
-    PYTHONPATH=src python docs/examples/trust/run_backtests.py zoo
-    PYTHONPATH=src python docs/examples/trust/run_backtests.py pythia-split /work/shared/data/pythia/zero-shot
-    PYTHONPATH=src python docs/examples/trust/run_backtests.py pythia-rolling /work/shared/data/pythia/zero-shot
+    S=docs/examples/trust/run_backtests.py P=/work/shared/data/pythia/zero-shot
+    PYTHONPATH=src python $S zoo [FORMS]
+    PYTHONPATH=src python $S pythia-split $P [FORMS]      # FORMS: comma-separated, default all
+    PYTHONPATH=src python $S pythia-rolling $P [FORMS]
 
 zoo: rolling-origin backtest of every form (default intervals) and the naive baselines on the
 bundled zoo's 13 supervised runs. pythia-split: fit on the Pythia models below 1B parameters

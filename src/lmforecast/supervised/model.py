@@ -10,11 +10,10 @@ rolling-origin backtest on the user's own runs (`supervised.intervals`, docs/tru
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-
 import math
 import warnings
+from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
