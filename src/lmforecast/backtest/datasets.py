@@ -3,10 +3,11 @@
 `pythia_lambada_runs(folder)`: the Pythia suite (Biderman et al. 2023) as a loss proxy, from
 lm-evaluation-harness zero-shot JSON dumps laid out as
 ``<folder>/pythia-<size>/<size>_step<k>.json`` (``results.lambada_openai.ppl``). One row per
-(model, checkpoint): N = the model's parameter count (Pythia paper Table 1, total parameters), D = step x 2,097,152 tokens (1,024 sequences of 2,048
-tokens per step), C = 6ND, loss = ln(LAMBADA perplexity). Caveat: Pythia trains every model on
-the same 300B-token cosine schedule, so an intermediate checkpoint is not a run trained to its D
-(its learning rate has not decayed): checkpoint losses lie above those of tuned runs.
+(model, checkpoint): N = the model's parameter count (Pythia paper Table 1, total parameters),
+D = step x 2,097,152 tokens (1,024 sequences of 2,048 tokens per step), C = 6ND,
+loss = ln(LAMBADA perplexity). Caveat: Pythia trains every model on the same 300B-token cosine
+schedule, so an intermediate checkpoint is not a run trained to its D (its learning rate has not
+decayed): checkpoint losses lie above those of tuned runs.
 """
 
 from __future__ import annotations
