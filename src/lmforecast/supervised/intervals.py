@@ -2,12 +2,14 @@
 
 A forecast's log-space interval at compute C is
 
-    log L_hat(x) + m r  +-  z * sqrt(s_boot(x)^2 + s_noise^2 + (k r)^2),   r = max(0, ln(C / C_max))
+    [log L_hat(x) - z s - max(0, -m r),  log L_hat(x) + z s + max(0, m r)],
+    s = sqrt(s_boot(x)^2 + s_noise^2 + (k r)^2),   r = max(0, ln(C / C_max))
 
 - s_boot(x): spread of the forecast over multi-start bootstrap refits (half the 16-84 percentile
   range of the resampled log forecasts): what the data cannot pin down about the parameters;
 - s_noise: the fit's robust residual scale (a new run scatters around the law);
-- m r and k r: the systematic drift and the extra scatter of forecasts that grow with the distance
+- m r and k r: the systematic drift (it widens the side it points to, so the point forecast
+  always lies inside its interval) and the extra scatter of forecasts that grow with the distance
   in log compute from the largest fitted run C_max, i.e. what the form gets wrong when it
   extrapolates. m and k are calibrated on the user's OWN runs by a rolling-origin backtest
   (`lmforecast.backtest`): fit below a compute cutoff, forecast above, for several cutoffs.
@@ -70,13 +72,15 @@ def bias_slope(pairs: Mapping) -> float:
 
 def extrapolation_slope(pairs: Mapping, level: float, m: float) -> float:
     """k at `level`: weighted `level`-quantile of the k each backtest forecast needs to be
-    covered by  m r +- z sqrt(s_noise^2 + (k r)^2)."""
+    covered by the interval of `log_interval` (drift |m| r added on the side of sign(m))."""
     z = float(norm.ppf(0.5 + level / 2))
     e = np.asarray(pairs["log_error"], float)
     r = np.asarray(pairs["log_ratio"], float)
     s = np.asarray(pairs["noise"], float)
     w = np.asarray(pairs["weight"], float)
-    d = np.abs(e - m * r) / z
+    shift = np.abs(m) * r
+    same = np.sign(e) == np.sign(m)
+    d = np.where(same, np.maximum(np.abs(e) - shift, 0.0), np.abs(e)) / z
     need = np.where(d <= s, 0.0, np.sqrt(np.maximum(d * d - s * s, 0.0)) / np.maximum(r, 1e-300))
     need = np.where((d > s) & (r <= 0), np.inf, need)
     k = weighted_quantile(need, w, level)
@@ -108,8 +112,7 @@ def log_interval(
     r = np.maximum(0.0, np.log(np.asarray(compute, float) / float(cal["max_compute"])))
     m, k = interval_terms(cal, level)
     s = np.sqrt(s_boot**2 + float(cal.get("noise", 0.0)) ** 2 + (k * r) ** 2)
-    c = t_point + m * r
-    return c - z * s, c + z * s
+    return t_point - z * s - np.maximum(0.0, -m * r), t_point + z * s + np.maximum(0.0, m * r)
 
 
 ONE_SIGMA = float(2 * norm.cdf(1.0) - 1)  # level whose z is 1: a backtest's noise-only band
