@@ -5,7 +5,7 @@ Timed in the same run against (1) the old default, a point fit with no intervals
 plain baseline for the same intervals: a full-grid fit per bootstrap resample and per backtest
 cutoff (timed on a few, extrapolated). Prints the times and the ratios.
 
-    python benchmarks/bench_supervised_intervals.py [--runs 250] [--jobs 2] [--form chinchilla-gamma]
+    python benchmarks/bench_supervised_intervals.py [--runs 250] [--jobs 2] [--form FORM]
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def main() -> None:
     print(f"old default (point fit, no intervals)          : {t_point:8.1f} s")
     print(
         f"plain full-grid fit per resample and cutoff    : {t_naive:8.1f} s (extrapolated from "
-        f"{args.naive_samples} fits x {DEFAULT_BOOTSTRAP} resamples + {n_cut} cutoffs, / {args.jobs} jobs)"
+        f"{args.naive_samples} fits x {DEFAULT_BOOTSTRAP} resamples + {n_cut} cutoffs, "
+        f"/ {args.jobs} jobs)"
     )
     print(f"lmforecast default fit with intervals          : {t_ours:8.1f} s")
     print(f"ratio ours / point fit: {t_ours / t_point:.2f}x; plain / ours: {t_naive / t_ours:.1f}x")
