@@ -136,11 +136,12 @@ def _interval_terms(res) -> dict | None:
     cal = res.meta.get("intervals")
     if not cal:
         return None
-    m, k = iv.interval_terms(cal, 0.9)
+    m, k, lam = iv.interval_terms(cal, 0.9)
     return {
         "max_compute": cal["max_compute"],
         "noise": cal.get("noise", 0.0),
         "bias_slope": m,
+        "base_scale_90": lam,
         "extrapolation_slope_90": k,
         "cutoffs": cal.get("cutoffs", []),
         "n_bootstrap": len(res.bootstrap),

@@ -410,11 +410,11 @@ class SupervisedScalingLaw:
             s = f"Model average over forms (weights by inverse backtest MSE): {w}\n" + s
         cal = self.result_.meta.get("intervals")
         if cal:
-            m, k = iv.interval_terms(cal, 0.9)
+            m, k, lam = iv.interval_terms(cal, 0.9)
             s += (
-                f"\nForecast intervals: bootstrap + run scatter {cal.get('noise', 0.0):.4g} + "
-                f"extrapolation drift {m:+.4g} and scatter {k:.4g} (90%) per unit ln(C/C_max), "
-                f"C_max = {cal['max_compute']:.4g}"
+                f"\nForecast intervals: {lam:.3g} x (bootstrap + run scatter "
+                f"{cal.get('noise', 0.0):.4g}) + extrapolation drift {m:+.4g} and scatter "
+                f"{k:.4g} (90%) per unit ln(C/C_max), C_max = {cal['max_compute']:.4g}"
             )
             if cal.get("pairs"):
                 s += f" (calibrated by backtest at {len(cal['cutoffs'])} cutoffs)"
