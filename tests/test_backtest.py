@@ -89,7 +89,8 @@ def test_compute_from_n_and_d_and_json_round_trip(tmp_path):
 
 def test_choose_cutoffs_and_bad_input():
     C = np.array([1, 1, 10, 100, 1000, 1e4], float)
-    assert choose_cutoffs(C, 3, min_train=1) == [1.0, 100.0, 1000.0]
+    # log-even targets 1, 10^1.5, 10^3 among levels 1, 10, 100, 1000 (ties go to the lower)
+    assert choose_cutoffs(C, 3, min_train=1) == [1.0, 10.0, 1000.0]
     cuts = choose_cutoffs(C, 2, min_train=3)
     assert cuts[0] == 10.0 and cuts[-1] == 1000.0
     with pytest.raises(InputError, match="two compute levels"):

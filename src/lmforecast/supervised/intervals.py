@@ -16,7 +16,8 @@ A forecast's log-space interval at compute C is
   m is the weighted median of e_i / r_i (e_i = log truth - log forecast); k is the smallest
   value for which the interval above (with each backtest fit's own s_noise and delta-method
   parameter spread in place of s_noise and s_boot) covers a fraction
-  `level` of the backtest forecasts, each cutoff weighted equally (a weighted quantile of the
+  `level` of the backtest forecasts, each cutoff weighted by its number of fitted runs and
+  shared equally by its forecasts (a weighted quantile of the
   per-forecast k each would need). Robust by construction: a few wild early-cutoff forecasts move
   a quantile, not a mean, and forecasts already covered by noise need k = 0.
   lambda in [0.3, 1] rescales the base (parameter + run) spread: both the bootstrap and the
@@ -52,7 +53,9 @@ def pairs_from_backtest(forecasts, level_used: float) -> dict:
     noise = np.log(f["forecast"].to_numpy(float) / f["lower"].to_numpy(float)) / z
     cut = f["cutoff"].to_numpy(float)
     counts = {c: int(np.sum(cut == c)) for c in np.unique(cut)}
-    w = np.array([1.0 / counts[c] for c in cut])
+    # each cutoff weighs in proportion to the runs it fits (the closer to the final fit's data,
+    # the more it says about the final fit's errors), shared equally by its forecasts
+    w = f["n_train"].to_numpy(float) / np.array([counts[c] for c in cut])
     return {
         "log_error": [float(v) for v in f["log_error"].to_numpy(float)],
         "log_ratio": [float(v) for v in np.log(f["ratio"].to_numpy(float))],
