@@ -184,3 +184,20 @@ def test_cli_one_compute_level_exit_2(cli, tmp_path):
     code, _, err = cli("backtest", p, "--out", out)
     assert code == 2 and "two compute levels" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_trust_report_section_quick():
+    from lmforecast.report.builder import ReportContext
+    from lmforecast.report.sections import trust
+
+    sec = trust.build_section(ReportContext(quick=True, progress=False))
+    n = sec.numbers
+    assert n["n_runs"] == 13 and len(n["cutoffs"]) == 2
+    assert 0.0 <= n["coverage"] <= 1.0 and n["median_rel_halfwidth"] > 0
+    assert set(n["median_abs_rel_error"]) == {
+        "supervised:chinchilla",
+        "baseline:persistence",
+        "baseline:power-law-C",
+    }
+    assert any("<img" in b for b in sec.blocks)
