@@ -44,16 +44,23 @@ def calibration(bt, method: str | None = None):
     t = t[(t["method"] == method) & (t["ratio"] != "all")]
     if len(t):
         xs = np.arange(len(t))
-        ax2.bar(xs - 0.2, t["coverage %"], width=0.4, label="coverage %")
-        ax2.bar(
-            xs + 0.2,
-            t["median rel half-width %"] * 10,
-            width=0.4,
-            label="median half-width % (x10)",
-        )
+        ax2.bar(xs - 0.2, t["coverage %"], width=0.4, color="C0", label="coverage %")
         ax2.axhline(100 * bt.level, color="k", ls="--", lw=0.8, label="nominal level")
+        ax2.set_ylim(0, 105)
+        ax2.set_ylabel("coverage, %")
+        tw = ax2.twinx()
+        tw.bar(
+            xs + 0.2,
+            t["median rel half-width %"],
+            width=0.4,
+            color="C1",
+            label="median rel. half-width %",
+        )
+        tw.set_ylabel("median relative half-width, %")
         ax2.set_xticks(xs, [f"{r}\nn={n}" for r, n in zip(t["ratio"], t["n"])], fontsize=7)
         ax2.set_xlabel("extrapolation-ratio bin")
-        ax2.legend(fontsize=7)
+        h1, l1 = ax2.get_legend_handles_labels()
+        h2, l2 = tw.get_legend_handles_labels()
+        tw.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower right", framealpha=0.9)
     ax2.set_title(f"Calibration of {method}")
     return fig
