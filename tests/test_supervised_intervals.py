@@ -11,6 +11,7 @@ from lmforecast.laws import get_law
 from lmforecast.laws.base import Law
 from lmforecast.supervised import PRESETS, SupervisedScalingLaw
 from lmforecast.supervised import intervals as iv
+from lmforecast.supervised.model import DEFAULT_BOOTSTRAP
 
 HOFF = {"A": 406.4, "B": 410.7, "E": 1.69, "alpha": 0.34, "beta": 0.28}
 OT = {"a": 300.0, "b": 2000.0, "E": 1.8, "eta": 0.12, "alpha_C": 0.14}
@@ -75,7 +76,11 @@ def fitted():
 
 def test_default_fit_has_calibrated_intervals_that_widen_with_extrapolation(fitted):
     cal = fitted.result_.meta["intervals"]
-    assert len(fitted.result_.bootstrap) == 100 and cal["pairs"] and len(cal["cutoffs"]) >= 2
+    assert (
+        len(fitted.result_.bootstrap) == DEFAULT_BOOTSTRAP
+        and cal["pairs"]
+        and len(cal["cutoffs"]) >= 2
+    )
     N = np.array([5e8, 2e9, 8e9, 3e10])
     lo, hi = fitted.predict_interval(N, 20 * N)
     p = fitted.predict(N, 20 * N)

@@ -33,7 +33,7 @@ def register(sub) -> None:
         type=int,
         default=None,
         metavar="B",
-        help="bootstrap resamples (multi-start refits) for the intervals (default 100; 0: none)",
+        help="bootstrap resamples (multi-start refits) for the intervals (default 60; 0: none)",
     )
     f.add_argument(
         "--no-intervals",

@@ -31,9 +31,9 @@ from .presets import PRESETS
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
 FORMS = (*BASE_FORMS, "average")
 CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
-DEFAULT_BOOTSTRAP = 100
+DEFAULT_BOOTSTRAP = 60
 BOOT_GRID_STARTS = 256  # best full-data grid starts that each bootstrap resample re-scores
-BOOT_MAXITER = 300  # L-BFGS-B iterations per resample polish
+BOOT_MAXITER = 200  # L-BFGS-B iterations per resample polish
 
 
 def runs_from_frame(
@@ -77,7 +77,7 @@ class SupervisedScalingLaw:
     Parameters mirror the papers' procedures: `huber_delta=1e-3` is Hoffmann et al.'s, 1e-4 the
     distillation paper's. `grid=None` uses the form's published grid (4,500 or 9,600 starts).
 
-    With `intervals=True` (default) a fit also (a) refits `bootstrap` resamples (default 100),
+    With `intervals=True` (default) a fit also (a) refits `bootstrap` resamples (default 60),
     each re-scoring the 256 best full-data grid starts and polishing its `bootstrap_polish` best
     plus the full-data optimum (`bootstrap_fit(..., n_polish=k)`), and (b) backtests the form on
     the runs themselves (rolling origin in compute, `n_cutoffs` cutoffs) to calibrate how forecast
