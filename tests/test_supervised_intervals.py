@@ -206,3 +206,27 @@ def test_average_form_round_trip(tmp_path):
     assert back.form == "average"
     assert np.array_equal(back.predict_interval(3e9, 6e10), law.predict_interval(3e9, 6e10))
     assert float(law.predict(3e9, 6e10)) == pytest.approx(_hoff(3e9, 6e10), rel=0.03)
+
+
+def test_overtrain_allocation_matches_its_closed_form():
+    from lmforecast.fitting import FitResult
+
+    law = get_law("overtrain")
+    res = FitResult.from_published(
+        "overtrain",
+        law.from_natural(OT).tolist(),
+        OT,
+        ci={},
+        ci_level=None,
+        n_obs=0,
+        loss={"name": "huber", "delta": 1e-3},
+        meta={"form": "overtrain"},
+    )
+    est = SupervisedScalingLaw.from_result(res)
+    C = np.array([1e20, 1e22])
+    a = est.allocate(C)
+    # d/dM (a M^eta + b M^-eta) = 0  ->  M* = (b/a)^(1/(2 eta)); N* = sqrt(C / (6 M*))
+    M = (OT["b"] / OT["a"]) ** (1 / (2 * OT["eta"]))
+    np.testing.assert_allclose(a.D / a.N, M, rtol=1e-5)
+    np.testing.assert_allclose(a.N, np.sqrt(C / (6 * M)), rtol=1e-5)
+    np.testing.assert_allclose(a.loss, law.loss(OT, a.N, a.D), rtol=1e-12)
