@@ -36,7 +36,7 @@ def build_section(ctx: ReportContext) -> Section:
     if ctx.quick:
         kw = {"grid": _QUICK_GRID, "n_polish": 12, "bootstrap": 10, "n_cutoffs": 2}
     else:
-        kw = {"bootstrap": 100}
+        kw = {}
     adapters = [
         SupervisedAdapter(form, seed=ctx.seed, **kw),
         PersistenceBaseline(),
