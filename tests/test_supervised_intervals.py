@@ -74,6 +74,7 @@ def fitted():
     return SupervisedScalingLaw("chinchilla", seed=1, n_jobs=1).fit(N=N, D=D, loss=L)
 
 
+@pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)
 def test_default_fit_has_calibrated_intervals_that_widen_with_extrapolation(fitted):
     cal = fitted.result_.meta["intervals"]
     assert (
@@ -92,6 +93,7 @@ def test_default_fit_has_calibrated_intervals_that_widen_with_extrapolation(fitt
     assert "Forecast intervals" in fitted.summary()
 
 
+@pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)
 def test_saved_fit_with_intervals_round_trips_bit_for_bit(fitted, tmp_path):
     p = tmp_path / "fit.json"
     fitted.save(p)
@@ -115,6 +117,7 @@ def test_presets_have_intervals():
     assert np.log(hi1 / lo1) < np.log(hi2 / lo2)
 
 
+@pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)
 def test_no_interval_flag_and_backward_compatible_kinds(fitted):
     law = SupervisedScalingLaw("chinchilla", intervals=False).fit(fitted.data_)
     assert not law.result_.bootstrap and "intervals" not in law.result_.meta
@@ -149,6 +152,7 @@ def test_nominal_90_intervals_cover_85_to_95_percent_of_extrapolations():
 
 
 # ---- CLI ------------------------------------------------------------------------------------
+@pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)
 def test_cli_predict_and_allocate_give_intervals(cli, fitted, tmp_path):
     p = tmp_path / "fit.json"
     fitted.save(p)
@@ -189,6 +193,7 @@ def test_cli_predict_and_allocate_give_intervals(cli, fitted, tmp_path):
     assert code == 2 and "--level" in err and out == ""
 
 
+@pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)
 def test_average_form_round_trip(tmp_path):
     rng = np.random.default_rng(5)
     N = np.repeat(np.geomspace(2e7, 8e8, 5), 3)
