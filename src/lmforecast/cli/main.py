@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "lmforecast.cli.zoo",
     "lmforecast.cli.evals",
     "lmforecast.cli.report",
+    "lmforecast.cli.backtest",
     "lmforecast.cli.examples",
 ]
 

@@ -9,6 +9,7 @@ from ..data.io import read_table
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
 from .common import (
+    add_level_flag,
     add_output_flags,
     atomic_write_text,
     check_writable,
@@ -30,9 +31,20 @@ def register(sub) -> None:
     f.add_argument(
         "--bootstrap",
         type=int,
-        default=0,
+        default=None,
         metavar="B",
-        help="bootstrap resamples for percentile intervals (0: none)",
+        help="bootstrap resamples (multi-start refits) for the intervals (default 60; 0: none)",
+    )
+    f.add_argument(
+        "--no-intervals",
+        action="store_true",
+        help="point fit only: no bootstrap and no backtest calibration (faster)",
+    )
+    f.add_argument(
+        "--n-cutoffs",
+        type=int,
+        default=4,
+        help="compute cutoffs of the backtest that calibrates the extrapolation term",
     )
     f.add_argument("--ci-level", type=float, default=0.9)
     f.add_argument("--seed", type=int, default=0)
@@ -51,6 +63,7 @@ def register(sub) -> None:
     src.add_argument("--preset", help=f"published coefficients: {', '.join(sorted(PRESETS))}")
     a.add_argument("--flops", type=positive_float("--flops"), required=True)
     a.add_argument("--accounting", choices=["6ND", "F(N)"], default="6ND")
+    add_level_flag(a)
     add_output_flags(a)
     a.set_defaults(handler=_allocate)
 
@@ -60,7 +73,7 @@ def register(sub) -> None:
     src.add_argument("--preset")
     pr.add_argument("--params", type=positive_float("--params"), required=True, metavar="N")
     pr.add_argument("--tokens", type=positive_float("--tokens"), required=True, metavar="D")
-    pr.add_argument("--level", type=float, default=0.9)
+    add_level_flag(pr)
     add_output_flags(pr)
     pr.set_defaults(handler=_predict)
 
@@ -75,16 +88,20 @@ def load_law(args) -> SupervisedScalingLaw:
 
 def _fit(args: argparse.Namespace) -> int:
     out = check_writable(args.out)
-    if args.bootstrap < 0:
+    if args.bootstrap is not None and args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if not 0 < args.ci_level < 1:
         raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
     df = read_table(args.runs)
+    if args.n_cutoffs < 1:
+        raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
     model = SupervisedScalingLaw(
         form=args.form,
         loss=args.loss,
         huber_delta=args.huber_delta,
         bootstrap=args.bootstrap,
+        intervals=not args.no_intervals,
+        n_cutoffs=args.n_cutoffs,
         ci_level=args.ci_level,
         seed=args.seed,
         n_jobs=args.jobs,
@@ -104,6 +121,7 @@ def _fit(args: argparse.Namespace) -> int:
                 "n_at_best": res.n_at_best,
                 "converged": res.converged,
                 "ci": res.ci,
+                "intervals": _interval_terms(res),
             }
         )
     else:
@@ -111,16 +129,53 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interval_terms(res) -> dict | None:
+    """The calibrated interval's terms at 90% (docs/trust.md), or None for a point fit."""
+    from ..supervised import intervals as iv
+
+    cal = res.meta.get("intervals")
+    if not cal:
+        return None
+    m, k, lam = iv.interval_terms(cal, 0.9)
+    return {
+        "max_compute": cal["max_compute"],
+        "noise": cal.get("noise", 0.0),
+        "bias_slope": m,
+        "base_scale_90": lam,
+        "extrapolation_slope_90": k,
+        "cutoffs": cal.get("cutoffs", []),
+        "n_bootstrap": len(res.bootstrap),
+    }
+
+
+def _interval(model, N, D, level):
+    try:
+        lo, hi = model.predict_interval(N, D, level=level)
+    except ValueError:
+        return None
+    return [float(lo), float(hi)]
+
+
 def _allocate(args) -> int:
     model = load_law(args)
     a = model.allocate(args.flops, accounting=args.accounting)
+    interval = _interval(model, a.N, a.D, args.level)
     if args.json:
-        print_json({"N": a.N, "D": a.D, "loss": a.loss, "accounting": a.accounting})
+        out = {"N": a.N, "D": a.D, "loss": a.loss, "accounting": a.accounting}
+        if interval is not None:
+            out["interval"] = interval
+            out["level"] = args.level
+        print_json(out)
     else:
         print(
             f"C = {args.flops:.4g} FLOPs ({a.accounting}): N* = {float(a.N):.4g} params, "
             f"D* = {float(a.D):.4g} tokens (D/N = {float(a.D / a.N):.3g}), "
             f"L* = {float(a.loss):.4f}"
+            + (
+                f"  {100 * args.level:g}% interval [{interval[0]:.4f}, {interval[1]:.4f}]"
+                if interval
+                else ""
+            )
         )
     return 0
 
@@ -129,17 +184,18 @@ def _predict(args) -> int:
     model = load_law(args)
     L = float(model.predict(args.params, args.tokens))
     out = {"loss": L}
-    if model.result_.bootstrap:
-        lo, hi = model.predict_interval(args.params, args.tokens, level=args.level)
-        out["interval"] = [float(lo), float(hi)]
+    interval = _interval(model, args.params, args.tokens, args.level)
+    if interval is not None:
+        out["interval"] = interval
+        out["level"] = args.level
     if args.json:
         print_json(out)
     else:
         print(
             f"L(N={args.params:.4g}, D={args.tokens:.4g}) = {L:.4f}"
             + (
-                f"  [{out['interval'][0]:.4f}, {out['interval'][1]:.4f}]"
-                if "interval" in out
+                f"  {100 * args.level:g}% interval [{interval[0]:.4f}, {interval[1]:.4f}]"
+                if interval
                 else ""
             )
         )

@@ -36,19 +36,19 @@ def resample_indices(seed, n: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, n)
 
 
-def multistart_refit(law, X, y, warm, grid, n_polish, loss, bounds=None):
+def multistart_refit(law, X, y, warm, grid, n_polish, loss, bounds=None, maxiter: int = 2000):
     """Refit on (X, y): score every `grid` start, polish the `n_polish` best plus `warm`."""
     obj = Objective(law, X, law.target_of(y), loss)
     scores = obj.batch(grid)
     best = np.argsort(scores)[:n_polish]
     starts = np.vstack([np.atleast_2d(warm), grid[best]])
     bnds = list(bounds) if bounds is not None else law.bounds
-    thetas, objs, _ = polish_many(obj, starts, bnds, maxiter=2000)
+    thetas, objs, _ = polish_many(obj, starts, bnds, maxiter=maxiter)
     i = int(np.argmin(objs))
     return thetas[i], float(objs[i])
 
 
-def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0):
+def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, maxiter=2000):
     n = y.size
     out = []
     with single_blas_thread():
@@ -56,9 +56,13 @@ def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0):
             idx = resample_indices(ss, n)
             Xi = {k: v[idx] for k, v in X.items()}
             if n_polish:
-                th, _ = multistart_refit(law, Xi, y[idx], starts, grid, n_polish, loss, bounds)
+                th, _ = multistart_refit(
+                    law, Xi, y[idx], starts, grid, n_polish, loss, bounds, maxiter
+                )
             else:
-                th, _ = refit_from(law, Xi, y[idx], starts, loss=loss, bounds=bounds)
+                th, _ = refit_from(
+                    law, Xi, y[idx], starts, loss=loss, bounds=bounds, maxiter=maxiter
+                )
             out.append(th)
     return out
 
@@ -72,7 +76,7 @@ def _resample_chunk(payload, shared):
     ]
     out = _run_chunk(
         shared["law"], shared["X"], shared["y"], shared["starts"], Loss.from_dict(shared["loss"]),
-        shared["bounds"], seeds, shared["grid"], shared["n_polish"],
+        shared["bounds"], seeds, shared["grid"], shared["n_polish"], shared.get("maxiter", 2000),
     )  # fmt: skip
     return np.array(out)
 
@@ -93,6 +97,7 @@ def bootstrap_fit(
     n_polish: int = 0,
     grid=None,
     scheduler=None,
+    maxiter: int = 2000,
 ) -> FitResult:
     """Add percentile intervals (`ci`, `ci_level`) and the resampled thetas to `result`.
 
@@ -101,6 +106,7 @@ def bootstrap_fit(
     `scheduler` (docs/scaling-out.md): None follows ``lmforecast.parallel.scheduler`` blocks and
     ``LMFORECAST_SCHEDULER``, else joblib with `n_jobs`; ``"local:N"`` / ``"tcp://HOST:PORT"``
     run the resamples on Dask. The thetas do not depend on the backend or the worker count.
+    `maxiter` caps L-BFGS-B iterations per polish.
     """
     X = {k: np.asarray(X[k], float) for k in law.inputs}
     y = np.asarray(y, float)
@@ -120,6 +126,7 @@ def bootstrap_fit(
     shared = {
         "law": law, "X": X, "y": y, "starts": starts, "loss": loss.to_dict(), "bounds": bounds,
         "grid": grid, "n_polish": n_polish, "entropy": root.entropy, "spawn_key": root.spawn_key,
+        "maxiter": maxiter,
     }  # fmt: skip
     parts = map_tasks(
         _resample_chunk,

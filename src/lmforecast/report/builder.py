@@ -27,6 +27,7 @@ from .html import figure_html, page
 SECTION_MODULES = [
     "lmforecast.report.sections.zoo",
     "lmforecast.report.sections.supervised",
+    "lmforecast.report.sections.trust",
     "lmforecast.report.sections.distill",
     "lmforecast.report.sections.flp",
     "lmforecast.report.sections.downstream",

@@ -1,12 +1,17 @@
 """Supervised scaling law for pretraining loss, as a scikit-learn-style estimator.
 
-Forms: `chinchilla` (Hoffmann et al. 2022, Approach 3) and `chinchilla-gamma` (Busbridge et al.
-2025, Eq. 1), fitted by Huber on log loss with L-BFGS-B over the paper's initialisation grid
-(App. F.1), with bootstrap intervals and compute-optimal allocation (Eq. 2).
+Forms: `chinchilla` (Hoffmann et al. 2022, Approach 3), `chinchilla-gamma` (Busbridge et al.
+2025, Eq. 1), `overtrain` (Gadre et al. 2024, Eq. 4) and `average` (the three, weighted by their
+backtest errors), fitted by Huber on log loss with L-BFGS-B over the paper's initialisation grid
+(App. F.1), with compute-optimal allocation (Eq. 2) and, by default, calibrated forecast
+intervals: multi-start bootstrap for the parameters plus an extrapolation term calibrated by a
+rolling-origin backtest on the user's own runs (`supervised.intervals`, docs/trust.md).
 """
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,14 +19,21 @@ import numpy as np
 import pandas as pd
 
 from ..compute.allocation import Allocation, compute_optimal
-from ..compute.flops import DISTILLATION_PAPER, Architecture
+from ..compute.flops import DISTILLATION_PAPER, Architecture, flops_per_token
 from ..data.validate import check_no_duplicates, numeric_column
 from ..errors import InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber, squared
+from ..fitting.engine import Objective, _select_starts, clip_to_bounds, grid_to_array
 from ..laws import get_law
+from . import intervals as iv
 from .presets import PRESETS
 
-FORMS = ("chinchilla", "chinchilla-gamma")
+BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
+FORMS = (*BASE_FORMS, "average")
+CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
+DEFAULT_BOOTSTRAP = 60
+BOOT_GRID_STARTS = 256  # best full-data grid starts that each bootstrap resample re-scores
+BOOT_MAXITER = 200  # L-BFGS-B iterations per resample polish
 
 
 def runs_from_frame(
@@ -60,11 +72,17 @@ def runs_from_frame(
 
 
 class SupervisedScalingLaw:
-    """Fit L(N, D) to training runs; predict, allocate compute, and report.
+    """Fit L(N, D) to training runs; predict with calibrated intervals, allocate compute, report.
 
     Parameters mirror the papers' procedures: `huber_delta=1e-3` is Hoffmann et al.'s, 1e-4 the
     distillation paper's. `grid=None` uses the form's published grid (4,500 or 9,600 starts).
-    Learned attributes end in `_`: `result_`, `params_`.
+
+    With `intervals=True` (default) a fit also (a) refits `bootstrap` resamples (default 60),
+    each re-scoring the 256 best full-data grid starts and polishing its `bootstrap_polish` best
+    plus the full-data optimum (`bootstrap_fit(..., n_polish=k)`), and (b) backtests the form on
+    the runs themselves (rolling origin in compute, `n_cutoffs` cutoffs) to calibrate how forecast
+    errors grow with extrapolation. `predict_interval` combines both (docs/trust.md).
+    Learned attributes end in `_`: `result_`, `params_`, `data_`.
     """
 
     def __init__(
@@ -75,7 +93,10 @@ class SupervisedScalingLaw:
         huber_delta: float = 1e-3,
         grid: Mapping[str, np.ndarray] | None = None,
         n_polish: int = 32,
-        bootstrap: int = 0,
+        bootstrap: int | None = None,
+        bootstrap_polish: int = 1,
+        intervals: bool = True,
+        n_cutoffs: int = 4,
         ci_level: float = 0.9,
         seed: int = 0,
         n_jobs: int = -1,
@@ -87,10 +108,17 @@ class SupervisedScalingLaw:
             raise InputError(f"unknown loss {loss!r}; use 'huber' or 'squared'")
         if loss == "huber" and not huber_delta > 0:
             raise InputError(f"--huber-delta must be > 0, got {huber_delta}")
-        if bootstrap < 0:
+        if bootstrap is not None and bootstrap < 0:
             raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        if not 0 < ci_level < 1:
+            raise InputError(f"ci_level must be strictly between 0 and 1, got {ci_level}")
         self.form, self.loss, self.huber_delta = form, loss, huber_delta
         self.grid, self.n_polish, self.bootstrap = grid, n_polish, bootstrap
+        self.bootstrap_polish, self.intervals, self.n_cutoffs = (
+            bootstrap_polish,
+            intervals,
+            n_cutoffs,
+        )
         self.ci_level, self.seed, self.n_jobs, self.progress = ci_level, seed, n_jobs, progress
 
     # ---- fitting ---------------------------------------------------------------------------
@@ -103,34 +131,145 @@ class SupervisedScalingLaw:
         elif not isinstance(runs, pd.DataFrame):
             runs = pd.DataFrame(dict(runs))
         data = runs_from_frame(runs, **cols)
-        law = get_law(self.form)
-        X = {"N": data["N"].to_numpy(), "D": data["D"].to_numpy()}
-        y = data["loss"].to_numpy()
-        lossf = huber(self.huber_delta) if self.loss == "huber" else squared()
-        res = fit_law(
-            law, X, y, loss=lossf, grid=self.grid, n_polish=self.n_polish, progress=self.progress
+        n_boot = (
+            self.bootstrap
+            if self.bootstrap is not None
+            else (DEFAULT_BOOTSTRAP if self.intervals else 0)
         )
-        if self.bootstrap:
-            bootstrap_fit(
-                law,
-                X,
-                y,
-                res,
-                n_boot=self.bootstrap,
-                level=self.ci_level,
-                seed=self.seed,
-                n_jobs=self.n_jobs,
-                progress=self.progress,
-            )
+        if self.form == "average":
+            res = self._fit_average(data, n_boot)
+        else:
+            res = self._fit_form(self.form, data, n_boot)
+            if self.intervals:
+                res.meta["intervals"] = self._calibrate(self.form, data, res)
         res.meta["form"] = self.form
         self.result_ = res
         self.params_ = dict(res.params)
         self.data_ = data
         return self
 
+    def _lossf(self):
+        return huber(self.huber_delta) if self.loss == "huber" else squared()
+
+    def _fit_form(self, form: str, data: pd.DataFrame, n_boot: int):
+        law = get_law(form)
+        X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
+        y = data["loss"].to_numpy(float)
+        lossf = self._lossf()
+        grid = self.grid if form == self.form else None
+        res = fit_law(
+            law, X, y, loss=lossf, grid=grid, n_polish=self.n_polish, progress=self.progress
+        )
+        bgrid = _bootstrap_grid(law, X, y, lossf, grid)
+        if n_boot:
+            bootstrap_fit(
+                law,
+                X,
+                y,
+                res,
+                n_boot=n_boot,
+                level=self.ci_level,
+                seed=self.seed,
+                n_jobs=self.n_jobs,
+                progress=self.progress,
+                n_polish=self.bootstrap_polish,
+                grid=bgrid,
+                maxiter=BOOT_MAXITER,
+            )
+        res.meta["form"] = form
+        self._starts = getattr(self, "_starts", {})
+        self._starts[form] = (np.asarray(res.theta), bgrid)
+        return res
+
+    def _backtest(self, form: str, data: pd.DataFrame):
+        """Rolling-origin backtest of point fits of `form` on the runs (calibration data). Each
+        cutoff's fit re-scores the full fit's best grid starts on its own runs and polishes the
+        3 best plus the full-data optimum (as a bootstrap resample does)."""
+        from ..backtest.adapters import SupervisedAdapter
+        from ..backtest.engine import rolling_origin
+
+        ad = SupervisedAdapter(
+            form,
+            intervals=False,
+            loss=self.loss,
+            huber_delta=self.huber_delta,
+            starts=self._starts.get(form),
+        )
+        min_train = calibration_min_train(len(data))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return rolling_origin(
+                data, ad, n_cutoffs=self.n_cutoffs, min_train=min_train, level=iv.ONE_SIGMA
+            )
+
+    def _calibrate(self, form: str, data: pd.DataFrame, res: FitResult, bt=None) -> dict:
+        cal = {
+            "method": "rolling-origin backtest on the fitted runs (docs/trust.md)",
+            "max_compute": float(np.max(6.0 * data["N"].to_numpy(float) * data["D"])),
+            "noise": float(res.residual_scale),
+        }
+        try:
+            bt = bt if bt is not None else self._backtest(form, data)
+        except InputError as exc:
+            warnings.warn(
+                f"no backtest possible ({exc}); intervals omit the extrapolation term",
+                stacklevel=3,
+            )
+            cal.update(bias_slope=0.0, pairs=None, cutoffs=[])
+            return cal
+        pairs = iv.pairs_from_backtest(bt.forecasts, iv.ONE_SIGMA)
+        cal.update(bias_slope=iv.bias_slope(pairs), pairs=pairs, cutoffs=list(bt.cutoffs))
+        return cal
+
+    def _fit_average(self, data: pd.DataFrame, n_boot: int) -> FitResult:
+        """Fit every base form, weight each by its inverse backtest mean squared log error."""
+        comps, bts = {}, {}
+        for f in BASE_FORMS:
+            comps[f] = self._fit_form(f, data, n_boot)
+            bts[f] = self._backtest(f, data)
+        pair = {f: iv.pairs_from_backtest(bts[f].forecasts, iv.ONE_SIGMA) for f in BASE_FORMS}
+        wrow = np.asarray(pair[BASE_FORMS[0]]["weight"], float)
+        mse = {f: float(np.sum(wrow * np.asarray(pair[f]["log_error"]) ** 2)) for f in BASE_FORMS}
+        inv = {f: 1.0 / max(v, 1e-300) for f, v in mse.items()}
+        tot = sum(inv.values())
+        weights = {f: inv[f] / tot for f in BASE_FORMS}
+        avg = {
+            key: [
+                float(v)
+                for v in sum(weights[f] * np.asarray(pair[f][key], float) for f in BASE_FORMS)
+            ]
+            for key in ("log_error", "noise")
+        }
+        pairs = dict(pair[BASE_FORMS[0]])
+        pairs.update(avg)
+        best = max(weights, key=weights.get)
+        res = FitResult.from_dict(comps[best].to_dict())
+        res.meta["average"] = {
+            "weights": weights,
+            "backtest_mse": mse,
+            "components": {f: comps[f].to_dict() for f in BASE_FORMS},
+        }
+        if self.intervals:
+            res.meta["intervals"] = {
+                "method": "rolling-origin backtest of the weighted average (docs/trust.md)",
+                "max_compute": float(np.max(6.0 * data["N"].to_numpy(float) * data["D"])),
+                "noise": float(sum(weights[f] * comps[f].residual_scale for f in BASE_FORMS)),
+                "bias_slope": iv.bias_slope(pairs),
+                "pairs": pairs,
+                "cutoffs": list(bts[BASE_FORMS[0]].cutoffs),
+            }
+        return res
+
     @classmethod
     def from_preset(cls, name: str) -> SupervisedScalingLaw:
-        """A law with published coefficients: busbridge2025, hoffmann2022, besiroglu2024."""
+        """A law with published coefficients: busbridge2025, hoffmann2022, besiroglu2024.
+
+        Its forecast interval combines parameter samples drawn from the published CIs (independent
+        normals in fit space; none for hoffmann2022, which publishes none), an assumed run-to-run
+        scatter and the default extrapolation slope beyond the paper's largest run
+        (`presets.PRESET_INTERVALS`, docs/trust.md)."""
+        from .presets import PRESET_INTERVALS, preset_param_samples
+
         if name not in PRESETS:
             raise InputError(f"unknown preset {name!r}; known: {', '.join(sorted(PRESETS))}")
         p = PRESETS[name]
@@ -146,15 +285,19 @@ class SupervisedScalingLaw:
             loss={"name": "huber", "delta": 1e-3},
             meta={"preset": name, "source": p["source"], "form": p["form"]},
         )
+        cal = dict(PRESET_INTERVALS[name])
+        cal["param_samples"] = preset_param_samples(name)
+        res.meta["intervals"] = cal
         return cls.from_result(res)
 
     @classmethod
     def from_result(cls, res: FitResult) -> SupervisedScalingLaw:
-        if res.law not in FORMS:
+        form = res.meta.get("form", res.law)
+        if res.law not in BASE_FORMS or form not in FORMS:
             raise InputError(
                 f"fit is a {res.law!r} law, not a supervised form ({', '.join(FORMS)})"
             )
-        est = cls(form=res.law, huber_delta=res.loss.get("delta") or 1e-3)
+        est = cls(form=form, huber_delta=res.loss.get("delta") or 1e-3)
         est.result_ = res
         est.params_ = dict(res.params)
         return est
@@ -176,25 +319,77 @@ class SupervisedScalingLaw:
         if not hasattr(self, "result_"):
             raise RuntimeError("this SupervisedScalingLaw is not fitted yet; call fit() first")
 
-    def predict(self, N, D) -> np.ndarray:
-        """Loss L(N, D) (Eq. 1)."""
-        self._check()
-        return self.result_.predict(N=N, D=D)
+    def _components(self) -> list[tuple[float, FitResult]]:
+        avg = self.result_.meta.get("average")
+        if not avg:
+            return [(1.0, self.result_)]
+        return [(w, FitResult.from_dict(avg["components"][f])) for f, w in avg["weights"].items()]
 
-    def predict_interval(self, N, D, level: float = 0.9, kind: str = "confidence"):
+    def _targets(self, N, D):
+        """(point (n,), bootstrap (B, n) or None, compute (n,), shape) in log-loss space."""
+        N, D = np.asarray(N, float), np.asarray(D, float)
+        shape = np.broadcast_shapes(N.shape, D.shape)
+        X = {"N": np.broadcast_to(N, shape).ravel(), "D": np.broadcast_to(D, shape).ravel()}
+        t_point, t_boot = 0.0, 0.0
+        has_boot = True
+        for w, res in self._components():
+            law = res.law_
+            t_point = t_point + w * law.predict_target(np.asarray(res.theta)[None, :], X)[0]
+            samples = res.bootstrap or self.result_.meta.get("intervals", {}).get("param_samples")
+            if samples:
+                t_boot = t_boot + w * law.predict_target(np.asarray(samples, float), X)
+            else:
+                has_boot = False
+        return t_point, (t_boot if has_boot else None), 6.0 * X["N"] * X["D"], shape
+
+    def predict(self, N, D) -> np.ndarray:
+        """Loss L(N, D) (Eq. 1; for `average`, the weighted geometric mean of the forms)."""
         self._check()
-        return self.result_.predict_interval(level=level, kind=kind, N=N, D=D)
+        if not self.result_.meta.get("average"):
+            return self.result_.predict(N=N, D=D)
+        t, _, _, shape = self._targets(N, D)
+        return np.exp(t).reshape(shape)
+
+    def predict_interval(self, N, D, level: float = 0.9, kind: str = "forecast"):
+        """(lower, upper) loss at `level`.
+
+        kind="forecast" (default): the calibrated interval of docs/trust.md (bootstrap spread +
+        run scatter + extrapolation drift and scatter calibrated by backtest); "confidence":
+        bootstrap percentiles only; "prediction": bootstrap plus the residual scale.
+        """
+        self._check()
+        if not 0 < level < 1:
+            raise InputError(f"level must be strictly between 0 and 1, got {level}")
+        if kind != "forecast":
+            if self.result_.meta.get("average"):
+                raise ValueError("an averaged fit has only kind='forecast' intervals")
+            return self.result_.predict_interval(level=level, kind=kind, N=N, D=D)
+        cal = self.result_.meta.get("intervals")
+        if cal is None:
+            if self.result_.bootstrap:
+                return self.result_.predict_interval(level=level, kind="prediction", N=N, D=D)
+            raise ValueError("this fit has no intervals: fit with intervals=True")
+        t, tb, C, shape = self._targets(N, D)
+        lo, hi = iv.log_interval(t, tb, C, cal, level)
+        return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
 
     def allocate(
         self, C, accounting: str = "6ND", arch: Architecture = DISTILLATION_PAPER
     ) -> Allocation:
-        """Compute-optimal N*, D*, L* for budget(s) C under 6ND or 3F(N)D accounting (Eq. 2)."""
+        """Compute-optimal N*, D*, L* for budget(s) C under 6ND or 3F(N)D accounting (Eq. 2).
+
+        Closed form for the Chinchilla forms; a vectorised golden-section search along the
+        IsoFLOP for `overtrain` and `average`."""
         self._check()
-        return compute_optimal(self.params_, C, accounting, arch)
+        if self.form in CHINCHILLA_FORMS and not self.result_.meta.get("average"):
+            return compute_optimal(self.params_, C, accounting, arch)
+        return _numeric_allocation(self.predict, C, accounting, arch)
 
     def allocate_interval(self, C, level: float = 0.9, accounting: str = "6ND"):
-        """Percentile interval of N*, D*, L* over the bootstrap refits."""
+        """Percentile interval of N*, D*, L* over the bootstrap refits (Chinchilla forms)."""
         self._check()
+        if self.form not in CHINCHILLA_FORMS:
+            raise ValueError(f"allocate_interval supports {CHINCHILLA_FORMS}, not {self.form!r}")
         law = get_law(self.form)
         rows = [compute_optimal(law.to_natural(th), C, accounting) for th in self.result_.bootstrap]
         if not rows:
@@ -209,6 +404,20 @@ class SupervisedScalingLaw:
     def summary(self) -> str:
         self._check()
         s = self.result_.summary()
+        avg = self.result_.meta.get("average")
+        if avg:
+            w = ", ".join(f"{f} {v:.3f}" for f, v in avg["weights"].items())
+            s = f"Model average over forms (weights by inverse backtest MSE): {w}\n" + s
+        cal = self.result_.meta.get("intervals")
+        if cal:
+            m, k, lam = iv.interval_terms(cal, 0.9)
+            s += (
+                f"\nForecast intervals: {lam:.3g} x (bootstrap + run scatter "
+                f"{cal.get('noise', 0.0):.4g}) + extrapolation drift {m:+.4g} and scatter "
+                f"{k:.4g} (90%) per unit ln(C/C_max), C_max = {cal['max_compute']:.4g}"
+            )
+            if cal.get("pairs"):
+                s += f" (calibrated by backtest at {len(cal['cutoffs'])} cutoffs)"
         src = self.result_.meta.get("source")
         return s + (f"\nSource: {src}" if src else "")
 
@@ -217,3 +426,53 @@ class SupervisedScalingLaw:
         """a = beta/(alpha+beta) (N* ~ C^a) and b = alpha/(alpha+beta) (D* ~ C^b)."""
         al, be = self.params_["alpha"], self.params_["beta"]
         return {"a": be / (al + be), "b": al / (al + be)}
+
+
+def calibration_min_train(n_runs: int) -> int:
+    """Fewest runs a calibration backtest fits on: half the runs, and at least 8 (6 parameters
+    + 2), so that early cutoffs do not extrapolate from hopeless fits."""
+    return max(8, math.ceil(n_runs / 2))
+
+
+def _bootstrap_grid(law, X, y, lossf, grid) -> np.ndarray:
+    """The BOOT_GRID_STARTS best full-data grid starts (plus the best start for every grid value
+    of every parameter): what each bootstrap resample re-scores before polishing its k best."""
+    g = grid_to_array(law, grid if grid is not None else law.default_grid())
+    starts = clip_to_bounds(law, g)
+    obj = Objective(law, X, law.target_of(y), lossf)
+    scores = obj.batch(starts)
+    idx = _select_starts(starts, scores, BOOT_GRID_STARTS)
+    return starts[idx]
+
+
+def _numeric_allocation(predict, C, accounting: str, arch: Architecture) -> Allocation:
+    """argmin_N predict(N, D(N, C)) along each IsoFLOP by golden-section search on log N."""
+    Cf = np.atleast_1d(np.asarray(C, float)).ravel()
+    if not np.all(np.isfinite(Cf)) or np.any(Cf <= 0):
+        raise InputError(f"compute budget must be positive and finite, got {C}")
+    if accounting not in ("6ND", "F(N)"):
+        raise InputError(f"unknown FLOPs accounting {accounting!r}; use '6ND' or 'F(N)'")
+
+    def tokens(N):
+        return Cf / (6.0 * N) if accounting == "6ND" else Cf / flops_per_token(N, "F(N)", arch)
+
+    def f(logn):
+        N = np.exp(logn)
+        return np.asarray(predict(N, tokens(N)), float)
+
+    a, b = np.full(Cf.shape, np.log(1e3)), np.log(Cf / 6.0) - np.log(1.0)
+    r = (np.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(120):
+        c, d = b - r * (b - a), a + r * (b - a)
+        left = f(c) < f(d)
+        a, b = np.where(left, a, c), np.where(left, d, b)
+    N = np.exp(0.5 * (a + b))
+    D = tokens(N)
+    shape = np.shape(C)
+    return Allocation(
+        C=np.asarray(C, float),
+        N=N.reshape(shape),
+        D=D.reshape(shape),
+        loss=np.asarray(predict(N, D), float).reshape(shape),
+        accounting=accounting,
+    )

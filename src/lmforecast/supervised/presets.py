@@ -54,3 +54,57 @@ PRESETS: dict[str, dict] = {
         "Table 1 (refit of Approach 3 on data extracted from Hoffmann et al. Fig. 4)",
     },
 }
+
+# Forecast intervals of the presets (docs/trust.md): parameter samples from the published CIs,
+# an assumed run-to-run scatter of the final loss, and the default extrapolation scatter per unit
+# ln(C / max_compute) beyond the paper's largest run. max_compute is approximate: the largest
+# training run of the data behind each fit.
+DEFAULT_EXTRAPOLATION_SLOPE = 0.01  # per unit z; median of our backtests (docs/trust.md)
+ASSUMED_RUN_SCATTER = 0.005  # log-loss scatter of a new run around the law (seed noise)
+
+PRESET_INTERVALS: dict[str, dict] = {
+    "busbridge2025": {
+        "method": "published 90% CIs + assumed run scatter + default extrapolation slope",
+        "max_compute": 7.4e21,  # 2.41B on 512B tokens / 7.75B at M=20 (Sec. E.2 protocol)
+        "noise": ASSUMED_RUN_SCATTER,
+        "bias_slope": 0.0,
+        "k_fixed": DEFAULT_EXTRAPOLATION_SLOPE,
+    },
+    "hoffmann2022": {
+        "method": "no published CIs; assumed run scatter + default extrapolation slope",
+        "max_compute": 3e21,  # largest IsoFLOP budget of Hoffmann et al. Fig. 3
+        "noise": ASSUMED_RUN_SCATTER,
+        "bias_slope": 0.0,
+        "k_fixed": DEFAULT_EXTRAPOLATION_SLOPE,
+    },
+    "besiroglu2024": {
+        "method": "published 80% CIs + assumed run scatter + default extrapolation slope",
+        "max_compute": 3e21,  # refit of Hoffmann et al.'s runs
+        "noise": ASSUMED_RUN_SCATTER,
+        "bias_slope": 0.0,
+        "k_fixed": DEFAULT_EXTRAPOLATION_SLOPE,
+    },
+}
+
+
+def preset_param_samples(name: str, n: int = 400, seed: int = 0) -> list[list[float]]:
+    """Fit-space parameter vectors drawn from a preset's published CIs: independent normals in
+    fit space (log A, log B, log E, exponents) whose central `ci_level` mass spans each CI.
+    Empty when the paper publishes no CIs. Ignoring the correlations makes these wider than
+    the paper's joint bootstrap, i.e. conservative."""
+    import numpy as np
+    from scipy.stats import norm
+
+    from ..laws import get_law
+
+    p = PRESETS[name]
+    if not p["ci"]:
+        return []
+    law = get_law(p["form"])
+    z = float(norm.ppf(0.5 + p["ci_level"] / 2))
+    mid = law.from_natural(p["params"])
+    lo = law.from_natural({k: v[0] for k, v in p["ci"].items()})
+    hi = law.from_natural({k: v[1] for k, v in p["ci"].items()})
+    sd = (hi - lo) / (2 * z)
+    rng = np.random.default_rng(seed)
+    return (mid + rng.normal(size=(n, mid.size)) * sd).tolist()

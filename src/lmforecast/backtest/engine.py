@@ -1,0 +1,302 @@
+"""Rolling-origin backtests in compute: fit on the runs below a compute cutoff, forecast every run
+above it, for several cutoffs, and record each forecast's error, interval and extrapolation ratio.
+
+The engine is generic over methods through a two-method adapter protocol (see `Adapter`), so
+any forecaster (supervised laws, naive baselines, later distillation/FLP/OSL) can be backtested
+the same way. Relative error is (forecast - truth) / truth: negative means the forecast is too
+low. The extrapolation ratio of a forecast is its compute over the largest fitted compute.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+RATIO_BINS = (1.0, 3.0, 10.0, 100.0, np.inf)
+
+
+@runtime_checkable
+class Fitted(Protocol):
+    """What an adapter's `fit` returns."""
+
+    def predict(self, test: pd.DataFrame) -> np.ndarray:
+        """Point forecasts of the target for every row of `test`."""
+
+    def interval(self, test: pd.DataFrame, level: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """(lower, upper) at `level` for every row of `test`, or None if the method has none."""
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """A forecasting method as the backtest engine sees it: `name` and `fit(train) -> Fitted`.
+
+    `train`/`test` are the user's table (all columns kept) split by the compute column.
+    """
+
+    name: str
+
+    def fit(self, train: pd.DataFrame) -> Fitted: ...
+
+
+def compute_of(df: pd.DataFrame, compute_col: str = "C") -> np.ndarray:
+    """The compute of every run: column `compute_col`, else 6 N D from columns N and D."""
+    if compute_col in df.columns:
+        c = pd.to_numeric(df[compute_col], errors="coerce").to_numpy(float)
+    elif {"N", "D"} <= set(df.columns):
+        c = 6.0 * df["N"].to_numpy(float) * df["D"].to_numpy(float)
+    else:
+        raise InputError(
+            f"runs: no compute column {compute_col!r} (and no N and D columns to compute 6ND); "
+            "name it with --compute-col"
+        )
+    bad = ~(np.isfinite(c) & (c > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"runs: column {compute_col!r} row {i + 1}: compute must be a positive number, "
+            f"got {float(c[i])!r}"
+        )
+    return c
+
+
+def choose_cutoffs(compute: np.ndarray, n_cutoffs: int = 4, min_train: int = 1) -> list[float]:
+    """`n_cutoffs` cutoffs (existing compute levels) spread evenly in log compute among the levels
+    that leave at least `min_train` runs at or below them and at least one run above."""
+    compute = np.asarray(compute, float)
+    levels = np.unique(compute)
+    if levels.size < 2:
+        raise InputError(
+            f"runs: a backtest needs at least two compute levels, found {int(levels.size)}"
+        )
+    if n_cutoffs < 1:
+        raise InputError(f"--n-cutoffs must be >= 1, got {n_cutoffs}")
+    cand = np.array([lv for lv in levels[:-1] if np.sum(compute <= lv) >= min_train])
+    if cand.size == 0:
+        raise InputError(
+            f"runs: no compute cutoff leaves {min_train} runs to fit and one to forecast "
+            f"({compute.size} runs at {levels.size} compute levels)"
+        )
+    targets = np.linspace(np.log(cand[0]), np.log(cand[-1]), n_cutoffs)
+    idx = [int(np.argmin(np.abs(np.log(cand) - t))) for t in targets]
+    return [float(cand[i]) for i in sorted(set(idx))]
+
+
+def check_cutoffs(compute: np.ndarray, cutoffs: Sequence[float]) -> list[float]:
+    """Validate user cutoffs: each must leave at least one run on each side."""
+    levels = np.unique(compute)
+    if levels.size < 2:
+        raise InputError(
+            f"runs: a backtest needs at least two compute levels, found {int(levels.size)}"
+        )
+    out = []
+    for c in cutoffs:
+        c = float(c)
+        n_lo, n_hi = int(np.sum(compute <= c)), int(np.sum(compute > c))
+        if not (np.isfinite(c) and n_lo and n_hi):
+            raise InputError(
+                f"--cutoffs: cutoff {c:g} leaves {n_lo} run(s) to fit and {n_hi} to forecast; "
+                f"pick a value between {float(levels[0]):g} and {float(levels[-2]):g}"
+            )
+        out.append(c)
+    return sorted(set(out))
+
+
+@dataclass
+class BacktestResult:
+    """Every forecast of a rolling-origin backtest (`forecasts`, one row per method x cutoff x
+    held-out run) and the settings that produced it. `summary_table()` aggregates by method and
+    extrapolation-ratio bin; `to_json`/`from_json` round-trip exactly."""
+
+    forecasts: pd.DataFrame
+    level: float
+    cutoffs: list[float]
+    methods: list[str]
+    compute_col: str = "C"
+    target_col: str = "loss"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def summary_table(self, bins: Sequence[float] = RATIO_BINS) -> pd.DataFrame:
+        """Per method and ratio bin: forecasts, median |rel. error|, mean rel. error, coverage,
+        median relative half-width (NaN where the method has no interval)."""
+        f = self.forecasts
+        rows = []
+        edges = list(bins)
+        for m in self.methods:
+            g = f[f["method"] == m]
+            groups = [("all", g)]
+            for lo, hi in zip(edges[:-1], edges[1:]):
+                sel = g[(g["ratio"] > lo) & (g["ratio"] <= hi)]
+                if len(sel):
+                    lab = f"({lo:g}, {hi:g}]" if np.isfinite(hi) else f"> {lo:g}"
+                    groups.append((lab, sel))
+            for lab, s in groups:
+                rows.append(_stats(m, lab, s))
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        t = self.summary_table()
+        cut = ", ".join(f"{c:.3g}" for c in self.cutoffs)
+        head = (
+            f"Rolling-origin backtest: {len(self.cutoffs)} cutoffs in {self.compute_col} ({cut}); "
+            f"{int((self.forecasts['method'] == self.methods[0]).sum())} forecasts per method; "
+            f"{100 * self.level:g}% intervals.\n"
+            "rel. error = (forecast - truth)/truth; ratio = forecast compute / largest fitted "
+            "compute; half-width relative to the forecast."
+        )
+        return head + "\n" + _format_table(t)
+
+    # ---- persistence -----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        f = self.forecasts
+        return {
+            "kind": "BacktestResult",
+            "level": float(self.level),
+            "cutoffs": [float(c) for c in self.cutoffs],
+            "methods": list(self.methods),
+            "compute_col": self.compute_col,
+            "target_col": self.target_col,
+            "meta": self.meta,
+            "forecasts": {c: _jsonable_col(f[c]) for c in f.columns},
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=1, allow_nan=True)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> BacktestResult:
+        return cls(
+            forecasts=pd.DataFrame(d["forecasts"]),
+            level=d["level"],
+            cutoffs=list(d["cutoffs"]),
+            methods=list(d["methods"]),
+            compute_col=d.get("compute_col", "C"),
+            target_col=d.get("target_col", "loss"),
+            meta=dict(d.get("meta", {})),
+        )
+
+    @classmethod
+    def from_json(cls, text_or_path: str | Path) -> BacktestResult:
+        from ..fitting.result import load_json
+
+        return cls.from_dict(load_json(text_or_path, "saved backtest"))
+
+
+def _jsonable_col(s: pd.Series) -> list:
+    if s.dtype.kind in "fc":
+        return [float(v) for v in s.to_numpy(float)]
+    if s.dtype.kind in "iu":
+        return [int(v) for v in s]
+    if s.dtype.kind == "b":
+        return [bool(v) for v in s]
+    return [str(v) for v in s]
+
+
+def _stats(method: str, label: str, s: pd.DataFrame) -> dict:
+    has = np.isfinite(s["lower"].to_numpy(float))
+    return {
+        "method": method,
+        "ratio": label,
+        "n": int(len(s)),
+        "median |rel err| %": 100 * float(np.median(np.abs(s["rel_error"]))),
+        "mean rel err %": 100 * float(np.mean(s["rel_error"])),
+        "coverage %": 100 * float(np.mean(s["covered"][has])) if has.any() else np.nan,
+        "median rel half-width %": 100 * float(np.median(s["rel_halfwidth"][has]))
+        if has.any()
+        else np.nan,
+    }
+
+
+def _format_table(t: pd.DataFrame) -> str:
+    def fmt(v):
+        if isinstance(v, float):
+            return "-" if not np.isfinite(v) else f"{v:.2f}"
+        return str(v)
+
+    cols = list(t.columns)
+    cells = [[fmt(v) for v in row] for row in t.itertuples(index=False)]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
+    line = "  ".join(c.rjust(w) for c, w in zip(cols, widths))
+    out = [line, "-" * len(line)]
+    out += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join(out)
+
+
+def rolling_origin(
+    runs: pd.DataFrame,
+    adapters: Sequence[Adapter] | Adapter,
+    *,
+    cutoffs: Sequence[float] | None = None,
+    n_cutoffs: int = 4,
+    min_train: int = 1,
+    level: float = 0.9,
+    compute_col: str = "C",
+    target_col: str = "loss",
+) -> BacktestResult:
+    """Backtest every adapter: for each cutoff, fit on runs with compute <= cutoff and forecast
+    every run above it. `cutoffs=None` picks `n_cutoffs` by `choose_cutoffs`."""
+    if not 0.0 < level < 1.0:
+        raise InputError(f"--level must be strictly between 0 and 1, got {level}")
+    if isinstance(adapters, Adapter) or hasattr(adapters, "fit"):
+        adapters = [adapters]  # type: ignore[list-item]
+    adapters = list(adapters)
+    df = runs.reset_index(drop=True)
+    if target_col not in df.columns:
+        raise InputError(f"runs: missing target column {target_col!r}")
+    C = compute_of(df, compute_col)
+    y = pd.to_numeric(df[target_col], errors="coerce").to_numpy(float)
+    if cutoffs is None:
+        cuts = choose_cutoffs(C, n_cutoffs, min_train)
+    else:
+        cuts = check_cutoffs(C, cutoffs)
+    frames = []
+    for cut in cuts:
+        tr, te = C <= cut, C > cut
+        train, test = df[tr], df[te]
+        cmax = float(C[tr].max())
+        for ad in adapters:
+            fitted = ad.fit(train)
+            pred = np.asarray(fitted.predict(test), float).ravel()
+            iv = fitted.interval(test, level)
+            lo, hi = (np.full(pred.shape, np.nan),) * 2 if iv is None else map(np.ravel, iv)
+            lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+            truth = y[te]
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "method": ad.name,
+                        "cutoff": float(cut),
+                        "n_train": int(tr.sum()),
+                        "row": np.flatnonzero(te).astype(int),
+                        "compute": C[te],
+                        "ratio": C[te] / cmax,
+                        "truth": truth,
+                        "forecast": pred,
+                        "rel_error": pred / truth - 1.0,
+                        "log_error": np.log(truth) - np.log(pred),
+                        "lower": lo,
+                        "upper": hi,
+                        "covered": (lo <= truth) & (truth <= hi),
+                        "rel_halfwidth": (hi - lo) / (2.0 * pred),
+                    }
+                )
+            )
+    forecasts = pd.concat(frames, ignore_index=True)
+    return BacktestResult(
+        forecasts=forecasts,
+        level=float(level),
+        cutoffs=[float(c) for c in cuts],
+        methods=[a.name for a in adapters],
+        compute_col=compute_col,
+        target_col=target_col,
+    )

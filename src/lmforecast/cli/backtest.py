@@ -1,0 +1,131 @@
+"""`lmforecast backtest`: rolling-origin backtest of a forecasting method on a runs table."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import InputError
+from .common import add_level_flag, add_output_flags, atomic_write_text, check_writable, print_json
+
+METHODS = ("supervised",)
+SUPERVISED_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain", "average")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "backtest",
+        help="rolling-origin backtest in compute: fit below a cutoff, forecast above",
+        description="Fit on the runs at or below each compute cutoff, forecast every run above "
+        "it, and report relative error, interval coverage and width against the extrapolation "
+        "ratio (forecast compute / largest fitted compute), beside naive baselines.",
+    )
+    p.add_argument("runs", help="CSV/Parquet/JSONL of runs (N, D or C, loss)")
+    p.add_argument("--method", choices=METHODS, default="supervised")
+    p.add_argument("--form", choices=SUPERVISED_FORMS, default="chinchilla-gamma")
+    p.add_argument("--cutoffs", help="comma-separated compute cutoffs, e.g. 1e19,1e20")
+    p.add_argument(
+        "--n-cutoffs", type=int, default=4, help="cutoffs chosen when --cutoffs is absent"
+    )
+    p.add_argument("--min-train", type=int, default=8, help="fewest runs a chosen cutoff fits on")
+    add_level_flag(p)
+    p.add_argument("--compute-col", default="C", help="compute column (default C; else 6ND)")
+    p.add_argument("--n-col", default="N")
+    p.add_argument("--d-col", default="D")
+    p.add_argument("--loss-col", default="loss")
+    p.add_argument("--no-baselines", action="store_true", help="skip the naive baselines")
+    p.add_argument("--bootstrap", type=int, default=None, help="bootstrap resamples per fit")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", metavar="TABLE", help="write every forecast as a CSV table")
+    p.add_argument("--plot", metavar="PNG", help="write the calibration figure")
+    add_output_flags(p)
+    p.set_defaults(handler=_backtest)
+
+
+def _parse_cutoffs(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise InputError(f"--cutoffs: {part.strip()!r} is not a number") from None
+    if not out:
+        raise InputError("--cutoffs: give at least one number")
+    return out
+
+
+def load_runs(args):
+    """The runs table with N, D, loss (validated) plus the compute column when given."""
+    import pandas as pd
+
+    from ..data.io import read_table
+    from ..supervised import runs_from_frame
+
+    df = read_table(args.runs)
+    data = runs_from_frame(
+        df, n_col=args.n_col, d_col=args.d_col, c_col=args.compute_col, loss_col=args.loss_col
+    )
+    if args.compute_col in df.columns:
+        data["C"] = pd.to_numeric(df[args.compute_col], errors="coerce").to_numpy(float)
+    return data
+
+
+def _backtest(args) -> int:
+    from ..backtest import rolling_origin, supervised_adapters
+
+    out = check_writable(args.out)
+    plot = check_writable(args.plot)
+    if args.n_cutoffs < 1:
+        raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
+    if args.bootstrap is not None and args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    cutoffs = _parse_cutoffs(args.cutoffs)
+    data = load_runs(args)
+    kw = {"seed": args.seed, "n_jobs": 1}
+    if args.bootstrap is not None:
+        kw["bootstrap"] = args.bootstrap
+    adapters = supervised_adapters(args.form, baselines=not args.no_baselines, **kw)
+    # validate the cutoffs before any fitting
+    from ..backtest.engine import check_cutoffs, choose_cutoffs, compute_of
+
+    C = compute_of(data, "C")
+    cuts = (
+        check_cutoffs(C, cutoffs) if cutoffs else choose_cutoffs(C, args.n_cutoffs, args.min_train)
+    )
+    bt = rolling_origin(data, adapters, cutoffs=cuts, level=args.level, compute_col="C")
+    bt.meta.update(runs=str(args.runs), form=args.form, method=args.method)
+    png = None
+    if plot is not None:
+        from ..plots import backtest as plots
+
+        fig = plots.calibration(bt)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=plot.parent)
+        os.close(fd)
+        try:
+            fig.savefig(tmp, dpi=110, bbox_inches="tight")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        png = tmp
+    if out is not None:
+        atomic_write_text(out, bt.forecasts.to_csv(index=False))
+    if png is not None:
+        os.replace(png, plot)
+    if args.json:
+        print_json(
+            {
+                "method": args.method,
+                "form": args.form,
+                "level": bt.level,
+                "cutoffs": bt.cutoffs,
+                "methods": bt.methods,
+                "summary": bt.summary_table().to_dict(orient="records"),
+                "forecasts": bt.forecasts.to_dict(orient="records"),
+            }
+        )
+    else:
+        print(bt.summary())
+    return 0

@@ -1,0 +1,66 @@
+"""Figures of a rolling-origin backtest (`lmforecast.backtest.BacktestResult`); no fitting here."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .style import new_figure
+
+
+def calibration(bt, method: str | None = None):
+    """Left: each forecast's relative error against its extrapolation ratio, with its interval
+    drawn relative to the truth (a bar crossing 0 covers the truth), and the naive baselines'
+    errors. Right: coverage and median relative half-width per ratio bin against the level."""
+    fig, axes = new_figure(ncols=2)
+    ax, ax2 = axes[0, 0], axes[0, 1]
+    f = bt.forecasts
+    method = method or bt.methods[0]
+    markers = ["o", "s", "^", "v", "D"]
+    for i, m in enumerate(bt.methods):
+        g = f[f["method"] == m]
+        x = g["ratio"].to_numpy(float) * (1.0 + 0.04 * i)  # small dodge between methods
+        y = 100 * g["rel_error"].to_numpy(float)
+        if m == method and np.isfinite(g["lower"].to_numpy(float)).any():
+            lo = 100 * (g["lower"] / g["truth"] - 1).to_numpy(float)
+            hi = 100 * (g["upper"] / g["truth"] - 1).to_numpy(float)
+            ax.vlines(x, lo, hi, color="C0", alpha=0.35, lw=1.5)
+        ax.scatter(
+            x,
+            y,
+            s=12 if m == method else 8,
+            marker=markers[i % 5],
+            label=m,
+            zorder=3,
+            alpha=1.0 if m == method else 0.6,
+        )
+    ax.axhline(0.0, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("extrapolation ratio (forecast compute / largest fitted compute)")
+    ax.set_ylabel("relative error of the forecast, %")
+    ax.set_title(f"Backtest forecasts ({100 * bt.level:g}% intervals as bars)")
+    ax.legend(fontsize=7)
+
+    t = bt.summary_table()
+    t = t[(t["method"] == method) & (t["ratio"] != "all")]
+    if len(t):
+        xs = np.arange(len(t))
+        ax2.bar(xs - 0.2, t["coverage %"], width=0.4, color="C0", label="coverage %")
+        ax2.axhline(100 * bt.level, color="k", ls="--", lw=0.8, label="nominal level")
+        ax2.set_ylim(0, 105)
+        ax2.set_ylabel("coverage, %")
+        tw = ax2.twinx()
+        tw.bar(
+            xs + 0.2,
+            t["median rel half-width %"],
+            width=0.4,
+            color="C1",
+            label="median rel. half-width %",
+        )
+        tw.set_ylabel("median relative half-width, %")
+        ax2.set_xticks(xs, [f"{r}\nn={n}" for r, n in zip(t["ratio"], t["n"])], fontsize=7)
+        ax2.set_xlabel("extrapolation-ratio bin")
+        h1, l1 = ax2.get_legend_handles_labels()
+        h2, l2 = tw.get_legend_handles_labels()
+        tw.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower right", framealpha=0.9)
+    ax2.set_title(f"Calibration of {method}")
+    return fig

@@ -1,0 +1,147 @@
+"""Calibrated forecast intervals for supervised laws (docs/trust.md).
+
+A forecast's log-space interval at compute C is
+
+    [log L_hat(x) - z s - max(0, -m r),  log L_hat(x) + z s + max(0, m r)],
+    s = sqrt(lambda^2 (s_boot(x)^2 + s_noise^2) + (k r)^2),   r = max(0, ln(C / C_max))
+
+- s_boot(x): spread of the forecast over multi-start bootstrap refits (half the 16-84 percentile
+  range of the resampled log forecasts): what the data cannot pin down about the parameters;
+- s_noise: the fit's robust residual scale (a new run scatters around the law);
+- m r and k r: the systematic drift (it widens the side it points to, so the point forecast
+  always lies inside its interval) and the extra scatter of forecasts that grow with the distance
+  in log compute from the largest fitted run C_max, i.e. what the form gets wrong when it
+  extrapolates. m and k are calibrated on the user's OWN runs by a rolling-origin backtest
+  (`lmforecast.backtest`): fit below a compute cutoff, forecast above, for several cutoffs.
+  m is the weighted median of e_i / r_i (e_i = log truth - log forecast); k is the smallest
+  value for which the interval above (with each backtest fit's own s_noise and delta-method
+  parameter spread in place of s_noise and s_boot) covers a fraction
+  `level` of the backtest forecasts, each cutoff weighted by its number of fitted runs and
+  shared equally by its forecasts (a weighted quantile of the
+  per-forecast k each would need). Robust by construction: a few wild early-cutoff forecasts move
+  a quantile, not a mean, and forecasts already covered by noise need k = 0.
+  lambda in [0.3, 1] rescales the base (parameter + run) spread: both the bootstrap and the
+  delta method overstate the errors of flexible forms extrapolating (a shrinkage the backtest
+  shows); (lambda, k) is the pair with the narrowest mean backtest interval at that coverage.
+
+Nothing here fits: it turns stored bootstrap thetas and stored backtest pairs into intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from scipy.stats import norm
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """Smallest v with weighted fraction of values <= v at least q (values may be inf)."""
+    v = np.asarray(values, float)
+    w = np.asarray(weights, float)
+    o = np.argsort(v, kind="stable")
+    cw = np.cumsum(w[o]) / w.sum()
+    i = int(np.searchsorted(cw, q - 1e-12))
+    return float(v[o][min(i, v.size - 1)])
+
+
+def pairs_from_backtest(forecasts, level_used: float) -> dict:
+    """Calibration pairs from a backtest of a point adapter whose interval is noise-only
+    (lower = forecast * exp(-z s_noise)): log error, log ratio, s_noise and cutoff weight."""
+    f = forecasts
+    z = float(norm.ppf(0.5 + level_used / 2))
+    noise = np.log(f["forecast"].to_numpy(float) / f["lower"].to_numpy(float)) / z
+    cut = f["cutoff"].to_numpy(float)
+    counts = {c: int(np.sum(cut == c)) for c in np.unique(cut)}
+    # each cutoff weighs in proportion to the runs it fits (the closer to the final fit's data,
+    # the more it says about the final fit's errors), shared equally by its forecasts
+    w = f["n_train"].to_numpy(float) / np.array([counts[c] for c in cut])
+    return {
+        "log_error": [float(v) for v in f["log_error"].to_numpy(float)],
+        "log_ratio": [float(v) for v in np.log(f["ratio"].to_numpy(float))],
+        "noise": [float(v) for v in noise],
+        "weight": [float(v) for v in w / w.sum()],
+        "cutoff": [float(v) for v in cut],
+    }
+
+
+def bias_slope(pairs: Mapping) -> float:
+    """m: weighted median of e_i / r_i over backtest forecasts (weights w_i r_i)."""
+    e = np.asarray(pairs["log_error"], float)
+    r = np.asarray(pairs["log_ratio"], float)
+    w = np.asarray(pairs["weight"], float) * r
+    ok = r > 0
+    if not ok.any():
+        return 0.0
+    return weighted_quantile(e[ok] / r[ok], w[ok], 0.5)
+
+
+LAMBDAS = np.linspace(0.3, 1.0, 15)
+
+
+def scale_and_slope(pairs: Mapping, level: float, m: float) -> tuple[float, float]:
+    """(lambda, k) at `level`: for each base scale lambda in LAMBDAS the smallest k covering
+    `level` of the backtest forecasts (`extrapolation_slope`), keeping the pair with the
+    narrowest mean interval. lambda <= 1 shrinks the base spread where the backtest shows it
+    overstates the errors (it never widens it: k does that)."""
+    best = None
+    r = np.asarray(pairs["log_ratio"], float)
+    b = np.asarray(pairs["noise"], float)
+    w = np.asarray(pairs["weight"], float)
+    for lam in LAMBDAS:
+        k = extrapolation_slope(pairs, level, m, lam)
+        width = float(np.sum(w * np.sqrt((lam * b) ** 2 + (k * r) ** 2)))
+        if best is None or width < best[0] - 1e-15:
+            best = (width, float(lam), k)
+    return best[1], best[2]
+
+
+def extrapolation_slope(pairs: Mapping, level: float, m: float, lam: float = 1.0) -> float:
+    """k at `level`: weighted `level`-quantile of the k each backtest forecast needs to be
+    covered by the interval of `log_interval` (drift |m| r added on the side of sign(m), base
+    spread scaled by `lam`)."""
+    z = float(norm.ppf(0.5 + level / 2))
+    e = np.asarray(pairs["log_error"], float)
+    r = np.asarray(pairs["log_ratio"], float)
+    s = lam * np.asarray(pairs["noise"], float)
+    w = np.asarray(pairs["weight"], float)
+    shift = np.abs(m) * r
+    same = np.sign(e) == np.sign(m)
+    d = np.where(same, np.maximum(np.abs(e) - shift, 0.0), np.abs(e)) / z
+    need = np.where(d <= s, 0.0, np.sqrt(np.maximum(d * d - s * s, 0.0)) / np.maximum(r, 1e-300))
+    need = np.where((d > s) & (r <= 0), np.inf, need)
+    k = weighted_quantile(need, w, level)
+    return k if np.isfinite(k) else float(np.max(need[np.isfinite(need)], initial=0.0))
+
+
+def interval_terms(cal: Mapping, level: float) -> tuple[float, float, float]:
+    """(m, k, lambda) for `level` from a stored calibration: backtest pairs, or fixed values
+    (presets: lambda = 1)."""
+    if cal.get("pairs"):
+        m = float(cal.get("bias_slope", 0.0))
+        lam, k = scale_and_slope(cal["pairs"], level, m)
+        return m, k, lam
+    return float(cal.get("bias_slope", 0.0)), float(cal.get("k_fixed", 0.0)), 1.0
+
+
+def log_interval(
+    t_point: np.ndarray,
+    t_boot: np.ndarray | None,
+    compute: np.ndarray,
+    cal: Mapping,
+    level: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) in target (log) space from the point, bootstrap and calibration terms."""
+    z = float(norm.ppf(0.5 + level / 2))
+    if t_boot is not None and len(t_boot):
+        q16, q84 = np.nanquantile(t_boot, [0.158655, 0.841345], axis=0)
+        s_boot = 0.5 * (q84 - q16)
+    else:
+        s_boot = np.zeros_like(t_point)
+    r = np.maximum(0.0, np.log(np.asarray(compute, float) / float(cal["max_compute"])))
+    m, k, lam = interval_terms(cal, level)
+    s = np.sqrt(lam**2 * (s_boot**2 + float(cal.get("noise", 0.0)) ** 2) + (k * r) ** 2)
+    return t_point - z * s - np.maximum(0.0, -m * r), t_point + z * s + np.maximum(0.0, m * r)
+
+
+ONE_SIGMA = float(2 * norm.cdf(1.0) - 1)  # level whose z is 1: a backtest's noise-only band

@@ -1,0 +1,203 @@
+"""Backtest engine (rolling origin in compute), adapters, baselines and the `backtest` CLI."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.backtest import (
+    BacktestResult,
+    PersistenceBaseline,
+    PowerLawBaseline,
+    choose_cutoffs,
+    rolling_origin,
+)
+from lmforecast.errors import InputError
+
+
+class MeanAdapter:
+    """Toy method: forecast the mean training loss; interval mean * (1 +- 0.1)."""
+
+    name = "mean"
+
+    def fit(self, train):
+        v = float(train["loss"].mean())
+
+        class F:
+            def predict(self, test):
+                return np.full(len(test), v)
+
+            def interval(self, test, level):
+                return np.full(len(test), 0.9 * v), np.full(len(test), 1.1 * v)
+
+        return F()
+
+
+def _table():
+    # 6 runs at 4 compute levels
+    return pd.DataFrame(
+        {
+            "C": [1e10, 1e10, 1e11, 1e12, 1e12, 1e13],
+            "loss": [5.0, 4.8, 4.0, 3.2, 3.4, 3.0],
+        }
+    )
+
+
+def test_rolling_origin_matches_hand_computation():
+    df = _table()
+    bt = rolling_origin(df, [MeanAdapter(), PersistenceBaseline()], cutoffs=[1e10, 1e12])
+    assert bt.cutoffs == [1e10, 1e12]
+    f = bt.forecasts
+    m = f[(f["method"] == "mean") & (f["cutoff"] == 1e10)]
+    # fit on rows 0, 1 (mean 4.9, largest compute 1e10); forecast rows 2..5
+    assert list(m["row"]) == [2, 3, 4, 5]
+    np.testing.assert_allclose(m["ratio"], [10.0, 100.0, 100.0, 1000.0])
+    np.testing.assert_allclose(m["forecast"], 4.9)
+    np.testing.assert_allclose(m["rel_error"], 4.9 / np.array([4.0, 3.2, 3.4, 3.0]) - 1)
+    np.testing.assert_allclose(m["log_error"], np.log(np.array([4.0, 3.2, 3.4, 3.0]) / 4.9))
+    # interval [4.41, 5.39] covers none of them
+    assert not m["covered"].any()
+    np.testing.assert_allclose(m["rel_halfwidth"], 0.1)
+    m2 = f[(f["method"] == "mean") & (f["cutoff"] == 1e12)]
+    assert list(m2["row"]) == [5]
+    assert m2["ratio"].iloc[0] == pytest.approx(10.0)
+    assert m2["forecast"].iloc[0] == pytest.approx(np.mean([5.0, 4.8, 4.0, 3.2, 3.4]))
+    # persistence: the loss of the largest fitted run, mean over ties (3.2 and 3.4 at 1e12)
+    p = f[(f["method"] == "baseline:persistence") & (f["cutoff"] == 1e12)]
+    assert p["forecast"].iloc[0] == pytest.approx(3.3)
+    assert np.isnan(p["lower"]).all() and not p["covered"].any()
+    t = bt.summary_table()
+    row = t[(t["method"] == "mean") & (t["ratio"] == "all")].iloc[0]
+    assert row["n"] == 5 and row["coverage %"] == 0.0
+    assert "ratio" in bt.summary()
+
+
+def test_compute_from_n_and_d_and_json_round_trip(tmp_path):
+    df = pd.DataFrame(
+        {"N": [1e6, 2e6, 4e6, 8e6], "D": [1e7, 2e7, 4e7, 8e7], "loss": [4, 3.5, 3, 2.7]}
+    )
+    bt = rolling_origin(df, MeanAdapter(), n_cutoffs=2, min_train=2)
+    C = 6 * df["N"] * df["D"]
+    assert bt.cutoffs[0] == pytest.approx(C[1]) and bt.cutoffs[-1] == pytest.approx(C[2])
+    p = tmp_path / "bt.json"
+    bt.to_json(p)
+    back = BacktestResult.from_json(p)
+    pd.testing.assert_frame_equal(back.forecasts, bt.forecasts)
+    assert back.to_json() == bt.to_json()
+
+
+def test_choose_cutoffs_and_bad_input():
+    C = np.array([1, 1, 10, 100, 1000, 1e4], float)
+    # log-even targets 1, 10^1.5, 10^3 among levels 1, 10, 100, 1000 (ties go to the lower)
+    assert choose_cutoffs(C, 3, min_train=1) == [1.0, 10.0, 1000.0]
+    cuts = choose_cutoffs(C, 2, min_train=3)
+    assert cuts[0] == 10.0 and cuts[-1] == 1000.0
+    with pytest.raises(InputError, match="two compute levels"):
+        choose_cutoffs(np.ones(5), 2)
+    with pytest.raises(InputError, match="0 to forecast"):
+        rolling_origin(_table(), MeanAdapter(), cutoffs=[1e13])
+    with pytest.raises(InputError, match="level"):
+        rolling_origin(_table(), MeanAdapter(), level=1.5)
+
+
+def test_power_law_baseline_recovers_a_noiseless_compute_law():
+    C = np.geomspace(1e15, 1e20, 12)
+    df = pd.DataFrame({"C": C, "loss": 1.7 + 2e3 * C**-0.2})
+    fitted = PowerLawBaseline().fit(df[df["C"] <= 1e18])
+    test = df[df["C"] > 1e18]
+    np.testing.assert_allclose(fitted.predict(test), test["loss"], rtol=1e-4)
+
+
+# ---- CLI ------------------------------------------------------------------------------------
+HOFF = {"A": 406.4, "B": 410.7, "E": 1.69, "alpha": 0.34, "beta": 0.28}
+
+
+@pytest.fixture
+def runs_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    N = np.repeat(np.geomspace(3e7, 1e9, 6), 3)
+    D = N * np.tile([10.0, 30.0, 100.0], 6)
+    L = (HOFF["E"] + HOFF["A"] / N ** HOFF["alpha"] + HOFF["B"] / D ** HOFF["beta"]) * np.exp(
+        rng.normal(0, 0.003, N.size)
+    )
+    p = tmp_path / "runs.csv"
+    pd.DataFrame({"N": N, "D": D, "loss": L}).to_csv(p, index=False)
+    return p
+
+
+@pytest.mark.slow
+def test_cli_round_trip_table_json_plot(cli, runs_csv, tmp_path):
+    out, png = tmp_path / "bt.csv", tmp_path / "bt.png"
+    C = 6 * pd.read_csv(runs_csv).eval("N * D")
+    cut = float(np.sort(C.unique())[12])
+    code, stdout, err = cli(
+        "backtest",
+        runs_csv,
+        "--form",
+        "chinchilla",
+        "--cutoffs",
+        f"{cut!r}",
+        "--bootstrap",
+        "10",
+        "--out",
+        out,
+        "--plot",
+        png,
+        "--json",
+    )
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["cutoffs"] == [cut]
+    assert d["methods"] == ["supervised:chinchilla", "baseline:persistence", "baseline:power-law-C"]
+    table = pd.read_csv(out)
+    assert len(table) == 3 * int((C > cut).sum())
+    sup = table[table["method"] == "supervised:chinchilla"]
+    np.testing.assert_allclose(sup["ratio"], sup["compute"] / C[C <= cut].max())
+    assert (sup["lower"] < sup["forecast"]).all() and (sup["forecast"] < sup["upper"]).all()
+    # the well-specified law extrapolates far better than persistence
+    pers = table[table["method"] == "baseline:persistence"]
+    assert np.median(np.abs(sup["rel_error"])) < 0.5 * np.median(np.abs(pers["rel_error"]))
+    assert png.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["--level", "1.5"], "--level"),
+        (["--cutoffs", "1e30"], "--cutoffs"),
+        (["--cutoffs", "abc"], "--cutoffs"),
+    ],
+)
+def test_cli_bad_input_exit_2_one_line_nothing_written(cli, runs_csv, tmp_path, args, msg):
+    out, png = tmp_path / "bt.csv", tmp_path / "bt.png"
+    code, stdout, err = cli("backtest", runs_csv, "--out", out, "--plot", png, *args)
+    assert code == 2
+    assert msg in err and len(err.strip().splitlines()) == 1
+    assert not out.exists() and not png.exists() and stdout == ""
+
+
+def test_cli_one_compute_level_exit_2(cli, tmp_path):
+    p = tmp_path / "one.csv"
+    pd.DataFrame({"N": [1e8, 2e8], "D": [2e9, 1e9], "loss": [3.0, 3.1]}).to_csv(p, index=False)
+    out = tmp_path / "bt.csv"
+    code, _, err = cli("backtest", p, "--out", out)
+    assert code == 2 and "two compute levels" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_trust_report_section_quick():
+    from lmforecast.report.builder import ReportContext
+    from lmforecast.report.sections import trust
+
+    sec = trust.build_section(ReportContext(quick=True, progress=False))
+    n = sec.numbers
+    assert n["n_runs"] == 13 and len(n["cutoffs"]) == 2
+    assert 0.0 <= n["coverage"] <= 1.0 and n["median_rel_halfwidth"] > 0
+    assert set(n["median_abs_rel_error"]) == {
+        "supervised:chinchilla",
+        "baseline:persistence",
+        "baseline:power-law-C",
+    }
+    assert any("<img" in b for b in sec.blocks)
