@@ -797,6 +797,13 @@ case("evals-show-not-evals", "evals show runs.csv")
 case("osl-predict-unknown-preset", "osl predict --preset nosuch --benchmarks bench.csv")
 case("osl-predict-missing-table", "osl predict --preset word-unscramble --benchmarks nosuch.csv")
 case("osl-predict-missing-column", "osl predict --preset word-unscramble --benchmarks runs.csv")
+case("backtest-missing-table", "backtest nosuch.csv --form chinchilla")
+case("backtest-unknown-form", "backtest runs.csv --form nosuch")
+case("backtest-level", "backtest runs.csv --form chinchilla --level 1.5")
+case("backtest-cutoff-leaves-none", "backtest runs.csv --form chinchilla --cutoffs 1e40")
+case("backtest-cutoff-nan", "backtest runs.csv --form chinchilla --cutoffs x")
+case("backtest-one-level", "backtest one.csv --form chinchilla",
+     write("one.csv", "N,D,loss\n1e8,2e9,3.1\n1e8,2e9,3.0\n"))  # fmt: skip
 case("examples-list-bad-flag", "examples list --nosuch")
 case("examples-copy-clash", "examples copy ex", write("ex/flp/runs.csv", "mine\n"))
 

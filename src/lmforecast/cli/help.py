@@ -166,6 +166,9 @@ EXAMPLES = {
         "lmforecast report --out report",
         "lmforecast report --out report --sections supervised,osl",
     ],
+    "backtest": [
+        "lmforecast backtest supervised/runs.csv --form chinchilla --n-cutoffs 3 --out bt.csv",
+    ],
     "evals import": [
         "lmforecast evals import evals --models evals/models.csv --out my_evals.csv",
     ],
