@@ -42,8 +42,11 @@ def register(sub) -> None:
     )
     f.add_argument(
         "--supervised",
-        default="busbridge2025",
-        help="supervised law for L~_S: a preset or a `supervised fit --out` JSON",
+        default=None,
+        metavar="LAW",
+        help="supervised law for L~_S (Eq. 8): a `supervised fit --out` JSON, or `paper` "
+        "(= busbridge2025, Table 6, English C4 only). Default: fit Eq. 1 to the table's "
+        "supervised rows (empty L_T; N_S, D_S, L_S read as N, D, L); an error if there are none",
     )
     f.add_argument(
         "--bootstrap",
@@ -236,6 +239,10 @@ def _fit(args) -> int:
                 "n_obs": res.n_obs,
                 "n_starts": res.n_starts,
                 "converged": res.converged,
+                "supervised": {
+                    "source": res.meta.get("supervised_source"),
+                    "params": res.meta.get("supervised"),
+                },
                 "ci": res.ci,
                 "ci_relative_width": widths,
                 "identifiability": tab["status"].to_dict(),

@@ -76,7 +76,7 @@ EXAMPLES = {
         "--teacher-params 7e9 --teacher-tokens 1.4e11 --json",
     ],
     "distill fit": [
-        "lmforecast distill fit distill/distill_runs.csv --out distill_fit.json",
+        "lmforecast distill fit distill/distill_runs.csv --supervised paper --out distill_fit.json",
     ],
     "distill plan": [
         "lmforecast distill plan --student-params 1e9 --flops 1e22 "
