@@ -99,3 +99,70 @@ def test_cli_requires_a_supervised_choice(cli, tmp_path, own_data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert "paper's law" in DistillationScalingLaw.load(out).summary()
+
+
+# ---- item 6: App. D.5, Eq. 34 ----------------------------------------------------------------
+def test_ratios_best_case_match_an_independent_hand_computation():
+    """Best case (teacher free): distillation compute = 3F(N_S) D_S and supervised compute =
+    3F(N_S) D, so both ratios equal D_S / D. D_S solves min_{L_T} L_S(N_S, D_S, L_T) = target
+    (Sec. 5.2, `optimal_teacher_loss`) and D solves L(N_S, D) = target; both found here by
+    brentq, independently of the planner's bisection on compute."""
+    from scipy.optimize import brentq
+
+    from lmforecast.distill.planning import distillation_vs_supervised_ratios
+
+    m = DistillationScalingLaw.from_preset()
+    N, L = 5e8, 2.25
+    d_sup = np.exp(brentq(lambda x: float(m.supervised_loss(N, np.exp(x))) - L, 10, 60))
+    d_dist = np.exp(brentq(lambda x: float(m.optimal_teacher_loss(N, np.exp(x))[1]) - L, 20, 35))
+    r = distillation_vs_supervised_ratios(m, N, L, "best-case").iloc[0]
+    assert r["supervised_tokens"] == pytest.approx(d_sup, rel=1e-9)
+    assert r["compute_ratio"] == pytest.approx(d_dist / d_sup, rel=2e-3)
+    assert r["token_ratio"] == r["compute_ratio"]
+    assert r["teacher_loss"] == pytest.approx(float(m.optimal_teacher_loss(N, d_dist)[0]), rel=1e-3)
+
+
+def test_eq34_token_accounting_and_the_d5_claims():
+    """Eq. 34: D_Dist = D_S + delta_Pre D_T. App. D.5: with teacher pretraining paid,
+    supervised learning is always cheaper (ratios > 1); in the best case and with teacher
+    inference distillation is cheaper slightly above the student's limit L(N_S, inf) and
+    dearer as the target approaches it; targets at or below the limit are unreachable."""
+    from lmforecast.distill.planning import F, SCENARIOS, distillation_vs_supervised_ratios
+
+    m = DistillationScalingLaw.from_preset()
+    N = np.array([5e8, 1e10])
+    lim = m.supervised_loss(N, np.inf)
+    gaps = np.array([0.1, 0.05, 0.01])  # nats above the limit
+    NS, LS = np.repeat(N, 3), (lim[:, None] + gaps[None, :]).ravel()
+    out = {s: distillation_vs_supervised_ratios(m, NS, LS, s) for s in SCENARIOS}
+    for s, df in out.items():
+        pre, lgt = SCENARIOS[s].delta_pre, SCENARIOS[s].delta_lgt
+        D = df["student_tokens"] + pre * df["teacher_tokens"]
+        assert np.allclose(df["distillation_tokens"], D, rtol=1e-12)
+        assert np.allclose(df["token_ratio"], D / df["supervised_tokens"], rtol=1e-12)
+        C = 3 * F(NS) * df["student_tokens"] + F(df["teacher_params"]) * (
+            lgt * df["student_tokens"] + pre * 3 * df["teacher_tokens"]
+        )
+        assert np.allclose(df["distillation_flops"], C, rtol=1e-9)  # Eq. 9 at the solution
+        assert np.allclose(df["supervised_flops"], 3 * F(NS) * df["supervised_tokens"])
+    for s in ("teacher-pretraining", "teacher-pretraining-inference"):
+        assert (out[s]["compute_ratio"] > 1).all(), s
+    for s in ("best-case", "teacher-inference"):
+        r = out[s]["compute_ratio"].to_numpy().reshape(2, 3)
+        assert (r[:, 0] < 0.85).all() and (r[:, 2] > 1.5).all(), (s, r)
+        assert (np.diff(r, axis=1) > 0).all()  # dearer as the target nears the limit
+    bad = distillation_vs_supervised_ratios(m, 5e8, [lim[0] - 0.01, lim[0] - 1e-3], "best-case")
+    assert bad["compute_ratio"].isna().all() and np.isinf(bad["supervised_tokens"]).sum() == 0
+
+
+def test_ratios_cli(cli):
+    code, out, _ = cli("distill", "ratios", "--student-params", 5e8, "--target-loss", 2.3,
+                       2.1, "--json")  # fmt: skip
+    assert code == 0
+    rows = json.loads(out)["rows"]
+    assert len(rows) == 8 and {r["scenario"] for r in rows} == {
+        "best-case", "teacher-inference", "teacher-pretraining", "teacher-pretraining-inference"
+    }  # fmt: skip
+    assert all(r["compute_ratio"] is None for r in rows if r["target_loss"] == 2.1)
+    code, _, err = cli("distill", "ratios", "--student-params", 5e8, "--target-loss", 0)
+    assert code == 2 and len(err.strip().splitlines()) == 1

@@ -114,6 +114,29 @@ def register(sub) -> None:
     add_output_flags(ct)
     ct.set_defaults(handler=_choose)
 
+    ra = verbs.add_parser(
+        "ratios",
+        help="compute and token ratios distillation/supervised at equal student loss (App. D.5)",
+    )
+    _student_flags(ra)
+    ra.add_argument(
+        "--target-loss",
+        type=positive_float("--target-loss"),
+        nargs="+",
+        required=True,
+        metavar="L",
+        help="student cross-entropies to reach (one or more)",
+    )
+    ra.add_argument(
+        "--scenario",
+        default="all",
+        help="all (default) | best-case | teacher-inference | teacher-pretraining | "
+        "teacher-pretraining-inference",
+    )
+    ra.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add_output_flags(ra)
+    ra.set_defaults(handler=_ratios)
+
     co = verbs.add_parser("crossover", help="compute beyond which supervised beats distillation")
     _student_flags(co)
     co.add_argument("--scenario", default="best-case")
@@ -346,3 +369,47 @@ def _crossover(args) -> int:
     else:
         print(f"{scenario.name}: supervised beats distillation beyond C = {c:.3g} FLOPs")
     return 0
+
+
+def _ratios(args) -> int:
+    import math
+
+    import pandas as pd
+
+    from ..distill.planning import SCENARIOS, distillation_vs_supervised_ratios, get_scenario
+
+    names = list(SCENARIOS) if args.scenario == "all" else [get_scenario(args.scenario).name]
+    m = _model(args.coefficients)
+    df = pd.concat(
+        [
+            distillation_vs_supervised_ratios(m, args.student_params, args.target_loss, s)
+            for s in names
+        ],
+        ignore_index=True,
+    )
+    if args.json:
+
+        def clean(v):
+            if isinstance(v, float) and not math.isfinite(v):
+                return None if math.isnan(v) else "inf"
+            return v
+
+        rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
+        print_json({"rows": rows, "note": _RATIO_NOTE})
+    else:
+        cols = ["scenario", "target_loss", "compute_ratio", "token_ratio", "supervised_tokens",
+                "student_tokens", "teacher_tokens", "teacher_loss"]  # fmt: skip
+        print(
+            f"N_S = {args.student_params:.4g}; supervised limit L(N_S, inf) = "
+            f"{float(df['supervised_limit'].iloc[0]):.4f}\n"
+            + df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
+            + f"\n{_RATIO_NOTE}"
+        )
+    return 0
+
+
+_RATIO_NOTE = (
+    "ratio = distillation / supervised at equal N_S and L_S (< 1: distillation cheaper); tokens "
+    "per Eq. 34: D_S + D_T when teacher pretraining is paid; nan: target at or below the "
+    "supervised limit; inf: not reached within 1000x the supervised compute"
+)

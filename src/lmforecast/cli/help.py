@@ -86,6 +86,9 @@ EXAMPLES = {
         "lmforecast distill choose-teacher --student-params 1e9 --student-tokens 2e10 "
         "--teachers distill/teachers.csv --json",
     ],
+    "distill ratios": [
+        "lmforecast distill ratios --student-params 5e8 --target-loss 2.3 2.25 --json",
+    ],
     "distill crossover": ["lmforecast distill crossover --student-params 1e9 --json"],
     "flp fit": [
         "lmforecast flp fit --runs flp/runs.csv --checkpoints flp/checkpoints.csv --task ARC "
