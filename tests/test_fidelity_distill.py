@@ -127,7 +127,7 @@ def test_eq34_token_accounting_and_the_d5_claims():
     supervised learning is always cheaper (ratios > 1); in the best case and with teacher
     inference distillation is cheaper slightly above the student's limit L(N_S, inf) and
     dearer as the target approaches it; targets at or below the limit are unreachable."""
-    from lmforecast.distill.planning import F, SCENARIOS, distillation_vs_supervised_ratios
+    from lmforecast.distill.planning import SCENARIOS, F, distillation_vs_supervised_ratios
 
     m = DistillationScalingLaw.from_preset()
     N = np.array([5e8, 1e10])
