@@ -36,8 +36,8 @@ class RunSpec:
 
     ``data_key`` (default: the run id) seeds the run's batch order, so variants of a run can
     see exactly its data. Distilled runs (``teacher`` set) train on (1 - kd_lambda) L_NTP +
-    kd_lambda L_KD (Eq. 7) with temperature ``kd_tau`` (Eq. 6) and ``kd_kl`` "forward" (Eq. 6, the paper's) or
-    "reverse" (App. G.5, Table 7) KL; validated: kd_lambda in [0, 1], kd_tau > 0.
+    kd_lambda L_KD (Eq. 7) with temperature ``kd_tau`` (Eq. 6) and ``kd_kl`` "forward" (Eq. 6,
+    the paper's) or "reverse" (App. G.5, Table 7) KL; validated: kd_lambda in [0, 1], kd_tau > 0.
     """
 
     run_id: str
