@@ -166,3 +166,19 @@ def test_ratios_cli(cli):
     assert all(r["compute_ratio"] is None for r in rows if r["target_loss"] == 2.1)
     code, _, err = cli("distill", "ratios", "--student-params", 5e8, "--target-loss", 0)
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_ratio_intervals_over_parameter_draws(cli):
+    from lmforecast.distill.planning import distillation_vs_supervised_ratios, ratio_interval
+
+    m = DistillationScalingLaw.from_preset()
+    iv = ratio_interval(m, 5e8, [2.3, 2.25], "best-case", level=0.9, max_draws=4)
+    point = distillation_vs_supervised_ratios(m, 5e8, [2.3, 2.25], "best-case")
+    for k in ("compute_ratio", "token_ratio"):
+        lo, hi = iv[k]
+        assert np.all(np.isfinite(lo)) and np.all(lo < hi) and lo.shape == (2,)
+        assert np.all(hi / lo < 100) and np.all(point[k] > lo / 10)
+    assert np.allclose(iv["compute_ratio"][0], iv["token_ratio"][0])  # best case: same ratio
+    code, _, err = cli("distill", "ratios", "--student-params", 5e8, "--target-loss", 2.3,
+                       "--draws", 1)  # fmt: skip
+    assert code == 2 and "--draws" in err

@@ -134,6 +134,15 @@ def register(sub) -> None:
         "teacher-pretraining-inference",
     )
     ra.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    ra.add_argument(
+        "--draws",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also give confidence intervals of the ratios over the first K parameter draws "
+        "(each re-runs the search: ~1 s per draw and scenario; default 0 = point values)",
+    )
+    add_level_flag(ra)
     add_output_flags(ra)
     ra.set_defaults(handler=_ratios)
 
@@ -376,17 +385,30 @@ def _ratios(args) -> int:
 
     import pandas as pd
 
-    from ..distill.planning import SCENARIOS, distillation_vs_supervised_ratios, get_scenario
+    from ..distill.planning import (
+        SCENARIOS,
+        distillation_vs_supervised_ratios,
+        get_scenario,
+        ratio_interval,
+    )
 
+    if args.draws < 0 or args.draws == 1:
+        raise InputError(f"--draws must be 0 or >= 2, got {args.draws}")
     names = list(SCENARIOS) if args.scenario == "all" else [get_scenario(args.scenario).name]
     m = _model(args.coefficients)
-    df = pd.concat(
-        [
-            distillation_vs_supervised_ratios(m, args.student_params, args.target_loss, s)
-            for s in names
-        ],
-        ignore_index=True,
-    )
+    if args.draws and not m.has_intervals():
+        raise InputError("--draws: the coefficients carry no parameter draws (fit saved with "
+                         "--bootstrap 0)")  # fmt: skip
+    frames = []
+    for s in names:
+        f = distillation_vs_supervised_ratios(m, args.student_params, args.target_loss, s)
+        if args.draws:
+            iv = ratio_interval(m, args.student_params, args.target_loss, s, args.level,
+                                args.draws)  # fmt: skip
+            for k, (lo, hi) in iv.items():
+                f[f"{k}_lo"], f[f"{k}_hi"] = lo, hi
+        frames.append(f)
+    df = pd.concat(frames, ignore_index=True)
     if args.json:
 
         def clean(v):
@@ -395,18 +417,33 @@ def _ratios(args) -> int:
             return v
 
         rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
-        print_json({"rows": rows, "note": _RATIO_NOTE})
+        out = {"rows": rows, "note": _RATIO_NOTE}
+        if args.draws:
+            out.update(level=args.level, interval_basis=_RATIO_BASIS.format(k=args.draws))
+        print_json(out)
     else:
         cols = ["scenario", "target_loss", "compute_ratio", "token_ratio", "supervised_tokens",
                 "student_tokens", "teacher_tokens", "teacher_loss"]  # fmt: skip
+        if args.draws:
+            cols[4:4] = ["compute_ratio_lo", "compute_ratio_hi", "token_ratio_lo", "token_ratio_hi"]
         print(
             f"N_S = {args.student_params:.4g}; supervised limit L(N_S, inf) = "
             f"{float(df['supervised_limit'].iloc[0]):.4f}\n"
             + df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
             + f"\n{_RATIO_NOTE}"
+            + (
+                f"\n{100 * args.level:g}% intervals: " + _RATIO_BASIS.format(k=args.draws)
+                if args.draws
+                else ""
+            )
         )
     return 0
 
+
+_RATIO_BASIS = (
+    "confidence intervals over the first {k} parameter draws of the distillation law (supervised "
+    "law at its point estimate; no model-form error)"
+)
 
 _RATIO_NOTE = (
     "ratio = distillation / supervised at equal N_S and L_S (< 1: distillation cheaper); tokens "

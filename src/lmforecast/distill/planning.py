@@ -583,3 +583,40 @@ def distillation_vs_supervised_ratios(
     df = pd.DataFrame({"student_params": N, "target_loss": L, "supervised_limit": limit, **out})
     df.insert(0, "scenario", s.name)
     return df[list(RATIO_COLUMNS)]
+
+
+def ratio_interval(
+    model: DistillationScalingLaw,
+    N_S,
+    target_loss,
+    scenario: str | Scenario = "best-case",
+    level: float = 0.9,
+    max_draws: int = 20,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Confidence intervals of `distillation_vs_supervised_ratios`' compute and token ratios
+    over the distillation law's parameter draws (`model.parameter_draws()`, the first
+    `max_draws`; each draw re-runs the bisection). The supervised law is held at its point
+    estimate, as in every distillation interval. A draw that cannot reach the target within the
+    search range contributes inf (so a hi of inf means some draws never reach it). Returns
+    {"compute_ratio": (lo, hi), "token_ratio": (lo, hi)}, arrays over the broadcast pairs."""
+    import copy
+
+    from ..laws import get_law
+    from .uncertainty import interval_from_draws
+
+    if not 0 < level < 1:
+        raise InputError(f"level must be strictly between 0 and 1, got {level}")
+    if int(max_draws) < 2:
+        raise InputError(f"max_draws must be >= 2, got {max_draws}")
+    law = get_law("busbridge-distillation")
+    draws = model.parameter_draws()[: int(max_draws)]
+    keys = ("compute_ratio", "token_ratio")
+    outs: dict[str, list] = {k: [] for k in keys}
+    for th in draws:
+        m = copy.copy(model)
+        m.params_ = law.to_natural(th)
+        df = distillation_vs_supervised_ratios(m, N_S, target_loss, scenario)
+        for k in keys:
+            with np.errstate(divide="ignore"):
+                outs[k].append(np.log(df[k].to_numpy(float)))
+    return {k: tuple(np.exp(interval_from_draws(np.stack(v), 0.0, level))) for k, v in outs.items()}
