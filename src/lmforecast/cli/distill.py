@@ -1,4 +1,4 @@
-"""`lmforecast distill predict|fit|plan|choose-teacher|crossover`: distillation scaling laws
+"""`lmforecast distill predict|fit|plan|choose-teacher|crossover|ratios`: distillation scaling laws
 (Busbridge et al. 2025) from the command line."""
 
 from __future__ import annotations
