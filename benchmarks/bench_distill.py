@@ -28,7 +28,7 @@ from lmforecast.fitting.threads import single_blas_thread
 def bench_fit(n_naive: int, seed: int = 0) -> None:
     runs = simulate_distillation_runs(seed=seed)
     t0 = time.perf_counter()
-    model = DistillationScalingLaw(bootstrap=0).fit(runs)
+    model = DistillationScalingLaw("busbridge2025", bootstrap=0).fit(runs)
     t_ours = time.perf_counter() - t0
     law = model.result_.law_
     X = model._inputs(runs.N_S, runs.D_S, runs.L_T)

@@ -27,7 +27,7 @@ BETA = "beta'"
 
 def _run(runs, **kw):
     t0 = time.perf_counter()
-    m = DistillationScalingLaw(**kw).fit(runs)
+    m = DistillationScalingLaw("busbridge2025", **kw).fit(runs)
     return m, time.perf_counter() - t0
 
 
@@ -47,7 +47,7 @@ def main() -> None:
     runs = simulate_distillation_runs(n_runs=args.runs, seed=0)
     common = dict(bootstrap=args.boot, n_jobs=args.jobs, seed=0)
     t0 = time.perf_counter()
-    DistillationScalingLaw(bootstrap=0).fit(runs)
+    DistillationScalingLaw("busbridge2025", bootstrap=0).fit(runs)
     t_fit = time.perf_counter() - t0
     warm, t_warm = _run(runs, boot_polish=0, **common)
     multi, t_multi = _run(runs, **common)

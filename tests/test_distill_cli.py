@@ -64,14 +64,18 @@ def test_fit_cli_writes_atomically_and_round_trips(cli, tmp_path):
     csv = tmp_path / "runs.csv"
     runs.rename(columns={"L_S": "student_ce"}).to_csv(csv, index=False)
     out = tmp_path / "fit.json"
-    code, _, err = cli("distill", "fit", csv, "--out", out, "--json")
+    code, _, err = cli("distill", "fit", csv, "--supervised", "paper", "--out", out, "--json")
     assert code == 2 and "'L_S'" in err and not out.exists()
+    code, _, err = cli("distill", "fit", csv, "--ls-col", "student_ce", "--out", out)
+    assert code == 2 and "--supervised paper" in err and not out.exists()
     code, _, err = cli("distill", "fit", csv, "--out", tmp_path / "no" / "f.json")
     assert code == 2 and "does not exist" in err
     code, stdout, _ = cli("distill", "fit", csv, "--ls-col", "student_ce", "--out", out,
-                          "--json", "--fix", "c1=522.6", "--bootstrap", 4, "--jobs", 1)  # fmt: skip
+                          "--json", "--fix", "c1=522.6", "--bootstrap", 4, "--jobs", 1,
+                          "--supervised", "paper")  # fmt: skip
     assert code == 0 and out.exists()
     d = json.loads(stdout)
+    assert d["supervised"]["source"].startswith("paper's law: busbridge2025")
     assert d["n_starts"] == 54_000 and d["params"]["c1"] == 522.6
     m = DistillationScalingLaw.load(out)
     assert m.params_ == d["params"]

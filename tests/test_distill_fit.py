@@ -15,7 +15,7 @@ def runs():
 
 @pytest.fixture(scope="module")
 def fitted(runs):
-    return DistillationScalingLaw(bootstrap=16, n_jobs=1).fit(runs)
+    return DistillationScalingLaw("busbridge2025", bootstrap=16, n_jobs=1).fit(runs)
 
 
 @pytest.mark.slow
@@ -67,7 +67,7 @@ def test_identifiability_report_names_what_the_runs_pin(fitted):
 @pytest.mark.slow
 def test_fit_on_high_loss_students_extrapolates(runs):
     hi, lo = runs[runs.L_S > 2.3], runs[runs.L_S <= 2.3]
-    m = DistillationScalingLaw(bootstrap=0).fit(hi)
+    m = DistillationScalingLaw("busbridge2025", bootstrap=0).fit(hi)
     err = np.abs(m.predict(lo.N_S, lo.D_S, lo.L_T) / lo.L_S_true - 1)
     assert err.max() < 0.01
 
@@ -79,9 +79,9 @@ def test_noiseless_small_grid_fit_and_fixed_coefficient(runs):
         "gamma'": [0.8], "c0": [2.5], "c1": [500.0], "f1": [0.1], "log_d1": [0.3],
     }  # fmt: skip
     exact = runs.assign(L_S=runs.L_S_true)
-    m = DistillationScalingLaw(grid=grid, fixed={"gamma'": 0.764, "c1": 522.6}, bootstrap=0).fit(
-        exact
-    )
+    m = DistillationScalingLaw(
+        "busbridge2025", grid=grid, fixed={"gamma'": 0.764, "c1": 522.6}, bootstrap=0
+    ).fit(exact)
     assert m.params_["gamma'"] == 0.764 and m.params_["c1"] == 522.6
     err = np.abs(m.predict(runs.N_S, runs.D_S, runs.L_T) / runs.L_S_true - 1)
     assert err.max() < 2e-4
@@ -92,9 +92,9 @@ def test_bootstrap_intervals_and_json_round_trip(runs):
         "log_A'": [7.7], "log_B'": [10.1], "alpha'": [0.32], "beta'": [0.64],
         "gamma'": [0.76], "c0": [2.5], "c1": [522.6], "f1": [0.09], "log_d1": [0.27],
     }  # fmt: skip
-    m = DistillationScalingLaw(grid=grid, fixed={"c1": 522.6}, bootstrap=6, n_jobs=1, seed=3).fit(
-        runs.iloc[:300]
-    )
+    m = DistillationScalingLaw(
+        "busbridge2025", grid=grid, fixed={"c1": 522.6}, bootstrap=6, n_jobs=1, seed=3
+    ).fit(runs.iloc[:300])
     tab = m.coefficient_table()
     assert tab.loc["c1", "relative_width"] == 0.0
     assert np.all(tab["upper"] >= tab["lower"]) and tab["relative_width"].notna().all()
@@ -112,12 +112,12 @@ def test_bad_runs_tables():
 
     good = simulate_distillation_runs(n_runs=20, seed=1)
     with pytest.raises(InputError, match="'L_S'"):
-        DistillationScalingLaw().fit(good.drop(columns="L_S"))
+        DistillationScalingLaw("busbridge2025").fit(good.drop(columns="L_S"))
     bad = good.copy()
     bad.loc[3, "D_S"] = -5
     with pytest.raises(InputError, match="'D_S' row 4"):
-        DistillationScalingLaw().fit(bad)
+        DistillationScalingLaw("busbridge2025").fit(bad)
     with pytest.raises(InputError, match="unknown coefficient"):
-        DistillationScalingLaw(fixed={"zeta": 1.0}).fit(good)
+        DistillationScalingLaw("busbridge2025", fixed={"zeta": 1.0}).fit(good)
     with pytest.raises(InputError, match="unknown preset"):
         DistillationScalingLaw.from_preset("nope")

@@ -120,7 +120,7 @@ def _fit(runs, **kw):
           "fixed": {"c1": 522.6}, **kw}  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return DistillationScalingLaw(**kw).fit(runs)
+        return DistillationScalingLaw("busbridge2025", **kw).fit(runs)
 
 
 def _well_designed_runs(seed=0, noise=0.005):
@@ -332,7 +332,8 @@ def test_cli_fit_default_carries_intervals_and_identifiability(cli, tmp_path):
     runs.to_csv(csv, index=False)
     out = tmp_path / "fit.json"
     code, stdout, _ = cli("distill", "fit", csv, "--out", out, "--json", "--fix", "c1=522.6",
-                          "--bootstrap", 6, "--boot-polish", 1, "--jobs", 1)  # fmt: skip
+                          "--bootstrap", 6, "--boot-polish", 1, "--jobs", 1,
+                          "--supervised", "paper")  # fmt: skip
     assert code == 0
     d = json.loads(stdout)
     assert d["bootstrap"]["mode"] == "multi-start" and d["bootstrap"]["n_polish"] == 1

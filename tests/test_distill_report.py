@@ -58,8 +58,8 @@ def test_fixed_coefficients_do_not_count_against_the_run_count():
     fixed = zoo_fixed_coefficients()
     assert set(fixed) == {"alpha'", "beta'", "gamma'", "c1", "f1"}
     with pytest.raises(InputError, match="3 rows but Eq. 8 has 4 free coefficients \\(5 fixed\\)"):
-        DistillationScalingLaw(fixed=fixed).fit(runs.head(3))
+        DistillationScalingLaw("busbridge2025", fixed=fixed).fit(runs.head(3))
     with pytest.raises(InputError, match="has 9 free coefficients"):
-        DistillationScalingLaw().fit(runs.head(3))
+        DistillationScalingLaw("busbridge2025").fit(runs.head(3))
     with pytest.raises(InputError, match="unknown coefficient"):
         zoo_fixed_coefficients(free=("A'", "nope"))

@@ -1,4 +1,4 @@
-"""`lmforecast distill predict|fit|plan|choose-teacher|crossover`: distillation scaling laws
+"""`lmforecast distill predict|fit|plan|choose-teacher|crossover|ratios`: distillation scaling laws
 (Busbridge et al. 2025) from the command line."""
 
 from __future__ import annotations
@@ -43,8 +43,11 @@ def register(sub) -> None:
     )
     f.add_argument(
         "--supervised",
-        default="busbridge2025",
-        help="supervised law for L~_S: a preset or a `supervised fit --out` JSON",
+        default=None,
+        metavar="LAW",
+        help="supervised law for L~_S (Eq. 8): a `supervised fit --out` JSON, or `paper` "
+        "(= busbridge2025, Table 6, English C4 only). Default: fit Eq. 1 to the table's "
+        "supervised rows (empty L_T; N_S, D_S, L_S read as N, D, L); an error if there are none",
     )
     f.add_argument(
         "--bootstrap",
@@ -111,6 +114,38 @@ def register(sub) -> None:
     add_level_flag(ct)
     add_output_flags(ct)
     ct.set_defaults(handler=_choose)
+
+    ra = verbs.add_parser(
+        "ratios",
+        help="compute and token ratios distillation/supervised at equal student loss (App. D.5)",
+    )
+    _student_flags(ra)
+    ra.add_argument(
+        "--target-loss",
+        type=positive_float("--target-loss"),
+        nargs="+",
+        required=True,
+        metavar="L",
+        help="student cross-entropies to reach (one or more)",
+    )
+    ra.add_argument(
+        "--scenario",
+        default="all",
+        help="all (default) | best-case | teacher-inference | teacher-pretraining | "
+        "teacher-pretraining-inference",
+    )
+    ra.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    ra.add_argument(
+        "--draws",
+        type=int,
+        default=0,
+        metavar="K",
+        help="also give confidence intervals of the ratios over the first K parameter draws "
+        "(each re-runs the search: ~1 s per draw and scenario; default 0 = point values)",
+    )
+    add_level_flag(ra)
+    add_output_flags(ra)
+    ra.set_defaults(handler=_ratios)
 
     co = verbs.add_parser("crossover", help="compute beyond which supervised beats distillation")
     _student_flags(co)
@@ -237,6 +272,10 @@ def _fit(args) -> int:
                 "n_obs": res.n_obs,
                 "n_starts": res.n_starts,
                 "converged": res.converged,
+                "supervised": {
+                    "source": res.meta.get("supervised_source"),
+                    "params": res.meta.get("supervised"),
+                },
                 "ci": res.ci,
                 "ci_relative_width": widths,
                 "identifiability": tab["status"].to_dict(),
@@ -341,3 +380,75 @@ def _crossover(args) -> int:
     else:
         print(f"{scenario.name}: supervised beats distillation beyond C = {c:.3g} FLOPs")
     return 0
+
+
+def _ratios(args) -> int:
+    import math
+
+    import pandas as pd
+
+    from ..distill.planning import (
+        SCENARIOS,
+        distillation_vs_supervised_ratios,
+        get_scenario,
+        ratio_interval,
+    )
+
+    if args.draws < 0 or args.draws == 1:
+        raise InputError(f"--draws must be 0 or >= 2, got {args.draws}")
+    names = list(SCENARIOS) if args.scenario == "all" else [get_scenario(args.scenario).name]
+    m = _model(args.coefficients)
+    if args.draws and not m.has_intervals():
+        raise InputError("--draws: the coefficients carry no parameter draws (fit saved with "
+                         "--bootstrap 0)")  # fmt: skip
+    frames = []
+    for s in names:
+        f = distillation_vs_supervised_ratios(m, args.student_params, args.target_loss, s)
+        if args.draws:
+            iv = ratio_interval(m, args.student_params, args.target_loss, s, args.level,
+                                args.draws)  # fmt: skip
+            for k, (lo, hi) in iv.items():
+                f[f"{k}_lo"], f[f"{k}_hi"] = lo, hi
+        frames.append(f)
+    df = pd.concat(frames, ignore_index=True)
+    if args.json:
+
+        def clean(v):
+            if isinstance(v, float) and not math.isfinite(v):
+                return None if math.isnan(v) else "inf"
+            return v
+
+        rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
+        out = {"rows": rows, "note": _RATIO_NOTE}
+        if args.draws:
+            out.update(level=args.level, interval_basis=_RATIO_BASIS.format(k=args.draws))
+        print_json(out)
+    else:
+        cols = ["scenario", "target_loss", "compute_ratio", "token_ratio", "supervised_tokens",
+                "student_tokens", "teacher_tokens", "teacher_loss"]  # fmt: skip
+        if args.draws:
+            cols[4:4] = ["compute_ratio_lo", "compute_ratio_hi", "token_ratio_lo", "token_ratio_hi"]
+        print(
+            f"N_S = {args.student_params:.4g}; supervised limit L(N_S, inf) = "
+            f"{float(df['supervised_limit'].iloc[0]):.4f}\n"
+            + df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
+            + f"\n{_RATIO_NOTE}"
+            + (
+                f"\n{100 * args.level:g}% intervals: " + _RATIO_BASIS.format(k=args.draws)
+                if args.draws
+                else ""
+            )
+        )
+    return 0
+
+
+_RATIO_BASIS = (
+    "confidence intervals over the first {k} parameter draws of the distillation law (supervised "
+    "law at its point estimate; no model-form error)"
+)
+
+_RATIO_NOTE = (
+    "ratio = distillation / supervised at equal N_S and L_S (< 1: distillation cheaper); tokens "
+    "per Eq. 34: D_S + D_T when teacher pretraining is paid; nan: target at or below the "
+    "supervised limit; inf: not reached within 1000x the supervised compute"
+)

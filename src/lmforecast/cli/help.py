@@ -76,7 +76,7 @@ EXAMPLES = {
         "--teacher-params 7e9 --teacher-tokens 1.4e11 --json",
     ],
     "distill fit": [
-        "lmforecast distill fit distill/distill_runs.csv --out distill_fit.json",
+        "lmforecast distill fit distill/distill_runs.csv --supervised paper --out distill_fit.json",
     ],
     "distill plan": [
         "lmforecast distill plan --student-params 1e9 --flops 1e22 "
@@ -85,6 +85,9 @@ EXAMPLES = {
     "distill choose-teacher": [
         "lmforecast distill choose-teacher --student-params 1e9 --student-tokens 2e10 "
         "--teachers distill/teachers.csv --json",
+    ],
+    "distill ratios": [
+        "lmforecast distill ratios --student-params 5e8 --target-loss 2.3 2.25 --json",
     ],
     "distill crossover": ["lmforecast distill crossover --student-params 1e9 --json"],
     "flp fit": [

@@ -62,6 +62,10 @@ def loo_noise(law, X, y, res: FitResult, loss, bounds) -> dict:
     }
 
 
+PAPER_SUPERVISED = ("busbridge2025", "paper")  # explicit opt-in names for Table 6's C4 law
+MIN_SUPERVISED_RUNS = 6  # Eq. 1 has six coefficients
+
+
 def _supervised_from(spec) -> SupervisedScalingLaw:
     if isinstance(spec, SupervisedScalingLaw):
         return spec
@@ -87,11 +91,40 @@ def _supervised_from(spec) -> SupervisedScalingLaw:
         )
         return SupervisedScalingLaw.from_result(res)
     s = str(spec)
+    if s == "paper":
+        s = "busbridge2025"
     if s.endswith(".json"):
         if not Path(s).exists():
             raise InputError(f"{s}: no such file")
         return SupervisedScalingLaw.load(s)
     return SupervisedScalingLaw.from_preset(s)
+
+
+def _supervised_source(spec) -> str:
+    """One line saying which supervised law gives L~_S (reported in summary() and the JSON)."""
+    if isinstance(spec, SupervisedScalingLaw):
+        src = (getattr(spec, "result_", None) and spec.result_.meta.get("source")) or ""
+        n = getattr(spec, "result_", None) and spec.result_.n_obs
+        return f"given SupervisedScalingLaw ({src or f'fitted to {n} runs'})"
+    if isinstance(spec, Mapping):
+        return "given Eq. 1 coefficients"
+    s = str(spec)
+    if s in PAPER_SUPERVISED:
+        return (
+            "paper's law: busbridge2025 (Table 6 supervised column, English C4, chosen explicitly)"
+        )
+    if s.endswith(".json"):
+        return f"supervised fit loaded from {s}"
+    return f"preset {s} (chosen explicitly)"
+
+
+def _no_supervised_error() -> InputError:
+    return InputError(
+        "no supervised law for L~_S (Eq. 8): add supervised runs to the table (rows with an "
+        "empty L_T; their N_S, D_S, L_S are N, D, L), or pass --supervised FIT.json (from "
+        "`supervised fit --out`), or opt into the paper's C4 law with --supervised paper "
+        "(Python: supervised='busbridge2025')"
+    )
 
 
 def distill_runs_from_frame(
@@ -101,8 +134,15 @@ def distill_runs_from_frame(
     lt_col: str = "L_T",
     ls_col: str = "L_S",
     what: str = "runs",
-) -> pd.DataFrame:
-    """Validate a distillation runs table; returns columns N_S, D_S, L_T, L_S."""
+    *,
+    supervised_rows: bool = False,
+):
+    """Validate a distillation runs table; returns columns N_S, D_S, L_T, L_S.
+
+    With `supervised_rows=True`, rows whose L_T cell is empty are supervised runs (no teacher:
+    N_S, D_S, L_S read as N, D, L of Eq. 1) and the call returns (distillation runs,
+    supervised runs with columns N, D, loss). Row numbers in errors are those of `df`.
+    """
     need = [ns_col, ds_col, lt_col, ls_col]
     missing = [c for c in need if c not in df.columns]
     if missing:
@@ -111,21 +151,41 @@ def distill_runs_from_frame(
             f"{', '.join(map(repr, df.columns))} (name them with --ns-col/--ds-col/--lt-col/"
             "--ls-col)"
         )
+    cols = {
+        k: numeric_column(df, c, positive=True, what=what)
+        for k, c in zip(("N_S", "D_S", "L_S"), (ns_col, ds_col, ls_col))
+    }
+    lt = numeric_column(df, lt_col, what=what, allow_nan=supervised_rows)
+    sup = np.isnan(lt) if supervised_rows else np.zeros(lt.size, bool)
+    bad = ~sup & ~((lt > 0) & np.isfinite(lt))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{what}: column {lt_col!r} row {i + 1}: value {lt[i]:g} must be > 0")
     out = pd.DataFrame(
-        {
-            k: numeric_column(df, c, positive=True, what=what)
-            for k, c in zip(("N_S", "D_S", "L_T", "L_S"), need)
-        }
+        {"N_S": cols["N_S"], "D_S": cols["D_S"], "L_T": lt, "L_S": cols["L_S"]}, index=df.index
     )
+    dist = out[~sup]
     check_no_duplicates(
-        out,
+        dist,
         ["N_S", "D_S", "L_T"],
         what,
         values=["L_S"],
         hint="a distillation run is one (student size, student tokens, teacher loss); "
         "remove the repeated row",
     )
-    return out
+    if not supervised_rows:
+        return out
+    s = out[sup]
+    sup_runs = pd.DataFrame({"N": s["N_S"], "D": s["D_S"], "loss": s["L_S"]})
+    check_no_duplicates(
+        sup_runs,
+        ["N", "D"],
+        what,
+        values=["loss"],
+        hint="a supervised run (empty L_T) is one (student size, student tokens); "
+        "remove the repeated row",
+    )
+    return dist, sup_runs
 
 
 class DistillationScalingLaw:
@@ -133,9 +193,13 @@ class DistillationScalingLaw:
 
     Parameters
     ----------
-    supervised: the supervised law giving L_T = L(N_T, D_T) and L~_S = L(N_S, D_S): a preset
-        name ("busbridge2025"), a saved supervised fit (.json), a `SupervisedScalingLaw`, or a
-        dict of Eq. 1 coefficients.
+    supervised: the supervised law giving L_T = L(N_T, D_T) and L~_S = L(N_S, D_S) (Eq. 1).
+        None (default): fitted in `fit()` to the supervised runs of the same table, the rows
+        with an empty L_T (N_S, D_S, L_S read as N, D, L; App. F.1 procedure: Huber 1e-4 on
+        log L, the 9,600-start grid); `fit()` raises InputError when there are none. Otherwise
+        an explicit choice: "busbridge2025" (alias "paper": Table 6, English C4 only), another
+        supervised preset, a saved supervised fit (.json), a `SupervisedScalingLaw`, or a
+        dict of Eq. 1 coefficients. `supervised_source_` says which law was used.
     huber_delta: Huber delta on log-loss residuals (1e-4 in App. F.2).
     grid: fit-space initialisation grid (dict of axes); None = the full App. F.2 grid.
     n_polish: number of best grid starts polished with L-BFGS-B.
@@ -153,7 +217,7 @@ class DistillationScalingLaw:
 
     def __init__(
         self,
-        supervised="busbridge2025",
+        supervised=None,
         *,
         huber_delta: float = 1e-4,
         grid: Mapping[str, np.ndarray] | None = None,
@@ -180,16 +244,24 @@ class DistillationScalingLaw:
         self.bootstrap, self.ci_level, self.seed = bootstrap, ci_level, seed
         self.boot_polish, self.boot_grid = boot_polish, boot_grid
         self.n_jobs, self.progress = n_jobs, progress
-        self.supervised_ = _supervised_from(supervised)
+        if supervised is not None:  # explicit: resolve now so a bad name fails early
+            self.supervised_ = _supervised_from(supervised)
+            self.supervised_source_ = _supervised_source(supervised)
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(self, runs=None, *, N_S=None, D_S=None, L_T=None, L_S=None, **cols):
-        """Fit Eq. 8 to runs with columns N_S, D_S, L_T, L_S (rename with ns_col=... etc.)."""
+        """Fit Eq. 8 to runs with columns N_S, D_S, L_T, L_S (rename with ns_col=... etc.).
+
+        Order of App. F: the supervised law first (from the rows with an empty L_T unless one
+        was given to the constructor), then Eq. 8 with L~_S from it and each run's measured L_T.
+        """
         if runs is None:
             runs = pd.DataFrame({"N_S": N_S, "D_S": D_S, "L_T": L_T, "L_S": L_S})
         elif not isinstance(runs, pd.DataFrame):
             runs = pd.DataFrame(dict(runs))
-        data = distill_runs_from_frame(runs, **cols)
+        data, sup_runs = distill_runs_from_frame(runs, supervised_rows=True, **cols)
+        self._resolve_supervised(sup_runs, cols.get("lt_col", "L_T"))
+        data = data.reset_index(drop=True)
         law: DistillationLaw = get_law(LAW_NAME)
         n_free = len(law.parameters) - len(self.fixed or {})
         if len(data) < n_free:
@@ -246,12 +318,39 @@ class DistillationScalingLaw:
             res.meta["bootstrap"] = {"mode": "warm-start", "n_polish": 0}
         res.meta.update(
             supervised=self.supervised_.params_,
+            supervised_source=self.supervised_source_,
             fixed=dict(self.fixed or {}),
         )
         if self.bootstrap and len(data) <= LOO_MAX_RUNS:  # only intervals use the noise
             res.meta["noise"] = loo_noise(law, X, y, res, loss, bounds)
         self.result_, self.params_, self.data_ = res, dict(res.params), data
         return self
+
+    def _resolve_supervised(self, sup_runs: pd.DataFrame, lt_col: str) -> None:
+        """Set `supervised_`: the explicit law, or Eq. 1 fitted to the supervised rows."""
+        n = len(sup_runs)
+        if self.supervised is not None:
+            if n:
+                raise InputError(
+                    f"runs: {n} row(s) have an empty {lt_col!r} (supervised runs) but a "
+                    "supervised law was also given (--supervised); drop one of the two"
+                )
+            return
+        if n == 0:
+            raise _no_supervised_error()
+        if n < MIN_SUPERVISED_RUNS:
+            raise InputError(
+                f"runs: {n} supervised row(s) (empty {lt_col!r}) but Eq. 1 has "
+                f"{MIN_SUPERVISED_RUNS} coefficients; add supervised runs or pass --supervised"
+            )
+        self.supervised_ = SupervisedScalingLaw(
+            "chinchilla-gamma", huber_delta=self.huber_delta, n_jobs=1
+        ).fit(sup_runs)
+        self.supervised_.result_.meta["source"] = f"fitted to {n} supervised rows of the runs"
+        self.supervised_source_ = (
+            f"fitted to the {n} supervised rows of the runs (empty {lt_col}; Eq. 1, "
+            f"Huber {self.huber_delta:g} on log L, App. F.1 grid)"
+        )
 
     def _grid_and_bounds(self, law: DistillationLaw):
         grid = dict(self.grid if self.grid is not None else law.default_grid())
@@ -297,7 +396,13 @@ class DistillationScalingLaw:
             ci_level=p["ci_level"],
             n_obs=p["n_obs"],
             loss={"name": "huber", "delta": 1e-4},
-            meta={"preset": name, "source": p["source"], "supervised": sup.params_},
+            meta={
+                "preset": name,
+                "source": p["source"],
+                "supervised": sup.params_,
+                "supervised_source": f"preset {p['supervised']} (Table 6 supervised column, "
+                "English C4)",
+            },
         )
         return cls.from_result(res, supervised=sup)
 
@@ -311,6 +416,8 @@ class DistillationScalingLaw:
             supervised = res.meta["supervised"]
         est = cls(supervised=supervised, huber_delta=res.loss.get("delta") or 1e-4)
         est.result_, est.params_ = res, dict(res.params)
+        if res.meta.get("supervised_source"):
+            est.supervised_source_ = res.meta["supervised_source"]
         return est
 
     @classmethod
@@ -690,7 +797,9 @@ class DistillationScalingLaw:
         s = self.result_.summary()
         src = self.result_.meta.get("source")
         sup = ", ".join(f"{k}={v:.4g}" for k, v in self.supervised_.params_.items())
-        s += (f"\nSource: {src}" if src else "") + f"\nSupervised law: {sup}"
+        s += (f"\nSource: {src}" if src else "") + (
+            f"\nSupervised law for L~_S (Eq. 1): {self.supervised_source_}\n  {sup}"
+        )
         boot = self.result_.meta.get("bootstrap") or {}
         if boot:
             s += f"\nBootstrap: {boot.get('mode')} resamples" + (

@@ -16,15 +16,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field
 
 from ..errors import InputError
 from .model import ModelConfig, count_non_embedding
 
+# App. G knobs of a distilled run and the paper's defaults (Eq. 6-7: pure distillation,
+# lambda = 1, tau = 1, forward KL). Left out of `RunSpec.to_dict` at their defaults so the
+# config hash (and the bundled zoo's run ids and tables) stay what they were.
+KD_DEFAULTS = {"kd_lambda": 1.0, "kd_tau": 1.0, "kd_kl": "forward"}
+_HASH_DEFAULTS = {**KD_DEFAULTS, "data_key": None}
+KD_KL = ("forward", "reverse")
+
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One training run."""
+    """One training run.
+
+    ``data_key`` (default: the run id) seeds the run's batch order, so variants of a run can
+    see exactly its data. Distilled runs (``teacher`` set) train on (1 - kd_lambda) L_NTP +
+    kd_lambda L_KD (Eq. 7) with temperature ``kd_tau`` (Eq. 6) and ``kd_kl`` "forward" (Eq. 6,
+    the paper's) or "reverse" (App. G.5, Table 7) KL; validated: kd_lambda in [0, 1], kd_tau > 0.
+    """
 
     run_id: str
     kind: str  # supervised | mixture | byte | student-supervised | distilled
@@ -34,6 +48,37 @@ class RunSpec:
     tokens: int  # D: training tokens (targets)
     code_share: float = 0.4
     teacher: str | None = None
+    kd_lambda: float = 1.0
+    kd_tau: float = 1.0
+    kd_kl: str = "forward"
+    data_key: str | None = None  # batches are drawn by (seed, data_key or run_id, step)
+
+    @property
+    def data_id(self) -> str:
+        """The key of the run's data order: ablation variants share their base run's."""
+        return self.data_key or self.run_id
+
+    def __post_init__(self) -> None:
+        lam, tau = self.kd_lambda, self.kd_tau
+        if not (isinstance(lam, int | float) and 0.0 <= lam <= 1.0):
+            raise InputError(f"run {self.run_id}: kd_lambda must be in [0, 1], got {lam!r}")
+        if not (isinstance(tau, int | float) and math.isfinite(tau) and tau > 0):
+            raise InputError(f"run {self.run_id}: kd_tau must be > 0, got {tau!r}")
+        if self.kd_kl not in KD_KL:
+            raise InputError(
+                f"run {self.run_id}: kd_kl must be one of {', '.join(KD_KL)}, got {self.kd_kl!r}"
+            )
+        if self.teacher is None and any(getattr(self, k) != v for k, v in KD_DEFAULTS.items()):
+            raise InputError(f"run {self.run_id}: kd_lambda/kd_tau/kd_kl need a teacher")
+
+    def to_dict(self) -> dict:
+        """The run's fields; the App. G knobs and data_key only where they differ from the
+        defaults (so presets hash as they did before these fields existed)."""
+        d = asdict(self)
+        for k, v in _HASH_DEFAULTS.items():
+            if d[k] == v:
+                del d[k]
+        return d
 
     def model_config(self, vocab_size: int, n_ctx: int) -> ModelConfig:
         return ModelConfig(
@@ -87,7 +132,9 @@ class Preset:
         return lr
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["runs"] = [r.to_dict() for r in self.runs]
+        return d
 
     def config_hash(self) -> str:
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]

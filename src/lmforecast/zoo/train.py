@@ -2,8 +2,10 @@
 
 Objective (Busbridge et al. 2025, Eq. 4-7): L = (1 - lambda) L_NTP + lambda L_KD + lambda_Z L_Z
 with L_KD = -tau^2 sum_a softmax(z_T/tau)_a log softmax(z_S/tau)_a. Supervised runs use
-lambda = 0; distilled runs use the paper's law-fitting setting lambda = 1, tau = 1 (pure
-distillation); Z-loss lambda_Z = 1e-4 (App. I) everywhere. AdamW (beta2 0.95, weight decay 0.1
+lambda = 0; distilled runs take lambda, tau and the KL direction from their `RunSpec`
+(kd_lambda, kd_tau, kd_kl), by default the paper's law-fitting setting lambda = 1, tau = 1,
+forward KL (pure distillation; App. G ablates them, `zoo.kd_ablation`); Z-loss lambda_Z = 1e-4
+(App. I) everywhere. AdamW (beta2 0.95, weight decay 0.1
 on matrices), linear warm-up over 5% of steps then cosine decay to 10% of the peak, global-norm
 clipping 1.0.
 
@@ -81,6 +83,26 @@ def distillation_loss(student_logits, teacher_logits, tau: float = KD_TAU):
     torch = require("torch", "torch")
     t_prob = torch.softmax(teacher_logits / tau, -1)
     return -(tau**2) * (t_prob * torch.log_softmax(student_logits / tau, -1)).sum(-1).mean()
+
+
+def reverse_distillation_loss(student_logits, teacher_logits, tau: float = KD_TAU):
+    """Reverse KL (App. G.5, Table 7): tau^2 KL(p_S || p_T) = tau^2 sum_a p_S,a (log p_S,a -
+    log p_T,a) at temperature tau (p = softmax(z/tau)), averaged over positions. Unlike the
+    forward form, the student's own entropy is part of the objective (mode seeking)."""
+    torch = require("torch", "torch")
+    log_s = torch.log_softmax(student_logits / tau, -1)
+    log_t = torch.log_softmax(teacher_logits / tau, -1)
+    return (tau**2) * (log_s.exp() * (log_s - log_t)).sum(-1).mean()
+
+
+def kd_objective(spec: RunSpec, student_logits, teacher_logits, ntp):
+    """Eq. 7 without the Z-loss: (1 - lambda) L_NTP + lambda L_KD, with the run's lambda, tau
+    and KL direction. lambda = 1 (the default) is pure distillation: L_NTP gets weight 0 (the
+    same expression as before these knobs existed, so default runs are bit-identical)."""
+    lam, tau = spec.kd_lambda, spec.kd_tau
+    kd_fn = distillation_loss if spec.kd_kl == "forward" else reverse_distillation_loss
+    kd = kd_fn(student_logits, teacher_logits, tau)
+    return (1 - lam) * ntp + lam * kd
 
 
 def z_loss(logits):
@@ -196,7 +218,7 @@ def train_run(
         for g in opt.param_groups:
             g["lr"] = lr_at(step, plan.steps, preset.peak_lr(spec))
         x, y = sample_batch(
-            streams, weights, plan.batch, preset.n_ctx, bos_id, preset.seed, spec.run_id, step
+            streams, weights, plan.batch, preset.n_ctx, bos_id, preset.seed, spec.data_id, step
         )
         xb, yb = torch.from_numpy(x), torch.from_numpy(y)
         logits = model(xb)
@@ -207,8 +229,7 @@ def train_run(
         else:
             with torch.no_grad():
                 t_logits = teacher(xb).reshape(-1, logits.shape[-1])
-            kd = distillation_loss(flat, t_logits, KD_TAU)
-            loss = (1 - KD_LAMBDA) * ntp + KD_LAMBDA * kd
+            loss = kd_objective(spec, flat, t_logits, ntp)
         loss = loss + Z_LOSS * z_loss(flat)
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -33,10 +33,12 @@ def build_section(ctx: ReportContext) -> Section:
     grid, n_polish = None, 16
     if ctx.quick:  # every other value of each axis of the App. F.2 grid, fewer polishes
         grid, n_polish = {k: v[::2] for k, v in BUSBRIDGE_DISTILL_GRID.items()}, 4
-    fit = DistillationScalingLaw(grid=grid, n_polish=n_polish, bootstrap=0).fit(runs)
+    fit = DistillationScalingLaw("busbridge2025", grid=grid, n_polish=n_polish, bootstrap=0)
+    fit.fit(runs)
     err = np.abs(fit.predict(runs.N_S, runs.D_S, runs.L_T) / runs.L_S_true - 1)
     hi, lo = runs[runs.L_S > 2.3], runs[runs.L_S <= 2.3]
-    ext = DistillationScalingLaw(grid=grid, n_polish=n_polish, bootstrap=0).fit(hi)
+    ext = DistillationScalingLaw("busbridge2025", grid=grid, n_polish=n_polish, bootstrap=0)
+    ext.fit(hi)
     ext_err = np.abs(ext.predict(lo.N_S, lo.D_S, lo.L_T) / lo.L_S - 1)
     sec.pre(fit.summary())
     sec.table(
