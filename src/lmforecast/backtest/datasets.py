@@ -19,19 +19,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data.evals import PYTHIA_TOKENS_PER_STEP, PYTHIA_TOTAL_PARAMS
 from ..errors import InputError
 
-PYTHIA_PARAMS = {  # Biderman et al. 2023, Table 1 (total parameters)
-    "70m": 70_426_624,
-    "160m": 162_322_944,
-    "410m": 405_334_016,
-    "1b": 1_011_781_632,
-    "1.4b": 1_414_647_808,
-    "2.8b": 2_775_208_960,
-    "6.9b": 6_857_302_016,
-    "12b": 11_846_072_320,
-}
-TOKENS_PER_STEP = 2_097_152
+# total parameters (Pythia Table 1) and tokens per step: one source for the whole package
+PYTHIA_PARAMS = PYTHIA_TOTAL_PARAMS
+TOKENS_PER_STEP = PYTHIA_TOKENS_PER_STEP
 
 
 def pythia_lambada_runs(
