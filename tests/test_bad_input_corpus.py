@@ -54,7 +54,8 @@ def base(tmp_path_factory):
     try:
         for argv in (
             "supervised fit runs.csv --bootstrap 4 --jobs 1 --quiet --out sup.json",
-            "distill fit distill_runs.csv --bootstrap 3 --jobs 1 --quiet --out dist.json",
+            "distill fit distill_runs.csv --supervised paper --bootstrap 3 --jobs 1 --quiet "
+            "--out dist.json",
             "flp fit --runs flp_runs.csv --checkpoints flp_checkpoints.csv --task ARC "
             "--bootstrap 5 --quiet --out flp.json",
             "flpm fit --runs flp_mixture_runs.csv --checkpoints flp_mixture_checkpoints.csv "
@@ -205,13 +206,13 @@ for cid, argv in [
     ("seed-negative", "supervised fit runs.csv --seed -1"),
     ("seed-text", "supervised fit runs.csv --seed x"),
     ("jobs-zero", "supervised fit runs.csv --jobs 0"),
-    ("jobs-huge", "distill fit distill_runs.csv --jobs 100000"),
+    ("jobs-huge", "distill fit distill_runs.csv --supervised paper --jobs 100000"),
     ("bootstrap-negative", "supervised fit runs.csv --bootstrap -1"),
-    ("bootstrap-huge", "distill fit distill_runs.csv --bootstrap 10000000000"),
+    ("bootstrap-huge", "distill fit distill_runs.csv --supervised paper --bootstrap 10000000000"),
     ("ci-level-1", "supervised fit runs.csv --ci-level 1"),
-    ("ci-level-nan", "distill fit distill_runs.csv --ci-level nan"),
+    ("ci-level-nan", "distill fit distill_runs.csv --supervised paper --ci-level nan"),
     ("huber-zero", "supervised fit runs.csv --huber-delta 0"),
-    ("huber-nan", "distill fit distill_runs.csv --huber-delta nan"),
+    ("huber-nan", "distill fit distill_runs.csv --supervised paper --huber-delta nan"),
     ("form-unknown", "supervised fit runs.csv --form cubic"),
     ("level-0", "supervised predict --preset hoffmann2022 --params 1e9 --tokens 1e10 --level 0"),
     ("level-1", "supervised predict --preset hoffmann2022 --params 1e9 --tokens 1e10 --level 1"),
@@ -250,15 +251,15 @@ for cid, argv in [
     ("distill-plan-scenario", "distill plan --student-params 1e9 --flops 1e22 --scenario x"),
     ("distill-crossover-scenario", "distill crossover --student-params 1e9 --scenario nope"),
     ("distill-choose-both", "distill choose-teacher --student-params 1e9 --teachers teachers.csv"),
-    ("distill-fix-syntax", "distill fit distill_runs.csv --fix gamma"),
+    ("distill-fix-syntax", "distill fit distill_runs.csv --supervised paper --fix gamma"),
     ("distill-supervised-missing", "distill fit distill_runs.csv --supervised sub.json"),
     ("distill-supervised-is-distill", "distill fit distill_runs.csv --supervised dist.json"),
     (
         "distill-coef-is-supervised",
         "distill plan --student-params 1e9 --flops 1e22 --coefficients sup.json",
     ),  # fmt: skip
-    ("distill-fix-nan-text", "distill fit distill_runs.csv --fix c0=x"),
-    ("distill-fix-unknown", "distill fit distill_runs.csv --fix nosuch=1"),
+    ("distill-fix-nan-text", "distill fit distill_runs.csv --supervised paper --fix c0=x"),
+    ("distill-fix-unknown", "distill fit distill_runs.csv --supervised paper --fix nosuch=1"),
     ("flp-threshold-neg", "flp fit --runs flp_runs.csv --task ARC --threshold -5"),
     ("flp-threshold-nan", "flp fit --runs flp_runs.csv --task ARC --threshold nan"),
     ("flp-random-perf-inf", "flp fit --runs flp_runs.csv --task ARC --random-performance inf"),
@@ -312,7 +313,7 @@ for cid, argv in [
     ("osl-missing-refuse", "osl pca --benchmarks bench.csv --missing refuse"),
     ("osl-missing-unknown", "osl pca --benchmarks bench.csv --missing guess"),
     ("osl-gap-unknown", "osl gap --benchmarks bench.csv --without Nope --with GSM8K"),
-    ("sal-steps-zero", f"{SAL_FIT} sal_losses.jsonl --steps 0"),
+    ("sal-steps-neg", f"{SAL_FIT} sal_losses.jsonl --steps -1"),
     ("sal-steps-huge", f"{SAL_FIT} sal_losses.jsonl --steps 10000000000"),
     ("sal-lr-zero", f"{SAL_FIT} sal_losses.jsonl --lr 0"),
     ("sal-feature-dim-zero", f"{SAL_FIT} sal_losses.jsonl --feature-dim 0"),
@@ -375,7 +376,11 @@ for cid, argv in [
 # -- outputs
 for cid, argv, setup in [
     ("out-is-input-sup", "supervised fit runs.csv --out runs.csv", None),
-    ("out-is-input-distill", "distill fit distill_runs.csv --out distill_runs.csv", None),
+    (
+        "out-is-input-distill",
+        "distill fit distill_runs.csv --supervised paper --out distill_runs.csv",
+        None,
+    ),
     ("out-is-input-flp", "flp fit --runs flp_runs.csv --task ARC --out flp_runs.csv", None),
     ("out-is-input-flpm", f"{FLPM_FIT} flp_mixture_runs.csv --out flp_mixture_runs.csv", None),
     ("out-is-input-sal", f"{SAL_FIT} sal_losses.jsonl --out sal_scores.csv", None),
@@ -384,7 +389,11 @@ for cid, argv, setup in [
     ("out-proc", "supervised fit runs.csv --out /proc/lmforecast-test.json", None),
     ("out-proc-osl", "osl robustness --benchmarks bench.csv --target GSM8K --out /proc/x", None),
     ("out-no-folder", "supervised fit runs.csv --out nosuch/fit.json", None),
-    ("out-parent-is-file", "distill fit distill_runs.csv --out runs.csv/fit.json", None),
+    (
+        "out-parent-is-file",
+        "distill fit distill_runs.csv --supervised paper --out runs.csv/fit.json",
+        None,
+    ),
     ("out-is-folder", "flp fit --runs flp_runs.csv --task ARC --out sub", write("sub/x", "x")),
     ("out-empty", "supervised fit runs.csv --out ''", None),
     ("report-out-is-file", "report --out runs.csv --sections supervised", None),
@@ -404,7 +413,7 @@ for cid, argv, setup in [
 # -- tables: the same corruptions for every table-reading verb
 TABLE_VERBS = [
     ("sup", "supervised fit", "runs.csv", ""),
-    ("dis", "distill fit", "distill_runs.csv", ""),
+    ("dis", "distill fit", "distill_runs.csv", "--supervised paper"),
     ("flp", "flp fit --task ARC --runs", "flp_runs.csv", ""),
     ("flpck", FLP_FIT_CK, "flp_checkpoints.csv", ""),
     ("flpm", "flpm fit --task HumanEval --runs", "flp_mixture_runs.csv", ""),
@@ -440,13 +449,13 @@ for cid, verb, src, fn in [
     ("sup-dup", "supervised fit", "runs.csv", dup_row(4)),
     ("sup-contradict", "supervised fit", "runs.csv", dup_row(4, loss="9.9")),
     ("sup-too-few", "supervised fit", "runs.csv", lambda df: df.iloc[:3]),
-    ("dis-nan", "distill fit", "distill_runs.csv", setcell("L_S", 1, "nan")),
-    ("dis-neg", "distill fit", "distill_runs.csv", setcell("N_S", 1, "-1")),
-    ("dis-text", "distill fit", "distill_runs.csv", setcell("L_T", 1, "x")),
-    ("dis-no-col", "distill fit", "distill_runs.csv", drop_col("L_T")),
-    ("dis-dup", "distill fit", "distill_runs.csv", dup_row(2)),
-    ("dis-contradict", "distill fit", "distill_runs.csv", dup_row(2, L_S="3.3")),
-    ("dis-too-few", "distill fit", "distill_runs.csv", lambda df: df.iloc[:4]),
+    ("dis-nan", "distill fit --supervised paper", "distill_runs.csv", setcell("L_S", 1, "nan")),
+    ("dis-neg", "distill fit --supervised paper", "distill_runs.csv", setcell("N_S", 1, "-1")),
+    ("dis-text", "distill fit --supervised paper", "distill_runs.csv", setcell("L_T", 1, "x")),
+    ("dis-no-col", "distill fit --supervised paper", "distill_runs.csv", drop_col("L_T")),
+    ("dis-dup", "distill fit --supervised paper", "distill_runs.csv", dup_row(2)),
+    ("dis-contradict", "distill fit --supervised paper", "distill_runs.csv", dup_row(2, L_S="3.3")),
+    ("dis-too-few", "distill fit --supervised paper", "distill_runs.csv", lambda df: df.iloc[:4]),
     (
         "choose-neg",
         "distill choose-teacher --student-params 1e9 --student-tokens 1e10 --teachers",

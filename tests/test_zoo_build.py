@@ -136,7 +136,7 @@ def test_parallel_build_gives_the_serial_tables(mini, tmp_path, cli):
     # a bad --jobs is refused before anything is written
     bad = tmp_path / "bad"
     code, _, err = cli("zoo", "build", "--preset", "mini", "--out", bad, "--jobs", "0")
-    assert code == 2 and "--jobs 0" in err and not bad.exists()
+    assert code == 2 and "--jobs" in err and "0" in err and not bad.exists()
 
 
 class _Payload:

@@ -238,7 +238,7 @@ def rolling_origin(
     *,
     cutoffs: Sequence[float] | None = None,
     n_cutoffs: int = 4,
-    min_train: int = 1,
+    min_train: int = 8,
     level: float = 0.9,
     compute_col: str = "C",
     target_col: str = "loss",

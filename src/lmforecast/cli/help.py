@@ -57,6 +57,7 @@ OPTION_HELP = {
     "--kind": "which figure to draw",
     "--quiet": "no progress bars",
     "--level": "prediction-interval level, strictly between 0 and 1",
+    "--method": "forecasting method",
 }
 
 EXAMPLES = {

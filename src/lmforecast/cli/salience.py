@@ -21,6 +21,7 @@ from .common import (
     positive_float,
     print_json,
 )
+from .flags import MAX_STEPS, _named, int_range
 
 _MAX_LENGTH_HELP = (
     "window length in tokens (default and maximum: the model's context); longer texts are "
@@ -96,7 +97,12 @@ def register(sub) -> None:
         "300 steps, Sec. 4.1); --optimizer/--lr/--steps override it (default: default)",
     )
     f.add_argument("--lr", type=positive_float("--lr"), help="learning rate (preset: 1e-3)")
-    f.add_argument("--steps", type=int, help="alternations of Algorithm 2 (preset: 300)")
+    f.add_argument(
+        "--steps",
+        # 0 is legal here (the initial weights, a baseline), unlike other verbs' --steps
+        type=_named(int_range(0, MAX_STEPS), "--steps"),
+        help="alternations of Algorithm 2 (preset: 300; 0 evaluates the initial weights)",
+    )
     f.add_argument(
         "--optimizer", choices=["adam", "sgd"], help="theta's optimiser (preset default: adam)"
     )

@@ -69,9 +69,7 @@ class Section:
         """Embed a matplotlib figure (closed afterwards)."""
         self.blocks.append(figure_html(fig, caption))
 
-    def table(
-        self, df, caption: str = "", float_format: str = "{:.4g}", na_rep: str = "—"
-    ) -> None:
+    def table(self, df, caption: str = "", float_format: str = "{:.4g}", na_rep: str = "—") -> None:
         """A table; say what an empty cell means with `na_rep` (e.g. "not reached")."""
         from .html import table_html
 

@@ -61,9 +61,11 @@ def build_section(ctx: ReportContext) -> Section:
         rows += [{"scenario": name, "N_S": n, "crossover_flops": c} for n, c in zip(NS, cross)]
     table = pd.DataFrame(rows).pivot(index="N_S", columns="scenario", values="crossover_flops")
     shown = table.astype(object).map(
-        lambda c: "not reached by 1e28"
-        if c != c
-        else ("<= 1e18 (search floor)" if c <= 1e18 * (1 + 1e-9) else f"{c:.4g}")
+        lambda c: (
+            "not reached by 1e28"
+            if c != c
+            else ("<= 1e18 (search floor)" if c <= 1e18 * (1 + 1e-9) else f"{c:.4g}")
+        )
     )
     sec.table(
         shown.reset_index(),
