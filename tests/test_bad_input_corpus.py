@@ -813,6 +813,12 @@ case("backtest-cutoff-leaves-none", "backtest runs.csv --form chinchilla --cutof
 case("backtest-cutoff-nan", "backtest runs.csv --form chinchilla --cutoffs x")
 case("backtest-one-level", "backtest one.csv --form chinchilla",
      write("one.csv", "N,D,loss\n1e8,2e9,3.1\n1e8,2e9,3.0\n"))  # fmt: skip
+case("distill-ratios-neg-loss", "distill ratios --student-params 1e9 --target-loss -2")
+case("distill-ratios-bad-scenario",
+     "distill ratios --student-params 1e9 --target-loss 2.4 --scenario nosuch")  # fmt: skip
+case("distill-ratios-level", "distill ratios --student-params 1e9 --target-loss 2.4 --level 0")
+case("distill-ratios-missing-coefficients",
+     "distill ratios --student-params 1e9 --target-loss 2.4 --coefficients nosuch.json")  # fmt: skip
 case("examples-list-bad-flag", "examples list --nosuch")
 case("examples-copy-clash", "examples copy ex", write("ex/flp/runs.csv", "mine\n"))
 
