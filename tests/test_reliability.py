@@ -41,7 +41,8 @@ def fits(tmp_path_factory):
     e = str(EX)
     for argv in (
         f"supervised fit {d}/runs.csv --bootstrap 4 --jobs 1 --quiet --out {d}/sup.json",
-        f"distill fit {d}/distill_runs.csv --bootstrap 3 --jobs 1 --quiet --out {d}/dist.json",
+        f"distill fit {d}/distill_runs.csv --supervised paper --bootstrap 3 --jobs 1 --quiet "
+        f"--out {d}/dist.json",
         f"flp fit --runs {e}/flp/runs.csv --checkpoints {e}/flp/checkpoints.csv --task ARC "
         f"--bootstrap 5 --quiet --out {d}/flp.json",
         f"flpm fit --runs {e}/flp/mixture_runs.csv --checkpoints {e}/flp/mixture_checkpoints.csv "
