@@ -817,8 +817,10 @@ case("distill-ratios-neg-loss", "distill ratios --student-params 1e9 --target-lo
 case("distill-ratios-bad-scenario",
      "distill ratios --student-params 1e9 --target-loss 2.4 --scenario nosuch")  # fmt: skip
 case("distill-ratios-level", "distill ratios --student-params 1e9 --target-loss 2.4 --level 0")
-case("distill-ratios-missing-coefficients",
-     "distill ratios --student-params 1e9 --target-loss 2.4 --coefficients nosuch.json")  # fmt: skip
+case(
+    "distill-ratios-missing-coefficients",
+    "distill ratios --student-params 1e9 --target-loss 2.4 --coefficients nosuch.json",
+)
 case("examples-list-bad-flag", "examples list --nosuch")
 case("examples-copy-clash", "examples copy ex", write("ex/flp/runs.csv", "mine\n"))
 

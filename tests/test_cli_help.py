@@ -52,3 +52,22 @@ def test_every_help_example_runs_as_written(tmp_path):
                 ["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True
             )
             assert r.returncode == 0, f"{name}: {line}\n{r.stderr[-2000:]}"
+
+
+def test_runs_tables_are_named_runs_everywhere_old_positional_still_works(cli, tmp_path):
+    # one spelling for a runs table across methods (issue 14): --runs; the old positional is a
+    # hidden alias for one release; giving both, or neither, is a one-line error
+    from lmforecast.examples import path
+
+    runs = path("supervised/runs.csv")
+    for name in ("supervised fit", "distill fit", "backtest", "flp fit", "flpm fit"):
+        assert "--runs" in VERBS[name].format_help(), name
+    assert "RUNS" not in VERBS["supervised fit"].format_usage()
+    base = ["supervised", "fit", "--no-intervals", "--json"]
+    code_a, out_a, _ = cli(*base, "--runs", runs)
+    code_b, out_b, _ = cli(*base, runs)
+    assert code_a == code_b == 0 and out_a == out_b
+    code, _, err = cli(*base)
+    assert code == 2 and "--runs" in err and err.count("\n") == 1
+    code, _, err = cli(*base, "--runs", runs, tmp_path / "other.csv")
+    assert code == 2 and "given twice" in err

@@ -7,7 +7,15 @@ import tempfile
 from pathlib import Path
 
 from ..errors import InputError
-from .common import add_level_flag, add_output_flags, atomic_write_text, check_writable, print_json
+from .common import (
+    add_level_flag,
+    add_output_flags,
+    add_runs_flag,
+    atomic_write_text,
+    check_writable,
+    print_json,
+    require_runs,
+)
 
 METHODS = ("supervised",)
 SUPERVISED_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain", "average")
@@ -21,7 +29,7 @@ def register(sub) -> None:
         "it, and report relative error, interval coverage and width against the extrapolation "
         "ratio (forecast compute / largest fitted compute), beside naive baselines.",
     )
-    p.add_argument("runs", help="CSV/Parquet/JSONL of runs (N, D or C, loss)")
+    add_runs_flag(p, "CSV/Parquet/JSONL of runs (N, D or C, loss)")
     p.add_argument("--method", choices=METHODS, default="supervised")
     p.add_argument("--form", choices=SUPERVISED_FORMS, default="chinchilla-gamma")
     p.add_argument("--cutoffs", help="comma-separated compute cutoffs, e.g. 1e19,1e20")
@@ -64,7 +72,7 @@ def load_runs(args):
     from ..data.io import read_table
     from ..supervised import runs_from_frame
 
-    df = read_table(args.runs)
+    df = read_table(require_runs(args))
     data = runs_from_frame(
         df, n_col=args.n_col, d_col=args.d_col, c_col=args.compute_col, loss_col=args.loss_col
     )

@@ -241,3 +241,32 @@ def add_level_flag(p: argparse.ArgumentParser, default: float = 0.9) -> None:
         help=f"prediction-interval level, strictly between 0 and 1 (default {default:g}); "
         'the JSON output carries it as "interval": [lo, hi]',
     )
+
+
+class _OldSpelling(argparse.Action):
+    """A hidden positional kept for one release as an alias of a named input flag."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values is None:
+            return
+        current = getattr(namespace, "runs", None)
+        if current is not None and current != values:
+            parser.error(f"the runs table is given twice ({current} and {values}); use --runs once")
+        namespace.runs = values
+
+
+def add_runs_flag(p: argparse.ArgumentParser, help: str) -> None:
+    """``--runs TABLE``, the one spelling of a runs table across methods (flp, flpm, supervised,
+    distill, backtest). The old positional ``RUNS`` still works, hidden, for one release."""
+    p.add_argument("--runs", metavar="TABLE", default=None, help=help + " (required)")
+    p.add_argument("runs_old", nargs="?", metavar="RUNS", action=_OldSpelling, default=None,
+                   help=argparse.SUPPRESS)  # fmt: skip
+
+
+def require_runs(args: argparse.Namespace) -> str:
+    """The runs table named by ``--runs`` (or the old positional); one-line error if missing."""
+    path = getattr(args, "runs", None)
+    if path is None:
+        raise InputError("--runs TABLE is required (a CSV/TSV/Parquet/JSONL table of runs)")
+    args.runs = path
+    return path

@@ -11,10 +11,12 @@ from ..errors import InputError
 from .common import (
     add_level_flag,
     add_output_flags,
+    add_runs_flag,
     atomic_write_text,
     check_writable,
     positive_float,
     print_json,
+    require_runs,
 )
 
 _COEF_HELP = "busbridge2025 (Table 6, default) or a fit saved by `distill fit --out`"
@@ -38,9 +40,7 @@ def register(sub) -> None:
     pr.set_defaults(handler=_predict)
 
     f = verbs.add_parser("fit", help="fit Eq. 8 to distillation runs (N_S, D_S, L_T, L_S)")
-    f.add_argument(
-        "runs", help="CSV/Parquet/JSONL with student params, tokens, teacher and student losses"
-    )
+    add_runs_flag(f, "CSV/Parquet/JSONL with student params, tokens, teacher and student losses")
     f.add_argument(
         "--supervised",
         default=None,
@@ -244,7 +244,7 @@ def _fit(args) -> int:
         raise InputError(f"--boot-polish must be >= 0, got {args.boot_polish}")
     if not 0 < args.ci_level < 1:
         raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
-    df = read_table(args.runs)
+    df = read_table(require_runs(args))
     model = DistillationScalingLaw(
         supervised=args.supervised,
         huber_delta=args.huber_delta,

@@ -62,8 +62,8 @@ OPTION_HELP = {
 
 EXAMPLES = {
     "supervised fit": [
-        "lmforecast supervised fit supervised/runs.csv --out fit.json",
-        "lmforecast supervised fit supervised/runs.csv --form chinchilla --json",
+        "lmforecast supervised fit --runs supervised/runs.csv --out fit.json",
+        "lmforecast supervised fit --runs supervised/runs.csv --form chinchilla --json",
     ],
     "supervised allocate": [
         "lmforecast supervised allocate --fit fit.json --flops 1e22 --json",
@@ -77,7 +77,8 @@ EXAMPLES = {
         "--teacher-params 7e9 --teacher-tokens 1.4e11 --json",
     ],
     "distill fit": [
-        "lmforecast distill fit distill/distill_runs.csv --supervised paper --out distill_fit.json",
+        "lmforecast distill fit --runs distill/distill_runs.csv --supervised paper "
+        "--out distill_fit.json",
     ],
     "distill plan": [
         "lmforecast distill plan --student-params 1e9 --flops 1e22 "
@@ -171,7 +172,8 @@ EXAMPLES = {
         "lmforecast report --out report --sections supervised,osl",
     ],
     "backtest": [
-        "lmforecast backtest supervised/runs.csv --form chinchilla --n-cutoffs 3 --out bt.csv",
+        "lmforecast backtest --runs supervised/runs.csv --form chinchilla --n-cutoffs 3 "
+        "--out bt.csv",
     ],
     "evals import": [
         "lmforecast evals import evals --models evals/models.csv --out my_evals.csv",

@@ -11,10 +11,12 @@ from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
 from .common import (
     add_level_flag,
     add_output_flags,
+    add_runs_flag,
     atomic_write_text,
     check_writable,
     positive_float,
     print_json,
+    require_runs,
 )
 
 
@@ -24,7 +26,7 @@ def register(sub) -> None:
     verbs.required = True
 
     f = verbs.add_parser("fit", help="fit a law to a table of training runs")
-    f.add_argument("runs", help="CSV/Parquet/JSONL with parameters, tokens (or FLOPs) and loss")
+    add_runs_flag(f, "CSV/Parquet/JSONL with parameters, tokens (or FLOPs) and loss")
     f.add_argument("--form", choices=FORMS, default="chinchilla-gamma")
     f.add_argument("--huber-delta", type=positive_float("--huber-delta"), default=1e-3)
     f.add_argument("--loss", choices=["huber", "squared"], default="huber")
@@ -92,7 +94,7 @@ def _fit(args: argparse.Namespace) -> int:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if not 0 < args.ci_level < 1:
         raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
-    df = read_table(args.runs)
+    df = read_table(require_runs(args))
     if args.n_cutoffs < 1:
         raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
     model = SupervisedScalingLaw(
