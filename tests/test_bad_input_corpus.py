@@ -821,6 +821,15 @@ case(
     "distill-ratios-missing-coefficients",
     "distill ratios --student-params 1e9 --target-loss 2.4 --coefficients nosuch.json",
 )
+for cid, path, value in [
+    ("sup-intervals-pairs-dict", "meta.intervals.pairs.weight", {}),
+    ("sup-intervals-pairs-nested", "meta.intervals.pairs.noise.0", [1, 2]),
+    ("sup-intervals-pairs-missing", "meta.intervals.pairs.log_ratio", DELETE),
+    ("sup-intervals-max-compute", "meta.intervals.max_compute", "x"),
+    ("sup-intervals-list", "meta.intervals", [1]),
+]:
+    case(cid, "supervised predict --params 1e9 --tokens 2e10 --fit bad.json",
+         edit_json("sup.json", "bad.json", setpath(path, value)))  # fmt: skip
 case("examples-list-bad-flag", "examples list --nosuch")
 case("examples-copy-clash", "examples copy ex", write("ex/flp/runs.csv", "mine\n"))
 
