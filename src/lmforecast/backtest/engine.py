@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..parallel import map_tasks
 
 RATIO_BINS = (1.0, 3.0, 10.0, 100.0, np.inf)
 
@@ -242,9 +243,12 @@ def rolling_origin(
     level: float = 0.9,
     compute_col: str = "C",
     target_col: str = "loss",
+    scheduler=None,
 ) -> BacktestResult:
     """Backtest every adapter: for each cutoff, fit on runs with compute <= cutoff and forecast
-    every run above it. `cutoffs=None` picks `n_cutoffs` by `choose_cutoffs`."""
+    every run above it. `cutoffs=None` picks `n_cutoffs` by `choose_cutoffs`. `scheduler`
+    (docs/scaling-out.md) runs the (cutoff, adapter) fits on Dask; the default runs them here,
+    in order; the table is the same either way."""
     if not 0.0 < level < 1.0:
         raise InputError(f"--level must be strictly between 0 and 1, got {level}")
     if isinstance(adapters, Adapter) or hasattr(adapters, "fit"):
@@ -259,38 +263,11 @@ def rolling_origin(
         cuts = choose_cutoffs(C, n_cutoffs, min_train)
     else:
         cuts = check_cutoffs(C, cutoffs)
-    frames = []
-    for cut in cuts:
-        tr, te = C <= cut, C > cut
-        train, test = df[tr], df[te]
-        cmax = float(C[tr].max())
-        for ad in adapters:
-            fitted = ad.fit(train)
-            pred = np.asarray(fitted.predict(test), float).ravel()
-            iv = fitted.interval(test, level)
-            lo, hi = (np.full(pred.shape, np.nan),) * 2 if iv is None else map(np.ravel, iv)
-            lo, hi = np.asarray(lo, float), np.asarray(hi, float)
-            truth = y[te]
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "method": ad.name,
-                        "cutoff": float(cut),
-                        "n_train": int(tr.sum()),
-                        "row": np.flatnonzero(te).astype(int),
-                        "compute": C[te],
-                        "ratio": C[te] / cmax,
-                        "truth": truth,
-                        "forecast": pred,
-                        "rel_error": pred / truth - 1.0,
-                        "log_error": np.log(truth) - np.log(pred),
-                        "lower": lo,
-                        "upper": hi,
-                        "covered": (lo <= truth) & (truth <= hi),
-                        "rel_halfwidth": (hi - lo) / (2.0 * pred),
-                    }
-                )
-            )
+    shared = {"df": df, "C": C, "y": y, "cuts": list(cuts), "adapters": adapters, "level": level}
+    payloads = [(i, j) for i in range(len(cuts)) for j in range(len(adapters))]
+    frames = map_tasks(
+        _backtest_task, payloads, shared=shared, scheduler=scheduler, desc="backtest"
+    )
     forecasts = pd.concat(frames, ignore_index=True)
     return BacktestResult(
         forecasts=forecasts,
@@ -299,4 +276,39 @@ def rolling_origin(
         methods=[a.name for a in adapters],
         compute_col=compute_col,
         target_col=target_col,
+    )
+
+
+def _backtest_task(payload, shared) -> pd.DataFrame:
+    """One (cutoff, adapter) of `rolling_origin`: fit below the cutoff, forecast above it
+    (a module-level function of plain data, so it can run on a Dask worker)."""
+    i, j = payload
+    df, C, y = shared["df"], shared["C"], shared["y"]
+    cut, ad, level = shared["cuts"][i], shared["adapters"][j], shared["level"]
+    tr, te = C <= cut, C > cut
+    train, test = df[tr], df[te]
+    cmax = float(C[tr].max())
+    fitted = ad.fit(train)
+    pred = np.asarray(fitted.predict(test), float).ravel()
+    iv = fitted.interval(test, level)
+    lo, hi = (np.full(pred.shape, np.nan),) * 2 if iv is None else map(np.ravel, iv)
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    truth = y[te]
+    return pd.DataFrame(
+        {
+            "method": ad.name,
+            "cutoff": float(cut),
+            "n_train": int(tr.sum()),
+            "row": np.flatnonzero(te).astype(int),
+            "compute": C[te],
+            "ratio": C[te] / cmax,
+            "truth": truth,
+            "forecast": pred,
+            "rel_error": pred / truth - 1.0,
+            "log_error": np.log(truth) - np.log(pred),
+            "lower": lo,
+            "upper": hi,
+            "covered": (lo <= truth) & (truth <= hi),
+            "rel_halfwidth": (hi - lo) / (2.0 * pred),
+        }
     )
