@@ -50,7 +50,7 @@ def main() -> None:
         grid = {k: np.asarray(v)[::2] for k, v in grid.items()}
     n_grid = int(np.prod([len(v) for v in grid.values()]))
     runs = simulate_distillation_runs(seed=0)
-    m = DistillationScalingLaw(grid=grid, n_polish=8, n_jobs=1).fit(runs)
+    m = DistillationScalingLaw("busbridge2025", grid=grid, n_polish=8, n_jobs=1).fit(runs)
     res, law = m.result_, m.result_.law_
     X = m._inputs(m.data_["N_S"], m.data_["D_S"], m.data_["L_T"])
     y = m.data_["L_S"].to_numpy()
