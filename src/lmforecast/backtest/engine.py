@@ -9,7 +9,6 @@ low. The extrapolation ratio of a forecast is its compute over the largest fitte
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,10 +168,9 @@ class BacktestResult:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=True)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        from ..fitting.result import dump_json
+
+        return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
 
     @classmethod
     def from_dict(cls, d: Mapping) -> BacktestResult:

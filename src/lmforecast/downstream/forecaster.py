@@ -342,10 +342,9 @@ class DownstreamForecaster:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=1, allow_nan=True)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        from ..fitting.result import dump_json
+
+        return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
 
     @classmethod
     def from_dict(cls, d: dict) -> DownstreamForecaster:
