@@ -18,14 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from joblib import Parallel, delayed
 from scipy.stats import norm
 
-from ..fitting.bootstrap import resample_indices
-from ..fitting.engine import Objective, polish_many
-from ..fitting.losses import Loss
+from ..fitting.bootstrap import attach_bootstrap, bootstrap_thetas
 from ..fitting.result import FitResult
-from ..fitting.threads import single_blas_thread
 from ..laws.distillation import BUSBRIDGE_DISTILL_GRID, DistillationLaw
 from .fitting import score_product_grid
 
@@ -70,26 +66,6 @@ def bootstrap_grid(law: DistillationLaw, which, fixed_grid: Mapping[str, np.ndar
     return g
 
 
-def _refit_chunk(law, X, y, warm, grid, n_polish, loss, bounds, seeds, maxiter):
-    n = y.size
-    out = []
-    with single_blas_thread():
-        for ss in seeds:
-            idx = resample_indices(ss, n)
-            Xi = {k: v[idx] for k, v in X.items()}
-            t = law.target_of(y[idx])
-            starts = np.atleast_2d(warm)
-            if n_polish:
-                g, sc = score_product_grid(law, Xi, t, loss, grid)
-                best = np.argsort(sc)[:n_polish]
-                starts = np.vstack([starts, g[best[np.isfinite(sc[best])]]])
-            obj = Objective(law, Xi, t, loss)
-            th, f, _ = polish_many(obj, starts, bounds, maxiter)
-            i = int(np.argmin(f))
-            out.append((th[i], float(f[i]), i >= len(np.atleast_2d(warm))))
-    return out
-
-
 def multistart_bootstrap(
     law: DistillationLaw,
     X: Mapping[str, np.ndarray],
@@ -106,47 +82,31 @@ def multistart_bootstrap(
     n_warm: int = 2,
     maxiter: int = 2000,
     progress: bool = False,
+    scheduler=None,
 ) -> FitResult:
     """Percentile bootstrap (Table 6: resample runs, refit, percentile intervals) with each
     resample multi-started from its own best `n_polish` grid starts plus the `n_warm` best
     distinct full-data optima. Fills `ci`, `ci_level`, `bootstrap` (fit-space thetas) and
-    `meta["bootstrap"]` (mode, grid size, how often a resample's winner came from the grid)."""
-    X = {k: np.asarray(X[k], float) for k in law.inputs}
-    y = np.asarray(y, float)
-    loss = Loss.from_dict(result.loss)
-    bnds = list(bounds) if bounds is not None else law.bounds
-    warm = np.array(([result.theta] + result.warm_starts)[: max(1, n_warm)], float)
-    children = np.random.SeedSequence(seed).spawn(n_boot)
-    n_chunks = max(1, min(n_boot, 64))
-    chunks = [c for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
-    args = [
-        (law, X, y, warm, grid, n_polish, loss, bnds, [children[i] for i in c], maxiter)
-        for c in chunks
-    ]
-    if progress:
-        from tqdm.auto import tqdm
+    `meta["bootstrap"]` (mode, grid size, how often a resample's winner came from the grid).
 
-        args = tqdm(args, desc="bootstrap (multi-start)", unit="chunk")
-    if n_jobs == 1:
-        parts = [_refit_chunk(*a) for a in args]
-    else:
-        parts = Parallel(n_jobs=n_jobs)(delayed(_refit_chunk)(*a) for a in args)
-    rows = [r for part in parts for r in part]
-    thetas = np.array([r[0] for r in rows])
-    from_grid = int(sum(r[2] for r in rows))
-    nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, th)] for th in thetas])
-    a = (1 - level) / 2
-    lo, hi = np.quantile(nat, [a, 1 - a], axis=0)
-    result.ci = {k: [float(u), float(v)] for k, u, v in zip(law.natural_names, lo, hi)}
-    result.ci_level = float(level)
-    result.bootstrap = thetas.tolist()
-    result.bootstrap_seed = int(seed)
+    One task per resample through `fitting.bootstrap.bootstrap_thetas`, so `scheduler`
+    (``local:N``, ``tcp://HOST:PORT``, a ``parallel.scheduler`` block or
+    ``LMFORECAST_SCHEDULER``) runs them on Dask with the same thetas as the serial run.
+    """
+    bnds = list(bounds) if bounds is not None else law.bounds
+    n_warm = min(max(1, n_warm), 1 + len(result.warm_starts))
+    thetas, from_grid = bootstrap_thetas(
+        law, X, y, result, n_boot=n_boot, seed=seed, n_jobs=n_jobs, bounds=bnds,
+        progress=progress, n_starts=n_warm, n_polish=n_polish, grid=grid,
+        grid_scorer=score_product_grid if n_polish else None, scheduler=scheduler,
+        maxiter=maxiter, desc="bootstrap (multi-start)" if n_polish else None,
+    )  # fmt: skip
+    attach_bootstrap(law, result, thetas, level=level, seed=seed, n_polish=n_polish)
     n_grid = int(np.prod([np.size(grid[p.name]) for p in law.parameters])) if n_polish else 0
-    result.meta["bootstrap_n_polish"] = int(n_polish)
     result.meta["bootstrap"] = {
         "mode": "multi-start" if n_polish else "warm-start",
         "n_polish": int(n_polish),
-        "n_warm": int(len(warm)),
+        "n_warm": int(n_warm),
         "grid_starts": n_grid,
         "winner_from_grid": from_grid,
     }

@@ -36,19 +36,45 @@ def resample_indices(seed, n: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, n)
 
 
-def multistart_refit(law, X, y, warm, grid, n_polish, loss, bounds=None, maxiter: int = 2000):
-    """Refit on (X, y): score every `grid` start, polish the `n_polish` best plus `warm`."""
-    obj = Objective(law, X, law.target_of(y), loss)
-    scores = obj.batch(grid)
+def multistart_refit(
+    law, X, y, warm, grid, n_polish, loss, bounds=None, maxiter: int = 2000, grid_scorer=None
+):
+    """Refit on (X, y): score every `grid` start, polish the `n_polish` best plus `warm`.
+
+    `grid` is an (S, P) array of fit-space starts scored with `Objective.batch`, or whatever
+    `grid_scorer(law, X, target, loss, grid) -> (starts (S, P), scores (S,))` takes (e.g. the
+    axes of a product grid that a law scores faster, `distill.fitting.score_product_grid`).
+    Returns (theta, objective); `multistart_refit_detail` also says whether a grid start won.
+    """
+    th, f, _ = multistart_refit_detail(
+        law, X, y, warm, grid, n_polish, loss, bounds, maxiter, grid_scorer
+    )
+    return th, f
+
+
+def multistart_refit_detail(
+    law, X, y, warm, grid, n_polish, loss, bounds=None, maxiter: int = 2000, grid_scorer=None
+):
+    """`multistart_refit`, plus whether the winner came from the grid (not a warm start)."""
+    t = law.target_of(y)
+    obj = Objective(law, X, t, loss)
+    if grid_scorer is None:
+        g, scores = grid, obj.batch(grid)
+    else:
+        g, scores = grid_scorer(law, X, t, loss, grid)
     best = np.argsort(scores)[:n_polish]
-    starts = np.vstack([np.atleast_2d(warm), grid[best]])
+    best = best[np.isfinite(scores[best])]
+    warm = np.atleast_2d(warm)
+    starts = np.vstack([warm, g[best]])
     bnds = list(bounds) if bounds is not None else law.bounds
     thetas, objs, _ = polish_many(obj, starts, bnds, maxiter=maxiter)
     i = int(np.argmin(objs))
-    return thetas[i], float(objs[i])
+    return thetas[i], float(objs[i]), i >= len(warm)
 
 
-def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, maxiter=2000):
+def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, maxiter=2000,
+               grid_scorer=None):  # fmt: skip
+    """Refit each resample of `seeds`: rows (theta, objective, winner came from the grid)."""
     n = y.size
     out = []
     with single_blas_thread():
@@ -56,14 +82,15 @@ def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, ma
             idx = resample_indices(ss, n)
             Xi = {k: v[idx] for k, v in X.items()}
             if n_polish:
-                th, _ = multistart_refit(
-                    law, Xi, y[idx], starts, grid, n_polish, loss, bounds, maxiter
+                th, f, from_grid = multistart_refit_detail(
+                    law, Xi, y[idx], starts, grid, n_polish, loss, bounds, maxiter, grid_scorer
                 )
             else:
-                th, _ = refit_from(
+                th, f = refit_from(
                     law, Xi, y[idx], starts, loss=loss, bounds=bounds, maxiter=maxiter
                 )
-            out.append(th)
+                from_grid = False
+            out.append((np.asarray(th, float), float(f), bool(from_grid)))
     return out
 
 
@@ -74,11 +101,11 @@ def _resample_chunk(payload, shared):
         np.random.SeedSequence(shared["entropy"], spawn_key=(*shared["spawn_key"], int(i)))
         for i in payload
     ]
-    out = _run_chunk(
+    return _run_chunk(
         shared["law"], shared["X"], shared["y"], shared["starts"], Loss.from_dict(shared["loss"]),
         shared["bounds"], seeds, shared["grid"], shared["n_polish"], shared.get("maxiter", 2000),
+        shared.get("grid_scorer"),
     )  # fmt: skip
-    return np.array(out)
 
 
 def bootstrap_fit(
@@ -96,6 +123,7 @@ def bootstrap_fit(
     n_starts: int = 1,
     n_polish: int = 0,
     grid=None,
+    grid_scorer=None,
     scheduler=None,
     maxiter: int = 2000,
 ) -> FitResult:
@@ -103,30 +131,63 @@ def bootstrap_fit(
 
     ``n_polish > 0`` multi-starts every resample (re-scores `grid`, default the law's own grid,
     and polishes its ``n_polish`` best starts plus the warm starts); 0 warm-starts only.
+    `grid_scorer` (a module-level function, see `multistart_refit`) scores `grid` in the law's
+    own faster way; `grid` is then passed to it as given.
     `scheduler` (docs/scaling-out.md): None follows ``lmforecast.parallel.scheduler`` blocks and
     ``LMFORECAST_SCHEDULER``, else joblib with `n_jobs`; ``"local:N"`` / ``"tcp://HOST:PORT"``
     run the resamples on Dask. The thetas do not depend on the backend or the worker count.
     `maxiter` caps L-BFGS-B iterations per polish.
     """
+    thetas, _ = bootstrap_thetas(
+        law, X, y, result, n_boot=n_boot, seed=seed, n_jobs=n_jobs, bounds=bounds,
+        progress=progress, n_starts=n_starts, n_polish=n_polish, grid=grid,
+        grid_scorer=grid_scorer, scheduler=scheduler, maxiter=maxiter,
+    )  # fmt: skip
+    return attach_bootstrap(law, result, thetas, level=level, seed=seed, n_polish=n_polish)
+
+
+def bootstrap_thetas(
+    law: Law,
+    X: Mapping[str, np.ndarray],
+    y: np.ndarray,
+    result: FitResult,
+    *,
+    n_boot: int,
+    seed: int = 0,
+    n_jobs: int = -1,
+    bounds=None,
+    progress: bool = False,
+    n_starts: int = 1,
+    n_polish: int = 0,
+    grid=None,
+    grid_scorer=None,
+    scheduler=None,
+    maxiter: int = 2000,
+    desc: str | None = None,
+) -> tuple[np.ndarray, int]:
+    """The resampled fit-space thetas (n_boot, P) of `bootstrap_fit`, and how many resamples
+    were won by a grid start rather than a warm start (0 for warm-only resamples)."""
     X = {k: np.asarray(X[k], float) for k in law.inputs}
     y = np.asarray(y, float)
     loss = Loss.from_dict(result.loss)
     starts = np.array(([result.theta] + result.warm_starts)[: max(1, n_starts)], float)
-    if n_polish:
+    if not n_polish:
+        grid = None
+    elif grid_scorer is None:
         g = grid_to_array(law, grid if grid is not None else law.default_grid())
         grid = clip_to_bounds(law, g, bounds)
-    else:
-        grid = None
+    elif grid is None:
+        grid = law.default_grid()
     root = np.random.SeedSequence(seed)  # resample i uses root's child i (its spawn key)
-    # tasks of <= 8 warm resamples (~0.1 s each), or of one multi-start resample (~10 s): a
-    # cluster of up to n_boot workers stays busy; the chunking never changes the thetas
+    # tasks of <= 8 warm resamples (~0.1 s each), or of one multi-start resample (~0.3-10 s):
+    # a cluster of up to n_boot workers stays busy; the chunking never changes the thetas
     per_task = 1 if n_polish else 8
     n_chunks = max(1, min(n_boot, 64), -(-n_boot // per_task))
     chunks = [c.tolist() for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
     shared = {
         "law": law, "X": X, "y": y, "starts": starts, "loss": loss.to_dict(), "bounds": bounds,
         "grid": grid, "n_polish": n_polish, "entropy": root.entropy, "spawn_key": root.spawn_key,
-        "maxiter": maxiter,
+        "maxiter": maxiter, "grid_scorer": grid_scorer,
     }  # fmt: skip
     parts = map_tasks(
         _resample_chunk,
@@ -134,12 +195,20 @@ def bootstrap_fit(
         shared=shared,
         scheduler=scheduler,
         n_jobs=n_jobs,
-        desc=f"bootstrap {law.name}",
+        desc=desc or f"bootstrap {law.name}",
         progress=progress,
         unit="resample",
         sizes=[len(c) for c in chunks],
     )
-    thetas = np.array([th for part in parts for th in part])
+    rows = [r for part in parts for r in part]
+    thetas = np.array([r[0] for r in rows])
+    return thetas, int(sum(r[2] for r in rows))
+
+
+def attach_bootstrap(
+    law: Law, result: FitResult, thetas: np.ndarray, *, level: float, seed: int, n_polish: int
+) -> FitResult:
+    """Fill `result`'s percentile intervals (`ci`, `ci_level`) and `bootstrap` from thetas."""
     a = (1 - level) / 2
     nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, th)] for th in thetas])
     lo, hi = np.quantile(nat, [a, 1 - a], axis=0)
