@@ -182,3 +182,26 @@ def test_ratio_intervals_over_parameter_draws(cli):
     code, _, err = cli("distill", "ratios", "--student-params", 5e8, "--target-loss", 2.3,
                        "--draws", 1)  # fmt: skip
     assert code == 2 and "--draws" in err
+
+
+def test_crossover_interval_over_parameter_draws(cli):
+    from lmforecast.distill.planning import crossover_compute, crossover_interval
+
+    m = DistillationScalingLaw.from_preset()
+    N = [1e9, 3e9]
+    point = crossover_compute(m, N, "best-case", n_grid=13, bisections=8)
+    lo, hi = crossover_interval(m, N, "best-case", 0.9, max_draws=8, n_grid=13, bisections=8)
+    assert lo.shape == (2,) and np.all(lo < point) and np.all(point < hi)
+    # draws equal to the point estimate collapse the interval onto the point crossover
+    m.result_.bootstrap = [list(m.result_.theta)] * 4
+    lo1, hi1 = crossover_interval(m, N, "best-case", 0.9, n_grid=13, bisections=8)
+    assert np.allclose(lo1, point) and np.allclose(hi1, point)
+    # a draw that never crosses within the range counts as beyond it (inf), not as missing
+    lo2, hi2 = crossover_interval(m, [1e9], "best-case", 0.9, c_range=(1e18, 1e19),
+                                  n_grid=5, bisections=4)  # fmt: skip
+    assert np.isinf(lo2[0]) and np.isinf(hi2[0])
+    code, out, _ = cli("distill", "crossover", "--student-params", 1e9, "--draws", 4, "--json")
+    got = json.loads(out)
+    assert code == 0 and len(got["interval"]) == 2 and got["level"] == 0.9
+    lo_c, hi_c = (float(v) for v in got["interval"])
+    assert lo_c <= got["crossover_flops"] <= hi_c

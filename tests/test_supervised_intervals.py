@@ -65,6 +65,36 @@ def test_extrapolation_slope_is_the_weighted_quantile_of_needed_slopes():
     assert iv.bias_slope({**pairs, "log_error": (0.01 * r).tolist()}) == pytest.approx(0.01)
 
 
+def test_distance_counts_model_size_and_data_beyond_the_fitted_runs():
+    cal = {"max_compute": 6e20, "max_N": 4e8, "max_D": 2.5e11}
+    # (a) more compute; (b) less compute but 7x the largest N; (c) inside on every axis
+    C = np.array([6e21, 6e20 * 0.5, 1e20])
+    N = np.array([4e8, 2.8e9, 1e8])
+    D = np.array([2.5e12, 1.8e10, 1e11])
+    r = iv.distance(C, cal, N, D)
+    assert r == pytest.approx([np.log(10.0), np.log(7.0), 0.0])
+    # without stored maxima (old fits, presets) or without N, D: compute alone
+    assert iv.distance(C, {"max_compute": 6e20}, N, D) == pytest.approx([np.log(10), 0, 0])
+    assert iv.distance(C, cal) == pytest.approx([np.log(10), 0, 0])
+
+
+def test_backtest_pairs_measure_distance_from_each_cutoffs_fitted_runs():
+    runs = pd.DataFrame({"N": [1e8, 2e8, 1e9, 1e9], "D": [1e10, 4e10, 1e9, 1e11]})
+    C = 6 * runs["N"].to_numpy() * runs["D"].to_numpy()  # 6e18, 4.8e19, 6e18, 6e20
+    # cutoff 4.8e19 fits rows 0-2 (N_max 1e9, D_max 4e10, C_max 4.8e19) and forecasts row 3
+    f = pd.DataFrame({"cutoff": [4.8e19], "row": [3], "ratio": [6e20 / 4.8e19],
+                      "forecast": [2.0], "lower": [1.9], "log_error": [0.01], "n_train": [3]})
+    pairs = iv.pairs_from_backtest(f, iv.ONE_SIGMA, runs, C)
+    assert pairs["log_ratio"] == pytest.approx([np.log(12.5)])  # compute beats D (2.5x)
+    runs2 = runs.assign(D=[1e10, 4e10, 1e9, 4.8e11])  # row 3: D 12x D_max, C 12x C_max
+    C2 = 6 * runs2["N"].to_numpy() * runs2["D"].to_numpy()
+    f2 = f.assign(cutoff=[4.8e19], ratio=[C2[3] / 4.8e19])
+    assert iv.pairs_from_backtest(f2, iv.ONE_SIGMA, runs2, C2)["log_ratio"] == pytest.approx(
+        [np.log(60.0)]
+    )
+    assert iv.pairs_from_backtest(f, iv.ONE_SIGMA)["log_ratio"] == pytest.approx([np.log(12.5)])
+
+
 @pytest.fixture(scope="module")
 def fitted():
     rng = np.random.default_rng(3)
@@ -91,6 +121,14 @@ def test_default_fit_has_calibrated_intervals_that_widen_with_extrapolation(fitt
     lo80, hi80 = fitted.predict_interval(N, 20 * N, level=0.8)
     assert np.all(np.log(hi80 / lo80) < width)
     assert "Forecast intervals" in fitted.summary()
+    # a model 5x the largest fitted one, on little data (compute inside the fitted range): an
+    # extrapolation in N, so wider than a fitted-size model at the same compute
+    cal_n = cal["max_N"]
+    assert cal_n == pytest.approx(8e8) and cal["max_D"] == pytest.approx(8e8 * 120)
+    Cin = 0.5 * cal["max_compute"]
+    lo_b, hi_b = fitted.predict_interval(5 * cal_n, Cin / (6 * 5 * cal_n))
+    lo_s, hi_s = fitted.predict_interval(cal_n, Cin / (6 * cal_n))
+    assert np.log(hi_b / lo_b) > np.log(hi_s / lo_s) * 1.2
 
 
 @pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from ..data.io import read_table
 from ..data.validate import check_teachers
@@ -151,6 +152,15 @@ def register(sub) -> None:
     _student_flags(co)
     co.add_argument("--scenario", default="best-case")
     co.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    co.add_argument(
+        "--draws",
+        type=int,
+        default=20,
+        metavar="K",
+        help="confidence interval of the crossover over the first K parameter draws (each "
+        "re-runs the search; 0 = point value only; default 20)",
+    )
+    add_level_flag(co)
     add_output_flags(co)
     co.set_defaults(handler=_crossover)
 
@@ -368,23 +378,46 @@ def _choose(args) -> int:
 
 
 def _crossover(args) -> int:
-    from ..distill.planning import crossover_compute, get_scenario
+    from ..distill.planning import crossover_compute, crossover_interval, get_scenario
 
+    if args.draws < 0 or args.draws == 1:
+        raise InputError(f"--draws must be 0 or >= 2, got {args.draws}")
     scenario = get_scenario(args.scenario)
     m = _model(args.coefficients)
     c = float(crossover_compute(m, args.student_params, scenario)[0])
+    iv = None
+    if args.draws and m.has_intervals():
+        lo, hi = crossover_interval(m, args.student_params, scenario, args.level, args.draws)
+        iv = [float(lo[0]), float(hi[0])]
+    basis = _CROSS_BASIS.format(k=args.draws)
     if args.json:
-        print_json({"crossover_flops": c, "scenario": scenario.name})
-    elif c != c:
+        out = {"crossover_flops": c, "scenario": scenario.name}
+        if iv is not None:
+            out.update(interval=[v if math.isfinite(v) else "inf" for v in iv],
+                       level=args.level, interval_basis=basis)  # fmt: skip
+        print_json(out)
+        return 0
+    if c != c:
         print(f"{scenario.name}: distillation beats supervised over the whole range 1e18-1e28")
     else:
         print(f"{scenario.name}: supervised beats distillation beyond C = {c:.3g} FLOPs")
+    if iv is not None:
+        hi = f"{iv[1]:.3g}" if math.isfinite(iv[1]) else "beyond 1e28"
+        lo = f"{iv[0]:.3g}" if math.isfinite(iv[0]) else "beyond 1e28"
+        print(f"{100 * args.level:g}% interval: {lo} .. {hi} FLOPs ({basis})")
+    elif args.draws:
+        print("no interval: the coefficients carry no parameter draws (fit saved with "
+              "--bootstrap 0)")  # fmt: skip
     return 0
 
 
-def _ratios(args) -> int:
-    import math
+_CROSS_BASIS = (
+    "confidence interval over the first {k} parameter draws of the distillation law; supervised "
+    "law at its point estimate; no model-form error"
+)
 
+
+def _ratios(args) -> int:
     import pandas as pd
 
     from ..distill.planning import (

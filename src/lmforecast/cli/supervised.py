@@ -141,6 +141,8 @@ def _interval_terms(res) -> dict | None:
     m, k, lam = iv.interval_terms(cal, 0.9)
     return {
         "max_compute": cal["max_compute"],
+        "max_N": cal.get("max_N"),
+        "max_D": cal.get("max_D"),
         "noise": cal.get("noise", 0.0),
         "bias_slope": m,
         "base_scale_90": lam,

@@ -573,6 +573,9 @@ def check_supervised_meta(d: Mapping, where: str) -> None:
         cal = c.obj(cal, "meta.intervals")
         c.num(c.get(cal, "max_compute", "meta.intervals"), "meta.intervals.max_compute",
               lo=0.0, lo_open=True)  # fmt: skip
+        for k in ("max_N", "max_D"):
+            if cal.get(k) is not None:
+                c.num(cal[k], f"meta.intervals.{k}", lo=0.0, lo_open=True)
         c.num(cal.get("noise", 0.0), "meta.intervals.noise", lo=0.0)
         c.num(cal.get("bias_slope", 0.0), "meta.intervals.bias_slope")
         c.num(cal.get("k_fixed", 0.0), "meta.intervals.k_fixed", lo=0.0)

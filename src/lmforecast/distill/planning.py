@@ -365,6 +365,43 @@ def crossover_compute(
     return out
 
 
+def crossover_interval(
+    model: DistillationScalingLaw,
+    N_S,
+    scenario: str | Scenario = "best-case",
+    level: float = 0.9,
+    max_draws: int = 20,
+    c_range: tuple[float, float] = (1e18, 1e28),
+    **kw,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence interval of `crossover_compute` over the distillation law's parameter draws
+    (`model.parameter_draws()`, the first `max_draws`; each draw re-runs the search). The
+    supervised law is held at its point estimate, as in every distillation interval. A draw
+    whose distillation wins over the whole range counts as beyond it: an upper end of inf
+    means more than (1 - level)/2 of the draws never cross by c_range[1]. Returns (lo, hi)."""
+    import copy
+
+    from ..laws import get_law
+
+    if not 0 < level < 1:
+        raise InputError(f"level must be strictly between 0 and 1, got {level}")
+    if int(max_draws) < 2:
+        raise InputError(f"max_draws must be >= 2, got {max_draws}")
+    law = get_law("busbridge-distillation")
+    draws = model.parameter_draws()[: int(max_draws)]
+    beyond = np.log(c_range[1]) + 1.0  # stands for "not reached": above every real crossover
+    vals = []
+    for th in draws:
+        m = copy.copy(model)
+        m.params_ = law.to_natural(th)
+        c = crossover_compute(m, N_S, scenario, c_range=c_range, **kw)
+        vals.append(np.where(np.isnan(c), beyond, np.log(c)))
+    a = (1 - level) / 2
+    lo, hi = np.quantile(np.stack(vals), [a, 1 - a], axis=0, method="inverted_cdf")
+    lo, hi = (np.where(v >= beyond, np.inf, np.exp(v)) for v in (lo, hi))
+    return lo, hi
+
+
 def choose_teacher(
     model: DistillationScalingLaw,
     teachers: pd.DataFrame,

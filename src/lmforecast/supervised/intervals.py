@@ -3,15 +3,18 @@
 A forecast's log-space interval at compute C is
 
     [log L_hat(x) - z s - max(0, -m r),  log L_hat(x) + z s + max(0, m r)],
-    s = sqrt(lambda^2 (s_boot(x)^2 + s_noise^2) + (k r)^2),   r = max(0, ln(C / C_max))
+    s = sqrt(lambda^2 (s_boot(x)^2 + s_noise^2) + (k r)^2),
+    r = max(0, ln(C / C_max), ln(N / N_max), ln(D / D_max))
 
 - s_boot(x): spread of the forecast over multi-start bootstrap refits (half the 16-84 percentile
   range of the resampled log forecasts): what the data cannot pin down about the parameters;
 - s_noise: the fit's robust residual scale (a new run scatters around the law);
 - m r and k r: the systematic drift (it widens the side it points to, so the point forecast
   always lies inside its interval) and the extra scatter of forecasts that grow with the distance
-  in log compute from the largest fitted run C_max, i.e. what the form gets wrong when it
-  extrapolates. m and k are calibrated on the user's OWN runs by a rolling-origin backtest
+  r beyond the fitted runs, i.e. what the form gets wrong when it extrapolates. r is the largest
+  log excess over the fitted range along compute, model size or data: a 2.8B checkpoint with
+  less compute than the largest fitted run is still an extrapolation in N (fits saved before
+  N_max / D_max were stored, and presets, measure compute alone). m and k are calibrated on the user's OWN runs by a rolling-origin backtest
   (`lmforecast.backtest`): fit below a compute cutoff, forecast above, for several cutoffs.
   m is the weighted median of e_i / r_i (e_i = log truth - log forecast); k is the smallest
   value for which the interval above (with each backtest fit's own s_noise and delta-method
@@ -45,20 +48,44 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
     return float(v[o][min(i, v.size - 1)])
 
 
-def pairs_from_backtest(forecasts, level_used: float) -> dict:
+def distance(compute, cal: Mapping, N=None, D=None) -> np.ndarray:
+    """r = max(0, ln(C / C_max), ln(N / N_max), ln(D / D_max)): how far a forecast lies beyond
+    the fitted runs in log units. The N and D terms count only where `cal` stores ``max_N`` /
+    ``max_D`` (and N, D are given)."""
+    r = np.log(np.asarray(compute, float) / float(cal["max_compute"]))
+    for key, v in (("max_N", N), ("max_D", D)):
+        if v is not None and cal.get(key):
+            r = np.maximum(r, np.log(np.asarray(v, float) / float(cal[key])))
+    return np.maximum(0.0, r)
+
+
+def pairs_from_backtest(forecasts, level_used: float, runs=None, compute=None) -> dict:
     """Calibration pairs from a backtest of a point adapter whose interval is noise-only
-    (lower = forecast * exp(-z s_noise)): log error, log ratio, s_noise and cutoff weight."""
+    (lower = forecast * exp(-z s_noise)): log error, distance r, s_noise and cutoff weight.
+
+    With the backtested `runs` (columns N, D; `compute` their compute) r counts model size and
+    data beyond each cutoff's fitted runs as `distance` does; without them, compute alone."""
     f = forecasts
     z = float(norm.ppf(0.5 + level_used / 2))
     noise = np.log(f["forecast"].to_numpy(float) / f["lower"].to_numpy(float)) / z
     cut = f["cutoff"].to_numpy(float)
+    log_ratio = np.log(f["ratio"].to_numpy(float))
+    if runs is not None:
+        N, D = runs["N"].to_numpy(float), runs["D"].to_numpy(float)
+        rows = f["row"].to_numpy(int)
+        for c in np.unique(cut):
+            tr, sel = compute <= c, cut == c
+            cal = {"max_compute": 1.0, "max_N": N[tr].max(), "max_D": D[tr].max()}
+            log_ratio[sel] = np.maximum(
+                log_ratio[sel], distance(np.ones(sel.sum()), cal, N[rows[sel]], D[rows[sel]])
+            )
     counts = {c: int(np.sum(cut == c)) for c in np.unique(cut)}
     # each cutoff weighs in proportion to the runs it fits (the closer to the final fit's data,
     # the more it says about the final fit's errors), shared equally by its forecasts
     w = f["n_train"].to_numpy(float) / np.array([counts[c] for c in cut])
     return {
         "log_error": [float(v) for v in f["log_error"].to_numpy(float)],
-        "log_ratio": [float(v) for v in np.log(f["ratio"].to_numpy(float))],
+        "log_ratio": [float(v) for v in log_ratio],
         "noise": [float(v) for v in noise],
         "weight": [float(v) for v in w / w.sum()],
         "cutoff": [float(v) for v in cut],
@@ -130,15 +157,18 @@ def log_interval(
     compute: np.ndarray,
     cal: Mapping,
     level: float,
+    N=None,
+    D=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) in target (log) space from the point, bootstrap and calibration terms."""
+    """(lower, upper) in target (log) space from the point, bootstrap and calibration terms
+    (r = `distance(compute, cal, N, D)`)."""
     z = float(norm.ppf(0.5 + level / 2))
     if t_boot is not None and len(t_boot):
         q16, q84 = np.nanquantile(t_boot, [0.158655, 0.841345], axis=0)
         s_boot = 0.5 * (q84 - q16)
     else:
         s_boot = np.zeros_like(t_point)
-    r = np.maximum(0.0, np.log(np.asarray(compute, float) / float(cal["max_compute"])))
+    r = distance(compute, cal, N, D)
     m, k, lam = interval_terms(cal, level)
     s = np.sqrt(lam**2 * (s_boot**2 + float(cal.get("noise", 0.0)) ** 2) + (k * r) ** 2)
     return t_point - z * s - np.maximum(0.0, -m * r), t_point + z * s + np.maximum(0.0, m * r)

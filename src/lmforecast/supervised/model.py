@@ -205,7 +205,7 @@ class SupervisedScalingLaw:
     def _calibrate(self, form: str, data: pd.DataFrame, res: FitResult, bt=None) -> dict:
         cal = {
             "method": "rolling-origin backtest on the fitted runs (docs/trust.md)",
-            "max_compute": float(np.max(6.0 * data["N"].to_numpy(float) * data["D"])),
+            **_fitted_range(data),
             "noise": float(res.residual_scale),
         }
         try:
@@ -217,7 +217,7 @@ class SupervisedScalingLaw:
             )
             cal.update(bias_slope=0.0, pairs=None, cutoffs=[])
             return cal
-        pairs = iv.pairs_from_backtest(bt.forecasts, iv.ONE_SIGMA)
+        pairs = _pairs(bt, data)
         cal.update(bias_slope=iv.bias_slope(pairs), pairs=pairs, cutoffs=list(bt.cutoffs))
         return cal
 
@@ -227,7 +227,7 @@ class SupervisedScalingLaw:
         for f in BASE_FORMS:
             comps[f] = self._fit_form(f, data, n_boot)
             bts[f] = self._backtest(f, data)
-        pair = {f: iv.pairs_from_backtest(bts[f].forecasts, iv.ONE_SIGMA) for f in BASE_FORMS}
+        pair = {f: _pairs(bts[f], data) for f in BASE_FORMS}
         wrow = np.asarray(pair[BASE_FORMS[0]]["weight"], float)
         mse = {f: float(np.sum(wrow * np.asarray(pair[f]["log_error"]) ** 2)) for f in BASE_FORMS}
         inv = {f: 1.0 / max(v, 1e-300) for f, v in mse.items()}
@@ -252,7 +252,7 @@ class SupervisedScalingLaw:
         if self.intervals:
             res.meta["intervals"] = {
                 "method": "rolling-origin backtest of the weighted average (docs/trust.md)",
-                "max_compute": float(np.max(6.0 * data["N"].to_numpy(float) * data["D"])),
+                **_fitted_range(data),
                 "noise": float(sum(weights[f] * comps[f].residual_scale for f in BASE_FORMS)),
                 "bias_slope": iv.bias_slope(pairs),
                 "pairs": pairs,
@@ -373,7 +373,8 @@ class SupervisedScalingLaw:
                 return self.result_.predict_interval(level=level, kind="prediction", N=N, D=D)
             raise ValueError("this fit has no intervals: fit with intervals=True")
         t, tb, C, shape = self._targets(N, D)
-        lo, hi = iv.log_interval(t, tb, C, cal, level)
+        Nf, Df = (np.broadcast_to(np.asarray(v, float), shape).ravel() for v in (N, D))
+        lo, hi = iv.log_interval(t, tb, C, cal, level, N=Nf, D=Df)
         return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
 
     def allocate(
@@ -417,8 +418,11 @@ class SupervisedScalingLaw:
             s += (
                 f"\nForecast intervals: {lam:.3g} x (bootstrap + run scatter "
                 f"{cal.get('noise', 0.0):.4g}) + extrapolation drift {m:+.4g} and scatter "
-                f"{k:.4g} (90%) per unit ln(C/C_max), C_max = {cal['max_compute']:.4g}"
+                f"{k:.4g} (90%) per unit of r = max ln(C/C_max), ln(N/N_max), ln(D/D_max), "
+                f"C_max = {cal['max_compute']:.4g}"
             )
+            if cal.get("max_N"):
+                s += f", N_max = {cal['max_N']:.4g}, D_max = {cal['max_D']:.4g}"
             if cal.get("pairs"):
                 s += f" (calibrated by backtest at {len(cal['cutoffs'])} cutoffs)"
         src = self.result_.meta.get("source")
@@ -429,6 +433,24 @@ class SupervisedScalingLaw:
         """a = beta/(alpha+beta) (N* ~ C^a) and b = alpha/(alpha+beta) (D* ~ C^b)."""
         al, be = self.params_["alpha"], self.params_["beta"]
         return {"a": be / (al + be), "b": al / (al + be)}
+
+
+def _fitted_range(data: pd.DataFrame) -> dict:
+    """The fitted runs' largest compute (6ND), model size and data: where extrapolation starts."""
+    N, D = data["N"].to_numpy(float), data["D"].to_numpy(float)
+    return {
+        "max_compute": float(np.max(6.0 * N * D)),
+        "max_N": float(N.max()),
+        "max_D": float(D.max()),
+    }
+
+
+def _pairs(bt, data: pd.DataFrame) -> dict:
+    """Calibration pairs of a calibration backtest, distance counted in C, N and D."""
+    from ..backtest.engine import compute_of
+
+    runs = data.reset_index(drop=True)
+    return iv.pairs_from_backtest(bt.forecasts, iv.ONE_SIGMA, runs, compute_of(runs))
 
 
 def calibration_min_train(n_runs: int) -> int:
