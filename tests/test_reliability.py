@@ -200,6 +200,25 @@ def test_supervised_duplicate_message_is_plain_and_says_how_to_fix(cli, tmp_path
     assert "differ in 'N', 'D'" in err
 
 
+def test_distill_duplicate_message_names_the_files_rows_when_supervised_rows_are_mixed(
+    cli, tmp_path
+):
+    # rows 1 and 3 are supervised (empty L_T); the repeated distillation run is rows 2 and 5
+    df = pd.DataFrame({
+        "N_S": [1e8, 1e8, 2e8, 3e8, 1e8], "D_S": [1e9, 1e9, 1e9, 1e9, 1e9],
+        "L_T": [None, 2.5, None, 2.5, 2.5], "L_S": [3.0, 2.9, 2.8, 2.7, 2.95],
+    })  # fmt: skip
+    df.to_csv(tmp_path / "r.csv", index=False)
+    code, _, err = cli("distill", "fit", "--runs", tmp_path / "r.csv")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "row 5 duplicates row 2" in err and "L_S=2.95 here, 2.9 in row 2" in err
+    df.loc[2, "N_S"] = 1e8  # now supervised rows 1 and 3 repeat each other
+    df.loc[4, "L_T"] = 2.6  # and row 5 is a distinct distillation run
+    df.to_csv(tmp_path / "r.csv", index=False)
+    code, _, err = cli("distill", "fit", "--runs", tmp_path / "r.csv")
+    assert code == 2 and "row 3 duplicates row 1" in err
+
+
 # ---- the CLI door -------------------------------------------------------------------------------
 def test_internal_error_is_one_line_exit_1_and_debug_shows_traceback(cli, monkeypatch, capsys):
     import lmforecast.cli.supervised as sup

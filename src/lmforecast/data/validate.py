@@ -74,11 +74,14 @@ def check_no_duplicates(
     *,
     values: Sequence[str] = (),
     hint: str | None = None,
+    row_numbers: Sequence[int] | None = None,
 ) -> None:
     """Refuse two rows with the same key `cols` (one run listed twice).
 
     With `values`, the message says whether the second row repeats the first exactly or
     contradicts it (same key, different measured values). `hint` says how to make rows distinct.
+    `row_numbers`: the 1-based row numbers of `df`'s rows in the user's table, when `df` is a
+    subset of it (default: positions in `df`).
     """
     cols = list(cols)
     missing = [c for c in cols + list(values) if c not in df.columns]
@@ -91,6 +94,7 @@ def check_no_duplicates(
     i = int(np.argmax(dup))
     same = (key == key.iloc[i]) | (key.isna() & key.iloc[i].isna())
     first = int(np.argmax(same.all(axis=1).to_numpy()))
+    num = (lambda j: j + 1) if row_numbers is None else (lambda j: int(row_numbers[j]))
     keys = ", ".join(f"{c}={fmt_value(df[c].iloc[i])}" for c in cols)
     detail = ""
     diff = [c for c in values if not _same_value(df[c].iloc[i], df[c].iloc[first])]
@@ -98,13 +102,13 @@ def check_no_duplicates(
         c = diff[0]
         detail = (
             f" but contradicts it: {c}={fmt_value(df[c].iloc[i])} here, "
-            f"{fmt_value(df[c].iloc[first])} in row {first + 1}"
+            f"{fmt_value(df[c].iloc[first])} in row {num(first)}"
         )
     fix = hint or (
         f"rows are distinct runs only if they differ in {', '.join(repr(c) for c in cols)}; "
         "remove the repeated row"
     )
-    raise InputError(f"{what}: row {i + 1} duplicates row {first + 1} ({keys}){detail}; {fix}")
+    raise InputError(f"{what}: row {num(i)} duplicates row {num(first)} ({keys}){detail}; {fix}")
 
 
 def _same_value(a, b) -> bool:

@@ -172,6 +172,7 @@ def distill_runs_from_frame(
         values=["L_S"],
         hint="a distillation run is one (student size, student tokens, teacher loss); "
         "remove the repeated row",
+        row_numbers=np.flatnonzero(~sup) + 1,
     )
     if not supervised_rows:
         return out
@@ -184,6 +185,7 @@ def distill_runs_from_frame(
         values=["loss"],
         hint="a supervised run (empty L_T) is one (student size, student tokens); "
         "remove the repeated row",
+        row_numbers=np.flatnonzero(sup) + 1,
     )
     return dist, sup_runs
 
