@@ -342,3 +342,25 @@ def test_distillation_multistart_bootstrap_runs_on_the_cluster_bit_for_bit(clust
     assert on_dask.bootstrap == serial.bootstrap and on_dask.ci == serial.ci
     assert on_dask.meta["bootstrap"] == serial.meta["bootstrap"]
     assert on_dask.meta["bootstrap"]["mode"] == "multi-start"
+
+
+@pytest.mark.slow
+def test_distill_fit_cli_with_the_global_scheduler_flag_equals_the_serial_fit(
+    cluster, cli, tmp_path
+):
+    from distributed import get_task_stream
+
+    from lmforecast.distill.simulate import simulate_distillation_runs
+
+    runs = tmp_path / "runs.csv"
+    simulate_distillation_runs(n_runs=60, seed=2).to_csv(runs, index=False)
+    args = ["distill", "fit", "--runs", runs, "--supervised", "paper", "--bootstrap", "4"]
+    code, _, err = cli(*args, "--out", tmp_path / "serial.json", "--jobs", "1")
+    assert code == 0, err
+    with get_task_stream(client=cluster.client) as ts:
+        code, _, err = cli("--scheduler", cluster.client.scheduler.address, *args,
+                           "--out", tmp_path / "dask.json")  # fmt: skip
+    assert code == 0, err
+    assert sum("bootstrap--multi-start" in str(t["key"]) for t in ts.data) == 4
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("serial.json", "dask.json"))
+    assert a["bootstrap"] == b["bootstrap"] and a["ci"] == b["ci"] and len(a["bootstrap"]) == 4
