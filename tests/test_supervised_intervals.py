@@ -78,21 +78,21 @@ def test_distance_counts_model_size_and_data_beyond_the_fitted_runs():
     assert iv.distance(C, cal) == pytest.approx([np.log(10), 0, 0])
 
 
-def test_backtest_pairs_measure_distance_from_each_cutoffs_fitted_runs():
-    runs = pd.DataFrame({"N": [1e8, 2e8, 1e9, 1e9], "D": [1e10, 4e10, 1e9, 1e11]})
-    C = 6 * runs["N"].to_numpy() * runs["D"].to_numpy()  # 6e18, 4.8e19, 6e18, 6e20
-    # cutoff 4.8e19 fits rows 0-2 (N_max 1e9, D_max 4e10, C_max 4.8e19) and forecasts row 3
-    f = pd.DataFrame({"cutoff": [4.8e19], "row": [3], "ratio": [6e20 / 4.8e19],
-                      "forecast": [2.0], "lower": [1.9], "log_error": [0.01], "n_train": [3]})
-    pairs = iv.pairs_from_backtest(f, iv.ONE_SIGMA, runs, C)
-    assert pairs["log_ratio"] == pytest.approx([np.log(12.5)])  # compute beats D (2.5x)
-    runs2 = runs.assign(D=[1e10, 4e10, 1e9, 4.8e11])  # row 3: D 12x D_max, C 12x C_max
-    C2 = 6 * runs2["N"].to_numpy() * runs2["D"].to_numpy()
-    f2 = f.assign(cutoff=[4.8e19], ratio=[C2[3] / 4.8e19])
-    assert iv.pairs_from_backtest(f2, iv.ONE_SIGMA, runs2, C2)["log_ratio"] == pytest.approx(
-        [np.log(60.0)]
-    )
-    assert iv.pairs_from_backtest(f, iv.ONE_SIGMA)["log_ratio"] == pytest.approx([np.log(12.5)])
+def test_counting_model_size_only_ever_widens_an_interval():
+    rng = np.random.default_rng(0)
+    pairs = {"log_error": rng.normal(0, 0.05, 30).tolist(),
+             "log_ratio": rng.uniform(0.1, 3, 30).tolist(), "noise": [0.01] * 30,
+             "weight": [1 / 30] * 30}  # fmt: skip
+    old = {"max_compute": 1e21, "noise": 0.01, "bias_slope": 0.01, "pairs": pairs}
+    new = dict(old, max_N=1e9, max_D=2e11)
+    N = np.geomspace(1e8, 1e10, 9)
+    D = np.full(9, 5e10)
+    C, t = 6 * N * D, np.zeros(9)
+    lo0, hi0 = iv.log_interval(t, None, C, old, 0.9, N=N, D=D)
+    lo1, hi1 = iv.log_interval(t, None, C, new, 0.9, N=N, D=D)
+    assert np.all(lo1 <= lo0) and np.all(hi1 >= hi0)
+    wider = (hi1 - lo1) > (hi0 - lo0) + 1e-12
+    assert np.array_equal(wider, (N > 1e9) & (C < 1e21 * N / 1e9))  # where r_N > r_C only
 
 
 @pytest.fixture(scope="module")

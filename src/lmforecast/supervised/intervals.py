@@ -14,8 +14,10 @@ A forecast's log-space interval at compute C is
   r beyond the fitted runs, i.e. what the form gets wrong when it extrapolates. r is the largest
   log excess over the fitted range along compute, model size or data: a 2.8B checkpoint with
   less compute than the largest fitted run is still an extrapolation in N (fits saved before
-  N_max / D_max were stored, and presets, measure compute alone). m and k are calibrated on the user's OWN runs by a rolling-origin backtest
-  (`lmforecast.backtest`): fit below a compute cutoff, forecast above, for several cutoffs.
+  N_max / D_max were stored, and presets, measure compute alone). m and k are calibrated on
+  the user's OWN runs by a rolling-origin backtest (`lmforecast.backtest`): fit below a compute
+  cutoff, forecast above, for several cutoffs, per unit of the compute distance ln(C / C_max)
+  that backtest measures. Counting N and D as well therefore only ever widens an interval.
   m is the weighted median of e_i / r_i (e_i = log truth - log forecast); k is the smallest
   value for which the interval above (with each backtest fit's own s_noise and delta-method
   parameter spread in place of s_noise and s_boot) covers a fraction
@@ -59,26 +61,17 @@ def distance(compute, cal: Mapping, N=None, D=None) -> np.ndarray:
     return np.maximum(0.0, r)
 
 
-def pairs_from_backtest(forecasts, level_used: float, runs=None, compute=None) -> dict:
+def pairs_from_backtest(forecasts, level_used: float) -> dict:
     """Calibration pairs from a backtest of a point adapter whose interval is noise-only
-    (lower = forecast * exp(-z s_noise)): log error, distance r, s_noise and cutoff weight.
-
-    With the backtested `runs` (columns N, D; `compute` their compute) r counts model size and
-    data beyond each cutoff's fitted runs as `distance` does; without them, compute alone."""
+    (lower = forecast * exp(-z s_noise)): log error, log compute ratio, s_noise and cutoff
+    weight. The backtest cuts in compute, so its errors are calibrated against the compute
+    distance ln(C / C_max); `distance` extends r to N and D only at forecast time (docs/trust.md
+    says why: it can widen an interval, never narrow it)."""
     f = forecasts
     z = float(norm.ppf(0.5 + level_used / 2))
     noise = np.log(f["forecast"].to_numpy(float) / f["lower"].to_numpy(float)) / z
     cut = f["cutoff"].to_numpy(float)
     log_ratio = np.log(f["ratio"].to_numpy(float))
-    if runs is not None:
-        N, D = runs["N"].to_numpy(float), runs["D"].to_numpy(float)
-        rows = f["row"].to_numpy(int)
-        for c in np.unique(cut):
-            tr, sel = compute <= c, cut == c
-            cal = {"max_compute": 1.0, "max_N": N[tr].max(), "max_D": D[tr].max()}
-            log_ratio[sel] = np.maximum(
-                log_ratio[sel], distance(np.ones(sel.sum()), cal, N[rows[sel]], D[rows[sel]])
-            )
     counts = {c: int(np.sum(cut == c)) for c in np.unique(cut)}
     # each cutoff weighs in proportion to the runs it fits (the closer to the final fit's data,
     # the more it says about the final fit's errors), shared equally by its forecasts

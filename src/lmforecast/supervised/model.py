@@ -217,7 +217,7 @@ class SupervisedScalingLaw:
             )
             cal.update(bias_slope=0.0, pairs=None, cutoffs=[])
             return cal
-        pairs = _pairs(bt, data)
+        pairs = iv.pairs_from_backtest(bt.forecasts, iv.ONE_SIGMA)
         cal.update(bias_slope=iv.bias_slope(pairs), pairs=pairs, cutoffs=list(bt.cutoffs))
         return cal
 
@@ -227,7 +227,7 @@ class SupervisedScalingLaw:
         for f in BASE_FORMS:
             comps[f] = self._fit_form(f, data, n_boot)
             bts[f] = self._backtest(f, data)
-        pair = {f: _pairs(bts[f], data) for f in BASE_FORMS}
+        pair = {f: iv.pairs_from_backtest(bts[f].forecasts, iv.ONE_SIGMA) for f in BASE_FORMS}
         wrow = np.asarray(pair[BASE_FORMS[0]]["weight"], float)
         mse = {f: float(np.sum(wrow * np.asarray(pair[f]["log_error"]) ** 2)) for f in BASE_FORMS}
         inv = {f: 1.0 / max(v, 1e-300) for f, v in mse.items()}
@@ -443,14 +443,6 @@ def _fitted_range(data: pd.DataFrame) -> dict:
         "max_N": float(N.max()),
         "max_D": float(D.max()),
     }
-
-
-def _pairs(bt, data: pd.DataFrame) -> dict:
-    """Calibration pairs of a calibration backtest, distance counted in C, N and D."""
-    from ..backtest.engine import compute_of
-
-    runs = data.reset_index(drop=True)
-    return iv.pairs_from_backtest(bt.forecasts, iv.ONE_SIGMA, runs, compute_of(runs))
 
 
 def calibration_min_train(n_runs: int) -> int:
