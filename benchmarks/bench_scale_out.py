@@ -105,8 +105,10 @@ def main() -> None:
     print(f"CPU: serial {per:.3f} s a resample, cluster workers {cpu_dask / args.boot:.3f} s a "
           f"resample; the workers ran {100 * cpu_dask / (args.workers * t_dask):.0f}% of the "
           f"wall time (load average {load:.1f} on {os.cpu_count()} cores)")  # fmt: skip
-    print(f"resamples won by a grid start: {dask.meta['bootstrap']['winner_from_grid']} of "
-          f"{args.boot}; beta' 90% interval {dask.ci[BETA]}")
+    print(
+        f"resamples won by a grid start: {dask.meta['bootstrap']['winner_from_grid']} of "
+        f"{args.boot}; beta' 90% interval {dask.ci[BETA]}"
+    )
     over = max(t_noop - t_noop_serial, 0.0) / args.tasks
     print(f"per-task overhead: {1e3 * over:.2f} ms ({args.tasks} trivial tasks in "
           f"{t_noop:.2f} s on the cluster, {t_noop_serial:.4f} s serial); one-task round trip "
@@ -115,8 +117,10 @@ def main() -> None:
     for machines, cores in [(1, 16), (4, 16), (16, 16), (64, 16)]:
         w = machines * cores
         t = 4096 * per / (w * eff)
-        print(f"projected 4,096 resamples on {machines:>2} x {cores} cores: {t / 60:8.1f} min "
-              f"(4,096 x {per:.2f} CPU s / {w} workers / parallel efficiency {eff:.2f})")
+        print(
+            f"projected 4,096 resamples on {machines:>2} x {cores} cores: {t / 60:8.1f} min "
+            f"(4,096 x {per:.2f} CPU s / {w} workers / parallel efficiency {eff:.2f})"
+        )
     if not same:
         raise SystemExit("cluster and serial thetas differ")
 
