@@ -153,6 +153,16 @@ def test_presets_have_intervals():
     lo1, hi1 = b.predict_interval(1e9, 2e10)
     lo2, hi2 = b.predict_interval(1e11, 2e12)
     assert np.log(hi1 / lo1) < np.log(hi2 / lo2)
+    # a 63B model on 10B tokens (3.8e21 FLOPs, inside the paper's compute) is still 5x beyond
+    # its largest model (12.6B, Sec. 4.1): wider than a 12.6B model at the same compute
+    lo3, hi3 = b.predict_interval(6.3e10, 1e10)
+    lo4, hi4 = b.predict_interval(1.26e10, 5e10)
+    w3, w4 = np.log(hi3 / lo3), np.log(hi4 / lo4)
+    cal = dict(b.result_.meta["intervals"])
+    cal.pop("max_N")
+    t, tb, C, _ = b._targets(6.3e10, 1e10)
+    lo0, hi0 = iv.log_interval(t, tb, C, cal, 0.9, N=np.array([6.3e10]), D=np.array([1e10]))
+    assert w3 > float(hi0[0] - lo0[0]) + 1e-3 and w3 > w4  # the N term, not the point, widens it
 
 
 @pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)

@@ -14,10 +14,11 @@ A forecast's log-space interval at compute C is
   r beyond the fitted runs, i.e. what the form gets wrong when it extrapolates. r is the largest
   log excess over the fitted range along compute, model size or data: a 2.8B checkpoint with
   less compute than the largest fitted run is still an extrapolation in N (fits saved before
-  N_max / D_max were stored, and presets, measure compute alone). m and k are calibrated on
-  the user's OWN runs by a rolling-origin backtest (`lmforecast.backtest`): fit below a compute
-  cutoff, forecast above, for several cutoffs, per unit of the compute distance ln(C / C_max)
-  that backtest measures. Counting N and D as well therefore only ever widens an interval.
+  N_max / D_max were stored measure compute alone; presets, compute and N). m and k are
+  calibrated on the user's OWN runs by a rolling-origin backtest (`lmforecast.backtest`): fit
+  below a compute cutoff, forecast above, for several cutoffs, per unit of the compute distance
+  ln(C / C_max) that backtest measures. Counting N and D as well therefore only ever widens
+  an interval.
   m is the weighted median of e_i / r_i (e_i = log truth - log forecast); k is the smallest
   value for which the interval above (with each backtest fit's own s_noise and delta-method
   parameter spread in place of s_noise and s_boot) covers a fraction
