@@ -286,6 +286,7 @@ for cid, argv in [
     ("flpm-predict-flops-count", "flpm predict --fit flpm.json --flops-per-source 1e20"),
     ("flpm-predict-flops-text", "flpm predict --fit flpm.json --flops-per-source a,b"),
     ("flpm-optimize-ratios", "flpm optimize-mixture --fit flpm.json --flops 1e21 --ratios x"),
+    ("flpm-optimize-level", "flpm optimize-mixture --fit flpm.json --flops 1e21 --level 0"),
     (
         "flpm-single-ratio-tol",
         "flpm single-distribution --runs flp_mixture_runs.csv "

@@ -134,9 +134,14 @@ def test_flpm_predict_and_optimize_contract(cli, flpm_fit_file):
     )
     assert code == 0, err
     d = json.loads(out)
-    assert set(d) == {"best_ratio", "performance", "curve"}
+    assert set(d) == {"best_ratio", "performance", "curve", "at_scan_edge", "interval",
+                      "best_ratio_interval", "level", "interval_basis"}  # fmt: skip
     assert len(d["curve"]) == 51 and d["curve"][0][0] == 0.0 and d["curve"][-1][0] == 0.5
     assert d["performance"] == max(p for _, p in d["curve"])
+    lo, hi = d["interval"]
+    assert lo < d["performance"] < hi and d["level"] == 0.9
+    rlo, rhi = d["best_ratio_interval"]
+    assert 0.0 <= rlo <= rhi <= 0.5
     code, out, _ = cli(
         "flpm",
         "optimize-mixture",

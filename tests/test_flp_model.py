@@ -1,11 +1,12 @@
 """FLP / FLP-M estimators end to end on studies simulated from known laws (flp.simulate)."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 
-from lmforecast.errors import InputError
+from lmforecast.errors import DomainWarning, InputError
 from lmforecast.flp import FLP, relative_error
 from lmforecast.flp.mixture import FLPM, ratio_grid
 from lmforecast.flp.network import TwoLayerNetwork
@@ -189,6 +190,29 @@ def test_mixture_optimum_close_to_truth(flpm_fits):
     assert truth[mc.best_index] > truth[0] + 1.0  # and the pick beats no code by > 1 point
 
 
+@pytest.mark.slow
+def test_mixture_intervals_bracket_the_pick_and_scans_outside_the_sampled_shares_warn(
+    mix, flpm_fits
+):
+    C = 9.63212e21
+    est = flpm_fits["ARC"]
+    mc = est.optimize_mixture(C)
+    iv = est.mixture_intervals(mc, 0.9)
+    lo, hi = iv["performance"]
+    assert lo < mc.performance[mc.best_index] < hi
+    rlo, rhi = iv["best_ratio"]
+    assert rlo <= mc.best_ratio <= rhi and 0 <= rlo and rhi <= 0.5
+    narrow = est.mixture_intervals(mc, 0.5)["best_ratio"]
+    assert rlo <= narrow[0] <= narrow[1] <= rhi  # nested: a percentile interval of the picks
+    F = mix.runs[["C_general", "C_code"]].to_numpy()
+    top = float((F[:, 1] / F.sum(1)).max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DomainWarning)
+        est.optimize_mixture(C, 0.0, top, 0.01)  # inside the sampled shares: silent
+    with pytest.warns(DomainWarning, match="mixture space"):
+        est.optimize_mixture(C, 0.0, 1.0, 0.05)
+
+
 def test_flpm_json_round_trip_and_alternative_mappers(mix, flpm_fits):
     est = flpm_fits["HumanEval"]
     text = est.to_json()
@@ -206,7 +230,8 @@ def test_flpm_three_sources_and_simplex_grid():
     s = simulate_flpm(tasks=("HumanEval",), sources=("general", "code", "math"), seed=1)
     est = FLPM("HumanEval", steps=300).fit(s.runs, s.checkpoints)
     assert est.sources_ == ("general", "code", "math")
-    mc = est.optimize_mixture(1e21, 0.0, 0.5, 0.1)
+    with pytest.warns(DomainWarning, match="code 0-0.5 .fitted 0-0.25"):  # sampled up to 0.25
+        mc = est.optimize_mixture(1e21, 0.0, 0.5, 0.1)
     assert np.allclose(mc.ratios.sum(1), 1) and mc.ratios.shape[1] == 3
     assert len(mc.best_ratio) == 3
     R = ratio_grid(3, 0, 0.5, 0.25)

@@ -179,6 +179,7 @@ def register(sub) -> None:
         metavar="START:STOP:STEP",
         help="grid of the last source's share (simplex lattice for K > 2)",
     )
+    add_level_flag(o)
     add_output_flags(o)
     o.set_defaults(handler=_flpm_optimize)
     c = verbs.add_parser(
@@ -520,6 +521,16 @@ def _flpm_optimize(args) -> int:
         "performance": float(mc.performance[mc.best_index]),
         "curve": mc.curve(),
     }
+    edge = (  # the best share sits on an end of the scan that is not 0 or 1: look further
+        len(est.sources_) == 2
+        and mc.best_index in (0, len(mc.performance) - 1)
+        and 0.0 < mc.best_ratio < 1.0
+    )
+    res["at_scan_edge"] = bool(edge)
+    if est.bootstrap:
+        iv = est.mixture_intervals(mc, args.level)
+        res.update(interval=iv["performance"], best_ratio_interval=iv["best_ratio"],
+                   level=args.level, interval_basis=_MIX_BASIS)  # fmt: skip
     if args.json:
         print_json(res)
     else:
@@ -527,5 +538,29 @@ def _flpm_optimize(args) -> int:
             f"C = {args.flops:.4g} FLOPs, sources {', '.join(est.sources_)}: best ratio "
             f"{res['best_ratio']} -> {est.settings_.name} {res['performance']:.2f} points "
             f"(scan of {len(mc.performance)} mixtures)"
+            + (f" at the end of the scanned range: {_edge_advice(est, mc)}" if edge else "")
         )
+        if est.bootstrap:
+            lo, hi = res["interval"]
+            print(f"{100 * args.level:g}% intervals: score {lo:.2f} .. {hi:.2f} points; best "
+                  f"ratio {res['best_ratio_interval']} ({_MIX_BASIS})")  # fmt: skip
     return 0
+
+
+def _edge_advice(est, mc) -> str:
+    """What a best share on the end of the scan means: scan further, or (where the scan already
+    reaches the sampling models' own extreme share) the optimum may lie beyond what was sampled."""
+    rng = next(iter(est.stage1_.values())).meta.get("share_range")
+    src, share = est.sources_[-1], float(mc.best_ratio)
+    if rng and not (rng[src][0] + 1e-9 < share < rng[src][1] - 1e-9):
+        return (
+            f"the sampling models' extreme {src} share, so the optimum may lie beyond what was "
+            "sampled (a wider scan would extrapolate in mixture space)"
+        )
+    return "widen --ratios"
+
+
+_MIX_BASIS = (
+    "score: prediction interval at the best ratio; best ratio: percentile interval of each "
+    "bootstrap draw's own best ratio on the scan grid"
+)

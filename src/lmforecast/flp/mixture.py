@@ -204,6 +204,11 @@ class FLPM:
             res = fit_stage1(law, X, L)
             res.meta["law_options"] = {"sources": list(sources), "ratio_floor": self.ratio_floor}
             res.meta["max_flops"] = float(F.sum(1).max())
+            share = F / F.sum(1, keepdims=True)
+            res.meta["share_range"] = {
+                s: [float(share[:, i].min()), float(share[:, i].max())]
+                for i, s in enumerate(sources)
+            }
             self.stage1_[d] = res
         # stage 2
         ck, P, rep = emerged_checkpoints(
@@ -310,11 +315,22 @@ class FLPM:
         """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
         feed stage-2 resample b; kind="prediction" (default) adds each stage's Student-t
         residual noise (dof-corrected SD). Clipped to [0, 100] points."""
+        if not (isinstance(level, int | float) and 0 < level < 1):
+            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+        P = self.score_draws(flops_per_source, kind)
+        if P is None:  # no stage-2 noise estimate: the whole range
+            n = len(self._as_flops(flops_per_source))
+            return np.full(n, SCORE_RANGE[0]), np.full(n, SCORE_RANGE[1])
+        a = (1 - level) / 2
+        lo, hi = np.quantile(P, [a, 1 - a], axis=0)
+        return clip_scores(lo, warn=False), clip_scores(hi, warn=False)
+
+    def score_draws(self, flops_per_source, kind: str = "prediction") -> np.ndarray | None:
+        """Bootstrap draws (B, m) of the score behind `predict_interval` (unclipped); None for
+        a prediction when stage 2 has no residual degrees of freedom (with a DomainWarning)."""
         self._check()
         if not self.bootstrap:
             raise InputError("no bootstrap samples: fit with bootstrap > 0")
-        if not (isinstance(level, int | float) and 0 < level < 1):
-            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
         if kind not in ("prediction", "confidence"):
             raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
         F = self._as_flops(flops_per_source)
@@ -345,14 +361,12 @@ class FLPM:
                     f"stage 2 has {self.n_points_} checkpoint(s) for its parameters: its noise "
                     "cannot be estimated, so the prediction interval is the whole score range",
                     DomainWarning,
-                    stacklevel=2,
+                    stacklevel=3,
                 )
-                return np.full(len(F), SCORE_RANGE[0]), np.full(len(F), SCORE_RANGE[1])
+                return None
             s = self.residual_scale_ * np.sqrt(self.n_points_ / dof)
             P = P + s * rng.standard_t(dof, size=P.shape)
-        a = (1 - level) / 2
-        lo, hi = np.quantile(P, [a, 1 - a], axis=0)
-        return clip_scores(lo, warn=False), clip_scores(hi, warn=False)
+        return P
 
     def _fit_mapper(self, Lk: np.ndarray, P: np.ndarray) -> None:
         if self.mapper == "neural":
@@ -412,6 +426,7 @@ class FLPM:
         if not (np.isfinite(flops) and flops > 0):
             raise InputError(f"total FLOPs must be > 0, got {flops}")
         R = ratio_grid(len(self.sources_), start, stop, step)
+        self._warn_outside_shares(R)
         perf = self.predict(R * flops)
         if flops > 10 * self.max_flops_:
             warnings.warn(
@@ -421,6 +436,47 @@ class FLPM:
                 stacklevel=2,
             )
         return MixtureCurve(self.sources_, R, perf, float(flops))
+
+    def mixture_intervals(self, curve: MixtureCurve, level: float = 0.9) -> dict:
+        """How sure the Sec. 6.1 scan is: the `level` prediction interval of the score at the
+        best ratio, and the percentile interval of the best ratio itself over the bootstrap
+        draws (each draw's own argmax over the scan's ratios, confidence draws: no run noise).
+        Returns {"performance": [lo, hi], "best_ratio": [lo, hi] (last source's share; for
+        K > 2, per source)}."""
+        if not (isinstance(level, int | float) and 0 < level < 1):
+            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+        F = curve.ratios * curve.flops
+        lo, hi = self.predict_interval(F[curve.best_index : curve.best_index + 1], level)
+        P = self.score_draws(F, "confidence")
+        best = curve.ratios[np.nanargmax(np.where(np.isfinite(P), P, -np.inf), axis=1)]
+        a = (1 - level) / 2
+        rlo, rhi = np.quantile(best, [a, 1 - a], axis=0, method="inverted_cdf")
+        if len(self.sources_) == 2:
+            ratio = [float(rlo[-1]), float(rhi[-1])]
+        else:
+            ratio = [rlo.tolist(), rhi.tolist()]
+        return {"performance": [float(lo[0]), float(hi[0])], "best_ratio": ratio}
+
+    def _warn_outside_shares(self, R: np.ndarray) -> None:
+        """DomainWarning when scanned mixtures give a source a share outside the sampling
+        models' range (the law has not seen such mixtures: extrapolation in mixture space)."""
+        rng = next(iter(self.stage1_.values())).meta.get("share_range")
+        if not rng:
+            return  # fits saved before the range was recorded
+        out = []
+        for i, s in enumerate(self.sources_):
+            lo, hi = rng[s]
+            if R[:, i].max() > hi + 1e-9 or R[:, i].min() < lo - 1e-9:
+                got = f"{R[:, i].min():.3g}-{R[:, i].max():.3g}"
+                out.append(f"{s} {got} (fitted {lo:.3g}-{hi:.3g})")
+        if out:
+            warnings.warn(
+                "mixture scan leaves the sampling models' shares: "
+                + "; ".join(out)
+                + "; forecasts there extrapolate in mixture space",
+                DomainWarning,
+                stacklevel=3,
+            )
 
     def warn_if_extrapolating(self, flops_per_source) -> None:
         """DomainWarning when a total compute exceeds 10x the largest sampling model's."""
