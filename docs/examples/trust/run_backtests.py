@@ -3,6 +3,7 @@
     S=docs/examples/trust/run_backtests.py P=/work/shared/data/pythia/zero-shot
     PYTHONPATH=src python $S zoo [FORMS]
     PYTHONPATH=src python $S pythia-split $P [FORMS]      # FORMS: comma-separated, default all
+    PYTHONPATH=src python $S pythia-split-deduped $P [FORMS]
     PYTHONPATH=src python $S pythia-rolling $P [FORMS]
 
 zoo: rolling-origin backtest of every form (default intervals) and the naive baselines on the
@@ -46,8 +47,8 @@ def zoo(forms=FORMS):
     print(f"({time.perf_counter() - t:.0f} s)")
 
 
-def pythia_split(folder, forms=FORMS):
-    df = pythia_lambada_runs(folder)
+def pythia_split(folder, forms=FORMS, deduped=False):
+    df = pythia_lambada_runs(folder, deduped=deduped)
     small = df[df["N"] < 1e9]
     big = df[df["N"] >= 1e9]
     rows = []
@@ -97,5 +98,7 @@ if __name__ == "__main__":
         zoo(tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else FORMS)
     elif what == "pythia-split":
         pythia_split(sys.argv[2], forms)
+    elif what == "pythia-split-deduped":
+        pythia_split(sys.argv[2], forms, deduped=True)
     elif what == "pythia-rolling":
         pythia_rolling(sys.argv[2], forms)
