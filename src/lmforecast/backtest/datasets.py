@@ -1,7 +1,8 @@
 """Real-run tables to backtest on, read from evaluation dumps the user already has.
 
-`pythia_lambada_runs(folder)`: the Pythia suite (Biderman et al. 2023) as a loss proxy, from
-lm-evaluation-harness zero-shot JSON dumps laid out as
+`pythia_lambada_runs(folder)`, or `pythia_lambada_runs()` for the bundled harness table
+(`data.evals.load_pythia`, the same numbers): the Pythia suite (Biderman et al. 2023) as a loss
+proxy, from lm-evaluation-harness zero-shot JSON dumps laid out as
 ``<folder>/pythia-<size>/<size>_step<k>.json`` (``results.lambada_openai.ppl``). One row per
 (model, checkpoint): N = the model's parameter count (Pythia paper Table 1, total parameters),
 D = step x 2,097,152 tokens (1,024 sequences of 2,048 tokens per step), C = 6ND,
@@ -28,9 +29,12 @@ TOKENS_PER_STEP = PYTHIA_TOKENS_PER_STEP
 
 
 def pythia_lambada_runs(
-    folder: str | Path, *, deduped: bool = False, min_step: int = 13000
+    folder: str | Path | None = None, *, deduped: bool = False, min_step: int = 13000
 ) -> pd.DataFrame:
-    """Columns model, size, step, N, D, C, loss (see the module docstring)."""
+    """Columns model, size, step, N, D, C, loss (see the module docstring); `folder=None`
+    reads the bundled tidy Pythia table instead of the harness JSON."""
+    if folder is None:
+        return _bundled_lambada_runs(deduped, min_step)
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"{folder}: no such folder")
@@ -49,6 +53,23 @@ def pythia_lambada_runs(
     if not rows:
         raise InputError(f"{folder}: no pythia-*/*_step*.json evaluation files")
     df = pd.DataFrame(rows, columns=["model", "size", "step", "N", "D", "ppl"])
+    df["C"] = 6.0 * df["N"] * df["D"]
+    df["loss"] = np.log(df["ppl"])
+    return df.sort_values(["N", "step"]).reset_index(drop=True)
+
+
+def _bundled_lambada_runs(deduped: bool, min_step: int) -> pd.DataFrame:
+    from ..data.evals import load_pythia
+
+    t = load_pythia()
+    t = t[(t["task"] == "lambada_openai") & (t["metric"] == "ppl") & (t["step"] >= min_step)]
+    t = t[t["model"].str.endswith("-deduped") == deduped]
+    size = t["model"].str.extract(r"pythia-([0-9.]+[mb])", expand=False)
+    df = pd.DataFrame({
+        "model": t["model"].to_numpy(), "size": size.to_numpy(), "step": t["step"].to_numpy(int),
+        "N": size.map(PYTHIA_PARAMS).to_numpy(float),
+        "D": t["step"].to_numpy(float) * TOKENS_PER_STEP, "ppl": t["value"].to_numpy(float),
+    })  # fmt: skip
     df["C"] = 6.0 * df["N"] * df["D"]
     df["loss"] = np.log(df["ppl"])
     return df.sort_values(["N", "step"]).reset_index(drop=True)
