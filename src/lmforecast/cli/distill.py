@@ -136,14 +136,9 @@ def register(sub) -> None:
         "teacher-pretraining-inference",
     )
     ra.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    ra.add_argument(
-        "--draws",
-        type=int,
-        default=0,
-        metavar="K",
-        help="also give confidence intervals of the ratios over the first K parameter draws "
-        "(each re-runs the search: ~1 s per draw and scenario; default 0 = point values)",
-    )
+    _draws_flag(ra, 0, "also give confidence intervals of the ratios over the first K parameter "
+                "draws (each re-runs the search: ~1 s per draw and scenario; default 0 = point "
+                "values)")  # fmt: skip
     add_level_flag(ra)
     add_output_flags(ra)
     ra.set_defaults(handler=_ratios)
@@ -152,17 +147,20 @@ def register(sub) -> None:
     _student_flags(co)
     co.add_argument("--scenario", default="best-case")
     co.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    co.add_argument(
-        "--draws",
-        type=int,
-        default=20,
-        metavar="K",
-        help="confidence interval of the crossover over the first K parameter draws (each "
-        "re-runs the search; 0 = point value only; default 20)",
-    )
+    _draws_flag(co, 20, "confidence interval of the crossover over the first K parameter draws "
+                "(each re-runs the search; 0 = point value only; default 20)")  # fmt: skip
     add_level_flag(co)
     add_output_flags(co)
     co.set_defaults(handler=_crossover)
+
+
+def _draws_flag(p: argparse.ArgumentParser, default: int, help: str) -> None:
+    p.add_argument("--draws", type=int, default=default, metavar="K", help=help)
+
+
+def _check_draws(args) -> None:
+    if args.draws < 0 or args.draws == 1:
+        raise InputError(f"--draws must be 0 or >= 2, got {args.draws}")
 
 
 def _student_flags(p: argparse.ArgumentParser) -> None:
@@ -380,8 +378,7 @@ def _choose(args) -> int:
 def _crossover(args) -> int:
     from ..distill.planning import crossover_compute, crossover_interval, get_scenario
 
-    if args.draws < 0 or args.draws == 1:
-        raise InputError(f"--draws must be 0 or >= 2, got {args.draws}")
+    _check_draws(args)
     scenario = get_scenario(args.scenario)
     m = _model(args.coefficients)
     c = float(crossover_compute(m, args.student_params, scenario)[0])
@@ -427,8 +424,7 @@ def _ratios(args) -> int:
         ratio_interval,
     )
 
-    if args.draws < 0 or args.draws == 1:
-        raise InputError(f"--draws must be 0 or >= 2, got {args.draws}")
+    _check_draws(args)
     names = list(SCENARIOS) if args.scenario == "all" else [get_scenario(args.scenario).name]
     m = _model(args.coefficients)
     if args.draws and not m.has_intervals():

@@ -550,7 +550,7 @@ def _flpm_optimize(args) -> int:
 def _edge_advice(est, mc) -> str:
     """What a best share on the end of the scan means: scan further, or (where the scan already
     reaches the sampling models' own extreme share) the optimum may lie beyond what was sampled."""
-    rng = next(iter(est.stage1_.values())).meta.get("share_range")
+    rng = est.share_range_
     src, share = est.sources_[-1], float(mc.best_ratio)
     if rng and not (rng[src][0] + 1e-9 < share < rng[src][1] - 1e-9):
         return (

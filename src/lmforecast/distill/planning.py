@@ -379,21 +379,10 @@ def crossover_interval(
     supervised law is held at its point estimate, as in every distillation interval. A draw
     whose distillation wins over the whole range counts as beyond it: an upper end of inf
     means more than (1 - level)/2 of the draws never cross by c_range[1]. Returns (lo, hi)."""
-    import copy
-
-    from ..laws import get_law
-
-    if not 0 < level < 1:
-        raise InputError(f"level must be strictly between 0 and 1, got {level}")
-    if int(max_draws) < 2:
-        raise InputError(f"max_draws must be >= 2, got {max_draws}")
-    law = get_law("busbridge-distillation")
-    draws = model.parameter_draws()[: int(max_draws)]
+    _check_draw_args(level, max_draws)
     beyond = np.log(c_range[1]) + 1.0  # stands for "not reached": above every real crossover
     vals = []
-    for th in draws:
-        m = copy.copy(model)
-        m.params_ = law.to_natural(th)
+    for m in _draw_models(model, max_draws):
         c = crossover_compute(m, N_S, scenario, c_range=c_range, **kw)
         vals.append(np.where(np.isnan(c), beyond, np.log(c)))
     a = (1 - level) / 2
@@ -475,6 +464,27 @@ PLAN_INTERVAL_KEYS = (
 )
 
 
+def _draw_models(model: DistillationScalingLaw, max_draws: int):
+    """A shallow copy of `model` per parameter draw (`model.parameter_draws()`, the first
+    `max_draws`), its coefficients set to that draw: what every interval here re-solves."""
+    import copy
+
+    from ..laws import get_law
+
+    law = get_law("busbridge-distillation")
+    for th in model.parameter_draws()[: int(max_draws)]:
+        m = copy.copy(model)
+        m.params_ = law.to_natural(th)
+        yield m
+
+
+def _check_draw_args(level: float, max_draws: int | None = None) -> None:
+    if not 0 < level < 1:
+        raise InputError(f"level must be strictly between 0 and 1, got {level}")
+    if max_draws is not None and int(max_draws) < 2:
+        raise InputError(f"max_draws must be >= 2, got {max_draws}")
+
+
 def plan_interval(
     model: DistillationScalingLaw,
     N_S,
@@ -493,20 +503,12 @@ def plan_interval(
     the scenario (D_S* in the best case, D_T* at its bound with teacher inference) come out
     degenerate. Returns {key: (lo, hi)} for PLAN_INTERVAL_KEYS, arrays of the broadcast shape.
     """
-    import copy
-
-    from ..laws import get_law
     from .uncertainty import interval_from_draws
 
-    if not 0 < level < 1:
-        raise InputError(f"level must be strictly between 0 and 1, got {level}")
-    law = get_law("busbridge-distillation")
-    draws = model.parameter_draws()[:max_draws]
+    _check_draw_args(level)
     outs: dict[str, list] = {k: [] for k in PLAN_INTERVAL_KEYS}
     p = plan_distillation(model, N_S, C, scenario)  # validates; its shape for the output
-    for th in draws:
-        m = copy.copy(model)
-        m.params_ = law.to_natural(th)
+    for m in _draw_models(model, max_draws):
         try:
             q = plan_distillation(m, N_S, C, scenario)
         except InputError:  # this draw has no feasible plan: left out of the percentiles
@@ -517,7 +519,7 @@ def plan_interval(
             outs[k].append(np.log(np.asarray(getattr(q, k), float)))
     res = {}
     for k, v in outs.items():
-        T = np.stack(v).reshape(len(draws), -1)
+        T = np.stack(v).reshape(len(v), -1)
         sigma = model.noise_scale_ if k == "student_loss" else 0.0
         lo, hi = interval_from_draws(T, sigma, level)
         shape = np.shape(getattr(p, k))
@@ -652,22 +654,12 @@ def ratio_interval(
     estimate, as in every distillation interval. A draw that cannot reach the target within the
     search range contributes inf (so a hi of inf means some draws never reach it). Returns
     {"compute_ratio": (lo, hi), "token_ratio": (lo, hi)}, arrays over the broadcast pairs."""
-    import copy
-
-    from ..laws import get_law
     from .uncertainty import interval_from_draws
 
-    if not 0 < level < 1:
-        raise InputError(f"level must be strictly between 0 and 1, got {level}")
-    if int(max_draws) < 2:
-        raise InputError(f"max_draws must be >= 2, got {max_draws}")
-    law = get_law("busbridge-distillation")
-    draws = model.parameter_draws()[: int(max_draws)]
+    _check_draw_args(level, max_draws)
     keys = ("compute_ratio", "token_ratio")
     outs: dict[str, list] = {k: [] for k in keys}
-    for th in draws:
-        m = copy.copy(model)
-        m.params_ = law.to_natural(th)
+    for m in _draw_models(model, max_draws):
         df = distillation_vs_supervised_ratios(m, N_S, target_loss, scenario)
         for k in keys:
             with np.errstate(divide="ignore"):

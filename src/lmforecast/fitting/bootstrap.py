@@ -117,32 +117,22 @@ def bootstrap_fit(
     n_boot: int = 1000,
     level: float = 0.9,
     seed: int = 0,
-    n_jobs: int = -1,
-    bounds=None,
-    progress: bool = False,
-    n_starts: int = 1,
-    n_polish: int = 0,
-    grid=None,
-    grid_scorer=None,
-    scheduler=None,
-    maxiter: int = 2000,
+    **kwargs,
 ) -> FitResult:
     """Add percentile intervals (`ci`, `ci_level`) and the resampled thetas to `result`.
 
-    ``n_polish > 0`` multi-starts every resample (re-scores `grid`, default the law's own grid,
-    and polishes its ``n_polish`` best starts plus the warm starts); 0 warm-starts only.
+    The resamples are `bootstrap_thetas`'s, and `kwargs` are its options: ``n_polish > 0``
+    multi-starts every resample (re-scores `grid`, default the law's own grid, and polishes its
+    ``n_polish`` best starts plus the ``n_starts`` warm starts), 0 warm-starts only;
     `grid_scorer` (a module-level function, see `multistart_refit`) scores `grid` in the law's
-    own faster way; `grid` is then passed to it as given.
-    `scheduler` (docs/scaling-out.md): None follows ``lmforecast.parallel.scheduler`` blocks and
-    ``LMFORECAST_SCHEDULER``, else joblib with `n_jobs`; ``"local:N"`` / ``"tcp://HOST:PORT"``
-    run the resamples on Dask. The thetas do not depend on the backend or the worker count.
-    `maxiter` caps L-BFGS-B iterations per polish.
+    own faster way; `scheduler` (docs/scaling-out.md): None follows
+    ``lmforecast.parallel.scheduler`` blocks and ``LMFORECAST_SCHEDULER``, else joblib with
+    `n_jobs` (default -1); ``"local:N"`` / ``"tcp://HOST:PORT"`` run the resamples on Dask. The
+    thetas do not depend on the backend or the worker count. `bounds`, `progress`, `maxiter`
+    (L-BFGS-B iterations per polish) as there.
     """
-    thetas, _ = bootstrap_thetas(
-        law, X, y, result, n_boot=n_boot, seed=seed, n_jobs=n_jobs, bounds=bounds,
-        progress=progress, n_starts=n_starts, n_polish=n_polish, grid=grid,
-        grid_scorer=grid_scorer, scheduler=scheduler, maxiter=maxiter,
-    )  # fmt: skip
+    thetas, _ = bootstrap_thetas(law, X, y, result, n_boot=n_boot, seed=seed, **kwargs)
+    n_polish = kwargs.get("n_polish", 0)
     return attach_bootstrap(law, result, thetas, level=level, seed=seed, n_polish=n_polish)
 
 

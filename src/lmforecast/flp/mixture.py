@@ -460,7 +460,7 @@ class FLPM:
     def _warn_outside_shares(self, R: np.ndarray) -> None:
         """DomainWarning when scanned mixtures give a source a share outside the sampling
         models' range (the law has not seen such mixtures: extrapolation in mixture space)."""
-        rng = next(iter(self.stage1_.values())).meta.get("share_range")
+        rng = self.share_range_
         if not rng:
             return  # fits saved before the range was recorded
         out = []
@@ -488,6 +488,11 @@ class FLPM:
                 DomainWarning,
                 stacklevel=2,
             )
+
+    @property
+    def share_range_(self) -> dict | None:
+        """{source: [min, max] share} of the sampling models (None for fits saved without it)."""
+        return next(iter(self.stage1_.values())).meta.get("share_range")
 
     @property
     def max_flops_(self) -> float:
