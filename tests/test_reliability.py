@@ -83,7 +83,7 @@ def _use_flpm(path):
     from lmforecast.flp.mixture import FLPM
 
     m = FLPM.from_json(path)
-    return [m.summary()]
+    return [m.summary(), m.optimize_mixture(1e21, 0.0, 0.5, 0.1)]
 
 
 def _use_salience(path):
@@ -217,6 +217,28 @@ def test_distill_duplicate_message_names_the_files_rows_when_supervised_rows_are
     df.to_csv(tmp_path / "r.csv", index=False)
     code, _, err = cli("distill", "fit", "--runs", tmp_path / "r.csv")
     assert code == 2 and "row 3 duplicates row 1" in err
+
+
+@pytest.mark.parametrize(
+    "name, path, value, field",
+    [
+        ("flp.json", ("stage2", "meta", "r2"), "", "stage2.meta.r2"),
+        ("flp.json", ("stage2", "meta", "r2"), [], "stage2.meta.r2"),
+        ("flpm.json", ("stage1", None, "meta", "share_range"), {"general": [0, 1]}, "share_range"),
+        ("flpm.json", ("stage1", None, "meta", "share_range", "code"), [0.5, 0.1], "share_range"),
+    ],
+)
+def test_fields_read_after_loading_are_validated(fits, tmp_path, name, path, value, field):
+    # found by the hypothesis test below: summary() formatted an unvalidated stage-2 R^2
+    d = json.loads((fits / name).read_text())
+    cur = d
+    for key in path[:-1]:
+        cur = cur[next(iter(cur))] if key is None else cur[key]
+    cur[path[-1]] = value
+    p = tmp_path / name
+    p.write_text(json.dumps(d))
+    with pytest.raises(InputError, match=field):
+        LOADERS[name](p)
 
 
 # ---- the CLI door -------------------------------------------------------------------------------

@@ -379,6 +379,8 @@ def check_flp(d: Any, where: str) -> Mapping:
     b1, b2 = d["stage1"], d["stage2"]
     if b1 is not None and len(b1.get("bootstrap", [])) < len(b2.get("bootstrap", [])):
         c.fail("stage1.bootstrap", "has fewer resamples than stage2.bootstrap")
+    if b2.get("meta", {}).get("r2") is not None:  # stage2_r2_, printed by summary()
+        c.num(b2["meta"]["r2"], "stage2.meta.r2", hi=1.0)
     return d
 
 
@@ -456,6 +458,14 @@ def check_flpm(d: Any, where: str) -> Mapping:
         c.fail("stage1", f"must hold one fit per domain ({', '.join(domains)})", list(st))
     for k, v in st.items():
         check_fit_result(v, where, f"stage1.{k}")
+        rng = v.get("meta", {}).get("share_range")
+        if rng is not None:  # the sampling models' share of each source (mixture scans)
+            rng = c.obj(rng, f"stage1.{k}.meta.share_range")
+            for s in sources:
+                lohi = c.nums(c.get(rng, s, f"stage1.{k}.meta.share_range"),
+                              f"stage1.{k}.meta.share_range.{s}", 2, lo=0.0, hi=1.0)  # fmt: skip
+                if lohi[0] > lohi[1]:
+                    c.fail(f"stage1.{k}.meta.share_range.{s}", "must be [min, max]", lohi)
     K = len(domains)
     if mapper == "neural":
         if d["network"] is None:
