@@ -104,15 +104,19 @@ LOADERS = {
 
 @pytest.mark.parametrize("name", list(LOADERS))
 def test_valid_fits_load_and_round_trip_bit_for_bit(fits, name):
-    from lmforecast.data import schema
+    from lmforecast.distill.schema import check_distill_fit
+    from lmforecast.fitting.schema import check_fit_result
+    from lmforecast.flp import FLP, FLPM
+    from lmforecast.flp.schema import check_flp, check_flpm, init_args
+    from lmforecast.salience.schema import check_salience
 
     d = json.loads((fits / name).read_text())
     check = {
-        "sup.json": schema.check_fit_result,
-        "dist.json": schema.check_distill_fit,
-        "flp.json": schema.check_flp,
-        "flpm.json": schema.check_flpm,
-        "sal.json": schema.check_salience,
+        "sup.json": check_fit_result,
+        "dist.json": check_distill_fit,
+        "flp.json": lambda d, w: check_flp(d, w, init_args(FLP)),
+        "flpm.json": lambda d, w: check_flpm(d, w, init_args(FLPM)),
+        "sal.json": check_salience,
     }[name]
     assert check(d, name) is d
     LOADERS[name](fits / name)
@@ -315,7 +319,7 @@ def test_failed_write_leaves_previous_file(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("with_other_files", [False, True])
 def test_report_pair_is_never_half_replaced(tmp_path, monkeypatch, with_other_files):
-    from lmforecast.cli import common
+    from lmforecast import store as common
     from lmforecast.report.builder import write_report_files
 
     out = tmp_path / "rep"

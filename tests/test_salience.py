@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from lmforecast.errors import InputError, OptionalDependencyError
 from lmforecast.fitting import FitResult
 from lmforecast.laws import get_law
-from lmforecast.laws.salience import SalienceSigmoid, fit_salience_sigmoid
+from lmforecast.laws.salience import SalienceSigmoid
 from lmforecast.salience import (
     CapabilitySalience,
     HashedNgramFeatures,
@@ -19,7 +19,7 @@ from lmforecast.salience import (
     TextFeatures,
     fit_salience,
 )
-from lmforecast.salience.model import head_objective, sigmoid_law
+from lmforecast.salience.model import fit_salience_sigmoid, head_objective, sigmoid_law
 from lmforecast.salience.paper import RANDOM_ACCURACY, TABLE1_MSE, TASKS, paper_scores
 from lmforecast.salience.simulate import planted_salience_data
 

@@ -11,31 +11,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..errors import InputError
+from ..store import atomic_write_bytes, atomic_write_folder, atomic_write_text, to_jsonable
+
+__all__ = [  # re-exported for CLI code: the writer is the store's
+    "atomic_write_bytes",
+    "atomic_write_folder",
+    "atomic_write_text",
+    "to_jsonable",
+]
 
 
 def add_output_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-
-
-def to_jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating | float):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 def print_json(obj: Any) -> None:
@@ -122,80 +111,6 @@ def check_not_input(out: Path, inputs) -> None:
                 )
         except OSError:
             continue
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write via a temporary sibling file and rename, so a failure leaves no partial output and
-    the previous file (if any) intact. The new file gets the usual mode (0666 minus umask),
-    not mkstemp's 0600."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=p.parent if str(p.parent) else ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write text atomically (see `atomic_write_bytes`)."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_folder(folder: str | Path, files: dict[str, bytes | str]) -> None:
-    """Write a set of files so that readers see either all the old ones or all the new ones.
-
-    The files are written into a temporary sibling folder; then the old folder (if any) is
-    renamed aside, the new one renamed into place, and the old one removed. Files of the old
-    folder that are not in `files` are carried over. A failure at any step leaves the previous
-    folder as it was.
-    """
-    import shutil
-
-    out = Path(folder)
-    parent = out.parent if str(out.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=parent))
-    old = None
-    try:
-        if out.exists():
-            for q in out.iterdir():
-                if q.name not in files:
-                    dest = tmp / q.name
-                    if q.is_dir():
-                        shutil.copytree(q, dest, symlinks=True)
-                    else:
-                        shutil.copy2(q, dest)
-        for name, data in files.items():
-            (tmp / name).write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-            os.chmod(tmp / name, 0o666 & ~_umask())
-        os.chmod(tmp, 0o777 & ~_umask())
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=parent))
-            os.rmdir(old)
-            os.replace(out, old)
-        try:
-            os.replace(tmp, out)
-        except BaseException:
-            if old is not None:
-                os.replace(old, out)
-                old = None
-            raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
 
 
 def parse_float(text: str, flag: str) -> float:

@@ -22,9 +22,11 @@ from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber, refit_from
 from ..laws import get_law
 from ..laws.distillation import DistillationLaw
+from ..store import load_json
 from ..supervised import SupervisedScalingLaw
 from .fitting import score_product_grid
 from .presets import DISTILL_PRESETS
+from .schema import LAW_NAME, check_distill_fit
 from .uncertainty import (
     bootstrap_grid,
     interval_from_draws,
@@ -34,7 +36,6 @@ from .uncertainty import (
     variance_shares,
 )
 
-LAW_NAME = "busbridge-distillation"
 LOO_MAX_RUNS = 40  # fits this small also estimate the run noise by leave-one-out
 
 
@@ -424,9 +425,6 @@ class DistillationScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> DistillationScalingLaw:
-        from ..data.schema import check_distill_fit
-        from ..fitting.result import load_json
-
         d = check_distill_fit(load_json(Path(path), "saved distillation fit"), str(path))
         return cls.from_result(FitResult.from_dict(d, str(path)))
 

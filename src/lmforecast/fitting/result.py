@@ -2,73 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..laws import get_law
+from ..store import dump_json, load_json
+from .schema import LABEL, check_fit_result
+
 FORMAT_VERSION = 1
-
-
-def load_json(text_or_path: str | Path, what: str = "saved fit") -> dict:
-    """The dict of a saved result given as a path or as JSON text; InputError naming the problem.
-
-    An existing file always wins over inline JSON (a file may be named ``{x}.json``); text is
-    taken as inline JSON only when it starts with ``{`` and is not an existing path.
-    """
-    from ..errors import InputError
-
-    s = str(text_or_path)
-    label = s if len(s) <= 80 else s[:77] + "..."
-    p = Path(s) if len(s) < 4096 and "\n" not in s else None
-    is_file = False
-    if p is not None:
-        try:
-            is_file = p.is_file()
-            is_dir = p.is_dir()
-        except OSError:
-            is_dir = False
-        if is_dir:
-            raise InputError(f"{p}: is a directory, expected a {what} (a JSON file)")
-    if is_file:
-        try:
-            raw = p.read_bytes()
-        except OSError as exc:
-            raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from None
-        try:
-            s = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"{p}: not a {what} (not UTF-8 text: byte {exc.start} is "
-                f"0x{raw[exc.start]:02x}; is it a binary file?)"
-            ) from None
-    elif not s.lstrip().startswith("{"):
-        raise InputError(f"{label}: no such file")
-    try:
-        d = json.loads(s)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{label}: not a {what} (invalid JSON at line {exc.lineno} column {exc.colno}: "
-            f"{exc.msg})"
-        ) from None
-    except RecursionError:
-        raise InputError(f"{label}: not a {what} (JSON nested too deeply)") from None
-    if not isinstance(d, dict):
-        raise InputError(f"{label}: not a {what} (expected a JSON object)")
-    return d
-
-
-def dump_json(d: dict, path: str | Path | None = None, indent: int | None = 1) -> str:
-    """JSON text of a saved result (Python's float repr round-trips exactly), optionally written
-    to `path`. Every result type of the package persists through this one function."""
-    text = json.dumps(d, indent=indent, allow_nan=True)
-    if path is not None:  # atomic: a failed write leaves the previous file intact
-        from ..cli.common import atomic_write_text
-
-        atomic_write_text(path, text)
-    return text
 
 
 @dataclass
@@ -129,8 +73,6 @@ class FitResult:
     # ---- law access ------------------------------------------------------------------------
     @property
     def law_(self):
-        from ..laws import get_law
-
         return get_law(self.law, **self.meta.get("law_options", {}))
 
     def predict(self, **inputs) -> np.ndarray:
@@ -210,10 +152,8 @@ class FitResult:
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved fit", path: str = "") -> FitResult:
-        """Rebuild from `to_dict`, checking the schema (`data.schema.check_fit_result`) first:
+        """Rebuild from `to_dict`, checking the schema (`fitting.schema.check_fit_result`) first:
         InputError naming `where` and the field for anything malformed or inconsistent."""
-        from ..data.schema import check_fit_result
-
         check_fit_result(d, where, path)
         d = dict(d)
         d.pop("format_version", None)
@@ -224,7 +164,7 @@ class FitResult:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FitResult:
-        d = load_json(text_or_path, "saved lmforecast fit")
+        d = load_json(text_or_path, LABEL)
         where = str(text_or_path) if not str(text_or_path).lstrip().startswith("{") else "fit"
         return cls.from_dict(d, where)
 

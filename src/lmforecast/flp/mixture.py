@@ -25,12 +25,13 @@ import pandas as pd
 from ..data.validate import numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, fit_law, squared
-from ..fitting.result import dump_json, load_json
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
+from ..store import dump_json, load_json
 from .fitting import fit_from_closed_form
 from .model import SCORE_RANGE, clip_scores, stage_noise
 from .network import TwoLayerNetwork
+from .schema import MAPPERS, check_flpm, init_args
 from .tables import (
     Columns,
     FilterReport,
@@ -41,7 +42,6 @@ from .tables import (
 )
 from .tasks import EMERGENCE_THRESHOLD, TaskSettings, task_settings
 
-MAPPERS = ("neural", "domain-linear", "average")
 ZERO_SHARES = ("floor", "drop")
 SENSITIVITY_FLOORS = (1e-2, 1e-3, 1e-6)
 SENSITIVITY_SHARE = 0.01  # the small share whose forecast `summary()` reports per floor
@@ -613,10 +613,8 @@ class FLPM:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLPM:
-        from ..data.schema import check_flpm
-
         d = load_json(text_or_path, "saved FLP-M fit")
-        check_flpm(d, str(text_or_path)[:80])
+        check_flpm(d, str(text_or_path)[:80], init_args(cls))
         try:
             return cls.from_dict(d)
         except (ValueError, KeyError, TypeError) as exc:

@@ -28,9 +28,10 @@ import pandas as pd
 from ..data.validate import check_columns, numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
-from ..fitting.result import dump_json, load_json
 from ..laws import get_law
+from ..store import dump_json, load_json
 from .fitting import bootstrap_closed_form, fit_from_closed_form
+from .schema import METHODS, check_flp, init_args
 from .tables import (
     Columns,
     FilterReport,
@@ -40,7 +41,6 @@ from .tables import (
 )
 from .tasks import EMERGENCE_THRESHOLD, task_settings
 
-METHODS = ("flp", "fp", "gpt4", "llama3")
 FORMAT_VERSION = 1
 SCORE_RANGE = (0.0, 100.0)  # scores are points (percent)
 EXTRAPOLATION_WARN = 10.0  # warn beyond this multiple of the largest fitted compute
@@ -424,10 +424,8 @@ class FLP:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLP:
-        from ..data.schema import check_flp
-
         d = load_json(text_or_path, "saved FLP fit")
-        check_flp(d, str(text_or_path)[:80])
+        check_flp(d, str(text_or_path)[:80], init_args(cls))
         try:
             return cls.from_dict(d)
         except (ValueError, KeyError, TypeError) as exc:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..data.validate import check_columns, numeric_column
 from ..errors import InputError
-from ..fitting.result import dump_json, load_json
+from ..store import Checker, dump_json, load_json
 from .model import relative_error
 from .tables import Columns, check_models_have_runs, domain_columns, score_column, source_flops
 
@@ -186,8 +186,6 @@ class HeldOutErrors:
 
     @classmethod
     def from_dict(cls, d: dict):
-        from ..data.schema import Checker
-
         Checker(f"saved {cls.kind} result").kind(d, cls.kind)
         p = pd.DataFrame({c: d["predictions"][c] for c in PREDICTION_COLUMNS})
         return cls(p, d["settings"], d["diagnostics"])

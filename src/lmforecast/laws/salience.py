@@ -13,7 +13,6 @@ from scipy.optimize import least_squares
 from scipy.special import expit
 
 from ..errors import InputError
-from ..fitting.result import FitResult
 from . import register_law
 from .base import Law, Parameter
 
@@ -108,26 +107,3 @@ def lm_fit(
     if best is None:  # pragma: no cover - only with non-finite data, rejected upstream
         raise InputError("the sigmoid fit failed: capability scores are not finite")
     return best
-
-
-def fit_salience_sigmoid(C, A, gamma: float, starts=None) -> FitResult:
-    """Fit Eq. 2 by Levenberg-Marquardt (Eq. 4) and wrap it in the engine's `FitResult`."""
-    law = SalienceSigmoid(gamma)
-    theta, sse, ok = lm_fit(C, A, law.gamma, starts)
-    resid = law.predict_target(theta[None, :], {"C": np.asarray(C, float)})[0] - np.asarray(A)
-    return FitResult(
-        law=law.name,
-        theta=[float(v) for v in theta],
-        params=law.to_natural(theta),
-        objective=0.5 * sse,
-        loss={"name": "squared", "delta": 0.0},
-        n_obs=int(np.size(C)),
-        n_starts=1 + len(starts or []),
-        n_polished=1 + len(starts or []),
-        n_at_best=1,
-        converged=ok,
-        message="Levenberg-Marquardt (scipy least_squares, method='lm')",
-        residual_scale=float(1.4826 * np.median(np.abs(resid - np.median(resid)))),
-        rmse_target=float(np.sqrt(np.mean(resid**2))),
-        meta={"law_options": {"gamma": law.gamma}},
-    )

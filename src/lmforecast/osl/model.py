@@ -30,8 +30,8 @@ from scipy import stats
 
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, fit_law, squared
-from ..fitting.result import dump_json, load_json
 from ..laws.sigmoid import H_BOUNDS, ObservationalSigmoid, sigmoid
+from ..store import Checker, dump_json, load_json
 from .capability import CapabilitySpace
 from .data import (
     FAMILY,
@@ -325,10 +325,8 @@ class OSLResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OSLResult:
-        from ..data.schema import Checker
-
         c = Checker("saved OSL fit")
-        c.kind(c.obj(d), "OSLResult", required=False)
+        c.kind(c.obj(d), "OSLResult", label="saved OSL fit", required=False)
         d = dict(d)
         d.pop("kind", None)
         d.pop("format_version", None)

@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConvergenceWarning, DomainWarning, InputError
-from ..fitting.result import dump_json, load_json
 from ..fitting.threads import single_blas_thread
 from ..parallel import backend_for, map_tasks
+from ..store import Checker, dump_json, load_json
 from .capability import CapabilitySpace
 from .data import (
     FLOPS,
@@ -208,9 +208,9 @@ class RobustnessResult:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RobustnessResult:
-        from ..data.schema import Checker
-
-        Checker("saved robustness sweep").kind(d, "RobustnessResult", required=False)
+        Checker("saved robustness sweep").kind(
+            d, "RobustnessResult", label="RobustnessResult (saved robustness sweep)", required=False
+        )
         d = dict(d)
         d.pop("kind", None)
         d.pop("format_version", None)

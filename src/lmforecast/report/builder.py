@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..cli.common import to_jsonable
 from ..errors import InputError
+from ..store import to_jsonable
 from .html import figure_html, page
 
 SECTION_MODULES = [
@@ -87,7 +87,7 @@ def write_report_files(out: Path, files: dict[str, str]) -> None:
     A folder with other files in it (e.g. ``--out .``) gets both files replaced with rollback:
     if the second replace fails, the first is restored from a backup.
     """
-    from ..cli.common import atomic_write_folder, atomic_write_text
+    from ..store import atomic_write_folder, atomic_write_text
 
     out = Path(out)
     own = not out.exists() or (

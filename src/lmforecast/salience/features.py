@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from ..store import atomic_write_bytes
 
 _WORD_RE = re.compile(r"\w+|[^\w\s]")
 
@@ -93,8 +94,6 @@ class TextFeatures:
         else:
             arrays["H"] = np.asarray(self.H)
         import io
-
-        from ..cli.common import atomic_write_bytes
 
         buf = io.BytesIO()
         np.savez(buf, **arrays)

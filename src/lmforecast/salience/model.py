@@ -20,7 +20,7 @@ from scipy.special import expit
 
 from ..errors import InputError, fmt_value
 from ..fitting.result import FitResult
-from ..laws.salience import fit_salience_sigmoid, lm_fit
+from ..laws.salience import SalienceSigmoid, lm_fit
 
 ACTIVATIONS = ("softplus", "sigmoid")
 OPTIMIZERS = ("adam", "sgd")
@@ -290,3 +290,26 @@ def baseline_fit(C: np.ndarray, scores, splits, gamma: float) -> dict:
         out[f"{name}_mse"] = float(np.mean((pred[m] - A[m]) ** 2)) if m.any() else None
     out["predicted"] = pred
     return out
+
+
+def fit_salience_sigmoid(C, A, gamma: float, starts=None) -> FitResult:
+    """Fit Eq. 2 by Levenberg-Marquardt (Eq. 4) and wrap it in the engine's `FitResult`."""
+    law = SalienceSigmoid(gamma)
+    theta, sse, ok = lm_fit(C, A, law.gamma, starts)
+    resid = law.predict_target(theta[None, :], {"C": np.asarray(C, float)})[0] - np.asarray(A)
+    return FitResult(
+        law=law.name,
+        theta=[float(v) for v in theta],
+        params=law.to_natural(theta),
+        objective=0.5 * sse,
+        loss={"name": "squared", "delta": 0.0},
+        n_obs=int(np.size(C)),
+        n_starts=1 + len(starts or []),
+        n_polished=1 + len(starts or []),
+        n_at_best=1,
+        converged=ok,
+        message="Levenberg-Marquardt (scipy least_squares, method='lm')",
+        residual_scale=float(1.4826 * np.median(np.abs(resid - np.median(resid)))),
+        rmse_target=float(np.sqrt(np.mean(resid**2))),
+        meta={"law_options": {"gamma": law.gamma}},
+    )

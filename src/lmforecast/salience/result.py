@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..fitting.result import FitResult, dump_json, load_json
+from ..fitting.result import FitResult
+from ..store import dump_json, load_json
 from .mapping import map_losses_many
 from .model import sigmoid_law
 from .records import LossTable, loss_table
+from .schema import check_salience
 
 FORMAT_VERSION = 1
 
@@ -228,8 +230,6 @@ class SalienceFit:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> SalienceFit:
-        from ..data.schema import check_salience
-
         d = load_json(text_or_path, "salience fit")
         check_salience(d, str(text_or_path)[:80])
         return cls.from_dict(d)

@@ -304,7 +304,7 @@ class SupervisedScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisedScalingLaw:
-        from ..data.schema import check_supervised_meta
+        from .schema import check_supervised_meta
 
         res = FitResult.from_json(Path(path))
         check_supervised_meta(res.to_dict(), str(path))

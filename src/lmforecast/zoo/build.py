@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..cli.common import atomic_write_text
 from ..errors import DomainWarning, InputError, require
 from ..parallel import backend_for, map_tasks, uses_dask
+from ..store import atomic_write_text
 from .corpus import DOMAINS, build_corpus
 from .data import encode_corpus
 from .evaluate import build_evalset, token_losses

@@ -1,0 +1,38 @@
+"""Schema of a saved distillation fit (`distill fit --out`): a `FitResult` of the distillation
+law carrying the teacher's supervised coefficients (Eq. 1) in ``meta.supervised``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..fitting.schema import check_fit_result
+from ..store import Checker
+
+#: The registered name of the distillation law (Eq. 8) every saved distillation fit holds.
+LAW_NAME = "busbridge-distillation"
+
+
+def check_supervised_coefficients(c: Checker, s: Any, path: str) -> None:
+    s = c.obj(s, path)
+    for k in ("A", "B", "E", "alpha", "beta"):
+        c.num(c.get(s, k, path), f"{path}.{k}", lo=0.0, lo_open=True)
+    c.num(s.get("gamma", 1.0), f"{path}.gamma", lo=0.0, lo_open=True)
+    extra = [k for k in s if k not in ("A", "B", "E", "alpha", "beta", "gamma")]
+    if extra:
+        c.fail(f"{path}.{extra[0]}", "is not a coefficient of Eq. 1")
+
+
+def check_distill_fit(d: Any, where: str) -> Mapping:
+    """Validate a saved distillation fit: a `FitResult` of the distillation law carrying the
+    supervised (teacher) coefficients in ``meta.supervised``."""
+    check_fit_result(d, where)
+    c = Checker(where)
+    if d["law"] != LAW_NAME:
+        c.fail("law", f"is not the distillation law {LAW_NAME!r} (is this a supervised fit?)",
+               d["law"])  # fmt: skip
+    meta = d.get("meta", {})
+    if "supervised" not in meta:
+        c.fail("meta.supervised", "is missing (the teacher's supervised coefficients)")
+    check_supervised_coefficients(c, meta["supervised"], "meta.supervised")
+    return d

@@ -1,0 +1,71 @@
+"""Schema of a saved `SalienceFit` (`salience fit --out`), checked field by field on load
+(docs/reliability.md): types and ranges, the law fit inside it, and agreement of ``gamma``,
+``alpha`` and ``beta`` with that law fit; unknown fields are refused."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import fmt_value
+from ..fitting.schema import check_fit_result
+from ..store import Checker
+
+SALIENCE_FIELDS = ("task", "gamma", "alpha", "beta", "activation", "extractor", "theta", "bias",
+                   "law", "text_ids", "text_lengths", "offsets", "weights", "models", "splits",
+                   "scores", "capability", "metrics", "settings")  # fmt: skip
+#: Fields a saved fit may lack, and the envelope; with SALIENCE_FIELDS these are the dataclass's
+#: fields (a test checks it), anything else is refused.
+SALIENCE_OPTIONAL = ("history", "bootstrap", "kind", "format_version")
+
+
+def check_salience(d: Any, where: str) -> Mapping:
+    """Validate a saved `SalienceFit` (salience fit --out)."""
+    c = Checker(where)
+    d = c.obj(d)
+    c.kind(d, "SalienceFit", label="saved salience fit")
+    c.keys(d, SALIENCE_FIELDS + SALIENCE_OPTIONAL)
+    for k in SALIENCE_FIELDS:
+        c.get(d, k)
+    c.str_(d["task"], "task")
+    gamma = c.num(d["gamma"], "gamma", lo=0.0, hi=1.0, hi_open=True)
+    alpha = c.num(d["alpha"], "alpha")
+    beta = c.num(d["beta"], "beta")
+    c.str_(d["activation"], "activation")
+    c.obj(d["extractor"], "extractor")
+    c.nums(d["theta"], "theta")
+    c.num(d["bias"], "bias")
+    law = check_fit_result(d["law"], where, "law")
+    lg = law.get("meta", {}).get("law_options", {}).get("gamma")
+    if lg is None or lg != gamma:
+        c.fail("gamma", f"disagrees with law.meta.law_options.gamma ({fmt_value(lg)})", gamma)
+    for k, v in (("alpha", alpha), ("beta", beta)):
+        if law["params"].get(k) != v:
+            c.fail(k, f"disagrees with law.params.{k} ({fmt_value(law['params'].get(k))})", v)
+    n = len(c.list_(d["text_ids"], "text_ids", min_len=1))
+    for i, t in enumerate(d["text_ids"]):
+        c.str_(t, f"text_ids[{i}]")
+    lengths = c.list_(d["text_lengths"], "text_lengths", n)
+    for i, x in enumerate(lengths):
+        c.int_(x, f"text_lengths[{i}]", lo=1)
+    offs = c.list_(d["offsets"], "offsets", n)
+    wts = c.list_(d["weights"], "weights", n)
+    for i in range(n):
+        w = c.nums(wts[i], f"weights[{i}]")
+        o = c.list_(offs[i], f"offsets[{i}]", len(w))
+        for j, pair in enumerate(o):
+            a, b = c.list_(pair, f"offsets[{i}][{j}]", 2)
+            c.int_(a, f"offsets[{i}][{j}][0]")
+            c.int_(b, f"offsets[{i}][{j}][1]")
+            if not a <= b <= lengths[i]:
+                c.fail(f"offsets[{i}][{j}]", f"must satisfy 0 <= start <= end <= {lengths[i]}",
+                       pair)  # fmt: skip
+    m = len(c.list_(d["models"], "models"))
+    c.list_(d["splits"], "splits", m)
+    c.nums(d["scores"], "scores", m, lo=0.0, hi=1.0)
+    c.nums(d["capability"], "capability", m, finite=False)
+    c.obj(d["metrics"], "metrics")
+    c.obj(d["settings"], "settings")
+    c.matrix(d.get("history", []), "history", finite=False)
+    c.matrix(d.get("bootstrap", []), "bootstrap", 2)
+    return d

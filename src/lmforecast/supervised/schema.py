@@ -1,0 +1,53 @@
+"""Schema of what a saved supervised fit carries beyond its `FitResult`: the interval
+calibration and model average in ``meta`` (docs/trust.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..fitting.schema import check_fit_result
+from ..store import Checker
+
+PAIR_KEYS = ("log_error", "log_ratio", "noise", "weight", "cutoff")
+
+
+def check_supervised_meta(d: Mapping, where: str) -> None:
+    """The interval calibration and model average a supervised fit carries in ``meta``
+    (docs/trust.md): numbers where numbers are read, equal-length backtest pairs, positive
+    compute; components of an average are full `FitResult`s."""
+    c = Checker(where)
+    meta = c.obj(d.get("meta", {}), "meta")
+    cal = meta.get("intervals")
+    if cal is not None:
+        cal = c.obj(cal, "meta.intervals")
+        c.num(c.get(cal, "max_compute", "meta.intervals"), "meta.intervals.max_compute",
+              lo=0.0, lo_open=True)  # fmt: skip
+        for k in ("max_N", "max_D"):
+            if cal.get(k) is not None:
+                c.num(cal[k], f"meta.intervals.{k}", lo=0.0, lo_open=True)
+        c.num(cal.get("noise", 0.0), "meta.intervals.noise", lo=0.0)
+        c.num(cal.get("bias_slope", 0.0), "meta.intervals.bias_slope")
+        c.num(cal.get("k_fixed", 0.0), "meta.intervals.k_fixed", lo=0.0)
+        if cal.get("pairs") is not None:
+            pairs = c.obj(cal["pairs"], "meta.intervals.pairs")
+            n = None
+            for k in PAIR_KEYS[:4]:
+                v = c.nums(c.get(pairs, k, "meta.intervals.pairs"), f"meta.intervals.pairs.{k}", n)
+                n = len(v)
+            for k in ("noise", "weight"):
+                if any(x < 0 for x in pairs[k]):
+                    c.fail(f"meta.intervals.pairs.{k}", "must hold numbers >= 0")
+            if "cutoffs" in cal:
+                c.nums(cal["cutoffs"], "meta.intervals.cutoffs")
+        if cal.get("param_samples") is not None:
+            c.matrix(cal["param_samples"], "meta.intervals.param_samples", len(d["theta"]))
+    avg = meta.get("average")
+    if avg is not None:
+        avg = c.obj(avg, "meta.average")
+        weights = c.obj(c.get(avg, "weights", "meta.average"), "meta.average.weights")
+        comps = c.obj(c.get(avg, "components", "meta.average"), "meta.average.components")
+        for f, w in weights.items():
+            c.num(w, f"meta.average.weights.{f}", lo=0.0)
+            if f not in comps:
+                c.fail(f"meta.average.components.{f}", "is missing (every weighted form needs one)")
+            check_fit_result(comps[f], where, f"meta.average.components.{f}")
