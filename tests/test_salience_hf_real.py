@@ -19,7 +19,8 @@ tokenizers = pytest.importorskip("tokenizers")
 
 from lmforecast.errors import InputError  # noqa: E402
 from lmforecast.salience import hf  # noqa: E402
-from lmforecast.salience.features import TextFeatures, extractor_from_config  # noqa: E402
+from lmforecast.salience.features import TextFeatures  # noqa: E402
+from lmforecast.salience.hf import extractor_from_config  # noqa: E402
 from lmforecast.salience.mapping import (  # noqa: E402
     check_offsets,
     disjoint_offsets,

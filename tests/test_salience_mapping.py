@@ -140,7 +140,8 @@ def test_batched_mapping_equals_one_record_at_a_time(data, n, R):
 def test_any_tokenizer_plugs_in():
     from types import SimpleNamespace
 
-    from lmforecast.salience.mapping import map_records, offsets_function
+    from lmforecast.salience.mapping import offsets_function
+    from lmforecast.salience.records import map_records
 
     text = "ab cd"
 

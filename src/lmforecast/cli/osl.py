@@ -18,12 +18,14 @@ from ..osl.data import (
     parse_metric_range,
     read_benchmarks,
 )
-from ..osl.holdout import LLAMA2_7B_FLOPS
-from ..osl.model import X_KINDS, ObservationalScalingLaw, merge_targets
+from ..osl.fit import merge_targets
+from ..osl.model import ObservationalScalingLaw
 from ..osl.posttraining import post_training_gap
 from ..osl.presets import PRESETS, get_preset
+from ..osl.result import X_KINDS
 from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
+from ..osl.splits import LLAMA2_7B_FLOPS
 from .common import (
     add_level_flag,
     add_output_flags,

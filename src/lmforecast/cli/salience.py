@@ -180,8 +180,7 @@ def _target_offsets_fn(spec: str):
 
 
 def _map_losses(args) -> int:
-    from ..salience.mapping import map_records
-    from ..salience.records import read_loss_records, read_texts, write_jsonl
+    from ..salience.records import map_records, read_loss_records, read_texts, write_jsonl
 
     out = check_writable(args.out)
     records = read_loss_records(args.losses)

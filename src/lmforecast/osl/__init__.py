@@ -16,10 +16,11 @@ from .data import (
     paper_base_models,
     read_benchmarks,
 )
-from .holdout import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
-from .model import ObservationalScalingLaw, OSLResult, merge_targets
+from .fit import merge_targets
+from .model import ObservationalScalingLaw
 from .posttraining import PostTrainingGap, post_training_gap
 from .presets import PRESETS, PreregisteredLaw, get_preset
+from .result import OSLResult
 from .robustness import (
     RobustnessResult,
     RobustnessSweep,
@@ -29,6 +30,7 @@ from .robustness import (
     threshold_split,
 )
 from .selection import Selection, SubsetSelector
+from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 
 __all__ = [
     "BASE_METRICS",

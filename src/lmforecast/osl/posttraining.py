@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .model import ObservationalScalingLaw, OSLResult
+from .model import ObservationalScalingLaw
+from .result import OSLResult
 
 
 @dataclass

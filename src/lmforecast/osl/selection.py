@@ -21,7 +21,9 @@ import pandas as pd
 
 from ..errors import InputError
 from .capability import CapabilitySpace
-from .data import FAMILY, MODEL, SIZE
+from .data import FAMILY, FLOPS, MODEL, SIZE, check_metrics, default_metrics, read_benchmarks
+from .fit import fit_sigmoid, predict_sigmoid
+from .splits import LLAMA2_7B_FLOPS, cutoff_split
 
 MAX_SUBSETS = 5_000_000  # ~0.5 GB of Gram matrices (K=3)
 
@@ -163,7 +165,6 @@ class SubsetSelector:
 
     def fit(self, table: pd.DataFrame) -> SubsetSelector:
         """Build the capability space of the candidate pool (imputation + PCA, App. B.3)."""
-        from .data import check_metrics, default_metrics
 
         if self.max_families < 1:
             raise InputError(f"--max-families must be >= 1, got {self.max_families}")
@@ -289,10 +290,6 @@ def selection_validation(
     `n_fits`. Per-target values are in `.attrs["per_target"]` (a DataFrame).
     """
     import warnings
-
-    from .data import FLOPS, check_metrics, default_metrics, read_benchmarks
-    from .holdout import LLAMA2_7B_FLOPS, cutoff_split
-    from .model import fit_sigmoid, predict_sigmoid
 
     table = read_benchmarks(table)
     targets = [targets] if isinstance(targets, str) else list(targets)

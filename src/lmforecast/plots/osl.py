@@ -8,8 +8,8 @@ import pandas as pd
 from ..laws.sigmoid import sigmoid
 from ..osl.capability import CapabilitySpace
 from ..osl.data import FAMILY, FLOPS, FLOPS_UNIT
-from ..osl.model import OSLResult
-from ..osl.robustness import RobustnessResult
+from ..osl.result import OSLResult
+from ..osl.sweep_result import RobustnessResult
 from .style import new_figure
 
 

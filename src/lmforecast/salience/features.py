@@ -9,8 +9,8 @@ TextFeatures``, ``config()``):
 
 - `HashedNgramFeatures`: torch-free, deterministic hashed token/bigram/context/shape features
   (a sparse matrix). Lets the method run and be tested without heavy dependencies.
-- `HuggingFaceFeatures` (optional extra ``hf``, in `salience.hf`): final hidden states of a local
-  causal LM.
+- `HuggingFaceFeatures` (optional extra ``hf``, in `salience.hf`, with `extractor_from_config`):
+  final hidden states of a local causal LM.
 """
 
 from __future__ import annotations
@@ -224,19 +224,3 @@ class HashedNgramFeatures:
         )
         H.sum_duplicates()
         return TextFeatures(ids, np.array(lengths, np.int64), offs, H, self.config())
-
-
-def extractor_from_config(cfg: Mapping) -> FeatureExtractor:
-    """Rebuild an extractor from `config()` (used to re-score new texts with a saved head)."""
-    if cfg.get("name") == HashedNgramFeatures.name:
-        return HashedNgramFeatures(dim=int(cfg["dim"]))
-    if cfg.get("name") == "huggingface":
-        from .hf import HuggingFaceFeatures
-
-        max_length = cfg.get("max_length")
-        return HuggingFaceFeatures(
-            cfg["model_path"],
-            batch_size=int(cfg.get("batch_size", 8)),
-            max_length=None if max_length is None else int(max_length),
-        )
-    raise InputError(f"unknown feature extractor {cfg.get('name')!r}")

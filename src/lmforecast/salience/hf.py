@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, require
-from .features import TextFeatures
-from .mapping import disjoint_offsets
+from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
+from .mapping import disjoint_offsets, offsets_function
 
 _CONTEXT_ATTRS = ("max_position_embeddings", "n_positions", "n_ctx", "seq_length")
 
@@ -295,7 +295,19 @@ def hf_token_losses(
 def hf_tokenizer_offsets(tokenizer_path: str | Path):
     """A ``text -> offsets`` function from a local fast tokenizer (special tokens dropped,
     offsets made non-overlapping)."""
-    from .mapping import offsets_function
-
     _, tok, _ = _load(tokenizer_path, None, with_model=False)
     return offsets_function(tok)
+
+
+def extractor_from_config(cfg: Mapping) -> FeatureExtractor:
+    """Rebuild an extractor from `config()` (used to re-score new texts with a saved head)."""
+    if cfg.get("name") == HashedNgramFeatures.name:
+        return HashedNgramFeatures(dim=int(cfg["dim"]))
+    if cfg.get("name") == "huggingface":
+        max_length = cfg.get("max_length")
+        return HuggingFaceFeatures(
+            cfg["model_path"],
+            batch_size=int(cfg.get("batch_size", 8)),
+            max_length=None if max_length is None else int(max_length),
+        )
+    raise InputError(f"unknown feature extractor {cfg.get('name')!r}")

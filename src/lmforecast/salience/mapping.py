@@ -238,32 +238,3 @@ def offsets_function(tokenizer):
     if callable(tokenizer):
         return lambda text: np.asarray(tokenizer(text), np.int64).reshape(-1, 2)
     raise InputError(f"cannot get character offsets from a {type(tokenizer).__name__}")
-
-
-def map_records(records, texts, target_tokenizer) -> list[dict]:
-    """Algorithm 1 on loss records (M.jsonl format) onto any target tokenizer
-    (see `offsets_function`); returns records with the target offsets and mapped losses."""
-    from .records import loss_table
-
-    tok = offsets_function(target_tokenizer)
-    table = loss_table(records, {t: len(s) for t, s in texts.items()})
-    target = {t: tok(s) for t, s in texts.items()}
-    models = list(table)
-    out = []
-    for tid in texts:
-        mapped = map_losses_many(
-            [table[m][tid] for m in models],
-            target[tid],
-            len(texts[tid]),
-            [f"model {m!r} text {tid!r}" for m in models],
-        )
-        for m, row in zip(models, mapped):
-            out.append(
-                {
-                    "model": m,
-                    "text_id": tid,
-                    "offsets": target[tid].tolist(),
-                    "losses": row.tolist(),
-                }
-            )
-    return out

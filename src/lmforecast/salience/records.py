@@ -19,7 +19,7 @@ import pandas as pd
 from ..data.io import read_table
 from ..data.validate import check_columns, numeric_column
 from ..errors import InputError, fmt_value
-from .mapping import check_losses, check_offsets
+from .mapping import check_losses, check_offsets, map_losses_many, offsets_function
 
 SPLITS = ("train", "validation", "test")
 
@@ -193,3 +193,30 @@ def parse_random_accuracy(spec: str, task: str) -> float:
 
 def write_jsonl(records: Iterable[Mapping]) -> str:
     return "".join(json.dumps(dict(r), ensure_ascii=False) + "\n" for r in records)
+
+
+def map_records(records, texts, target_tokenizer) -> list[dict]:
+    """Algorithm 1 on loss records (M.jsonl format) onto any target tokenizer
+    (see `offsets_function`); returns records with the target offsets and mapped losses."""
+    tok = offsets_function(target_tokenizer)
+    table = loss_table(records, {t: len(s) for t, s in texts.items()})
+    target = {t: tok(s) for t, s in texts.items()}
+    models = list(table)
+    out = []
+    for tid in texts:
+        mapped = map_losses_many(
+            [table[m][tid] for m in models],
+            target[tid],
+            len(texts[tid]),
+            [f"model {m!r} text {tid!r}" for m in models],
+        )
+        for m, row in zip(models, mapped):
+            out.append(
+                {
+                    "model": m,
+                    "text_id": tid,
+                    "offsets": target[tid].tolist(),
+                    "losses": row.tolist(),
+                }
+            )
+    return out

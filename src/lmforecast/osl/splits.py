@@ -1,0 +1,44 @@
+"""Holdout splits of the OSL paper (Sec. 4): which models are held out as "future" ones."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .data import FLOPS, FLOPS_UNIT, MODEL
+
+LLAMA2_7B_FLOPS = 8.4e22  # Sec. 4: default cutoff, Llama-2-7B's training FLOPs (6ND)
+
+
+def cutoff_split(table: pd.DataFrame, cutoff_flops: float = LLAMA2_7B_FLOPS) -> np.ndarray:
+    """Test mask: models above the FLOPs cutoff, and models with unknown FLOPs (4.7 item 11)."""
+    if not cutoff_flops > 0:
+        raise InputError(f"--cutoff-flops must be > 0, got {cutoff_flops}")
+    flops = table[FLOPS].to_numpy(float) * FLOPS_UNIT
+    return ~(flops <= cutoff_flops * (1 + 1e-12))
+
+
+def top_split(table: pd.DataFrame, target: str, fraction: float = 0.1) -> np.ndarray:
+    """Test mask: the best `fraction` of models on the target, count rounded down (Sec. 4.2).
+
+    Ties keep the table order (a stable sort, as the authors' `rank_by` split).
+    """
+    if not 0 <= fraction < 1:
+        raise InputError(f"--holdout-top must be in [0, 1), got {fraction}")
+    n_test = int(fraction * len(table))
+    order = np.argsort(-table[target].to_numpy(float), kind="stable")
+    test = np.zeros(len(table), bool)
+    test[order[:n_test]] = True
+    return test
+
+
+def list_split(table: pd.DataFrame, heldout: Sequence[str]) -> np.ndarray:
+    """Test mask: the named models (each must be in the table)."""
+    names = set(table[MODEL])
+    unknown = [m for m in heldout if m not in names]
+    if unknown:
+        raise InputError(f"--heldout: model {unknown[0]!r} is not in the table (with the target)")
+    return table[MODEL].isin(list(heldout)).to_numpy()
