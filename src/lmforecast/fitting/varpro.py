@@ -83,14 +83,14 @@ def nnls_columns(cols: list[np.ndarray], b: np.ndarray) -> np.ndarray:
     if k > 3:
         raise ValueError(f"nnls_batched solves up to 3 coefficients, got {k}")
     G = cols[0].shape[0]
-    scale = [np.sqrt(np.einsum("gn,gn->g", a, a)) for a in cols]
-    scale = [np.where(s > 0, s, 1.0) for s in scale]
-    cs_ = [a / s[:, None] for a, s in zip(cols, scale)]
-    gram = [[None] * k for _ in range(k)]
+    raw = [[None] * k for _ in range(k)]
     for i in range(k):
         for j in range(i, k):
-            gram[i][j] = gram[j][i] = np.einsum("gn,gn->g", cs_[i], cs_[j])
-    h = [np.einsum("gn,gn->g", a, b) for a in cs_]
+            raw[i][j] = raw[j][i] = np.einsum("gn,gn->g", cols[i], cols[j])
+    scale = [np.sqrt(raw[i][i]) for i in range(k)]
+    scale = [np.where((s > 0) & np.isfinite(s), s, 1.0) for s in scale]
+    gram = [[raw[i][j] / (scale[i] * scale[j]) for j in range(k)] for i in range(k)]
+    h = [np.einsum("gn,gn->g", a, b) / s for a, s in zip(cols, scale)]
     best = np.zeros((G, k))
     best_val = np.zeros(G)  # relative to ||b||^2: c = 0 gives 0
     for size in range(1, k + 1):
@@ -144,17 +144,28 @@ def project_block(basis: np.ndarray, t: np.ndarray, loss: Loss, w=None, steps: i
 
 
 def projected_starts(
-    law: Law, X: Mapping[str, np.ndarray], t: np.ndarray, loss: Loss, w=None, bounds=None
+    law: Law,
+    X: Mapping[str, np.ndarray],
+    t: np.ndarray,
+    loss: Loss,
+    w=None,
+    bounds=None,
+    thin: int = 1,
+    steps: int = IRLS_STEPS,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(starts (S, P), keys (S, q+1)): one projected fit-space start per point of every
     `law.linear_blocks(X)` grid, clipped to `bounds`; `keys` holds each start's block number
-    and grid indices (neighbours differ by at most 1 in every index: see `representatives`)."""
+    and grid indices (neighbours differ by at most 1 in every index: see `representatives`).
+    `thin=2` keeps every other value of each grid axis (refits near a known optimum)."""
     b = np.array(bounds if bounds is not None else law.bounds, float)
     starts, keys = [], []
     width = max(blk.grid.shape[1] for blk in law.linear_blocks(X)) + 1
     for i, blk in enumerate(law.linear_blocks(X)):
         nl = np.atleast_2d(np.asarray(blk.grid, float))
-        c = project_block(blk.basis(nl, X), t, loss, w)
+        if thin > 1:
+            pos = [np.searchsorted(np.unique(nl[:, j]), nl[:, j]) for j in range(nl.shape[1])]
+            nl = nl[np.all(np.stack(pos) % thin == 0, axis=0)]
+        c = project_block(blk.basis(nl, X), t, loss, w, steps)
         with np.errstate(all="ignore"):
             th = blk.theta(nl, c, X)
         th = np.where(np.isnan(th), b[:, 0], th)
