@@ -9,7 +9,11 @@ Two refit modes:
   parameter the interval is far too narrow.
 - multi-start (``n_polish=k > 0``): each resample re-scores the whole initialisation grid on its
   own data (one vectorised pass), then polishes its k best grid starts plus the warm starts and
-  keeps the best. A resample can reach another basin, at the cost of k + 1 polishes.
+  keeps the best. A resample can reach another basin, at the cost of k + 1 polishes. For laws
+  with linear coefficients (`Law.linear_blocks`) the "grid" of a resample is its variable
+  projection instead (`fitting.varpro`, ``method="auto"``): the linear coefficients are solved
+  on the resample for the whole exponent grid in one batch, and the k best local minima of that
+  profile are polished with the warm starts; ``method="grid"`` keeps the grid re-scoring.
 
 Resamples get their own child seeds, so results do not depend on the number of worker processes.
 The chunks of resamples run through `lmforecast.parallel.map_tasks`: local joblib workers by
@@ -25,10 +29,18 @@ import numpy as np
 
 from ..laws.base import Law
 from ..parallel import map_tasks
-from .engine import Objective, clip_to_bounds, grid_to_array, polish_many, refit_from
+from .engine import (
+    Objective,
+    clip_to_bounds,
+    grid_to_array,
+    polish_many,
+    refit_from,
+    use_varpro,
+)
 from .losses import Loss
 from .result import FitResult
 from .threads import single_blas_thread
+from .varpro import projected_starts, representatives
 
 
 def resample_indices(seed, n: int) -> np.ndarray:
@@ -37,32 +49,60 @@ def resample_indices(seed, n: int) -> np.ndarray:
 
 
 def multistart_refit(
-    law, X, y, warm, grid, n_polish, loss, bounds=None, maxiter: int = 2000, grid_scorer=None
+    law,
+    X,
+    y,
+    warm,
+    grid,
+    n_polish,
+    loss,
+    bounds=None,
+    maxiter: int = 2000,
+    grid_scorer=None,
+    method: str = "auto",
 ):
     """Refit on (X, y): score every `grid` start, polish the `n_polish` best plus `warm`.
 
     `grid` is an (S, P) array of fit-space starts scored with `Objective.batch`, or whatever
     `grid_scorer(law, X, target, loss, grid) -> (starts (S, P), scores (S,))` takes (e.g. the
     axes of a product grid that a law scores faster, `distill.fitting.score_product_grid`).
+    With ``method="auto"`` and no `grid_scorer`, a law with `linear_blocks` is re-started by
+    variable projection on (X, y) instead of re-scoring `grid` (which is then unused).
     Returns (theta, objective); `multistart_refit_detail` also says whether a grid start won.
     """
     th, f, _ = multistart_refit_detail(
-        law, X, y, warm, grid, n_polish, loss, bounds, maxiter, grid_scorer
+        law, X, y, warm, grid, n_polish, loss, bounds, maxiter, grid_scorer, method
     )
     return th, f
 
 
 def multistart_refit_detail(
-    law, X, y, warm, grid, n_polish, loss, bounds=None, maxiter: int = 2000, grid_scorer=None
+    law,
+    X,
+    y,
+    warm,
+    grid,
+    n_polish,
+    loss,
+    bounds=None,
+    maxiter: int = 2000,
+    grid_scorer=None,
+    method: str = "auto",
 ):
     """`multistart_refit`, plus whether the winner came from the grid (not a warm start)."""
     t = law.target_of(y)
     obj = Objective(law, X, t, loss)
-    if grid_scorer is None:
-        g, scores = grid, obj.batch(grid)
+    if grid_scorer is None and use_varpro(law, X, method):
+        # a refit starts near the full-data optimum (warm starts): half the grid resolution
+        g, keys = projected_starts(law, X, t, loss, None, bounds, thin=2, steps=2)
+        scores = obj.batch(g)
+        best = representatives(keys, scores, n_polish)
     else:
-        g, scores = grid_scorer(law, X, t, loss, grid)
-    best = np.argsort(scores)[:n_polish]
+        if grid_scorer is None:
+            g, scores = grid, obj.batch(grid)
+        else:
+            g, scores = grid_scorer(law, X, t, loss, grid)
+        best = np.argsort(scores)[:n_polish]
     best = best[np.isfinite(scores[best])]
     warm = np.atleast_2d(warm)
     starts = np.vstack([warm, g[best]])
@@ -73,7 +113,7 @@ def multistart_refit_detail(
 
 
 def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, maxiter=2000,
-               grid_scorer=None):  # fmt: skip
+               grid_scorer=None, method="auto"):  # fmt: skip
     """Refit each resample of `seeds`: rows (theta, objective, winner came from the grid)."""
     n = y.size
     out = []
@@ -83,8 +123,9 @@ def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, ma
             Xi = {k: v[idx] for k, v in X.items()}
             if n_polish:
                 th, f, from_grid = multistart_refit_detail(
-                    law, Xi, y[idx], starts, grid, n_polish, loss, bounds, maxiter, grid_scorer
-                )
+                    law, Xi, y[idx], starts, grid, n_polish, loss, bounds, maxiter, grid_scorer,
+                    method,
+                )  # fmt: skip
             else:
                 th, f = refit_from(
                     law, Xi, y[idx], starts, loss=loss, bounds=bounds, maxiter=maxiter
@@ -104,7 +145,7 @@ def _resample_chunk(payload, shared):
     return _run_chunk(
         shared["law"], shared["X"], shared["y"], shared["starts"], Loss.from_dict(shared["loss"]),
         shared["bounds"], seeds, shared["grid"], shared["n_polish"], shared.get("maxiter", 2000),
-        shared.get("grid_scorer"),
+        shared.get("grid_scorer"), shared.get("method", "auto"),
     )  # fmt: skip
 
 
@@ -129,7 +170,8 @@ def bootstrap_fit(
     ``lmforecast.parallel.scheduler`` blocks and ``LMFORECAST_SCHEDULER``, else joblib with
     `n_jobs` (default -1); ``"local:N"`` / ``"tcp://HOST:PORT"`` run the resamples on Dask. The
     thetas do not depend on the backend or the worker count. `bounds`, `progress`, `maxiter`
-    (L-BFGS-B iterations per polish) as there.
+    (L-BFGS-B iterations per polish) and `method` (variable projection or grid re-scoring of
+    multi-start resamples) as there.
     """
     thetas, _ = bootstrap_thetas(law, X, y, result, n_boot=n_boot, seed=seed, **kwargs)
     n_polish = kwargs.get("n_polish", 0)
@@ -154,15 +196,20 @@ def bootstrap_thetas(
     scheduler=None,
     maxiter: int = 2000,
     desc: str | None = None,
+    method: str = "auto",
 ) -> tuple[np.ndarray, int]:
     """The resampled fit-space thetas (n_boot, P) of `bootstrap_fit`, and how many resamples
-    were won by a grid start rather than a warm start (0 for warm-only resamples)."""
+    were won by a grid start rather than a warm start (0 for warm-only resamples).
+    `method` ("auto", "grid", "varpro") picks how multi-start resamples are re-started
+    (`multistart_refit`)."""
     X = {k: np.asarray(X[k], float) for k in law.inputs}
     y = np.asarray(y, float)
     loss = Loss.from_dict(result.loss)
     starts = np.array(([result.theta] + result.warm_starts)[: max(1, n_starts)], float)
     if not n_polish:
         grid = None
+    elif grid_scorer is None and use_varpro(law, X, method):
+        grid = None  # each resample projects its own starts
     elif grid_scorer is None:
         g = grid_to_array(law, grid if grid is not None else law.default_grid())
         grid = clip_to_bounds(law, g, bounds)
@@ -177,7 +224,7 @@ def bootstrap_thetas(
     shared = {
         "law": law, "X": X, "y": y, "starts": starts, "loss": loss.to_dict(), "bounds": bounds,
         "grid": grid, "n_polish": n_polish, "entropy": root.entropy, "spawn_key": root.spawn_key,
-        "maxiter": maxiter, "grid_scorer": grid_scorer,
+        "maxiter": maxiter, "grid_scorer": grid_scorer, "method": method,
     }  # fmt: skip
     parts = map_tasks(
         _resample_chunk,

@@ -5,6 +5,10 @@ minimise sum_i rho(prediction_i - target_i) (Huber on log-space residuals by def
 L-BFGS-B started from every point of a grid. Instead of running L-BFGS-B from every start, we
 score the whole grid in vectorised numpy passes and polish only the most promising starts, which
 reaches the same best objective at a fraction of the cost (see benchmarks/).
+
+Laws with linear coefficients (`Law.linear_blocks`) are started by variable projection instead
+(`fitting.varpro`, docs/fitting.md): the linear coefficients are solved on a small exponent grid
+and only the best local minima of that profile are polished, on the same objective.
 """
 
 from __future__ import annotations
@@ -20,8 +24,27 @@ from ..laws.base import Law
 from .losses import Loss, huber
 from .result import FitResult
 from .threads import single_blas_thread
+from .varpro import projected_starts, representatives
 
 _CHUNK_ELEMENTS = 4_000_000  # starts x observations per vectorised grid pass
+VARPRO_POLISH = 6  # profile local minima polished by a variable-projection fit
+METHODS = ("auto", "grid", "varpro")
+
+
+def use_varpro(law: Law, X, method: str, grid=None, scores=None) -> bool:
+    """Whether a fit takes the variable-projection path: "varpro" forces it (for laws with
+    `linear_blocks`), "grid" never, "auto" when the law has linear blocks and no explicit grid
+    or precomputed scores were given (an explicit grid is honoured as before)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    if method == "grid":
+        return False
+    has = bool(law.linear_blocks(X))
+    if method == "varpro":
+        if not has:
+            raise ValueError(f"{law.name} declares no linear coefficients (linear_blocks)")
+        return True
+    return has and grid is None and scores is None
 
 
 def grid_to_array(law: Law, grid: Mapping[str, np.ndarray] | np.ndarray) -> np.ndarray:
@@ -124,17 +147,20 @@ def polish_many(
     progress: bool = False,
     desc: str = "polish",
 ):
+    """L-BFGS-B from every start, with BLAS limited to one thread (on 2 cores, L-BFGS-B of a
+    5-parameter law runs ~14x slower with two BLAS threads: fitting.threads)."""
     thetas, objs, oks = [], [], []
     it = starts
     if progress:
         from tqdm.auto import tqdm
 
         it = tqdm(starts, desc=desc, unit="start", leave=False)
-    for th0 in it:
-        th, f, ok, _ = _polish(obj, th0, bounds, maxiter)
-        thetas.append(th)
-        objs.append(f)
-        oks.append(ok)
+    with single_blas_thread():
+        for th0 in it:
+            th, f, ok, _ = _polish(obj, th0, bounds, maxiter)
+            thetas.append(th)
+            objs.append(f)
+            oks.append(ok)
     return np.array(thetas), np.array(objs), np.array(oks)
 
 
@@ -152,8 +178,15 @@ def fit_law(
     extra_starts: np.ndarray | None = None,
     progress: bool = False,
     scores: np.ndarray | None = None,
+    method: str = "auto",
 ) -> FitResult:
     """Fit `law` to observations y at inputs X.
+
+    `method`: "grid" scores the law's initialisation grid (below); "varpro" starts from the
+    variable-projection profile of a law with `linear_blocks` (fitting.varpro: linear
+    coefficients solved on an exponent grid, its best `min(n_polish, VARPRO_POLISH)` local
+    minima polished); "auto" (default) takes varpro when the law supports it and neither `grid`
+    nor `scores` is given. Both end in the same L-BFGS-B polish of the same objective.
 
     Scores every grid start (vectorised), polishes the `n_polish` best with L-BFGS-B, then
     restarts the winner once with the objective rescaled at its own value so the relative
@@ -176,14 +209,31 @@ def fit_law(
     t = law.target_of(y)
     obj = Objective(law, X, t, loss, weights)
 
-    starts = grid_to_array(law, grid if grid is not None else law.default_grid())
-    if extra_starts is not None:
-        starts = np.vstack([np.atleast_2d(extra_starts), starts])
-    starts = clip_to_bounds(law, starts, bnds)
-    n_starts = starts.shape[0]
+    varpro = use_varpro(law, X, method, grid, scores)
+    if varpro:
+        starts = None
+    else:
+        starts = grid_to_array(law, grid if grid is not None else law.default_grid())
+        if extra_starts is not None:
+            starts = np.vstack([np.atleast_2d(extra_starts), starts])
+        starts = clip_to_bounds(law, starts, bnds)
 
     with single_blas_thread():
-        if scores is None:
+        if varpro:
+            starts, keys = projected_starts(law, X, t, loss, weights, bnds)
+            scores = obj.batch(starts)
+            chosen = representatives(keys, scores, max(1, min(n_polish, VARPRO_POLISH)))
+            n_extra = 0
+            if extra_starts is not None:
+                ex = clip_to_bounds(law, np.atleast_2d(extra_starts), bnds)
+                n_extra = ex.shape[0]
+                starts = np.vstack([ex, starts])
+                scores = np.concatenate([obj.batch(ex), scores])
+                chosen = np.concatenate([np.arange(n_extra), chosen + n_extra])
+        n_starts = starts.shape[0]
+        if varpro:
+            pass
+        elif scores is None:
             scores = obj.batch(starts)
         else:
             scores = np.asarray(scores, float).ravel()
@@ -193,7 +243,10 @@ def fit_law(
         finite = np.isfinite(scores)
         if not finite.any():
             raise InputError(f"{law.name}: the objective is not finite at any initialisation")
-        order = _select_starts(starts, scores, n_polish)
+        if varpro:
+            order = chosen[np.isfinite(scores[chosen])]
+        else:
+            order = _select_starts(starts, scores, n_polish)
         thetas, objs, oks = polish_many(
             obj, starts[order], bnds, maxiter, progress, f"fit {law.name}"
         )

@@ -7,7 +7,7 @@ which is what lets the engine score a 200,000-start grid in a few vectorised pas
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +32,36 @@ class Parameter:
 
     def from_natural(self, v):
         return np.log(v) if self.transform == "exp" else v
+
+
+@dataclass(frozen=True)
+class LinearBlock:
+    """Where a law is linear: at fixed *nonlinear* coordinates `nl`, the law in observation
+    space is a non-negative combination of basis columns,
+
+        exp(predict_target(theta(nl, c, X), X)) == basis(nl, X) @ c,   c >= 0,
+
+    so the engine can solve c for a whole grid of `nl` at once (variable projection,
+    `fitting.varpro`) instead of searching over it. `grid` (G, q) lists the nl points to project
+    at; `basis(nl, X)` returns (G, n, k); `theta(nl, c, X)` maps (G, q), (G, k) to fit-space
+    (G, P) parameters (a zero coefficient maps to -inf in log space; the engine clips to bounds).
+    """
+
+    grid: np.ndarray
+    basis: Callable[[np.ndarray, Mapping[str, np.ndarray]], np.ndarray]
+    theta: Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], np.ndarray]
+
+
+def safe_log(c: np.ndarray) -> np.ndarray:
+    """log of non-negative coefficients, -inf at zero (clipped to the bound by the engine)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.asarray(c, float))
+
+
+def product_grid(*axes) -> np.ndarray:
+    """(G, q) Cartesian product of 1-D axes, 'ij' order."""
+    mesh = np.meshgrid(*[np.asarray(a, float) for a in axes], indexing="ij")
+    return np.stack(mesh, axis=-1).reshape(-1, len(axes))
 
 
 class Law:
@@ -64,6 +94,11 @@ class Law:
     def default_grid(self) -> dict[str, np.ndarray]:
         """The paper's grid of initialisations, keyed by fit-space parameter name."""
         raise NotImplementedError
+
+    def linear_blocks(self, X: Mapping[str, np.ndarray]) -> list[LinearBlock]:
+        """The law's linear structure for variable projection (`fitting.varpro`); [] if none.
+        Laws returning blocks are fitted from projected starts instead of `default_grid()`."""
+        return []
 
     # ---- predictions -----------------------------------------------------------------------
     def predict_target(self, theta: np.ndarray, X: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import register_law
-from .base import Law, Parameter
+from .base import Law, LinearBlock, Parameter, product_grid, safe_log
 
 _HOFFMANN_GRID = {  # 6 x 6 x 5 x 5 x 5 = 4,500 starts (Hoffmann et al.; Epoch AI replication)
     "log_A": np.arange(0.0, 26.0, 5.0),
@@ -29,6 +29,13 @@ _BUSBRIDGE_GRID = {  # 5 x 5 x 6 x 4 x 4 x 4 = 9,600 starts (Busbridge et al. Ap
     "beta": np.array([0.0, 0.5, 1.0, 1.5]),
     "gamma": np.array([0.0, 0.5, 1.0, 1.5]),
 }
+
+
+# variable projection (fitting/varpro.py): exponents searched on these grids, E, A, B solved
+_VP_EXPONENTS = np.round(np.arange(0.0, 2.51, 0.1), 10)  # alpha, beta at gamma = 1: 676 points
+_VP_GAMMA_EXPONENTS = np.array([0.1, 0.2, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8])
+_VP_GAMMAS = np.array([0.3, 0.5, 0.7, 1.4])  # gamma = 1 is the exact 3-coefficient block
+_VP_LOG_RATIOS = np.linspace(-6.0, 6.0, 9)  # log(B D^-beta / A N^-alpha) at the median run
 
 
 def _lse2(a, b):
@@ -83,6 +90,49 @@ class ChinchillaGamma(Law):
         if self.has_gamma:
             cols.append(qv * m)
         return out, np.stack(cols, axis=-1)
+
+    # ---- variable projection -------------------------------------------------------------
+    def linear_blocks(self, X):
+        """At fixed (alpha, beta) and gamma = 1, L = E + A N^-alpha + B D^-beta is linear in
+        (E, A, B) >= 0. With gamma free, at fixed (alpha, beta, gamma, r) with r = log(B/A),
+        L = E + A^gamma (N^-alpha + e^r D^-beta)^gamma is linear in (E, A^gamma); r is gridded
+        relative to the median run (r' = 0: both terms equal there)."""
+        lnN, lnD = np.log(X["N"]), np.log(X["D"])
+        g1 = self.has_gamma
+
+        def basis3(nl, X):
+            a, b = nl[:, :1], nl[:, 1:2]
+            ones = np.ones((nl.shape[0], lnN.size))
+            return np.stack([ones, np.exp(-a * lnN), np.exp(-b * lnD)], axis=-1)
+
+        def theta3(nl, c, X):
+            lc = safe_log(c)
+            cols = [lc[:, 1], lc[:, 2], lc[:, 0], nl[:, 0], nl[:, 1]]
+            if g1:
+                cols.append(np.ones(nl.shape[0]))
+            return np.stack(cols, axis=-1)
+
+        blocks = [LinearBlock(product_grid(_VP_EXPONENTS, _VP_EXPONENTS), basis3, theta3)]
+        if not g1:
+            return blocks
+        mN, mD = float(np.median(lnN)), float(np.median(lnD))
+
+        def log_ratio(nl):
+            return nl[:, 3:4] + nl[:, 1:2] * mD - nl[:, 0:1] * mN
+
+        def basis_g(nl, X):
+            a, b, g = nl[:, :1], nl[:, 1:2], nl[:, 2:3]
+            shape = g * _lse2(-a * lnN, log_ratio(nl) - b * lnD)
+            return np.stack([np.ones_like(shape), np.exp(shape)], axis=-1)
+
+        def theta_g(nl, c, X):
+            lc = safe_log(c)
+            g = nl[:, 2]
+            lA = lc[:, 1] / g
+            return np.stack([lA, lA + log_ratio(nl)[:, 0], lc[:, 0], nl[:, 0], nl[:, 1], g], -1)
+
+        grid = product_grid(_VP_GAMMA_EXPONENTS, _VP_GAMMA_EXPONENTS, _VP_GAMMAS, _VP_LOG_RATIOS)
+        return blocks + [LinearBlock(grid, basis_g, theta_g)]
 
     # ---- closed forms ----------------------------------------------------------------------
     @staticmethod

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import register_law
-from .base import Law, Parameter
+from .base import Law, LinearBlock, Parameter, safe_log
 
 
 class PowerLaw(Law):
@@ -49,6 +49,21 @@ class PowerLaw(Law):
     def jacobian(self, theta, X):
         return self.predict_and_jacobian(theta, X)[1]
 
+    def linear_blocks(self, X):
+        """At fixed alpha, y = K C^alpha is linear in K = C_N^-alpha >= 0 (variable projection,
+        fitting/varpro.py); observations are exp(target) (-log P for `flp-gpt4`)."""
+        lc = np.log(np.asarray(X["C"], float))
+
+        def basis(nl, X):
+            return np.exp(nl[:, :1] * lc)[..., None]
+
+        def theta(nl, c, X):
+            a = nl[:, 0]
+            return np.stack([-safe_log(c[:, 0]) / a, a], axis=-1)
+
+        grid = np.concatenate([-_VP_ALPHAS[::-1], _VP_ALPHAS])[:, None]
+        return [LinearBlock(grid, basis, theta)]
+
     @staticmethod
     def ols_start(C, y) -> np.ndarray:
         """Closed-form least squares on log y = a log C + b, as a fit-space start."""
@@ -59,6 +74,7 @@ class PowerLaw(Law):
         return np.array([-b / a, a])
 
 
+_VP_ALPHAS = np.geomspace(0.005, 2.0, 40)
 _ALPHAS = np.array([-1.0, -0.3, -0.1, -0.03, 0.03, 0.1, 0.3, 1.0])
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import register_law
-from .base import Law, Parameter
+from .base import Law, LinearBlock, Parameter, product_grid, safe_log
 from .chinchilla import _lse2
 
 _GRID = {  # 7 x 7 x 6 x 4 x 4 = 4,704 starts
@@ -72,6 +72,26 @@ class Overtrain(Law):
         p2 = np.exp(u2 - m)
         cols = [qw * p1, qw * p2, qE, qw * (p1 - p2) * lnM, -qw * np.broadcast_to(lnC, w.shape)]
         return out, np.stack(cols, axis=-1)
+
+    def linear_blocks(self, X):
+        """At fixed (eta, alpha_C), L = E + a M^eta C^-alpha_C + b M^-eta C^-alpha_C is linear in
+        (E, a, b) >= 0 (variable projection, fitting/varpro.py)."""
+        N, D = np.asarray(X["N"], float), np.asarray(X["D"], float)
+        lnM, lnC = np.log(D / N), np.log(6.0 * N * D)
+
+        def basis(nl, X):
+            eta, ac = nl[:, :1], nl[:, 1:2]
+            ones = np.ones((nl.shape[0], lnM.size))
+            return np.stack(
+                [ones, np.exp(eta * lnM - ac * lnC), np.exp(-eta * lnM - ac * lnC)], axis=-1
+            )
+
+        def theta(nl, c, X):
+            lc = safe_log(c)
+            return np.stack([lc[:, 1], lc[:, 2], lc[:, 0], nl[:, 0], nl[:, 1]], axis=-1)
+
+        grid = product_grid(np.linspace(0.0, 1.0, 21), np.linspace(0.0, 0.6, 31))
+        return [LinearBlock(grid, basis, theta)]
 
     @staticmethod
     def loss(params, N, D):
