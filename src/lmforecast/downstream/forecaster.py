@@ -139,7 +139,10 @@ class DownstreamForecaster:
             )
         ch = self.chance if self.chance is not None else chance_level(td.task)
         if ch is None:
-            raise InputError(f"task {td.task!r} has no bundled chance level; pass chance= (points)")
+            raise InputError(
+                f"task {td.task!r} has no bundled chance level; give it with --chance P "
+                "(points; Python: chance=)"
+            )
         self.chance_ = float(ch)
         self.task_, self.metric_, self.loss_task_ = td.task, td.metric, td.loss_task
         self.flops_basis_ = flops_basis
