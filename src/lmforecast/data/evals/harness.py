@@ -49,9 +49,11 @@ from ...compute.flops import training_flops
 from ...errors import InputError
 from .registry import canonical_model_name, models_registry
 from .table import COLUMNS, normalize
+from .values import stderr_problem, value_problem
 
 _STEP_RE = re.compile(r"^step(\d+)$")
 _FINAL_REVISIONS = ("", "main")
+MAX_STEP = 2**53  # a training step above this is not a step (and not exact in a float column)
 
 
 # ----------------------------------------------------------------------------- file reading
@@ -94,6 +96,13 @@ def _load_json(path: Path) -> dict:
         raise InputError(
             f"{path}: not lm-evaluation-harness output (not JSON: {exc.msg} at line {exc.lineno})"
         ) from None
+    except RecursionError:
+        raise InputError(
+            f"{path}: not lm-evaluation-harness output (JSON nested too deeply)"
+        ) from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        msg = " ".join(str(exc).split())[:100]
+        raise InputError(f"{path}: not lm-evaluation-harness output ({msg})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise InputError(f"{path}: not lm-evaluation-harness output (no 'results' object)")
     return doc
@@ -141,13 +150,21 @@ def parse_step(revision: str | None, path: Path | str = "?") -> int | None:
             f"{path}: cannot parse a training step from revision={revision!r} "
             "(expected stepN, main, or none)"
         )
-    return int(m.group(1))
+    step = int(m.group(1))
+    if step > MAX_STEP:
+        raise InputError(
+            f"{path}: revision={revision!r}: step {step} is too large (at most {MAX_STEP})"
+        )
+    return step
 
 
 def _number(x) -> float | None:
     if isinstance(x, bool) or not isinstance(x, int | float):
         return None
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:  # an integer beyond the float range: refused as not finite
+        return float("inf")
 
 
 def _split_metric(key: str) -> tuple[str, str]:
@@ -197,6 +214,16 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple
                 errs[(base[: -len("_stderr")], filt)] = np.nan if v is None else v
             elif v is not None:
                 values[(base, filt)] = v
+        for (b, f), v in values.items():
+            why = value_problem(b, v)
+            if why is not None:
+                raise InputError(f"{path}: results[{task!r}][{_metric_name(b, f)!r}] = {v!r} {why}")
+        for (b, f), v in errs.items():
+            if stderr_problem(v) is not None:
+                raise InputError(
+                    f"{path}: results[{task!r}][{_metric_name(b + '_stderr', f)!r}] = {v!r} "
+                    f"{stderr_problem(v)}"
+                )
         named = {_metric_name(b, f): (b, f) for (b, f) in values}
         if metrics is not None:
             for m in metrics:

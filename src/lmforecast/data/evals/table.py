@@ -12,6 +12,7 @@ import pandas as pd
 from ...errors import InputError
 from ..io import read_table
 from ..validate import check_columns
+from .values import value_problem
 
 COLUMNS = ["model", "revision", "step", "task", "metric", "value", "stderr", "n_shot", "source"]
 META_COLUMNS = ["params", "params_nonembedding", "tokens", "flops"]
@@ -61,7 +62,48 @@ def read_evals_table(path: str | Path) -> pd.DataFrame:
     if df.shape[0] == 0:
         raise InputError(f"{p}: the table has no rows")
     check_columns(df, COLUMNS, str(p))
+    check_values(df, str(p))
     return normalize(df)
+
+
+def _row_fail(where: str, mask, df: pd.DataFrame, col: str, problem: str) -> None:
+    i = int(np.argmax(np.asarray(mask, bool)))
+    raise InputError(f"{where}: row {i + 1} column {col!r}: {df[col].iloc[i]!r} {problem}")
+
+
+def check_values(df: pd.DataFrame, where: str) -> None:
+    """Refuse what a tidy table cannot hold (docs/evals.md, "Values"): a line starting with '#'
+    (no comment syntax), an empty model/task/metric, a missing or non-numeric `value` (the NA,
+    None, null, '-' tokens included), a text cell in a numeric column, a value its metric
+    cannot take (`values.value_problem`), a negative stderr, step, tokens or FLOPs. Missing
+    stderr, step (= the final model), n_shot and model metadata are allowed."""
+    first = df[df.columns[0]].astype(str).str.lstrip()
+    if first.str.startswith("#").any():
+        _row_fail(where, first.str.startswith("#"), df, df.columns[0],
+                  "looks like a comment line; a tidy table has no comment syntax")  # fmt: skip
+    for c in ("model", "task", "metric"):
+        blank = df[c].isna() | (df[c].astype(str).str.strip() == "")
+        if blank.any():
+            _row_fail(where, blank, df, c, "is empty")
+    value = pd.to_numeric(df["value"], errors="coerce")
+    if value.isna().any():
+        _row_fail(where, value.isna(), df, "value", "is not a number (a value cannot be missing)")
+    for c in ("step", "stderr", "n_shot", *META_COLUMNS):
+        if c in df.columns:
+            num = pd.to_numeric(df[c], errors="coerce")
+            if (num.isna() & df[c].notna()).any():
+                _row_fail(where, num.isna() & df[c].notna(), df, c, "is not a number")
+            if (num < 0).any() or np.isinf(num.to_numpy(float)).any():
+                _row_fail(where, (num < 0) | np.isinf(num.to_numpy(float)), df, c,
+                          "must be a finite number >= 0")  # fmt: skip
+    metric = df["metric"].astype(str)
+    for m in metric.unique():
+        rows = metric == m
+        bad = rows & value.map(lambda v, m=m: value_problem(m, v) is not None)
+        if bad.any():
+            i = int(np.argmax(bad.to_numpy()))
+            raise InputError(f"{where}: row {i + 1} column 'value': {value.iloc[i]!r} "
+                             f"{value_problem(m, value.iloc[i])}")  # fmt: skip
 
 
 def write_evals_table(df: pd.DataFrame, path: str | Path) -> None:
