@@ -130,9 +130,17 @@ def add_predict_flags(p: argparse.ArgumentParser) -> None:
 
 
 def load_fit(path: str) -> DownstreamForecaster:
-    if not Path(path).exists():
-        raise InputError(f"{path}: no such file")
-    return DownstreamForecaster.from_json(Path(path))
+    s = str(path)
+    if s.lstrip().startswith(("{", "[")) or "\n" in s:
+        raise InputError("--fit: expects the path of a saved fit (a JSON file written by "
+                         "`downstream fit --out`), not JSON text")  # fmt: skip
+    try:
+        ok = Path(s).is_file()
+    except OSError:  # e.g. a name too long for the file system
+        ok = False
+    if not ok:
+        raise InputError(f"--fit {s[:200]!r}: no such file")
+    return DownstreamForecaster.from_json(Path(s))
 
 
 def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
