@@ -41,6 +41,18 @@ def read_evals(path: str):
     return read_table(path)
 
 
+def add_chance_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chance", type=float, metavar="P",
+                   help="chance level in points (default: the bundled table; required for a "
+                   "task without one)")  # fmt: skip
+
+
+def check_chance(chance):
+    if chance is not None and not (math.isfinite(chance) and 0 <= chance < 100):
+        raise InputError(f"--chance must be in [0, 100) points, got {chance}")
+    return chance
+
+
 def add_evals_fit_flags(p: argparse.ArgumentParser, *, with_common: bool = True) -> None:
     """Flags of a fit from a tidy evals table (shared with `flp fit --evals`)."""
     p.add_argument("--loss-task", default="lambada_openai",
@@ -63,8 +75,7 @@ def add_evals_fit_flags(p: argparse.ArgumentParser, *, with_common: bool = True)
             help="forecasting method (default ensemble; see docs/downstream.md)",
         )
         p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates")
-        p.add_argument("--chance", type=float, metavar="P",
-                       help="chance level in points (default: the bundled table)")  # fmt: skip
+        add_chance_flag(p)
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--out", help="save the fit as JSON")
         add_output_flags(p)
@@ -83,8 +94,7 @@ def fit_from_evals(args) -> int:
     chance = getattr(args, "chance", None)
     if chance is None:  # `flp fit --evals` spells it --random-performance
         chance = getattr(args, "random_performance", None)
-    if chance is not None and not (math.isfinite(chance) and 0 <= chance < 100):
-        raise InputError(f"chance level must be in [0, 100) points, got {chance}")
+    check_chance(chance)
     est = DownstreamForecaster(method, stage1=args.stage1, bootstrap=args.bootstrap,
                                seed=args.seed, chance=chance)  # fmt: skip
     est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
@@ -120,9 +130,17 @@ def add_predict_flags(p: argparse.ArgumentParser) -> None:
 
 
 def load_fit(path: str) -> DownstreamForecaster:
-    if not Path(path).exists():
-        raise InputError(f"{path}: no such file")
-    return DownstreamForecaster.from_json(Path(path))
+    s = str(path)
+    if s.lstrip().startswith(("{", "[")) or "\n" in s:
+        raise InputError("--fit: expects the path of a saved fit (a JSON file written by "
+                         "`downstream fit --out`), not JSON text")  # fmt: skip
+    try:
+        ok = Path(s).is_file()
+    except OSError:  # e.g. a name too long for the file system
+        ok = False
+    if not ok:
+        raise InputError(f"--fit {s[:200]!r}: no such file")
+    return DownstreamForecaster.from_json(Path(s))
 
 
 def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
@@ -173,7 +191,7 @@ def _backtest(args) -> int:
                   target_model=args.target, tasks=_names(args.task, "--task"),
                   loss_task=args.loss_task, metric=args.metric, methods=methods,
                   level=args.level, bootstrap=args.bootstrap, seed=args.seed,
-                  stage1=args.stage1)  # fmt: skip
+                  stage1=args.stage1, chance=check_chance(args.chance))  # fmt: skip
     if out is not None:
         atomic_write_text(out, bt.rows.to_csv(index=False) if out.suffix.lower() == ".csv"
                           else bt.rows.to_json(orient="records"))  # fmt: skip
@@ -207,6 +225,7 @@ def register(sub) -> None:
     add_evals_fit_flags(b, with_common=False)
     b.add_argument("--bootstrap", type=int, default=100, help="bootstrap replicates per fit")
     b.add_argument("--seed", type=int, default=0)
+    add_chance_flag(b)
     b.add_argument("--out", help="rows as .csv, else JSON")
     add_level_flag(b)
     add_output_flags(b)

@@ -228,7 +228,14 @@ def preflight(args: argparse.Namespace) -> list[str]:
         for x in v if isinstance(v, list | tuple) else [v]:
             if isinstance(x, str) and not x.strip():
                 raise InputError(f"--{k.replace('_', '-')}: empty path")
-            if isinstance(x, str) and x and Path(x).is_dir():
+            if isinstance(x, str) and x.lstrip().startswith(("{", "[")):
+                raise InputError(f"--{k.replace('_', '-')}: expects a file path, not JSON text")
+            try:
+                is_dir = isinstance(x, str) and bool(x) and Path(x).is_dir()
+            except OSError as exc:  # e.g. a name too long for the file system
+                msg = f"--{k.replace('_', '-')}: not a usable path ({exc.strerror})"
+                raise InputError(msg) from None
+            if is_dir:
                 raise InputError(f"--{k.replace('_', '-')} {x}: is a folder, expected a file")
     if getattr(args, "missing", None) is not None and getattr(args, "benchmarks", None):
         notes += osl_notes(args)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from .chance import chance_level
 from .forecaster import DownstreamForecaster
 from .tables import task_data
 
@@ -147,11 +148,21 @@ def backtest(
     seed: int = 0,
     stage1: str = "saturating",
     interval_methods=None,
+    chance: float | None = None,
 ) -> Backtest:
     """Fit each method on `fit_models`, forecast `target_model`'s final score per task.
     `interval_methods`: methods whose prediction intervals are computed (default all; the
-    others are fitted without bootstrap, which is faster)."""
+    others are fitted without bootstrap, which is faster). `chance`: the chance level in points
+    (default: the bundled table; a task without one is refused up front, naming `--chance`)."""
     fit_models = [str(m) for m in fit_models]
+    tasks = [str(t) for t in tasks]
+    if chance is None:
+        missing = [t for t in tasks if chance_level(t) is None]
+        if missing:
+            raise InputError(
+                f"task {missing[0]!r} has no bundled chance level; give it with --chance P "
+                "(points; Python: chance=)"
+            )
     if target_model in fit_models:
         raise InputError(f"target model {target_model!r} is also among the fitted models")
     if {"model", "task"} <= set(evals.columns):
@@ -178,15 +189,16 @@ def backtest(
                        fallback=False, reason="")  # fmt: skip
             try:
                 if m in ("ensemble", "sigmoid", "local-linear", "trend"):
-                    if base is None:
+                    if base is None:  # stored only once fitted: a failed fit is retried
                         base = DownstreamForecaster(
-                            "ensemble", stage1=stage1, bootstrap=bootstrap, seed=seed
-                        )
-                        base.fit_task_data(td)
+                            "ensemble", stage1=stage1, bootstrap=bootstrap, seed=seed,
+                            chance=chance,
+                        ).fit_task_data(td)  # fmt: skip
                     est = _view(base, m)
                 else:
                     b = bootstrap if m in with_iv else 0
-                    est = DownstreamForecaster(m, stage1=stage1, bootstrap=b, seed=seed)
+                    est = DownstreamForecaster(m, stage1=stage1, bootstrap=b, seed=seed,
+                                               chance=chance)  # fmt: skip
                     est.fit_task_data(td)
                 models[(scenario, task, m)] = est
                 p = float(est.predict(C)[0])

@@ -36,13 +36,14 @@ from .members import (
     member_replicates,
     subset,
 )
+from .schema import FORMAT_VERSION, validate
 from .tables import TaskData, flops_basis, task_data
 
 DEFAULT_METHOD = "ensemble"
 ENSEMBLE = ("sigmoid", "local-linear", "trend")
 AUTO_CANDIDATES = ("sigmoid", "local-linear", "trend", "ensemble")
 METHODS = ("ensemble", "auto") + MEMBERS
-FORMAT_VERSION = 1
+GAIN_SD = 0.5  # chosen by the nested protocol of docs/downstream.md (selection splits only)
 
 
 def _as_frame(evals) -> pd.DataFrame:
@@ -80,6 +81,7 @@ class DownstreamForecaster:
         bootstrap: int = 200,
         seed: int = 0,
         combine: str = "median",
+        gain_sd: float = GAIN_SD,
     ) -> None:
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
@@ -89,11 +91,14 @@ class DownstreamForecaster:
             raise InputError(f"trend_points must be >= 2, got {trend_points}")
         if not float(window) > 0:
             raise InputError(f"window must be > 0, got {window}")
+        if not (math.isfinite(float(gain_sd)) and float(gain_sd) >= 0):
+            raise InputError(f"gain_sd must be a finite number >= 0, got {gain_sd}")
         if combine not in ("median", "mean"):
             raise InputError(f"combine must be 'median' or 'mean', got {combine!r}")
         self.method, self.stage1, self.combine = method, stage1, combine
         self.window, self.trend_points = float(window), int(trend_points)
         self.chance, self.bootstrap, self.seed = chance, int(bootstrap), int(seed)
+        self.gain_sd = float(gain_sd)
 
     # ---- fitting --------------------------------------------------------------------------
     def _members_needed(self) -> tuple[str, ...]:
@@ -139,7 +144,10 @@ class DownstreamForecaster:
             )
         ch = self.chance if self.chance is not None else chance_level(td.task)
         if ch is None:
-            raise InputError(f"task {td.task!r} has no bundled chance level; pass chance= (points)")
+            raise InputError(
+                f"task {td.task!r} has no bundled chance level; give it with --chance P "
+                "(points; Python: chance=)"
+            )
         self.chance_ = float(ch)
         self.task_, self.metric_, self.loss_task_ = td.task, td.metric, td.loss_task
         self.flops_basis_ = flops_basis
@@ -229,7 +237,7 @@ class DownstreamForecaster:
         """Forecast score (points) at training FLOPs (or N parameters and D tokens)."""
         self._check()
         C, N, D = self._compute(flops, N, D)
-        return self._point(self.selected_, C, N, D)
+        return np.clip(self._point(self.selected_, C, N, D), 0.0, 100.0)
 
     def predict_loss(self, flops=None, *, N=None, D=None) -> np.ndarray | None:
         """Stage-1 forecast of the loss task's loss (None when no two-stage member is used)."""
@@ -267,7 +275,9 @@ class DownstreamForecaster:
         if len(names) > 1:
             pts = np.stack([self._member_point(m, C, N, D) for m in names])
             var = var + pts.var(axis=0, ddof=1)
-        return R + rng.normal(0.0, 1.0, R.shape) * np.sqrt(var)[None, :]
+        gain = np.abs(np.clip(self._point(name, C, N, D), 0, 100) - self.largest_["score"])
+        var = var + (self.gain_sd * gain) ** 2
+        return np.clip(R + rng.normal(0.0, 1.0, R.shape) * np.sqrt(var)[None, :], 0.0, 100.0)
 
     def predict_interval(self, flops=None, *, N=None, D=None, level: float = 0.9):
         """Prediction interval (lo, hi) in points at `level` (see module doc)."""
@@ -322,6 +332,7 @@ class DownstreamForecaster:
                 "bootstrap": self.bootstrap,
                 "seed": self.seed,
                 "combine": self.combine,
+                "gain_sd": self.gain_sd,
             },  # fmt: skip
             "fitted": {
                 "chance": self.chance_,
@@ -347,10 +358,9 @@ class DownstreamForecaster:
         return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
 
     @classmethod
-    def from_dict(cls, d: dict) -> DownstreamForecaster:
-        if d.get("kind") != "DownstreamForecaster":
-            raise InputError(f"not a saved DownstreamForecaster (kind {d.get('kind')!r})")
-        est = cls(**d["config"])
+    def from_dict(cls, d: dict, where: str = "saved fit") -> DownstreamForecaster:
+        validate(d, where)
+        est = cls(**{"gain_sd": 0.0, **d["config"]})
         f = d["fitted"]
         est.chance_, est.task_, est.metric_ = f["chance"], f["task"], f["metric"]
         est.loss_task_, est.flops_basis_ = f["loss_task"], f["flops_basis"]
@@ -373,11 +383,14 @@ class DownstreamForecaster:
                 if not p.is_file():
                     raise InputError(f"{s}: no such file")
                 s = p.read_bytes().decode("utf-8")
-            d = json.loads(s)
-            if not isinstance(d, dict) or d.get("kind") != "DownstreamForecaster":
-                kind = d.get("kind") if isinstance(d, dict) else type(d).__name__
-                raise InputError(f"{where}: not a saved DownstreamForecaster (kind {kind!r})")
-            est = cls.from_dict(d)
+            try:
+                d = json.loads(s)
+            except (ValueError, RecursionError) as exc:
+                msg = " ".join(str(exc).split())[:120] or type(exc).__name__
+                raise InputError(
+                    f"{where}: not a saved DownstreamForecaster (not JSON: {msg})"
+                ) from None
+            est = cls.from_dict(d, where)
             C = float(est.largest_["C"])
             if not (math.isfinite(C) and C > 0):
                 raise ValueError(f"largest.C must be a positive number, got {C}")

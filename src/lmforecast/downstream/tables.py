@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..data.evals.values import value_problem
 from ..data.validate import check_columns
 from ..errors import InputError
 
@@ -62,11 +63,40 @@ def _metric(sub: pd.DataFrame, task: str, metrics, flag: str) -> tuple[pd.DataFr
     )
 
 
-def _dedupe(d: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model, step): several evaluations of one checkpoint are averaged."""
-    cols = [c for c in ("value", "stderr", "flops", "params", "params_nonembedding", "tokens")
-            if c in d.columns]  # fmt: skip
-    return d.groupby(["model", "step"], as_index=False)[cols].mean()
+def _check_numbers(df: pd.DataFrame) -> None:
+    """step, value, flops numeric (step and flops >= 0); each value one its metric can take."""
+    for c in ("step", "value", "flops"):
+        vals = pd.to_numeric(df[c], errors="coerce")
+        bad = vals.isna() & df[c].notna()
+        if c != "value":
+            bad = bad | (vals < 0) | np.isinf(vals.to_numpy(float))
+        if bad.any():
+            i = int(np.argmax(bad.to_numpy()))
+            why = "is not a number" if pd.isna(vals.iloc[i]) else "must be a finite number >= 0"
+            raise InputError(f"evals: column {c!r} row {i + 1}: {df[c].iloc[i]!r} {why}")
+    val, met = pd.to_numeric(df["value"], errors="coerce"), df["metric"].astype(str)
+    for m in met.unique():
+        rows = np.flatnonzero((met == m).to_numpy() & val.notna().to_numpy())
+        for i in rows:
+            why = value_problem(m, val.iloc[i])
+            if why is not None:
+                raise InputError(f"evals: column 'value' row {i + 1}: {val.iloc[i]!r} {why}")
+
+
+def _dedupe(d: pd.DataFrame, what: str) -> pd.DataFrame:
+    """One row per (model, step); two rows for one checkpoint (the same value twice, or two
+    different values) are refused: which one to forecast from is the user's choice."""
+    dup = d.duplicated(["model", "step"], keep=False).to_numpy()
+    if dup.any():
+        r = d.iloc[int(np.argmax(dup))]
+        step = "final" if not np.isfinite(r["step"]) else f"{r['step']:g}"
+        vals = d.loc[(d["model"] == r["model"]) & (d["step"] == r["step"]), "value"].tolist()
+        kind = "duplicate" if len(set(vals)) == 1 else "contradictory"
+        raise InputError(
+            f"evals: {kind} rows for model {r['model']!r} step {step} {what} (values "
+            f"{', '.join(f'{v:g}' for v in vals)}); keep one row per checkpoint"
+        )
+    return d
 
 
 def task_data(
@@ -96,18 +126,16 @@ def task_data(
                 f"evals: model(s) {', '.join(map(repr, missing))} not in column 'model'"
             )
         df = df[df["model"].astype(str).isin(models)]
-    for c in ("step", "value", "flops"):
-        vals = pd.to_numeric(df[c], errors="coerce")
-        bad = vals.isna() & df[c].notna()
-        if bad.any():
-            i = int(np.argmax(bad.to_numpy()))
-            raise InputError(f"evals: column {c!r} row {i + 1}: {df[c].iloc[i]!r} is not a number")
+    _check_numbers(df)
+    num = [c for c in ("value", "stderr", "flops", "params", "tokens") if c in df.columns]
+    df = df.assign(**{c: pd.to_numeric(df[c], errors="coerce").astype(float) for c in num})
     # a row without a revision (step NA) is the final model: it sorts after every step
     df = df.assign(step=pd.to_numeric(df["step"], errors="coerce").astype(float).fillna(np.inf))
     lsub, lmet = _metric(_rows(df, loss_task, "loss task"), loss_task,
                          [loss_metric] if loss_metric else LOSS_METRICS, "--loss-task")  # fmt: skip
     ssub, _ = _metric(_rows(df, task, "task"), task, [metric], "--metric")
-    lsub, ssub = _dedupe(lsub), _dedupe(ssub)
+    lsub = _dedupe(lsub, f"task {loss_task!r} metric {lmet!r}")
+    ssub = _dedupe(ssub, f"task {task!r} metric {metric!r}")
     loss = lsub["value"].to_numpy(float)
     if lmet in ("ppl", "perplexity"):
         if (loss <= 0).any():
@@ -124,8 +152,9 @@ def task_data(
             f"evals: task {task!r} and loss task {loss_task!r} share no checkpoint with FLOPs > 0"
         )
     score = m["value"].to_numpy(float)
-    se = m["stderr"].to_numpy(float) if "stderr" in m.columns else np.full(len(m), np.nan)
-    scale = 100.0 if np.nanmax(np.abs(score)) <= 1.0 else 1.0
+    se = pd.to_numeric(m["stderr"], errors="coerce").to_numpy(float) if "stderr" in m.columns \
+        else np.full(len(m), np.nan)  # fmt: skip
+    scale = score_scale(score, metric)
     N = m["params"].to_numpy(float) if "params" in m.columns else np.full(len(m), np.nan)
     D = m["tokens"].to_numpy(float) if "tokens" in m.columns else np.full(len(m), np.nan)
     ck = pd.DataFrame({
@@ -134,6 +163,17 @@ def task_data(
         "score": score * scale, "stderr": se * scale,
     }).sort_values(["C", "model", "step"]).reset_index(drop=True)  # fmt: skip
     return TaskData(str(task), str(metric), str(loss_task), ck, dropped)
+
+
+def score_scale(score: np.ndarray, metric: str) -> float:
+    """100 when the scores are fractions (all in [0, 1]; the harness's fraction metrics always
+    are), 1 when they are points in [0, 100]; anything else is refused naming the scale."""
+    hi, lo = float(np.nanmax(score)), float(np.nanmin(score))
+    if lo < 0 or hi > 100:
+        v = lo if lo < 0 else hi
+        raise InputError(f"evals: metric {metric!r} value {v:g} is outside [0, 100] (scores are "
+                         "fractions in [0, 1] or points in [0, 100])")  # fmt: skip
+    return 100.0 if hi <= 1.0 else 1.0
 
 
 def flops_basis(evals: pd.DataFrame) -> str | None:

@@ -42,7 +42,10 @@ def bootstrap_closed_form(law, X, y, result: FitResult, *, n_boot: int, seed: in
     replacement), but the least-squares optimum of each is the OLS line in target space, so no
     polish is needed: vectorised over all resamples. Power laws (Eq. 1, 3, 6) regress the
     target (log y, or log(-log(P/100))) on log C, theta = (-b/a, a); the linear map (Eq. 2)
-    regresses P on L, theta = (b, a). Resamples with a constant input are dropped.
+    regresses P on L, theta = (b, a). A resample whose input is constant (every row drawn at
+    one x value: no slope) is redrawn from the same child seed's stream until it is not, so
+    every call returns exactly `n_boot` replicates and two stages bootstrapped with the same
+    `n_boot` pair up one to one (FLP chains stage-1 replicate b with stage-2 replicate b).
     """
     from ..fitting.bootstrap import resample_indices
 
@@ -53,12 +56,18 @@ def bootstrap_closed_form(law, X, y, result: FitResult, *, n_boot: int, seed: in
     t = law.target_of(np.asarray(y, float))
     children = np.random.SeedSequence(seed).spawn(n_boot)
     idx = np.stack([resample_indices(c, x.size) for c in children])
+    tol = 1e-12 * max(1.0, float(np.abs(xs).max()) ** 2)
+    if float(((xs - xs.mean()) ** 2).sum()) > tol:  # else no resample can have a slope
+        for i in np.flatnonzero(np.ptp(xs[idx], axis=1) ** 2 <= tol):
+            rng = np.random.default_rng(children[i])
+            rng.integers(0, x.size, x.size)  # the first draw, already in idx[i]
+            while np.ptp(xs[idx[i]]) ** 2 <= tol:
+                idx[i] = rng.integers(0, x.size, x.size)
     xb, tb = xs[idx], t[idx]
     xm, tm = xb.mean(1, keepdims=True), tb.mean(1)
-    var = ((xb - xm) ** 2).sum(1)
-    ok = var > 1e-12 * max(1.0, float(np.abs(xs).max()) ** 2)
-    a = ((xb - xm) * (tb - tm[:, None])).sum(1)[ok] / var[ok]
-    b = tm[ok] - a * xm[ok, 0]
+    var = np.maximum(((xb - xm) ** 2).sum(1), 1e-300)
+    a = ((xb - xm) * (tb - tm[:, None])).sum(1) / var
+    b = tm - a * xm[:, 0]
     if power:
         a = np.where(np.abs(a) < 1e-9, np.where(a <= 0, -1e-9, 1e-9), a)
         thetas = np.column_stack([-b / a, a])

@@ -1,0 +1,330 @@
+"""lm-evaluation-harness results JSON -> one tidy table (one row per model, step, task, metric).
+
+Layouts read (both detected per metric key):
+
+- **older harness** (v0.3, the Pythia suite's `evals/pythia-v1` files): top-level `results`
+  (task -> {"acc": .., "acc_stderr": ..}), `versions`, `config` with `model_args` a string
+  `"pretrained=EleutherAI/pythia-v1.1-160m,revision=step0"` and `num_fewshot`;
+- **current harness** (v0.4+): metric keys `"<metric>,<filter>"` (`"acc,none"`,
+  `"acc_stderr,none"`, `"exact_match,strict-match"`), plus `configs`, `n-shot`, `versions`,
+  `config.model_args` as a string or a dict, `config.model_name` / top-level `model_name`
+  in some versions. Keys without a filter in a current-layout entry (`alias`, `name`,
+  `sample_len`) are metadata and skipped; so are non-numeric values (`"N/A"` stderr).
+
+`<metric>_stderr` is folded into the `stderr` column of `<metric>` (same filter). A metric with
+filter `none` is named by its bare name (`acc`); any other filter keeps the harness notation
+(`exact_match,strict-match`).
+
+Model names: `pretrained=` of `model_args` (else `config.model_name`, else top-level
+`model_name`). Pythia repositories get a canonical short name (`canonical_model_name`):
+`EleutherAI/pythia-v1.1-160m` -> `pythia-160m`, `EleutherAI/pythia-v1.1-1b-bf16` -> `pythia-1b`,
+`EleutherAI/pythia-410m-deduped` -> `pythia-410m-deduped`; any other model keeps its `pretrained`
+string. The training step comes from `revision=stepN`; no revision (or `main`) is the final model
+(step NA).
+
+Built-in models registry (`pythia_models()`): the 16 Pythia models (8 sizes, standard and
+deduplicated). Non-embedding parameters are Table 1 of Biderman et al. (2023), "Pythia: A Suite
+for Analyzing Large Language Models Across Training and Scaling" (ICML 2023), also the
+EleutherAI/pythia README / model cards. Total parameters are the non-embedding count plus the two
+untied GPT-NeoX embedding matrices, 2 * vocab * d_model, with the padded vocabulary of each
+model's Hugging Face `config.json` (50,304; 50,432 for 6.9B; 50,688 for 12B); this is the
+"total params" of the pythia README (e.g. 70,426,624 for 70M). Every model saw 2,097,152 tokens
+per step (1024 sequences x 2048 tokens), 143,000 steps = 299,892,736,000 tokens (~300B, Sec. 2).
+
+FLOPs: `6 * params * tokens` (`compute.flops.training_flops`, 6ND accounting, total parameters,
+as the observational-scaling-law tables do); 0 at step 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...compute.flops import training_flops
+from ...errors import InputError
+from .registry import canonical_model_name, models_registry
+from .table import COLUMNS, normalize
+from .values import stderr_problem, value_problem
+
+_STEP_RE = re.compile(r"^step(\d+)$")
+_FINAL_REVISIONS = ("", "main")
+MAX_STEP = 2**53  # a training step above this is not a step (and not exact in a float column)
+
+
+# ----------------------------------------------------------------------------- file reading
+
+
+def _harness_files(paths) -> list[tuple[Path, str]]:
+    """(file, source label): files as given; directories walked for *.json (sorted)."""
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    out: list[tuple[Path, str]] = []
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise InputError(f"{p}: no such file or directory")
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*.json") if f.is_file())
+            if not found:
+                raise InputError(f"{p}: no *.json files in this folder")
+            out.extend((f, (Path(p.resolve().name) / f.relative_to(p)).as_posix()) for f in found)
+        else:
+            out.append((p, str(raw)))
+    seen: set[Path] = set()  # a file reached twice (a folder and a file in it) is read once
+    unique = []
+    for f, label in out:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append((f, label))
+    return unique
+
+
+def _load_json(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not lm-evaluation-harness output (not UTF-8 text)") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path}: not lm-evaluation-harness output (not JSON: {exc.msg} at line {exc.lineno})"
+        ) from None
+    except RecursionError:
+        raise InputError(
+            f"{path}: not lm-evaluation-harness output (JSON nested too deeply)"
+        ) from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        msg = " ".join(str(exc).split())[:100]
+        raise InputError(f"{path}: not lm-evaluation-harness output ({msg})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
+        raise InputError(f"{path}: not lm-evaluation-harness output (no 'results' object)")
+    return doc
+
+
+def _model_args(config: dict, path: Path) -> dict:
+    args = config.get("model_args")
+    if args is None:
+        return {}
+    if isinstance(args, dict):
+        return {str(k): v for k, v in args.items()}
+    if not isinstance(args, str):
+        raise InputError(f"{path}: config.model_args is neither a string nor an object")
+    out = {}
+    for part in args.split(","):
+        if not part.strip():
+            continue
+        key, sep, val = part.partition("=")
+        if not sep:
+            raise InputError(f"{path}: config.model_args item {part!r} is not key=value")
+        out[key.strip()] = val.strip()
+    return out
+
+
+def _identity(doc: dict, path: Path) -> tuple[str, str | None]:
+    """(raw model name, revision or None)."""
+    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    args = _model_args(config, path)
+    name = args.get("pretrained") or config.get("model_name") or doc.get("model_name")
+    if not name:
+        raise InputError(
+            f"{path}: no model name (config.model_args has no pretrained=, and no model_name)"
+        )
+    rev = args.get("revision")
+    return str(name), (None if rev is None else str(rev).strip())
+
+
+def parse_step(revision: str | None, path: Path | str = "?") -> int | None:
+    """`stepN` -> N; absent / `main` -> None (final model); anything else -> InputError."""
+    if revision is None or revision in _FINAL_REVISIONS:
+        return None
+    m = _STEP_RE.match(revision)
+    if m is None:
+        raise InputError(
+            f"{path}: cannot parse a training step from revision={revision!r} "
+            "(expected stepN, main, or none)"
+        )
+    step = int(m.group(1))
+    if step > MAX_STEP:
+        raise InputError(
+            f"{path}: revision={revision!r}: step {step} is too large (at most {MAX_STEP})"
+        )
+    return step
+
+
+def _number(x) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return None
+    try:
+        return float(x)
+    except OverflowError:  # an integer beyond the float range: refused as not finite
+        return float("inf")
+
+
+def _split_metric(key: str) -> tuple[str, str]:
+    base, sep, filt = key.partition(",")
+    return base, (filt if sep else "none")
+
+
+def _metric_name(base: str, filt: str) -> str:
+    return base if filt == "none" else f"{base},{filt}"
+
+
+def _n_shot(doc: dict, task: str):
+    nshot = doc.get("n-shot")
+    if isinstance(nshot, dict) and _number(nshot.get(task)) is not None:
+        return int(nshot[task])
+    configs = doc.get("configs")
+    if isinstance(configs, dict) and isinstance(configs.get(task), dict):
+        v = _number(configs[task].get("num_fewshot"))
+        if v is not None:
+            return int(v)
+    config = doc.get("config")
+    if isinstance(config, dict) and _number(config.get("num_fewshot")) is not None:
+        return int(config["num_fewshot"])
+    return None
+
+
+def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple]:
+    raw_name, revision = _identity(doc, path)
+    model = canonical_model_name(raw_name)
+    step = parse_step(revision, path)
+    rows = []
+    for task, entry in doc["results"].items():
+        if tasks is not None and task not in tasks:
+            continue
+        if not isinstance(entry, dict):
+            raise InputError(f"{path}: results[{task!r}] is not an object")
+        values, errs = {}, {}
+        # current layout: metrics are "<metric>,<filter>"; bare keys are metadata there
+        # ("alias", "name", "sample_len"); the older layout has only bare metric keys
+        current = any("," in str(k) for k in entry)
+        for key, raw in entry.items():
+            if current and "," not in str(key):
+                continue
+            v = _number(raw)
+            base, filt = _split_metric(str(key))
+            if base.endswith("_stderr"):
+                errs[(base[: -len("_stderr")], filt)] = np.nan if v is None else v
+            elif v is not None:
+                values[(base, filt)] = v
+        for (b, f), v in values.items():
+            why = value_problem(b, v)
+            if why is not None:
+                raise InputError(f"{path}: results[{task!r}][{_metric_name(b, f)!r}] = {v!r} {why}")
+        for (b, f), v in errs.items():
+            if stderr_problem(v) is not None:
+                raise InputError(
+                    f"{path}: results[{task!r}][{_metric_name(b + '_stderr', f)!r}] = {v!r} "
+                    f"{stderr_problem(v)}"
+                )
+        named = {_metric_name(b, f): (b, f) for (b, f) in values}
+        if metrics is not None:
+            for m in metrics:
+                if m not in named:
+                    raise InputError(
+                        f"{path}: results[{task!r}] has no metric {m!r} "
+                        f"(found {', '.join(sorted(named)) or 'none'})"
+                    )
+        n_shot = _n_shot(doc, task)
+        for name, key in named.items():
+            if metrics is not None and name not in metrics:
+                continue
+            rows.append(
+                (
+                    model,
+                    revision,
+                    step,
+                    task,
+                    name,
+                    values[key],
+                    errs.get(key, np.nan),
+                    n_shot,
+                    source,
+                )
+            )
+    return rows
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def read_harness(
+    paths: str | Path | Iterable[str | Path],
+    models=None,
+    *,
+    tasks: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Read lm-evaluation-harness results (files, or folders walked for *.json) into a tidy table.
+
+    Columns: `model, revision, step, task, metric, value, stderr, n_shot, source, params,
+    params_nonembedding, tokens, flops` (see `docs/evals.md`). `models` (CSV/table path or
+    DataFrame, columns `model, params[, params_nonembedding][, tokens][, tokens_per_step]`)
+    extends/overrides the built-in Pythia registry. `tasks` keeps only those tasks; `metrics`
+    keeps only those metrics and requires every kept task entry to have each of them.
+
+    Raises `InputError` (naming the file) for a file that is not harness output, an unparsable
+    step, a missing requested metric, a model in neither registry, and for two files giving the
+    same (model, step, task, metric, n_shot).
+    """
+    task_set = None if tasks is None else set(tasks)
+    metric_list = None if metrics is None else list(dict.fromkeys(metrics))
+    rows: list[tuple] = []
+    seen: dict[tuple, str] = {}
+    model_file: dict[str, str] = {}
+    for path, source in _harness_files(paths):
+        doc = _load_json(path)
+        for row in _file_rows(doc, path, source, task_set, metric_list):
+            key = (row[0], -1 if row[2] is None else row[2], row[3], row[4], row[7])
+            if key in seen:
+                step = "final" if row[2] is None else row[2]
+                raise InputError(
+                    f"duplicate result for model {row[0]!r} step {step} task {row[3]!r} "
+                    f"metric {row[4]!r} in {seen[key]} and {path}"
+                )
+            seen[key] = str(path)
+            model_file.setdefault(row[0], str(path))
+            rows.append(row)
+    if not rows:
+        raise InputError("no results found (check --task/--metric filters and the files given)")
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    registry = models_registry(models).set_index("model")
+    unknown = [m for m in df["model"].unique() if m not in registry.index]
+    if unknown:
+        given = models is not None and not isinstance(models, pd.DataFrame)
+        where = f" and {models}" if given else ""
+        raise InputError(
+            f"{model_file[unknown[0]]}: model {unknown[0]!r} is not in the built-in models table"
+            f"{where}; give --models MODELS.csv with columns model, params, tokens_per_step"
+        )
+    df = _attach_meta(df, registry)
+    df = normalize(df)
+    order = ["model", "step", "task", "metric", "n_shot"]
+    return df.sort_values(order, na_position="last", kind="stable").reset_index(drop=True)
+
+
+def _attach_meta(df: pd.DataFrame, registry: pd.DataFrame) -> pd.DataFrame:
+    reg = registry.reindex(df["model"].to_numpy())
+    params = reg["params"].to_numpy(float)
+    step = pd.to_numeric(df["step"], errors="coerce").to_numpy(float)
+    tokens = np.where(
+        np.isnan(step), reg["tokens"].to_numpy(float), step * reg["tokens_per_step"].to_numpy(float)
+    )
+    flops = np.full(len(df), np.nan)
+    ok = np.isfinite(tokens) & (tokens > 0)
+    if ok.any():
+        flops[ok] = training_flops(params[ok], tokens[ok], "6ND")
+    flops[np.isfinite(tokens) & (tokens == 0)] = 0.0
+    df = df.copy()
+    df["params"] = params
+    df["params_nonembedding"] = reg["params_nonembedding"].to_numpy(float)
+    df["tokens"] = tokens
+    df["flops"] = flops
+    return df
