@@ -51,7 +51,7 @@ def test_command_table_read_from_source_matches_the_registered_parsers():
 def test_top_level_help_lists_every_command_with_its_help(cli):
     code, out, _ = cli("--help")
     assert code == 0
-    for name, text, _ in _command_table():
+    for name, _text, _ in _command_table():
         assert name in out
     assert "supervised pretraining-loss laws" in out
 
