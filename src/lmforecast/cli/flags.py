@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 
 from ..errors import InputError
@@ -22,6 +23,32 @@ MAX_STEPS = 100_000
 MAX_BOOTSTRAP = 100_000
 MAX_JOBS = 1024
 MAX_SEED = 2**63 - 1
+
+
+#: SI suffixes of numeric flags: ``--params 3B`` is 3e9, ``--tokens 1.4T`` is 1.4e12.
+SI_SUFFIXES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+_SI = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([KkMBT])\s*$")
+
+
+def expand_si(text: str) -> str:
+    """``"3B"`` -> ``"3000000000"`` (K, M, B, T: thousand, million, billion, trillion); any
+    other text unchanged, for the flag's own converter to judge."""
+    m = _SI.match(text) if isinstance(text, str) else None
+    if m is None:
+        return text
+    v = float(m.group(1)) * SI_SUFFIXES[m.group(2)]
+    return str(int(v)) if math.isfinite(v) and v == int(v) else repr(v)
+
+
+def _with_si(conv):
+    """The numeric converter `conv`, reading an SI suffix first."""
+
+    def si(text: str):
+        return conv(expand_si(text))
+
+    si.__name__ = getattr(conv, "__name__", "number")
+    si.si_suffixes = True
+    return si
 
 
 def finite_float(text: str) -> float:
@@ -138,8 +165,18 @@ def _parsers(parser: argparse.ArgumentParser):
                 yield from _parsers(sp)
 
 
+def _numeric(conv) -> bool:
+    """Whether an argparse type converts numbers (int/float, or one of the checked converters,
+    which are named ``int``/``float`` or after their flag)."""
+    if conv in (int, float):
+        return True
+    name = getattr(conv, "__name__", "")
+    return name in ("int", "float", "finite_float") or name.startswith("--")
+
+
 def apply_flag_policy(parser: argparse.ArgumentParser) -> None:
-    """Give every known flag its checked type, and every other float flag a finite check."""
+    """Give every known flag its checked type, and every other float flag a finite check;
+    every numeric flag reads SI suffixes (`expand_si`)."""
     for p in _parsers(parser):
         for a in p._actions:
             if not a.option_strings or a.choices is not None:
@@ -151,6 +188,8 @@ def apply_flag_policy(parser: argparse.ArgumentParser) -> None:
                 a.type = _named(FLAG_TYPES[name], name)
             elif a.type is float:
                 a.type = finite_float
+            if _numeric(a.type) and not getattr(a.type, "si_suffixes", False):
+                a.type = _with_si(a.type)
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:

@@ -21,8 +21,8 @@ OPTION_HELP = {
     "--fit": "a fit saved with --out by the matching `fit` verb (JSON)",
     "--preset": "published coefficients to use instead of a fit",
     "--flops": "training compute in FLOPs",
-    "--params": "model parameters N",
-    "--tokens": "training tokens D",
+    "--params": "model parameters N (SI suffixes K, M, B, T accepted: 3B = 3e9)",
+    "--tokens": "training tokens D (SI suffixes accepted: 1.4T = 1.4e12)",
     "--accounting": "FLOPs accounting: 6ND, or 3 F(N) D of the distillation paper (App. H)",
     "--n-col": "column holding parameters N",
     "--d-col": "column holding training tokens D",
@@ -156,7 +156,7 @@ EXAMPLES = {
     ],
     "salience features": [
         "lmforecast salience features --texts salience/texts.jsonl --model ./my-hf-model "
-        "--out features.jsonl   # needs the hf extra and a local model folder",
+        "--out features.npz   # needs the hf extra and a local model folder",
     ],
     "salience token-losses": [
         "lmforecast salience token-losses --texts salience/texts.jsonl --model ./my-hf-model "

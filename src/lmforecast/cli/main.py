@@ -7,11 +7,18 @@ Every verb goes through the same door (`run_handler`): flags are range-checked b
 flag policy (`cli.flags`), output paths are checked for writability (and for not being an input)
 before any work, user mistakes (`InputError`) print one line and exit 2, and anything else that
 escapes prints one ``internal error`` line and exits 1 (``--debug`` shows the traceback).
+
+Start-up imports only what the line needs (issue 26): `main` finds the command word and imports
+that one module; the top-level ``--help`` and ``--version`` import none (each command's one-line
+help is read from its module's source, see `_command_table`). The global flags ``--debug`` and
+``--scheduler SPEC`` are accepted anywhere on the line (`_hoist_global_flags`).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
 import importlib
 import importlib.util
 import os
@@ -43,9 +50,46 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .flags import apply_flag_policy
+@functools.cache
+def _command_table() -> tuple[tuple[str, str, str], ...]:
+    """(command, one-line help, module) of every command, read from the modules' source without
+    importing them: each `register(sub)` calls ``sub.add_parser("name", help="...")``."""
+    rows = []
+    for mod in COMMAND_MODULES:
+        spec = importlib.util.find_spec(mod)
+        if spec is None or not spec.origin:
+            continue
+        with open(spec.origin, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for fn in tree.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "register" and fn.args.args):
+                continue
+            sub = fn.args.args[0].arg
+            for node in ast.walk(fn):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_parser"
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == sub
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                ):
+                    continue
+                text = ""
+                for kw in node.keywords:
+                    if kw.arg == "help":
+                        try:
+                            text = ast.literal_eval(kw.value)
+                        except ValueError:
+                            text = ""
+                rows.append((node.args[0].value, text, mod))
+    return tuple(rows)
 
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `lmforecast` parser. With `command` (a command word, or ``""`` for none), only the
+    module defining that command is imported; the other commands are listed by name and help."""
     parser = _Parser(prog="lmforecast", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"lmforecast {__version__}")
     parser.add_argument(
@@ -63,11 +107,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = False  # a bare `lmforecast` prints the command list (see main)
+    if command is None:
+        wanted = [m for m in COMMAND_MODULES if importlib.util.find_spec(m) is not None]
+    else:
+        wanted = sorted({m for name, _, m in _command_table() if name == command})
+    for name, text, mod in _command_table():
+        if mod not in wanted:
+            sub.add_parser(name, help=text, add_help=False)
     for mod in COMMAND_MODULES:
-        if importlib.util.find_spec(mod) is None:
-            continue
-        importlib.import_module(mod).register(sub)
-    apply_flag_policy(parser)
+        if mod in wanted:
+            importlib.import_module(mod).register(sub)
+    order = [name for name, _, _ in _command_table()]
+    sub._choices_actions.sort(key=lambda a: order.index(a.dest) if a.dest in order else len(order))
+    if wanted:
+        from .flags import apply_flag_policy
+
+        apply_flag_policy(parser)
     from .help import decorate
 
     decorate(parser)
@@ -145,13 +200,49 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
     return int(code or 0)
 
 
+def _hoist_global_flags(argv: list[str]) -> tuple[list[str], bool]:
+    """Move ``--scheduler SPEC`` (or ``--scheduler=SPEC``) to the front of the line wherever it
+    was given, and take ``--debug`` out (returned as a flag); nothing after ``--`` is touched."""
+    rest, front, debug, i = [], [], False, 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            rest.extend(argv[i:])
+            break
+        if a == "--debug":
+            debug = True
+        elif a == "--scheduler" and i + 1 < len(argv):
+            front += argv[i : i + 2]
+            i += 1
+        elif a.startswith("--scheduler="):
+            front.append(a)
+        else:
+            rest.append(a)
+        i += 1
+    return front + rest, debug
+
+
+def _command_word(argv: list[str]) -> str:
+    """The command named on a line whose global flags were hoisted ("" when none is named)."""
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--scheduler":
+            i += 2
+            continue
+        if not argv[i].startswith("-"):
+            return argv[i]
+        i += 1
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("LMFORECAST_DEBUG", "") not in ("", "0")
-    if "--debug" in argv:  # accepted anywhere on the line, not only before the command
-        argv = [a for a in argv if a != "--debug"]
-        debug = True
-    parser = build_parser()
+    argv, debug_flag = _hoist_global_flags(argv)  # accepted anywhere on the line
+    debug = debug or debug_flag
+    word = _command_word(argv)
+    known = {name for name, _, _ in _command_table()}
+    parser = build_parser(word if word in known or not word else None)
     args = parser.parse_args(argv)
     if args.command is None:
         sys.stderr.write(
