@@ -35,6 +35,8 @@ COMMAND_MODULES = [
     "lmforecast.cli.report",
     "lmforecast.cli.backtest",
     "lmforecast.cli.examples",
+    "lmforecast.cli.dataconstrained",
+    "lmforecast.cli.isoflop",
 ]
 
 
