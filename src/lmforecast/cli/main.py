@@ -42,6 +42,8 @@ COMMAND_MODULES = [
     "lmforecast.cli.report",
     "lmforecast.cli.backtest",
     "lmforecast.cli.examples",
+    "lmforecast.cli.dataconstrained",
+    "lmforecast.cli.isoflop",
 ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..data.io import read_table
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
+from . import dataconstrained
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -27,7 +28,7 @@ def register(sub) -> None:
 
     f = verbs.add_parser("fit", help="fit a law to a table of training runs")
     add_runs_flag(f, "CSV/Parquet/JSONL with parameters, tokens (or FLOPs) and loss")
-    f.add_argument("--form", choices=FORMS, default="chinchilla-gamma")
+    f.add_argument("--form", choices=(*FORMS, "data-constrained"), default="chinchilla-gamma")
     f.add_argument("--huber-delta", type=positive_float("--huber-delta"), default=1e-3)
     f.add_argument("--loss", choices=["huber", "squared"], default="huber")
     f.add_argument(
@@ -55,6 +56,7 @@ def register(sub) -> None:
     f.add_argument("--d-col", default="D")
     f.add_argument("--c-col", default="C")
     f.add_argument("--loss-col", default="loss")
+    f.add_argument("--u-col", default="U", help="column holding unique tokens U (data-constrained)")
     f.add_argument("--out", help="save the fit as JSON")
     add_output_flags(f)
     f.set_defaults(handler=_fit)
@@ -89,6 +91,8 @@ def load_law(args) -> SupervisedScalingLaw:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    if args.form == "data-constrained":  # Muennighoff et al. 2023: its own estimator
+        return dataconstrained.fit_from_args(args)
     out = check_writable(args.out)
     if args.bootstrap is not None and args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")

@@ -1,0 +1,111 @@
+"""`lmforecast data-constrained epochs` and the `supervised fit --form data-constrained` path:
+the data-constrained law of Muennighoff et al. (2023) from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..data.io import read_table
+from ..dataconstrained import DataConstrainedLaw
+from ..errors import InputError
+from .common import (
+    add_level_flag,
+    add_output_flags,
+    atomic_write_text,
+    check_writable,
+    emit,
+    positive_float,
+    print_json,
+    require_runs,
+)
+
+FORM = "data-constrained"
+DEFAULT_BOOTSTRAP = 40
+
+
+def register(sub) -> None:
+    p = sub.add_parser(FORM, help="data-constrained law (repeated epochs, Muennighoff et al.)")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    e = verbs.add_parser("epochs", help="how many epochs of U unique tokens are worth training")
+    e.add_argument(
+        "--fit", required=True, help="a fit saved by `supervised fit --form data-constrained --out`"
+    )
+    e.add_argument("--params", type=positive_float("--params"), required=True, metavar="N")
+    e.add_argument(
+        "--unique-tokens",
+        type=positive_float("--unique-tokens"),
+        required=True,
+        metavar="U",
+        help="unique training tokens U",
+    )
+    add_level_flag(e)
+    add_output_flags(e)
+    e.set_defaults(handler=_epochs)
+
+
+def fit_from_args(args: argparse.Namespace) -> int:
+    """`supervised fit --form data-constrained`: fit, save (--out), print (--json)."""
+    out = check_writable(args.out)
+    if args.bootstrap is not None and args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    df = read_table(require_runs(args))
+    n_boot = (
+        0
+        if args.no_intervals
+        else (DEFAULT_BOOTSTRAP if args.bootstrap is None else args.bootstrap)
+    )
+    model = DataConstrainedLaw(
+        huber_delta=args.huber_delta,
+        bootstrap=n_boot,
+        ci_level=args.ci_level,
+        seed=args.seed,
+        n_jobs=args.jobs,
+    )
+    model.fit(
+        df,
+        n_col=args.n_col,
+        d_col=args.d_col,
+        u_col=args.u_col,
+        c_col=args.c_col,
+        loss_col=args.loss_col,
+    )
+    res = model.result_
+    res.meta["source"] = f"fitted to {args.runs}"
+    if out is not None:
+        atomic_write_text(out, res.to_json())
+    if args.json:
+        print_json(
+            {
+                "form": FORM,
+                "params": res.params,
+                "objective": res.objective,
+                "n_starts": res.n_starts,
+                "n_at_best": res.n_at_best,
+                "converged": res.converged,
+                "ci": res.ci,
+                "intervals": None,
+            }
+        )
+    else:
+        print(model.summary())
+    return 0
+
+
+def _epochs(args) -> int:
+    if not Path(args.fit).exists():
+        raise InputError(f"{args.fit}: no such file")
+    model = DataConstrainedLaw.load(args.fit)
+    a = model.epochs_advice(args.params, args.unique_tokens, level=args.level)
+    rows = [
+        f"  {e:6g} epochs: loss {v:.4f}"
+        + (f"  [{i[0]:.4f}, {i[1]:.4f}]" if "interval" in a else "")
+        for e, v, i in zip(a["epochs"], a["loss"], a.get("interval", a["epochs"]))
+    ]
+    text = (
+        f"N = {a['N']:.4g}, U = {a['U']:.4g}: a repeated token is worth half a fresh one "
+        f"after {a['half_value_epochs']:.3g} epochs; loss floor {a['loss_floor']:.4f}\n"
+        + "\n".join(rows)
+    )
+    return emit(args, a, text)

@@ -1,0 +1,91 @@
+"""`lmforecast isoflop fit|plot`: Hoffmann et al. (2022) Approaches 1 and 2 on isoFLOP runs."""
+
+from __future__ import annotations
+
+import io
+
+from ..data.io import read_table
+from ..isoflop import fit_isoflop, isoflop_table
+from ..plots.isoflop import plot_isoflops
+from .common import (
+    add_output_flags,
+    add_runs_flag,
+    atomic_write_bytes,
+    atomic_write_text,
+    check_writable,
+    emit,
+    require_runs,
+)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("isoflop", help="isoFLOP estimators of N*(C), D*(C) (Hoffmann Approach 1/2)")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    for name, helptext in (
+        ("fit", "fit N*(C) ~ C^a and D*(C) ~ C^b with bootstrap intervals"),
+        ("plot", "draw the isoFLOP curves and their minima (PNG/PDF/SVG)"),
+    ):
+        f = verbs.add_parser(name, help=helptext)
+        add_runs_flag(f, "CSV/Parquet/JSONL with N, D (or C) and loss; budgets grouped by C")
+        f.add_argument(
+            "--approach",
+            type=int,
+            choices=[1, 2],
+            default=2,
+            help="1: best run of each budget; 2: parabola in log N per budget",
+        )
+        f.add_argument(
+            "--bootstrap",
+            type=int,
+            default=200,
+            metavar="B",
+            help="within-budget resamples for the intervals",
+        )
+        f.add_argument("--ci-level", type=float, default=0.9)
+        f.add_argument("--seed", type=int, default=0)
+        for col, default in (
+            ("--n-col", "N"),
+            ("--d-col", "D"),
+            ("--c-col", "C"),
+            ("--loss-col", "loss"),
+        ):
+            f.add_argument(col, default=default)
+        f.add_argument(
+            "--out",
+            required=name == "plot",
+            help="save the fit as JSON" if name == "fit" else "figure file",
+        )
+        add_output_flags(f)
+        f.set_defaults(handler=_fit if name == "fit" else _plot)
+
+
+def _result(args):
+    t = isoflop_table(
+        read_table(require_runs(args)), args.n_col, args.d_col, args.c_col, args.loss_col
+    )
+    res = fit_isoflop(t, args.approach, n_boot=args.bootstrap, level=args.ci_level, seed=args.seed)
+    res.meta["source"] = f"fitted to {args.runs}"
+    return t, res
+
+
+def _fit(args) -> int:
+    out = check_writable(args.out)
+    _, res = _result(args)
+    if out is not None:
+        atomic_write_text(out, res.to_json())
+    return emit(args, res.contract(), res.summary())
+
+
+def _plot(args) -> int:
+    out = check_writable(args.out)
+    t, res = _result(args)
+    fig = plot_isoflops(t, res)
+    atomic_write_bytes(out, _figure_bytes(fig, out))
+    return emit(args, {"out": str(out), **res.contract()}, f"wrote {out}")
+
+
+def _figure_bytes(fig, out) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format=out.suffix.lstrip(".") or "png", dpi=120)
+    return buf.getvalue()

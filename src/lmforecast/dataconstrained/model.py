@@ -1,0 +1,214 @@
+"""Fit the data-constrained law (Muennighoff et al. 2023, Eq. 5-7) to runs that repeat data.
+
+A run is (N params, D tokens seen, U unique tokens, loss); epochs = D/U >= 1. Rows that share
+(N, D) but differ in U are distinct runs (repeated-data runs), rows that share (N, D, U) are
+seed replicates and are kept (each is an observation of the same configuration).
+
+`fit="joint"` fits all seven parameters at once by the shared engine (Huber on log loss over a
+Chinchilla x decay-constant grid); `fit="two-stage"` first fits E, A, B, alpha, beta on the
+single-epoch runs, then pins them and fits R*_D, R*_N on all runs (docs/datablations.md
+compares both with the paper's R*_D = 15.4, R*_N = 5.3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..data.validate import check_min_rows, numeric_column
+from ..errors import InputError
+from ..fitting import FitResult, bootstrap_fit, fit_law, huber
+from ..laws import get_law
+from ..laws.data_constrained import effective
+
+FITS = ("joint", "two-stage")
+CHINCHILLA_KEYS = ("log_A", "log_B", "log_E", "alpha", "beta")
+
+
+def constrained_runs(
+    df: pd.DataFrame,
+    n_col: str = "N",
+    d_col: str = "D",
+    u_col: str = "U",
+    loss_col: str = "loss",
+    c_col: str = "C",
+    what: str = "runs",
+) -> pd.DataFrame:
+    """Validate a runs table with a unique-tokens column; returns columns N, D, U, loss."""
+    cols = list(df.columns)
+    if u_col not in cols:
+        raise InputError(
+            f"{what}: missing unique-tokens column {u_col!r} (name it with --u-col); found "
+            f"{', '.join(map(repr, cols))}"
+        )
+    N = numeric_column(df, n_col, positive=True, what=what)
+    if d_col in cols:
+        D = numeric_column(df, d_col, positive=True, what=what)
+    else:
+        D = numeric_column(df, c_col, positive=True, what=what) / (6.0 * N)
+    U = numeric_column(df, u_col, positive=True, what=what)
+    L = numeric_column(df, loss_col, positive=True, what=what)
+    bad = U > D * (1 + 1e-9)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(
+            f"{what}: column {u_col!r} row {i + 1}: unique tokens U={U[i]:.4g} exceed tokens "
+            f"seen D={D[i]:.4g} (epochs = D/U must be >= 1)"
+        )
+    return pd.DataFrame({"N": N, "D": D, "U": np.minimum(U, D), "loss": L})
+
+
+class DataConstrainedLaw:
+    """Estimator for L(N, D, U) of Muennighoff et al. (2023), Eq. 5-7.
+
+    Learned attributes: `result_` (a FitResult of the registered `data-constrained` law, with
+    bootstrap resamples when `bootstrap > 0`), `params_` (E, A, B, alpha, beta, RD_star,
+    RN_star), `data_`.
+    """
+
+    def __init__(
+        self,
+        *,
+        fit: str = "joint",
+        huber_delta: float = 1e-3,
+        bootstrap: int = 40,
+        ci_level: float = 0.9,
+        n_polish: int = 32,
+        seed: int = 0,
+        n_jobs: int = 1,
+    ) -> None:
+        if fit not in FITS:
+            raise InputError(f"unknown fit {fit!r}; use one of {', '.join(FITS)}")
+        if not huber_delta > 0:
+            raise InputError(f"huber_delta must be > 0, got {huber_delta}")
+        if bootstrap < 0:
+            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        if not 0 < ci_level < 1:
+            raise InputError(f"ci_level must be strictly between 0 and 1, got {ci_level}")
+        self.fit_kind, self.huber_delta, self.bootstrap = fit, huber_delta, bootstrap
+        self.ci_level, self.n_polish, self.seed, self.n_jobs = ci_level, n_polish, seed, n_jobs
+
+    def fit(self, runs: pd.DataFrame, **cols) -> DataConstrainedLaw:
+        data = constrained_runs(runs, **cols)
+        law = get_law("data-constrained")
+        check_min_rows(len(data), 7, "runs", "the data-constrained law has 7 parameters")
+        X = {k: data[k].to_numpy(float) for k in ("N", "D", "U")}
+        y = data["loss"].to_numpy(float)
+        loss = huber(self.huber_delta)
+        bounds = None
+        grid = law.default_grid()
+        if self.fit_kind == "two-stage":
+            one = data["D"].to_numpy() <= data["U"].to_numpy() * (1 + 1e-9)
+            check_min_rows(int(one.sum()), 5, "single-epoch runs (D = U)", "stage 1 of two")
+            chin = get_law("chinchilla")
+            X1 = {"N": X["N"][one], "D": X["D"][one]}
+            r1 = fit_law(chin, X1, y[one], loss=loss, n_polish=self.n_polish)
+            bounds = [(v, v) for v in r1.theta] + law.bounds[5:]
+            grid = {
+                **{k: np.array([v]) for k, v in zip(CHINCHILLA_KEYS, r1.theta)},
+                "log_RD": np.log(np.geomspace(0.5, 200, 12)),
+                "log_RN": np.log(np.geomspace(0.5, 200, 12)),
+            }
+        res = fit_law(law, X, y, loss=loss, grid=grid, bounds=bounds, n_polish=self.n_polish)
+        if self.bootstrap:
+            bootstrap_fit(
+                law,
+                X,
+                y,
+                res,
+                n_boot=self.bootstrap,
+                level=self.ci_level,
+                seed=self.seed,
+                n_jobs=self.n_jobs,
+                bounds=bounds,
+                n_starts=4,
+            )
+        res.meta.update({"form": "data-constrained", "fit": self.fit_kind})
+        self.result_, self.params_, self.data_ = res, dict(res.params), data
+        return self
+
+    # ---- predictions -----------------------------------------------------------------------
+    def _check(self):
+        if not hasattr(self, "result_"):
+            raise ValueError("not fitted: call fit() first")
+
+    def predict(self, N, D, U) -> np.ndarray:
+        self._check()
+        return self.result_.predict(N=N, D=D, U=U)
+
+    def predict_interval(self, N, D, U, level: float = 0.9):
+        """Bootstrap percentile interval of the loss plus the fit's residual scatter."""
+        self._check()
+        return self.result_.predict_interval(level=level, kind="prediction", N=N, D=D, U=U)
+
+    def epochs_advice(self, N: float, U: float, epochs=None, level: float = 0.9) -> dict:
+        """How many epochs of U unique tokens are worth training a model of N parameters.
+
+        Returns the loss (point and interval) at each epoch count, the epoch count at which a
+        repeated token is worth half a fresh one (dD'/dD = exp(-R_D/R*_D) = 1/2, i.e.
+        epochs = 1 + R*_D ln 2) with its bootstrap interval, and the loss floor of infinite
+        repetition, E + A/N'^alpha + B/(U (1 + R*_D))^beta.
+        """
+        self._check()
+        if not (N > 0 and U > 0):
+            raise InputError(f"N and U must be > 0, got N={N}, U={U}")
+        ep = np.asarray(epochs if epochs is not None else [1, 2, 4, 8, 16, 32, 64], float)
+        if (ep < 1).any():
+            raise InputError(f"epochs must be >= 1, got {ep.min():g}")
+        p = self.params_
+        out = {"N": float(N), "U": float(U), "epochs": ep.tolist()}
+        out["loss"] = self.predict(N, U * ep, U).tolist()
+        if self.result_.bootstrap:
+            lo, hi = self.predict_interval(
+                np.full(ep.shape, N), U * ep, np.full(ep.shape, U), level
+            )
+            out["interval"] = [[float(a), float(b)] for a, b in zip(lo, hi)]
+            rd = np.exp(np.asarray(self.result_.bootstrap)[:, 5])
+            a = (1 - level) / 2
+            out["half_value_epochs_interval"] = (
+                1 + np.log(2) * np.quantile(rd, [a, 1 - a])
+            ).tolist()
+        out["half_value_epochs"] = float(1 + np.log(2) * p["RD_star"])
+        Dinf = U * (1 + p["RD_star"])
+        Np = self.effective_params(N, Dinf, U)
+        out["loss_floor"] = float(p["E"] + p["A"] / Np ** p["alpha"] + p["B"] / Dinf ** p["beta"])
+        out["level"] = level
+        return out
+
+    def effective_params(self, N, D, U):
+        """N' (Eq. 6) at the fitted parameters."""
+        law = get_law("data-constrained")
+        X = {k: np.atleast_1d(np.asarray(v, float)) for k, v in (("N", N), ("D", D), ("U", U))}
+        Np, _ = law.effective_inputs(np.asarray(self.result_.theta)[None, :], X)
+        return Np[0] if np.ndim(N) else float(Np[0, 0])
+
+    def effective_data(self, D, U):
+        """D' (Eq. 5) at the fitted R*_D."""
+        D, U = np.asarray(D, float), np.asarray(U, float)
+        return effective(U, D / U - 1.0, self.params_["RD_star"])
+
+    def summary(self) -> str:
+        self._check()
+        r = self.result_
+        lines = [
+            f"Data-constrained law (Muennighoff et al. 2023, Eq. 5-7), {r.meta['fit']} fit, "
+            f"{r.n_obs} runs"
+        ]
+        for k, v in r.params.items():
+            ci = r.ci.get(k)
+            extra = f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else ""
+            lines.append(f"  {k:8s} {v:.4g}{extra}")
+        return "\n".join(lines)
+
+    def save(self, path) -> str:
+        self._check()
+        return self.result_.to_json(path)
+
+    @classmethod
+    def load(cls, path) -> DataConstrainedLaw:
+        res = FitResult.from_json(path)
+        if res.law != "data-constrained":
+            raise InputError(f"{path}: a {res.law!r} fit, not a data-constrained one")
+        est = cls(fit=res.meta.get("fit", "joint"), bootstrap=len(res.bootstrap))
+        est.result_, est.params_ = res, dict(res.params)
+        return est

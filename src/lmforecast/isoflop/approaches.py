@@ -1,0 +1,114 @@
+"""Hoffmann et al. (2022) Approaches 1 and 2 for compute-optimal allocation, with bootstrap.
+
+Approach 2 (Sec. 3.2): for every compute budget C, fit a parabola to loss against log N over
+the isoFLOP profile; its vertex is N*(C), D*(C) = C/(6 N*). Approach 1 (Sec. 3.1): the lowest
+loss reached at each budget; Hoffmann et al. take the envelope of training curves, on a table
+of final isoFLOP runs this is the best run of each budget (so N* lies on the grid of sizes).
+Both then fit the power laws N*(C) = G_N C^a and D*(C) = G_D C^b by least squares in log-log.
+Intervals: percentiles over `n_boot` resamples of the runs within each budget (each budget
+keeps its size; a resample with fewer than 3 distinct sizes or a concave parabola is redrawn
+once, else dropped and counted in `n_dropped`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..fitting import fit_law, huber
+from ..laws import get_law
+from .profiles import MIN_SIZES
+from .result import IsoFlopResult
+
+APPROACHES = (1, 2)
+
+
+def budget_minima(t: pd.DataFrame, approach: int) -> np.ndarray:
+    """(n_budgets, 4): C, N*, D*, L* per budget (rows of `isoflop_table`)."""
+    rows = []
+    for _, g in t.groupby("budget", sort=True):
+        C = float(g["C"].iloc[0])
+        x, y = np.log(g["N"].to_numpy()), g["loss"].to_numpy()
+        if approach == 1:
+            i = int(np.argmin(y))
+            lnN, L = x[i], y[i]
+        else:
+            c2, c1, c0 = np.polyfit(x, y, 2)
+            if not c2 > 0:
+                return np.full((1, 4), np.nan)  # concave: no minimum
+            lnN = -c1 / (2 * c2)
+            L = c0 - c1 * c1 / (4 * c2)
+        N = float(np.exp(lnN))
+        rows.append((C, N, C / (6.0 * N), float(L)))
+    return np.array(rows)
+
+
+def power_laws(m: np.ndarray) -> tuple[float, float, float, float]:
+    """(a, log G_N, b, log G_D) of N* = G_N C^a, D* = G_D C^b by least squares in log-log."""
+    lc = np.log(m[:, 0])
+    a, ga = np.polyfit(lc, np.log(m[:, 1]), 1)
+    b, gb = np.polyfit(lc, np.log(m[:, 2]), 1)
+    return float(a), float(ga), float(b), float(gb)
+
+
+def fit_isoflop(
+    t: pd.DataFrame, approach: int = 2, *, n_boot: int = 200, level: float = 0.9, seed: int = 0
+) -> IsoFlopResult:
+    """Approach 1 or 2 on an `isoflop_table`; returns an IsoFlopResult with percentile
+    intervals over `n_boot` within-budget resamples."""
+    if approach not in APPROACHES:
+        raise InputError(f"--approach must be 1 or 2, got {approach}")
+    if not 0 < level < 1:
+        raise InputError(f"level must be strictly between 0 and 1, got {level}")
+    m = budget_minima(t, approach)
+    if not np.isfinite(m).all():
+        raise InputError(
+            "runs: an isoFLOP profile is concave in log N (no minimum); add sizes "
+            "on both sides of the optimum"
+        )
+    a, ga, b, gb = power_laws(m)
+    rng = np.random.default_rng(seed)
+    groups = [g for _, g in t.groupby("budget", sort=True)]
+    boots, dropped = [], 0
+    for _ in range(n_boot):
+        for _attempt in range(2):
+            parts = [g.iloc[rng.integers(0, len(g), len(g))] for g in groups]
+            if all(p["N"].nunique() >= MIN_SIZES for p in parts):
+                mb = budget_minima(pd.concat(parts), approach)
+                if np.isfinite(mb).all():
+                    boots.append(power_laws(mb))
+                    break
+        else:
+            dropped += 1
+    boots = np.array(boots).reshape(-1, 4)
+    q = [(1 - level) / 2, (1 + level) / 2]
+
+    def iv(col):
+        return np.quantile(boots[:, col], q).tolist() if len(boots) else [float("nan")] * 2
+
+    return IsoFlopResult(
+        approach=approach,
+        a=a,
+        b=b,
+        log_GN=ga,
+        log_GD=gb,
+        a_interval=iv(0),
+        b_interval=iv(2),
+        level=level,
+        n_boot=n_boot,
+        n_dropped=dropped,
+        seed=seed,
+        budgets=m.tolist(),
+        n_runs=len(t),
+    )
+
+
+def approach3(t: pd.DataFrame, huber_delta: float = 1e-3) -> dict:
+    """Approach 3 beside them: fit L = E + A/N^alpha + B/D^beta (the shared engine) and read
+    a = beta/(alpha+beta), b = alpha/(alpha+beta) (Hoffmann et al. Eq. 4)."""
+    law = get_law("chinchilla")
+    X = {"N": t["N"].to_numpy(float), "D": t["D"].to_numpy(float)}
+    r = fit_law(law, X, t["loss"].to_numpy(float), loss=huber(huber_delta))
+    al, be = r.params["alpha"], r.params["beta"]
+    return {"a": be / (al + be), "b": al / (al + be), "params": r.params}
