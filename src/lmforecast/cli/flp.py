@@ -12,8 +12,9 @@ from ..data.validate import check_run_tables
 from ..downstream.forecaster import METHODS as DOWNSTREAM_METHODS
 from ..errors import InputError
 from ..flp.candidates import LOSS_MODES, compare_loss_to_performance
-from ..flp.mixture import FLPM, MAPPERS
+from ..flp.mixture import FLPM
 from ..flp.model import FLP, METHODS, clip_scores, relative_error
+from ..flp.schema import MAPPERS
 from ..flp.single_distribution import single_distribution_check
 from ..flp.tables import Columns
 from ..laws.flp import MIXTURE_FORMS
