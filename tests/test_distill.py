@@ -11,11 +11,11 @@ from lmforecast.distill.fitting import score_product_grid
 from lmforecast.distill.planning import (
     SCENARIOS,
     choose_teacher,
-    crossover_compute,
     distillation_flops,
     plan_distillation,
 )
 from lmforecast.distill.reference import plan_slsqp
+from lmforecast.distill.versus_supervised import crossover_compute
 from lmforecast.errors import DomainWarning, InputError
 from lmforecast.fitting import huber
 from lmforecast.fitting.engine import Objective, clip_to_bounds, grid_to_array

@@ -12,7 +12,8 @@ import pytest
 
 from lmforecast.compute.flops import forward_flops_per_token as F
 from lmforecast.distill import DistillationScalingLaw, simulate_distillation_runs
-from lmforecast.distill.planning import plan_distillation, plan_interval
+from lmforecast.distill.plan_intervals import plan_interval
+from lmforecast.distill.planning import plan_distillation
 from lmforecast.distill.uncertainty import (
     BOOTSTRAP_GRID,
     interval_from_draws,

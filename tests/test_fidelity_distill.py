@@ -109,7 +109,7 @@ def test_ratios_best_case_match_an_independent_hand_computation():
     brentq, independently of the planner's bisection on compute."""
     from scipy.optimize import brentq
 
-    from lmforecast.distill.planning import distillation_vs_supervised_ratios
+    from lmforecast.distill.versus_supervised import distillation_vs_supervised_ratios
 
     m = DistillationScalingLaw.from_preset()
     N, L = 5e8, 2.25
@@ -127,7 +127,8 @@ def test_eq34_token_accounting_and_the_d5_claims():
     supervised learning is always cheaper (ratios > 1); in the best case and with teacher
     inference distillation is cheaper slightly above the student's limit L(N_S, inf) and
     dearer as the target approaches it; targets at or below the limit are unreachable."""
-    from lmforecast.distill.planning import SCENARIOS, F, distillation_vs_supervised_ratios
+    from lmforecast.distill.planning import SCENARIOS, F
+    from lmforecast.distill.versus_supervised import distillation_vs_supervised_ratios
 
     m = DistillationScalingLaw.from_preset()
     N = np.array([5e8, 1e10])
@@ -169,7 +170,10 @@ def test_ratios_cli(cli):
 
 
 def test_ratio_intervals_over_parameter_draws(cli):
-    from lmforecast.distill.planning import distillation_vs_supervised_ratios, ratio_interval
+    from lmforecast.distill.versus_supervised import (
+        distillation_vs_supervised_ratios,
+        ratio_interval,
+    )
 
     m = DistillationScalingLaw.from_preset()
     iv = ratio_interval(m, 5e8, [2.3, 2.25], "best-case", level=0.9, max_draws=4)
@@ -185,7 +189,7 @@ def test_ratio_intervals_over_parameter_draws(cli):
 
 
 def test_crossover_interval_over_parameter_draws(cli):
-    from lmforecast.distill.planning import crossover_compute, crossover_interval
+    from lmforecast.distill.versus_supervised import crossover_compute, crossover_interval
 
     m = DistillationScalingLaw.from_preset()
     N = [1e9, 3e9]

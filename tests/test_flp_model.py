@@ -8,7 +8,8 @@ import pytest
 
 from lmforecast.errors import DomainWarning, InputError
 from lmforecast.flp import FLP, relative_error
-from lmforecast.flp.mixture import FLPM, ratio_grid
+from lmforecast.flp.mixture import FLPM
+from lmforecast.flp.mixture_scan import ratio_grid
 from lmforecast.flp.network import TwoLayerNetwork
 from lmforecast.flp.simulate import domain_losses, flpm_score, simulate_flp, simulate_flpm
 

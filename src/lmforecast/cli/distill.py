@@ -299,7 +299,8 @@ def _fit(args) -> int:
 
 
 def _plan(args) -> int:
-    from ..distill.planning import get_scenario, plan_distillation, plan_interval
+    from ..distill.plan_intervals import plan_interval
+    from ..distill.planning import get_scenario, plan_distillation
 
     scenario = get_scenario(args.scenario)
     m = _model(args.coefficients)
@@ -376,7 +377,8 @@ def _choose(args) -> int:
 
 
 def _crossover(args) -> int:
-    from ..distill.planning import crossover_compute, crossover_interval, get_scenario
+    from ..distill.planning import get_scenario
+    from ..distill.versus_supervised import crossover_compute, crossover_interval
 
     _check_draws(args)
     scenario = get_scenario(args.scenario)
@@ -417,12 +419,8 @@ _CROSS_BASIS = (
 def _ratios(args) -> int:
     import pandas as pd
 
-    from ..distill.planning import (
-        SCENARIOS,
-        distillation_vs_supervised_ratios,
-        get_scenario,
-        ratio_interval,
-    )
+    from ..distill.planning import SCENARIOS, get_scenario
+    from ..distill.versus_supervised import distillation_vs_supervised_ratios, ratio_interval
 
     _check_draws(args)
     names = list(SCENARIOS) if args.scenario == "all" else [get_scenario(args.scenario).name]

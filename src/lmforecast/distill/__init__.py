@@ -1,6 +1,7 @@
 """Distillation scaling laws and compute-optimal distillation (Busbridge et al. 2025)."""
 
-from .model import DistillationScalingLaw, distill_runs_from_frame
+from .inputs import distill_runs_from_frame
+from .model import DistillationScalingLaw
 from .presets import DISTILL_PRESETS
 from .simulate import distillation_design, simulate_distillation_runs
 

@@ -20,10 +20,14 @@ from collections.abc import Mapping
 import numpy as np
 from scipy.stats import norm
 
+from ..errors import InputError
+from ..fitting import refit_from
 from ..fitting.bootstrap import attach_bootstrap, bootstrap_thetas
 from ..fitting.result import FitResult
+from ..laws import get_law
 from ..laws.distillation import BUSBRIDGE_DISTILL_GRID, DistillationLaw
 from .fitting import score_product_grid
+from .schema import LAW_NAME
 
 # The bootstrap's per-resample grid: the App. F.2 axes thinned to their ends and middle (a
 # product subgrid, so the separable scorer applies): 8,748 of the 216,000 starts (4%).
@@ -57,8 +61,6 @@ def bootstrap_grid(law: DistillationLaw, which, fixed_grid: Mapping[str, np.ndar
     elif which == "thin":
         g = dict(BOOTSTRAP_GRID)
     else:
-        from ..errors import InputError
-
         raise InputError(f"boot_grid must be 'thin', 'full' or a dict of axes, got {which!r}")
     for k, v in fixed_grid.items():
         if np.size(v) == 1:
@@ -228,3 +230,186 @@ __all__ = [
     "spread_status",
     "variance_shares",
 ]
+
+
+class ForecastIntervals:
+    """Forecast intervals and the uncertainty report of a fitted `DistillationScalingLaw`
+    (mixed into it; needs `result_`, `params_`, `supervised_` and `_loss`)."""
+
+    # ---- intervals -------------------------------------------------------------------------
+    def has_intervals(self) -> bool:
+        """Whether forecasts carry intervals: bootstrap draws, or published intervals (preset)."""
+        self._check()
+        return bool(self.result_.bootstrap) or bool(self.result_.ci)
+
+    def parameter_draws(self) -> np.ndarray:
+        """Fit-space parameter draws (B, 9) behind every interval.
+
+        A fit: its (multi-started) bootstrap refits. A preset: 1,000 draws consistent with the
+        published 90% intervals (`uncertainty.published_draws`, seed 0). Raises InputError when
+        there are neither (a fit made with bootstrap=0).
+        """
+        self._check()
+        res = self.result_
+        if res.bootstrap:
+            return np.asarray(res.bootstrap, float)
+        if res.ci and res.ci_level:
+            if getattr(self, "_pub_draws", None) is None:
+                law = get_law(LAW_NAME)
+                self._pub_draws = published_draws(law, res.params, res.ci, res.ci_level)
+            return self._pub_draws
+        raise InputError(
+            "this distillation fit has no bootstrap samples, so its forecasts have no interval: "
+            "refit with bootstrap > 0 (CLI: distill fit --bootstrap B)"
+        )
+
+    def interval_basis(self) -> str:
+        """One line saying what the intervals contain (printed by the CLI, in its JSON)."""
+        self._check()
+        res = self.result_
+        if res.bootstrap:
+            b = res.meta.get("bootstrap") or {}
+            return (
+                f"{len(res.bootstrap)} {b.get('mode', 'bootstrap')} bootstrap refits + run noise "
+                f"(sd {self.noise_scale_:.3g} on log L_S); excludes model-form error"
+            )
+        if res.ci:
+            return (
+                "draws from the published intervals (independent); no run noise, no model-form "
+                "or extrapolation error"
+            )
+        return "none (no bootstrap samples)"
+
+    @property
+    def noise_scale_(self) -> float:
+        """Run-to-run noise sd on log L_S added to prediction intervals: the fit's robust
+        residual scale (1.4826 MAD of the log residuals) times sqrt(n / (n - p)), p the free
+        coefficients (in-sample residuals understate new-run noise, badly with few runs); for
+        fits of at most LOO_MAX_RUNS runs, at least the leave-one-out RMS error (`loo_noise`,
+        a within-data backtest); 0 for a preset (Table 6 reports no residual scale)."""
+        self._check()
+        res = self.result_
+        s = float(res.residual_scale or 0.0)
+        p = len(res.params) - len(res.meta.get("fixed") or {})
+        if res.n_obs > p:
+            s *= float(np.sqrt(res.n_obs / (res.n_obs - p)))
+        loo = (res.meta.get("noise") or {}).get("loo_rms")
+        return max(s, float(loo)) if loo is not None else s
+
+    def _log_draws(self, N_S, D_S, L_T) -> tuple[np.ndarray, tuple]:
+        N_S, D_S, L_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T)))
+        X = {k: v.ravel() for k, v in self._inputs(N_S, D_S, L_T).items()}
+        law = get_law(LAW_NAME)
+        with np.errstate(all="ignore"):
+            T = law.predict_target(self.parameter_draws(), X)
+        return np.where(np.isfinite(T), T, np.nan), N_S.shape
+
+    def predict_interval(
+        self,
+        N_S,
+        D_S,
+        teacher_loss=None,
+        level: float = 0.9,
+        *,
+        N_T=None,
+        D_T=None,
+        kind: str = "prediction",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Interval (lo, hi) for the student loss L_S at `level` (default 90%), vectorised.
+
+        kind="prediction" (default): where a new run's measured L_S should fall: the spread of
+        Eq. 8 over the parameter draws (`parameter_draws`) convolved with the run noise
+        `noise_scale_` on log L_S. kind="confidence": the parameter spread only. Neither
+        includes model-form error: how far the law itself is off beyond the fitted range
+        (docs/distill.md, "How far to trust distillation forecasts"). The supervised law giving
+        L~_S (and L_T from N_T, D_T) is held at its point estimate.
+        """
+        self._check()
+        if not 0 < level < 1:
+            raise InputError(f"level must be strictly between 0 and 1, got {level}")
+        if kind not in ("prediction", "confidence"):
+            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        if teacher_loss is None:
+            if N_T is None or D_T is None:
+                raise InputError("give the teacher's loss, or its parameters and tokens")
+            teacher_loss = self.teacher_loss(N_T, D_T)
+        self.predict(N_S, D_S, teacher_loss)  # validation and the domain warning
+        T, shape = self._log_draws(N_S, D_S, teacher_loss)
+        sigma = self.noise_scale_ if kind == "prediction" else 0.0
+        lo, hi = interval_from_draws(T, sigma, level)
+        return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
+
+    def reference_forecast(self) -> dict[str, float]:
+        """The forecast the fit report decomposes: beyond the data, as a user would ask, at
+        4x the largest student, 4x the most distillation tokens and the strongest teacher."""
+        self._check()
+        if not hasattr(self, "data_"):
+            return {"N_S": 1e10, "D_S": 2e11, "L_T": 2.0}
+        d = self.data_
+        return {
+            "N_S": 4.0 * float(d["N_S"].max()),
+            "D_S": 4.0 * float(d["D_S"].max()),
+            "L_T": float(d["L_T"].min()),
+        }
+
+    def uncertainty_report(self, N_S=None, D_S=None, L_T=None) -> dict:
+        """Bootstrap spread and identifiability of each coefficient, and its share of the
+        variance of log L_S at one forecast (default `reference_forecast()`).
+
+        Rule (`uncertainty.spread_status`): a scale coefficient whose resampled values span
+        more than a decade (P95/P5 > 10), or an exponent whose 5-95% range exceeds its median,
+        is NOT identified. Share (`uncertainty.variance_shares`): corr(log L_S, theta_j)^2
+        over the draws. Empty without bootstrap samples.
+        """
+        self._check()
+        if not self.result_.bootstrap:
+            return {}
+        ref = self.reference_forecast()
+        N_S = ref["N_S"] if N_S is None else float(N_S)
+        D_S = ref["D_S"] if D_S is None else float(D_S)
+        L_T = ref["L_T"] if L_T is None else float(L_T)
+        law = get_law(LAW_NAME)
+        th = self.parameter_draws()
+        nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, t)] for t in th])
+        spread = spread_status(nat, law.natural_names)
+        T, _ = self._log_draws(N_S, D_S, L_T)
+        shares = variance_shares(T[:, 0], th, law.natural_names)
+        fixed = set((self.result_.meta.get("fixed") or {}).keys())
+        for k in spread:
+            spread[k]["share"] = shares[k]
+            if k in fixed:
+                spread[k]["identified"] = True
+        lo, hi = interval_from_draws(T, self.noise_scale_, self.result_.ci_level or 0.9)
+        return {
+            "forecast": {"N_S": N_S, "D_S": D_S, "L_T": L_T},
+            "sd_log_forecast": float(np.std(T[:, 0])),
+            "interval": [float(np.exp(lo[0])), float(np.exp(hi[0]))],
+            "coefficients": spread,
+        }
+
+
+LOO_MAX_RUNS = 40  # fits this small also estimate the run noise by leave-one-out
+
+
+def loo_noise(law, X, y, res: FitResult, loss, bounds) -> dict:
+    """Leave-one-out errors of log L_S: refit without each run (polished from the full fit's
+    optima) and predict it. Returns {"loo_rms", "loo_max", "n"}; with few runs the in-sample
+    residuals say almost nothing about a new run's error (the zoo's 6-run fits interpolate)."""
+    starts = np.array(([res.theta] + res.warm_starts)[:2], float)
+    t = law.target_of(y)
+    errs = []
+    for i in range(y.size):
+        keep = np.arange(y.size) != i
+        th, _ = refit_from(
+            law, {k: v[keep] for k, v in X.items()}, y[keep], starts, loss=loss, bounds=bounds
+        )
+        with np.errstate(all="ignore"):
+            pred = law.predict_target(th[None, :], {k: v[i : i + 1] for k, v in X.items()})
+        errs.append(float(pred[0, 0] - t[i]))
+    e = np.array(errs)
+    e = e[np.isfinite(e)]
+    return {
+        "loo_rms": float(np.sqrt(np.mean(e**2))) if e.size else None,
+        "loo_max": float(np.max(np.abs(e))) if e.size else None,
+        "n": int(e.size),
+    }

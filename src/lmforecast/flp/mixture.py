@@ -14,9 +14,7 @@ clipped to the score range [0, 100] points like every forecast.
 
 from __future__ import annotations
 
-import itertools
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,11 +22,12 @@ import pandas as pd
 
 from ..data.validate import numeric_column
 from ..errors import DomainWarning, InputError
-from ..fitting import FitResult, fit_law, squared
+from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
 from ..store import dump_json, load_json
 from .fitting import fit_from_closed_form
+from .mixture_scan import MixtureScan
 from .model import SCORE_RANGE, clip_scores, stage_noise
 from .network import TwoLayerNetwork
 from .schema import MAPPERS, check_flpm, init_args
@@ -48,36 +47,6 @@ SENSITIVITY_SHARE = 0.01  # the small share whose forecast `summary()` reports p
 FORMAT_VERSION = 1
 
 
-@dataclass
-class MixtureCurve:
-    """Predicted performance over mixing ratios (Sec. 6.1, Fig. 6)."""
-
-    sources: tuple[str, ...]
-    ratios: np.ndarray  # (m, K) shares of each source, rows sum to 1
-    performance: np.ndarray  # (m,)
-    flops: float
-
-    @property
-    def best_index(self) -> int:
-        return int(np.nanargmax(self.performance))
-
-    @property
-    def best_ratio(self):
-        """Share of the last source (two sources) or the whole share vector (K > 2)."""
-        r = self.ratios[self.best_index]
-        return float(r[-1]) if len(self.sources) == 2 else r.tolist()
-
-    def curve(self) -> list:
-        if len(self.sources) == 2:
-            return [[float(r[-1]), float(p)] for r, p in zip(self.ratios, self.performance)]
-        return [[r.tolist(), float(p)] for r, p in zip(self.ratios, self.performance)]
-
-    def to_frame(self) -> pd.DataFrame:
-        df = pd.DataFrame(self.ratios, columns=[f"ratio_{s}" for s in self.sources])
-        df["performance"] = self.performance
-        return df
-
-
 def fit_stage1(law, X, L) -> FitResult:
     """Fit one domain's FLOPs -> loss law (Table 3 form) with the shared engine: M1, M2, M4 from
     their closed-form log-space least-squares solution, M3 (nonlinear) from its grid plus the
@@ -88,24 +57,7 @@ def fit_stage1(law, X, L) -> FitResult:
     return fit_from_closed_form(law, X, L, start)
 
 
-def ratio_grid(K: int, start=0.0, stop=0.5, step=0.01) -> np.ndarray:
-    """Shares of K sources: for K = 2 the last source's share from start to stop by step
-    (Sec. 6.1: 0 to 0.5 by 0.01); for K > 2 the simplex lattice with that step whose non-first
-    shares each lie in [start, stop]."""
-    if not (0 <= start <= stop <= 1) or not step > 0:
-        raise InputError(f"ratio grid needs 0 <= start <= stop <= 1 and step > 0; got "
-                         f"{start:g}, {stop:g}, {step:g}")  # fmt: skip
-    vals = np.round(np.arange(start, stop + step / 2, step), 10)
-    if K == 2:
-        return np.column_stack([1 - vals, vals])
-    rows = [r for r in itertools.product(vals, repeat=K - 1) if sum(r) <= 1 + 1e-9]
-    if len(rows) > 200_000:
-        raise InputError(f"ratio grid for {K} sources has {len(rows)} points; use a coarser step")
-    R = np.array(rows, float)
-    return np.column_stack([1 - R.sum(1), R])
-
-
-class FLPM:
+class FLPM(MixtureScan):
     """FLP-M forecaster for one task (sklearn-style; learned attributes end in _).
 
     `bootstrap` (default 50) resamples both stages for `predict_interval`; 0 turns intervals off.
@@ -279,8 +231,6 @@ class FLPM:
             L = runs[c].to_numpy(float)
             res = self.stage1_[d]
             if law.uses_weights:
-                from ..fitting import bootstrap_fit
-
                 bootstrap_fit(law, X, L, res, n_boot=B, seed=self.seed, n_jobs=1)
             else:
                 res.bootstrap = [
@@ -417,86 +367,6 @@ class FLPM:
         clipped to [0, 100] points with a DomainWarning when outside (`clip=False`: raw)."""
         P = self.performance_from_losses(self.predict_losses(flops_per_source).to_numpy())
         return clip_scores(P) if clip else P
-
-    def optimize_mixture(
-        self, flops: float, start: float = 0.0, stop: float = 0.5, step: float = 0.01
-    ) -> MixtureCurve:
-        """Sec. 6.1: predicted score over mixing ratios at total compute `flops`; best ratio."""
-        self._check()
-        if not (np.isfinite(flops) and flops > 0):
-            raise InputError(f"total FLOPs must be > 0, got {flops}")
-        R = ratio_grid(len(self.sources_), start, stop, step)
-        self._warn_outside_shares(R)
-        perf = self.predict(R * flops)
-        if flops > 10 * self.max_flops_:
-            warnings.warn(
-                f"mixture scan at {flops:.3g} FLOPs extrapolates {flops / self.max_flops_:.0f}x "
-                "beyond the largest sampling model",
-                DomainWarning,
-                stacklevel=2,
-            )
-        return MixtureCurve(self.sources_, R, perf, float(flops))
-
-    def mixture_intervals(self, curve: MixtureCurve, level: float = 0.9) -> dict:
-        """How sure the Sec. 6.1 scan is: the `level` prediction interval of the score at the
-        best ratio, and the percentile interval of the best ratio itself over the bootstrap
-        draws (each draw's own argmax over the scan's ratios, confidence draws: no run noise).
-        Returns {"performance": [lo, hi], "best_ratio": [lo, hi] (last source's share; for
-        K > 2, per source)}."""
-        if not (isinstance(level, int | float) and 0 < level < 1):
-            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
-        F = curve.ratios * curve.flops
-        lo, hi = self.predict_interval(F[curve.best_index : curve.best_index + 1], level)
-        P = self.score_draws(F, "confidence")
-        best = curve.ratios[np.nanargmax(np.where(np.isfinite(P), P, -np.inf), axis=1)]
-        a = (1 - level) / 2
-        rlo, rhi = np.quantile(best, [a, 1 - a], axis=0, method="inverted_cdf")
-        if len(self.sources_) == 2:
-            ratio = [float(rlo[-1]), float(rhi[-1])]
-        else:
-            ratio = [rlo.tolist(), rhi.tolist()]
-        return {"performance": [float(lo[0]), float(hi[0])], "best_ratio": ratio}
-
-    def _warn_outside_shares(self, R: np.ndarray) -> None:
-        """DomainWarning when scanned mixtures give a source a share outside the sampling
-        models' range (the law has not seen such mixtures: extrapolation in mixture space)."""
-        rng = self.share_range_
-        if not rng:
-            return  # fits saved before the range was recorded
-        out = []
-        for i, s in enumerate(self.sources_):
-            lo, hi = rng[s]
-            if R[:, i].max() > hi + 1e-9 or R[:, i].min() < lo - 1e-9:
-                got = f"{R[:, i].min():.3g}-{R[:, i].max():.3g}"
-                out.append(f"{s} {got} (fitted {lo:.3g}-{hi:.3g})")
-        if out:
-            warnings.warn(
-                "mixture scan leaves the sampling models' shares: "
-                + "; ".join(out)
-                + "; forecasts there extrapolate in mixture space",
-                DomainWarning,
-                stacklevel=3,
-            )
-
-    def warn_if_extrapolating(self, flops_per_source) -> None:
-        """DomainWarning when a total compute exceeds 10x the largest sampling model's."""
-        total = float(self._as_flops(flops_per_source).sum(1).max())
-        if total > 10 * self.max_flops_:
-            warnings.warn(
-                f"forecast at {total:.3g} FLOPs extrapolates {total / self.max_flops_:.3g}x "
-                "beyond the largest sampling model",
-                DomainWarning,
-                stacklevel=2,
-            )
-
-    @property
-    def share_range_(self) -> dict | None:
-        """{source: [min, max] share} of the sampling models (None for fits saved without it)."""
-        return next(iter(self.stage1_.values())).meta.get("share_range")
-
-    @property
-    def max_flops_(self) -> float:
-        return float(max(r.meta.get("max_flops", np.inf) for r in self.stage1_.values()))
 
     # ---- reporting / persistence -----------------------------------------------------------
     def summary(self) -> str:

@@ -39,7 +39,7 @@ from .tables import (
     emerged_checkpoints,
     final_flops,
 )
-from .tasks import EMERGENCE_THRESHOLD, task_settings
+from .tasks import EMERGENCE_THRESHOLD, TaskSettings, task_settings
 
 FORMAT_VERSION = 1
 SCORE_RANGE = (0.0, 100.0)  # scores are points (percent)
@@ -78,6 +78,17 @@ def relative_error(predicted, actual) -> np.ndarray:
     """Eq. 4: |predicted - actual| / actual."""
     actual = np.asarray(actual, float)
     return np.abs(np.asarray(predicted, float) - actual) / actual
+
+
+def _pair_bootstraps(stage1: FitResult, stage2: FitResult) -> None:
+    """Keep as many stage-2 draws as stage 1 has: intervals chain draw b of stage 1 into draw b
+    of stage 2, so a stage-2 draw without a partner is never used. Stage 1 can have fewer when
+    resamples of very few runs (4 models) draw one run only and are dropped; the saved fit then
+    still has one stage-1 draw per stage-2 draw, as its schema requires."""
+    n1 = len(stage1.bootstrap)
+    if stage1.bootstrap and len(stage2.bootstrap) > n1:
+        stage2.bootstrap = stage2.bootstrap[:n1]
+        stage2.meta["bootstrap_paired_with_stage1"] = n1
 
 
 def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
@@ -186,6 +197,8 @@ class FLP:
             self.stage1_.meta["law_options"] = {}
             self.stage2_ = _fit(law2, {"nll": nll_ck}, P, None, self.bootstrap, s2, self.n_jobs)
             self.stage2_.meta["law_options"] = {"random_performance": rp}
+        if self.stage1_ is not None:
+            _pair_bootstraps(self.stage1_, self.stage2_)
         self.n_runs_ = len(runs)
         self.n_points_ = int(keep.sum()) if self.method != "llama3" else len(ck)
         self.stage2_.meta["max_flops"] = float(C_final.max())
@@ -408,8 +421,6 @@ class FLP:
     def from_dict(cls, d: dict) -> FLP:
         if d.get("kind") != "FLP":
             raise InputError(f"not a saved FLP fit (kind {d.get('kind')!r})")
-        from .tasks import TaskSettings
-
         est = cls(**d["config"])
         est.settings_ = TaskSettings(**d["settings"])
         f = d["filter"]

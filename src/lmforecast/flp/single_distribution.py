@@ -23,8 +23,9 @@ from ..data.validate import numeric_column
 from ..errors import InputError
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
-from .mixture import FLPM, MAPPERS, fit_stage1
+from .mixture import FLPM, fit_stage1
 from .model import FLP
+from .schema import MAPPERS
 from .study import (
     HeldOutErrors,
     StudyTables,

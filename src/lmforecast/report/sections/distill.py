@@ -17,7 +17,8 @@ def build_section(ctx: ReportContext) -> Section:
     import matplotlib.pyplot as plt
 
     from ...distill import DistillationScalingLaw, simulate_distillation_runs
-    from ...distill.planning import SCENARIOS, crossover_compute, plan_distillation
+    from ...distill.planning import SCENARIOS, plan_distillation
+    from ...distill.versus_supervised import crossover_compute
     from ...laws.distillation import BUSBRIDGE_DISTILL_GRID
     from ...plots.distill import compute_optimal_allocations, student_loss_contours
 

@@ -1,0 +1,67 @@
+"""Input flags and readers shared by the `flp` / `flpm` verbs (runs, checkpoints, columns)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..data.io import read_table
+from ..data.validate import check_run_tables
+from ..errors import InputError
+from ..flp.tables import Columns
+from .common import (
+    add_output_flags,
+)
+
+
+def _table_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runs", required=True, help="final sampling models (CSV/Parquet/JSONL)")
+    p.add_argument("--checkpoints", help="intermediate checkpoints (default: use RUNS rows)")
+    p.add_argument("--task", required=True, help="task name = its score column (points)")
+    p.add_argument(
+        "--random-performance",
+        type=float,
+        metavar="P",
+        help="random-level score in points (default: Table 2 value of the task)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=5.0,
+        help="keep checkpoints scoring >= random + threshold points (Sec. 3.3)",
+    )
+    _column_flags(p)
+    p.add_argument("--out", help="save the fit as JSON")
+    add_output_flags(p)
+
+
+def _column_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model-col", default="model")
+    p.add_argument("--step-col", default="step")
+    p.add_argument("--c-col", default="C")
+    p.add_argument("--loss-col", default="loss")
+    p.add_argument("--train-loss-col", default="train_loss")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _columns(args) -> Columns:
+    return Columns(
+        model=args.model_col,
+        step=args.step_col,
+        C=args.c_col,
+        loss=args.loss_col,
+        train_loss=args.train_loss_col,
+    )
+
+
+def _read(args):
+    runs = read_table(args.runs)
+    ck = read_table(args.checkpoints) if args.checkpoints else None
+    check_run_tables(runs, ck, args.model_col, args.step_col)
+    return runs, ck
+
+
+def _load(path: str, cls):
+    if not Path(path).exists():
+        raise InputError(f"{path}: no such file")
+    return cls.from_json(Path(path))

@@ -1,0 +1,149 @@
+"""`flpm compare` (Sec. 6.2) and `flpm single-distribution` (Sec. 6.3): argument wiring of the
+held-out comparisons in `flp.candidates` and `flp.single_distribution`."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from ..data.io import read_table
+from ..data.validate import check_run_tables
+from ..errors import InputError
+from ..flp.candidates import LOSS_MODES, compare_loss_to_performance
+from ..flp.schema import MAPPERS
+from ..flp.single_distribution import single_distribution_check
+from ..laws.flp import MIXTURE_FORMS
+from .common import (
+    add_output_flags,
+    atomic_write_text,
+    check_writable,
+    emit,
+)
+from .flp_inputs import _column_flags, _columns, _read
+
+
+def _study_flags(p: argparse.ArgumentParser) -> None:
+    """Flags of the held-out comparisons (Sec. 6.2 / 6.3): sampling runs, checkpoints, targets."""
+    p.add_argument("--runs", required=True, help="final sampling models (CSV/Parquet/JSONL)")
+    p.add_argument("--checkpoints", help="their intermediate checkpoints (default: RUNS rows)")
+    p.add_argument("--targets", required=True, help="held-out target runs (actual scores)")
+    p.add_argument("--task", required=True, help="task name(s), comma-separated (score columns)")
+    p.add_argument(
+        "--random-performance",
+        type=float,
+        metavar="P",
+        help="random-level score in points for every task (default: Table 2 values)",
+    )
+    p.add_argument("--threshold", type=float, default=5.0, help="emergence margin (Sec. 3.3)")
+    p.add_argument(
+        "--form", choices=list(MIXTURE_FORMS), default="M4", help="FLP-M's FLOPs -> loss form"
+    )
+    p.add_argument("--steps", type=int, default=2000, help="network training steps")
+    _column_flags(p)
+    p.add_argument(
+        "--out", help="save the result: .csv = one row per task, method and target; else JSON"
+    )
+    add_output_flags(p)
+
+
+def _study_inputs(args):
+    out = check_writable(args.out)
+    if args.steps < 1:
+        raise InputError(f"--steps must be >= 1, got {args.steps}")
+    tasks = [t.strip() for t in args.task.split(",") if t.strip()]
+    if not tasks:
+        raise InputError(f"--task: no task name in {args.task!r}")
+    runs, ck = _read(args)
+    targets = read_table(args.targets)
+    check_run_tables(targets, None, args.model_col, args.step_col, what="targets")
+    common = dict(
+        random_performance=args.random_performance,
+        threshold=args.threshold,
+        form=args.form,
+        steps=args.steps,
+        seed=args.seed,
+        columns=_columns(args),
+    )
+    return out, runs, ck, targets, tasks, common
+
+
+def _write_result(out, res) -> None:
+    if out is None:
+        return
+    if out.suffix.lower() == ".csv":
+        atomic_write_text(out, res.predictions.to_csv(index=False))
+    else:
+        atomic_write_text(out, res.to_json())
+
+
+def _errors_json(res) -> dict:
+    return {m: row.to_dict() for m, row in res.errors().iterrows()}
+
+
+def _flpm_compare(args) -> int:
+    out, runs, ck, targets, tasks, common = _study_inputs(args)
+    res = compare_loss_to_performance(runs, ck, targets, tasks, losses=args.losses, **common)
+    _write_result(out, res)
+    f = res.findings()
+    return emit(
+        args,
+        {
+            "losses": args.losses,
+            "relative_error_pct": _errors_json(res),
+            "findings": {c: f[c].to_dict() for c in f.columns},
+            "retained_checkpoints": res.diagnostics["n_points"],
+            "average_loss": res.diagnostics["average_loss"],
+            "skipped": res.diagnostics["skipped"],
+        },
+        res.summary(),
+    )
+
+
+def _flpm_single_distribution(args) -> int:
+    out, runs, ck, targets, tasks, common = _study_inputs(args)
+    if not (math.isfinite(args.ratio_tol) and args.ratio_tol >= 0):
+        raise InputError(f"--ratio-tol must be >= 0, got {args.ratio_tol}")
+    res = single_distribution_check(
+        runs, ck, targets, tasks, mapper=args.mapper, ratio_tol=args.ratio_tol, **common
+    )
+    _write_result(out, res)
+    d = res.diagnostics
+    return emit(
+        args,
+        {
+            "relative_error_pct": _errors_json(res),
+            "flpm_worse": res.flpm_worse().to_dict(),
+            "shares": dict(zip(d["sources"], d["shares"])),
+            "retained_checkpoints": d["n_points"],
+            **{k: d[k] for k in ("design_rank", "form_vs_m1_max_rel_diff",
+                                 "min_domain_loss_correlation", "stage1_loss_error_pct")},
+        },
+        res.summary(),
+    )  # fmt: skip
+
+
+def register_studies(verbs) -> None:
+    """Add `compare` and `single-distribution` to the `flpm` verbs."""
+    c = verbs.add_parser(
+        "compare", help="Sec. 6.2: FLOPs / Average / Domain-Linear / Domain-Neural loss -> score"
+    )
+    _study_flags(c)
+    c.add_argument(
+        "--losses",
+        choices=LOSS_MODES,
+        default="actual",
+        help="feed the targets' actual losses (the paper's ablation, default) or predicted ones",
+    )
+    c.set_defaults(handler=_flpm_compare)
+    sd = verbs.add_parser(
+        "single-distribution", help="Sec. 6.3: FLP vs FLP-M when all runs share one mixture"
+    )
+    _study_flags(sd)
+    sd.add_argument("--mapper", choices=MAPPERS, default="neural", help="FLP-M's stage 2")
+    sd.add_argument(
+        "--ratio-tol",
+        type=float,
+        default=1e-3,
+        help="largest allowed difference of a source's share between runs (default 1e-3)",
+    )
+    sd.set_defaults(handler=_flpm_single_distribution)

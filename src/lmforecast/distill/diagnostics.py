@@ -1,0 +1,168 @@
+"""Diagnostics of a fitted distillation law (Table 6 layout): coefficient table, identifiability of
+the coefficients and their combinations (App. F.2), and the plain-text summary."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .uncertainty import (
+    spread_status,
+)
+
+
+class Diagnostics:
+    """What a fitted `DistillationScalingLaw` reports about its coefficients: the coefficient
+    table with intervals, which combinations the data identify, and `summary()` (mixed in)."""
+
+    # ---- reporting -------------------------------------------------------------------------
+    def coefficient_table(self) -> pd.DataFrame:
+        """Estimates, bootstrap intervals, relative widths and an identifiability status.
+
+        Besides the nine coefficients it lists the combinations the data can pin when one term
+        of (A'/N^alpha' + B'/D^beta')^gamma' is negligible over the runs: gamma' log A',
+        alpha' gamma' (and gamma' log B', beta' gamma'), and the teacher-to-supervised loss
+        ratio where the bracket of Eq. 8 halves, d1 (2^(1/(c1 f1)) - 1)^f1, which pins the
+        (c1, d1) pair when c1 alone is flat. `status` comes from
+        `identifiability()`; a zero-width interval on a coefficient marked "not identified"
+        means the objective is flat there (resamples do not move it), not that it is pinned.
+        """
+        self._check()
+        boot = np.asarray(self.result_.bootstrap, float)
+        a = (1 - (self.result_.ci_level or 0.9)) / 2
+
+        combos = _combinations
+        status = self.identifiability() if hasattr(self, "data_") else {}
+        rows = []
+        for k, v in self.params_.items():
+            lo, hi = self.result_.ci.get(k, [np.nan, np.nan])
+            rows.append((k, v, lo, hi, status.get(k, "")))
+        theta = np.asarray(self.result_.theta, float)
+        for k, v in combos(theta).items():
+            lo = hi = np.nan
+            if boot.size:
+                lo, hi = np.quantile(combos(boot)[k], [a, 1 - a])
+            rows.append((k, float(v[0]), lo, hi, status.get(k, "")))
+        df = pd.DataFrame(rows, columns=["coefficient", "estimate", "lower", "upper", "status"])
+        with np.errstate(all="ignore"):
+            df.insert(4, "relative_width", (df["upper"] - df["lower"]) / df["estimate"].abs())
+        return df.set_index("coefficient")
+
+    def identifiability(self, negligible: float = 0.01) -> dict[str, str]:
+        """Which coefficients the fitted runs can determine (see docs/distill.md).
+
+        With bootstrap samples, a coefficient whose resampled values span more than a decade
+        (`uncertainty.spread_status`: P95/P5 > 10; exponents: 5-95% range > median) is "not
+        identified (bootstrap ...)" whatever the structural checks below say.
+        A' and alpha' (B' and beta') are "not identified" when the A' (B') term is below
+        `negligible` of the power sum on every run; then only gamma' log A' and alpha' gamma'
+        (resp. the B' pair) are. c1, f1, d1 shape the bracket's break: they are "weakly
+        identified" when fewer than 5% of runs sit inside the break, 0.01 < bracket < 0.99.
+        """
+        self._check()
+        d = self.data_
+        p = self.params_
+        N, D, LT = (d[c].to_numpy(float) for c in ("N_S", "D_S", "L_T"))
+        ta = p["A'"] / N ** p["alpha'"]
+        tb = p["B'"] / D ** p["beta'"]
+        share_a, share_b = ta / (ta + tb), tb / (ta + tb)
+        x = LT / (self.supervised_loss(N, D) * p["d1"])
+        with np.errstate(all="ignore"):
+            br = (1.0 + x ** (1.0 / p["f1"])) ** (-p["c1"] * p["f1"])
+        inside = float(np.mean((br > 0.01) & (br < 0.99)))
+        fixed = set((self.result_.meta.get("fixed") or {}).keys())
+        out = {k: "identified" for k in self.params_}
+        pairs = {"A'": ("A'", "alpha'", share_a), "B'": ("B'", "beta'", share_b)}
+        for c, e, share in pairs.values():
+            if np.max(share) < negligible:
+                other, oe = ("B'", "beta'") if c == "A'" else ("A'", "alpha'")
+                out[c] = out[e] = "not identified (term negligible over the runs)"
+                out[f"gamma' log {c}"] = out[f"{e} gamma'"] = out[c]
+                joint = f"only via gamma' log {other} and {oe} gamma'"
+                out[other] = out[oe] = out["gamma'"] = joint
+                out[f"gamma' log {other}"] = out[f"{oe} gamma'"] = "identified"
+        if inside < 0.05:
+            for c in ("c1", "f1", "d1"):
+                out[c] = "weakly identified (few runs inside the break)"
+        for c, (lo, hi) in self.result_.ci.items():
+            if (
+                self.result_.bootstrap
+                and c not in fixed
+                and out.get(c) == "identified"
+                and hi - lo <= 1e-6 * abs(self.params_[c])
+            ):
+                out[c] = "flat (resamples do not move it)"
+        out["break L_T/L~_S"] = "identified"
+        if out.get("c1", "").startswith("flat") and out.get("d1") == "identified":
+            out["c1"] = out["d1"] = "only via the break location (c1 flat)"
+        # the bootstrap rule is decisive: resamples spanning a decade are never "identified"
+        spreads = dict(self.uncertainty_report().get("coefficients") or {})
+        if self.result_.bootstrap:  # the combinations too, by the range rule (they can be <= 0)
+            cmb = _combinations(self.result_.bootstrap)
+            names = list(cmb)
+            spreads.update(
+                spread_status(np.column_stack([cmb[k] for k in names]), names, exponents=names)
+            )
+        for c, sp in spreads.items():
+            if not sp["identified"] and c not in fixed:
+                out[c] = f"not identified (bootstrap P5-P95 {sp['p05']:.3g} to {sp['p95']:.3g})"
+        for c in fixed:
+            out[c] = "fixed"
+        return out
+
+    def summary(self) -> str:
+        self._check()
+        s = self.result_.summary()
+        src = self.result_.meta.get("source")
+        sup = ", ".join(f"{k}={v:.4g}" for k, v in self.supervised_.params_.items())
+        s += (f"\nSource: {src}" if src else "") + (
+            f"\nSupervised law for L~_S (Eq. 1): {self.supervised_source_}\n  {sup}"
+        )
+        boot = self.result_.meta.get("bootstrap") or {}
+        if boot:
+            s += f"\nBootstrap: {boot.get('mode')} resamples" + (
+                f" ({boot['n_polish']} best of {boot['grid_starts']:,} grid starts + "
+                f"{boot['n_warm']} warm starts each; {boot['winner_from_grid']} of "
+                f"{len(self.result_.bootstrap)} winners came from the grid)"
+                if boot.get("n_polish")
+                else " (warm-started only: intervals too narrow where the data do not pin "
+                "a coefficient)"
+            )
+        rep = self.uncertainty_report()
+        if rep:
+            f = rep["forecast"]
+            status = self.identifiability() if hasattr(self, "data_") else {}
+            lines = [
+                "",
+                "",
+                "Identifiability over the bootstrap (not identified: P95/P5 > 10; for exponents"
+                " also 5-95% range > median)",
+                f"and each coefficient's share of the variance of log L_S at the reference "
+                f"forecast N_S={f['N_S']:.3g}, D_S={f['D_S']:.3g}, L_T={f['L_T']:.4g}",
+                f"(90% interval {rep['interval'][0]:.4f} to {rep['interval'][1]:.4f}; share = "
+                "corr(log L_S, coefficient)^2 over the draws):",
+                f"{'coefficient':<12}{'P5':>12}{'P95':>12}{'P95/P5':>10}{'share':>8}  status",
+            ]
+            for k, v in rep["coefficients"].items():
+                st = status.get(k, "identified" if v["identified"] else "not identified")
+                lines.append(
+                    f"{k:<12}{v['p05']:>12.4g}{v['p95']:>12.4g}{v['ratio']:>10.3g}"
+                    f"{v['share']:>8.2f}  {st}"
+                )
+            s += "\n".join(lines)
+        return s
+
+
+def _combinations(th) -> dict[str, np.ndarray]:
+    """The combinations of coefficients a ridge can leave pinned (see `coefficient_table`)."""
+    th = np.atleast_2d(np.asarray(th, float))
+    lA, lB, al, be, g, _, c1, f1, ld1 = th.T
+    with np.errstate(all="ignore"):
+        half = np.exp(ld1) * np.expm1(np.log(2.0) / (c1 * f1)) ** f1
+    return {
+        "gamma' log A'": g * lA,
+        "alpha' gamma'": al * g,
+        "gamma' log B'": g * lB,
+        "beta' gamma'": be * g,
+        "break L_T/L~_S": half,
+    }

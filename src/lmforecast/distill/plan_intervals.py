@@ -1,0 +1,79 @@
+"""Intervals of a distillation plan: the plan re-solved under each bootstrap draw of the law
+(`plan_interval`), with the shared draw helpers used by the crossover and ratio intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..laws import get_law
+from .model import DistillationScalingLaw
+from .planning import Scenario, plan_distillation
+from .uncertainty import interval_from_draws
+
+PLAN_INTERVAL_KEYS = (
+    "student_loss",
+    "student_tokens",
+    "teacher_params",
+    "teacher_tokens",
+    "teacher_loss",
+)
+
+
+def _draw_models(model: DistillationScalingLaw, max_draws: int):
+    """A shallow copy of `model` per parameter draw (`model.parameter_draws()`, the first
+    `max_draws`), its coefficients set to that draw: what every interval here re-solves."""
+    import copy
+
+    law = get_law("busbridge-distillation")
+    for th in model.parameter_draws()[: int(max_draws)]:
+        m = copy.copy(model)
+        m.params_ = law.to_natural(th)
+        yield m
+
+
+def _check_draw_args(level: float, max_draws: int | None = None) -> None:
+    if not 0 < level < 1:
+        raise InputError(f"level must be strictly between 0 and 1, got {level}")
+    if max_draws is not None and int(max_draws) < 2:
+        raise InputError(f"max_draws must be >= 2, got {max_draws}")
+
+
+def plan_interval(
+    model: DistillationScalingLaw,
+    N_S,
+    C,
+    scenario: str | Scenario = "best-case",
+    level: float = 0.9,
+    max_draws: int = 100,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Intervals of the compute-optimal plan (Eq. 10) over the parameter draws.
+
+    Every draw of `model.parameter_draws()` (bootstrap refits, or draws from the published
+    intervals of a preset; at most `max_draws`, the first ones) is re-planned; the percentile
+    interval of each output is reported. The student loss is a prediction interval (run noise
+    `model.noise_scale_` added on log L_S, as in `predict_interval`); the allocations (D_S*,
+    N_T*, D_T*, L_T*) are confidence intervals of the optimiser's choice. Allocations pinned by
+    the scenario (D_S* in the best case, D_T* at its bound with teacher inference) come out
+    degenerate. Returns {key: (lo, hi)} for PLAN_INTERVAL_KEYS, arrays of the broadcast shape.
+    """
+    _check_draw_args(level)
+    outs: dict[str, list] = {k: [] for k in PLAN_INTERVAL_KEYS}
+    p = plan_distillation(model, N_S, C, scenario)  # validates; its shape for the output
+    for m in _draw_models(model, max_draws):
+        try:
+            q = plan_distillation(m, N_S, C, scenario)
+        except InputError:  # this draw has no feasible plan: left out of the percentiles
+            for k in PLAN_INTERVAL_KEYS:
+                outs[k].append(np.full(np.shape(getattr(p, k)), np.nan))
+            continue
+        for k in PLAN_INTERVAL_KEYS:
+            outs[k].append(np.log(np.asarray(getattr(q, k), float)))
+    res = {}
+    for k, v in outs.items():
+        T = np.stack(v).reshape(len(v), -1)
+        sigma = model.noise_scale_ if k == "student_loss" else 0.0
+        lo, hi = interval_from_draws(T, sigma, level)
+        shape = np.shape(getattr(p, k))
+        res[k] = (np.exp(lo).reshape(shape), np.exp(hi).reshape(shape))
+    return res

@@ -1,0 +1,221 @@
+"""Distillation against supervised training at equal compute (Busbridge et al. 2025, Sec. 5):
+the crossover compute where distillation stops helping, the token and compute ratios, and
+their intervals over the law's bootstrap draws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..compute.flops import forward_flops_per_token as F
+from ..errors import InputError
+from .model import DistillationScalingLaw
+from .plan_intervals import _check_draw_args, _draw_models
+from .planning import VAR_MIN, Scenario, get_scenario, plan_distillation
+from .uncertainty import interval_from_draws
+
+
+def crossover_compute(
+    model: DistillationScalingLaw,
+    N_S,
+    scenario: str | Scenario = "best-case",
+    c_range: tuple[float, float] = (1e18, 1e28),
+    n_grid: int = 41,
+    bisections: int = 20,
+) -> np.ndarray:
+    """The smallest compute beyond which supervised training of N_S beats compute-optimal
+    distillation (Sec. 5.3, Fig. 8): the first sign change of L_S* - L~_S along log C.
+
+    Returns C for each N_S: the lower end of the range where supervised already wins there,
+    nan where distillation wins over the whole range.
+    """
+    N_S = np.atleast_1d(np.asarray(N_S, float))
+    lo_c = np.maximum(c_range[0], 3.0 * F(N_S) * VAR_MIN * 1.01)
+    t = np.linspace(0.0, 1.0, n_grid)
+    logC = np.log(lo_c)[:, None] + t[None, :] * (np.log(c_range[1]) - np.log(lo_c))[:, None]
+    Ng = np.broadcast_to(N_S[:, None], logC.shape)
+    p = plan_distillation(model, Ng, np.exp(logC), scenario)
+    gap = p.student_loss - p.supervised_loss  # > 0: supervised better
+    out = np.full(N_S.size, np.nan)
+    for i in range(N_S.size):
+        pos = np.nonzero(gap[i] > 0)[0]
+        if pos.size == 0:
+            continue
+        j = pos[0]
+        if j == 0:
+            out[i] = np.exp(logC[i, 0])
+            continue
+        a, b = logC[i, j - 1], logC[i, j]
+        for _ in range(bisections):
+            mid = 0.5 * (a + b)
+            pm = plan_distillation(model, N_S[i], np.exp(mid), scenario)
+            if float(pm.student_loss - pm.supervised_loss) > 0:
+                b = mid
+            else:
+                a = mid
+        out[i] = np.exp(0.5 * (a + b))
+    return out
+
+
+def crossover_interval(
+    model: DistillationScalingLaw,
+    N_S,
+    scenario: str | Scenario = "best-case",
+    level: float = 0.9,
+    max_draws: int = 20,
+    c_range: tuple[float, float] = (1e18, 1e28),
+    **kw,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence interval of `crossover_compute` over the distillation law's parameter draws
+    (`model.parameter_draws()`, the first `max_draws`; each draw re-runs the search). The
+    supervised law is held at its point estimate, as in every distillation interval. A draw
+    whose distillation wins over the whole range counts as beyond it: an upper end of inf
+    means more than (1 - level)/2 of the draws never cross by c_range[1]. Returns (lo, hi)."""
+    _check_draw_args(level, max_draws)
+    beyond = np.log(c_range[1]) + 1.0  # stands for "not reached": above every real crossover
+    vals = []
+    for m in _draw_models(model, max_draws):
+        c = crossover_compute(m, N_S, scenario, c_range=c_range, **kw)
+        vals.append(np.where(np.isnan(c), beyond, np.log(c)))
+    a = (1 - level) / 2
+    lo, hi = np.quantile(np.stack(vals), [a, 1 - a], axis=0, method="inverted_cdf")
+    lo, hi = (np.where(v >= beyond, np.inf, np.exp(v)) for v in (lo, hi))
+    return lo, hi
+
+
+def supervised_tokens_for_loss(model: DistillationScalingLaw, N_S, L) -> np.ndarray:
+    """Tokens D with L(N_S, D) = L under the supervised law (Eq. 1 inverted): D = (B / ((L -
+    E)^(1/gamma) - A/N_S^alpha))^(1/beta); inf where L <= L(N_S, inf) (Eq. 35: unreachable)."""
+    p = model.supervised_.params_
+    N_S, L = np.broadcast_arrays(np.asarray(N_S, float), np.asarray(L, float))
+    g = p.get("gamma", 1.0)
+    with np.errstate(all="ignore"):
+        bd = np.maximum(L - p["E"], 0.0) ** (1.0 / g) - p["A"] / N_S ** p["alpha"]
+        return np.where(bd > 0, (p["B"] / bd) ** (1.0 / p["beta"]), np.inf)
+
+
+RATIO_COLUMNS = (
+    "scenario",
+    "student_params",
+    "target_loss",
+    "supervised_limit",
+    "supervised_tokens",
+    "supervised_flops",
+    "distillation_flops",
+    "student_tokens",
+    "teacher_params",
+    "teacher_tokens",
+    "teacher_loss",
+    "distillation_tokens",
+    "compute_ratio",
+    "token_ratio",
+)
+
+
+def distillation_vs_supervised_ratios(
+    model: DistillationScalingLaw,
+    N_S,
+    target_loss,
+    scenario: str | Scenario = "best-case",
+    max_ratio: float = 1e3,
+    bisections: int = 48,
+) -> pd.DataFrame:
+    """Compute and token ratios of compute-optimal distillation to supervised training at equal
+    student size and loss (App. D.5, Figs. 33-34).
+
+    For each (N_S, L_S target), broadcast together: supervised training needs D_sup tokens with
+    L(N_S, D_sup) = target (Eq. 1 inverted) and C_sup = 3F(N_S) D_sup FLOPs. Distillation needs
+    the smallest budget C_dist whose compute-optimal plan (Eq. 10, `plan_distillation`) reaches
+    the target: L_S*(C) is non-increasing in C (a larger budget can always replay a smaller
+    budget's plan with more student tokens), so C_dist is found by bisection on log C. Tokens
+    follow Eq. 34: D_Dist = D_S + delta_Pre D_T (teacher tokens count only when the teacher's
+    pretraining is paid for). compute_ratio = C_dist / C_sup, token_ratio = D_Dist / D_sup;
+    < 1 means distillation is cheaper. Targets at or below the supervised limit L(N_S, inf)
+    (Eq. 35) give nan ratios; distillation budgets beyond `max_ratio` x C_sup give inf.
+    Returns a DataFrame with RATIO_COLUMNS, one row per pair.
+    """
+    s = get_scenario(scenario)
+    N_S, L = np.broadcast_arrays(np.asarray(N_S, float), np.asarray(target_loss, float))
+    N, L = N_S.ravel(), L.ravel()
+    if not np.all(np.isfinite(N)) or np.any(N <= 0):
+        raise InputError("student parameters must be positive and finite")
+    if not np.all(np.isfinite(L)) or np.any(L <= 0):
+        raise InputError("target losses must be positive and finite")
+    if not max_ratio > 1:
+        raise InputError(f"max_ratio must be > 1, got {max_ratio}")
+    FS = F(N)
+    D_sup = supervised_tokens_for_loss(model, N, L)
+    C_sup = 3.0 * FS * D_sup
+    limit = model.supervised_loss(N, np.full(N.size, np.inf))
+    ok = np.isfinite(C_sup)
+    out = {k: np.full(N.size, np.nan) for k in RATIO_COLUMNS[4:]}
+    out["supervised_tokens"], out["supervised_flops"] = np.where(ok, D_sup, np.nan), C_sup
+    out["supervised_flops"] = np.where(ok, C_sup, np.nan)
+    if ok.any():
+        Nk, Lk, Ck = N[ok], L[ok], C_sup[ok]
+        # the smallest budget every scenario can spend: student and teacher at the token bound
+        c_min = 3.0 * F(Nk) * VAR_MIN * 1.01 + (3.0 + s.delta_lgt) * F(VAR_MIN) * VAR_MIN * 4.0
+        lo = np.log(c_min)
+        hi = np.log(np.maximum(Ck * max_ratio, c_min * 10.0))
+
+        def loss_at(logc):
+            return plan_distillation(model, Nk, np.exp(logc), s).student_loss
+
+        reach_hi = loss_at(hi) <= Lk
+        below_lo = loss_at(lo) <= Lk  # reached at the smallest feasible budget
+        a, b = lo.copy(), hi.copy()
+        for _ in range(bisections):
+            mid = 0.5 * (a + b)
+            hit = loss_at(mid) <= Lk
+            a, b = np.where(hit, a, mid), np.where(hit, mid, b)
+        logc = np.where(below_lo, lo, b)
+        p = plan_distillation(model, Nk, np.exp(logc), s)
+        C_dist = np.where(reach_hi, p.flops, np.inf)
+        D_dist = np.where(reach_hi, p.student_tokens + s.delta_pre * p.teacher_tokens, np.inf)
+        for k, v in (
+            ("distillation_flops", C_dist),
+            ("student_tokens", p.student_tokens),
+            ("teacher_params", p.teacher_params),
+            ("teacher_tokens", p.teacher_tokens),
+            ("teacher_loss", p.teacher_loss),
+            ("distillation_tokens", D_dist),
+            ("compute_ratio", C_dist / Ck),
+            ("token_ratio", D_dist / D_sup[ok]),
+        ):
+            v = np.asarray(v, float)
+            if k not in (
+                "distillation_flops",
+                "distillation_tokens",
+                "compute_ratio",
+                "token_ratio",
+            ):
+                v = np.where(reach_hi, v, np.nan)
+            out[k][ok] = v
+    df = pd.DataFrame({"student_params": N, "target_loss": L, "supervised_limit": limit, **out})
+    df.insert(0, "scenario", s.name)
+    return df[list(RATIO_COLUMNS)]
+
+
+def ratio_interval(
+    model: DistillationScalingLaw,
+    N_S,
+    target_loss,
+    scenario: str | Scenario = "best-case",
+    level: float = 0.9,
+    max_draws: int = 20,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Confidence intervals of `distillation_vs_supervised_ratios`' compute and token ratios
+    over the distillation law's parameter draws (`model.parameter_draws()`, the first
+    `max_draws`; each draw re-runs the bisection). The supervised law is held at its point
+    estimate, as in every distillation interval. A draw that cannot reach the target within the
+    search range contributes inf (so a hi of inf means some draws never reach it). Returns
+    {"compute_ratio": (lo, hi), "token_ratio": (lo, hi)}, arrays over the broadcast pairs."""
+    _check_draw_args(level, max_draws)
+    keys = ("compute_ratio", "token_ratio")
+    outs: dict[str, list] = {k: [] for k in keys}
+    for m in _draw_models(model, max_draws):
+        df = distillation_vs_supervised_ratios(m, N_S, target_loss, scenario)
+        for k in keys:
+            with np.errstate(divide="ignore"):
+                outs[k].append(np.log(df[k].to_numpy(float)))
+    return {k: tuple(np.exp(interval_from_draws(np.stack(v), 0.0, level))) for k, v in outs.items()}
