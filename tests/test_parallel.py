@@ -223,10 +223,11 @@ def test_bootstrap_on_the_cluster_equals_the_serial_run_bit_for_bit(
 def test_backtest_on_the_cluster_equals_the_serial_run(cluster):
     # issue 13: rolling-origin backtests ship (cutoff, adapter) tasks; the forecast table is
     # the serial one, bit for bit, whatever finishes first
-    from lmforecast.backtest import PersistenceBaseline, SupervisedAdapter, rolling_origin
+    from lmforecast.backtest import PersistenceBaseline, rolling_origin
+    from lmforecast.supervised.adapter import PointAdapter
 
     df = simulate_supervised_runs(PRESETS["busbridge2025"]["params"], noise=0.01, seed=5)
-    ads = [SupervisedAdapter("chinchilla", intervals=False), PersistenceBaseline()]
+    ads = [PointAdapter("chinchilla"), PersistenceBaseline()]
     serial = rolling_origin(df, ads, n_cutoffs=3)
     on_dask = rolling_origin(df, ads, n_cutoffs=3, scheduler=cluster)
     pd.testing.assert_frame_equal(serial.forecasts, on_dask.forecasts, check_exact=True)

@@ -1,11 +1,15 @@
 """Backtesting forecasts: rolling origin in compute, generic over methods (docs/trust.md).
 
-from lmforecast.backtest import rolling_origin, SupervisedAdapter, PersistenceBaseline
-bt = rolling_origin(runs, [SupervisedAdapter("chinchilla-gamma"), PersistenceBaseline()])
+from lmforecast.backtest import rolling_origin, PersistenceBaseline
+from lmforecast.supervised.adapter import SupervisedAdapter
+bt = rolling_origin(runs, [SupervisedAdapter(), PersistenceBaseline()])
+
+This package is the lower layer: it knows nothing of the laws it backtests (the supervised
+adapter lives in `lmforecast.supervised.adapter`).
 print(bt.summary())
 """
 
-from .adapters import PersistenceBaseline, PowerLawBaseline, SupervisedAdapter, supervised_adapters
+from .adapters import PersistenceBaseline, PowerLawBaseline
 from .engine import (
     Adapter,
     BacktestResult,
@@ -24,8 +28,6 @@ __all__ = [
     "choose_cutoffs",
     "check_cutoffs",
     "compute_of",
-    "SupervisedAdapter",
     "PersistenceBaseline",
     "PowerLawBaseline",
-    "supervised_adapters",
 ]

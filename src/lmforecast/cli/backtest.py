@@ -82,7 +82,8 @@ def load_runs(args):
 
 
 def _backtest(args) -> int:
-    from ..backtest import rolling_origin, supervised_adapters
+    from ..backtest import rolling_origin
+    from ..supervised.adapter import supervised_adapters
 
     out = check_writable(args.out)
     plot = check_writable(args.plot)

@@ -20,20 +20,20 @@ import pandas as pd
 
 from ..compute.allocation import Allocation, compute_optimal
 from ..compute.flops import DISTILLATION_PAPER, Architecture, flops_per_token
-from ..data.validate import check_no_duplicates, numeric_column
+from ..data.validate import numeric_column
 from ..errors import InputError
-from ..fitting import FitResult, bootstrap_fit, fit_law, huber, squared
-from ..fitting.engine import Objective, _select_starts, clip_to_bounds, grid_to_array
+from ..fitting import FitResult, fit_law, huber, squared
+from ..fitting.bootstrap import attach_bootstrap
 from ..laws import get_law
+from . import calibration as cb
+from . import forms as fm
 from . import intervals as iv
 from .presets import PRESETS
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
-FORMS = (*BASE_FORMS, "average")
+FORMS = (*BASE_FORMS, "average", fm.AUTO)
 CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
-DEFAULT_BOOTSTRAP = 60
-BOOT_GRID_STARTS = 256  # best full-data grid starts that each bootstrap resample re-scores
-BOOT_MAXITER = 200  # L-BFGS-B iterations per resample polish
+DEFAULT_BOOTSTRAP = cb.CLUSTER_BOOTSTRAP
 
 
 def runs_from_frame(
@@ -43,8 +43,12 @@ def runs_from_frame(
     c_col: str = "C",
     loss_col: str = "loss",
     what: str = "runs",
+    replicates: str | None = None,
 ) -> pd.DataFrame:
-    """Validate a runs table and return columns N, D, loss (D = C/(6N) when only C is given)."""
+    """Validate a runs table and return columns N, D, loss (D = C/(6N) when only C is given).
+
+    Rows sharing (N, D) are refused unless `replicates` is "mean" or "keep"
+    (`forms.collapse_replicates`); the replicate spread is stored in ``attrs["replicate_sd"]``."""
     cols = list(df.columns)
     if n_col not in cols or loss_col not in cols or (d_col not in cols and c_col not in cols):
         need = [n_col, f"{d_col} (or {c_col})", loss_col]
@@ -67,7 +71,8 @@ def runs_from_frame(
         D = numeric_column(df, c_col, positive=True, what=what) / (6.0 * N)
     L = numeric_column(df, loss_col, positive=True, what=what)
     out = pd.DataFrame({"N": N, "D": D, "loss": L})
-    check_no_duplicates(out, ["N", "D"], what=what, values=["loss"])
+    out, sd = fm.collapse_replicates(out, replicates)
+    out.attrs["replicate_sd"] = sd
     return out
 
 
@@ -76,26 +81,32 @@ class SupervisedScalingLaw:
 
     Parameters mirror the papers' procedures: `huber_delta=1e-3` is Hoffmann et al.'s, 1e-4 the
     distillation paper's. `grid=None` uses the form's published grid (4,500 or 9,600 starts).
+    `form="auto"` (default) fits `chinchilla-gamma` where the runs can identify its extra
+    exponent and `chinchilla` otherwise (`forms.choose_form`; the choice is stored and warned).
+    `fixed={"E": 1.7}` pins natural parameters. `replicates="mean"|"keep"` accepts rows sharing
+    (N, D) (refused otherwise); their spread is a floor on the run scatter.
 
-    With `intervals=True` (default) a fit also (a) refits `bootstrap` resamples (default 60),
-    each re-scoring the 256 best full-data grid starts and polishing its `bootstrap_polish` best
-    plus the full-data optimum (`bootstrap_fit(..., n_polish=k)`), and (b) backtests the form on
-    the runs themselves (rolling origin in compute, `n_cutoffs` cutoffs) to calibrate how forecast
-    errors grow with extrapolation. `predict_interval` combines both (docs/trust.md).
+    With `intervals=True` (default) a fit also refits `bootstrap` (default 20) cluster-bootstrap
+    resamples of whole model sizes, each from scratch, and stores the interval calibration of
+    `supervised.calibration`: bootstrap spread + run scatter + k x distance beyond the fitted
+    runs, k the prior chosen on real suites (`calibration="prior"`), optionally updated by a
+    size-cut backtest on the runs themselves (`calibration="prior+backtest"`).
     Learned attributes end in `_`: `result_`, `params_`, `data_`.
     """
 
     def __init__(
         self,
-        form: str = "chinchilla-gamma",
+        form: str = fm.AUTO,
         *,
         loss: str = "huber",
         huber_delta: float = 1e-3,
         grid: Mapping[str, np.ndarray] | None = None,
         n_polish: int = 32,
         bootstrap: int | None = None,
-        bootstrap_polish: int = 1,
         intervals: bool = True,
+        calibration: str = "prior",
+        fixed: Mapping[str, float] | None = None,
+        replicates: str | None = None,
         n_cutoffs: int = 4,
         ci_level: float = 0.9,
         seed: int = 0,
@@ -112,13 +123,18 @@ class SupervisedScalingLaw:
             raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
         if not 0 < ci_level < 1:
             raise InputError(f"ci_level must be strictly between 0 and 1, got {ci_level}")
+        if calibration not in ("prior", "prior+backtest"):
+            raise InputError(
+                f"calibration must be 'prior' or 'prior+backtest', got {calibration!r}"
+            )
+        if replicates not in (None, "mean", "keep"):
+            raise InputError(f"--replicates must be 'mean' or 'keep', got {replicates!r}")
+        if fixed and form == "average":
+            raise InputError("--fix needs one form, not 'average'")
         self.form, self.loss, self.huber_delta = form, loss, huber_delta
         self.grid, self.n_polish, self.bootstrap = grid, n_polish, bootstrap
-        self.bootstrap_polish, self.intervals, self.n_cutoffs = (
-            bootstrap_polish,
-            intervals,
-            n_cutoffs,
-        )
+        self.intervals, self.calibration, self.n_cutoffs = intervals, calibration, n_cutoffs
+        self.fixed, self.replicates = dict(fixed or {}), replicates
         self.ci_level, self.seed, self.n_jobs, self.progress = ci_level, seed, n_jobs, progress
 
     # ---- fitting ---------------------------------------------------------------------------
@@ -130,22 +146,36 @@ class SupervisedScalingLaw:
             runs = pd.DataFrame({"N": N, "D": D, "loss": loss})
         elif not isinstance(runs, pd.DataFrame):
             runs = pd.DataFrame(dict(runs))
-        data = runs_from_frame(runs, **cols)
+        data = runs_from_frame(runs, replicates=self.replicates, **cols)
+        if np.unique(data["N"].to_numpy(float)).size < 2:
+            raise InputError(
+                f"runs: all {len(data)} runs have one model size (N={data['N'].iloc[0]:.6g}); "
+                "a law in N and D needs at least two sizes"
+            )
         n_boot = (
             self.bootstrap
             if self.bootstrap is not None
             else (DEFAULT_BOOTSTRAP if self.intervals else 0)
         )
-        if self.form == "average":
+        form, why = fm.choose_form(self.form, data)
+        if self.form == fm.AUTO and form != "chinchilla-gamma":
+            warnings.warn(f"form {why}", stacklevel=2)
+        if form == "average":
             res = self._fit_average(data, n_boot)
         else:
-            res = self._fit_form(self.form, data, n_boot)
+            res = self._fit_form(form, data, n_boot)
             if self.intervals:
-                res.meta["intervals"] = self._calibrate(self.form, data, res)
-        res.meta["form"] = self.form
+                res.meta["intervals"] = self._calibrate(form, data, res)
+        res.meta["form"] = form
+        res.meta["form_reason"] = why
+        if self.fixed:
+            res.meta["fixed"] = {k: float(v) for k, v in self.fixed.items()}
+        if data.attrs.get("replicate_sd"):
+            res.meta["replicate_sd"] = float(data.attrs["replicate_sd"])
         self.result_ = res
         self.params_ = dict(res.params)
         self.data_ = data
+        self.form_ = form
         return self
 
     def _lossf(self):
@@ -157,91 +187,86 @@ class SupervisedScalingLaw:
         y = data["loss"].to_numpy(float)
         lossf = self._lossf()
         grid = self.grid if form == self.form else None
+        bounds = fm.fix_bounds(law, self.fixed)
         res = fit_law(
-            law, X, y, loss=lossf, grid=grid, n_polish=self.n_polish, progress=self.progress
+            law,
+            X,
+            y,
+            loss=lossf,
+            grid=grid,
+            bounds=bounds,
+            n_polish=self.n_polish,
+            progress=self.progress,
         )
-        bgrid = _bootstrap_grid(law, X, y, lossf, grid)
+        boot = None
         if n_boot:
-            bootstrap_fit(
-                law,
-                X,
-                y,
-                res,
-                n_boot=n_boot,
-                level=self.ci_level,
-                seed=self.seed,
-                n_jobs=self.n_jobs,
-                progress=self.progress,
-                n_polish=self.bootstrap_polish,
-                grid=bgrid,
-                maxiter=BOOT_MAXITER,
+            boot = cb.cluster_bootstrap(
+                law, X, y, lossf, n_boot=n_boot, seed=self.seed, bounds=bounds, grid=grid
             )
+            if len(boot):
+                attach_bootstrap(
+                    law, res, boot, level=self.ci_level, seed=self.seed, n_polish=cb.BOOT_STARTS
+                )
+                res.meta["bootstrap_kind"] = "cluster (model sizes), fitted from scratch"
+        ident = fm.identification(law, res.theta, boot, bounds)
+        res.meta["identification"] = ident
+        if not ident["identified"]:
+            warnings.warn(f"{form} fit is not identified: {ident['reason']}", stacklevel=3)
         res.meta["form"] = form
-        self._starts = getattr(self, "_starts", {})
-        self._starts[form] = (np.asarray(res.theta), bgrid)
         return res
 
-    def _backtest(self, form: str, data: pd.DataFrame):
-        """Rolling-origin backtest of point fits of `form` on the runs (calibration data). Each
-        cutoff's fit re-scores the full fit's best grid starts on its own runs and polishes the
-        3 best plus the full-data optimum (as a bootstrap resample does)."""
-        from ..backtest.adapters import SupervisedAdapter
-        from ..backtest.engine import rolling_origin
-
-        ad = SupervisedAdapter(
-            form,
-            intervals=False,
-            loss=self.loss,
-            huber_delta=self.huber_delta,
-            starts=self._starts.get(form),
-        )
-        min_train = calibration_min_train(len(data))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return rolling_origin(
-                data, ad, n_cutoffs=self.n_cutoffs, min_train=min_train, level=iv.ONE_SIGMA
-            )
-
-    def _calibrate(self, form: str, data: pd.DataFrame, res: FitResult, bt=None) -> dict:
+    def _calibrate(self, form: str, data: pd.DataFrame, res: FitResult) -> dict:
+        """The interval calibration (`supervised.calibration`): prior k, optionally updated."""
+        noise = max(float(res.residual_scale), float(data.attrs.get("replicate_sd", 0.0)))
         cal = {
-            "method": "rolling-origin backtest on the fitted runs (docs/trust.md)",
+            "method": "prior",
             **_fitted_range(data),
-            "noise": float(res.residual_scale),
+            "noise": noise,
+            "k": cb.prior_k(form),
+            "k_prior": cb.prior_k(form),
         }
-        try:
-            bt = bt if bt is not None else self._backtest(form, data)
-        except InputError as exc:
-            warnings.warn(
-                f"no backtest possible ({exc}); intervals omit the extrapolation term",
-                stacklevel=3,
-            )
-            cal.update(bias_slope=0.0, pairs=None, cutoffs=[])
-            return cal
-        pairs = iv.pairs_from_backtest(bt.forecasts, iv.ONE_SIGMA)
-        cal.update(bias_slope=iv.bias_slope(pairs), pairs=pairs, cutoffs=list(bt.cutoffs))
+        if self.calibration == "prior+backtest":
+            cal.update(cb.user_update(self, form, data, cal["k_prior"], self.ci_level))
         return cal
 
+    def forecast_terms(self, N, D) -> dict:
+        """Log-space terms of the forecast interval: t (log point), s_boot, noise, r, k."""
+        self._check()
+        t, tb, C, shape = self._targets(N, D)
+        cal = self.result_.meta.get("intervals") or {}
+        Nf, Df = (np.broadcast_to(np.asarray(v, float), shape).ravel() for v in (N, D))
+        r = iv.distance(C, cal, N=Nf, D=Df) if cal else np.zeros_like(t)
+        return {
+            "t": t,
+            "s_boot": cb.s_boot_of(tb, t.size),
+            "noise": float(cal.get("noise", 0.0)),
+            "r": r,
+            "k": float(cal.get("k", 0.0)),
+        }
+
     def _fit_average(self, data: pd.DataFrame, n_boot: int) -> FitResult:
-        """Fit every base form, weight each by its inverse backtest mean squared log error."""
-        comps, bts = {}, {}
+        """Fit every base form, weight each by its inverse backtest mean squared log error
+        (a rolling-origin backtest of point fits from scratch on the runs themselves)."""
+        from ..backtest.engine import rolling_origin
+        from .adapter import PointAdapter
+
+        comps, mse = {}, {}
+        min_train = calibration_min_train(len(data))
         for f in BASE_FORMS:
             comps[f] = self._fit_form(f, data, n_boot)
-            bts[f] = self._backtest(f, data)
-        pair = {f: iv.pairs_from_backtest(bts[f].forecasts, iv.ONE_SIGMA) for f in BASE_FORMS}
-        wrow = np.asarray(pair[BASE_FORMS[0]]["weight"], float)
-        mse = {f: float(np.sum(wrow * np.asarray(pair[f]["log_error"]) ** 2)) for f in BASE_FORMS}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                bt = rolling_origin(
+                    data,
+                    PointAdapter(f, loss=self.loss),
+                    n_cutoffs=self.n_cutoffs,
+                    min_train=min_train,
+                )
+            e = bt.forecasts["log_error"].to_numpy(float)
+            mse[f] = float(np.mean(e**2))
         inv = {f: 1.0 / max(v, 1e-300) for f, v in mse.items()}
         tot = sum(inv.values())
         weights = {f: inv[f] / tot for f in BASE_FORMS}
-        avg = {
-            key: [
-                float(v)
-                for v in sum(weights[f] * np.asarray(pair[f][key], float) for f in BASE_FORMS)
-            ]
-            for key in ("log_error", "noise")
-        }
-        pairs = dict(pair[BASE_FORMS[0]])
-        pairs.update(avg)
         best = max(weights, key=weights.get)
         res = FitResult.from_dict(comps[best].to_dict())
         res.meta["average"] = {
@@ -250,14 +275,9 @@ class SupervisedScalingLaw:
             "components": {f: comps[f].to_dict() for f in BASE_FORMS},
         }
         if self.intervals:
-            res.meta["intervals"] = {
-                "method": "rolling-origin backtest of the weighted average (docs/trust.md)",
-                **_fitted_range(data),
-                "noise": float(sum(weights[f] * comps[f].residual_scale for f in BASE_FORMS)),
-                "bias_slope": iv.bias_slope(pairs),
-                "pairs": pairs,
-                "cutoffs": list(bts[BASE_FORMS[0]].cutoffs),
-            }
+            cal = self._calibrate("average", data, res)
+            cal["noise"] = float(sum(weights[f] * comps[f].residual_scale for f in BASE_FORMS))
+            res.meta["intervals"] = cal
         return res
 
     @classmethod
@@ -374,7 +394,12 @@ class SupervisedScalingLaw:
             raise ValueError("this fit has no intervals: fit with intervals=True")
         t, tb, C, shape = self._targets(N, D)
         Nf, Df = (np.broadcast_to(np.asarray(v, float), shape).ravel() for v in (N, D))
-        lo, hi = iv.log_interval(t, tb, C, cal, level, N=Nf, D=Df)
+        if "k" in cal:  # calibrated by the real-suite prior (supervised.calibration)
+            r = iv.distance(C, cal, N=Nf, D=Df)
+            sb = cb.s_boot_of(tb, t.size)
+            lo, hi = cb.interval(t, sb, float(cal["noise"]), r, float(cal["k"]), level)
+        else:  # presets and fits saved by earlier versions
+            lo, hi = iv.log_interval(t, tb, C, cal, level, N=Nf, D=Df)
         return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
 
     def allocate(
@@ -413,18 +438,26 @@ class SupervisedScalingLaw:
             w = ", ".join(f"{f} {v:.3f}" for f, v in avg["weights"].items())
             s = f"Model average over forms (weights by inverse backtest MSE): {w}\n" + s
         cal = self.result_.meta.get("intervals")
-        if cal:
+        if cal and "k" in cal:
+            s += (
+                f"\nForecast intervals: bootstrap over model sizes ({len(self.result_.bootstrap)}"
+                f" resamples) + run scatter {cal['noise']:.4g} + k r, k = {cal['k']:.4g} per unit"
+                f" of r = max ln(C/C_max), ln(N/N_max), ln(D/D_max) (k: {cal['method']}; "
+                f"docs/trust.md), C_max = {cal['max_compute']:.4g}"
+            )
+        elif cal:
             m, k, lam = iv.interval_terms(cal, 0.9)
             s += (
                 f"\nForecast intervals: {lam:.3g} x (bootstrap + run scatter "
                 f"{cal.get('noise', 0.0):.4g}) + extrapolation drift {m:+.4g} and scatter "
-                f"{k:.4g} (90%) per unit of r = max ln(C/C_max), ln(N/N_max), ln(D/D_max), "
-                f"C_max = {cal['max_compute']:.4g}"
+                f"{k:.4g} (90%) per unit of r, C_max = {cal['max_compute']:.4g}"
             )
-            if cal.get("max_N"):
-                s += f", N_max = {cal['max_N']:.4g}, D_max = {cal['max_D']:.4g}"
-            if cal.get("pairs"):
-                s += f" (calibrated by backtest at {len(cal['cutoffs'])} cutoffs)"
+        meta = self.result_.meta
+        if meta.get("form_reason"):
+            s += f"\nForm: {meta['form_reason']}"
+        ident = meta.get("identification")
+        if ident and not ident["identified"]:
+            s += f"\nWARNING: not identified: {ident['reason']}"
         src = self.result_.meta.get("source")
         return s + (f"\nSource: {src}" if src else "")
 
@@ -449,17 +482,6 @@ def calibration_min_train(n_runs: int) -> int:
     """Fewest runs a calibration backtest fits on: half the runs, and at least 8 (6 parameters
     + 2), so that early cutoffs do not extrapolate from hopeless fits."""
     return max(8, math.ceil(n_runs / 2))
-
-
-def _bootstrap_grid(law, X, y, lossf, grid) -> np.ndarray:
-    """The BOOT_GRID_STARTS best full-data grid starts (plus the best start for every grid value
-    of every parameter): what each bootstrap resample re-scores before polishing its k best."""
-    g = grid_to_array(law, grid if grid is not None else law.default_grid())
-    starts = clip_to_bounds(law, g)
-    obj = Objective(law, X, law.target_of(y), lossf)
-    scores = obj.batch(starts)
-    idx = _select_starts(starts, scores, BOOT_GRID_STARTS)
-    return starts[idx]
 
 
 def _numeric_allocation(predict, C, accounting: str, arch: Architecture) -> Allocation:

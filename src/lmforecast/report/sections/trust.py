@@ -21,9 +21,10 @@ _QUICK_GRID = {
 
 
 def build_section(ctx: ReportContext) -> Section:
-    from ...backtest import PersistenceBaseline, PowerLawBaseline, SupervisedAdapter, rolling_origin
+    from ...backtest import PersistenceBaseline, PowerLawBaseline, rolling_origin
     from ...fitting.threads import single_blas_thread
     from ...plots import backtest as plots
+    from ...supervised.adapter import SupervisedAdapter
     from ...zoo import load_zoo
 
     sec = Section("trust", "How far to trust these forecasts")
@@ -96,9 +97,10 @@ def pythia_split_table(seed: int = 0) -> pd.DataFrame:
     suites: per method the median and worst relative error, and interval coverage and width."""
     import warnings
 
-    from ...backtest import PersistenceBaseline, PowerLawBaseline, SupervisedAdapter
+    from ...backtest import PersistenceBaseline, PowerLawBaseline
     from ...backtest.datasets import pythia_lambada_runs
     from ...fitting.threads import single_blas_thread
+    from ...supervised.adapter import SupervisedAdapter
 
     rows = []
     for deduped in (False, True):

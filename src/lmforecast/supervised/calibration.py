@@ -1,0 +1,231 @@
+"""Forecast intervals of supervised laws calibrated across real training suites (docs/trust.md).
+
+A forecast's 90% interval in log loss is
+
+    log L_hat(x) +- z sqrt(s_noise^2 + s_boot(x)^2 + (k r)^2),
+    r = max(0, ln C/C_max, ln N/N_max, ln D/D_max)
+
+- s_noise: the fit's robust residual scale (or the seed-replicate spread, if larger);
+- s_boot(x): half the 16-84 percentile range of the forecast over a *cluster* bootstrap that
+  resamples whole model sizes (a size's runs share its errors, so resampling rows would
+  overstate what the data know), each resample fitted FROM SCRATCH (its own grid search and
+  polish: never warm-started from the full-data optimum, so the interval cannot depend on the
+  optimiser path);
+- k r: how forecast errors grow with the distance r beyond the fitted runs. k is a prior
+  chosen on real suites (Pythia, datablations, Gemstones, Porian, zoo): the smallest k for which
+  the interval above covers 90% of their held-out forecasts, each suite weighted equally. It is
+  bundled as one number per form in `trust_prior.json` with its provenance; the benchmark
+  `benchmarks/trust_suites.py` regenerates it and reports it leave-one-suite-out (each suite
+  scored with the k chosen on the other four).
+- with `calibration="prior+backtest"` and enough runs (>= 3 sizes fitted below a cut) the user's
+  own size-cut backtest (fits from scratch) updates k: the needs of the user's forecasts are
+  pooled with the prior at weight PRIOR_WEIGHT forecasts (a split-conformal quantile).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from ..errors import InputError
+from ..fitting import fit_law
+from ..fitting.engine import Objective, clip_to_bounds, grid_to_array
+from .intervals import weighted_quantile
+
+PRIOR_FILE = Path(__file__).with_name("trust_prior.json")
+PRIOR_WEIGHT = 20.0  # the prior counts as this many held-out forecasts in a user update
+CLUSTER_BOOTSTRAP = 20  # default resamples of model sizes
+BOOT_STARTS = 2  # best grid starts (scored on the resample) each resample polishes
+
+
+@lru_cache(maxsize=1)
+def load_prior() -> dict:
+    """The bundled prior: {"k": {form: k}, "level", "provenance", ...} (trust_prior.json)."""
+    return json.loads(PRIOR_FILE.read_text())
+
+
+def prior_k(form: str) -> float:
+    ks = load_prior()["k"]
+    return float(ks.get(form, ks["default"]))
+
+
+def z_of(level: float) -> float:
+    return float(norm.ppf(0.5 + level / 2))
+
+
+def needed_k(log_error, r, base, level: float = 0.9) -> np.ndarray:
+    """Per forecast: the smallest k whose interval covers it (0 if the base spread does; inf if
+    it lies at r = 0 outside the base spread)."""
+    e, r, s = (np.asarray(v, float) for v in (log_error, r, base))
+    d = np.abs(e) / z_of(level)
+    need = np.sqrt(np.maximum(d * d - s * s, 0.0)) / np.maximum(r, 1e-12)
+    need = np.where(d <= s, 0.0, need)
+    return np.where((d > s) & (r <= 0), np.inf, need)
+
+
+def choose_k(need, weights, level: float = 0.9) -> float:
+    """Weighted `level`-quantile of the needs (the largest finite need if it is infinite)."""
+    need = np.asarray(need, float)
+    k = weighted_quantile(need, np.asarray(weights, float), level)
+    return k if np.isfinite(k) else float(np.max(need[np.isfinite(need)], initial=0.0))
+
+
+def interval(t, s_boot, noise, r, k, level: float = 0.9):
+    """(lower, upper) in log space."""
+    s = np.sqrt(noise**2 + np.asarray(s_boot, float) ** 2 + (k * np.asarray(r, float)) ** 2)
+    z = z_of(level)
+    return t - z * s, t + z * s
+
+
+def suite_weights(f: pd.DataFrame) -> np.ndarray:
+    """Each suite 1, shared equally by its (sub-suite, split) cells, each cell by its rows."""
+    cell = ["suite", "sub", "split"]
+    size = f.groupby(cell)["truth"].transform("size").to_numpy(float)
+    cells = f.drop_duplicates(cell).groupby("suite").size()
+    return 1.0 / size / f["suite"].map(cells).to_numpy(float)
+
+
+def calibrate_k(f: pd.DataFrame, level: float = 0.9) -> float:
+    """k from a forecasts table of the default method (columns truth, forecast, r, noise,
+    s_boot, suite, sub, split): the equal-suite-weight `level`-quantile of the needs."""
+    base = np.hypot(f["noise"].to_numpy(float), f["s_boot"].to_numpy(float))
+    need = needed_k(np.log(f["truth"] / f["forecast"]), f["r"], base, level)
+    return choose_k(need, suite_weights(f), level)
+
+
+def rescale(f: pd.DataFrame, k: float, level: float = 0.9) -> pd.DataFrame:
+    """The forecasts with their intervals recomputed at scale k."""
+    t = np.log(f["forecast"].to_numpy(float))
+    lo, hi = interval(t, f["s_boot"], f["noise"].to_numpy(float), f["r"], k, level)
+    return f.assign(lower=np.exp(lo), upper=np.exp(hi))
+
+
+def cluster_bootstrap(law, X, y, lossf, *, n_boot: int, seed: int = 0, bounds=None, grid=None):
+    """(n_boot, P) thetas: each resample draws the distinct model sizes with replacement (every
+    run of a drawn size enters with the size's multiplicity as its weight) and is fitted from
+    scratch: the whole grid scored on the resample, its BOOT_STARTS best polished."""
+    N = np.asarray(X["N"], float)
+    sizes, inv = np.unique(N, return_inverse=True)
+    if sizes.size < 2:
+        raise InputError("a cluster bootstrap needs at least two model sizes")
+    g = clip_to_bounds(
+        law, grid_to_array(law, grid if grid is not None else law.default_grid()), bounds
+    )
+    t = law.target_of(np.asarray(y, float))
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_boot):
+        counts = np.bincount(rng.integers(0, sizes.size, sizes.size), minlength=sizes.size)
+        w = counts[inv].astype(float)
+        keep = w > 0
+        Xb = {k: np.asarray(v, float)[keep] for k, v in X.items()}
+        n_free = sum(lo != hi for lo, hi in (bounds or law.bounds))
+        if np.unique(Xb["N"]).size < 2 or keep.sum() < n_free:
+            continue
+        scores = Objective(law, Xb, t[keep], lossf, w[keep]).batch(g)
+        best = g[np.argsort(scores)[:BOOT_STARTS]]
+        res = fit_law(
+            law,
+            Xb,
+            np.asarray(y, float)[keep],
+            loss=lossf,
+            grid=best,
+            n_polish=BOOT_STARTS,
+            weights=w[keep],
+            bounds=bounds,
+            maxiter=300,
+        )
+        out.append(res.theta)
+    return np.asarray(out, float).reshape(len(out), len(law.parameters))
+
+
+def s_boot_of(t_boot: np.ndarray | None, n: int) -> np.ndarray:
+    if t_boot is None or not len(t_boot):
+        return np.zeros(n)
+    q16, q84 = np.nanquantile(t_boot, [0.158655, 0.841345], axis=0)
+    return np.nan_to_num(0.5 * (q84 - q16), nan=0.0)
+
+
+def loso_table(f: pd.DataFrame, method: str = "default", level: float = 0.9):
+    """Leave-one-suite-out: per held-out suite, k chosen on the others and the suite scored with
+    it. Returns (table per suite with the simple laws beside, pooled dict, k on all suites)."""
+    from ..backtest.suites import score_forecasts
+
+    d = f[f["method"] == method]
+    parts = []
+    ks = {}
+    for s in d["suite"].unique():
+        k = calibrate_k(d[d["suite"] != s], level)
+        ks[s] = k
+        parts.append(rescale(d[d["suite"] == s], k, level))
+    loso = pd.concat([*parts, f[f["method"] != method]], ignore_index=True)
+    table = score_forecasts(loso, by=("suite", "method"))
+    table["k"] = table["suite"].map(ks).where(table["method"] == method)
+    dm = loso[loso["method"] == method]
+    w = suite_weights(dm)
+    fin = np.isfinite(dm["lower"]) & np.isfinite(dm["upper"])
+    cov = fin & (dm["lower"] <= dm["truth"]) & (dm["truth"] <= dm["upper"])
+    pooled = {"coverage": float(np.sum(w * cov) / np.sum(w)), "n": int(len(dm)), "k_loso": ks}
+    return table, pooled, calibrate_k(d, level)
+
+
+def write_prior(k_all: Mapping | float, f: pd.DataFrame, path: Path = PRIOR_FILE) -> None:
+    """Store the prior with its provenance (numbers derived from the suites, not their data)."""
+    d = f[f["method"] == "default"]
+    ks = k_all if isinstance(k_all, Mapping) else {"default": float(k_all)}
+    prov = {
+        "suites": sorted(d["suite"].unique()),
+        "forecasts": int(len(d)),
+        "splits": "largest size out, two largest sizes out, top 20% compute out",
+        "rule": "smallest k covering 90% of held-out forecasts, each suite weighted equally",
+        "script": "benchmarks/trust_suites.py --write-prior",
+    }
+    path.write_text(json.dumps({"k": dict(ks), "level": 0.9, "provenance": prov}, indent=1) + "\n")
+    load_prior.cache_clear()
+
+
+def user_update(est, form: str, data: pd.DataFrame, k_prior: float, level: float) -> dict:
+    """k updated by a size-cut backtest on the user's runs (split-conformal): each split fits
+    `form` from scratch (no bootstrap, no warm start) below the cut and forecasts above it; the
+    forecasts' needed k are pooled with the prior, which counts as PRIOR_WEIGHT forecasts."""
+    from ..backtest.suites import distance, suite_splits
+
+    try:
+        splits = suite_splits(data)
+    except InputError:
+        splits = []
+    needs, weights = [k_prior], [PRIOR_WEIGHT]
+    n = 0
+    for _name, tr, te in splits:
+        inner = type(est)(
+            form,
+            loss=est.loss,
+            huber_delta=est.huber_delta,
+            intervals=False,
+            fixed=est.fixed,
+            n_jobs=1,
+            replicates="keep",
+        )
+        inner.fit(data[tr].reset_index(drop=True))
+        test = data[te]
+        t = np.log(inner.predict(test["N"].to_numpy(float), test["D"].to_numpy(float)))
+        e = np.log(test["loss"].to_numpy(float)) - t
+        r = distance(data[tr], test)
+        nd = needed_k(e, r, float(inner.result_.residual_scale), level)
+        needs.extend(nd.tolist())
+        weights.extend([1.0] * len(nd))
+        n += len(nd)
+    if not n:
+        return {"method": "prior (too few sizes for a backtest on these runs)"}
+    k = choose_k(np.array(needs), np.array(weights), level)
+    return {
+        "method": f"prior updated by a size-cut backtest ({n} forecasts)",
+        "k": k,
+        "backtest_forecasts": n,
+    }

@@ -1,0 +1,141 @@
+"""What a supervised fit may use: the form the runs can identify, pinned parameters, replicates.
+
+- `choose_form("auto", data)`: the default form, gated on what the runs can identify (docs/trust.md
+  gives the evidence): `chinchilla-gamma`'s extra exponent needs at least GAMMA_MIN_SIZES distinct
+  model sizes and a tokens-per-parameter range D/N of at least GAMMA_MIN_DN_DECADES decades;
+  otherwise `chinchilla`. Either way the choice and its reason are stored in the fit.
+- `fix_bounds(law, fixed)`: pin named natural parameters (E, alpha, ...) by equal bounds in fit
+  space (`fit_law` treats equal bounds as fixed); unknown names or values outside the law's
+  bounds are refused.
+- `collapse_replicates(data, mode)`: rows sharing (N, D) are seed replicates; refuse them unless
+  `mode` is "mean" (average, keeping the spread of log loss as a noise floor) or "keep".
+- `identification(law, theta, boot)`: a fit is unidentified when its cluster-bootstrap refits do
+  not pin an exponent (90% range wider than a factor EXP_MAX_RATIO) or it sits on a bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+AUTO = "auto"
+GAMMA_MIN_SIZES = 5
+GAMMA_MIN_DN_DECADES = 1.0
+EXP_MAX_RATIO = 3.0
+REGISTRY: dict[str, str] = {}  # form -> the simpler form it falls back to (extensible)
+
+
+def dn_decades(data: pd.DataFrame) -> float:
+    r = np.log10(data["D"].to_numpy(float) / data["N"].to_numpy(float))
+    return float(r.max() - r.min())
+
+
+def choose_form(form: str, data: pd.DataFrame) -> tuple[str, str]:
+    """(form to fit, reason) for a requested form; only "auto" is ever changed."""
+    if form != AUTO:
+        return form, f"{form} (as requested)"
+    n_sizes = int(np.unique(data["N"].to_numpy(float)).size)
+    dec = dn_decades(data)
+    if n_sizes >= GAMMA_MIN_SIZES and dec >= GAMMA_MIN_DN_DECADES:
+        return "chinchilla-gamma", (
+            f"chinchilla-gamma: {n_sizes} model sizes and D/N over {dec:.2g} decades identify "
+            "its extra exponent"
+        )
+    return "chinchilla", (
+        f"chinchilla (simpler): {n_sizes} model size(s) and D/N over {dec:.2g} decades cannot "
+        f"identify chinchilla-gamma's extra exponent (needs >= {GAMMA_MIN_SIZES} sizes and "
+        f">= {GAMMA_MIN_DN_DECADES:g} decade of D/N)"
+    )
+
+
+def fix_bounds(law, fixed: Mapping[str, float] | None) -> list[tuple[float, float]] | None:
+    """Fit-space bounds with `fixed` natural parameters pinned (None when nothing is fixed)."""
+    if not fixed:
+        return None
+    bounds = [tuple(b) for b in law.bounds]
+    by_nat = {}
+    for i, p in enumerate(law.parameters):
+        by_nat[p.name] = (i, "id")
+        nat = getattr(p, "natural", None) or p.name
+        by_nat[nat] = (i, getattr(p, "transform", None) or "id")
+    for name, value in fixed.items():
+        if name not in by_nat:
+            names = ", ".join(dict.fromkeys(n for n in by_nat if not n.startswith("log_")))
+            raise InputError(f"--fix: {law.name} has no parameter {name!r}; use one of {names}")
+        i, tr = by_nat[name]
+        v = float(value)
+        if tr == "exp" and not name.startswith("log_"):
+            if not v > 0:
+                raise InputError(f"--fix: {name} must be > 0, got {value}")
+            v = float(np.log(v))
+        lo, hi = bounds[i]
+        if not (np.isfinite(v) and lo <= v <= hi):
+            raise InputError(
+                f"--fix: {name}={value} is outside the bounds of {law.name} "
+                f"({_nat(lo, tr)} to {_nat(hi, tr)})"
+            )
+        bounds[i] = (v, v)
+    return bounds
+
+
+def _nat(v: float, tr: str) -> str:
+    return f"{np.exp(v):.3g}" if tr == "exp" else f"{v:g}"
+
+
+def collapse_replicates(
+    data: pd.DataFrame, mode: str | None, rows=None
+) -> tuple[pd.DataFrame, float]:
+    """(runs, replicate noise floor): see the module docstring. `rows`: 1-based row numbers."""
+    if mode not in (None, "mean", "keep"):
+        raise InputError(f"--replicates must be 'mean' or 'keep', got {mode!r}")
+    key = data[["N", "D"]]
+    dup = key.duplicated(keep=False).to_numpy()
+    if not dup.any():
+        return data, 0.0
+    if mode is None:
+        i = int(np.flatnonzero(key.duplicated(keep="first").to_numpy())[0])
+        j = int(np.flatnonzero((key == key.iloc[i]).all(axis=1).to_numpy())[0])
+        num = (lambda k: k + 1) if rows is None else (lambda k: int(rows[k]))
+        raise InputError(
+            f"runs: rows {num(j)} and {num(i)} share N={data['N'].iloc[i]:.6g}, "
+            f"D={data['D'].iloc[i]:.6g} (seed replicates?); pass --replicates mean or "
+            "--replicates keep"
+        )
+    logl = np.log(data["loss"].to_numpy(float))
+    g = pd.Series(logl).groupby([data["N"].to_numpy(), data["D"].to_numpy()])
+    sd = g.std(ddof=1).dropna()
+    noise = float(np.sqrt(np.mean(sd.to_numpy() ** 2))) if len(sd) else 0.0
+    if mode == "keep":
+        return data, noise
+    out = data.groupby(["N", "D"], sort=False, as_index=False)["loss"].mean()
+    return out.reset_index(drop=True), noise
+
+
+def identification(law, theta, boot: np.ndarray | None, bounds=None) -> dict:
+    """{"identified": bool, "reason": str}: exponents (parameters without an exp transform)
+    whose cluster-bootstrap 5-95% range spans more than EXP_MAX_RATIO, or that sit on a bound."""
+    probs = []
+    th = np.asarray(theta, float)
+    bnds = np.array(bounds if bounds is not None else law.bounds, float)
+    for i, p in enumerate(law.parameters):
+        if getattr(p, "transform", None) == "exp" or bnds[i, 0] == bnds[i, 1]:
+            continue
+        if np.isclose(th[i], bnds[i, 0]) or np.isclose(th[i], bnds[i, 1]):
+            probs.append(f"{p.name}={th[i]:.3g} on its bound")
+            continue
+        if boot is not None and len(boot) >= 5:
+            lo, hi = np.quantile(boot[:, i], [0.05, 0.95])
+            if lo <= 0 or hi / lo > EXP_MAX_RATIO:
+                probs.append(f"{p.name}={th[i]:.3g} (resampled sizes give {lo:.3g} to {hi:.3g})")
+    if not probs:
+        return {"identified": True, "reason": "every exponent pinned by the runs"}
+    return {
+        "identified": False,
+        "reason": "the runs do not pin "
+        + "; ".join(probs)
+        + "; use a simpler form or --fix (docs/trust.md)",
+    }
