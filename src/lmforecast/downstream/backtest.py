@@ -139,7 +139,7 @@ def backtest(
     fit_models,
     target_model: str,
     tasks=TASKS7,
-    loss_task: str = "lambada_openai",
+    loss_task: str = "auto",
     metric: str = "acc",
     methods=BACKTEST_METHODS,
     scenario: str | None = None,
