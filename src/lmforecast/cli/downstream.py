@@ -55,8 +55,10 @@ def check_chance(chance):
 
 def add_evals_fit_flags(p: argparse.ArgumentParser, *, with_common: bool = True) -> None:
     """Flags of a fit from a tidy evals table (shared with `flp fit --evals`)."""
-    p.add_argument("--loss-task", default="lambada_openai",
-                   help="task whose perplexity (ln) / loss is the stage-1 loss")  # fmt: skip
+    p.add_argument("--loss-task", default="auto",
+                   help="task whose loss (ln perplexity, bits per byte, ...) is stage 1; auto "
+                   "(default): the task's own loss when the table has one (e.g. bits_per_byte, "
+                   "or a task <task>_bpb), else lambada_openai")  # fmt: skip
     p.add_argument("--metric", default="acc", help="score metric of --task (default acc)")
     p.add_argument("--models", metavar="M1,M2,...", help="fit only these models (default all)")
     p.add_argument("--stage1", choices=list(STAGE1), default="saturating",

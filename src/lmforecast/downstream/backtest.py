@@ -18,7 +18,7 @@ import pandas as pd
 from ..errors import InputError
 from .chance import chance_level
 from .forecaster import DownstreamForecaster
-from .tables import task_data
+from .tables import DEFAULT_LOSS_TASK, task_data
 
 TASKS7 = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
 BACKTEST_METHODS = ("ensemble", "auto", "sigmoid", "sigmoid-chance", "local-linear", "trend",
@@ -139,7 +139,7 @@ def backtest(
     fit_models,
     target_model: str,
     tasks=TASKS7,
-    loss_task: str = "lambada_openai",
+    loss_task: str = "auto",
     metric: str = "acc",
     methods=BACKTEST_METHODS,
     scenario: str | None = None,
@@ -166,7 +166,8 @@ def backtest(
     if target_model in fit_models:
         raise InputError(f"target model {target_model!r} is also among the fitted models")
     if {"model", "task"} <= set(evals.columns):
-        keep = evals["task"].isin(list(tasks) + [loss_task])
+        keep = evals["task"].isin(list(tasks) + [loss_task, DEFAULT_LOSS_TASK]
+                                  + [f"{t}_bpb" for t in tasks])  # fmt: skip
         evals = evals[keep & evals["model"].isin(fit_models + [target_model])]
     with_iv = set(methods if interval_methods is None else interval_methods)
     scenario = scenario or f"{target_model} from {fit_models[-1]} and smaller"

@@ -43,6 +43,7 @@ DEFAULT_METHOD = "ensemble"
 ENSEMBLE = ("sigmoid", "local-linear", "trend")
 AUTO_CANDIDATES = ("sigmoid", "local-linear", "trend", "ensemble")
 METHODS = ("ensemble", "auto") + MEMBERS
+SPREAD_WEIGHT = 1.0  # weight of the members' variance in the interval (nested protocol)
 GAIN_SD = 0.5  # chosen by the nested protocol of docs/downstream.md (selection splits only)
 
 
@@ -52,6 +53,12 @@ def _as_frame(evals) -> pd.DataFrame:
     if isinstance(evals, str | Path):
         return read_table(evals)
     raise InputError(f"evals: expected a DataFrame or a path, got {type(evals).__name__}")
+
+
+def noisy_replicates(R, var, gain, gain_sd: float, z) -> np.ndarray:
+    """R + z sqrt(var + (gain_sd gain)^2), clipped to the metric's range [0, 100] points."""
+    sd = np.sqrt(var + (gain_sd * gain) ** 2)
+    return np.clip(R + z * sd[None, :], 0.0, 100.0)
 
 
 def _persistence(runs: pd.DataFrame) -> float:
@@ -128,7 +135,7 @@ class DownstreamForecaster:
                 refused[n] = str(exc)
         return states, refused, s1
 
-    def fit(self, evals, *, task: str, loss_task: str = "lambada_openai", metric: str = "acc",
+    def fit(self, evals, *, task: str, loss_task: str = "auto", metric: str = "acc",
             loss_metric: str | None = None, models=None) -> DownstreamForecaster:  # fmt: skip
         """Fit on a tidy evaluation table (DataFrame or path): see `tables.task_data`."""
         df = _as_frame(evals)
@@ -257,12 +264,12 @@ class DownstreamForecaster:
         m = _map(name, self.chance_, self.window)
         return m.predict(np.asarray(self.members_[name]["params"]), np.asarray(L, float))
 
-    def replicates(self, flops=None, *, N=None, D=None) -> np.ndarray:
-        """(B, n) bootstrap replicates of the forecast, evaluation noise and (ensemble) member
-        spread included; the interval is their percentile range."""
+    def interval_parts(self, flops=None, *, N=None, D=None):
+        """(R, var, spread, point, gain): (B, n) replicates of the fitted stages (no noise), the
+        evaluation-noise variance, the members' variance (ensemble; else 0), the point
+        forecast and its gain over the largest fitted model's score (`gain_sd` scales it)."""
         self._check()
         C, N, D = self._compute(flops, N, D)
-        rng = np.random.default_rng(self.seed + 7)
         name = self.selected_
         names = [m for m in ENSEMBLE if m not in self.refused_] if name == "ensemble" else [name]
         reps = [member_replicates(m, self.members_[m], self._s1(), self.stage1_, C, N, D,
@@ -272,12 +279,20 @@ class DownstreamForecaster:
             raise InputError("no bootstrap replicates: fit with bootstrap > 0")
         R = (np.median if self.combine == "median" else np.mean)([r[:B] for r in reps], axis=0)
         var = np.full(C.size, self.eval_sd_**2)
+        spread = np.zeros(C.size)
         if len(names) > 1:
             pts = np.stack([self._member_point(m, C, N, D) for m in names])
-            var = var + pts.var(axis=0, ddof=1)
-        gain = np.abs(np.clip(self._point(name, C, N, D), 0, 100) - self.largest_["score"])
-        var = var + (self.gain_sd * gain) ** 2
-        return np.clip(R + rng.normal(0.0, 1.0, R.shape) * np.sqrt(var)[None, :], 0.0, 100.0)
+            spread = pts.var(axis=0, ddof=1)
+        point = np.clip(self._point(name, C, N, D), 0.0, 100.0)
+        return R, var, spread, point, np.abs(point - self.largest_["score"])
+
+    def replicates(self, flops=None, *, N=None, D=None) -> np.ndarray:
+        """(B, n) bootstrap replicates of the forecast, evaluation noise, (ensemble) member
+        spread and the gain term included, clipped to [0, 100]; the interval is their
+        percentile range."""
+        R, var, spread, _, gain = self.interval_parts(flops, N=N, D=D)
+        z = np.random.default_rng(self.seed + 7).normal(0.0, 1.0, R.shape)
+        return noisy_replicates(R, var + SPREAD_WEIGHT * spread, gain, self.gain_sd, z)
 
     def predict_interval(self, flops=None, *, N=None, D=None, level: float = 0.9):
         """Prediction interval (lo, hi) in points at `level` (see module doc)."""

@@ -11,7 +11,8 @@ stage 2 is a loss -> score map (`maps.py`) fitted on all checkpoints.
 - `sigmoid`: stage 1, then the sigmoid map with a fitted floor and ceiling 100 (Llama-3 style).
 - `sigmoid-chance`: the same with the floor fixed at the chance level (the Llama-3 reading).
 - `local-linear`: stage 1, then Eq. 2 on the checkpoints nearest the forecast (lowest losses).
-- `trend`: P = a + b ln C on the `trend_points` largest final checkpoints.
+- `trend`: P = a + b ln C on the `trend_points` largest final checkpoints (more when they
+  span less than a factor 3 in compute: `trend_runs`).
 - `persistence`: the largest fitted model's own final score (naive baseline).
 """
 
@@ -87,8 +88,21 @@ def fit_two_stage(name, td: TaskData, chance, window, B, rng) -> dict:
     return {"params": p.tolist(), "boot": np.asarray(boot).reshape(B, p.size).tolist()}
 
 
+TREND_SPAN = 3.0  # the trend's finals span at least this factor in compute when they can
+
+
+def trend_runs(runs, k: int):
+    """The `k` largest finals, extended to smaller ones until they span a factor TREND_SPAN in
+    compute (models of one size but other shapes, e.g. Gemstones, give no slope alone)."""
+    C = runs["C"].to_numpy(float)
+    n = min(k, len(runs))
+    while n < len(runs) and C[-1] < TREND_SPAN * C[-n]:
+        n += 1
+    return runs.tail(n)
+
+
 def fit_trend(td: TaskData, k: int, B: int, rng) -> dict:
-    r = td.runs.tail(k)
+    r = trend_runs(td.runs, k)
     x, P = np.log(r["C"].to_numpy() / 1e18), r["score"].to_numpy()
     if np.unique(x).size < 2:
         raise InputError("trend needs final checkpoints at >= 2 different compute values")

@@ -23,7 +23,32 @@ from ..data.validate import check_columns
 from ..errors import InputError
 
 EVALS_COLUMNS = ("model", "step", "task", "metric", "value", "flops")
-LOSS_METRICS = ("ppl", "perplexity", "loss", "nll")
+LOSS_METRICS = ("ppl", "perplexity", "loss", "nll", "bits_per_byte", "bpb", "byte_perplexity",
+                "word_perplexity")  # fmt: skip
+# a task's own loss (the recommended stage 1 when present), best first: bits per byte (the
+# OLMo ladder's choice), the harness's byte / word perplexity, a per-answer negative
+# log-likelihood; also a task `<task>_bpb` (OLMo-style rows) with any loss metric
+TASK_LOSS_METRICS = ("bits_per_byte", "bpb", "byte_perplexity", "word_perplexity", "nll", "loss",
+                     "ppl", "perplexity")  # fmt: skip
+PERPLEXITIES = ("ppl", "perplexity", "byte_perplexity", "word_perplexity")
+AUTO = "auto"
+DEFAULT_LOSS_TASK = "lambada_openai"
+
+
+def resolve_loss_task(evals: pd.DataFrame, task: str, loss_task: str = AUTO,
+                      loss_metric: str | None = None) -> tuple[str, list[str]]:  # fmt: skip
+    """(loss task, metrics to try). `auto`: the task's own loss when the table has one (a loss
+    metric of `task` itself, else a task `<task>_bpb`), else `lambada_openai`."""
+    if loss_task != AUTO:
+        return loss_task, [loss_metric] if loss_metric else list(LOSS_METRICS)
+    tasks, metrics = evals["task"].astype(str), evals["metric"].astype(str)
+    own = set(metrics[tasks == str(task)])
+    want = [loss_metric] if loss_metric else list(TASK_LOSS_METRICS)
+    if any(m in own for m in want):
+        return str(task), want
+    if (tasks == f"{task}_bpb").any():
+        return f"{task}_bpb", [loss_metric] if loss_metric else list(LOSS_METRICS)
+    return DEFAULT_LOSS_TASK, [loss_metric] if loss_metric else list(LOSS_METRICS)
 
 
 @dataclass
@@ -103,14 +128,16 @@ def task_data(
     evals: pd.DataFrame,
     *,
     task: str,
-    loss_task: str = "lambada_openai",
+    loss_task: str = AUTO,
     metric: str = "acc",
     loss_metric: str | None = None,
     models=None,
 ) -> TaskData:
     """Checkpoints of `task` joined with the stage-1 loss of `loss_task` (see module doc).
 
-    `loss_metric` None: the first of ppl / perplexity (stored as ln ppl) / loss / nll present.
+    `loss_task` `auto` (default): the task's own loss when present (`resolve_loss_task`), else
+    `lambada_openai`. `loss_metric` None: the first loss metric present (`LOSS_METRICS`, or
+    `TASK_LOSS_METRICS` for the task's own loss); perplexities are stored as ln ppl.
     `models`: keep only these model names (default: all). Scores are converted to points
     (x100) when the metric's values all lie in [0, 1].
     """
@@ -131,13 +158,13 @@ def task_data(
     df = df.assign(**{c: pd.to_numeric(df[c], errors="coerce").astype(float) for c in num})
     # a row without a revision (step NA) is the final model: it sorts after every step
     df = df.assign(step=pd.to_numeric(df["step"], errors="coerce").astype(float).fillna(np.inf))
-    lsub, lmet = _metric(_rows(df, loss_task, "loss task"), loss_task,
-                         [loss_metric] if loss_metric else LOSS_METRICS, "--loss-task")  # fmt: skip
+    loss_task, lmets = resolve_loss_task(df, task, loss_task, loss_metric)
+    lsub, lmet = _metric(_rows(df, loss_task, "loss task"), loss_task, lmets, "--loss-task")
     ssub, _ = _metric(_rows(df, task, "task"), task, [metric], "--metric")
     lsub = _dedupe(lsub, f"task {loss_task!r} metric {lmet!r}")
     ssub = _dedupe(ssub, f"task {task!r} metric {metric!r}")
     loss = lsub["value"].to_numpy(float)
-    if lmet in ("ppl", "perplexity"):
+    if lmet in PERPLEXITIES:
         if (loss <= 0).any():
             raise InputError(f"evals: task {loss_task!r} metric {lmet!r}: perplexity must be > 0")
         loss = np.log(loss)

@@ -1,0 +1,62 @@
+"""Any checkpoint, any aggregate: a fitted forecaster's whole trajectory (score at every token
+count D of a model with N parameters) and the task average people report, each with an
+interval.
+
+- `trajectory(est, N, D)`: the forecast at each (N, D), C = 6 N D (stage 1 `nd` reads N and D
+  directly); a checkpoint is compute like any other to the compute -> loss -> score chain, so
+  this is exact for suites whose checkpoints are comparable (constant learning rate, e.g.
+  Gemstones) and an approximation mid-cosine-schedule (Pythia; docs/downstream.md).
+- `task_average(ests, ...)`: the mean over tasks (optional weights) of the forecasts; its
+  interval is the percentile range of the mean of the tasks' replicates, replicate b of every
+  task drawn with the same evaluation-noise draw (fully correlated noise: a conservative
+  reading, since harness noise is independent across tasks).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .forecaster import DownstreamForecaster
+
+
+def _kw(est: DownstreamForecaster, flops, N, D) -> dict:
+    if flops is not None:
+        return {"flops": flops}
+    return {"N": N, "D": D}
+
+
+def trajectory(est: DownstreamForecaster, N: float, D, *, level: float = 0.9) -> pd.DataFrame:
+    """Forecast, interval and stage-1 loss at every token count in `D` for a model of `N`
+    parameters: columns `N, D, C, score, lo, hi, loss`."""
+    D = np.atleast_1d(np.asarray(D, float))
+    if not (np.isfinite(N) and N > 0) or not (np.all(np.isfinite(D)) and (D > 0).all()):
+        raise InputError("trajectory: N and every D must be finite and > 0")
+    Nv = np.full(D.shape, float(N))
+    point = est.predict(N=Nv, D=D)
+    lo, hi = est.predict_interval(N=Nv, D=D, level=level)
+    loss = est.predict_loss(N=Nv, D=D)
+    return pd.DataFrame({"N": Nv, "D": D, "C": 6.0 * Nv * D, "score": point, "lo": lo, "hi": hi,
+                         "loss": np.full(D.shape, np.nan) if loss is None else loss})  # fmt: skip
+
+
+def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weights=None):
+    """(point, lo, hi) of the (weighted) mean score over the tasks of `ests` (fitted
+    forecasters, one per task) at the same compute (or N and D)."""
+    ests = list(ests)
+    if not ests:
+        raise InputError("task_average: no forecaster given")
+    if not 0 < level < 1:
+        raise InputError(f"level must be in (0, 1), got {level}")
+    w = np.ones(len(ests)) if weights is None else np.asarray(weights, float)
+    if w.shape != (len(ests),) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
+        raise InputError("task_average: weights must be one finite number >= 0 per task")
+    w = w / w.sum()
+    pts = np.stack([e.predict(**_kw(e, flops, N, D)) for e in ests])
+    reps = [e.replicates(**_kw(e, flops, N, D)) for e in ests]
+    B = min(r.shape[0] for r in reps)
+    R = np.tensordot(w, np.stack([r[:B] for r in reps]), axes=1)
+    a = (1 - level) / 2
+    lo, hi = np.quantile(R, [a, 1 - a], axis=0)
+    return w @ pts, lo, hi

@@ -1,0 +1,266 @@
+"""Nested backtests: every knob chosen on selection splits, reported on held-out splits.
+
+The protocol is pre-registered in docs/downstream.md ("Nested protocol"). In short:
+- a *scenario* fits the forecaster on a suite's smaller models and forecasts the final score of
+  each larger target model, per task; it belongs to the `select` or the `report` split, and
+  within a suite every `report` target is larger than every `select` target;
+- the knobs (`method`: the forecaster's member or ensemble; `gain_sd`: the interval's error
+  term proportional to the forecast gain; `spread_weight`: the weight of the members'
+  variance) are chosen on the `select` rows pooled over suites: `method` = lowest mean
+  absolute error, then (`spread_weight`, `gain_sd`) = the setting with the narrowest median
+  half-width among those whose pooled coverage of the 90% intervals reaches
+  `target_coverage` (the highest coverage when none does);
+- the `report` rows are computed once, with the chosen knobs, and never looked at before.
+
+Each (scenario, task) is fitted once (all members, bootstrap replicates); every knob setting
+is then a cheap view of that fit (`DownstreamForecaster.interval_parts`).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .backtest import pythia_name
+from .forecaster import DownstreamForecaster, noisy_replicates
+from .tables import task_data
+
+METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
+SPREAD_GRID = (0.0, 0.25, 1.0)
+GAIN_GRID = tuple(np.round(np.arange(0.0, 3.01, 0.1), 2))
+PYTHIA_ACC_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
+PYTHIA_NORM_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "logiqa")
+
+
+@dataclass
+class Scenario:
+    suite: str
+    split: str  # "select" or "report"
+    name: str
+    fit_models: list
+    targets: list
+    tasks: tuple
+    loss_task: str
+    metric: str
+    chance: dict = field(default_factory=dict)  # task -> points (None: the bundled table)
+    stage1: str = "saturating"
+
+
+def pythia_scenarios(metric: str = "acc") -> list[Scenario]:
+    """Select: 1B and 1.4B from <= 410M, 1.4B from <= 1B; report: 2.8B from <= 1.4B and from
+    <= 1B; both suites (standard, deduped)."""
+    sizes = ("70m", "160m", "410m", "1b", "1.4b", "2.8b")
+    plan = (("select", 3, ["1b", "1.4b"]), ("select", 4, ["1.4b"]),
+            ("report", 5, ["2.8b"]), ("report", 4, ["2.8b"]))  # fmt: skip
+    tasks = PYTHIA_ACC_TASKS if metric == "acc" else PYTHIA_NORM_TASKS
+    out = []
+    for suite in ("standard", "deduped"):
+        for split, k, tg in plan:
+            name = f"{suite} {metric}: {'/'.join(tg)} from <= {sizes[k - 1]}"
+            out.append(Scenario(
+                f"pythia-{metric}", split, name,
+                [pythia_name(s, suite) for s in sizes[:k]], [pythia_name(t, suite) for t in tg],
+                tasks, "lambada_openai", metric,
+            ))  # fmt: skip
+    return out
+
+
+def gemstones_scenarios(models: pd.DataFrame, chance: pd.DataFrame, tasks) -> list[Scenario]:
+    """Size groups of the 22 Gemstones (params: <= 120M, ~0.5B, ~1B, ~2B). Select: the ~0.5B
+    models from the smallest group, the ~1B from the two below; report: the ~2B from the three
+    groups below and from the two below."""
+    m = models.sort_values("params")
+    p = m["params"].to_numpy(float)
+    edges = (1.2e8, 7e8, 1.5e9)
+    groups = [m["model"][p <= edges[0]].tolist(),
+              m["model"][(p > edges[0]) & (p <= edges[1])].tolist(),
+              m["model"][(p > edges[1]) & (p <= edges[2])].tolist(),
+              m["model"][p > edges[2]].tolist()]  # fmt: skip
+    ch = dict(zip(chance["task"].astype(str), chance["chance_points"].astype(float)))
+    plan = (("select", 1, 1), ("select", 2, 2), ("report", 3, 3), ("report", 2, 3))
+    out = []
+    for split, k, tg in plan:
+        fit = [x for g in groups[:k] for x in g]
+        name = f"gemstones: group {tg + 1} from groups <= {k}"
+        out.append(Scenario("gemstones", split, name, fit, groups[tg], tuple(tasks),
+                            "fineweb_edu", "acc_norm", ch))  # fmt: skip
+    return out
+
+
+def fit_cases(evals: pd.DataFrame, scenarios, *, bootstrap: int = 100, seed: int = 0) -> list:
+    """One fitted ensemble forecaster per (scenario, task), with every target's final row."""
+    cases = []
+    for sc in scenarios:
+        for task in sc.tasks:
+            td_all = task_data(evals, task=task, loss_task=sc.loss_task, metric=sc.metric,
+                               models=list(sc.fit_models) + list(sc.targets))  # fmt: skip
+            td = copy.copy(td_all)
+            td.checkpoints = td_all.checkpoints[td_all.checkpoints["model"].isin(sc.fit_models)]
+            td.checkpoints = td.checkpoints.reset_index(drop=True)
+            est = DownstreamForecaster("ensemble", stage1=sc.stage1, bootstrap=bootstrap,
+                                       seed=seed, chance=sc.chance.get(task))  # fmt: skip
+            est.fit_task_data(td)
+            runs = td_all.runs
+            tg = runs[runs["model"].isin(sc.targets)]
+            if len(tg) != len(sc.targets):
+                raise InputError(f"{sc.name}: a target has no final checkpoint for {task!r}")
+            ck = td_all.checkpoints
+            cases.append({"scenario": sc, "task": task, "est": est, "targets": tg,
+                          "target_checkpoints": ck[ck["model"].isin(sc.targets)]})  # fmt: skip
+    return cases
+
+
+def _views(case, methods):
+    """Per method: (point (n,), R (B, n), var (n,), gain (n,)) at the case's targets."""
+    est, tg = case["est"], case["targets"]
+    out = {}
+    for m in methods:
+        if m in est.refused_:
+            continue
+        v = copy.copy(est)
+        v.selected_ = m
+        kw = {"flops": tg["C"].to_numpy(float)}
+        if est.stage1 == "nd":
+            kw = {"N": tg["N"].to_numpy(float), "D": tg["D"].to_numpy(float)}
+        R, var, spread, point, gain = v.interval_parts(**kw)
+        out[m] = (point, R, var, spread, gain)
+    return out
+
+
+def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
+             level: float = 0.9) -> pd.DataFrame:  # fmt: skip
+    """Long table: one row per (case, target, method, gain_sd) with forecast, interval, error;
+    the persistence baseline is carried on every row."""
+    rows = []
+    a = (1 - level) / 2
+    for case in cases:
+        sc, est, tg = case["scenario"], case["est"], case["targets"]
+        views = _views(case, methods)
+        z = np.random.default_rng(est.seed + 7).normal(size=next(iter(views.values()))[1].shape)
+        actual = tg["score"].to_numpy(float)
+        base = dict(suite=sc.suite, split=sc.split, scenario=sc.name, task=case["task"])
+        for m, (point, R, var, spread, gain) in views.items():
+            for g, w in ((g, w) for g in gains for w in spreads):
+                reps = noisy_replicates(R, var + w * spread, gain, g, z[: R.shape[0], : R.shape[1]])
+                lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
+                for j in range(len(tg)):
+                    rows.append({**base, "target": tg["model"].iloc[j], "method": m,
+                                 "gain_sd": g, "spread_weight": w, "actual": actual[j],
+                                 "predicted": point[j],
+                                 "lo": lo[j], "hi": hi[j],
+                                 "persistence": est.largest_["score"]})  # fmt: skip
+    return _scored(pd.DataFrame(rows))
+
+
+def select_knobs(rows: pd.DataFrame, target_coverage: float = 0.9, method=None) -> dict:
+    """The pre-registered rule on the `select` rows (see the module doc); `method` given: only
+    the interval knobs are chosen, for that method."""
+    sel = rows[rows["split"] == "select"]
+    if sel.empty:
+        raise InputError("no selection rows: the nested protocol needs a select split")
+    g0 = sel[(sel["gain_sd"] == sel["gain_sd"].min()) & (sel["spread_weight"] == 0)]
+    mae = g0.groupby("method")["abs_error"].mean()
+    method = str(mae.idxmin()) if method is None else method
+    st = (
+        sel[sel["method"] == method]
+        .groupby(["spread_weight", "gain_sd"])
+        .agg(coverage=("covered", "mean"), width=("half_width", "median"))
+    )
+    ok = st[st["coverage"] >= target_coverage]
+    w, gain = ok["width"].idxmin() if len(ok) else st["coverage"].idxmax()
+    return {"method": method, "spread_weight": float(w), "gain_sd": float(gain),
+            "select_mae": mae.to_dict(), "select_coverage": float(st.loc[(w, gain), "coverage"]),
+            "select_half_width": float(st.loc[(w, gain), "width"])}  # fmt: skip
+
+
+def summarize(rows: pd.DataFrame, knobs: dict, by: str = "suite") -> pd.DataFrame:
+    """Per `by` group of the rows at the chosen knobs: n, MAE, persistence MAE and their
+    ratio, coverage, median half-width and its ratio to the MAE, intervals outside [0, 100]."""
+    r = rows[(rows["method"] == knobs["method"]) & np.isclose(rows["gain_sd"], knobs["gain_sd"])
+             & np.isclose(rows["spread_weight"], knobs["spread_weight"])]  # fmt: skip
+    out = []
+    groups = list(r.groupby([by, "split"], sort=False))
+    groups += [(("pooled", s), g) for s, g in r.groupby("split", sort=False)]
+    for key, g in groups:
+        mae, pmae = g["abs_error"].mean(), g["persistence_error"].mean()
+        out.append({by: key[0], "split": key[1], "n": len(g), "mae": mae,
+                    "persistence_mae": pmae, "mae_ratio": mae / pmae,
+                    "coverage": g["covered"].mean(), "median_half_width": g["half_width"].median(),
+                    "half_width_over_mae": g["half_width"].median() / mae,
+                    "outside_0_100": int(((g["lo"] < 0) | (g["hi"] > 100)).sum())})  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def _knob_reps(est, knobs, C):
+    """Point and noisy replicates of `est` at compute C under `knobs` (method, weights)."""
+    v = copy.copy(est)
+    v.selected_ = knobs["method"]
+    R, var, spread, point, gain = v.interval_parts(flops=np.asarray(C, float))
+    z = np.random.default_rng(est.seed + 7).normal(size=R.shape)
+    w = knobs["spread_weight"]
+    return point, noisy_replicates(R, var + w * spread, gain, knobs["gain_sd"], z)
+
+
+def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0.1):
+    """At the chosen knobs, on the `report` cases: (trajectory rows: every checkpoint of each
+    target past `min_fraction` of its training; average rows: the task average of each
+    target's final score per scenario)."""
+    a = (1 - level) / 2
+    traj, avg = [], {}
+    for case in cases:
+        sc, est = case["scenario"], case["est"]
+        if sc.split != "report" or knobs["method"] in est.refused_:
+            continue
+        ck = case["target_checkpoints"]
+        ck = ck[ck["step"] >= min_fraction * ck.groupby("model")["step"].transform("max")]
+        point, reps = _knob_reps(est, knobs, ck["C"].to_numpy(float))
+        lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
+        for j in range(len(ck)):
+            traj.append({"suite": sc.suite, "scenario": sc.name, "task": case["task"],
+                         "target": ck["model"].iloc[j], "step": ck["step"].iloc[j],
+                         "actual": ck["score"].iloc[j], "predicted": point[j], "lo": lo[j],
+                         "hi": hi[j], "persistence": est.largest_["score"]})  # fmt: skip
+        tg = case["targets"]
+        point, reps = _knob_reps(est, knobs, tg["C"].to_numpy(float))
+        for j in range(len(tg)):
+            key = (sc.suite, sc.name, tg["model"].iloc[j])
+            avg.setdefault(key, []).append((tg["score"].iloc[j], point[j], reps[:, j],
+                                            est.largest_["score"]))  # fmt: skip
+    rows = []
+    for (suite, name, target), items in avg.items():
+        B = min(len(it[2]) for it in items)
+        R = np.mean([it[2][:B] for it in items], axis=0)
+        lo, hi = np.quantile(R, [a, 1 - a])
+        rows.append({"suite": suite, "scenario": name, "task": "average", "target": target,
+                     "actual": np.mean([it[0] for it in items]),
+                     "predicted": np.mean([it[1] for it in items]), "lo": lo, "hi": hi,
+                     "persistence": np.mean([it[3] for it in items])})  # fmt: skip
+    return _scored(pd.DataFrame(traj)), _scored(pd.DataFrame(rows))
+
+
+def _scored(df: pd.DataFrame) -> pd.DataFrame:
+    if df.empty:
+        return df
+    df["abs_error"] = (df["predicted"] - df["actual"]).abs()
+    df["persistence_error"] = (df["persistence"] - df["actual"]).abs()
+    ok = np.isfinite(df["lo"]) & np.isfinite(df["hi"])
+    df["covered"] = ok & (df["lo"] <= df["actual"]) & (df["actual"] <= df["hi"])
+    df["half_width"] = (df["hi"] - df["lo"]) / 2
+    return df
+
+
+def extras_summary(df: pd.DataFrame, what: str) -> pd.DataFrame:
+    """Per suite (and pooled): n, MAE, persistence MAE, coverage, median half-width."""
+    if df.empty:
+        return pd.DataFrame()
+    parts = list(df.groupby("suite", sort=False)) + [("pooled", df)]
+    return pd.DataFrame([{"what": what, "suite": k, "n": len(g), "mae": g["abs_error"].mean(),
+                          "persistence_mae": g["persistence_error"].mean(),
+                          "coverage": g["covered"].mean(),
+                          "median_half_width": g["half_width"].median(),
+                          "outside_0_100": int(((g["lo"] < 0) | (g["hi"] > 100)).sum())}
+                         for k, g in parts])  # fmt: skip

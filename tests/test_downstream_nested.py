@@ -1,0 +1,135 @@
+"""Downstream round 2 (issue 22): bootstrap stages pair up, the benchmark scripts run at HEAD
+(reduced size), the task's own loss as stage 1, bounded intervals, trajectories and the task
+average, on real small Pythia ladders (bundled table) and Gemstones (shared suite)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lmforecast.data.evals import load_pythia
+from lmforecast.downstream import DownstreamForecaster
+from lmforecast.downstream.aggregate import task_average, trajectory
+from lmforecast.downstream.tables import resolve_loss_task, task_data
+
+REPO = Path(__file__).resolve().parents[1]
+LADDER = ["pythia-70m", "pythia-160m", "pythia-410m", "pythia-1b"]
+
+
+@pytest.fixture(scope="module")
+def evals():
+    return load_pythia()
+
+
+def _script(name):
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bootstrap_closed_form_returns_every_replicate():
+    """4 finals: some resamples draw one x value only; they are redrawn, not dropped, so both
+    FLP stages carry exactly n_boot replicates (the IndexError of members.py)."""
+    from lmforecast.flp.fitting import bootstrap_closed_form, fit_from_closed_form
+    from lmforecast.flp.model import FLP
+
+    e = load_pythia()
+    td = task_data(e, task="piqa", models=LADDER, loss_task="lambada_openai")
+    runs = td.runs[["model", "C", "loss"]]
+    ck = td.checkpoints[["model", "step", "C", "loss", "score"]]
+    est = FLP("score", method="flp", random_performance=50.0, bootstrap=64, seed=3).fit(runs, ck)
+    assert len(est.stage1_.bootstrap) == len(est.stage2_.bootstrap) == 64
+    # the resamples of 4 points include constant ones: P = 4 * (1/4)^4 each, 64 draws
+    x = runs["C"].to_numpy()
+    res = fit_from_closed_form(est.stage1_.law_, {"C": x}, runs["loss"].to_numpy(),
+                               np.asarray(est.stage1_.theta))  # fmt: skip
+    for seed in range(20):
+        bootstrap_closed_form(est.stage1_.law_, {"C": x}, runs["loss"].to_numpy(), res,
+                              n_boot=64, seed=seed)  # fmt: skip
+        assert len(res.bootstrap) == 64 and np.all(np.isfinite(res.bootstrap))
+
+
+def test_fp_member_interval_on_four_models(evals):
+    """The path that crashed the backtest benchmark: `fp`/`flp` replicates on 4 real models."""
+    td = task_data(evals, task="arc_easy", models=LADDER)
+    for m in ("flp", "fp"):
+        est = DownstreamForecaster(m, bootstrap=40, seed=1).fit_task_data(td)
+        lo, hi = est.predict_interval(5e21)
+        assert np.isfinite(lo).all() and np.isfinite(hi).all() and 0 <= lo[0] <= hi[0] <= 100
+
+
+def test_backtest_benchmark_runs_quick(tmp_path):
+    warnings.filterwarnings("ignore")
+    out = tmp_path / "bt.md"
+    argv = ["--quick", "--bootstrap", "3", "--out", str(out)]
+    assert _script("downstream_backtest").main(argv) == 0
+    text = out.read_text()
+    assert "reduced size" in text and "persistence" in text
+    assert (tmp_path / "bt.csv").exists()
+
+
+def test_nested_benchmark_runs_quick(shared_dir, capsys):
+    mod = _script("downstream_nested")
+    rows, chosen, default, traj, avg = mod.run(8, True, shared_dir / "data/suites/gemstones")
+    assert set(rows["split"]) == {"select", "report"}
+    assert set(rows["suite"]) == {"pythia-acc", "gemstones"}
+    # every interval inside [0, 100]; the knobs come from the select rows only
+    assert (rows["lo"] >= 0).all() and (rows["hi"] <= 100).all()
+    assert chosen["method"] in rows["method"].unique()
+    sel = rows[(rows["split"] == "select") & (rows["method"] == default["method"])]
+    cov = sel.groupby(["spread_weight", "gain_sd"])["covered"].mean()
+    assert np.isclose(cov.loc[(default["spread_weight"], default["gain_sd"])],
+                      default["select_coverage"])  # fmt: skip
+    assert len(traj) > len(avg) > 0 and (traj["hi"] <= 100).all()
+
+
+def test_task_losses_are_the_default_stage1(evals):
+    """A task's own bits-per-byte (here: a stand-in column) wins over LAMBADA in `auto`;
+    an OLMo-style `<task>_bpb` task too; else LAMBADA."""
+    e = evals[evals["model"].isin(LADDER)]
+    assert resolve_loss_task(e, "piqa")[0] == "lambada_openai"
+    lam = e[(e["task"] == "lambada_openai") & (e["metric"] == "ppl")]
+    bpb = lam.assign(task="piqa", metric="bits_per_byte",
+                     value=np.log(lam["value"].to_numpy()) / np.log(2) / 4)  # fmt: skip
+    own = __import__("pandas").concat([e, bpb], ignore_index=True)
+    assert resolve_loss_task(own, "piqa") == ("piqa", list(resolve_loss_task(own, "piqa")[1]))
+    td = task_data(own, task="piqa")
+    ref = task_data(e, task="piqa", loss_task="lambada_openai")
+    # bits per byte is a loss already (not a perplexity): taken as is
+    np.testing.assert_allclose(td.checkpoints["loss"], ref.checkpoints["loss"] / np.log(2) / 4)
+    est = DownstreamForecaster(bootstrap=10).fit(own, task="piqa")
+    assert est.loss_task_ == "piqa"
+    olmo = __import__("pandas").concat([e, bpb.assign(task="piqa_bpb", metric="loss")])
+    assert task_data(olmo, task="piqa").loss_task == "piqa_bpb"
+
+
+def test_intervals_bounded_near_the_ceiling(evals):
+    """sciq sits near 90 points: a wide interval is clipped at 100, never beyond."""
+    td = task_data(evals, task="sciq", models=LADDER)
+    est = DownstreamForecaster(bootstrap=30, gain_sd=3.0).fit_task_data(td)
+    lo, hi = est.predict_interval(np.array([1e22, 1e24, 1e26]))
+    assert (hi <= 100).all() and (lo >= 0).all() and (hi > lo).all()
+    assert np.isclose(hi[-1], 100.0)  # the far extrapolation reaches the ceiling
+
+
+def test_trajectory_and_task_average(evals):
+    ests = [DownstreamForecaster(bootstrap=20).fit(evals, task=t, models=LADDER)
+            for t in ("piqa", "arc_easy", "sciq")]  # fmt: skip
+    N = 2.775e9
+    D = np.array([3e10, 1e11, 3e11])
+    tr = trajectory(ests[0], N, D)
+    np.testing.assert_allclose(tr["score"], ests[0].predict(N=np.full(3, N), D=D))
+    assert (tr["lo"] <= tr["score"]).all() and (tr["score"] <= tr["hi"]).all()
+    assert tr["score"].is_monotonic_increasing  # more tokens, lower loss, higher score
+    p, lo, hi = task_average(ests, N=N, D=3e11)
+    each = [float(e.predict(N=N, D=3e11)[0]) for e in ests]
+    assert np.isclose(p[0], np.mean(each)) and lo[0] < p[0] < hi[0]
+    pw, _, _ = task_average(ests, N=N, D=3e11, weights=[1, 0, 0])
+    assert np.isclose(pw[0], each[0])
