@@ -37,6 +37,8 @@ COMMAND_MODULES = [
     "lmforecast.cli.examples",
     "lmforecast.cli.dataconstrained",
     "lmforecast.cli.isoflop",
+    "lmforecast.cli.recipes",
+    "lmforecast.cli.nextrun",
 ]
 
 
