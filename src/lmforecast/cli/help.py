@@ -58,9 +58,29 @@ OPTION_HELP = {
     "--quiet": "no progress bars",
     "--level": "prediction-interval level, strictly between 0 and 1",
     "--method": "forecasting method",
+    "--u-col": "column holding unique training tokens U (epochs = D/U)",
 }
 
 EXAMPLES = {
+    # toolbox (issue 24): data-constrained law, isoFLOP approaches, recipes, next run
+    "data-constrained epochs": [
+        "lmforecast supervised fit --runs dataconstrained/runs.csv --form data-constrained "
+        "--bootstrap 10 --out dc_fit.json",
+        "lmforecast data-constrained epochs --fit dc_fit.json --params 6e8 --unique-tokens 1e9",
+    ],
+    "isoflop fit": [
+        "lmforecast isoflop fit --runs isoflop/runs.csv --json",
+        "lmforecast isoflop fit --runs isoflop/runs.csv --approach 1 --out isoflop.json",
+    ],
+    "isoflop plot": ["lmforecast isoflop plot --runs isoflop/runs.csv --out isoflop.png"],
+    "compare-recipes": [
+        "lmforecast compare-recipes --base recipes/base.csv --new recipes/new.csv --flops 1e18 "
+        "--bootstrap 50 --json",
+    ],
+    "next-run": [
+        "lmforecast next-run --runs nextrun/runs.csv --target-params 7e9 --target-tokens 1.4e11 "
+        "--budget 1e18 --bootstrap 20",
+    ],
     "supervised fit": [
         "lmforecast supervised fit --runs supervised/runs.csv --out fit.json",
         "lmforecast supervised fit --runs supervised/runs.csv --form chinchilla --json",

@@ -44,6 +44,8 @@ COMMAND_MODULES = [
     "lmforecast.cli.examples",
     "lmforecast.cli.dataconstrained",
     "lmforecast.cli.isoflop",
+    "lmforecast.cli.recipes",
+    "lmforecast.cli.nextrun",
 ]
 
 

@@ -32,13 +32,14 @@ def budget_minima(t: pd.DataFrame, approach: int) -> np.ndarray:
         x, y = np.log(g["N"].to_numpy()), g["loss"].to_numpy()
         if approach == 1:
             i = int(np.argmin(y))
-            lnN, L = x[i], y[i]
-        else:
-            c2, c1, c0 = np.polyfit(x, y, 2)
-            if not c2 > 0:
-                return np.full((1, 4), np.nan)  # concave: no minimum
-            lnN = -c1 / (2 * c2)
-            L = c0 - c1 * c1 / (4 * c2)
+            N = float(g["N"].iloc[i])
+            rows.append((C, N, C / (6.0 * N), float(y[i])))
+            continue
+        c2, c1, c0 = np.polyfit(x, y, 2)
+        if not c2 > 0:
+            return np.full((1, 4), np.nan)  # concave: no minimum
+        lnN = -c1 / (2 * c2)
+        L = c0 - c1 * c1 / (4 * c2)
         N = float(np.exp(lnN))
         rows.append((C, N, C / (6.0 * N), float(L)))
     return np.array(rows)

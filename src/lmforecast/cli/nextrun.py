@@ -1,0 +1,62 @@
+"""`lmforecast next-run`: which run to train next for a tighter forecast of a target."""
+
+from __future__ import annotations
+
+from ..data.io import read_table
+from ..nextrun import advise
+from .common import add_output_flags, add_runs_flag, emit, positive_float, require_runs
+
+
+def register(sub) -> None:
+    p = sub.add_parser("next-run", help="rank candidate runs by interval shrinkage per FLOP")
+    add_runs_flag(p, "CSV/Parquet/JSONL of the runs so far: N, D (or C) and loss")
+    p.add_argument(
+        "--target-params",
+        type=positive_float("--target-params"),
+        required=True,
+        metavar="N",
+        help="parameters of the model to forecast",
+    )
+    p.add_argument(
+        "--target-tokens",
+        type=positive_float("--target-tokens"),
+        required=True,
+        metavar="D",
+        help="training tokens of the model to forecast",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_float("--budget"),
+        default=None,
+        metavar="F",
+        help="FLOPs (6ND) the next run may cost at most",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=60,
+        metavar="B",
+        help="bootstrap refits that estimate the forecast covariances",
+    )
+    p.add_argument(
+        "--min-gain",
+        type=float,
+        default=0.02,
+        help="relative shrinkage below which more runs are said to stop helping",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    add_output_flags(p)
+    p.set_defaults(handler=_advise)
+
+
+def _advise(args) -> int:
+    a = advise(
+        read_table(require_runs(args)),
+        args.target_params,
+        args.target_tokens,
+        budget=args.budget,
+        n_boot=args.bootstrap,
+        min_gain=args.min_gain,
+        seed=args.seed,
+    )
+    return emit(args, a.contract(), a.summary())

@@ -1,0 +1,160 @@
+"""Which run to train next: rank candidates by expected shrinkage of a target forecast's
+interval per FLOP.
+
+The current runs are fitted with the Chinchilla law (Hoffmann et al. 2022, Eq. 2; shared
+engine) and bootstrapped. Across the bootstrap refits, the log-loss forecast at the target t and
+at a candidate c have variances v_t, v_c and covariance s. Observing c with run-to-run scatter
+sigma^2 (the fit's robust residual scale) updates the target's variance as a linear-Gaussian
+(ensemble Kalman) step does:
+
+    v_t' = v_t - s^2 / (v_c + sigma^2)
+
+so the expected interval width shrinks by the factor sqrt(v_t'/v_t). Candidates are ranked by
+(width - width') / (6 N_c D_c). When even the best candidate would shrink the width by less
+than `min_gain` (relative), more runs of that kind stop helping: the interval is then held by
+the scatter of single runs or by the extrapolation itself, not by parameter uncertainty that
+small runs can remove.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..fitting import bootstrap_fit, fit_law, huber
+from ..laws import get_law
+from ..supervised.model import runs_from_frame
+
+RATIOS = (5.0, 10.0, 20.0, 40.0, 80.0)  # tokens per parameter of the default candidate grid
+
+
+@dataclass
+class NextRunAdvice:
+    target: dict
+    current_width: float
+    level: float
+    candidates: list[dict]
+    stop: bool
+    message: str
+    n_boot: int
+
+    def contract(self) -> dict:
+        return asdict(self)
+
+    def summary(self) -> str:
+        lines = [
+            f"Target N={self.target['N']:.3g}, D={self.target['D']:.3g}: current "
+            f"{100 * self.level:g}% interval width {self.current_width:.4f} (log loss)",
+            "  rank          N          D      FLOPs   width after   shrink/EFLOP",
+        ]
+        for i, c in enumerate(self.candidates[:10]):
+            lines.append(
+                f"  {i + 1:4d} {c['N']:10.3g} {c['D']:10.3g} {c['flops']:10.3g}"
+                f"   {c['expected_width']:11.4f}   {1e18 * c['shrink_per_flop']:.4g}"
+            )
+        return "\n".join([*lines, self.message])
+
+
+def candidate_grid(runs: pd.DataFrame, target_N: float, budget: float | None) -> pd.DataFrame:
+    """Sizes log-spaced from the smallest run to the target, at 5-80 tokens per parameter,
+    within `budget` FLOPs (6ND)."""
+    N = np.geomspace(runs["N"].min(), max(target_N, runs["N"].max()), 8)
+    g = pd.DataFrame([(n, r * n) for n in N for r in RATIOS], columns=["N", "D"])
+    if budget is not None:
+        g = g[6 * g["N"] * g["D"] <= budget]
+    return g.reset_index(drop=True)
+
+
+def fit_with_bootstrap(data: pd.DataFrame, n_boot: int, seed: int, level: float = 0.9):
+    law = get_law("chinchilla")
+    X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
+    y = data["loss"].to_numpy(float)
+    res = fit_law(law, X, y, loss=huber(1e-3), n_polish=16)
+    bootstrap_fit(law, X, y, res, n_boot=n_boot, level=level, seed=seed, n_jobs=1, n_starts=2)
+    return law, res
+
+
+def target_width(law, res, N, D, level: float = 0.9) -> float:
+    """Width of the bootstrap percentile interval of log loss at (N, D)."""
+    T = law.predict_target(
+        np.asarray(res.bootstrap), {"N": np.atleast_1d(float(N)), "D": np.atleast_1d(float(D))}
+    )[:, 0]
+    lo, hi = np.quantile(T, [(1 - level) / 2, (1 + level) / 2])
+    return float(hi - lo)
+
+
+def advise(
+    runs: pd.DataFrame,
+    target_N: float,
+    target_D: float,
+    *,
+    budget: float | None = None,
+    candidates: pd.DataFrame | None = None,
+    n_boot: int = 60,
+    level: float = 0.9,
+    min_gain: float = 0.02,
+    seed: int = 0,
+    fitted=None,
+) -> NextRunAdvice:
+    """Rank candidate runs (columns N, D; default `candidate_grid`) best first."""
+    if not (target_N > 0 and target_D > 0):
+        raise InputError(f"target N and D must be > 0, got {target_N}, {target_D}")
+    if budget is not None and not budget > 0:
+        raise InputError(f"--budget must be > 0 FLOPs, got {budget}")
+    data = runs_from_frame(runs)
+    if len(data) < 6:
+        raise InputError(
+            f"runs: {len(data)} run(s); the advisor fits a 5-parameter law and needs at least 6"
+        )
+    cand = candidate_grid(data, target_N, budget) if candidates is None else candidates
+    if len(cand) == 0:
+        raise InputError(f"no candidate run fits in --budget {budget:.3g} FLOPs (6ND)")
+    law, res = fitted if fitted is not None else fit_with_bootstrap(data, n_boot, seed, level)
+    th = np.asarray(res.bootstrap)
+    Nc, Dc = cand["N"].to_numpy(float), cand["D"].to_numpy(float)
+    Tt = law.predict_target(th, {"N": np.array([target_N]), "D": np.array([target_D])})[:, 0]
+    Tc = law.predict_target(th, {"N": Nc, "D": Dc})  # (B, n)
+    dt, dc = Tt - Tt.mean(), Tc - Tc.mean(axis=0)
+    vt = float(np.mean(dt**2))
+    s = (dt[:, None] * dc).mean(axis=0)
+    vc = (dc**2).mean(axis=0)
+    sigma2 = max(res.residual_scale, 1e-4) ** 2
+    vt_new = np.maximum(vt - s**2 / (vc + sigma2), 0.0)
+    w = target_width(law, res, target_N, target_D, level)
+    w_new = w * np.sqrt(vt_new / vt) if vt > 0 else np.full(len(cand), w)
+    flops = 6 * Nc * Dc
+    gain = (w - w_new) / flops
+    order = np.argsort(-gain)
+    rows = [
+        {
+            "N": float(Nc[i]),
+            "D": float(Dc[i]),
+            "flops": float(flops[i]),
+            "expected_width": float(w_new[i]),
+            "shrink": float(1 - w_new[i] / w),
+            "shrink_per_flop": float(gain[i]),
+        }
+        for i in order
+    ]
+    best_rel = max(r["shrink"] for r in rows)
+    stop = best_rel < min_gain
+    msg = (
+        f"more runs stop helping: the best candidate shrinks the interval by "
+        f"{100 * best_rel:.2g}% (< {100 * min_gain:g}%); what remains is run scatter and "
+        "extrapolation"
+        if stop
+        else f"best next run: N={rows[0]['N']:.3g}, D={rows[0]['D']:.3g} "
+        f"(expected width {rows[0]['expected_width']:.4f}, -{100 * rows[0]['shrink']:.2g}%)"
+    )
+    return NextRunAdvice(
+        target={"N": float(target_N), "D": float(target_D)},
+        current_width=w,
+        level=level,
+        candidates=rows,
+        stop=bool(stop),
+        message=msg,
+        n_boot=len(th),
+    )
