@@ -1,0 +1,244 @@
+"""`Ledger`: register forecasts, resolve them once, select and export records.
+
+Every write is one ``BEGIN IMMEDIATE`` transaction on a WAL-mode file, so concurrent writers
+(processes) queue instead of failing, and a process killed mid-write leaves the last committed
+state: a record is either wholly present or absent. Records are append-only (triggers in the
+schema refuse UPDATE and DELETE); a correction is a new record naming the one it corrects.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .. import __version__
+from ..errors import InputError, fmt_value
+from .records import (
+    FORECAST_FIELDS,
+    check_forecast,
+    digest_forecast,
+    digest_resolution,
+    sha256_file,
+)
+from .schema import open_connection
+
+
+def now_iso() -> str:
+    """UTC time, ISO 8601 with microseconds (sorts as text)."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+
+
+def parse_when(text: str | None, flag: str) -> str | None:
+    """A date or date-time from the user, as the ledger's ISO text (UTC if no zone given)."""
+    if text is None:
+        return None
+    try:
+        t = _dt.datetime.fromisoformat(str(text).strip())
+    except ValueError:
+        raise InputError(
+            f"{flag}: expected a date like 2026-01-31 or an ISO time, got {text!r}"
+        ) from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=_dt.UTC)
+    return t.astimezone(_dt.UTC).isoformat(timespec="microseconds")
+
+
+class Ledger:
+    """One forecast ledger file (see `docs/ledger.md`).
+
+    ``Ledger(path)`` opens an existing ledger (migrating an older schema after a backup copy);
+    ``Ledger(path, create=True)`` also creates a new one. Use as a context manager or call
+    `close()`.
+    """
+
+    def __init__(self, path: str | Path, create: bool = False):
+        self.path = Path(path)
+        self._con, self.backup_ = open_connection(self.path, create)
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _write(self, fn):
+        con = self._con
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            out = fn(con)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        return out
+
+    # -- writing ----------------------------------------------------------------------------
+    def add(
+        self,
+        *,
+        method: str,
+        point: float,
+        lo: float | None = None,
+        hi: float | None = None,
+        level: float | None = None,
+        label: str = "",
+        form: str | None = None,
+        run: str | None = None,
+        task: str | None = None,
+        N: float | None = None,
+        D: float | None = None,
+        budget: float | None = None,
+        fit: str | Path | None = None,
+        inputs_table: str | Path | None = None,
+        fit_sha256: str | None = None,
+        input_sha256: str | None = None,
+        inputs: dict | None = None,
+        corrects: int | None = None,
+    ) -> int:
+        """Register one forecast; returns its record id. `fit` and `inputs_table` are files
+        whose SHA-256 is recorded (or give the digests directly)."""
+        rec = check_forecast(
+            method=method, point=point, lo=lo, hi=hi, level=level, N=N, D=D, budget=budget
+        )
+        rec.update(
+            created=now_iso(),
+            lmforecast_version=__version__,
+            label=str(label or ""),
+            method=method.strip(),
+            form=form,
+            run=run,
+            task=task,
+            fit_sha256=fit_sha256 if fit is None else sha256_file(fit),
+            input_sha256=input_sha256 if inputs_table is None else sha256_file(inputs_table),
+            inputs=json.dumps(inputs or {}, sort_keys=True, default=str),
+            corrects=None if corrects is None else int(corrects),
+        )
+        return self.add_many([rec])[0]
+
+    def add_many(self, records: list[dict]) -> list[int]:
+        """Register already-checked records (as `add` builds them) in ONE transaction."""
+
+        def go(con):
+            ids = []
+            for rec in records:
+                if rec.get("corrects") is not None:
+                    self._require(con, rec["corrects"])
+                cur = con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM forecasts")
+                row = {k: rec.get(k) for k in FORECAST_FIELDS}
+                row["id"] = cur.fetchone()[0]
+                row["digest"] = digest_forecast(row)
+                names = list(row)
+                con.execute(
+                    f"INSERT INTO forecasts ({', '.join(names)}) "
+                    f"VALUES ({', '.join('?' * len(names))})",
+                    [row[k] for k in names],
+                )
+                ids.append(row["id"])
+            return ids
+
+        return self._write(go)
+
+    @staticmethod
+    def _require(con, rid) -> None:
+        if con.execute("SELECT 1 FROM forecasts WHERE id = ?", (int(rid),)).fetchone() is None:
+            raise InputError(f"ledger: no record {fmt_value(rid)}")
+
+    def resolve(self, record_id: int, observed: float, source: str = "") -> None:
+        """Attach the observed value to a record, once; a second resolve is refused."""
+        obs = check_forecast(method="x", point=observed)["point"]
+        rid = int(record_id)
+
+        def go(con):
+            self._require(con, rid)
+            old = con.execute(
+                "SELECT observed FROM resolutions WHERE forecast_id = ?", (rid,)
+            ).fetchone()
+            if old is not None:
+                raise InputError(
+                    f"ledger: record {rid} is already resolved (observed {fmt_value(old[0])}); "
+                    "a resolved record is never changed, add a correction with --corrects"
+                )
+            res = {"forecast_id": rid, "observed": obs, "resolved": now_iso(), "source": source}
+            res["digest"] = digest_resolution(res)
+            con.execute(
+                "INSERT INTO resolutions (forecast_id, observed, resolved, source, digest) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [res[k] for k in ("forecast_id", "observed", "resolved", "source", "digest")],
+            )
+
+        self._write(go)
+
+    # -- reading ----------------------------------------------------------------------------
+    def records(
+        self,
+        *,
+        method: str | None = None,
+        label: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        resolved: bool | None = None,
+        ids: list[int] | None = None,
+    ) -> pd.DataFrame:
+        """Records (forecast fields, ``observed``, ``resolved``, ``source``, ``superseded_by``)
+        matching a selection; times as ISO text, `since`/`until` inclusive on ``created``."""
+        where, params = [], []
+        for col, val in (("f.method", method), ("f.label", label)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                params.append(val)
+        if since is not None:
+            where.append("f.created >= ?")
+            params.append(parse_when(since, "--since"))
+        if until is not None:
+            u = parse_when(until, "--until")
+            if len(str(until).strip()) == 10:  # a bare date: the whole day
+                u = u[:10] + "T23:59:59.999999+00:00"
+            where.append("f.created <= ?")
+            params.append(u)
+        if resolved is not None:
+            where.append("r.forecast_id IS " + ("NOT NULL" if resolved else "NULL"))
+        if ids is not None:
+            where.append(f"f.id IN ({', '.join('?' * len(ids))})")
+            params.extend(int(i) for i in ids)
+        sql = (
+            "SELECT f.*, r.observed, r.resolved, r.source, "
+            "(SELECT MIN(c.id) FROM forecasts c WHERE c.corrects = f.id) AS superseded_by "
+            "FROM forecasts f LEFT JOIN resolutions r ON r.forecast_id = f.id"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY f.id"
+        )
+        cur = self._con.execute(sql, params)
+        cols = [d[0] for d in cur.description]
+        return pd.DataFrame(cur.fetchall(), columns=cols)
+
+    def verify(self) -> dict:
+        """Integrity check of the file and of every record's digest."""
+        ok = self._con.execute("PRAGMA integrity_check").fetchone()[0]
+        cur = self._con.execute(
+            f"SELECT {', '.join(FORECAST_FIELDS)}, digest FROM forecasts ORDER BY id"
+        )
+        bad = [
+            r[0] for r in cur.fetchall() if digest_forecast(dict(zip(FORECAST_FIELDS, r))) != r[-1]
+        ]
+        cur = self._con.execute(
+            "SELECT forecast_id, observed, resolved, source, digest FROM resolutions"
+        )
+        keys = ("forecast_id", "observed", "resolved", "source")
+        bad_res = [r[0] for r in cur.fetchall() if digest_resolution(dict(zip(keys, r))) != r[-1]]
+        return {"integrity": ok, "bad_forecasts": bad, "bad_resolutions": bad_res}
+
+    def __len__(self) -> int:
+        return int(self._con.execute("SELECT COUNT(*) FROM forecasts").fetchone()[0])
+
+
+def open_ledger(path: str | Path, create: bool = False) -> Ledger:
+    return Ledger(path, create=create)

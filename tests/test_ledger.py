@@ -1,0 +1,250 @@
+"""The forecast ledger: records, resolution, scores checked by hand, concurrency, SIGKILL,
+migration from schema version 1."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lmforecast.errors import InputError
+from lmforecast.ledger import Ledger, create_v1, score_records, score_table, winkler_score
+from lmforecast.ledger.schema import SCHEMA_VERSION
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_record_fields_and_hashes(tmp_path):
+    fit = tmp_path / "fit.json"
+    fit.write_text('{"law": "chinchilla"}')
+    table = tmp_path / "runs.csv"
+    table.write_text("N,D,loss\n1,2,3\n")
+    with Ledger(tmp_path / "l.db", create=True) as L:
+        rid = L.add(method="supervised", form="chinchilla", point=2.5, lo=2.4, hi=2.7,
+                    level=0.9, N=1e9, D=2e10, fit=fit, inputs_table=table, label="plan-a",
+                    run="big")  # fmt: skip
+        r = L.records().iloc[0]
+    import hashlib
+
+    assert rid == 1 and r["label"] == "plan-a" and r["form"] == "chinchilla"
+    assert r["fit_sha256"] == hashlib.sha256(fit.read_bytes()).hexdigest()
+    assert r["input_sha256"] == hashlib.sha256(table.read_bytes()).hexdigest()
+    assert (r["N"], r["D"], r["point"], r["lo"], r["hi"], r["level"]) == (
+        1e9, 2e10, 2.5, 2.4, 2.7, 0.9)  # fmt: skip
+    assert r["lmforecast_version"] and r["created"].endswith("+00:00")
+
+
+def test_scores_match_hand_computation(tmp_path):
+    # four resolved forecasts (two methods) + one open one + one superseded one
+    rows = [  # method, point, lo, hi, level, observed
+        ("a", 2.0, 1.8, 2.2, 0.9, 2.1),  # covered, |e| .1, W = .4
+        ("a", 3.0, 2.9, 3.1, 0.8, 3.3),  # above: W = .2 + (2/.2)*.2 = 2.2, |e| .3
+        ("b", 1.0, 0.5, 1.5, 0.5, 0.0),  # below: W = 1 + (2/.5)*.5 = 3.0, |e| 1
+        ("b", 4.0, None, None, None, 4.5),  # no interval: not covered, no W, |e| .5
+    ]
+    with Ledger(tmp_path / "l.db", create=True) as L:
+        for m, p, lo, hi, lv, y in rows:
+            rid = L.add(method=m, point=p, lo=lo, hi=hi, level=lv)
+            L.resolve(rid, y)
+        L.add(method="a", point=9.0, lo=8, hi=10, level=0.9)  # open
+        old = L.add(method="b", point=7.0, lo=6, hi=8, level=0.9)
+        L.resolve(old, 100.0)  # ... then corrected: superseded, not scored
+        L.add(method="b", point=7.5, corrects=old)
+        res = score_records(L.records())
+    a, b, allr = res["groups"]["a"], res["groups"]["b"], res["overall"]
+    assert a["coverage"] == pytest.approx(0.5) and b["coverage"] == pytest.approx(0.0)
+    assert a["mean_abs_error"] == pytest.approx(0.2)
+    assert a["winkler"] == pytest.approx((0.4 + 2.2) / 2)
+    assert b["winkler"] == pytest.approx(3.0) and b["n_no_interval"] == 1
+    assert allr["n_resolved"] == 4 and allr["n_open"] == 2 and allr["n_records"] == 6
+    assert allr["coverage"] == pytest.approx(0.25)
+    assert allr["mean_abs_error"] == pytest.approx((0.1 + 0.3 + 1 + 0.5) / 4)
+    assert allr["median_abs_error"] == pytest.approx((0.3 + 0.5) / 2)
+    assert allr["winkler"] == pytest.approx((0.4 + 2.2 + 3.0) / 3)
+    t = score_table(res)
+    assert list(t["group"]) == ["a", "b", "(all)"]
+
+
+def test_non_finite_interval_is_a_failure():
+    w = winkler_score([1.0, -np.inf], [2.0, np.inf], [1.5, 1.5], [0.9, 0.9])
+    assert w[0] == pytest.approx(1.0) and np.isnan(w[1])
+
+
+def test_selection_by_label_and_date(tmp_path):
+    with Ledger(tmp_path / "l.db", create=True) as L:
+        L.add(method="a", point=1.0, label="x")
+        L.add(method="a", point=1.0, label="y")
+        assert list(L.records(label="y")["id"]) == [2]
+        assert len(L.records(since="2000-01-01")) == 2
+        assert len(L.records(until="2000-01-01")) == 0
+
+
+def test_resolved_record_is_never_changed(tmp_path):
+    with Ledger(tmp_path / "l.db", create=True) as L:
+        rid = L.add(method="a", point=1.0)
+        L.resolve(rid, 1.5)
+        with pytest.raises(InputError, match="already resolved"):
+            L.resolve(rid, 2.0)
+        with pytest.raises(InputError, match="no record 99"):
+            L.resolve(99, 2.0)
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            L._con.execute("UPDATE forecasts SET point = 0")
+        with pytest.raises(sqlite3.IntegrityError, match="final"):
+            L._con.execute("DELETE FROM resolutions")
+        assert L.records()["observed"].tolist() == [1.5]
+        assert L.verify() == {"integrity": "ok", "bad_forecasts": [], "bad_resolutions": []}
+
+
+WRITER = """
+import sys
+from lmforecast.ledger import Ledger
+path, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+L = Ledger(path, create=True)
+for i in range(n):
+    L.add(method="m", point=float(i), label=tag, run=f"{tag}-{i}")
+L.close()
+"""
+
+
+@pytest.mark.slow
+def test_two_concurrent_writer_processes(tmp_path):
+    path = tmp_path / "l.db"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag, "1000"], env=_env())
+        for tag in ("p1", "p2")
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    with Ledger(path) as L:
+        df = L.records()
+        assert L.verify()["bad_forecasts"] == []
+    assert len(df) == 2000 and df["id"].tolist() == list(range(1, 2001))
+    for tag in ("p1", "p2"):
+        runs = set(df.loc[df["label"] == tag, "run"])
+        assert runs == {f"{tag}-{i}" for i in range(1000)}
+
+
+KILLED = """
+import sys
+from lmforecast.ledger import Ledger
+L = Ledger(sys.argv[1], create=True)
+rec = dict(method="m", point=1.0, lo=0.5, hi=1.5, level=0.9, created="t",
+           lmforecast_version="v", label="batch", inputs="{}")
+k = 0
+while True:  # batches of 25 records, one transaction each
+    L.add_many([dict(rec, run=f"r{k}-{j}") for j in range(25)])
+    k += 1
+    print(k, flush=True)
+"""
+
+
+def test_sigkill_mid_write_leaves_a_readable_ledger(tmp_path):
+    path = tmp_path / "l.db"
+    p = subprocess.Popen([sys.executable, "-c", KILLED, str(path)], env=_env(),
+                         stdout=subprocess.PIPE, text=True)  # fmt: skip
+    done = 0
+    while done < 20:
+        line = p.stdout.readline()
+        assert line, "the writer died early"
+        done = int(line)
+    time.sleep(0.05)  # let it get inside another write
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    with Ledger(path) as L:
+        df = L.records()
+        assert L.verify() == {"integrity": "ok", "bad_forecasts": [], "bad_resolutions": []}
+    n = len(df)
+    assert n >= 20 * 25 and n % 25 == 0  # whole batches only: no partial record or batch
+    assert df["point"].notna().all() and (df["hi"] == 1.5).all()
+
+
+def test_migration_from_version_1(tmp_path):
+    path = tmp_path / "old.db"
+    create_v1(path)
+    con = sqlite3.connect(path)
+    con.executemany(
+        "INSERT INTO forecasts (created, version, label, method, N, D, task, point, lo, hi,"
+        " level, fit_sha256, observed, resolved) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [
+            (
+                "2025-01-02T00:00:00+00:00",
+                "0.0.1",
+                "q1",
+                "supervised",
+                1e9,
+                2e10,
+                "loss",
+                2.5,
+                2.4,
+                2.6,
+                0.9,
+                "ab" * 32,
+                2.55,
+                "2025-03-01T00:00:00+00:00",
+            ),
+            (
+                "2025-01-03T00:00:00+00:00",
+                "0.0.1",
+                "q1",
+                "supervised",
+                2e9,
+                4e10,
+                "loss",
+                2.3,
+                2.2,
+                2.4,
+                0.9,
+                "cd" * 32,
+                None,
+                None,
+            ),
+        ],  # fmt: skip
+    )
+    con.commit()
+    con.close()
+    with Ledger(path) as L:
+        assert L.backup_ == tmp_path / "old.db.v1.bak"
+        df = L.records()
+        assert L.verify()["bad_forecasts"] == []
+        assert L._con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        L.resolve(2, 2.35)  # the migrated ledger works as a current one
+    bak = sqlite3.connect(tmp_path / "old.db.v1.bak")  # the backup is the old file, as it was
+    assert bak.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert bak.execute("SELECT observed FROM forecasts ORDER BY id").fetchall() == [
+        (2.55,),
+        (None,),
+    ]
+    bak.close()
+    assert df["observed"].tolist()[0] == 2.55 and np.isnan(df["observed"].tolist()[1])
+    assert df["fit_sha256"].tolist() == ["ab" * 32, "cd" * 32]
+    assert df["lmforecast_version"].tolist() == ["0.0.1", "0.0.1"]
+
+
+def test_refuses_files_that_are_not_ledgers(tmp_path):
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE runs (N REAL, loss REAL)")
+    con.commit()
+    con.close()
+    before = other.read_bytes()
+    with pytest.raises(InputError, match=r"not an lmforecast ledger \(its tables: runs\)"):
+        Ledger(other, create=True)
+    assert other.read_bytes() == before
+    csv = tmp_path / "runs.csv"
+    csv.write_text("N,loss\n1,2\n")
+    with pytest.raises(InputError, match="not an SQLite database"):
+        Ledger(csv, create=True)
+    with pytest.raises(InputError, match="no such ledger"):
+        Ledger(tmp_path / "missing.db")
