@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import safe_write
 from ..errors import InputError
 
 
@@ -67,26 +68,29 @@ def _probe_folder(folder: Path, what: str) -> None:
         pass
 
 
-def check_writable(path: str | Path | None, inputs=()) -> Path | None:
+def check_writable(path: str | Path | None, inputs=(), flag: str = "--out") -> Path | None:
     """Fail early (before any work) if an output file cannot be written, or would overwrite
     one of the command's `inputs`."""
     if path is None:
         return None
     p = Path(path)
     if str(path).strip() == "":
-        raise InputError("--out: empty file name")
-    if p.exists() and p.is_dir():
-        raise InputError(f"{p}: is a directory, expected a file path")
+        raise InputError(f"{flag}: empty file name")
+    check_not_input(p, inputs, flag)
+    p, kind = safe_write.target_kind(p, flag)
+    if kind == "special":  # a device or FIFO: written in place, never replaced
+        if not os.access(p, os.W_OK):
+            raise InputError(f"{p}: not writable")
+        return Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.exists():
         raise InputError(f"{p}: folder {parent} does not exist")
     if not parent.is_dir():
         raise InputError(f"{p}: {parent} is not a folder")
-    check_not_input(p, inputs)
     _probe_folder(parent, str(p))
     if p.exists() and not os.access(p, os.W_OK):
         raise InputError(f"{p}: the existing file is read-only")
-    return p
+    return Path(path)
 
 
 def check_writable_dir(path: str | Path) -> Path:
@@ -95,6 +99,11 @@ def check_writable_dir(path: str | Path) -> Path:
     p = Path(path)
     if str(path).strip() == "":
         raise InputError("--out: empty folder name")
+    if p.is_symlink() and not safe_write.follow_symlinks():
+        raise InputError(
+            f"{p}: is a symbolic link; refusing to write through it "
+            "(pass --follow-symlinks to write into its target)"
+        )
     if p.exists() and not p.is_dir():
         raise InputError(f"{p}: exists and is not a folder")
     probe = p
@@ -109,7 +118,7 @@ def check_writable_dir(path: str | Path) -> Path:
     return p
 
 
-def check_not_input(out: Path, inputs) -> None:
+def check_not_input(out: Path, inputs, flag: str = "--out") -> None:
     """Refuse an output path that is one of the inputs (writing it would destroy the input)."""
     if not out.exists():
         return
@@ -117,7 +126,7 @@ def check_not_input(out: Path, inputs) -> None:
         try:
             if q and Path(q).exists() and Path(q).samefile(out):
                 raise InputError(
-                    f"{out}: --out is also an input of this command; writing it would "
+                    f"{out}: {flag} is also an input of this command; writing it would "
                     "destroy the input, choose another file"
                 )
         except OSError:
@@ -132,19 +141,9 @@ def _umask() -> int:
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write via a temporary sibling file and rename, so a failure leaves no partial output and
-    the previous file (if any) intact. The new file gets the usual mode (0666 minus umask),
-    not mkstemp's 0600."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=p.parent if str(p.parent) else ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    the previous file (if any) intact; devices and FIFOs are written in place, symbolic links
+    refused unless followed (the output policy of `lmforecast.safe_write`)."""
+    safe_write.write_bytes(path, data)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -22,6 +22,8 @@ import warnings
 
 from .. import __version__
 from ..errors import InputError, OptionalDependencyError
+from ..parallel import lifeline
+from ..safe_write import set_follow_symlinks
 
 COMMAND_MODULES = [
     "lmforecast.cli.supervised",
@@ -55,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="where parallel loops run: joblib (default), local:N (a Dask LocalCluster of N "
         "worker processes) or tcp://HOST:PORT (a running Dask scheduler); default "
         "$LMFORECAST_SCHEDULER. Needs lmforecast[dask]. See docs/scaling-out.md",
+    )
+    parser.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="let an output path that is a symbolic link be written through to its target "
+        "(refused by default; accepted anywhere on the line)",
     )
     parser.add_argument(
         "--debug",
@@ -116,7 +124,8 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
     except (InputError, OptionalDependencyError) as exc:
         sys.stderr.write(f"lmforecast: error: {_one_line(exc)}\n")
         return 2
-    except KeyboardInterrupt:  # pragma: no cover
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM (`parallel.lifeline`): end every worker
+        lifeline.end_children()
         sys.stderr.write("lmforecast: interrupted\n")
         return 130
     except BrokenPipeError:  # stdout closed early (e.g. `| head`): not an error of ours
@@ -151,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     if "--debug" in argv:  # accepted anywhere on the line, not only before the command
         argv = [a for a in argv if a != "--debug"]
         debug = True
+    follow = "--follow-symlinks" in argv
+    argv = [a for a in argv if a != "--follow-symlinks"]
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -161,7 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     warnings.showwarning = _one_line_warning
-    return run_handler(args, debug)
+    old = set_follow_symlinks(follow)
+    try:
+        with lifeline.signals_end_workers():
+            return run_handler(args, debug)
+    finally:
+        set_follow_symlinks(old)
 
 
 if __name__ == "__main__":  # pragma: no cover
