@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
+import io
 
 from ..errors import InputError
 from .common import (
     add_level_flag,
     add_output_flags,
     add_runs_flag,
+    atomic_write_bytes,
     atomic_write_text,
     check_writable,
     print_json,
@@ -111,18 +110,13 @@ def _backtest(args) -> int:
         from ..plots import backtest as plots
 
         fig = plots.calibration(bt)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=plot.parent)
-        os.close(fd)
-        try:
-            fig.savefig(tmp, dpi=110, bbox_inches="tight")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        png = tmp
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        png = buf.getvalue()
     if out is not None:
         atomic_write_text(out, bt.forecasts.to_csv(index=False))
     if png is not None:
-        os.replace(png, plot)
+        atomic_write_bytes(plot, png)  # mode per umask, like every output (safe_write)
     if args.json:
         print_json(
             {

@@ -7,14 +7,21 @@ import json
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..store import atomic_write_bytes, atomic_write_folder, atomic_write_text, to_jsonable
+from ..store import (
+    atomic_write_bytes,
+    atomic_write_folder,
+    atomic_write_text,
+    safe_write,
+    to_jsonable,
+)
+from ..store.safe_write import check_writable_dir, probe_folder
 
 __all__ = [  # re-exported for CLI code: the writer is the store's
+    "check_writable_dir",
     "atomic_write_bytes",
     "atomic_write_folder",
     "atomic_write_text",
@@ -40,65 +47,32 @@ def emit(args: argparse.Namespace, contract: Any, summary: str) -> int:
     return 0
 
 
-def _probe_folder(folder: Path, what: str) -> None:
-    """Really try to create (and remove) a file in `folder`: permissions, read-only mounts,
-    /proc and full disks all fail here, before any work starts."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".lmforecast-probe-", dir=folder)
-    except OSError as exc:
-        raise InputError(
-            f"{what}: cannot write in folder {folder} ({exc.strerror or type(exc).__name__})"
-        ) from None
-    os.close(fd)
-    try:
-        os.unlink(tmp)
-    except OSError:  # pragma: no cover
-        pass
-
-
-def check_writable(path: str | Path | None, inputs=()) -> Path | None:
+def check_writable(path: str | Path | None, inputs=(), flag: str = "--out") -> Path | None:
     """Fail early (before any work) if an output file cannot be written, or would overwrite
     one of the command's `inputs`."""
     if path is None:
         return None
     p = Path(path)
     if str(path).strip() == "":
-        raise InputError("--out: empty file name")
-    if p.exists() and p.is_dir():
-        raise InputError(f"{p}: is a directory, expected a file path")
+        raise InputError(f"{flag}: empty file name")
+    check_not_input(p, inputs, flag)
+    p, kind = safe_write.target_kind(p, flag)
+    if kind == "special":  # a device or FIFO: written in place, never replaced
+        if not os.access(p, os.W_OK):
+            raise InputError(f"{p}: not writable")
+        return Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.exists():
         raise InputError(f"{p}: folder {parent} does not exist")
     if not parent.is_dir():
         raise InputError(f"{p}: {parent} is not a folder")
-    check_not_input(p, inputs)
-    _probe_folder(parent, str(p))
+    probe_folder(parent, str(p))
     if p.exists() and not os.access(p, os.W_OK):
         raise InputError(f"{p}: the existing file is read-only")
-    return p
+    return Path(path)
 
 
-def check_writable_dir(path: str | Path) -> Path:
-    """An output *folder*: it may exist (a folder) or not (its nearest existing ancestor must be
-    writable)."""
-    p = Path(path)
-    if str(path).strip() == "":
-        raise InputError("--out: empty folder name")
-    if p.exists() and not p.is_dir():
-        raise InputError(f"{p}: exists and is not a folder")
-    probe = p
-    while not probe.exists():
-        probe = probe.parent if probe.parent != probe else Path(".")
-        if str(probe) in ("", "."):
-            probe = Path(".")
-            break
-    if not probe.is_dir():
-        raise InputError(f"{p}: {probe} is not a folder")
-    _probe_folder(probe, str(p))
-    return p
-
-
-def check_not_input(out: Path, inputs) -> None:
+def check_not_input(out: Path, inputs, flag: str = "--out") -> None:
     """Refuse an output path that is one of the inputs (writing it would destroy the input)."""
     if not out.exists():
         return
@@ -106,7 +80,7 @@ def check_not_input(out: Path, inputs) -> None:
         try:
             if q and Path(q).exists() and Path(q).samefile(out):
                 raise InputError(
-                    f"{out}: --out is also an input of this command; writing it would "
+                    f"{out}: {flag} is also an input of this command; writing it would "
                     "destroy the input, choose another file"
                 )
         except OSError:

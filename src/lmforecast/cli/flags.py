@@ -154,6 +154,7 @@ INPUT_FILE_FLAGS = (
 )  # fmt: skip
 
 #: (command, verb) whose --out is a folder, not a file.
+OTHER_OUTPUT_FLAGS = ("plot",)  # output files named by a flag other than --out
 FOLDER_OUTPUTS = {("report", None), ("zoo", "build")}
 
 
@@ -195,7 +196,7 @@ def apply_flag_policy(parser: argparse.ArgumentParser) -> None:
 def _inputs(args: argparse.Namespace) -> list[str]:
     out = []
     for k, v in vars(args).items():
-        if k == "out" or callable(v):
+        if k == "out" or k in OTHER_OUTPUT_FLAGS or callable(v):
             continue
         for x in v if isinstance(v, list | tuple) else [v]:
             if isinstance(x, str) and x and len(x) < 4096:
@@ -284,4 +285,18 @@ def preflight(args: argparse.Namespace) -> list[str]:
             check_writable_dir(out)
         else:
             check_writable(out, _inputs(args))
+    check_other_outputs(args)
     return notes
+
+
+def check_other_outputs(args: argparse.Namespace) -> None:
+    """Output flags besides ``--out`` (``--plot``): same checks, and none may name an input
+    or another output of the command."""
+    for k in OTHER_OUTPUT_FLAGS:
+        v = getattr(args, k, None)
+        if not isinstance(v, str):
+            continue
+        flag = f"--{k}"
+        if v == getattr(args, "out", None):
+            raise InputError(f"{flag} {v}: is also the --out file; choose another file")
+        check_writable(v, _inputs(args), flag)

@@ -29,6 +29,8 @@ import warnings
 
 from .. import __version__
 from ..errors import InputError, OptionalDependencyError
+from ..parallel import lifeline
+from ..store.safe_write import set_follow_symlinks
 
 COMMAND_MODULES = [
     "lmforecast.cli.supervised",
@@ -105,6 +107,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "$LMFORECAST_SCHEDULER. Needs lmforecast[dask]. See docs/scaling-out.md",
     )
     parser.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="let an output path that is a symbolic link be written through to its target "
+        "(refused by default; accepted anywhere on the line)",
+    )
+    parser.add_argument(
         "--debug",
         action="store_true",
         help="show the full traceback of an internal error (also: LMFORECAST_DEBUG=1)",
@@ -175,7 +183,8 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
     except (InputError, OptionalDependencyError) as exc:
         sys.stderr.write(f"lmforecast: error: {_one_line(exc)}\n")
         return 2
-    except KeyboardInterrupt:  # pragma: no cover
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM (`parallel.lifeline`): end every worker
+        lifeline.end_children()
         sys.stderr.write("lmforecast: interrupted\n")
         return 130
     except BrokenPipeError:  # stdout closed early (e.g. `| head`): not an error of ours
@@ -244,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     debug = os.environ.get("LMFORECAST_DEBUG", "") not in ("", "0")
     argv, debug_flag = _hoist_global_flags(argv)  # accepted anywhere on the line
     debug = debug or debug_flag
+    follow = "--follow-symlinks" in argv
+    argv = [a for a in argv if a != "--follow-symlinks"]
     word = _command_word(argv)
     known = {name for name, _, _ in _command_table()}
     parser = build_parser(word if word in known or not word else None)
@@ -256,7 +267,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     warnings.showwarning = _one_line_warning
-    return run_handler(args, debug)
+    old = set_follow_symlinks(follow)
+    try:
+        with lifeline.signals_end_workers():
+            return run_handler(args, debug)
+    finally:
+        set_follow_symlinks(old)
 
 
 if __name__ == "__main__":  # pragma: no cover

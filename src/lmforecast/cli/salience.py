@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
+from ..store.safe_write import output_file
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -437,11 +438,8 @@ def _save_figure(fig, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     suffix = out.suffix.lower() or ".png"
-    tmp = out.with_name(f".tmp-{out.name}{'' if out.suffix else suffix}")
     try:
-        fig.savefig(tmp, format=suffix.lstrip("."), dpi=120, bbox_inches="tight")
-        tmp.replace(out)
+        with output_file(out, suffix=suffix) as tmp:  # atomic, mode per umask (safe_write)
+            fig.savefig(tmp, format=suffix.lstrip("."), dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()

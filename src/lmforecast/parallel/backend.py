@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import InputError, require
+from .lifeline import watch_parent
 from .spec import CONNECT_TIMEOUT_S, JOBLIB, SchedulerSpec, check_reachable, env_scheduler
 from .spec import parse_scheduler as _parse
 
@@ -195,10 +196,13 @@ def uses_dask(scheduler=None) -> bool:
     return isinstance(b, DaskSession) or b.uses_dask
 
 
-def _run_task(payload, task_func, task_shared, capture: bool):
+def _run_task(payload, task_func, task_shared, capture: bool, parent: int | None = None):
     """What a worker runs: ``task_func(payload, task_shared)``, with the warnings it raised.
     A `map_tasks` call nested inside the task runs on joblib: a worker never starts or joins
-    another cluster (it inherits ``LMFORECAST_SCHEDULER`` from the client's environment)."""
+    another cluster (it inherits ``LMFORECAST_SCHEDULER`` from the client's environment).
+    A worker started by process `parent` exits when that process dies (`lifeline`)."""
+    if parent is not None:
+        watch_parent(parent)
     _STACK.append(JOBLIB)
     try:
         if not capture:
@@ -302,7 +306,7 @@ def _map_joblib(func, payloads, shared, n_jobs, bar, sizes, on_result) -> list:
 
     seen: set = set()
     gen = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_run_task)(p, func, shared, True) for p in payloads
+        delayed(_run_task)(p, func, shared, True, os.getpid()) for p in payloads
     )
     for i, (res, caught) in enumerate(gen):
         out[i] = res
@@ -340,6 +344,7 @@ def _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result) -> l
         task_func=func,
         task_shared=shared_f,
         capture=True,
+        parent=os.getpid(),
         key=keys,
         pure=False,
     )

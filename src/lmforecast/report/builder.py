@@ -80,33 +80,30 @@ REPORT_FILES = ("report.html", "report.json")
 
 
 def write_report_files(out: Path, files: dict[str, str]) -> None:
-    """Write the report's pair of files so a failure never leaves one new and one old.
+    """Write the report's own files into folder `out`, touching nothing else there.
 
-    A folder holding nothing but the report (or not existing yet) is replaced whole: the files go
-    into a temporary sibling folder that is then swapped in (`cli.common.atomic_write_folder`).
-    A folder with other files in it (e.g. ``--out .``) gets both files replaced with rollback:
-    if the second replace fails, the first is restored from a backup.
+    The folder is created if missing. Other files in it are never moved or deleted; a symbolic
+    link as `out` (or as one of the report files) is refused unless ``--follow-symlinks``. Each
+    file is replaced atomically (`cli.common.atomic_write_text`); if the second replace fails,
+    the first is restored from a hard-linked backup, so readers never see one new and one old.
     """
-    from ..store import atomic_write_folder, atomic_write_text
+    from ..store import atomic_write_text
+    from ..store.safe_write import check_writable_dir
 
     out = Path(out)
-    own = not out.exists() or (
-        out.is_dir()
-        and out.resolve() != Path.cwd().resolve()
-        and all(q.name in REPORT_FILES for q in out.iterdir())
-    )
-    if own:
-        atomic_write_folder(out, files)
-        return
+    check_writable_dir(out)  # refuses a symbolic link unless --follow-symlinks
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
     backups: dict[str, Path] = {}
     done: list[str] = []
     try:
         for name in files:
-            if (out / name).exists():
+            q = out / name
+            if q.is_file() and not q.is_symlink():
                 fd, b = tempfile.mkstemp(prefix=f".{name}-old-", dir=out)
                 os.close(fd)
-                shutil.copy2(out / name, b)
                 backups[name] = Path(b)
+                shutil.copy2(q, b)
         for name, text in files.items():
             atomic_write_text(out / name, text)
             done.append(name)
@@ -116,6 +113,8 @@ def write_report_files(out: Path, files: dict[str, str]) -> None:
                 os.replace(backups.pop(name), out / name)
             else:
                 (out / name).unlink(missing_ok=True)
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
         raise
     finally:
         for b in backups.values():

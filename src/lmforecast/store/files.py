@@ -7,28 +7,19 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from . import safe_write
+
 
 def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    return safe_write.umask()
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write via a temporary sibling file and rename, so a failure leaves no partial output and
-    the previous file (if any) intact. The new file gets the usual mode (0666 minus umask),
-    not mkstemp's 0600."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=p.parent if str(p.parent) else ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write under the output policy of `store.safe_write`: atomically via a temporary sibling
+    and a rename for files (a failure leaves no partial output and the previous file intact;
+    the mode follows the umask), in place for devices and FIFOs, symbolic links refused unless
+    ``--follow-symlinks``."""
+    safe_write.write_bytes(path, data)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

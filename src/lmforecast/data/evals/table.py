@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InputError
+from ...store.safe_write import output_file
 from ..io import read_table
 from ..validate import check_columns
 from .values import value_problem
@@ -111,15 +112,9 @@ def write_evals_table(df: pd.DataFrame, path: str | Path) -> None:
 
     CSV floats are written with Python's repr, so `read_evals_table` reads them back exactly.
     """
-    import os
-    import tempfile
-
     p = Path(path)
     name = p.name.lower()
-    folder = p.parent if str(p.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=p.suffix, dir=folder)
-    os.close(fd)
-    try:
+    with output_file(p, suffix=p.suffix) as tmp:  # atomic, mode per umask, devices in place
         if name.endswith(".csv.gz"):
             import gzip
 
@@ -144,11 +139,6 @@ def write_evals_table(df: pd.DataFrame, path: str | Path) -> None:
             raise InputError(
                 f"{p}: unknown table format; use .csv, .csv.gz, .tsv, .parquet or .jsonl"
             )
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _plain(rec: dict) -> dict:

@@ -1,0 +1,124 @@
+"""Workers that die with their parent, and a command that ends its workers on SIGINT/SIGTERM.
+
+- `watch_parent(pid)` runs in a worker process (a joblib/loky worker, through the pool's
+  initializer, or a Dask ``LocalCluster`` worker, on its first task): a daemon thread polls the
+  worker's parent pid twice a second and ends the worker as soon as the parent is gone, so a
+  SIGKILLed command leaves no worker computing on behind it.
+- `signals_end_workers()` wraps a CLI command: SIGTERM is turned into `KeyboardInterrupt` (as
+  SIGINT already is), so the command unwinds through its ``finally`` blocks (no output is
+  renamed into place, the Dask cluster is closed), then every child process still alive is
+  terminated (SIGKILL after a grace period). Inside the block, joblib's loky workers are started
+  with `worker_init` as their initializer.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
+
+POLL_S = 0.5
+GRACE_S = 2.0
+_WATCHING: list[int] = []
+
+
+def _watch(pid: int) -> None:
+    while True:
+        time.sleep(POLL_S)
+        if os.getppid() != pid:  # re-parented: the process that started us is gone
+            os._exit(1)
+
+
+def watch_parent(pid: int) -> None:
+    """In a worker: exit as soon as process `pid` (the worker's parent) is gone. Does nothing
+    when `pid` is not this process's parent (an external Dask worker, a thread backend)."""
+    if _WATCHING or os.getpid() == pid or os.getppid() != pid:
+        return
+    _WATCHING.append(pid)
+    threading.Thread(target=_watch, args=(pid,), name="lmforecast-lifeline", daemon=True).start()
+
+
+def worker_init(pid: int) -> None:
+    """A pool initializer: the worker was started by process `pid`; if that process is already
+    gone (killed while the worker was still importing), exit now, else `watch_parent`."""
+    if os.getppid() != pid:
+        os._exit(1)
+    watch_parent(pid)
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of `pid` (Linux /proc; empty elsewhere)."""
+    parent: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # pragma: no cover - not Linux
+        return []
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat", encoding="ascii", errors="replace") as fh:
+                stat = fh.read()
+            parent[int(e)] = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def end_children(grace_s: float = GRACE_S) -> None:
+    """Terminate every descendant of this process: SIGTERM, then SIGKILL after `grace_s`."""
+    kids = _children(os.getpid())
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for k in kids:
+            try:
+                os.kill(k, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and any(_alive(k) for k in kids):
+            time.sleep(0.05)
+        kids = [k for k in kids if _alive(k)]
+        if not kids:
+            return
+
+
+def _on_sigterm(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one while unwinding: ignored
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextmanager
+def signals_end_workers():
+    """Run a command so that SIGINT/SIGTERM end it and all its workers (see the module doc)."""
+    from joblib import parallel_config
+
+    in_main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
+    try:
+        with parallel_config(backend="loky", initializer=worker_init, initargs=(os.getpid(),)):
+            yield
+    except KeyboardInterrupt:
+        end_children()
+        raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, old)
+
+
+__all__ = ["watch_parent", "worker_init", "end_children", "signals_end_workers"]

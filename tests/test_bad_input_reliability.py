@@ -1,0 +1,258 @@
+"""Issue 27, round 3 of the bad-input corpus: the output policy (no output names an input or
+replaces a non-file; a report writes only its own files; `examples copy` never writes through a
+link or outside its folder; every file follows the umask), bounded work on large inputs and
+the remaining accepted/traceback cases. Each case fails on the code before the fix."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from lmforecast.store import safe_write
+from lmforecast.errors import InputError
+
+
+@pytest.fixture
+def ex(tmp_path):
+    from lmforecast.examples import copy
+
+    copy(tmp_path / "ex")
+    return tmp_path / "ex"
+
+
+def _one_line_error(code, err, *needles):
+    assert code == 2, err
+    lines = [x for x in err.splitlines() if x.startswith("lmforecast: error:")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+# --- the output policy -------------------------------------------------------------------
+
+
+def test_plot_naming_the_input_is_refused_and_input_kept(cli, ex):
+    runs = ex / "supervised" / "runs.csv"
+    before = runs.read_bytes()
+    code, _, err = cli("backtest", "--runs", runs, "--plot", runs, "--quiet")
+    _one_line_error(code, err, "--plot", "input")
+    assert runs.read_bytes() == before
+
+
+def test_plot_and_out_the_same_file_is_refused(cli, ex, tmp_path):
+    runs = ex / "supervised" / "runs.csv"
+    o = tmp_path / "same.csv"
+    code, _, err = cli("backtest", "--runs", runs, "--out", o, "--plot", o, "--quiet")
+    _one_line_error(code, err, "--plot", "--out")
+    assert not o.exists()
+
+
+def test_out_symlink_is_refused_and_kept_a_link(cli, ex, tmp_path):
+    target = tmp_path / "target.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    runs = ex / "supervised" / "runs.csv"
+    code, _, err = cli("supervised", "fit", "--runs", runs, "--no-intervals", "--out", link)
+    _one_line_error(code, err, "symbolic link", "--follow-symlinks")
+    assert link.is_symlink() and target.read_text() == "old"
+
+
+def test_writer_refuses_symlink_unless_followed(tmp_path):
+    target = tmp_path / "t.txt"
+    target.write_text("old")
+    link = tmp_path / "l.txt"
+    link.symlink_to(target)
+    with pytest.raises(InputError, match="symbolic link"):
+        safe_write.write_bytes(link, b"new")
+    assert target.read_text() == "old"
+    old = safe_write.set_follow_symlinks(True)
+    try:
+        safe_write.write_bytes(link, b"new")
+    finally:
+        safe_write.set_follow_symlinks(old)
+    assert link.is_symlink() and target.read_text() == "new"
+
+
+def test_device_is_written_in_place_never_replaced(cli):
+    from lmforecast.cli.common import atomic_write_text, check_writable
+
+    dev = Path("/dev/null")
+    assert check_writable(dev) == dev  # /dev itself is not writable: no folder probe
+    atomic_write_text(dev, "x" * 100)
+    assert stat.S_ISCHR(os.lstat(dev).st_mode)
+
+
+def test_fifo_is_written_in_place_and_one_without_reader_is_refused(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="no reader"):
+        safe_write.write_bytes(fifo, b"data")
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    for _ in range(200):  # the reader opens the FIFO
+        try:
+            safe_write.write_bytes(fifo, b"data")
+            break
+        except InputError:
+            threading.Event().wait(0.01)
+    reader.join(10)
+    assert got == [b"data"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_new_files_follow_the_umask(tmp_path, mask):
+    import pandas as pd
+
+    from lmforecast.cli.common import atomic_write_text
+    from lmforecast.data.evals import write_evals_table
+
+    old = os.umask(mask)
+    try:
+        atomic_write_text(tmp_path / "a.txt", "x")
+        write_evals_table(pd.DataFrame({"a": [1.0]}), tmp_path / "t.csv")
+        with safe_write.output_file(tmp_path / "p.png") as tmp:
+            tmp.write_bytes(b"png")
+    finally:
+        os.umask(old)
+    for name in ("a.txt", "t.csv", "p.png"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o666 & ~mask, name
+
+
+def test_replaced_file_keeps_its_mode(tmp_path):
+    p = tmp_path / "a.txt"
+    p.write_text("old")
+    os.chmod(p, 0o640)
+    safe_write.write_bytes(p, b"new")
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o640 and p.read_text() == "new"
+
+
+# --- report: only its own two files ------------------------------------------------------
+
+
+def test_report_never_deletes_other_files_in_its_folder(tmp_path):
+    from lmforecast.report.builder import write_report_files
+
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "report.json").mkdir()  # "a file inside a folder named r/report.json"
+    (out / "report.json" / "keep.txt").write_text("mine")
+    (out / "notes.txt").write_text("mine too")
+    with pytest.raises((InputError, OSError)):
+        write_report_files(out, {"report.json": "{}", "report.html": "<p>"})
+    assert (out / "report.json" / "keep.txt").read_text() == "mine"
+    assert (out / "notes.txt").read_text() == "mine too"
+    assert not (out / "report.html").exists()
+    assert sorted(q.name for q in out.iterdir()) == ["notes.txt", "report.json"]
+    (out / "report.json" / "keep.txt").unlink()
+    (out / "report.json").rmdir()
+    write_report_files(out, {"report.json": "{}", "report.html": "<p>"})
+    assert sorted(q.name for q in out.iterdir()) == ["notes.txt", "report.html", "report.json"]
+
+
+def test_report_out_symlink_refused_unless_followed_and_no_debris(tmp_path):
+    from lmforecast.report.builder import write_report_files
+
+    old = tmp_path / "old-report"
+    old.mkdir()
+    (old / "report.json").write_text("old")
+    (old / "report.html").write_text("old")
+    lnk = tmp_path / "lnk"
+    lnk.symlink_to(old)
+    with pytest.raises(InputError, match="symbolic link"):
+        write_report_files(lnk, {"report.json": "{}", "report.html": "<p>"})
+    assert lnk.is_symlink() and (old / "report.json").read_text() == "old"
+    prev = safe_write.set_follow_symlinks(True)
+    try:
+        write_report_files(lnk, {"report.json": "{}", "report.html": "<p>"})
+    finally:
+        safe_write.set_follow_symlinks(prev)
+    assert lnk.is_symlink() and (old / "report.json").read_text() == "{}"
+    names = sorted(q.name for q in tmp_path.iterdir()) + sorted(q.name for q in old.iterdir())
+    assert names == ["lnk", "old-report", "report.html", "report.json"]
+
+
+# --- examples copy -----------------------------------------------------------------------
+
+
+def _tree(root: Path) -> dict[str, bytes | str]:
+    out = {}
+    for q in sorted(root.rglob("*")):
+        if q.is_symlink():
+            out[str(q.relative_to(root))] = "link->" + os.readlink(q)
+        elif q.is_file():
+            out[str(q.relative_to(root))] = q.read_bytes()
+    return out
+
+
+@pytest.mark.parametrize("hostile", ["linked-folder", "dangling-file", "dir-link"])
+def test_examples_copy_never_writes_through_links(cli, tmp_path, hostile):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    if hostile == "linked-folder":
+        (dest / "supervised").symlink_to(outside)
+    elif hostile == "dangling-file":
+        (dest / "flp").mkdir()
+        (dest / "flp" / "runs.csv").symlink_to(outside / "runs.csv")
+    else:
+        dest.rmdir()
+        dest.symlink_to(outside)
+    before = _tree(tmp_path)
+    code, _, err = cli("examples", "copy", dest)
+    _one_line_error(code, err, "symbolic link")
+    assert _tree(tmp_path) == before  # nothing written anywhere, DIR as it was
+    assert list(outside.iterdir()) == []
+
+
+def test_examples_copy_failure_leaves_dir_as_it_was(cli, tmp_path):
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "osl").write_text("a file where a method folder goes")
+    (dest / "mine.txt").write_text("mine")
+    before = _tree(tmp_path)
+    code, _, err = cli("examples", "copy", dest)
+    _one_line_error(code, err, "osl")
+    assert _tree(tmp_path) == before
+    assert [q.name for q in tmp_path.iterdir()] == ["dest"]  # no temporary folder left
+
+
+def test_examples_copy_midway_failure_rolls_back(tmp_path, monkeypatch):
+    from lmforecast import examples
+
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "mine.txt").write_text("mine")
+    calls = []
+    real = examples._place
+
+    def failing(src, target):
+        calls.append(target)
+        if len(calls) == 5:
+            raise OSError(28, "No space left on device")
+        real(src, target)
+
+    monkeypatch.setattr(examples, "_place", failing)
+    with pytest.raises(OSError):
+        examples.copy(dest)
+    assert [q.name for q in dest.iterdir()] == ["mine.txt"]
+    assert [q.name for q in tmp_path.iterdir()] == ["dest"]
+
+
+def test_examples_copy_into_new_and_existing_folder(tmp_path):
+    from lmforecast.examples import copy, names
+
+    written = copy(tmp_path / "a" / "b")
+    assert sorted(str(p.relative_to(tmp_path / "a" / "b")) for p in written) == names()
+    assert copy(tmp_path / "a" / "b") == []  # identical files: nothing to do
+    assert [q.name for q in tmp_path.iterdir()] == ["a"]
+    assert [q.name for q in (tmp_path / "a").iterdir()] == ["b"]

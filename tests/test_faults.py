@@ -1,0 +1,154 @@
+"""Faults on the real process tree (issue 27): SIGINT/SIGTERM to a running command end it and
+every worker within seconds and leave the previous output intact; after a SIGKILL of the main
+process its workers notice (`parallel.lifeline`) and exit. A killed external Dask scheduler or
+worker gives one line, not a hang."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+psutil = pytest.importorskip("psutil")
+
+REPO = Path(__file__).resolve().parents[1]
+WORKER_MARKS = ("loky", "distributed", "multiprocessing.spawn", "spawn_main")
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("LMFORECAST_SCHEDULER", None)
+    return env
+
+
+def _workers(proc) -> list:
+    out = []
+    for c in proc.children(recursive=True):
+        try:
+            cmd = " ".join(c.cmdline())
+        except psutil.Error:
+            continue
+        if any(m in cmd for m in WORKER_MARKS) and "resource_tracker" not in cmd:
+            out.append(c)
+    return out
+
+
+def _alive(procs) -> list:
+    out = []
+    for c in procs:
+        try:
+            if c.is_running() and c.status() != psutil.STATUS_ZOMBIE:
+                out.append(c)
+        except psutil.NoSuchProcess:
+            continue
+    return out
+
+
+def _start_fit(tmp_path, *pre, n_workers=2):
+    runs = tmp_path / "runs.csv"
+    from lmforecast.examples import path
+
+    runs.write_bytes(path("supervised/runs.csv").read_bytes())
+    out = tmp_path / "fit.json"
+    out.write_text("previous output")
+    err = open(tmp_path / "stderr.txt", "wb")  # noqa: SIM115 - a file: survivors cannot block it
+    cmd = [sys.executable, "-m", "lmforecast", *pre, "supervised", "fit", "--runs", str(runs)]
+    cmd += ["--bootstrap", "2000", "--jobs", str(n_workers), "--out", str(out), "--quiet"]
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=err, env=_env(), start_new_session=True
+    )
+    proc = psutil.Process(p.pid)
+    deadline = time.monotonic() + 240
+    while len(_workers(proc)) < n_workers:
+        assert p.poll() is None, (tmp_path / "stderr.txt").read_text()
+        assert time.monotonic() < deadline, "no workers started"
+        time.sleep(0.2)
+    return p, proc, out
+
+
+def _check_no_survivors(procs, within_s=15.0):
+    deadline = time.monotonic() + within_s
+    while _alive(procs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _alive(procs)
+    for c in left:  # clean up before failing: only the processes this test started
+        c.kill()
+    assert not left, f"surviving workers: {[' '.join(c.cmdline())[:80] for c in left]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_signal_ends_main_and_every_worker(tmp_path, sig):
+    p, proc, out = _start_fit(tmp_path)
+    tree = proc.children(recursive=True)
+    assert len(tree) >= 2
+    os.kill(p.pid, sig)
+    try:
+        code = p.wait(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    _check_no_survivors(tree)
+    assert out.read_text() == "previous output"
+    assert not [q.name for q in tmp_path.iterdir() if q.name.startswith(".tmp")]
+    if sig != signal.SIGKILL:
+        assert code == 130
+        err = (tmp_path / "stderr.txt").read_text()
+        assert "lmforecast: interrupted" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_sigkill_with_local_dask_cluster_leaves_no_worker(tmp_path):
+    pytest.importorskip("distributed")
+    p, proc, out = _start_fit(tmp_path, "--scheduler", "local:2")
+    time.sleep(2.0)  # the workers have run tasks (the watchdog starts on the first one)
+    tree = proc.children(recursive=True)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(timeout=20)
+    _check_no_survivors(tree, within_s=20.0)
+    assert out.read_text() == "previous output"
+
+
+def test_worker_initializer_exits_when_parent_is_already_gone():
+    """A worker still importing when its parent was killed exits at its initializer."""
+    code = subprocess.run(
+        [sys.executable, "-c", "from lmforecast.parallel.lifeline import worker_init; "
+         "worker_init(1 if __import__('os').getppid() != 1 else 2); print('survived')"],
+        env=_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert code.returncode == 1 and "survived" not in code.stdout
+
+
+def test_watchdog_ends_an_orphaned_worker(tmp_path):
+    """A grandchild watching its parent exits once the parent is SIGKILLed."""
+    ready = tmp_path / "ready"
+    grandchild = (
+        "import os, sys, time\n"
+        "from lmforecast.parallel.lifeline import watch_parent\n"
+        "watch_parent(os.getppid())\n"
+        "open(sys.argv[1], 'w').close()\n"
+        "time.sleep(120)\n"
+    )
+    script = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {grandchild!r}, {str(ready)!r}])\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=_env()
+    )
+    child = psutil.Process(int(p.stdout.readline()))
+    deadline = time.monotonic() + 60
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ready.exists() and _alive([child])
+    p.kill()
+    p.wait()
+    _check_no_survivors([child], within_s=10.0)
