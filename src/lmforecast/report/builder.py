@@ -23,6 +23,8 @@ from .. import __version__
 from ..errors import InputError
 from ..store import to_jsonable
 from .html import figure_html, page
+from .summary import row as _verdict_row
+from .summary import summary_html, summary_rows
 
 SECTION_MODULES = [
     "lmforecast.report.sections.zoo",
@@ -55,6 +57,15 @@ class Section:
     title: str
     blocks: list[str] = field(default_factory=list)  # HTML fragments, in order
     numbers: dict[str, Any] = field(default_factory=dict)
+    tables: list[dict[str, Any]] = field(default_factory=list)  # every table shown, as data
+    verdicts: list[dict[str, Any]] = field(default_factory=list)  # rows of the summary table
+
+    def verdict(self, method: str, data: str, metric: str, error, baseline=None,
+                baseline_error=None, coverage=None, n=None) -> None:  # fmt: skip
+        """A row of the report's summary table (see `report.summary.row`)."""
+        self.verdicts.append(
+            _verdict_row(method, data, metric, error, baseline, baseline_error, coverage, n=n)
+        )
 
     def text(self, s: str) -> None:
         self.blocks.append(f"<p>{html.escape(s)}</p>")
@@ -74,6 +85,15 @@ class Section:
         from .html import table_html
 
         self.blocks.append(table_html(df, caption, float_format, na_rep))
+        self.tables.append(
+            {
+                "caption": caption,
+                "float_format": float_format,
+                "na_rep": na_rep,
+                "columns": [str(c) for c in df.columns],
+                "rows": to_jsonable(df.to_numpy(dtype=object).tolist()),
+            }
+        )
 
 
 REPORT_FILES = ("report.html", "report.json")
@@ -191,8 +211,14 @@ def build_report(
         "seed": ctx.seed,
         "quick": ctx.quick,
     }
-    numbers = {"meta": meta, "sections": {s.key: to_jsonable(s.numbers) for s in built}}
-    body = []
+    summary = [r for s in built for r in summary_rows(s.key, s.numbers, s.verdicts)]
+    numbers = {
+        "meta": meta,
+        "summary": to_jsonable(summary),
+        "sections": {s.key: to_jsonable(s.numbers) for s in built},
+        "tables": {s.key: s.tables for s in built},
+    }
+    body = [summary_html(summary, {s.key: s.title for s in built})]
     toc = "".join(f'<li><a href="#{s.key}">{html.escape(s.title)}</a></li>' for s in built)
     body.append(f"<nav><ol>{toc}</ol></nav>")
     for s in built:

@@ -16,6 +16,7 @@ caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#444}
 pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.88em}
 .meta{color:#666;font-size:.85em}
+td.l{text-align:left}#summary a{text-decoration:none}
 """
 
 

@@ -1,0 +1,263 @@
+"""The report's summary: one row per verdict (method, data, error, baseline, coverage).
+
+A section states its verdicts with `Section.verdict(...)`; for a section that states none, the
+row is read from the numbers it already reports (`EXTRACTORS`, one small reader per section
+key). Every value shown in the summary table is stored in the report JSON under ``"summary"``,
+and the HTML cells are formatted from exactly those values (`summary_html`).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+COLUMNS = ("method", "data", "metric", "error", "baseline", "baseline_error", "coverage")
+
+
+def row(
+    method: str,
+    data: str,
+    metric: str,
+    error: float | None,
+    baseline: str | None = None,
+    baseline_error: float | None = None,
+    coverage: float | None = None,
+    *,
+    n: int | None = None,
+) -> dict[str, Any]:
+    """One verdict: `error` of `method` on `data` (by `metric`), the same metric of the
+    `baseline`, and the interval coverage (a fraction) where the method gives intervals."""
+    return {
+        "method": method,
+        "data": data,
+        "metric": metric,
+        "error": _num(error),
+        "baseline": baseline,
+        "baseline_error": _num(baseline_error),
+        "coverage": _num(coverage),
+        "n": n,
+    }
+
+
+def _num(v) -> float | None:
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _mean(d: Mapping) -> float:
+    vals = [float(v) for v in d.values() if v is not None]
+    return sum(vals) / len(vals) if vals else float("nan")
+
+
+def _supervised(n: Mapping) -> list[dict]:
+    ex = n["extrapolation"]
+    return [
+        row(
+            f"supervised law ({n['fit']['form']})",
+            f"{n['fit']['n_runs']} simulated runs; held out: {ex['n_heldout']} with {ex['fit_on']}".replace(
+                "loss >=", "loss <"
+            ),
+            "max |rel error| of held-out loss",
+            ex["max_rel_error"],
+        )
+    ]
+
+
+def _trust(n: Mapping) -> list[dict]:
+    errs = n["median_abs_rel_error"]
+    method = next(k for k in errs if not k.startswith("baseline"))
+    base = min((k for k in errs if k.startswith("baseline")), key=lambda k: errs[k])
+    return [
+        row(
+            f"backtest {method}",
+            f"{n['n_runs']} runs, {len(n['cutoffs'])} compute cutoffs",
+            "median |rel error| above the cutoff",
+            errs[method],
+            base.split(":", 1)[1],
+            errs[base],
+            n.get("coverage"),
+        )
+    ]
+
+
+def _distill(n: Mapping) -> list[dict]:
+    return [
+        row(
+            "distillation law (Eq. 8)",
+            f"{n['n_runs']} simulated distillation runs, extrapolated",
+            "max |rel error| of student loss",
+            n["extrapolation_max_rel_error"],
+        )
+    ]
+
+
+def _flp(n: Mapping) -> list[dict]:
+    out = []
+    f = n.get("flp")
+    if f:
+        out.append(
+            row(
+                "FLP (FLOPs -> loss -> score)",
+                "simulated 7B/13B targets",
+                "mean |rel error| % of score",
+                f["mean_rel_error_flp_pct"],
+                "FP (FLOPs -> score)",
+                f["mean_rel_error_fp_pct"],
+            )
+        )
+    m = n.get("flpm")
+    if m:
+        out.append(
+            row(
+                "FLP-M (mixtures)",
+                "simulated mixtures, " + ", ".join(m["rel_error_pct"]),
+                "mean |rel error| % of score",
+                _mean(m["rel_error_pct"]),
+                "FLP",
+                _mean(m["flp_rel_error_pct"]),
+            )
+        )
+    return out
+
+
+def _downstream(n: Mapping) -> list[dict]:
+    out = []
+    for suite, s in n.items():
+        mae = s["mae"]
+        out.append(
+            row(
+                "downstream ensemble",
+                f"Pythia evals ({suite} suite), backtest",
+                "MAE (score points)",
+                mae.get("ensemble"),
+                "persistence",
+                mae.get("persistence"),
+            )
+        )
+    return out
+
+
+def _osl(n: Mapping) -> list[dict]:
+    out = []
+    for target, m in n["holdout_test_mse"].items():
+        out.append(
+            row(
+                "OSL (3 PCs)",
+                f"Table B.1 models, {target} held out by FLOPs",
+                "test MSE",
+                m["pcs"],
+                "log FLOPs",
+                m["flops"],
+            )
+        )
+    return out
+
+
+def _salience(n: Mapping) -> list[dict]:
+    return [
+        row(
+            "CSV (salience-weighted loss)",
+            "simulated token losses" if n.get("simulated") else "token losses",
+            "test MSE of accuracy",
+            n["test_mse"],
+            "all-token loss",
+            n["all_token_test_mse"],
+        )
+    ]
+
+
+def _trust_downstream(n: Mapping) -> list[dict]:
+    out = []
+    for r in n.get("osl_pooled", [])[:1]:
+        out.append(
+            row(
+                f"{r['method']} intervals",
+                "Table B.1 holdouts, pooled",
+                "MAE",
+                r["mae"],
+                coverage=r["coverage"],
+                n=r["n"],
+            )
+        )
+    for r in n.get("flp", []):
+        out.append(
+            row(
+                f"{r['method']} intervals",
+                f"{r['study']} study",
+                "MAE (score points)",
+                r["mae"],
+                coverage=r["coverage"],
+                n=r["n"],
+            )
+        )
+    return out
+
+
+def _zoo(n: Mapping) -> list[dict]:
+    return [
+        row(
+            "supervised law on the zoo",
+            f"{n['n_runs']} really trained tiny LMs",
+            "max |rel error| of held-out loss",
+            n["supervised_held_out_max_rel_error"],
+        )
+    ]
+
+
+EXTRACTORS: dict[str, Callable[[Mapping], list[dict]]] = {
+    "supervised": _supervised,
+    "trust": _trust,
+    "distill": _distill,
+    "flp": _flp,
+    "downstream": _downstream,
+    "osl": _osl,
+    "salience": _salience,
+    "trust_downstream": _trust_downstream,
+    "zoo": _zoo,
+}
+
+
+def summary_rows(key: str, numbers: Mapping, stated: list[dict]) -> list[dict]:
+    """The verdict rows of section `key`: those it stated, else read from its numbers (a
+    section whose numbers lack what its reader needs gives a row saying so)."""
+    rows = list(stated)
+    if not rows and key in EXTRACTORS:
+        try:
+            rows = EXTRACTORS[key](numbers)
+        except (KeyError, TypeError, IndexError, StopIteration, ValueError) as exc:
+            rows = [row(key, "—", f"summary unavailable: {type(exc).__name__} {exc}", None)]
+    return [dict(r, section=key) for r in rows]
+
+
+def fmt(v, pct: bool = False) -> str:
+    """How the summary shows a number (4 significant digits; a fraction as a percentage)."""
+    if v is None:
+        return "—"
+    return f"{100 * v:.1f}%" if pct else f"{v:.4g}"
+
+
+def summary_html(rows: list[dict], titles: Mapping[str, str]) -> str:
+    """The summary table: one row per verdict, its method linked to its section."""
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("Method", "Data", "Metric", "Error", "Baseline", "Baseline error", "Coverage")
+    )
+    body = []
+    for r in rows:
+        e = html.escape
+        link = f'<a href="#{e(r["section"])}" title="{e(titles.get(r["section"], ""))}">'
+        body.append(
+            f"<tr data-section='{e(r['section'])}'><td class='l'>{link}{e(r['method'])}</a></td>"
+            f"<td class='l'>{e(r['data'])}</td><td class='l'>{e(r['metric'])}</td>"
+            f"<td>{fmt(r['error'])}</td><td class='l'>{e(r['baseline'] or '—')}</td>"
+            f"<td>{fmt(r['baseline_error'])}</td><td>{fmt(r['coverage'], pct=True)}</td></tr>"
+        )
+    return (
+        "<table id='summary'><caption>Summary: every verdict of this report (lower error is "
+        "better; coverage is the share of held-out truths inside the nominal intervals)"
+        f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
