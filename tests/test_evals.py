@@ -467,7 +467,19 @@ def test_osl_pca_and_fit_from_evals(cli, tmp_path):
                          "--json")  # fmt: skip
     assert code == 0, err
     fit = json.loads(out)
-    assert fit is not None
+    # the holdout is the top quarter on the target (3 of 12 models), fitted on the other 9
+    y = wide.set_index("Model")["lambada_openai"].dropna()
+    assert set(fit["heldout"]) == set(y.nlargest(3).index) and fit["n_train"] == 9
+    assert fit["explained_variance"][0] > 0.9
+    # the fitted sigmoid forecasts each held-out (stronger) model within 5 points of accuracy,
+    # inside its 90% interval, and test_mse is the mean squared error of those forecasts
+    errs = []
+    for f in fit["forecasts"]:
+        assert f["y"] == pytest.approx(y[f["model"]], abs=1e-12)
+        assert abs(f["y_pred"] - f["y"]) < 0.05, f
+        assert f["interval"][0] <= f["y"] <= f["interval"][1], f
+        errs.append(f["y_pred"] - f["y"])
+    assert fit["test_mse"] == pytest.approx(np.mean(np.square(errs)), rel=1e-9)
     code, _, err = cli("osl", "pca", "--evals", "pythia", "--benchmarks", tmp_path / "wide.csv")
     assert code == 2 and "exactly one of --benchmarks and --evals" in err
     code, _, err = cli("osl", "pca", "--evals", "pythia", "--evals-metric", "ppl")

@@ -190,6 +190,26 @@ def cluster():
         yield session
 
 
+def _ran_on(cluster, stream, tag: str) -> tuple[int, set]:
+    """(tasks whose key carries `tag`, the workers that ran them) from a Dask task stream: the
+    proof that the work went to the cluster's worker processes, not the test's own process."""
+    recs = [t for t in stream.data if f"lmforecast-{tag}-" in str(t["key"])]
+    workers = {t["worker"] for t in recs}
+    assert workers <= set(cluster.client.scheduler_info()["workers"]), workers
+    return len(recs), workers
+
+
+def _pid(payload, shared):
+    return os.getpid()
+
+
+def test_jobs_run_the_tasks_in_other_processes():
+    # n_jobs=2 is not silently serial: the tasks see worker process ids, not the parent's
+    pids = map_tasks(_pid, range(4), n_jobs=2)
+    assert os.getpid() not in pids and len(pids) == 4
+    assert map_tasks(_pid, range(2), n_jobs=1) == [os.getpid()] * 2
+
+
 @pytest.fixture(scope="module")
 def chinchilla_fit():
     df = simulate_supervised_runs(PRESETS["busbridge2025"]["params"], noise=0.01, seed=5)
@@ -206,11 +226,18 @@ def test_bootstrap_on_the_cluster_equals_the_serial_run_bit_for_bit(
 ):
     law, X, y, res = chinchilla_fit
     kw = dict(n_boot=8, seed=11, n_polish=n_polish)
+    from distributed import get_task_stream
+
     serial = bootstrap_fit(law, X, y, copy.deepcopy(res), n_jobs=1, **kw)
-    on_dask = bootstrap_fit(law, X, y, copy.deepcopy(res), scheduler=cluster, **kw)
+    with get_task_stream(client=cluster.client) as ts:
+        on_dask = bootstrap_fit(law, X, y, copy.deepcopy(res), scheduler=cluster, **kw)
+    n, workers = _ran_on(cluster, ts, "bootstrap-chinchilla")
+    assert n >= 2 and workers  # the resamples ran as tasks on the cluster's workers
     # the same through a block connected to the running cluster by address (tcp://...)
-    with scheduler(cluster.client.scheduler.address):
-        in_block = bootstrap_fit(law, X, y, copy.deepcopy(res), n_jobs=1, **kw)
+    with get_task_stream(client=cluster.client) as ts:
+        with scheduler(cluster.client.scheduler.address):
+            in_block = bootstrap_fit(law, X, y, copy.deepcopy(res), n_jobs=1, **kw)
+    assert _ran_on(cluster, ts, "bootstrap-chinchilla")[0] == n
     assert in_block.bootstrap == serial.bootstrap
     assert np.array(on_dask.bootstrap).shape == (8, 5)
     assert on_dask.bootstrap == serial.bootstrap  # every resampled theta, bit for bit
@@ -228,8 +255,13 @@ def test_backtest_on_the_cluster_equals_the_serial_run(cluster):
 
     df = simulate_supervised_runs(PRESETS["busbridge2025"]["params"], noise=0.01, seed=5)
     ads = [PointAdapter("chinchilla"), PersistenceBaseline()]
+    from distributed import get_task_stream
+
     serial = rolling_origin(df, ads, n_cutoffs=3)
-    on_dask = rolling_origin(df, ads, n_cutoffs=3, scheduler=cluster)
+    with get_task_stream(client=cluster.client) as ts:
+        on_dask = rolling_origin(df, ads, n_cutoffs=3, scheduler=cluster)
+    n, workers = _ran_on(cluster, ts, "backtest")
+    assert n >= 3 and workers  # (cutoff, adapter) tasks ran on the cluster's workers
     pd.testing.assert_frame_equal(serial.forecasts, on_dask.forecasts, check_exact=True)
     assert set(serial.forecasts["method"]) == {a.name for a in ads}
 
@@ -250,8 +282,13 @@ def _bench_table(n: int = 14, seed: int = 2) -> pd.DataFrame:
 def test_robustness_sweep_on_the_cluster_equals_the_serial_run(cluster, cli, tmp_path):
     t = _bench_table()
     kw = dict(predictors=["pcs:1", "pcs:2", "flops"], fractions=[0.5, 0.35, 0.2, 0.1])
+    from distributed import get_task_stream
+
     serial = robustness_sweep(t, "y", **kw)
-    on_dask = robustness_sweep(t, "y", scheduler=cluster, **kw)
+    with get_task_stream(client=cluster.client) as ts:
+        on_dask = robustness_sweep(t, "y", scheduler=cluster, **kw)
+    n, workers = _ran_on(cluster, ts, "robustness-y")
+    assert n >= 2 and workers  # the sweep's fractions ran as tasks on the cluster's workers
     assert on_dask.to_json() == serial.to_json()  # records, MSEs and AUEs, bit for bit
     assert np.isfinite(serial.curves["test_mse"]).all() and len(serial.points) == 12
     # the CLI's global flag, pointed at the running cluster's address (tcp://...)
@@ -262,9 +299,11 @@ def test_robustness_sweep_on_the_cluster_equals_the_serial_run(cluster, cli, tmp
     code, ref, err = cli(*args)
     assert code == 0, err
     address = cluster.client.scheduler.address
-    code, got, err = cli("--scheduler", address, *args)
+    with get_task_stream(client=cluster.client) as ts:
+        code, got, err = cli("--scheduler", address, *args)
     assert code == 0, err
     assert json.loads(got) == json.loads(ref)
+    assert _ran_on(cluster, ts, "robustness-y")[0] >= 2  # the flag sent the sweep there
 
 
 def _die_once(payload, shared):

@@ -412,7 +412,10 @@ def test_read_table_corrupted_is_input_error_or_a_table(tables, tmp_path, ext, c
     try:
         df = read_table(p)
     except InputError as exc:
-        assert "\n" not in str(exc).strip() or True
+        msg = str(exc)
+        # the CLI prints it as one line: non-empty, no line break, naming the file it read
+        assert msg.strip() and "\n" not in msg.strip(), msg
+        assert p.name in msg, msg
         return
     assert isinstance(df, pd.DataFrame) and len(df) > 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -10,12 +11,32 @@ from lmforecast.report.builder import ReportContext, build_report
 
 
 @pytest.mark.slow
-def test_parallel_sections_equal_serial(tmp_path):
+def test_parallel_sections_equal_serial(tmp_path, monkeypatch):
+    from joblib.externals.loky import get_reusable_executor
+
+    from lmforecast.report import builder
+
+    # a spy on the parent's section builder: called for every section when serial; with
+    # jobs=2 the sections must be built by the worker processes (which import their own,
+    # unspied copy), so the parent's builder is never called
+    calls = []
+    real = builder._build_one
+
+    def spy(module, ctx):
+        calls.append(os.getpid())
+        return real(module, ctx)
+
+    monkeypatch.setattr(builder, "_build_one", spy)
     secs = ["salience", "supervised"]
     a = build_report(tmp_path / "a", sections=secs, ctx=ReportContext(quick=True, progress=False))
+    assert calls == [os.getpid()] * 2
+    calls.clear()
     b = build_report(
         tmp_path / "b", sections=secs, ctx=ReportContext(quick=True, progress=False, jobs=2)
     )
+    assert calls == []  # --jobs 2 was not silently serial
+    workers = {p.pid for p in get_reusable_executor()._processes.values()}
+    assert workers and os.getpid() not in workers
     assert list(b["sections"]) == secs  # listed order kept whatever finishes first
     assert json.dumps(a["sections"], sort_keys=True) == json.dumps(b["sections"], sort_keys=True)
     html = (tmp_path / "b" / "report.html").read_text()
