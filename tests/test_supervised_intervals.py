@@ -107,11 +107,9 @@ def fitted():
 @pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)
 def test_default_fit_has_calibrated_intervals_that_widen_with_extrapolation(fitted):
     cal = fitted.result_.meta["intervals"]
-    assert (
-        len(fitted.result_.bootstrap) == DEFAULT_BOOTSTRAP
-        and cal["pairs"]
-        and len(cal["cutoffs"]) >= 2
-    )
+    # issue 21: the interval scale is the bundled real-suite prior (no inner backtest by default)
+    assert len(fitted.result_.bootstrap) == DEFAULT_BOOTSTRAP and cal["k"] > 0
+    assert cal["method"] == "prior" and "bootstrap_kind" in fitted.result_.meta
     N = np.array([5e8, 2e9, 8e9, 3e10])
     lo, hi = fitted.predict_interval(N, 20 * N)
     p = fitted.predict(N, 20 * N)
@@ -179,7 +177,9 @@ def test_no_interval_flag_and_backward_compatible_kinds(fitted):
 @pytest.mark.slow
 def test_nominal_90_intervals_cover_85_to_95_percent_of_extrapolations():
     """Simulated runs below 1B parameters with known truth and 0.5% noise; forecast models of
-    1.4B-7B (compute 10-300x beyond the fitted runs) with the DEFAULT fit."""
+    1.4B-7B (compute 10-300x beyond the fitted runs). The default prior is chosen on real suites,
+    whose laws are misspecified; on a well-specified simulation the user's own backtest
+    (calibration="prior+backtest") pulls it toward the nominal level."""
     covered, n = 0, 0
     for s in range(6):
         rng = np.random.default_rng(100 + s)
@@ -189,7 +189,8 @@ def test_nominal_90_intervals_cover_85_to_95_percent_of_extrapolations():
         Nt = 10 ** rng.uniform(9.15, 9.85, 34)
         Dt = Nt * 10 ** rng.uniform(1.0, 2.3, 34)
         Lt = _hoff(Nt, Dt) * np.exp(rng.normal(0, 0.005, 34))
-        law = SupervisedScalingLaw("chinchilla", bootstrap=30, seed=s, n_jobs=1)
+        law = SupervisedScalingLaw("chinchilla", bootstrap=30, seed=s, n_jobs=1,
+                                   calibration="prior+backtest")  # fmt: skip
         law.fit(N=N, D=D, loss=L)
         lo, hi = law.predict_interval(Nt, Dt)
         print(s, np.mean((lo <= Lt) & (Lt <= hi)), np.median((hi - lo) / (hi + lo)))

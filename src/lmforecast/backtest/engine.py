@@ -149,7 +149,8 @@ class BacktestResult:
             f"{int((self.forecasts['method'] == self.methods[0]).sum())} forecasts per method; "
             f"{100 * self.level:g}% intervals.\n"
             "rel. error = (forecast - truth)/truth; ratio = forecast compute / largest fitted "
-            "compute; half-width relative to the forecast."
+            "compute; half-width relative to the forecast; coverage counts a non-finite "
+            "interval (column non-finite) as a miss."
         )
         return head + "\n" + _format_table(t)
 
@@ -201,17 +202,28 @@ def _jsonable_col(s: pd.Series) -> list:
     return [str(v) for v in s]
 
 
+def interval_status(lower, upper) -> tuple[np.ndarray, np.ndarray]:
+    """(has_interval, finite): a method without intervals gives NaN bounds (no interval); an
+    interval with an infinite or NaN bound beside a given one is a FAILED forecast."""
+    lo, hi = np.asarray(lower, float), np.asarray(upper, float)
+    has = ~(np.isnan(lo) & np.isnan(hi))
+    return has, has & np.isfinite(lo) & np.isfinite(hi)
+
+
 def _stats(method: str, label: str, s: pd.DataFrame) -> dict:
-    has = np.isfinite(s["lower"].to_numpy(float))
+    has, fin = interval_status(s["lower"], s["upper"])
+    cov = np.asarray(s["covered"], bool) & fin
     return {
         "method": method,
         "ratio": label,
         "n": int(len(s)),
         "median |rel err| %": 100 * float(np.median(np.abs(s["rel_error"]))),
         "mean rel err %": 100 * float(np.mean(s["rel_error"])),
-        "coverage %": 100 * float(np.mean(s["covered"][has])) if has.any() else np.nan,
-        "median rel half-width %": 100 * float(np.median(s["rel_halfwidth"][has]))
-        if has.any()
+        # coverage over every forecast with an interval: a non-finite one counts as a miss
+        "coverage %": 100 * float(np.mean(cov[has])) if has.any() else np.nan,
+        "non-finite": int(np.sum(has & ~fin)),
+        "median rel half-width %": 100 * float(np.median(s["rel_halfwidth"][fin]))
+        if fin.any()
         else np.nan,
     }
 
@@ -287,10 +299,12 @@ def _backtest_task(payload, shared) -> pd.DataFrame:
     train, test = df[tr], df[te]
     cmax = float(C[tr].max())
     fitted = ad.fit(train)
-    pred = np.asarray(fitted.predict(test), float).ravel()
-    iv = fitted.interval(test, level)
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverging fit is counted, not warned
+        pred = np.asarray(fitted.predict(test), float).ravel()
+        iv = fitted.interval(test, level)
     lo, hi = (np.full(pred.shape, np.nan),) * 2 if iv is None else map(np.ravel, iv)
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    _, fin = interval_status(lo, hi)
     truth = y[te]
     return pd.DataFrame(
         {
@@ -306,7 +320,8 @@ def _backtest_task(payload, shared) -> pd.DataFrame:
             "log_error": np.log(truth) - np.log(pred),
             "lower": lo,
             "upper": hi,
-            "covered": (lo <= truth) & (truth <= hi),
-            "rel_halfwidth": (hi - lo) / (2.0 * pred),
+            "covered": fin & (lo <= truth) & (truth <= hi),
+            "finite": fin,
+            "rel_halfwidth": np.where(fin, (hi - lo) / (2.0 * pred), np.nan),
         }
     )

@@ -17,7 +17,7 @@ from .common import (
 )
 
 METHODS = ("supervised",)
-SUPERVISED_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain", "average")
+SUPERVISED_FORMS = ("auto", "chinchilla", "chinchilla-gamma", "overtrain", "average")
 
 
 def register(sub) -> None:
@@ -30,7 +30,20 @@ def register(sub) -> None:
     )
     add_runs_flag(p, "CSV/Parquet/JSONL of runs (N, D or C, loss)")
     p.add_argument("--method", choices=METHODS, default="supervised")
-    p.add_argument("--form", choices=SUPERVISED_FORMS, default="chinchilla-gamma")
+    p.add_argument("--form", choices=SUPERVISED_FORMS, default="auto")
+    p.add_argument(
+        "--suite",
+        action="store_true",
+        help="trust table instead of rolling origin: honest splits of the runs (largest size "
+        "out, two largest sizes out, top 20%% compute out) with the default fit and simple laws "
+        "beside (1-D compute law, chinchilla, overtrain); docs/trust.md",
+    )
+    p.add_argument(
+        "--replicates",
+        choices=["mean", "keep"],
+        default=None,
+        help="rows sharing (N, D) are seed replicates: average or keep them (default: refuse)",
+    )
     p.add_argument("--cutoffs", help="comma-separated compute cutoffs, e.g. 1e19,1e20")
     p.add_argument(
         "--n-cutoffs", type=int, default=4, help="cutoffs chosen when --cutoffs is absent"
@@ -73,9 +86,14 @@ def load_runs(args):
 
     df = read_table(require_runs(args))
     data = runs_from_frame(
-        df, n_col=args.n_col, d_col=args.d_col, c_col=args.compute_col, loss_col=args.loss_col
+        df,
+        n_col=args.n_col,
+        d_col=args.d_col,
+        c_col=args.compute_col,
+        loss_col=args.loss_col,
+        replicates=getattr(args, "replicates", None),
     )
-    if args.compute_col in df.columns:
+    if args.compute_col in df.columns and len(data) == len(df):
         data["C"] = pd.to_numeric(df[args.compute_col], errors="coerce").to_numpy(float)
     return data
 
@@ -92,6 +110,8 @@ def _backtest(args) -> int:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     cutoffs = _parse_cutoffs(args.cutoffs)
     data = load_runs(args)
+    if args.suite:
+        return _suite(args, data, out)
     kw = {"seed": args.seed, "n_jobs": 1}
     if args.bootstrap is not None:
         kw["bootstrap"] = args.bootstrap
@@ -131,4 +151,47 @@ def _backtest(args) -> int:
         )
     else:
         print(bt.summary())
+    return 0
+
+
+def _suite(args, data, out) -> int:
+    """`backtest --suite`: the trust table of docs/trust.md on the user's own runs."""
+    import warnings
+
+    from ..backtest.suites import score_forecasts, suite_forecasts, suite_splits
+    from ..supervised.adapter import trust_methods
+
+    if not suite_splits(data[["N", "D", "loss"]]):
+        raise InputError(
+            f"{args.runs}: no split leaves >= 3 model sizes and 8 runs to fit "
+            f"({data['N'].nunique()} sizes, {len(data)} runs)"
+        )
+    kw = {"seed": args.seed}
+    if args.bootstrap is not None:
+        kw["bootstrap"] = args.bootstrap
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = suite_forecasts(
+            {"runs": {"runs": data[["N", "D", "loss"]]}},
+            trust_methods(args.form, **kw),
+            level=args.level,
+        )
+    table = score_forecasts(f, by=("method",))
+    if out is not None:
+        atomic_write_text(out, f.to_csv(index=False))
+    if args.json:
+        print_json(
+            {
+                "level": args.level,
+                "table": table.to_dict(orient="records"),
+                "forecasts": f.to_dict(orient="records"),
+            }
+        )
+    else:
+        print(
+            f"Trust table ({100 * args.level:g}% intervals; splits: "
+            f"{', '.join(dict.fromkeys(f['split']))}; {len(f) // f['method'].nunique()} "
+            "forecasts per method; a non-finite interval counts as a miss)"
+        )
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     return 0

@@ -28,7 +28,34 @@ def register(sub) -> None:
 
     f = verbs.add_parser("fit", help="fit a law to a table of training runs")
     add_runs_flag(f, "CSV/Parquet/JSONL with parameters, tokens (or FLOPs) and loss")
-    f.add_argument("--form", choices=(*FORMS, "data-constrained"), default="chinchilla-gamma")
+    f.add_argument(
+        "--form",
+        choices=(*FORMS, "data-constrained"),
+        default="auto",
+        help="law form (default auto: chinchilla-gamma where the runs identify its extra "
+        "exponent, else chinchilla; docs/trust.md)",
+    )
+    f.add_argument(
+        "--fix",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="hold a coefficient fixed, e.g. --fix E=1.69 or --fix gamma=1 (repeatable)",
+    )
+    f.add_argument(
+        "--replicates",
+        choices=["mean", "keep"],
+        default=None,
+        help="rows sharing (N, D) are seed replicates: average them or keep them (default: "
+        "refuse); their spread is a floor on the run scatter",
+    )
+    f.add_argument(
+        "--calibration",
+        choices=["prior", "prior+backtest"],
+        default="prior",
+        help="interval scale: the prior from real suites (default), or updated by a size-cut "
+        "backtest on these runs",
+    )
     f.add_argument("--huber-delta", type=positive_float("--huber-delta"), default=1e-3)
     f.add_argument("--loss", choices=["huber", "squared"], default="huber")
     f.add_argument(
@@ -36,18 +63,19 @@ def register(sub) -> None:
         type=int,
         default=None,
         metavar="B",
-        help="bootstrap resamples (multi-start refits) for the intervals (default 60; 0: none)",
+        help="cluster-bootstrap resamples of model sizes, each fitted from scratch (default 20; "
+        "0: none)",
     )
     f.add_argument(
         "--no-intervals",
         action="store_true",
-        help="point fit only: no bootstrap and no backtest calibration (faster)",
+        help="point fit only: no bootstrap and no interval calibration (faster)",
     )
     f.add_argument(
         "--n-cutoffs",
         type=int,
         default=4,
-        help="compute cutoffs of the backtest that calibrates the extrapolation term",
+        help="compute cutoffs of the inner backtest that weights --form average",
     )
     f.add_argument("--ci-level", type=float, default=0.9)
     f.add_argument("--seed", type=int, default=0)
@@ -101,8 +129,13 @@ def _fit(args: argparse.Namespace) -> int:
     df = read_table(require_runs(args))
     if args.n_cutoffs < 1:
         raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
+    from .distill import _parse_fixed
+
     model = SupervisedScalingLaw(
         form=args.form,
+        fixed=_parse_fixed(args.fix),
+        replicates=args.replicates,
+        calibration=args.calibration,
         loss=args.loss,
         huber_delta=args.huber_delta,
         bootstrap=args.bootstrap,
@@ -126,6 +159,11 @@ def _fit(args: argparse.Namespace) -> int:
                 "n_starts": res.n_starts,
                 "n_at_best": res.n_at_best,
                 "converged": res.converged,
+                "form": res.meta.get("form"),
+                "form_reason": res.meta.get("form_reason"),
+                "identified": res.meta.get("identification", {}).get("identified"),
+                "identification": res.meta.get("identification", {}).get("reason"),
+                "fixed": res.meta.get("fixed", {}),
                 "ci": res.ci,
                 "intervals": _interval_terms(res),
             }
@@ -142,18 +180,19 @@ def _interval_terms(res) -> dict | None:
     cal = res.meta.get("intervals")
     if not cal:
         return None
-    m, k, lam = iv.interval_terms(cal, 0.9)
-    return {
+    out = {
         "max_compute": cal["max_compute"],
         "max_N": cal.get("max_N"),
         "max_D": cal.get("max_D"),
         "noise": cal.get("noise", 0.0),
-        "bias_slope": m,
-        "base_scale_90": lam,
-        "extrapolation_slope_90": k,
-        "cutoffs": cal.get("cutoffs", []),
         "n_bootstrap": len(res.bootstrap),
     }
+    if "k" in cal:
+        out.update(method=cal["method"], k_90=cal["k"], k_prior=cal.get("k_prior"))
+        return out
+    m, k, lam = iv.interval_terms(cal, 0.9)
+    out.update(bias_slope=m, base_scale_90=lam, extrapolation_slope_90=k)
+    return out
 
 
 def _interval(model, N, D, level):
@@ -164,15 +203,33 @@ def _interval(model, N, D, level):
     return [float(lo), float(hi)]
 
 
+def _allocation_intervals(model, flops, level, accounting) -> dict | None:
+    """{"N": [lo, hi], "D": [lo, hi], "loss": [lo, hi]} of N*, D*, L* over the bootstrap refits,
+    or None where the fit has no bootstrap (presets) or its form has no closed-form optimum."""
+    try:
+        q = model.allocate_interval(flops, level=level, accounting=accounting)
+    except ValueError:
+        return None
+    return {k: [float(v[0]), float(v[1])] for k, v in q.items()}
+
+
 def _allocate(args) -> int:
     model = load_law(args)
     a = model.allocate(args.flops, accounting=args.accounting)
     interval = _interval(model, a.N, a.D, args.level)
+    opt = _allocation_intervals(model, args.flops, args.level, args.accounting)
     if args.json:
         out = {"N": a.N, "D": a.D, "loss": a.loss, "accounting": a.accounting}
         if interval is not None:
             out["interval"] = interval
             out["level"] = args.level
+        out["N_interval"] = opt["N"] if opt else None
+        out["D_interval"] = opt["D"] if opt else None
+        if opt is None:
+            out["allocation_interval_note"] = (
+                "no N*/D* interval: the fit has no bootstrap refits or its form no closed-form "
+                "optimum"
+            )
         print_json(out)
     else:
         print(
@@ -185,6 +242,12 @@ def _allocate(args) -> int:
                 else ""
             )
         )
+        if opt:
+            print(
+                f"{100 * args.level:g}% intervals over the bootstrap refits: "
+                f"N* in [{opt['N'][0]:.4g}, {opt['N'][1]:.4g}], "
+                f"D* in [{opt['D'][0]:.4g}, {opt['D'][1]:.4g}]"
+            )
     return 0
 
 

@@ -20,10 +20,24 @@ def calibration(bt, method: str | None = None):
         g = f[f["method"] == m]
         x = g["ratio"].to_numpy(float) * (1.0 + 0.04 * i)  # small dodge between methods
         y = 100 * g["rel_error"].to_numpy(float)
-        if m == method and np.isfinite(g["lower"].to_numpy(float)).any():
-            lo = 100 * (g["lower"] / g["truth"] - 1).to_numpy(float)
-            hi = 100 * (g["upper"] / g["truth"] - 1).to_numpy(float)
-            ax.vlines(x, lo, hi, color="C0", alpha=0.35, lw=1.5)
+        lo_, hi_ = g["lower"].to_numpy(float), g["upper"].to_numpy(float)
+        has = ~(np.isnan(lo_) & np.isnan(hi_))
+        fin = has & np.isfinite(lo_) & np.isfinite(hi_)
+        if m == method and fin.any():
+            lo = 100 * (lo_[fin] / g["truth"].to_numpy(float)[fin] - 1)
+            hi = 100 * (hi_[fin] / g["truth"].to_numpy(float)[fin] - 1)
+            ax.vlines(x[fin], lo, hi, color="C0", alpha=0.35, lw=1.5)
+        if m == method and (has & ~fin).any():  # failed forecasts: shown, never dropped
+            bad = has & ~fin
+            ax.scatter(
+                x[bad],
+                100 * g["rel_error"].to_numpy(float)[bad],
+                s=60,
+                marker="x",
+                color="red",
+                zorder=4,
+                label=f"{m}: non-finite interval ({int(bad.sum())})",
+            )
         ax.scatter(
             x,
             y,
@@ -57,10 +71,14 @@ def calibration(bt, method: str | None = None):
             label="median rel. half-width %",
         )
         tw.set_ylabel("median relative half-width, %")
-        ax2.set_xticks(xs, [f"{r}\nn={n}" for r, n in zip(t["ratio"], t["n"])], fontsize=7)
+        labels = [
+            f"{r}\nn={n}" + (f"\n{nf} non-finite" if nf else "")
+            for r, n, nf in zip(t["ratio"], t["n"], t["non-finite"])
+        ]
+        ax2.set_xticks(xs, labels, fontsize=7)
         ax2.set_xlabel("extrapolation-ratio bin")
         h1, l1 = ax2.get_legend_handles_labels()
         h2, l2 = tw.get_legend_handles_labels()
         tw.legend(h1 + h2, l1 + l2, fontsize=7, loc="lower right", framealpha=0.9)
-    ax2.set_title(f"Calibration of {method}")
+    ax2.set_title(f"Calibration of {method} (non-finite intervals count as misses)")
     return fig

@@ -135,3 +135,15 @@ def supervised_adapters(form: str, *, baselines: bool = True, compute_col: str =
     if baselines:
         out += [PersistenceBaseline(compute_col), PowerLawBaseline(compute_col)]
     return out
+
+
+def trust_methods(form: str = "auto", **kw) -> list:
+    """The methods of the trust table (docs/trust.md): the default fit (its calibrated interval)
+    and simple laws beside it: the 1-D compute law, chinchilla, and the over-training law fitted
+    by squared log error as Gadre et al. fit it."""
+    return [
+        SupervisedAdapter(form, name="default", **kw),
+        PowerLawBaseline(),
+        PointAdapter("chinchilla"),
+        PointAdapter("overtrain", loss="squared", name="overtrain-ls"),
+    ]

@@ -101,8 +101,8 @@ def collapse_replicates(
         j = int(np.flatnonzero((key == key.iloc[i]).all(axis=1).to_numpy())[0])
         num = (lambda k: k + 1) if rows is None else (lambda k: int(rows[k]))
         raise InputError(
-            f"runs: rows {num(j)} and {num(i)} share N={data['N'].iloc[i]:.6g}, "
-            f"D={data['D'].iloc[i]:.6g} (seed replicates?); pass --replicates mean or "
+            f"runs: row {num(i)} duplicates row {num(j)} (N={data['N'].iloc[i]:.6g}, "
+            f"D={data['D'].iloc[i]:.6g}; seed replicates?): pass --replicates mean or "
             "--replicates keep"
         )
     logl = np.log(data["loss"].to_numpy(float))

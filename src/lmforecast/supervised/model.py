@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..compute.allocation import Allocation, compute_optimal
-from ..compute.flops import DISTILLATION_PAPER, Architecture, flops_per_token
+from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..data.validate import numeric_column
 from ..errors import InputError
 from ..fitting import FitResult, fit_law, huber, squared
@@ -28,6 +28,7 @@ from ..laws import get_law
 from . import calibration as cb
 from . import forms as fm
 from . import intervals as iv
+from .allocation import numeric_allocation
 from .presets import PRESETS
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
@@ -342,6 +343,9 @@ class SupervisedScalingLaw:
         if not hasattr(self, "result_"):
             raise RuntimeError("this SupervisedScalingLaw is not fitted yet; call fit() first")
 
+    def _fitted_form(self) -> str:
+        return self.result_.meta.get("form", self.form)
+
     def _components(self) -> list[tuple[float, FitResult]]:
         avg = self.result_.meta.get("average")
         if not avg:
@@ -410,16 +414,17 @@ class SupervisedScalingLaw:
         Closed form for the Chinchilla forms; a vectorised golden-section search along the
         IsoFLOP for `overtrain` and `average`."""
         self._check()
-        if self.form in CHINCHILLA_FORMS and not self.result_.meta.get("average"):
+        if self._fitted_form() in CHINCHILLA_FORMS and not self.result_.meta.get("average"):
             return compute_optimal(self.params_, C, accounting, arch)
-        return _numeric_allocation(self.predict, C, accounting, arch)
+        return numeric_allocation(self.predict, C, accounting, arch)
 
     def allocate_interval(self, C, level: float = 0.9, accounting: str = "6ND"):
         """Percentile interval of N*, D*, L* over the bootstrap refits (Chinchilla forms)."""
         self._check()
-        if self.form not in CHINCHILLA_FORMS:
-            raise ValueError(f"allocate_interval supports {CHINCHILLA_FORMS}, not {self.form!r}")
-        law = get_law(self.form)
+        form = self._fitted_form()
+        if form not in CHINCHILLA_FORMS or self.result_.meta.get("average"):
+            raise ValueError(f"allocate_interval supports {CHINCHILLA_FORMS}, not {form!r}")
+        law = get_law(form)
         rows = [compute_optimal(law.to_natural(th), C, accounting) for th in self.result_.bootstrap]
         if not rows:
             raise ValueError("no bootstrap samples: fit with bootstrap > 0")
@@ -482,36 +487,3 @@ def calibration_min_train(n_runs: int) -> int:
     """Fewest runs a calibration backtest fits on: half the runs, and at least 8 (6 parameters
     + 2), so that early cutoffs do not extrapolate from hopeless fits."""
     return max(8, math.ceil(n_runs / 2))
-
-
-def _numeric_allocation(predict, C, accounting: str, arch: Architecture) -> Allocation:
-    """argmin_N predict(N, D(N, C)) along each IsoFLOP by golden-section search on log N."""
-    Cf = np.atleast_1d(np.asarray(C, float)).ravel()
-    if not np.all(np.isfinite(Cf)) or np.any(Cf <= 0):
-        raise InputError(f"compute budget must be positive and finite, got {C}")
-    if accounting not in ("6ND", "F(N)"):
-        raise InputError(f"unknown FLOPs accounting {accounting!r}; use '6ND' or 'F(N)'")
-
-    def tokens(N):
-        return Cf / (6.0 * N) if accounting == "6ND" else Cf / flops_per_token(N, "F(N)", arch)
-
-    def f(logn):
-        N = np.exp(logn)
-        return np.asarray(predict(N, tokens(N)), float)
-
-    a, b = np.full(Cf.shape, np.log(1e3)), np.log(Cf / 6.0) - np.log(1.0)
-    r = (np.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(120):
-        c, d = b - r * (b - a), a + r * (b - a)
-        left = f(c) < f(d)
-        a, b = np.where(left, a, c), np.where(left, d, b)
-    N = np.exp(0.5 * (a + b))
-    D = tokens(N)
-    shape = np.shape(C)
-    return Allocation(
-        C=np.asarray(C, float),
-        N=N.reshape(shape),
-        D=D.reshape(shape),
-        loss=np.asarray(predict(N, D), float).reshape(shape),
-        accounting=accounting,
-    )

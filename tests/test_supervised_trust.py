@@ -1,0 +1,179 @@
+"""Issue 21: prior-calibrated intervals, cluster bootstrap from scratch, form gating, --fix,
+replicates, identification; issue 26 items 1-2 (non-finite intervals, allocation intervals)."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.backtest import rolling_origin
+from lmforecast.backtest.suites import score_forecasts, suite_forecasts, suite_splits
+from lmforecast.cli.main import main
+from lmforecast.fitting import huber
+from lmforecast.laws import get_law
+from lmforecast.supervised import PRESETS, SupervisedScalingLaw
+from lmforecast.supervised import calibration as cb
+from lmforecast.supervised.simulate import simulate_supervised_runs
+
+TRUE = PRESETS["busbridge2025"]["params"]
+
+
+def _runs(sizes=(2e7, 5e7, 1e8, 2e8, 5e8, 1e9), ratios=(5, 20, 80), noise=0.004, seed=0,
+          params=TRUE):  # fmt: skip
+    rng = np.random.default_rng(seed)
+    N = np.repeat(np.asarray(sizes, float), len(ratios))
+    D = N * np.tile(np.asarray(ratios, float), len(sizes))
+    law = get_law("chinchilla-gamma")
+    th = law.from_natural(dict(params))
+    L = np.exp(law.predict_target(th[None, :], {"N": N, "D": D})[0] + rng.normal(0, noise, N.size))
+    return pd.DataFrame({"N": N, "D": D, "loss": L})
+
+
+def test_cluster_bootstrap_resamples_whole_sizes_from_scratch(monkeypatch):
+    calls = []
+    real = cb.fit_law
+
+    def spy(law, X, y, **kw):
+        calls.append((np.asarray(X["N"]), kw.get("weights"), np.asarray(kw["grid"])))
+        return real(law, X, y, **kw)
+
+    monkeypatch.setattr(cb, "fit_law", spy)
+    df = _runs()
+    law = get_law("chinchilla")
+    X = {"N": df["N"].to_numpy(), "D": df["D"].to_numpy()}
+    thetas = cb.cluster_bootstrap(law, X, df["loss"].to_numpy(), huber(1e-3), n_boot=4, seed=1)
+    assert thetas.shape == (len(calls), 5) and len(calls) >= 3
+    grid = cb.grid_to_array(law, law.default_grid())
+    for N, w, starts in calls:
+        # every run of a drawn size enters with one weight: whole sizes are resampled
+        for n in np.unique(N):
+            assert np.unique(w[N == n]).size == 1
+        assert np.all(w == np.round(w)) and w.min() >= 1
+        # no warm start: every start is a grid point scored on the resample, never the full fit
+        assert all(np.any(np.all(np.isclose(grid, s), axis=1)) for s in starts)
+    assert any(np.unique(N).size < df["N"].nunique() for N, _, _ in calls)
+
+
+def test_default_interval_widens_with_distance_on_a_misspecified_law():
+    # data from chinchilla-gamma with gamma far from 1, fitted by the misspecified chinchilla
+    params = dict(TRUE, gamma=0.6)
+    df = _runs(params=params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = SupervisedScalingLaw("chinchilla", bootstrap=8).fit(df)
+    N = np.array([1e9, 4e9, 1.6e10, 6.4e10])
+    lo, hi = m.predict_interval(N, 20 * N)
+    rel = (hi - lo) / m.predict(N, 20 * N)
+    assert np.all(np.diff(rel) > 0)
+    # the distance term dominates far out: width grows about linearly in ln N
+    t = m.forecast_terms(N, 20 * N)
+    assert t["k"] == pytest.approx(cb.prior_k("chinchilla")) and t["k"] > 0
+    assert np.allclose(np.diff(t["r"]), np.log(4))
+
+
+def test_auto_form_falls_back_when_sizes_cannot_identify_gamma():
+    df = _runs(sizes=(5e7, 1e8, 2e8))
+    with pytest.warns(UserWarning, match="simpler"):
+        m = SupervisedScalingLaw(bootstrap=0).fit(df)
+    assert m.form_ == "chinchilla" and "3 model size" in m.result_.meta["form_reason"]
+    m2 = SupervisedScalingLaw(bootstrap=0, intervals=False).fit(_runs())
+    assert m2.form_ == "chinchilla-gamma"
+
+
+def test_fix_pins_a_parameter_and_refuses_unknown_or_out_of_bounds():
+    df = _runs()
+    m = SupervisedScalingLaw("chinchilla-gamma", intervals=False, fixed={"gamma": 1.0}).fit(df)
+    assert m.params_["gamma"] == 1.0
+    m = SupervisedScalingLaw("chinchilla", intervals=False, fixed={"E": 1.5}).fit(df)
+    assert m.params_["E"] == pytest.approx(1.5, rel=1e-12)
+    with pytest.raises(Exception, match="no parameter 'zeta'"):
+        SupervisedScalingLaw("chinchilla", intervals=False, fixed={"zeta": 1}).fit(df)
+    with pytest.raises(Exception, match="outside the bounds"):
+        SupervisedScalingLaw("chinchilla", intervals=False, fixed={"alpha": 50}).fit(df)
+
+
+def test_replicates_mean_keep_and_noise_floor():
+    df = _runs()
+    rep = pd.concat([df, df.assign(loss=df["loss"] * 1.02)], ignore_index=True)
+    with pytest.raises(Exception, match="--replicates"):
+        SupervisedScalingLaw(intervals=False).fit(rep)
+    m = SupervisedScalingLaw("chinchilla", bootstrap=0, replicates="mean").fit(rep)
+    assert m.result_.n_obs == len(df)
+    sd = np.log(1.02) / np.sqrt(2)
+    assert m.result_.meta["replicate_sd"] == pytest.approx(sd, rel=1e-6)
+    assert m.result_.meta["intervals"]["noise"] >= sd
+    k = SupervisedScalingLaw("chinchilla", bootstrap=0, replicates="keep").fit(rep)
+    assert k.result_.n_obs == len(rep)
+
+
+def test_unidentified_fit_warns_and_says_so():
+    # 3 sizes, one token ratio each: gamma and alpha trade off freely
+    df = _runs(sizes=(3e7, 1e8, 3e8), ratios=(20, 21), noise=0.01,
+               params=dict(TRUE, gamma=1.0, alpha=0.34))  # fmt: skip
+    with pytest.warns(UserWarning, match="not identified"):
+        m = SupervisedScalingLaw("chinchilla-gamma", bootstrap=10).fit(df)
+    assert m.result_.meta["identification"]["identified"] is False
+    assert "not identified" in m.summary()
+
+
+class _Diverging:
+    name = "diverging"
+
+    def fit(self, train):
+        return self
+
+    def predict(self, test):
+        return np.full(len(test), 3.0)
+
+    def interval(self, test, level):
+        n = len(test)
+        with np.errstate(over="raise"):
+            pass
+        return np.zeros(n), np.exp(np.full(n, 1e4))  # overflows to inf, like a diverging fit
+
+
+def test_backtest_counts_non_finite_intervals_as_misses(recwarn):
+    df = simulate_supervised_runs(TRUE, noise=0.01, seed=5)
+    bt = rolling_origin(df, [_Diverging()], n_cutoffs=2)
+    row = bt.summary_table().iloc[0]
+    assert row["coverage %"] == 0.0 and row["non-finite"] == len(bt.forecasts)
+    assert not bt.forecasts["covered"].any()
+    assert not [w for w in recwarn if "overflow" in str(w.message)]
+    from lmforecast.plots import backtest as plots
+
+    fig = plots.calibration(bt)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("non-finite interval" in t for t in labels)
+    f = suite_forecasts({"s": {"s": df}}, [_Diverging()], splits=("size-1",))
+    t = score_forecasts(f)
+    assert t["coverage"].iloc[0] == 0.0 and t["nonfinite"].iloc[0] == len(f)
+
+
+def test_suite_splits_fit_only_below_the_cut():
+    df = _runs()
+    sp = {name: (tr, te) for name, tr, te in suite_splits(df)}
+    assert set(sp) == {"size-1", "size-2", "compute"}
+    tr, te = sp["size-1"]
+    assert df["N"][tr].max() < df["N"][te].min() and df["N"][te].nunique() == 1
+    tr, te = sp["compute"]
+    C = df["N"] * df["D"]
+    assert C[tr].max() < C[te].min()
+
+
+def test_allocate_json_carries_optimum_intervals(tmp_path, capsys):
+    df = _runs()
+    p = tmp_path / "runs.csv"
+    df.to_csv(p, index=False)
+    fit = tmp_path / "fit.json"
+    assert main(["supervised", "fit", "--runs", str(p), "--form", "chinchilla", "--bootstrap",
+                 "8", "--out", str(fit), "--quiet"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["supervised", "allocate", "--fit", str(fit), "--flops", "1e21", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    m = SupervisedScalingLaw.load(fit)
+    q = m.allocate_interval(1e21)
+    assert out["N_interval"] == pytest.approx(list(q["N"]))
+    assert out["N_interval"][0] < out["N"] < out["N_interval"][1]
+    assert out["D_interval"][0] < out["D"] < out["D_interval"][1]
