@@ -228,3 +228,10 @@ def _plain(tmp_path, text):
     q = tmp_path / "plain.csv"
     q.write_text("\n".join(text) + "\n")
     return q
+
+
+def test_backtest_refuses_a_single_fit_model(cli, tmp_path):
+    out = tmp_path / "bt.csv"
+    _one_line_error(cli, "downstream", "backtest", "--evals", "pythia", "--task", "piqa",
+                    "--fit-models", "pythia-70m", "--target", "pythia-1b", "--out", out,
+                    out=out, must=["--fit-models", ">= 2"])  # fmt: skip

@@ -154,7 +154,9 @@ def backtest(
     `interval_methods`: methods whose prediction intervals are computed (default all; the
     others are fitted without bootstrap, which is faster). `chance`: the chance level in points
     (default: the bundled table; a task without one is refused up front, naming `--chance`)."""
-    fit_models = [str(m) for m in fit_models]
+    fit_models = list(dict.fromkeys(str(m) for m in fit_models))
+    if len(fit_models) < 2:
+        raise InputError(f"--fit-models: a backtest fits >= 2 models, got {len(fit_models)}")
     tasks = [str(t) for t in tasks]
     if chance is None:
         missing = [t for t in tasks if chance_level(t) is None]
