@@ -28,9 +28,7 @@ from .varpro import projected_starts, representatives
 
 _CHUNK_ELEMENTS = 4_000_000  # starts x observations per vectorised grid pass
 PRECONDITION = True  # whitened pre-stage in polishes of laws with linear_blocks (`_precondition`)
-VARPRO_POLISH = 6
-HALVING_ITER = 150  # first-round iterations of a successive-halving polish (`polish_many`)
-HALVING_KEEP = 8  # grid-path starts polished to convergence after the first round  # profile local minima polished by a variable-projection fit
+VARPRO_POLISH = 6  # profile local minima polished by a variable-projection fit
 METHODS = ("auto", "grid", "varpro")
 
 
