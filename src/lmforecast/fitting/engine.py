@@ -27,7 +27,7 @@ from .threads import single_blas_thread
 from .varpro import projected_starts, representatives
 
 _CHUNK_ELEMENTS = 4_000_000  # starts x observations per vectorised grid pass
-PRECONDITION = True  # whitened pre-stage in every polish (`_precondition`)
+PRECONDITION = True  # whitened pre-stage in polishes of laws with linear_blocks (`_precondition`)
 VARPRO_POLISH = 6  # profile local minima polished by a variable-projection fit
 METHODS = ("auto", "grid", "varpro")
 
@@ -80,6 +80,14 @@ class Objective:
     def __init__(self, law: Law, X: Mapping[str, np.ndarray], t: np.ndarray, loss: Loss, w=None):
         self.law, self.X, self.t, self.loss = law, X, np.asarray(t, float), loss
         self.w = None if w is None else np.asarray(w, float)
+        self._linear: bool | None = None
+
+    @property
+    def has_linear_part(self) -> bool:
+        """Whether the law declares linear coefficients (`Law.linear_blocks`) on these inputs."""
+        if self._linear is None:
+            self._linear = bool(self.law.linear_blocks(self.X))
+        return self._linear
 
     def batch(self, theta: np.ndarray) -> np.ndarray:
         theta = np.atleast_2d(theta)
@@ -137,8 +145,13 @@ def _precondition(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     if not np.all(np.isfinite(H)):
         return None
     sc = np.sqrt(np.diag(H))
-    if not np.all(sc > 0):
+    # directions the start is insensitive to (e.g. an exponent at a zero-amplitude term) stay
+    # put here; the bounded polish frees them
+    live = sc > 1e-8 * sc.max() if sc.size and sc.max() > 0 else np.zeros(sc.size, bool)
+    if not live.any():
         return None
+    free = np.flatnonzero(free)[live]
+    H, sc = H[np.ix_(live, live)], sc[live]
     try:
         L = np.linalg.cholesky(H / np.outer(sc, sc) + 1e-10 * np.eye(sc.size))
         Linv_t = np.linalg.inv(L.T)  # theta_free = theta0_free + Linv_t @ z / sc
@@ -177,13 +190,14 @@ def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
 
     scipy's ftol test is relative to max(|f|, 1): on raw Huber sums (~1e-4) it is effectively
     absolute and stops far from the optimum. Rescaling makes it a true relative test. With
-    PRECONDITION, a whitened unbounded pre-stage (`_precondition`) first moves theta0 to a
-    better interior point; the bounded polish then runs from there on the same objective.
+    PRECONDITION, for laws with linear coefficients, a whitened unbounded pre-stage
+    (`_precondition`) first moves theta0 to a better interior point; the bounded polish then
+    runs from there on the same objective.
     """
     f0, _ = obj.value_and_grad(theta0)
     if not np.isfinite(f0):
         return theta0, np.inf, False, "non-finite objective at start"
-    if PRECONDITION:
+    if PRECONDITION and obj.has_linear_part:
         th = _precondition(obj, np.asarray(theta0, float), bounds, maxiter)
         if th is not None:
             theta0 = th

@@ -86,10 +86,16 @@ class ChinchillaGamma(Law):
         qv = np.exp(v - out)
         p1 = np.exp(u1 - m)
         p2 = np.exp(u2 - m)
-        cols = [qv * g * p1, qv * g * p2, qE, -qv * g * p1 * lnN, -qv * g * p2 * lnD]
+        J = np.empty((*out.shape, 6 if self.has_gamma else 5))  # filled in place
+        qg = qv * g
+        J[..., 0] = qg * p1
+        J[..., 1] = qg * p2
+        J[..., 2] = qE
+        J[..., 3] = -J[..., 0] * lnN
+        J[..., 4] = -J[..., 1] * lnD
         if self.has_gamma:
-            cols.append(qv * m)
-        return out, np.stack(cols, axis=-1)
+            J[..., 5] = qv * m
+        return out, J
 
     # ---- variable projection -------------------------------------------------------------
     def linear_blocks(self, X):

@@ -90,25 +90,24 @@ class DistillationLaw(Law):
 
     def predict_and_jacobian(self, theta, X):
         p = self._parts(theta, X)
-        q = np.exp(p["v"] - p["out"])  # d out / d v
+        out = p["out"]
+        q = np.exp(p["v"] - out)  # d out / d v
         g, c1, f1, z, s = p["g"], p["c1"], p["f1"], p["z"], p["s"]
         p1 = np.exp(p["u1"] - p["m"])
         p2 = np.exp(p["u2"] - p["m"])
         sig = np.exp(z - s)  # sigmoid(z)
         qg = q * g
-        cols = [
-            qg * p1,
-            qg * p2,
-            -qg * p1 * p["lnN"],
-            -qg * p2 * p["lnD"],
-            q * p["m"],
-            -q * p["lT"],
-            -q * f1 * s,
-            -q * c1 * (s - z * sig),
-            q * c1 * sig,
-        ]
-        shape = p["out"].shape
-        return p["out"], np.stack([np.broadcast_to(c, shape) for c in cols], axis=-1)
+        J = np.empty((*out.shape, 9))  # filled column by column (broadcasting in place)
+        J[..., 0] = qg * p1
+        J[..., 1] = qg * p2
+        J[..., 2] = -J[..., 0] * p["lnN"]
+        J[..., 3] = -J[..., 1] * p["lnD"]
+        J[..., 4] = q * p["m"]
+        J[..., 5] = -q * p["lT"]
+        J[..., 6] = -q * f1 * s
+        J[..., 7] = -q * c1 * (s - z * sig)
+        J[..., 8] = q * c1 * sig
+        return out, J
 
     @staticmethod
     def loss(params, N_S, D_S, L_T, L_sup):
