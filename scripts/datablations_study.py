@@ -3,9 +3,9 @@
     python scripts/datablations_study.py [../shared/data/suites/datablations/runs.csv]
 
 Prints (1) the coefficients of the joint and two-stage fits on all runs and on runs with at
-most 100 / 16 epochs, (2) backtests: fit on runs below a compute (C < 1e20 FLOPs) or size (N < 1e9)
-cutoff, forecast the rest, median and mean absolute log error of the data-constrained law and of the plain
-Chinchilla law L(N, D) that ignores U. The numbers are quoted in docs/datablations.md.
+most 100 / 16 epochs, (2) backtests: fit on runs below a compute (C < 1e20 FLOPs) or size
+(N < 1e9) cutoff, forecast the rest; median and mean absolute log error of the data-constrained
+law and of the plain Chinchilla law L(N, D) that ignores U. Quoted in docs/datablations.md.
 """
 
 from __future__ import annotations
