@@ -39,6 +39,7 @@ COMMAND_MODULES = [
     "lmforecast.cli.isoflop",
     "lmforecast.cli.recipes",
     "lmforecast.cli.nextrun",
+    "lmforecast.cli.shape",
 ]
 
 
