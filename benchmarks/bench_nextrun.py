@@ -1,13 +1,14 @@
 """Benchmark: following `next-run` advice vs a fixed ladder, on simulated campaigns.
 
 Truth: Hoffmann et al.'s Approach 3 law with 0.5% run-to-run scatter. Both campaigns start
-from the same 6 small runs and add one run at a time (each run at most `--run-budget` FLOPs)
-until the bootstrap 90% interval of the target's log loss (N = 7e9, D = 1.4e11) is narrower
-than `--width`. Baseline: a fixed ladder at 20 tokens per parameter, sizes doubling from the
-largest initial run (the usual hand-made ladder). Advisor: train the top-ranked candidate of
-`nextrun.advise` each step. Prints the compute each campaign spent and the ratio.
+from the same 10 small runs (1e7-1.6e8 params, 20 and 60 tokens/param) and add one run at a
+time (each run at most `--run-budget` FLOPs) until the bootstrap 90% interval of the target's
+log loss (N = 7e9, D = 1.4e11) is narrower than `--width`. Baseline: a fixed ladder at 20
+tokens per parameter, sizes doubling from 1e8 (the usual hand-made ladder). Advisor: train the
+top-ranked candidate of `nextrun.advise` each step. Prints the compute each campaign spent and
+the ratio.
 
-    python benchmarks/bench_nextrun.py [--seeds 3] [--width 0.04]
+    python benchmarks/bench_nextrun.py [--seeds 3] [--width 0.05]
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def observe(N, D, rng, noise):
 
 def campaign(policy, seed, args):
     rng = np.random.default_rng(seed)
-    N0 = np.array([1e7, 1.5e7, 2e7, 3e7, 4e7, 5e7])
-    D0 = N0 * np.array([10, 40, 20, 10, 40, 20])
+    N0 = np.array([1e7, 2e7, 4e7, 8e7, 1.6e8] * 2)
+    D0 = np.r_[20 * N0[:5], 60 * N0[5:]]
     runs = pd.DataFrame(
         {"N": N0, "D": D0, "loss": [observe(n, d, rng, args.noise) for n, d in zip(N0, D0)]}
     )
@@ -63,11 +64,11 @@ def campaign(policy, seed, args):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--width", type=float, default=0.04)
+    ap.add_argument("--width", type=float, default=0.05)
     ap.add_argument("--run-budget", type=float, default=1e19)
     ap.add_argument("--boot", type=int, default=30)
     ap.add_argument("--noise", type=float, default=0.005)
-    ap.add_argument("--max-steps", type=int, default=12)
+    ap.add_argument("--max-steps", type=int, default=10)
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     tot = {"advisor": 0.0, "ladder": 0.0}
