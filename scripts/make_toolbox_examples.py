@@ -7,6 +7,7 @@
 - isoflop/runs.csv: isoFLOP profiles (4 budgets x 7 sizes) from Hoffmann et al.'s Approach 3 law.
 - recipes/base.csv, recipes/new.csv: two recipes whose true multiplier is 2.5 (recipes.simulate).
 - nextrun/runs.csv: 10 small runs of the same law (0.5% noise).
+- shape/runs.csv: checkpoints of 12 width x depth shapes with a quadratic aspect-ratio penalty.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from lmforecast.isoflop import simulate_isoflops
 from lmforecast.isoflop.simulate import HOFFMANN
 from lmforecast.laws.chinchilla import ChinchillaGamma
 from lmforecast.recipes.simulate import simulate_pair
+from lmforecast.shape.simulate import simulate_shapes
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "lmforecast" / "examples" / "files"
 
@@ -46,6 +48,7 @@ def main() -> None:
     D = np.r_[20 * N[:5], 60 * N[5:]]
     L = ChinchillaGamma.loss(HOFFMANN, N, D) * np.exp(rng.normal(0, 0.005, N.size))
     _write(pd.DataFrame({"N": N, "D": D, "loss": L}), "nextrun/runs.csv")
+    _write(simulate_shapes(seed=1), "shape/runs.csv")
 
 
 if __name__ == "__main__":

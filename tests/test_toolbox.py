@@ -137,3 +137,38 @@ def test_recipe_comparison_round_trips(tmp_path):
     assert r.multiplier == pytest.approx(2.0, rel=0.15) and not r.extrapolated
     r.to_json(tmp_path / "r.json")
     assert RecipeComparison.from_json(tmp_path / "r.json") == r
+
+
+# ---- width and depth ---------------------------------------------------------------------------
+def test_shape_test_finds_a_planted_shape_term_and_not_a_missing_one():
+    from lmforecast.shape import shape_test
+    from lmforecast.shape.simulate import simulate_shapes
+
+    planted = shape_test(simulate_shapes(curvature=0.004, seed=0), model_col="model", n_perm=300)
+    assert planted.shape_matters and planted.p_value < 0.01
+    assert planted.coef[2] == pytest.approx(0.004, rel=0.15)  # the quadratic curvature
+    assert planted.worst["model"] == "768x3"  # the most extreme aspect ratio
+    none = shape_test(simulate_shapes(curvature=0.0, seed=0), model_col="model", n_perm=300)
+    assert not none.shape_matters and none.p_value > 0.05
+
+
+# ---- next run ----------------------------------------------------------------------------------
+def test_next_run_ranks_by_shrinkage_per_flop_and_respects_budget():
+    import pandas as pd
+
+    from lmforecast.laws.chinchilla import ChinchillaGamma
+    from lmforecast.nextrun import advise
+
+    rng = np.random.default_rng(0)
+    N = np.array([1e7, 2e7, 4e7, 8e7, 1.6e8] * 2)
+    D = np.r_[20 * N[:5], 60 * N[5:]]
+    L = ChinchillaGamma.loss(HOFFMANN, N, D) * np.exp(rng.normal(0, 0.005, N.size))
+    a = advise(pd.DataFrame({"N": N, "D": D, "loss": L}), 7e9, 1.4e11, budget=1e18, n_boot=20)
+    g = [c["shrink_per_flop"] for c in a.candidates]
+    assert g == sorted(g, reverse=True)
+    assert all(c["flops"] <= 1e18 for c in a.candidates)
+    assert all(
+        0 <= c["shrink"] < 1 and c["expected_width"] <= a.current_width for c in a.candidates
+    )
+    # a run that costs more but is further out along the extrapolation shrinks more in total
+    assert max(c["shrink"] for c in a.candidates) > a.candidates[-1]["shrink"]

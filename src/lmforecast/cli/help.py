@@ -77,6 +77,9 @@ EXAMPLES = {
         "lmforecast compare-recipes --base recipes/base.csv --new recipes/new.csv --flops 1e18 "
         "--bootstrap 50 --json",
     ],
+    "shape test": [
+        "lmforecast shape test --runs shape/runs.csv --model-col model --permutations 500",
+    ],
     "next-run": [
         "lmforecast next-run --runs nextrun/runs.csv --target-params 7e9 --target-tokens 1.4e11 "
         "--budget 1e18 --bootstrap 20",

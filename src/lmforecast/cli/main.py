@@ -48,6 +48,7 @@ COMMAND_MODULES = [
     "lmforecast.cli.isoflop",
     "lmforecast.cli.recipes",
     "lmforecast.cli.nextrun",
+    "lmforecast.cli.shape",
 ]
 
 

@@ -40,7 +40,10 @@ def budget_minima(t: pd.DataFrame, approach: int) -> np.ndarray:
             return np.full((1, 4), np.nan)  # concave: no minimum
         lnN = -c1 / (2 * c2)
         L = c0 - c1 * c1 / (4 * c2)
-        N = float(np.exp(lnN))
+        with np.errstate(over="ignore", under="ignore"):
+            N = float(np.exp(lnN))
+        if not 0 < N < np.inf:
+            return np.full((1, 4), np.nan)  # vertex at 0 or infinity: no usable minimum
         rows.append((C, N, C / (6.0 * N), float(L)))
     return np.array(rows)
 

@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from ..data.validate import numeric_column
 from ..errors import InputError
 from ..fitting import bootstrap_fit, fit_law, huber
 from ..laws import get_law
-from ..supervised.model import runs_from_frame
 
 RATIOS = (5.0, 10.0, 20.0, 40.0, 80.0)  # tokens per parameter of the default candidate grid
 
@@ -56,6 +56,18 @@ class NextRunAdvice:
                 f"   {c['expected_width']:11.4f}   {1e18 * c['shrink_per_flop']:.4g}"
             )
         return "\n".join([*lines, self.message])
+
+
+def _runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Columns N, D (or C), loss; seed replicates (same N, D) are kept as separate runs."""
+    N = numeric_column(df, "N", positive=True, what="runs")
+    if "D" in df.columns:
+        D = numeric_column(df, "D", positive=True, what="runs")
+    else:
+        D = numeric_column(df, "C", positive=True, what="runs") / (6 * N)
+    return pd.DataFrame(
+        {"N": N, "D": D, "loss": numeric_column(df, "loss", positive=True, what="runs")}
+    )
 
 
 def candidate_grid(runs: pd.DataFrame, target_N: float, budget: float | None) -> pd.DataFrame:
@@ -104,7 +116,7 @@ def advise(
         raise InputError(f"target N and D must be > 0, got {target_N}, {target_D}")
     if budget is not None and not budget > 0:
         raise InputError(f"--budget must be > 0 FLOPs, got {budget}")
-    data = runs_from_frame(runs)
+    data = _runs(runs)
     if len(data) < 6:
         raise InputError(
             f"runs: {len(data)} run(s); the advisor fits a 5-parameter law and needs at least 6"

@@ -36,6 +36,9 @@ SECTION_MODULES = [
     "lmforecast.report.sections.osl",
     "lmforecast.report.sections.salience",
     "lmforecast.report.sections.trust_downstream",
+    "lmforecast.report.sections.dataconstrained",
+    "lmforecast.report.sections.isoflop",
+    "lmforecast.report.sections.recipes",
 ]
 
 

@@ -1,0 +1,40 @@
+"""`lmforecast shape test`: does width/depth matter beyond N (residual test against L(N, D))."""
+
+from __future__ import annotations
+
+from ..data.io import read_table
+from ..shape import shape_test
+from .common import add_output_flags, add_runs_flag, emit, require_runs
+
+
+def register(sub) -> None:
+    p = sub.add_parser("shape", help="width/depth: does model shape matter beyond N")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    t = verbs.add_parser("test", help="residual test of width/depth against the fitted L(N, D)")
+    add_runs_flag(
+        t, "CSV/Parquet/JSONL with N, D, loss, width and depth (one row per checkpoint or run)"
+    )
+    t.add_argument("--loss-col", default="loss")
+    t.add_argument("--width-col", default="width", help="column holding the model width")
+    t.add_argument("--depth-col", default="depth", help="column holding the number of layers")
+    t.add_argument("--model-col", default=None)
+    t.add_argument(
+        "--permutations", type=int, default=2000, help="shape shuffles for the permutation p-value"
+    )
+    t.add_argument("--seed", type=int, default=0)
+    add_output_flags(t)
+    t.set_defaults(handler=_test)
+
+
+def _test(args) -> int:
+    res = shape_test(
+        read_table(require_runs(args)),
+        loss_col=args.loss_col,
+        width_col=args.width_col,
+        depth_col=args.depth_col,
+        model_col=args.model_col,
+        n_perm=args.permutations,
+        seed=args.seed,
+    )
+    return emit(args, res.contract(), res.summary())
