@@ -27,6 +27,7 @@ from .common import (
     print_json,
 )
 from .downstream import add_evals_fit_flags, fit_from_evals, predict_from_fit
+from .ledger import record_forecast
 
 
 def _table_flags(p: argparse.ArgumentParser) -> None:
@@ -383,6 +384,7 @@ def _flp_predict(args) -> int:
     est.warn_if_not_emerged(P, None if res["interval"] is None else res["interval"][0])
     if args.actual is not None:
         res["relative_error"] = float(relative_error(P, args.actual))
+    record_forecast(args, res)
     if args.json:
         print_json(res)
     else:
@@ -491,6 +493,7 @@ def _flpm_predict(args) -> int:
     if est.bootstrap:
         lo, hi = est.predict_interval([F], args.level)
         res["interval"] = [float(lo[0]), float(hi[0])]
+    record_forecast(args, res)
     if args.json:
         print_json(res)
     else:

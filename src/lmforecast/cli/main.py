@@ -22,6 +22,7 @@ import warnings
 
 from .. import __version__
 from ..errors import InputError, OptionalDependencyError
+from .ledger import add_global_flags, check_ledger_flags, hoist_global_flags
 
 COMMAND_MODULES = [
     "lmforecast.cli.supervised",
@@ -35,6 +36,8 @@ COMMAND_MODULES = [
     "lmforecast.cli.report",
     "lmforecast.cli.backtest",
     "lmforecast.cli.examples",
+    "lmforecast.cli.runs",
+    "lmforecast.cli.ledger",
 ]
 
 
@@ -61,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show the full traceback of an internal error (also: LMFORECAST_DEBUG=1)",
     )
+    add_global_flags(parser)  # --ledger PATH --label NAME (cli/ledger.py)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = False  # a bare `lmforecast` prints the command list (see main)
     for mod in COMMAND_MODULES:
@@ -111,6 +115,7 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
         spec = getattr(args, "scheduler", None)
         sched = None if spec is None else parse_scheduler(spec, "--scheduler")
         notes = preflight(args)
+        check_ledger_flags(args)
         with scheduler(sched):
             code = args.handler(args)
     except (InputError, OptionalDependencyError) as exc:
@@ -152,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = [a for a in argv if a != "--debug"]
         debug = True
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(hoist_global_flags(argv))
     if args.command is None:
         sys.stderr.write(
             f"usage: lmforecast [--version] [--debug] [--scheduler SPEC] COMMAND ...\n"

@@ -18,6 +18,7 @@ from .common import (
     print_json,
     require_runs,
 )
+from .ledger import record_forecast
 
 
 def register(sub) -> None:
@@ -164,6 +165,7 @@ def _allocate(args) -> int:
     model = load_law(args)
     a = model.allocate(args.flops, accounting=args.accounting)
     interval = _interval(model, a.N, a.D, args.level)
+    record_forecast(args, {"N": a.N, "D": a.D, "loss": a.loss, "interval": interval})
     if args.json:
         out = {"N": a.N, "D": a.D, "loss": a.loss, "accounting": a.accounting}
         if interval is not None:
@@ -192,6 +194,7 @@ def _predict(args) -> int:
     if interval is not None:
         out["interval"] = interval
         out["level"] = args.level
+    record_forecast(args, out)
     if args.json:
         print_json(out)
     else:
