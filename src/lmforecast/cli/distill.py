@@ -19,6 +19,7 @@ from .common import (
     print_json,
     require_runs,
 )
+from .ledger import record_forecast
 
 _COEF_HELP = "busbridge2025 (Table 6, default) or a fit saved by `distill fit --out`"
 
@@ -195,6 +196,7 @@ def _predict(args) -> int:
     out = {"student_loss": LS, "teacher_loss": LT, "supervised_loss": sup}
     out.update(_interval(m, args.level, lambda: m.predict_interval(
         args.student_params, args.student_tokens, LT, level=args.level)))  # fmt: skip
+    record_forecast(args, out)
     if args.json:
         print_json(out)
     else:

@@ -20,6 +20,7 @@ from .common import (
     emit,
     positive_float,
 )
+from .ledger import record_forecast
 
 
 def _names(text: str | None, flag: str):
@@ -174,6 +175,7 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         msg += f"; {est.loss_task_} loss {res['loss']:.4f}"
     if "abs_error" in res:
         msg += f"; absolute error {res['abs_error']:.2f} points"
+    record_forecast(args, res)
     return emit(args, res, msg)
 
 

@@ -25,6 +25,7 @@ from .common import (
 from .downstream import add_evals_fit_flags, fit_from_evals, predict_from_fit
 from .flp_inputs import _columns, _load, _read, _table_flags
 from .flp_studies import register_studies
+from .ledger import record_forecast
 
 
 def register(sub) -> None:
@@ -206,6 +207,7 @@ def _flp_predict(args) -> int:
     est.warn_if_not_emerged(P, None if res["interval"] is None else res["interval"][0])
     if args.actual is not None:
         res["relative_error"] = float(relative_error(P, args.actual))
+    record_forecast(args, res)
     if args.json:
         print_json(res)
     else:
@@ -314,6 +316,7 @@ def _flpm_predict(args) -> int:
     if est.bootstrap:
         lo, hi = est.predict_interval([F], args.level)
         res["interval"] = [float(lo[0]), float(hi[0])]
+    record_forecast(args, res)
     if args.json:
         print_json(res)
     else:

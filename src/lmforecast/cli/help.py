@@ -202,6 +202,23 @@ EXAMPLES = {
         "lmforecast evals import evals --models evals/models.csv --out my_evals.csv",
     ],
     "evals show": ["lmforecast evals show pythia   # the bundled Pythia table"],
+    "runs import": [
+        "lmforecast runs import logs/run-s.jsonl logs/run-m.jsonl logs/run-l.jsonl --format "
+        "jsonl --models logs/models.csv --train-loss train_loss --out log_runs.csv "
+        "--checkpoints-out log_checkpoints.csv",
+        "lmforecast runs import logs/run-l.jsonl --format jsonl --params 3.6e8 --final mean:3 "
+        "--out log_runs_l.csv --json",
+    ],
+    "ledger add": [
+        "lmforecast ledger add --ledger forecasts.db --method supervised --point 2.31 --lo 2.25 "
+        "--hi 2.38 --level 0.9 --params 1e9 --tokens 2e10 --label plan-q3",
+        "lmforecast supervised predict --preset hoffmann2022 --params 7e10 --tokens 1.4e12 "
+        "--ledger forecasts.db --label chinchilla-70b",
+    ],
+    "ledger resolve": ["lmforecast ledger resolve 1 --ledger forecasts.db --observed 2.29"],
+    "ledger score": ["lmforecast ledger score --ledger forecasts.db --json"],
+    "ledger show": ["lmforecast ledger show --ledger forecasts.db --label plan-q3"],
+    "ledger export": ["lmforecast ledger export --ledger forecasts.db --out forecasts.csv"],
     "examples list": ["lmforecast examples list"],
     "examples copy": ["lmforecast examples copy ."],
 }

@@ -31,6 +31,8 @@ from .. import __version__
 from ..errors import InputError, OptionalDependencyError
 from ..parallel import lifeline
 from ..store.safe_write import set_follow_symlinks
+from .ledger import GLOBAL_FLAGS as LEDGER_FLAGS
+from .ledger import OWN_LEDGER_COMMANDS, add_global_flags, check_ledger_flags
 
 COMMAND_MODULES = [
     "lmforecast.cli.supervised",
@@ -49,6 +51,8 @@ COMMAND_MODULES = [
     "lmforecast.cli.recipes",
     "lmforecast.cli.nextrun",
     "lmforecast.cli.shape",
+    "lmforecast.cli.runs",
+    "lmforecast.cli.ledger",
 ]
 
 
@@ -118,6 +122,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="show the full traceback of an internal error (also: LMFORECAST_DEBUG=1)",
     )
+    add_global_flags(parser)  # --ledger PATH --label NAME (cli/ledger.py)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = False  # a bare `lmforecast` prints the command list (see main)
     if command is None:
@@ -179,6 +184,7 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
         spec = getattr(args, "scheduler", None)
         sched = None if spec is None else parse_scheduler(spec, "--scheduler")
         notes = preflight(args)
+        check_ledger_flags(args)
         with scheduler(sched):
             code = args.handler(args)
     except (InputError, OptionalDependencyError) as exc:
@@ -214,9 +220,13 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
     return int(code or 0)
 
 
-def _hoist_global_flags(argv: list[str]) -> tuple[list[str], bool]:
-    """Move ``--scheduler SPEC`` (or ``--scheduler=SPEC``) to the front of the line wherever it
-    was given, and take ``--debug`` out (returned as a flag); nothing after ``--`` is touched."""
+def _hoist_global_flags(
+    argv: list[str], value_flags: tuple[str, ...] = ("--scheduler",)
+) -> tuple[list[str], bool]:
+    """Move the global flags that take a value (``--scheduler SPEC``, and ``--ledger PATH
+    --label NAME`` on forecasting verbs; also written ``--flag=VALUE``) to the front of the line
+    wherever they were given, and take ``--debug`` out (returned as a flag); nothing after
+    ``--`` is touched."""
     rest, front, debug, i = [], [], False, 0
     while i < len(argv):
         a = argv[i]
@@ -225,10 +235,10 @@ def _hoist_global_flags(argv: list[str]) -> tuple[list[str], bool]:
             break
         if a == "--debug":
             debug = True
-        elif a == "--scheduler" and i + 1 < len(argv):
+        elif a in value_flags and i + 1 < len(argv):
             front += argv[i : i + 2]
             i += 1
-        elif a.startswith("--scheduler="):
+        elif a.split("=", 1)[0] in value_flags and "=" in a:
             front.append(a)
         else:
             rest.append(a)
@@ -240,7 +250,7 @@ def _command_word(argv: list[str]) -> str:
     """The command named on a line whose global flags were hoisted ("" when none is named)."""
     i = 0
     while i < len(argv):
-        if argv[i] == "--scheduler":
+        if argv[i] in ("--scheduler", *LEDGER_FLAGS):
             i += 2
             continue
         if not argv[i].startswith("-"):
@@ -252,11 +262,14 @@ def _command_word(argv: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("LMFORECAST_DEBUG", "") not in ("", "0")
-    argv, debug_flag = _hoist_global_flags(argv)  # accepted anywhere on the line
+    word = _command_word(argv)
+    value_flags = (
+        ("--scheduler",) if word in OWN_LEDGER_COMMANDS else ("--scheduler", *LEDGER_FLAGS)
+    )
+    argv, debug_flag = _hoist_global_flags(argv, value_flags)  # accepted anywhere on the line
     debug = debug or debug_flag
     follow = "--follow-symlinks" in argv
     argv = [a for a in argv if a != "--follow-symlinks"]
-    word = _command_word(argv)
     known = {name for name, _, _ in _command_table()}
     parser = build_parser(word if word in known or not word else None)
     args = parser.parse_args(argv)

@@ -36,6 +36,7 @@ from .common import (
     print_json,
 )
 from .flags import add_missing_flag
+from .ledger import record_forecast
 
 
 def _names(text: str | None, flag: str = "") -> list[str] | None:
@@ -309,6 +310,7 @@ def _predict(args: argparse.Namespace) -> int:
         ],
     }
     text = law.summary() + "\n" + df.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+    record_forecast(args, obj)
     return emit(args, obj, text)
 
 

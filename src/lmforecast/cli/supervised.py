@@ -19,6 +19,7 @@ from .common import (
     print_json,
     require_runs,
 )
+from .ledger import record_forecast
 
 
 def register(sub) -> None:
@@ -218,6 +219,7 @@ def _allocate(args) -> int:
     a = model.allocate(args.flops, accounting=args.accounting)
     interval = _interval(model, a.N, a.D, args.level)
     opt = _allocation_intervals(model, args.flops, args.level, args.accounting)
+    record_forecast(args, {"N": a.N, "D": a.D, "loss": a.loss, "interval": interval})
     if args.json:
         out = {"N": a.N, "D": a.D, "loss": a.loss, "accounting": a.accounting}
         if interval is not None:
@@ -259,6 +261,7 @@ def _predict(args) -> int:
     if interval is not None:
         out["interval"] = interval
         out["level"] = args.level
+    record_forecast(args, out)
     if args.json:
         print_json(out)
     else:

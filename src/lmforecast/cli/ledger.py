@@ -1,0 +1,264 @@
+"""`lmforecast ledger add|resolve|score|show|export`, and the recorder behind the global
+`--ledger PATH --label NAME` of every verb that forecasts (docs/ledger.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .. import __version__
+from ..errors import InputError
+from ..ledger import Ledger, over_time, score_records, score_table
+from ..ledger.records import check_forecast, sha256_file
+from .common import add_output_flags, atomic_write_text, check_writable, print_json, to_jsonable
+
+#: (command, verb) that forecast and so accept the global --ledger/--label.
+FORECAST_VERBS = {
+    ("supervised", "predict"), ("supervised", "allocate"), ("distill", "predict"),
+    ("flp", "predict"), ("flpm", "predict"), ("downstream", "predict"), ("osl", "predict"),
+}  # fmt: skip
+GLOBAL_FLAGS = ("--ledger", "--label")
+OWN_LEDGER_COMMANDS = ("ledger", "report")  # commands whose own --ledger means something else
+
+
+def add_global_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ledger", metavar="PATH", help="register the forecast a verb prints in this ledger"
+    )
+    parser.add_argument("--label", metavar="NAME", help="label of the registered forecast")
+
+
+def check_ledger_flags(args: argparse.Namespace) -> None:
+    """At the door: --ledger only on forecasting verbs, and the file is a ledger (created if
+    new), so a wrong file fails before any work."""
+    cmd, verb = getattr(args, "command", None), getattr(args, "verb", None)
+    if cmd in OWN_LEDGER_COMMANDS:
+        return
+    path = getattr(args, "ledger", None)
+    if path is None:
+        if getattr(args, "label", None) is not None:
+            raise InputError("--label goes with --ledger PATH")
+        return
+    if (cmd, verb) not in FORECAST_VERBS:
+        shown = " ".join(x for x in (cmd, verb) if x)
+        raise InputError(f"--ledger: `{shown}` makes no forecast to register")
+    Ledger(path, create=True).close()
+
+
+def _fit_info(path: str | None) -> dict:
+    """`form` and `task` of a saved fit (JSON), where it names them."""
+    if not path or not Path(path).is_file():
+        return {}
+    try:
+        obj = json.loads(Path(path).read_text())
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    found: dict = {}
+    for d in (obj, obj.get("meta", {}) if isinstance(obj, dict) else {}):
+        if isinstance(d, dict):
+            for k, key in (("form", "form"), ("law", "form"), ("task", "task")):
+                if isinstance(d.get(k), str) and key not in found:
+                    found[key] = d[k]
+    return found
+
+
+def forecast_records(args: argparse.Namespace, out: dict) -> list[dict]:
+    """The ledger records of what a forecasting verb is about to print (`out`, its JSON)."""
+    cmd = args.command
+    fit = getattr(args, "fit", None) or getattr(args, "coefficients", None)
+    fit = fit if fit and Path(fit).is_file() else None
+    info = _fit_info(fit)
+    form = getattr(args, "preset", None) or out.get("method") or info.get("form")
+    table = next((getattr(args, k) for k in ("benchmarks", "runs", "evals")
+                  if isinstance(getattr(args, k, None), str)
+                  and Path(getattr(args, k)).is_file()), None)  # fmt: skip
+    base = {
+        "label": args.label or "", "method": cmd, "form": form,
+        "task": out.get("task") or info.get("task"),
+        "N": getattr(args, "params", None) or getattr(args, "student_params", None),
+        "D": getattr(args, "tokens", None) or getattr(args, "student_tokens", None),
+        "budget": getattr(args, "flops", None), "fit_sha256": sha256_file(fit),
+        "input_sha256": sha256_file(table), "corrects": None,
+    }  # fmt: skip
+    if cmd == "supervised" and args.verb == "allocate":
+        base.update(N=out["N"], D=out["D"])
+    if cmd == "flpm":
+        base["inputs"] = {"flops_per_source": args.flops_per_source}
+        base["budget"] = sum(float(v) for v in str(args.flops_per_source).split(","))
+    if cmd in ("supervised", "distill") and base["task"] is None:
+        base["task"] = "loss"
+    items = out.get("predictions") or [out]
+    recs = []
+    for it in items:
+        point = next((it[k] for k in ("student_loss", "performance", "y_pred", "loss")
+                      if it.get(k) is not None), None)  # fmt: skip
+        if point is None:
+            continue
+        iv = it.get("interval") or out.get("interval")
+        iv = iv if it is out or it.get("interval") else None
+        level = it.get("level", out.get("level", getattr(args, "level", None)))
+        rec = dict(base, run=it.get("model"))
+        rec.update(check_forecast(method=cmd, point=point, lo=iv[0] if iv else None,
+                                  hi=iv[1] if iv else None, level=level if iv else None,
+                                  N=rec["N"], D=rec["D"], budget=rec["budget"]))  # fmt: skip
+        rec["inputs"] = json.dumps(to_jsonable(base.get("inputs", {})), sort_keys=True)
+        recs.append(rec)
+    return recs
+
+
+def record_forecast(args: argparse.Namespace, out: dict) -> None:
+    """Register what a forecasting verb prints, when the line has `--ledger PATH`."""
+    path = getattr(args, "ledger", None)
+    if path is None:
+        return
+    from ..ledger.store import now_iso
+
+    recs = forecast_records(args, out)
+    for r in recs:
+        r.update(created=now_iso(), lmforecast_version=__version__)
+    with Ledger(path, create=True) as L:
+        ids = L.add_many(recs)
+    shown = (f"{ids[0]}-{ids[-1]}" if len(ids) > 2 else ", ".join(map(str, ids))) or "none"
+    sys.stderr.write(f"lmforecast: note: registered record(s) {shown} in {path}\n")
+
+
+# -- the `ledger` command -------------------------------------------------------------------
+def _selection(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--method", help="only records of this method")
+    p.add_argument("--label", help="only records with this label")
+    p.add_argument("--since", metavar="DATE", help="only records made on/after (ISO date)")
+    p.add_argument("--until", metavar="DATE", help="only records made on/before (ISO date)")
+
+
+def _ledger_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ledger", required=True, metavar="PATH", help="the ledger file (SQLite)")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ledger", help="a forecast ledger: register, resolve, score (SQLite)")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    a = verbs.add_parser("add", help="register a forecast (creates the ledger if new)")
+    _ledger_flag(a)
+    a.add_argument("--method", required=True, help="forecasting method, e.g. supervised")
+    a.add_argument("--point", type=float, required=True, help="the forecast value")
+    a.add_argument("--lo", type=float, help="interval lower end")
+    a.add_argument("--hi", type=float, help="interval upper end")
+    a.add_argument("--level", type=float, help="interval level, strictly between 0 and 1")
+    a.add_argument("--label", default="", help="a label to select records by")
+    a.add_argument("--form", help="the law's form or the method's variant")
+    a.add_argument("--run", help="name of the run being forecast")
+    a.add_argument("--task", help="what is forecast (loss, or a task name)")
+    a.add_argument("--params", type=float, metavar="N", help="parameters N of the run")
+    a.add_argument("--tokens", type=float, metavar="D", help="tokens D of the run")
+    a.add_argument("--flops", type=float, metavar="C", help="compute budget of the run")
+    a.add_argument("--fit", help="the saved fit behind the forecast (its SHA-256 is recorded)")
+    a.add_argument("--inputs", metavar="TABLE", help="the input table (its SHA-256 is recorded)")
+    a.add_argument("--corrects", type=int, metavar="ID", help="this record corrects record ID")
+    add_output_flags(a)
+    a.set_defaults(handler=_add)
+    r = verbs.add_parser("resolve", help="attach the observed value to a record (once)")
+    _ledger_flag(r)
+    r.add_argument("id", type=int, help="record id")
+    r.add_argument("--observed", type=float, required=True, help="the observed value")
+    r.add_argument("--source", default="", help="where the observed value comes from")
+    add_output_flags(r)
+    r.set_defaults(handler=_resolve)
+    s = verbs.add_parser("score", help="coverage, absolute errors and Winkler score")
+    _ledger_flag(s)
+    _selection(s)
+    s.add_argument("--by", choices=["method", "label", "form", "task", "none"], default="method",
+                   help="one row per value of this field")  # fmt: skip
+    s.add_argument("--plot", metavar="PNG", help="also draw coverage and error over time")
+    add_output_flags(s)
+    s.set_defaults(handler=_score)
+    sh = verbs.add_parser("show", help="list records")
+    _ledger_flag(sh)
+    _selection(sh)
+    add_output_flags(sh)
+    sh.set_defaults(handler=_show)
+    e = verbs.add_parser("export", help="write records to CSV or JSONL")
+    _ledger_flag(e)
+    _selection(e)
+    e.add_argument("--out", required=True, help="output file (.csv or .jsonl)")
+    add_output_flags(e)
+    e.set_defaults(handler=_export)
+
+
+def _records(args):
+    with Ledger(args.ledger) as L:
+        return L.records(method=args.method, label=args.label, since=args.since, until=args.until)
+
+
+def _add(args) -> int:
+    with Ledger(args.ledger, create=True) as L:
+        rid = L.add(method=args.method, point=args.point, lo=args.lo, hi=args.hi,
+                    level=args.level, label=args.label, form=args.form, run=args.run,
+                    task=args.task, N=args.params, D=args.tokens, budget=args.flops,
+                    fit=args.fit, inputs_table=args.inputs, corrects=args.corrects)  # fmt: skip
+    if args.json:
+        print_json({"id": rid, "ledger": args.ledger})
+    else:
+        print(f"record {rid} added to {args.ledger}")
+    return 0
+
+
+def _resolve(args) -> int:
+    with Ledger(args.ledger) as L:
+        L.resolve(args.id, args.observed, source=args.source)
+    if args.json:
+        print_json({"id": args.id, "observed": args.observed})
+    else:
+        print(f"record {args.id} resolved: observed {args.observed:g}")
+    return 0
+
+
+def _score(args) -> int:
+    png = check_writable(args.plot)
+    df = _records(args)
+    res = score_records(df, by=None if args.by == "none" else args.by)
+    if png is not None:
+        from ..plots.ledger import plot_over_time
+
+        fig = plot_over_time(over_time(df))
+        fig.savefig(png, dpi=110)
+    if args.json:
+        print_json(res)
+    else:
+        print(score_table(res).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+SHOW_COLUMNS = ["id", "created", "label", "method", "form", "run", "task", "N", "D", "budget",
+                "point", "lo", "hi", "level", "observed", "superseded_by"]  # fmt: skip
+
+
+def _show(args) -> int:
+    df = _records(args)
+    if args.json:
+        print_json(json.loads(df.to_json(orient="records")))
+    elif df.empty:
+        print("no records")
+    else:
+        d = df[SHOW_COLUMNS].astype(object).where(df[SHOW_COLUMNS].notna(), "")
+        d["created"] = d["created"].str.slice(0, 19)
+        print(d.to_string(index=False, na_rep="", float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def _export(args) -> int:
+    df = _records(args)
+    if args.out.endswith(".jsonl"):
+        text = "".join(json.dumps(r) + "\n" for r in json.loads(df.to_json(orient="records")))
+    elif args.out.endswith(".csv"):
+        text = df.to_csv(index=False)
+    else:
+        raise InputError(f"--out {args.out}: use a .csv or .jsonl file name")
+    atomic_write_text(args.out, text)
+    if args.json:
+        print_json({"records": len(df), "out": args.out})
+    else:
+        print(f"wrote {len(df)} records to {args.out}")
+    return 0

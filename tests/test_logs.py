@@ -1,0 +1,167 @@
+"""Training-log import (issue 25): real-format files written here following each format's
+public specification, and the zoo's own training logs round-tripped into its tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.data.logs import import_logs, read_log
+from lmforecast.errors import InputError
+
+ZOO = Path(__file__).resolve().parents[1] / "src" / "lmforecast" / "data" / "bundled" / "zoo"
+
+
+def _history_rows(n_steps=100, every=25, tokens_per_step=4096, a=5.0):
+    """What a training loop logs: train loss every 5 steps, eval loss every `every` steps
+    (separate log calls at the same step, as wandb.log / a JSONL logger write them)."""
+    rows = []
+    for s in range(5, n_steps + 1, 5):
+        rows.append({"step": s, "train/loss": a - s / 100, "tokens": s * tokens_per_step})
+        if s % every == 0:
+            rows.append({"step": s, "eval/loss": a + 0.1 - s / 100})
+    return rows
+
+
+def test_wandb_history_export(tmp_path):
+    # run.history() / "Export as CSV": _step, _runtime, _timestamp, one column per logged key;
+    # keys not logged at a step are empty cells
+    rows = _history_rows()
+    df = pd.DataFrame(rows).rename(columns={"step": "_step"})
+    df.insert(1, "_runtime", np.arange(len(df)) * 1.5)
+    df.insert(2, "_timestamp", 1.7e9 + np.arange(len(df)))
+    p = tmp_path / "run-7.csv"
+    df.to_csv(p, index=False)
+    res = import_logs([p], "wandb", loss="eval/loss", params="1.2e8", train_loss="train/loss")
+    r = res.runs.iloc[0]
+    assert r["model"] == "run-7" and r["loss"] == pytest.approx(5.1 - 1.0)
+    assert r["D"] == 100 * 4096 and r["C"] == pytest.approx(6 * 1.2e8 * 100 * 4096)
+    ck = res.checkpoints
+    assert ck["step"].tolist() == [25, 50, 75, 100]  # eval rows, merged with train rows
+    assert ck["train_loss"].tolist() == pytest.approx([4.75, 4.5, 4.25, 4.0])
+    assert res.columns["step"] == "_step"
+
+
+def test_wandb_panel_export_and_summary(tmp_path):
+    # a chart panel's "Download CSV": Step, "<run> - <key>" (+ __MIN/__MAX), one column per run
+    steps = np.arange(100, 1001, 100)
+    panel = pd.DataFrame({"Step": steps})
+    for run, a in (("small", 4.0), ("big", 3.0)):
+        panel[f"{run} - eval/loss"] = a - steps / 1e4
+        panel[f"{run} - eval/loss__MIN"] = a - steps / 1e4 - 0.01
+        panel[f"{run} - eval/loss__MAX"] = a - steps / 1e4 + 0.01
+    panel.loc[9, "small - eval/loss"] = np.nan  # the small run stopped earlier
+    p = tmp_path / "panel.csv"
+    panel.to_csv(p, index=False)
+    models = pd.DataFrame({"model": ["small", "big"], "N": [1e7, 1e8], "N_total": [2e7, 1.3e8]})
+    res = import_logs([p], "wandb", loss="eval/loss", tokens_per_step=1e6, models=models)
+    got = res.runs.set_index("model")
+    assert got.loc["small", "loss"] == pytest.approx(4.0 - 0.09)
+    assert got.loc["small", "D"] == 900 * 1e6 and got.loc["big", "D"] == 1000 * 1e6
+    assert got.loc["big", "N_total"] == 1.3e8 and got.loc["big", "N"] == 1e8
+    # the project's runs table export: Name, State, ..., config and summary keys
+    summ = pd.DataFrame({"Name": ["a", "b"], "State": ["finished"] * 2, "Notes": ["-"] * 2,
+                         "Runtime": [100, 200], "n_params": [1e7, 4e7],
+                         "tokens": [2e8, 8e8], "eval/loss": [3.5, 3.1]})  # fmt: skip
+    q = tmp_path / "wandb_export.csv"
+    summ.to_csv(q, index=False)
+    res = import_logs([q], "wandb", loss="eval/loss", params="n_params")
+    assert res.checkpoints is None
+    assert res.runs[["model", "N", "D", "loss"]].values.tolist() == [
+        ["a", 1e7, 2e8, 3.5], ["b", 4e7, 8e8, 3.1]]  # fmt: skip
+
+
+def test_tensorboard_event_files_written_by_tensorboards_own_writer(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    for run, a in (("n1e7", 4.0), ("n1e8", 3.2)):
+        w = EventFileWriter(str(tmp_path / "logs" / run))
+        for s in range(10, 101, 10):
+            vals = [Summary.Value(tag="eval/loss", simple_value=a - s / 1000),
+                    Summary.Value(tag="tokens", simple_value=s * 2048.0)]  # fmt: skip
+            w.add_event(Event(step=s, wall_time=1.7e9 + s, summary=Summary(value=vals)))
+        w.close()
+    models = pd.DataFrame({"model": ["n1e7", "n1e8"], "N": [1e7, 1e8]})
+    res = import_logs([tmp_path / "logs"], "tensorboard", models=models)
+    got = res.runs.set_index("model")
+    assert got.loc["n1e7", "loss"] == pytest.approx(4.0 - 0.1, abs=1e-6)  # float32 storage
+    assert got.loc["n1e8", "D"] == 100 * 2048 and got.loc["n1e8", "steps"] == 100
+    assert len(res.checkpoints) == 20
+
+
+def test_jsonl_mean_of_last_k_and_schedules(tmp_path):
+    p = tmp_path / "run.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in _history_rows(every=10)))
+    res = import_logs([p], "jsonl", loss="eval/loss", params=5e7, final="mean:3")
+    assert res.runs["loss"].iloc[0] == pytest.approx(np.mean([5.1 - 0.8, 5.1 - 0.9, 5.1 - 1.0]))
+    assert res.runs["n_final"].iloc[0] == 3
+    assert res.n_invalid_checkpoints == 9 and res.checkpoints["valid"].sum() == 1
+    const = import_logs([p], "jsonl", loss="eval/loss", params=5e7, schedule="constant")
+    assert const.checkpoints["valid"].all() and const.n_invalid_checkpoints == 0
+    wsd = import_logs([p], "jsonl", loss="eval/loss", params=5e7, schedule="wsd",
+                      cooldown_ends=[50])  # fmt: skip
+    assert wsd.checkpoints.loc[wsd.checkpoints["valid"], "step"].tolist() == [50, 100]
+
+
+def test_cli_writes_tables_and_warns_once_in_one_line(cli, tmp_path):
+    p = tmp_path / "run.csv"
+    pd.DataFrame(_history_rows(every=10)).to_csv(p, index=False)
+    out, ck = tmp_path / "runs.csv", tmp_path / "ck.csv"
+    code, stdout, err = cli("runs", "import", p, "--format", "csv", "--loss", "eval/loss",
+                            "--params", "5e7", "--out", out, "--checkpoints-out", ck)  # fmt: skip
+    assert code == 0, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "9 of 10 checkpoints are mid-run under a cosine" in lines[0]
+    assert pd.read_csv(out)["loss"].tolist() == pytest.approx([4.1])
+    assert pd.read_csv(ck)["valid"].tolist() == [False] * 9 + [True]
+    code, _, err = cli("runs", "import", p, "--format", "csv", "--loss", "eval/loss", "--params",
+                       "5e7", "--out", out, "--checkpoints-out", ck, "--constant-lr")  # fmt: skip
+    assert code == 0 and err == ""
+
+
+def test_zoo_training_logs_round_trip_into_the_zoo_tables(tmp_path):
+    # each zoo run's training log is the list of evaluation rows train_run records (step,
+    # tokens, C, C_FN, train_loss, per-domain losses, loss, task scores): write them as JSONL
+    runs = pd.read_csv(ZOO / "runs.csv")
+    ck = pd.read_csv(ZOO / "checkpoints.csv")
+    logged = ["step", "tokens", "C", "C_FN", "train_loss", "loss_prose", "loss_code",
+              "loss_arith", "loss", "hellaswag_like", "code_mc", "arith"]  # fmt: skip
+    files = []
+    for m, g in ck.groupby("model", sort=False):
+        f = tmp_path / f"{m}.jsonl"
+        f.write_text("".join(json.dumps(r) + "\n" for r in g[logged].to_dict("records")))
+        files.append(f)
+    tasks = ["hellaswag_like", "arith", "code_mc"]
+    res = import_logs(files, "jsonl", models=runs[["model", "N", "N_total"]],
+                      train_loss="train_loss", keep=tasks)  # fmt: skip
+    got = res.runs.set_index("model").loc[runs["model"]]
+    want = runs.set_index("model")
+    for c in ["N", "N_total", "D", "loss", "steps", *tasks]:
+        np.testing.assert_array_equal(got[c].to_numpy(), want[c].to_numpy(), err_msg=c)
+    np.testing.assert_allclose(got["C"], want["C"], rtol=1e-5)  # the zoo writes %.6g
+    mine = res.checkpoints.set_index(["model", "step"]).loc[list(zip(ck["model"], ck["step"]))]
+    for c in ["tokens", "N", "loss", "train_loss", "final"]:
+        np.testing.assert_array_equal(mine[c].to_numpy(), ck[c].to_numpy(), err_msg=c)
+    np.testing.assert_allclose(mine["C"], ck["C"], rtol=1e-5)
+
+
+def test_missing_columns_are_listed(tmp_path):
+    p = tmp_path / "run.jsonl"
+    p.write_text(json.dumps({"it": 1, "val": 3.0}) + "\n")
+    with pytest.raises(InputError, match=r"no step column .*the log has columns: it, val"):
+        import_logs([p], "jsonl", params=1e6)
+    with pytest.raises(InputError, match=r"no column 'loss2' \(--loss\).*columns: it, val"):
+        import_logs([p], "jsonl", step="it", loss="loss2", params=1e6)
+
+
+def test_read_log_names_runs_by_file(tmp_path):
+    p = tmp_path / "alpha.jsonl"
+    p.write_text(json.dumps({"step": 1, "loss": 2.0}) + "\n")
+    assert read_log(p, "jsonl")["run"].tolist() == ["alpha"]
