@@ -15,6 +15,7 @@ from .common import (
     print_json,
     require_runs,
 )
+from .flags import add_max_rows_flag, check_max_rows
 
 METHODS = ("supervised",)
 SUPERVISED_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain", "average")
@@ -29,6 +30,7 @@ def register(sub) -> None:
         "ratio (forecast compute / largest fitted compute), beside naive baselines.",
     )
     add_runs_flag(p, "CSV/Parquet/JSONL of runs (N, D or C, loss)")
+    add_max_rows_flag(p)  # bounded work on huge tables (issue 27)
     p.add_argument("--method", choices=METHODS, default="supervised")
     p.add_argument("--form", choices=SUPERVISED_FORMS, default="chinchilla-gamma")
     p.add_argument("--cutoffs", help="comma-separated compute cutoffs, e.g. 1e19,1e20")
@@ -72,6 +74,7 @@ def load_runs(args):
     from ..supervised import runs_from_frame
 
     df = read_table(require_runs(args))
+    check_max_rows(df, args)
     data = runs_from_frame(
         df, n_col=args.n_col, d_col=args.d_col, c_col=args.compute_col, loss_col=args.loss_col
     )
