@@ -250,6 +250,12 @@ def preflight(args: argparse.Namespace) -> list[str]:
         for x in v if isinstance(v, list | tuple) else [v]:
             if isinstance(x, str) and not x.strip():
                 raise InputError(f"--{k.replace('_', '-')}: empty path")
+            if isinstance(x, str) and (x.lstrip().startswith(("{", "[")) or "\n" in x):
+                head = " ".join(x.split())[:40]
+                raise InputError(
+                    f"--{k.replace('_', '-')}: expects a file path, got inline text "
+                    f"({head!r}...); save it to a file and pass its path"
+                )
             if isinstance(x, str) and x and Path(x).is_dir():
                 raise InputError(f"--{k.replace('_', '-')} {x}: is a folder, expected a file")
     if getattr(args, "missing", None) is not None and getattr(args, "benchmarks", None):
