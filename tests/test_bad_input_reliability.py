@@ -5,6 +5,7 @@ the remaining accepted/traceback cases. Each case fails on the code before the f
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import threading
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lmforecast.store import safe_write
 from lmforecast.errors import InputError
+from lmforecast.store import safe_write
 
 
 @pytest.fixture
@@ -256,3 +257,200 @@ def test_examples_copy_into_new_and_existing_folder(tmp_path):
     assert copy(tmp_path / "a" / "b") == []  # identical files: nothing to do
     assert [q.name for q in tmp_path.iterdir()] == ["a"]
     assert [q.name for q in (tmp_path / "a").iterdir()] == ["b"]
+
+
+# --- bounded work on large inputs --------------------------------------------------------
+
+
+def test_choose_teacher_chunked_intervals_equal_one_shot_and_top_keeps_the_best(monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    from lmforecast.distill import DistillationScalingLaw, planning
+
+    m = DistillationScalingLaw.from_spec("busbridge2025")
+    rng = np.random.default_rng(1)
+    t = pd.DataFrame({"N_T": 10 ** rng.uniform(8, 11, 300), "D_T": 10 ** rng.uniform(10, 13, 300)})
+    full = planning.choose_teacher(m, t, 1e9, D_S=2e10)
+    lo, hi = m.predict_interval(
+        np.full(len(full), 1e9), full["D_S"].to_numpy(), full["L_T"].to_numpy()
+    )
+    np.testing.assert_array_equal(full["L_S_lo"].to_numpy(), lo)  # whole table, one shot
+    np.testing.assert_array_equal(full["L_S_hi"].to_numpy(), hi)
+    monkeypatch.setattr(planning, "CHOOSE_CHUNK_ELEMENTS", 7 * len(m.parameter_draws()))
+    chunked = planning.choose_teacher(m, t, 1e9, D_S=2e10)  # chunks of 7 teachers
+    pd.testing.assert_frame_equal(chunked, full)
+    top = planning.choose_teacher(m, t, 1e9, D_S=2e10, top=5)
+    pd.testing.assert_frame_equal(top, full.head(5))
+    assert full["L_S"].is_monotonic_increasing
+
+
+def test_choose_teacher_top_says_it_shows_a_subset(cli, ex):
+    code, out, err = cli(
+        "distill", "choose-teacher", "--student-params", "1e9", "--student-tokens", "2e10",
+        "--teachers", ex / "distill" / "teachers.csv", "--top", "1", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    assert len(d["ranking"]) == 1 and "showing the best 1 of" in err
+
+
+@pytest.mark.parametrize("name_col", ["model", "name", "teacher"])
+def test_choose_teacher_contradictory_named_duplicate_is_refused(cli, tmp_path, name_col):
+    p = tmp_path / "t.csv"
+    p.write_text(f"{name_col},N_T,D_T\na,1e9,2e10\na,2e9,2e10\n")
+    code, _, err = cli(
+        "distill", "choose-teacher", "--student-params", "1e9", "--student-tokens", "2e10",
+        "--teachers", p,
+    )  # fmt: skip
+    _one_line_error(code, err, "row 2", "contradicts", "N_T")
+
+
+def test_runs_table_over_the_row_limit_is_refused_up_front(cli, ex, tmp_path):
+    import pandas as pd
+
+    runs = pd.read_csv(ex / "supervised" / "runs.csv")
+    big = tmp_path / "big.csv"
+    pd.concat([runs] * (100_000 // len(runs) + 1)).to_csv(big, index=False)
+    n = sum(1 for _ in open(big)) - 1
+    for argv in (["supervised", "fit", "--runs", big], ["backtest", "--runs", big]):
+        code, _, err = cli(*argv, "--quiet")
+        _one_line_error(code, err, f"{n:,} rows", "--max-rows")
+    code, _, err = cli(
+        "supervised", "fit", "--runs", ex / "supervised" / "runs.csv", "--max-rows", "10"
+    )
+    _one_line_error(code, err, "limit of 10", "--max-rows")
+
+
+def test_ratio_grid_asking_for_terabytes_is_refused_before_allocating():
+    from lmforecast.flp.mixture import ratio_grid
+
+    with pytest.raises(InputError, match="coarser step"):
+        ratio_grid(2, 0.0, 1.0, 1e-12)
+    with pytest.raises(InputError, match="coarser step"):
+        ratio_grid(5, 0.0, 1.0, 1e-3)
+    assert ratio_grid(2, 0.0, 0.5, 0.01).shape == (51, 2)  # the paper's scan still runs
+
+
+# --- remaining accepted / traceback cases ------------------------------------------------
+
+
+def test_saved_fit_with_a_5000_digit_number_is_one_line(cli, tmp_path):
+    from lmforecast.fitting.result import load_json
+
+    p = tmp_path / "fit.json"
+    p.write_text('{"kind": "FitResult", "n_obs": ' + "9" * 5000 + "}")
+    with pytest.raises(InputError, match="4,300 digits"):
+        load_json(p)
+    code, _, err = cli("supervised", "predict", "--fit", p, "--params", "1e9", "--tokens", "2e10")
+    _one_line_error(code, err, "4,300 digits")
+
+
+@pytest.mark.parametrize("text", ['{\n "law": "chinchilla",\n "theta": [1, 2]\n}', "[1,\n2]"])
+def test_inline_json_given_to_fit_is_one_short_line(cli, text):
+    code, _, err = cli(
+        "supervised", "predict", "--fit", text, "--params", "1e9", "--tokens", "1e10"
+    )
+    line = _one_line_error(code, err, "--fit", "file path")
+    assert len(err.splitlines()) == 1 and len(line) < 200
+
+
+def test_oserror_with_a_multiline_file_name_is_one_line(capsys):
+    from lmforecast.cli import main as cli_main
+
+    def boom(args):
+        raise OSError(36, "File name too long", "{\n" * 50)
+
+    args = cli_main.build_parser().parse_args(["examples", "list"])
+    args.handler = boom
+    assert cli_main.run_handler(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "File name too long" in err and len(err) < 200
+
+
+@pytest.mark.parametrize("device", ["cuda:99", "nosuch", "cuda:-1"])
+def test_salience_token_losses_bad_device_is_one_line(cli, ex, tmp_path, device):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    model = tmp_path / "model"
+    model.mkdir()
+    code, _, err = cli(
+        "salience", "token-losses", "--model", model, "--texts", ex / "salience" / "texts.jsonl",
+        "--out", tmp_path / "tl.jsonl", "--device", device,
+    )  # fmt: skip
+    _one_line_error(code, err, "--device")
+    assert not (tmp_path / "tl.jsonl").exists()
+
+
+def test_osl_short_row_is_refused_and_na_tokens_are_counted_as_imputed(cli, ex, tmp_path):
+    import csv
+
+    rows = list(csv.reader(open(ex / "osl" / "base_models.csv")))
+    mmlu = rows[0].index("MMLU")
+    short = [list(r) for r in rows]
+    short[3] = short[3][:mmlu]
+    p = tmp_path / "short.csv"
+    csv.writer(open(p, "w", newline="")).writerows(short)
+    code, _, err = cli("osl", "pca", "--benchmarks", p)
+    _one_line_error(code, err, "row 3", "field")
+
+    base = [list(r) for r in rows]
+    n_empty = sum(1 for r in base[1:] for v in r[mmlu:] if v.strip() in ("", "-"))
+    tokens = [list(r) for r in rows]
+    tokens[1][mmlu], tokens[2][mmlu] = "NA", "null"
+    q = tmp_path / "tokens.csv"
+    csv.writer(open(q, "w", newline="")).writerows(tokens)
+    code, _, err = cli("osl", "pca", "--benchmarks", q)
+    assert code == 0, err
+    assert f"{n_empty + 2} empty cell(s)" in err and "imputed" in err  # said, and counted
+    code, _, err = cli("osl", "pca", "--benchmarks", q, "--missing", "refuse")
+    _one_line_error(code, err, "MMLU", "row 1")
+
+
+def _zoo_numbers():
+    from lmforecast.zoo.build import _RESULT_NUMBERS
+
+    return _RESULT_NUMBERS
+
+
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        ("[]", "not a JSON object"),
+        ("[" * 100_000 + "]" * 100_000, "corrupt"),
+        ('{"model": ' + "9" * 5000 + "}", "corrupt"),
+        ("OTHER", "names run 'r2'"),
+        ("NAN", "'loss'"),
+        ("STR", "'N'"),
+        ("NOCK", "checkpoints"),
+    ],
+)
+def test_zoo_resume_redoes_a_hostile_result_file(tmp_path, text, why):
+    from lmforecast.errors import DomainWarning
+    from lmforecast.zoo.resume import load_result
+
+    good = {"model": "r1", **{k: 1.0 for k in _zoo_numbers()}}
+    good |= {"checkpoints": [{"step": 1}], "token_losses": []}
+    variants = {
+        "OTHER": {**good, "model": "r2"},
+        "NAN": {**good, "loss": float("nan")},
+        "STR": {**good, "N": "1e9"},
+        "NOCK": {**good, "checkpoints": "x"},
+    }
+    p = tmp_path / "result.json"
+    p.write_text(json.dumps(variants[text]) if text in variants else text)
+    with pytest.warns(DomainWarning, match=why):
+        assert load_result(p, "r1", _zoo_numbers()) is None
+    p.write_text(json.dumps(good))
+    assert load_result(p, "r1", _zoo_numbers()) == good
+
+
+def test_zoo_marker_that_is_not_an_object_is_one_line(tmp_path):
+    from lmforecast.zoo.build import MARKER, prepare_out_dir
+    from lmforecast.zoo.presets import get_preset
+
+    out = tmp_path / "zoo"
+    out.mkdir()
+    (out / MARKER).write_text('"a string"')
+    with pytest.raises(InputError, match="not a JSON object"):
+        prepare_out_dir(out, get_preset("mini"))

@@ -15,6 +15,7 @@ from .common import (
     print_json,
     require_runs,
 )
+from .flags import add_max_rows_flag, check_max_rows
 
 METHODS = ("supervised",)
 SUPERVISED_FORMS = ("auto", "chinchilla", "chinchilla-gamma", "overtrain", "average")
@@ -29,6 +30,7 @@ def register(sub) -> None:
         "ratio (forecast compute / largest fitted compute), beside naive baselines.",
     )
     add_runs_flag(p, "CSV/Parquet/JSONL of runs (N, D or C, loss)")
+    add_max_rows_flag(p)  # bounded work on huge tables (issue 27)
     p.add_argument("--method", choices=METHODS, default="supervised")
     p.add_argument("--form", choices=SUPERVISED_FORMS, default="auto")
     p.add_argument(
@@ -85,6 +87,7 @@ def load_runs(args):
     from ..supervised import runs_from_frame
 
     df = read_table(require_runs(args))
+    check_max_rows(df, args)
     data = runs_from_frame(
         df,
         n_col=args.n_col,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import warnings
 
 from ..data.io import read_table
 from ..data.validate import check_teachers
@@ -113,6 +114,14 @@ def register(sub) -> None:
     ct.add_argument("--teachers", required=True, help="table with N_T and D_T (or L_T) columns")
     ct.add_argument("--scenario", default="teacher-inference")
     ct.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    ct.add_argument(
+        "--top",
+        type=int,
+        default=1000,
+        metavar="K",
+        help="show the best K teachers (default 1000); every teacher is ranked, intervals are "
+        "computed for the K shown, so memory stays bounded on any table",
+    )
     add_level_flag(ct)
     add_output_flags(ct)
     ct.set_defaults(handler=_choose)
@@ -365,7 +374,13 @@ def _choose(args) -> int:
         C=args.flops,
         scenario=args.scenario,
         level=args.level,
+        top=args.top,
     )
+    if len(teachers) > len(t):
+        warnings.warn(
+            f"showing the best {len(t):,} of {len(teachers):,} teachers (--top to change)",
+            stacklevel=1,
+        )
     if args.json:
         best = t.iloc[0].to_dict()
         out = {"best": best, "ranking": t.to_dict(orient="records")}

@@ -14,6 +14,7 @@ import math
 import re
 from pathlib import Path
 
+from ..data.validate import DEFAULT_MAX_ROWS, check_row_limit
 from ..errors import InputError
 from .common import check_writable, check_writable_dir, open_unit_interval
 
@@ -145,6 +146,8 @@ FLAG_TYPES = {
     "--threshold": float_range(0.0),
     "--random-performance": float_range(0.0),
     "--ratio-tol": float_range(0.0),
+    "--top": int_range(1),
+    "--max-rows": int_range(1),
 }
 
 #: Flags naming input files (a folder there is refused at the door).
@@ -153,8 +156,9 @@ INPUT_FILE_FLAGS = (
     "fit", "features", "teachers", "supervised", "coefficients",
 )  # fmt: skip
 
+#: Output files named by a flag other than --out.
+OTHER_OUTPUT_FLAGS = ("plot",)
 #: (command, verb) whose --out is a folder, not a file.
-OTHER_OUTPUT_FLAGS = ("plot",)  # output files named by a flag other than --out
 FOLDER_OUTPUTS = {("report", None), ("zoo", "build")}
 
 
@@ -202,6 +206,23 @@ def _inputs(args: argparse.Namespace) -> list[str]:
             if isinstance(x, str) and x and len(x) < 4096:
                 out.append(x)
     return out
+
+
+def add_max_rows_flag(p: argparse.ArgumentParser, default: int = DEFAULT_MAX_ROWS) -> None:
+    """``--max-rows N``: the largest input table a fit reads (refused up front above it)."""
+    p.add_argument(
+        "--max-rows",
+        type=int,
+        default=default,
+        metavar="N",
+        help=f"refuse a table of more than N rows up front (default {default:,}; a fit's time "
+        "grows with the rows: raise it knowingly)",
+    )
+
+
+def check_max_rows(df, args: argparse.Namespace, flag: str = "--runs") -> None:
+    """One-line refusal of a table longer than ``--max-rows`` (see `add_max_rows_flag`)."""
+    check_row_limit(len(df), getattr(args, "max_rows", DEFAULT_MAX_ROWS), f"{flag} table")
 
 
 def add_missing_flag(p: argparse.ArgumentParser) -> None:
@@ -268,8 +289,12 @@ def preflight(args: argparse.Namespace) -> list[str]:
         for x in v if isinstance(v, list | tuple) else [v]:
             if isinstance(x, str) and not x.strip():
                 raise InputError(f"--{k.replace('_', '-')}: empty path")
-            if isinstance(x, str) and x.lstrip().startswith(("{", "[")):
-                raise InputError(f"--{k.replace('_', '-')}: expects a file path, not JSON text")
+            if isinstance(x, str) and (x.lstrip().startswith(("{", "[")) or "\n" in x):
+                head = " ".join(x.split())[:40]
+                raise InputError(
+                    f"--{k.replace('_', '-')}: expects a file path, got inline text "
+                    f"({head!r}...); save it to a file and pass its path"
+                )
             try:
                 is_dir = isinstance(x, str) and bool(x) and Path(x).is_dir()
             except OSError as exc:  # e.g. a name too long for the file system

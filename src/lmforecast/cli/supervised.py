@@ -19,6 +19,7 @@ from .common import (
     print_json,
     require_runs,
 )
+from .flags import add_max_rows_flag, check_max_rows
 from .ledger import record_forecast
 
 
@@ -29,6 +30,7 @@ def register(sub) -> None:
 
     f = verbs.add_parser("fit", help="fit a law to a table of training runs")
     add_runs_flag(f, "CSV/Parquet/JSONL with parameters, tokens (or FLOPs) and loss")
+    add_max_rows_flag(f)  # bounded work on huge tables (issue 27)
     f.add_argument(
         "--form",
         choices=(*FORMS, "data-constrained"),
@@ -128,6 +130,7 @@ def _fit(args: argparse.Namespace) -> int:
     if not 0 < args.ci_level < 1:
         raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
     df = read_table(require_runs(args))
+    check_max_rows(df, args)
     if args.n_cutoffs < 1:
         raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
     from .distill import _parse_fixed

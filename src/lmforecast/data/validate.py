@@ -119,6 +119,19 @@ def _same_value(a, b) -> bool:
     return (fa == fb) or (np.isnan(fa) and np.isnan(fb))
 
 
+DEFAULT_MAX_ROWS = 100_000  # runs/checkpoints tables: real campaigns have thousands
+
+
+def check_row_limit(n: int, limit: int, what: str) -> None:
+    """Refuse, before any work, a table longer than `limit` rows (``--max-rows`` raises it):
+    the fits' time grows with the rows, and a million-row table would run for hours."""
+    if n > limit:
+        raise InputError(
+            f"{what}: {n:,} rows is more than the limit of {limit:,}; pass --max-rows {n} "
+            "to fit it anyway (slow), or aggregate the table first"
+        )
+
+
 def check_min_rows(n: int, minimum: int, what: str, why: str = "") -> None:
     """Refuse a table with fewer than `minimum` usable rows (a fit needs more data than
     parameters)."""
@@ -171,6 +184,9 @@ def check_run_tables(
             )
 
 
+TEACHER_NAME_COLUMNS = ("model", "name", "teacher")
+
+
 def check_teachers(df: pd.DataFrame, what: str = "teachers") -> None:
     """A table of existing teachers (`distill choose-teacher`): N_T, D_T and/or L_T positive and
     finite, each teacher listed once."""
@@ -186,3 +202,9 @@ def check_teachers(df: pd.DataFrame, what: str = "teachers") -> None:
             values=[c for c in ("L_T",) if c in df.columns and c not in key],
             hint=f"each teacher appears once (columns {', '.join(map(repr, key))})",
         )
+    nums = [c for c in ("N_T", "D_T", "L_T") if c in df.columns]
+    for c in TEACHER_NAME_COLUMNS:  # a named teacher listed twice with different numbers
+        if c in df.columns and nums:
+            check_no_duplicates(
+                df, [c], what, values=nums, hint=f"each teacher name ({c!r}) appears once"
+            )

@@ -332,6 +332,7 @@ def choose_teacher(
     C: float | None = None,
     scenario: str | Scenario = "teacher-inference",
     level: float = 0.9,
+    top: int | None = None,
 ) -> pd.DataFrame:
     """Rank existing teachers for a student (Sec. 5.2; Eq. 27 for a fixed budget).
 
@@ -339,7 +340,9 @@ def choose_teacher(
     token budget D_S every teacher distils on D_S tokens; with a compute budget C the student
     gets D_S = (C - delta_Pre 3F(N_T)D_T) / (3F(N_S) + delta_Lgt F(N_T)) tokens (Eq. 27).
     Returns the teachers with columns D_S, L_T, L_S, L_S_lo, L_S_hi (the `level` prediction
-    interval of L_S, when the model has parameter draws), supervised_loss, sorted best first.
+    interval of L_S, when the model has parameter draws), supervised_loss, sorted best first;
+    with `top`, only the best `top` teachers (the point ranking covers every teacher, the
+    intervals only those returned, computed in chunks: memory stays bounded at any table size).
     """
     s = get_scenario(scenario)
     if (D_S is None) == (C is None):
@@ -371,17 +374,37 @@ def choose_teacher(
     t.loc[ok, "L_S"] = model.predict(
         np.full(ok.sum(), float(N_S)), t.loc[ok, "D_S"].to_numpy(float), t.loc[ok, "L_T"]
     )
-    if model.has_intervals() and ok.any():
-        lo, hi = model.predict_interval(
-            np.full(ok.sum(), float(N_S)),
-            t.loc[ok, "D_S"].to_numpy(float),
-            t.loc[ok, "L_T"].to_numpy(float),
-            level=level,
-        )
-        t["L_S_lo"], t["L_S_hi"] = np.nan, np.nan
-        t.loc[ok, "L_S_lo"], t.loc[ok, "L_S_hi"] = lo, hi
     t["supervised_loss"] = np.nan
     t.loc[ok, "supervised_loss"] = model.supervised_loss(
         float(N_S), t.loc[ok, "D_S"].to_numpy(float)
     )
-    return t.sort_values("L_S", na_position="last").reset_index(drop=True)
+    t = t.sort_values("L_S", na_position="last", kind="stable").reset_index(drop=True)
+    if top is not None:
+        t = t.head(int(top)).copy()
+    ok = t["L_S"].notna().to_numpy()
+    if model.has_intervals() and ok.any():
+        lo, hi = _intervals_in_chunks(
+            model, float(N_S), t.loc[ok, "D_S"].to_numpy(float), t.loc[ok, "L_T"].to_numpy(float),
+            level,
+        )  # fmt: skip
+        t.insert(t.columns.get_loc("L_S") + 1, "L_S_lo", np.nan)
+        t.insert(t.columns.get_loc("L_S") + 2, "L_S_hi", np.nan)
+        t.loc[ok, "L_S_lo"], t.loc[ok, "L_S_hi"] = lo, hi
+    return t
+
+
+CHOOSE_CHUNK_ELEMENTS = 1 << 22  # teachers x parameter draws per interval chunk (32 MB)
+
+
+def _intervals_in_chunks(model, N_S, D_S, L_T, level):
+    """`model.predict_interval` over the teachers in chunks, so memory stays bounded: the
+    draws make it (teachers x draws), 4 GB per 100,000 teachers in one go."""
+    n_draws = max(1, len(model.parameter_draws()))
+    step = max(1, CHOOSE_CHUNK_ELEMENTS // n_draws)
+    lo, hi = np.empty(len(D_S)), np.empty(len(D_S))
+    for a in range(0, len(D_S), step):
+        b = min(a + step, len(D_S))
+        lo[a:b], hi[a:b] = model.predict_interval(
+            np.full(b - a, N_S), D_S[a:b], L_T[a:b], level=level
+        )
+    return lo, hi

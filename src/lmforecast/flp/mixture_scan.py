@@ -5,6 +5,7 @@ models' range."""
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -129,6 +130,9 @@ class MixtureCurve:
         return df
 
 
+MAX_RATIO_GRID = 1_000_000  # shares in a scan (0:1:1e-12 would ask for 7 TiB)
+
+
 def ratio_grid(K: int, start=0.0, stop=0.5, step=0.01) -> np.ndarray:
     """Shares of K sources: for K = 2 the last source's share from start to stop by step
     (Sec. 6.1: 0 to 0.5 by 0.01); for K > 2 the simplex lattice with that step whose non-first
@@ -136,6 +140,13 @@ def ratio_grid(K: int, start=0.0, stop=0.5, step=0.01) -> np.ndarray:
     if not (0 <= start <= stop <= 1) or not step > 0:
         raise InputError(f"ratio grid needs 0 <= start <= stop <= 1 and step > 0; got "
                          f"{start:g}, {stop:g}, {step:g}")  # fmt: skip
+    n_vals = math.floor((stop - start) / step + 0.5) + 1  # checked before any array exists
+    points = n_vals ** (K - 1) if n_vals <= MAX_RATIO_GRID else n_vals
+    if points > MAX_RATIO_GRID:
+        raise InputError(
+            f"ratio grid {start:g}:{stop:g}:{step:g} for {K} sources has {points:,} candidate "
+            f"points, more than the limit of {MAX_RATIO_GRID:,}; use a coarser step"
+        )
     vals = np.round(np.arange(start, stop + step / 2, step), 10)
     if K == 2:
         return np.column_stack([1 - vals, vals])

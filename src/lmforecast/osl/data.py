@@ -8,6 +8,7 @@ model x benchmark) are pivoted into that shape.
 
 from __future__ import annotations
 
+import csv
 from importlib import resources
 from pathlib import Path
 
@@ -145,12 +146,36 @@ def _pivot_long(df: pd.DataFrame) -> pd.DataFrame:
     return out.set_index(MODEL).loc[order].reset_index()
 
 
+def check_row_lengths(path: str | Path, what: str = "benchmarks") -> None:
+    """Refuse a CSV/TSV row with fewer (or more) fields than the header: a short row would
+    otherwise be read as empty cells and imputed without the user having left them empty."""
+    p = Path(path)
+    sep = {".csv": ",", ".tsv": "\t"}.get(p.suffix.lower())
+    if sep is None or not p.is_file():
+        return
+    try:
+        with open(p, encoding="utf-8", newline="") as fh:
+            rows = csv.reader(fh, delimiter=sep)
+            header = next(rows, None)
+            for i, row in enumerate(rows, start=1):
+                if header is not None and row and len(row) != len(header):
+                    raise InputError(
+                        f"{what}: row {i} has {len(row)} field(s), the header has "
+                        f"{len(header)}; leave a missing cell empty (keep its separator) or "
+                        "write '-'"
+                    )
+    except (UnicodeDecodeError, csv.Error):
+        return  # read_table reports unreadable files
+
+
 def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks") -> pd.DataFrame:
     """Read a benchmark table (paper wide format or tidy long) into the wide format.
 
     Missing values (`-`, empty) become NaN; metadata columns absent from the file are added as
     NaN (a model without `Model Family` is its own family). Model names must be unique.
     """
+    if not isinstance(source, pd.DataFrame):
+        check_row_lengths(source, what)
     df = source.copy() if isinstance(source, pd.DataFrame) else read_table(source)
     df.columns = [str(c).strip() for c in df.columns]
     check_columns(df, [MODEL], what)

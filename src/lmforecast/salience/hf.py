@@ -52,8 +52,28 @@ def _load(model_path: str | Path, device: str | None, with_model: bool = True, p
     path = Path(model_path)
     if not path.is_dir():
         raise InputError(f"{path}: no such local model folder (models are never downloaded)")
+    if with_model and device is not None:
+        check_device(torch, device)
     with _quiet_transformers(transformers, not progress):
         return _load_folder(torch, transformers, path, device, with_model)
+
+
+def check_device(torch, device: str) -> None:
+    """A ``--device`` torch understands and this machine has; one-line InputError otherwise."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise InputError(f"--device {device!r}: not a torch device ({_first_line(exc)})") from None
+    if dev.type == "cuda":
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if n == 0 or (dev.index or 0) >= n:
+            raise InputError(
+                f"--device {device}: no such CUDA device on this machine ({n} available)"
+            )
+    elif dev.type == "mps" and not torch.backends.mps.is_available():
+        raise InputError(f"--device {device}: MPS is not available on this machine")
+    elif dev.type not in ("cpu", "cuda", "mps"):
+        raise InputError(f"--device {device}: use cpu, cuda[:N] or mps")
 
 
 def _load_folder(torch, transformers, path: Path, device: str | None, with_model: bool):

@@ -42,7 +42,8 @@ def load_json(text_or_path: str | Path, what: str = "saved fit") -> dict:
     taken as inline JSON only when it starts with ``{`` and is not an existing path.
     """
     s = str(text_or_path)
-    label = s if len(s) <= 80 else s[:77] + "..."
+    flat = " ".join(s.split())  # messages stay on one line
+    label = flat if len(flat) <= 80 else flat[:77] + "..."
     p = Path(s) if len(s) < 4096 and "\n" not in s else None
     is_file = False
     if p is not None:
@@ -76,6 +77,11 @@ def load_json(text_or_path: str | Path, what: str = "saved fit") -> dict:
         ) from None
     except RecursionError:
         raise InputError(f"{label}: not a {what} (JSON nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        why = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        if "digits" in why:
+            why = "a number written with more than 4,300 digits"
+        raise InputError(f"{label}: not a {what} ({why})") from None
     if not isinstance(d, dict):
         raise InputError(f"{label}: not a {what} (expected a JSON object)")
     return d

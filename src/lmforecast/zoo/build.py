@@ -13,13 +13,12 @@ import os
 import shutil
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import DomainWarning, InputError, require
+from ..errors import InputError, require
 from ..parallel import backend_for, map_tasks, uses_dask
 from ..store import atomic_write_text
 from .corpus import DOMAINS, build_corpus
@@ -28,6 +27,7 @@ from .evaluate import build_evalset, token_losses
 from .model import count_non_embedding
 from .output import TASKS, write_tables
 from .presets import Preset, RunSpec, get_preset
+from .resume import load_result
 from .tasks import arith_items, build_tasks
 from .tokenizers import BPETokenizer, ByteTokenizer, load_tokenizer
 from .train import load_final, load_verified, plan_run, train_run
@@ -59,8 +59,11 @@ def prepare_out_dir(out: str | Path, preset: Preset) -> Path:
         if marker.exists():
             try:
                 info = json.loads(marker.read_text())
-            except (OSError, ValueError) as exc:
-                raise InputError(f"--out {out}: unreadable {MARKER} ({exc})") from None
+            except (OSError, ValueError, RecursionError) as exc:
+                why = " ".join(str(exc).split())[:100] or type(exc).__name__
+                raise InputError(f"--out {out}: unreadable {MARKER} ({why})") from None
+            if not isinstance(info, dict):
+                raise InputError(f"--out {out}: {MARKER} is not a JSON object; use a new folder")
             if info.get("config_hash") != preset.config_hash():
                 raise InputError(
                     f"--out {out}: holds a different zoo build (preset {info.get('preset')!r}, "
@@ -214,14 +217,11 @@ def build_zoo(
     for spec in preset.runs:
         res_path = out / "runs" / spec.run_id / "result.json"
         if res_path.exists():
-            try:
-                results[spec.run_id] = json.loads(res_path.read_text())
+            rec = load_result(res_path, spec.run_id, _RESULT_NUMBERS)
+            if rec is not None:
+                results[spec.run_id] = rec
                 overall.update(flops[spec.run_id])
                 continue
-            except ValueError:
-                warnings.warn(
-                    f"{res_path}: corrupt result; redoing the run", DomainWarning, stacklevel=2
-                )
         todo.append(spec)
     with backend_for(scheduler) as sched:  # one cluster for both phases
         if uses_dask(sched):
@@ -236,6 +236,10 @@ def build_zoo(
     wall = time.perf_counter() - t_start
     meta = write_tables(out / "tables", preset, results, tasks, texts, wall)
     return meta
+
+
+_RESULT_NUMBERS = ("N", "N_total", "D", "tokens_per_param", "batch", "lr", "steps", "C", "C_FN",
+                   "loss", *(f"loss_{d}" for d in DOMAINS), *TASKS)  # fmt: skip
 
 
 def _teacher_model(ctx: _Build, spec: RunSpec, results: dict):
