@@ -323,7 +323,7 @@ def test_runs_table_over_the_row_limit_is_refused_up_front(cli, ex, tmp_path):
 
 
 def test_ratio_grid_asking_for_terabytes_is_refused_before_allocating():
-    from lmforecast.flp.mixture import ratio_grid
+    from lmforecast.flp.mixture_scan import ratio_grid
 
     with pytest.raises(InputError, match="coarser step"):
         ratio_grid(2, 0.0, 1.0, 1e-12)
