@@ -518,3 +518,19 @@ def test_salience_jsonl_corrupted_is_input_error_or_records(tmp_path, which, c):
             loss_table(read_loss_records(p), {k: len(v) for k, v in texts.items()})
     except InputError:
         pass
+
+
+def test_schema_field_lists_are_the_result_dataclasses_fields():
+    # the schemas list the fields they accept (they sit below the result classes and do not
+    # import them); a field added to a dataclass without its schema fails here
+    import dataclasses
+
+    from lmforecast.fitting.result import FitResult
+    from lmforecast.fitting.schema import FIT_RESULT_FIELDS
+    from lmforecast.salience.result import SalienceFit
+    from lmforecast.salience.schema import SALIENCE_FIELDS, SALIENCE_OPTIONAL
+
+    envelope = {"kind", "format_version"}
+    assert set(FIT_RESULT_FIELDS) == {f.name for f in dataclasses.fields(FitResult)} | envelope
+    fields = {f.name for f in dataclasses.fields(SalienceFit)} | envelope
+    assert set(SALIENCE_FIELDS) | set(SALIENCE_OPTIONAL) == fields
