@@ -122,15 +122,19 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None) -> dict:
     th = np.asarray(theta, float)
     bnds = np.array(bounds if bounds is not None else law.bounds, float)
     for i, p in enumerate(law.parameters):
-        if getattr(p, "transform", None) == "exp" or bnds[i, 0] == bnds[i, 1]:
+        if bnds[i, 0] == bnds[i, 1]:
             continue
         if np.isclose(th[i], bnds[i, 0]) or np.isclose(th[i], bnds[i, 1]):
-            probs.append(f"{p.name}={th[i]:.3g} on its bound")
+            probs.append(f"{p.natural_name}={p.to_natural(th[i]):.3g} on its bound")
+            continue
+        if getattr(p, "transform", None) == "exp":
             continue
         if boot is not None and len(boot) >= 5:
             lo, hi = np.quantile(boot[:, i], [0.05, 0.95])
             if lo <= 0 or hi / lo > EXP_MAX_RATIO:
                 probs.append(f"{p.name}={th[i]:.3g} (resampled sizes give {lo:.3g} to {hi:.3g})")
+    if boot is not None and len(boot) < 5:
+        probs.append(f"anything it could check: only {len(boot)} size resamples could be fitted")
     if not probs:
         return {"identified": True, "reason": "every exponent pinned by the runs"}
     return {
