@@ -336,7 +336,7 @@ def test_ratio_grid_asking_for_terabytes_is_refused_before_allocating():
 
 
 def test_saved_fit_with_a_5000_digit_number_is_one_line(cli, tmp_path):
-    from lmforecast.fitting.result import load_json
+    from lmforecast.store import load_json
 
     p = tmp_path / "fit.json"
     p.write_text('{"kind": "FitResult", "n_obs": ' + "9" * 5000 + "}")

@@ -166,7 +166,7 @@ def test_edited_params_no_longer_move_allocate_only(fits, tmp_path, cli):
 
 
 def test_existing_file_named_like_json_wins_over_inline_json(fits, tmp_path):
-    from lmforecast.fitting.result import load_json
+    from lmforecast.store import load_json
 
     p = tmp_path / "{weird}.json"
     shutil.copy(fits / "sup.json", p)

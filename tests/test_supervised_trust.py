@@ -70,7 +70,7 @@ def test_default_interval_widens_with_distance_on_a_misspecified_law():
     # the distance term dominates far out: width grows about linearly in ln N
     t = m.forecast_terms(N, 20 * N)
     assert t["k"] == pytest.approx(cb.prior_k("chinchilla")) and t["k"] > 0
-    assert np.allclose(np.diff(t["r"]), np.log(4))
+    assert t["r"][0] == 0 and np.all(np.diff(t["r"]) >= np.log(4) - 1e-9)
 
 
 def test_auto_form_falls_back_when_sizes_cannot_identify_gamma():
@@ -109,9 +109,9 @@ def test_replicates_mean_keep_and_noise_floor():
 
 
 def test_unidentified_fit_warns_and_says_so():
-    # 3 sizes, one token ratio each: gamma and alpha trade off freely
-    df = _runs(sizes=(3e7, 1e8, 3e8), ratios=(20, 21), noise=0.01,
-               params=dict(TRUE, gamma=1.0, alpha=0.34))  # fmt: skip
+    # issue 26 item 2: 30 runs generated with gamma = 1, alpha = 0.34; resampling the six sizes
+    # moves alpha over a factor > 3 (and gamma over a factor ~4)
+    df = _runs(ratios=(10, 20, 40, 80, 160), noise=0.01, params=dict(TRUE, gamma=1.0, alpha=0.34))
     with pytest.warns(UserWarning, match="not identified"):
         m = SupervisedScalingLaw("chinchilla-gamma", bootstrap=10).fit(df)
     assert m.result_.meta["identification"]["identified"] is False

@@ -40,7 +40,7 @@ class _Constant:
         return None
 
 
-class _PowerCompute(Law):
+class PowerCompute(Law):
     """L(C) = E + A C^-a, fitted on log L (the 1-D compute law of Kaplan et al. 2020 style)."""
 
     name = "power-compute"
@@ -80,7 +80,7 @@ class PowerLawBaseline:
 
         C = compute_of(train, self.compute_col)
         y = train[self.target_col].to_numpy(float)
-        law = _PowerCompute()
+        law = PowerCompute()
         if len(y) < 3:
             return _Constant(float(np.mean(y[C == C.max()])))
         with warnings.catch_warnings():

@@ -169,7 +169,7 @@ class BacktestResult:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        from ..fitting.result import dump_json
+        from ..store import dump_json
 
         return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
 
@@ -187,7 +187,7 @@ class BacktestResult:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> BacktestResult:
-        from ..fitting.result import load_json
+        from ..store import load_json
 
         return cls.from_dict(load_json(text_or_path, "saved backtest"))
 

@@ -264,10 +264,20 @@ def _predict(args) -> int:
     if interval is not None:
         out["interval"] = interval
         out["level"] = args.level
+    cl = model.result_.meta.get("compute_law")
+    if cl:
+        from ..supervised.forms import compute_law_predict
+
+        out["compute_law_loss"] = float(compute_law_predict(cl, args.params, args.tokens))
     record_forecast(args, out)
     if args.json:
         print_json(out)
     else:
+        if cl:
+            print(
+                f"1-D compute law beside it (L = E + A C^-a on the same runs): "
+                f"{out['compute_law_loss']:.4f}"
+            )
         print(
             f"L(N={args.params:.4g}, D={args.tokens:.4g}) = {L:.4f}"
             + (

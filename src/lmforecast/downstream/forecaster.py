@@ -368,7 +368,7 @@ class DownstreamForecaster:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        from ..fitting.result import dump_json
+        from ..store import dump_json
 
         return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
 

@@ -2,7 +2,7 @@
 
 Every key is known (unknown keys are refused), every number has its range: chance in [0, 100),
 eval_sd > 0, scores in [0, 100], parameter and bootstrap arrays of the member's length. The
-messages name the field (`data.schema.Checker`). Formats read: 1 (no `gain_sd`: read as 0, the
+messages name the field (`store.Checker`). Formats read: 1 (no `gain_sd`: read as 0, the
 interval of that release) and 2.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..data.schema import Checker
 from ..errors import InputError
+from ..store import Checker
 from .members import MEMBERS
 from .stage1 import STAGE1
 

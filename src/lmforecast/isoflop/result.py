@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.schema import Checker
-from ..fitting.result import dump_json, load_json
+from ..store import Checker, dump_json, load_json
 
 KIND = "IsoFlopResult"
 VERSION = 1

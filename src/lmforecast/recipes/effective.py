@@ -18,8 +18,8 @@ import pandas as pd
 from ..data.validate import check_min_rows, numeric_column
 from ..errors import InputError
 from ..fitting import bootstrap_fit, fit_law, huber
-from ..fitting.result import dump_json, load_json
 from ..laws import get_law
+from ..store import dump_json, load_json
 from .schema import KIND, check_comparison
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..data.schema import Checker
+from ..store import Checker
 
 KIND = "RecipeComparison"
 FIELDS = (

@@ -15,12 +15,15 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
+from ..backtest.adapters import PowerCompute
 from ..errors import InputError
+from ..fitting import fit_law, huber
 
 AUTO = "auto"
 GAMMA_MIN_SIZES = 5
@@ -115,22 +118,26 @@ def collapse_replicates(
     return out.reset_index(drop=True), noise
 
 
-def identification(law, theta, boot: np.ndarray | None, bounds=None) -> dict:
+def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: int = 0) -> dict:
     """{"identified": bool, "reason": str}: exponents (parameters without an exp transform)
     whose cluster-bootstrap 5-95% range spans more than EXP_MAX_RATIO, or that sit on a bound."""
     probs = []
     th = np.asarray(theta, float)
     bnds = np.array(bounds if bounds is not None else law.bounds, float)
     for i, p in enumerate(law.parameters):
-        if getattr(p, "transform", None) == "exp" or bnds[i, 0] == bnds[i, 1]:
+        if bnds[i, 0] == bnds[i, 1]:
             continue
         if np.isclose(th[i], bnds[i, 0]) or np.isclose(th[i], bnds[i, 1]):
-            probs.append(f"{p.name}={th[i]:.3g} on its bound")
+            probs.append(f"{p.natural_name}={p.to_natural(th[i]):.3g} on its bound")
+            continue
+        if getattr(p, "transform", None) == "exp":
             continue
         if boot is not None and len(boot) >= 5:
             lo, hi = np.quantile(boot[:, i], [0.05, 0.95])
             if lo <= 0 or hi / lo > EXP_MAX_RATIO:
                 probs.append(f"{p.name}={th[i]:.3g} (resampled sizes give {lo:.3g} to {hi:.3g})")
+    if boot is not None and len(boot) < min(5, requested):
+        probs.append(f"anything it could check: only {len(boot)} size resamples could be fitted")
     if not probs:
         return {"identified": True, "reason": "every exponent pinned by the runs"}
     return {
@@ -139,3 +146,19 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None) -> dict:
         + "; ".join(probs)
         + "; use a simpler form or --fix (docs/trust.md)",
     }
+
+
+def compute_law(data: pd.DataFrame) -> dict:
+    """The 1-D compute law L = E + A C^-a (C = 6ND) fitted to the same runs (Huber on log loss),
+    shown beside every forecast: {"E", "A", "a", "theta"}."""
+    C = 6.0 * data["N"].to_numpy(float) * data["D"].to_numpy(float)
+    law = PowerCompute()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = fit_law(law, {"C": C}, data["loss"].to_numpy(float), loss=huber(1e-3), n_polish=8)
+    return {**{k: float(v) for k, v in res.params.items()}, "theta": list(res.theta)}
+
+
+def compute_law_predict(cl: Mapping, N, D) -> np.ndarray:
+    C = 6.0 * np.asarray(N, float) * np.asarray(D, float)
+    return PowerCompute().predict(np.asarray(cl["theta"], float), C=C)

@@ -169,6 +169,7 @@ class SupervisedScalingLaw:
                 res.meta["intervals"] = self._calibrate(form, data, res)
         res.meta["form"] = form
         res.meta["form_reason"] = why
+        res.meta["compute_law"] = fm.compute_law(data)
         if self.fixed:
             res.meta["fixed"] = {k: float(v) for k, v in self.fixed.items()}
         if data.attrs.get("replicate_sd"):
@@ -209,7 +210,7 @@ class SupervisedScalingLaw:
                     law, res, boot, level=self.ci_level, seed=self.seed, n_polish=cb.BOOT_STARTS
                 )
                 res.meta["bootstrap_kind"] = "cluster (model sizes), fitted from scratch"
-        ident = fm.identification(law, res.theta, boot, bounds)
+        ident = fm.identification(law, res.theta, boot, bounds, requested=n_boot)
         res.meta["identification"] = ident
         if not ident["identified"]:
             warnings.warn(f"{form} fit is not identified: {ident['reason']}", stacklevel=3)
@@ -325,10 +326,11 @@ class SupervisedScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisedScalingLaw:
-        from .schema import check_supervised_meta
+        from .schema import check_supervised_meta, check_trust_meta
 
         res = FitResult.from_json(Path(path))
         check_supervised_meta(res.to_dict(), str(path))
+        check_trust_meta(res.to_dict(), str(path))
         try:
             return cls.from_result(res)
         except InputError as exc:
@@ -458,6 +460,10 @@ class SupervisedScalingLaw:
                 f"{k:.4g} (90%) per unit of r, C_max = {cal['max_compute']:.4g}"
             )
         meta = self.result_.meta
+        cl = meta.get("compute_law")
+        if cl:
+            s += "\n1-D compute law on the same runs: L = "
+            s += f"{cl['E']:.4g} + {cl['A']:.4g} C^-{cl['a']:.4g}"
         if meta.get("form_reason"):
             s += f"\nForm: {meta['form_reason']}"
         ident = meta.get("identification")

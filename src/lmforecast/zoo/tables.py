@@ -87,7 +87,7 @@ def load_zoo(folder: str | Path | None = None) -> ZooTables:
     for c in ("N", "D", "loss"):
         numeric_column(frames["runs"], c, positive=True, what=str(folder / "runs.csv"))
     frames["runs"]["teacher"] = frames["runs"]["teacher"].fillna("")
-    from ..fitting.result import load_json
+    from ..store import load_json
 
     meta = load_json(folder / "metadata.json", "zoo metadata file")
     return ZooTables(**frames, metadata=meta, folder=folder)

@@ -70,8 +70,9 @@ def build_section(ctx: ReportContext) -> Section:
         "cutoffs": bt.cutoffs,
         "level": bt.level,
         "summary": table.to_dict(orient="records"),
-        "coverage": float(m["covered"].mean()),
-        "median_rel_halfwidth": float(np.median(m["rel_halfwidth"])),
+        "coverage": float(m["covered"].mean()),  # non-finite intervals count as misses
+        "non_finite": int((~m["finite"]).sum()),
+        "median_rel_halfwidth": float(np.nanmedian(m["rel_halfwidth"])),
         "median_abs_rel_error": {
             name: float(np.median(np.abs(f[f["method"] == name]["rel_error"])))
             for name in bt.methods
@@ -83,9 +84,30 @@ def build_section(ctx: ReportContext) -> Section:
         f"{100 * sec.numbers['median_rel_halfwidth']:.1f}%. With so few runs (13, 5 parameters) "
         "every number here is noisy; the Pythia backtest below is larger."
     )
+    _suites_table(sec)
     if not ctx.quick:
         _pythia_split(sec, ctx)
     return sec
+
+
+def _suites_table(sec: Section) -> None:
+    """The real-suite leave-one-suite-out table, as stored in the package by
+    benchmarks/trust_suites.py (the suites themselves are not bundled)."""
+    from ...supervised.trust_table import COLS, load_summary
+
+    summ = load_summary()
+    t = pd.DataFrame(summ["table"]).rename(columns=COLS)
+    sec.text(
+        "Five real suites, leave-one-suite-out (STORED numbers, computed by "
+        "benchmarks/trust_suites.py from Pythia, datablations, Gemstones, Porian and the zoo; "
+        "this report does not recompute them). Each suite is scored with the interval scale k "
+        "chosen on the other four; splits: largest size out, two largest sizes out, top 20% "
+        "compute out, fitting only rows below the cut. Beside the default: the 1-D compute law, "
+        f"chinchilla and the over-training law. Pooled coverage: {summ['pooled']['coverage']:.2f}"
+        " of nominal 0.90 (docs/trust.md says what to expect)."
+    )
+    sec.table(t, "Real suites, leave-one-suite-out (stored)", "{:.3g}", na_rep="-")
+    sec.numbers["suites_loso"] = summ
 
 
 PYTHIA_FORMS = ("chinchilla-gamma", "chinchilla")

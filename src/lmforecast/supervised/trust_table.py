@@ -1,0 +1,110 @@
+"""The real-suite trust table: written by `benchmarks/trust_suites.py --write-docs` into
+docs/trust.md (between markers) and into the bundled `trust_summary.json`, which the report's
+trust section shows without the suites themselves (numbers derived from them, with provenance).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SUMMARY_FILE = Path(__file__).with_name("trust_summary.json")
+BEGIN, END = "<!-- trust-table:begin -->", "<!-- trust-table:end -->"
+COLS = {
+    "suite": "suite",
+    "method": "method",
+    "n": "forecasts",
+    "nonfinite": "non-finite",
+    "coverage": "coverage of 90%",
+    "median_halfwidth_pct": "median half-width %",
+    "mean_abs_pct": "mean abs % error",
+    "median_abs_pct": "median abs % error",
+    "k": "k (LOSO)",
+}
+
+
+@lru_cache(maxsize=1)
+def load_summary() -> dict:
+    """{"table": [rows], "pooled": {...}, "verdicts": [...], "provenance": {...}}."""
+    return json.loads(SUMMARY_FILE.read_text())
+
+
+def verdicts(table: pd.DataFrame) -> list[dict]:
+    """Per suite, the issue-21 criteria for the default: coverage >= 0.70; median half-width
+    <= max(2 x median abs error, 1%); mean abs error <= 1.1 x the best simple law's."""
+    out = []
+    for s, g in table.groupby("suite", sort=False):
+        d = g[g["method"] == "default"].iloc[0]
+        simple = g[g["method"] != "default"]
+        best = simple.loc[simple["mean_abs_pct"].idxmin()]
+        hw_cap = max(2 * d["median_abs_pct"], 1.0)
+        out.append({
+            "suite": s, "coverage": float(d["coverage"]), "coverage_ok": bool(d["coverage"] >= 0.7),
+            "halfwidth": float(d["median_halfwidth_pct"]), "halfwidth_cap": float(hw_cap),
+            "halfwidth_ok": bool(d["median_halfwidth_pct"] <= hw_cap),
+            "mae": float(d["mean_abs_pct"]), "best_simple": str(best["method"]),
+            "best_simple_mae": float(best["mean_abs_pct"]),
+            "mae_ok": bool(d["mean_abs_pct"] <= 1.1 * best["mean_abs_pct"]),
+        })  # fmt: skip
+    return out
+
+
+def markdown(table: pd.DataFrame, pooled: dict) -> str:
+    t = table[[c for c in COLS if c in table.columns]].rename(columns=COLS)
+    lines = ["| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
+    for row in t.itertuples(index=False):
+        cells = []
+        for v in row:
+            if isinstance(v, float):
+                cells.append("-" if not np.isfinite(v) else f"{v:.3g}")
+            else:
+                cells.append(str(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(
+        f"Pooled leave-one-suite-out coverage of the default's 90% intervals (each suite "
+        f"weighted equally): **{pooled['coverage']:.3f}** over {pooled['n']} forecasts."
+    )
+    lines.append("")
+    lines.append("| suite | coverage >= 0.70 | half-width <= max(2 x median error, 1%) | "
+                 "mean error <= 1.1 x best simple law |")  # fmt: skip
+    lines.append("|---|---|---|---|")
+    for v in verdicts(table):
+        lines.append(
+            f"| {v['suite']} | {v['coverage']:.2f} {'yes' if v['coverage_ok'] else 'NO'} | "
+            f"{v['halfwidth']:.2f}% vs {v['halfwidth_cap']:.2f}% "
+            f"{'yes' if v['halfwidth_ok'] else 'NO'} | {v['mae']:.2f}% vs {v['best_simple']} "
+            f"{v['best_simple_mae']:.2f}% {'yes' if v['mae_ok'] else 'NO'} |"
+        )
+    return "\n".join(lines)
+
+
+def write_docs(loso: pd.DataFrame, pooled: dict, raw: pd.DataFrame, root: Path) -> None:
+    """Replace the table between the markers of docs/trust.md; write trust_summary.json."""
+    doc = Path(root) / "docs" / "trust.md"
+    text = doc.read_text()
+    block = f"{BEGIN}\n{markdown(loso, pooled)}\n{END}"
+    if BEGIN in text and END in text:
+        a, b = text.index(BEGIN), text.index(END) + len(END)
+        text = text[:a] + block + text[b:]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    doc.write_text(text)
+    clean = loso.astype(object).where(pd.notna(loso), None)
+    summary = {
+        "table": clean.to_dict(orient="records"),
+        "pooled": {k: v for k, v in pooled.items()},
+        "verdicts": verdicts(loso),
+        "provenance": {
+            "script": "benchmarks/trust_suites.py --write-docs",
+            "suites": "Pythia (bundled), datablations, Gemstones, Porian (../shared/data/suites), "
+            "zoo (bundled)",
+            "protocol": "leave-one-suite-out: the default's k chosen on the other suites",
+        },
+    }
+    SUMMARY_FILE.write_text(json.dumps(summary, indent=1) + "\n")
+    load_summary.cache_clear()

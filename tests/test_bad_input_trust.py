@@ -1,0 +1,60 @@
+"""Issue 21 bad input: replicates without --replicates, --fix naming an unknown parameter or a
+value outside its bounds, a suite with one model size. One stderr line, exit 2, nothing
+written (the --out target never appears)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+def _table(path, sizes=(2e7, 5e7, 1e8, 2e8, 5e8), dup=False):
+    N = np.repeat(np.asarray(sizes, float), 3)
+    D = N * np.tile([10.0, 20.0, 40.0], len(sizes))
+    L = 1.7 + 400 / N**0.34 + 410 / D**0.28
+    df = pd.DataFrame({"N": N, "D": D, "loss": L})
+    if dup:
+        df = pd.concat([df, df.iloc[[4]].assign(loss=L[4] * 1.01)], ignore_index=True)
+    df.to_csv(path, index=False)
+    return path
+
+
+CASES = {
+    "replicates-without-flag": (
+        dict(dup=True),
+        ["supervised", "fit", "--no-intervals"],
+        "row 16 duplicates row 5",
+    ),
+    "fix-unknown-parameter": (
+        {},
+        ["supervised", "fit", "--form", "chinchilla", "--no-intervals", "--fix", "zeta=1"],
+        "no parameter 'zeta'",
+    ),
+    "fix-out-of-bounds": (
+        {},
+        ["supervised", "fit", "--form", "chinchilla", "--no-intervals", "--fix", "alpha=50"],
+        "outside the bounds",
+    ),
+    "fix-not-a-number": (
+        {},
+        ["supervised", "fit", "--form", "chinchilla", "--no-intervals", "--fix", "E=abc"],
+        "not a number",
+    ),
+    "suite-one-size": (dict(sizes=(1e8,)), ["backtest", "--suite"], "model size"),
+    "fit-one-size": (dict(sizes=(1e8,)), ["supervised", "fit", "--no-intervals"], "one model size"),
+    "suite-replicates": (dict(dup=True), ["backtest", "--suite"], "--replicates"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_one_line_exit_2_nothing_written(case, cli, tmp_path):
+    kw, argv, msg = CASES[case]
+    runs = _table(tmp_path / "runs.csv", **kw)
+    out = tmp_path / "out.json"
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, stdout, err = cli(*argv, "--runs", runs, "--out", out)
+    assert code == 2, (code, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and msg in lines[0], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
