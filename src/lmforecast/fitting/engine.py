@@ -291,42 +291,26 @@ def fit_law(
     obj = Objective(law, X, t, loss, weights)
 
     varpro = use_varpro(law, X, method, grid, scores)
-    if varpro:
-        starts = None
-    else:
-        starts = grid_to_array(law, grid if grid is not None else law.default_grid())
-        if extra_starts is not None:
-            starts = np.vstack([np.atleast_2d(extra_starts), starts])
-        starts = clip_to_bounds(law, starts, bnds)
-
     with single_blas_thread():
         if varpro:
-            starts, keys = projected_starts(law, X, t, loss, weights, bnds)
-            scores = obj.batch(starts)
-            chosen = representatives(keys, scores, max(1, min(n_polish, VARPRO_POLISH)))
-            n_extra = 0
+            starts, scores, order = _varpro_candidates(obj, extra_starts, bnds, n_polish)
+        else:
+            starts = grid_to_array(law, grid if grid is not None else law.default_grid())
             if extra_starts is not None:
-                ex = clip_to_bounds(law, np.atleast_2d(extra_starts), bnds)
-                n_extra = ex.shape[0]
-                starts = np.vstack([ex, starts])
-                scores = np.concatenate([obj.batch(ex), scores])
-                chosen = np.concatenate([np.arange(n_extra), chosen + n_extra])
+                starts = np.vstack([np.atleast_2d(extra_starts), starts])
+            starts = clip_to_bounds(law, starts, bnds)
+            if scores is None:
+                scores = obj.batch(starts)
+            else:
+                scores = np.asarray(scores, float).ravel()
+                if extra_starts is not None or scores.size != len(starts):
+                    raise ValueError(f"scores has {scores.size} entries for {len(starts)} starts")
+                scores = np.where(np.isfinite(scores), scores, np.inf)
+            order = None
         n_starts = starts.shape[0]
-        if varpro:
-            pass
-        elif scores is None:
-            scores = obj.batch(starts)
-        else:
-            scores = np.asarray(scores, float).ravel()
-            if extra_starts is not None or scores.size != n_starts:
-                raise ValueError(f"scores has {scores.size} entries for {n_starts} starts")
-            scores = np.where(np.isfinite(scores), scores, np.inf)
-        finite = np.isfinite(scores)
-        if not finite.any():
+        if not np.isfinite(scores).any():
             raise InputError(f"{law.name}: the objective is not finite at any initialisation")
-        if varpro:
-            order = chosen[np.isfinite(scores[chosen])]
-        else:
+        if order is None:
             order = _select_starts(starts, scores, n_polish)
         thetas, objs, oks = polish_many(
             obj, starts[order], bnds, maxiter, progress, f"fit {law.name}"
@@ -374,6 +358,21 @@ def fit_law(
         rmse_target=float(np.sqrt(np.mean(resid**2))),
         warm_starts=[list(map(float, u)) for u in uniq],
     )
+
+
+def _varpro_candidates(obj: Objective, extra_starts, bnds, n_polish: int):
+    """(starts, scores, indices to polish) of a variable-projection fit: one projected start per
+    exponent-grid point, the best `min(n_polish, VARPRO_POLISH)` local minima of that profile,
+    plus every extra start (scored and polished as given)."""
+    starts, keys = projected_starts(obj.law, obj.X, obj.t, obj.loss, obj.w, bnds)
+    scores = obj.batch(starts)
+    chosen = representatives(keys, scores, max(1, min(n_polish, VARPRO_POLISH)))
+    if extra_starts is not None:
+        ex = clip_to_bounds(obj.law, np.atleast_2d(extra_starts), bnds)
+        starts = np.vstack([ex, starts])
+        scores = np.concatenate([obj.batch(ex), scores])
+        chosen = np.concatenate([np.arange(len(ex)), chosen + len(ex)])
+    return starts, scores, chosen[np.isfinite(scores[chosen])]
 
 
 def _select_starts(starts: np.ndarray, scores: np.ndarray, n_best: int) -> np.ndarray:

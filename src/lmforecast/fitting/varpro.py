@@ -180,12 +180,14 @@ def projected_starts(
     return np.vstack(starts), np.vstack(keys)
 
 
-def representatives(keys: np.ndarray, scores: np.ndarray, k: int, pool: int = 400) -> np.ndarray:
+def representatives(keys: np.ndarray, scores: np.ndarray, k: int, pool: int = 200) -> np.ndarray:
     """Indices of up to k starts, best first, each the best of its grid neighbourhood (a local
     minimum of the profiled objective over the exponent grid), so distinct basins are polished
     rather than k neighbours of one basin."""
     order = np.argsort(scores, kind="stable")
     order = order[np.isfinite(scores[order])][:pool]
+    if k <= 1:  # the best start is always the best of its neighbourhood
+        return order[: max(k, 0)]
     kk = keys[order]
     same_block = kk[:, None, 0] == kk[None, :, 0]
     near = np.all(np.abs(kk[:, None, 1:] - kk[None, :, 1:]) <= 1, axis=-1) & same_block
