@@ -109,6 +109,7 @@ def advise(
     level: float = 0.9,
     min_gain: float = 0.02,
     goal_width: float | None = None,
+    noise: float | None = None,
     seed: int = 0,
     fitted=None,
 ) -> NextRunAdvice:
@@ -119,7 +120,8 @@ def advise(
     k = ceil(sigma^2 / (s^2/(v_t - v_goal) - v_c)), infinite where even infinitely many cannot
     (the saturation width sqrt-scaled from v_t - s^2/v_c is above the goal): those runs stop
     helping, and come last, the ones that saturate lowest first. Without it, by width shrinkage
-    per FLOP of one run."""
+    per FLOP of one run. `noise`: the run-to-run scatter of log loss (e.g. from seed replicates);
+    default the fit's robust residual scale, which underestimates it with few runs."""
     if not (target_N > 0 and target_D > 0):
         raise InputError(f"target N and D must be > 0, got {target_N}, {target_D}")
     if budget is not None and not budget > 0:
@@ -141,7 +143,9 @@ def advise(
     vt = float(np.mean(dt**2))
     s = (dt[:, None] * dc).mean(axis=0)
     vc = (dc**2).mean(axis=0)
-    sigma2 = max(res.residual_scale, 1e-4) ** 2
+    if noise is not None and not noise > 0:
+        raise InputError(f"noise must be > 0 (run-to-run scatter of log loss), got {noise}")
+    sigma2 = (noise if noise is not None else max(res.residual_scale, 1e-4)) ** 2
     vt_new = np.maximum(vt - s**2 / (vc + sigma2), 0.0)
     w = target_width(law, res, target_N, target_D, level)
     w_new = w * np.sqrt(vt_new / vt) if vt > 0 else np.full(len(cand), w)
