@@ -5,8 +5,8 @@ from the same 10 small runs (1e7-1.6e8 params, 20 and 60 tokens/param) and add o
 time (each run at most `--run-budget` FLOPs) until the bootstrap 90% interval of the target's
 log loss (N = 7e9, D = 1.4e11) is narrower than `--width`. Baseline: a fixed ladder at 20
 tokens per parameter, sizes doubling from 1e8 (the usual hand-made ladder). Advisor: train the
-top-ranked candidate of `nextrun.advise` each step. Prints the compute each campaign spent and
-the ratio.
+top-ranked candidate of `nextrun.advise(..., goal_width=--width)` each step, told the seed
+scatter `--noise`. Prints the compute each campaign spent and the ratio.
 
     python benchmarks/bench_nextrun.py [--seeds 3] [--width 0.05]
 """
@@ -47,7 +47,15 @@ def campaign(policy, seed, args):
         if step == args.max_steps:
             break
         if policy == "advisor":
-            a = advise(runs, *TARGET, budget=args.run_budget, fitted=fitted, seed=seed)
+            a = advise(
+                runs,
+                *TARGET,
+                budget=args.run_budget,
+                fitted=fitted,
+                seed=seed,
+                goal_width=args.width,
+                noise=args.noise,
+            )
             N, D = a.candidates[0]["N"], a.candidates[0]["D"]
         else:  # ladder: doubling sizes at 20 tokens/param, capped by the run budget
             N = 1e8 * 2.0**k

@@ -172,3 +172,17 @@ def test_next_run_ranks_by_shrinkage_per_flop_and_respects_budget():
     )
     # a run that costs more but is further out along the extrapolation shrinks more in total
     assert max(c["shrink"] for c in a.candidates) > a.candidates[-1]["shrink"]
+
+
+@pytest.mark.slow
+def test_report_sections_build_on_bundled_examples():
+    from lmforecast.report.builder import ReportContext
+    from lmforecast.report.sections import dataconstrained, isoflop, recipes
+
+    ctx = ReportContext(quick=True, progress=False)
+    iso = isoflop.build_section(ctx).numbers
+    assert abs(iso["approach2"]["a"] - iso["truth"]["a"]) < 0.02
+    rec = recipes.build_section(ctx).numbers
+    assert rec["multiplier"] == pytest.approx(2.5, rel=0.2)
+    dc = dataconstrained.build_section(ctx).numbers
+    assert dc["params"]["RD_star"] == pytest.approx(15.4, rel=0.25)

@@ -44,6 +44,19 @@ def register(sub) -> None:
         default=0.02,
         help="relative shrinkage below which more runs are said to stop helping",
     )
+    p.add_argument(
+        "--goal-width",
+        type=float,
+        default=None,
+        help="interval width (log loss) to reach: rank by FLOPs needed to reach it",
+    )
+    p.add_argument(
+        "--noise",
+        type=float,
+        default=None,
+        help="run-to-run scatter of log loss (e.g. from seed replicates); default "
+        "the fit's residual scale",
+    )
     p.add_argument("--seed", type=int, default=0)
     add_output_flags(p)
     p.set_defaults(handler=_advise)
@@ -57,6 +70,8 @@ def _advise(args) -> int:
         budget=args.budget,
         n_boot=args.bootstrap,
         min_gain=args.min_gain,
+        goal_width=args.goal_width,
+        noise=args.noise,
         seed=args.seed,
     )
     return emit(args, a.contract(), a.summary())

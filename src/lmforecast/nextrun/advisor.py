@@ -108,10 +108,20 @@ def advise(
     n_boot: int = 60,
     level: float = 0.9,
     min_gain: float = 0.02,
+    goal_width: float | None = None,
+    noise: float | None = None,
     seed: int = 0,
     fitted=None,
 ) -> NextRunAdvice:
-    """Rank candidate runs (columns N, D; default `candidate_grid`) best first."""
+    """Rank candidate runs (columns N, D; default `candidate_grid`) best first.
+
+    With `goal_width` (the interval width in log loss one wants to reach), candidates are
+    ranked by the FLOPs that k replicates of them need to reach it under the same update,
+    k = ceil(sigma^2 / (s^2/(v_t - v_goal) - v_c)), infinite where even infinitely many cannot
+    (the saturation width sqrt-scaled from v_t - s^2/v_c is above the goal): those runs stop
+    helping, and come last, the ones that saturate lowest first. Without it, by width shrinkage
+    per FLOP of one run. `noise`: the run-to-run scatter of log loss (e.g. from seed replicates);
+    default the fit's robust residual scale, which underestimates it with few runs."""
     if not (target_N > 0 and target_D > 0):
         raise InputError(f"target N and D must be > 0, got {target_N}, {target_D}")
     if budget is not None and not budget > 0:
@@ -133,13 +143,31 @@ def advise(
     vt = float(np.mean(dt**2))
     s = (dt[:, None] * dc).mean(axis=0)
     vc = (dc**2).mean(axis=0)
-    sigma2 = max(res.residual_scale, 1e-4) ** 2
+    if noise is not None and not noise > 0:
+        raise InputError(f"noise must be > 0 (run-to-run scatter of log loss), got {noise}")
+    sigma2 = (noise if noise is not None else max(res.residual_scale, 1e-4)) ** 2
     vt_new = np.maximum(vt - s**2 / (vc + sigma2), 0.0)
     w = target_width(law, res, target_N, target_D, level)
     w_new = w * np.sqrt(vt_new / vt) if vt > 0 else np.full(len(cand), w)
     flops = 6 * Nc * Dc
     gain = (w - w_new) / flops
-    order = np.argsort(-gain)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w_sat = w * np.sqrt(np.maximum(vt - s**2 / vc, 0.0) / vt) if vt > 0 else w_new
+    to_goal = np.full(len(cand), np.inf)
+    if goal_width is not None:
+        if not goal_width > 0:
+            raise InputError(f"goal width must be > 0, got {goal_width}")
+        v_goal = vt * (goal_width / w) ** 2
+        if v_goal >= vt:
+            to_goal[:] = 0.0
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                room = s**2 / (vt - v_goal) - vc
+                k = np.where(room > 0, np.ceil(sigma2 / room), np.inf)
+            to_goal = k * flops
+        order = np.lexsort((-gain, w_sat, to_goal))
+    else:
+        order = np.argsort(-gain)
     rows = [
         {
             "N": float(Nc[i]),
@@ -148,13 +176,19 @@ def advise(
             "expected_width": float(w_new[i]),
             "shrink": float(1 - w_new[i] / w),
             "shrink_per_flop": float(gain[i]),
+            "saturation_width": float(w_sat[i]),
+            "flops_to_goal": float(to_goal[i]),
         }
         for i in order
     ]
     best_rel = max(r["shrink"] for r in rows)
-    stop = best_rel < min_gain
+    unreachable = goal_width is not None and not np.isfinite(to_goal).any()
+    stop = best_rel < min_gain or unreachable
     msg = (
-        f"more runs stop helping: the best candidate shrinks the interval by "
+        f"more runs of these sizes stop helping: no candidate can bring the width to "
+        f"{goal_width:g} (best saturation width {min(r['saturation_width'] for r in rows):.4f})"
+        if unreachable
+        else f"more runs stop helping: the best candidate shrinks the interval by "
         f"{100 * best_rel:.2g}% (< {100 * min_gain:g}%); what remains is run scatter and "
         "extrapolation"
         if stop
