@@ -26,19 +26,19 @@ _OWN_LEDGER_FLAG = ("ledger", "report")  # commands whose own --ledger means som
 def hoist_global_flags(argv: list[str]) -> list[str]:
     """Accept `--ledger PATH --label NAME` anywhere on a forecasting verb's line: move them in
     front of the command, where the top-level parser reads them."""
-    if not argv or argv[0] in _OWN_LEDGER_FLAG or argv[0].startswith("-"):
+    i = 0  # the command's position, past top-level options (and their values)
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in ("--scheduler", *GLOBAL_FLAGS) else 1
+    if i >= len(argv) or argv[i] in _OWN_LEDGER_FLAG:
         return argv
-    front, rest, i = [], [], 0
+    front, rest = list(argv[:i]), []
     while i < len(argv):
         a = argv[i]
         if a in GLOBAL_FLAGS and i + 1 < len(argv):
             front += [a, argv[i + 1]]
             i += 2
             continue
-        if a.split("=", 1)[0] in GLOBAL_FLAGS and "=" in a:
-            front.append(a)
-        else:
-            rest.append(a)
+        (front if a.split("=", 1)[0] in GLOBAL_FLAGS and "=" in a else rest).append(a)
         i += 1
     return front + rest
 
