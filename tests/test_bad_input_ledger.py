@@ -85,6 +85,16 @@ CASES = {
         ["supervised", "fit", "--runs", "log.jsonl", "--ledger", "L.db"],
         r"--ledger: `supervised fit` makes no forecast to register",
     ),
+    "failing-forecast-creates-no-ledger": (
+        ["supervised", "predict", "--preset", "nope", "--params", "1e9", "--tokens", "2e10",
+         "--ledger", "new.db"],
+        r"nope",
+    ),
+    "bad-record-creates-no-ledger": (
+        ["ledger", "add", "--ledger", "new.db", "--method", "m", "--point", "1", "--lo", "2",
+         "--hi", "1", "--level", "0.9"],
+        r"interval lo 2 is above hi 1",
+    ),
     "correction-of-unknown-record": (
         ["ledger", "add", "--ledger", "L.db", "--method", "m", "--point", "1", "--corrects",
          "42"],

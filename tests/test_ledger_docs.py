@@ -9,6 +9,7 @@ import re
 import shlex
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "ledger.md"
@@ -36,3 +37,21 @@ def test_ledger_doc_runs_as_written(tmp_path, monkeypatch):
                 with contextlib.redirect_stdout(io.StringIO()):
                     assert main(argv[1:]) == 0, line
     assert (tmp_path / "scores.png").stat().st_size > 1000
+
+
+@pytest.mark.slow
+def test_logs_doc_commands_run_as_written(tmp_path, monkeypatch):
+    import glob
+
+    from lmforecast.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    text = (DOC.parent / "logs.md").read_text()
+    block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)
+    for line in block.strip().splitlines():
+        argv = []
+        for a in shlex.split(line)[1:]:
+            argv += sorted(glob.glob(a)) if "*" in a else [a]
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(argv) == 0, line
+    assert len(pd.read_csv(tmp_path / "log_runs.csv")) == 8

@@ -165,3 +165,36 @@ def test_read_log_names_runs_by_file(tmp_path):
     p = tmp_path / "alpha.jsonl"
     p.write_text(json.dumps({"step": 1, "loss": 2.0}) + "\n")
     assert read_log(p, "jsonl")["run"].tolist() == ["alpha"]
+
+
+def test_tensorboard_without_the_extra_names_it(tmp_path, monkeypatch):
+    import sys
+
+    from lmforecast.errors import OptionalDependencyError
+
+    (tmp_path / "events.out.tfevents.1.host").write_bytes(b"\x00" * 16)
+    monkeypatch.setitem(sys.modules, "tensorboard", None)  # as if not installed
+    with pytest.raises(OptionalDependencyError, match=r"lmforecast\[tensorboard\]"):
+        read_log(tmp_path, "tensorboard")
+
+
+def test_example_logs_import_and_fit_back_the_law_they_were_simulated_from(tmp_path):
+    # examples/files/logs: eight noise-free runs of the Chinchilla law (Hoffmann et al. 2022,
+    # Approach 3); the runs table built from the logs must give the law back
+    from lmforecast import examples
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    folder = examples.path("logs/models.csv").parent
+    res = import_logs(sorted(folder.glob("*.jsonl")), "jsonl",
+                      models=pd.read_csv(folder / "models.csv"))  # fmt: skip
+    ratio = (res.runs["D"] / res.runs["N"]).to_numpy()  # 10 or 30, rounded up to whole steps
+    assert (
+        len(ratio) == 8
+        and (np.isclose(ratio, 10, rtol=0.3) | np.isclose(ratio, 30, rtol=0.1)).all()
+    )
+    law = SupervisedScalingLaw(form="chinchilla", intervals=False, progress=False).fit(res.runs)
+    p = law.params_
+    assert p["E"] == pytest.approx(1.69, rel=1e-3) and p["A"] == pytest.approx(406.4, rel=1e-2)
+    assert p["alpha"] == pytest.approx(0.34, rel=1e-3) and p["beta"] == pytest.approx(
+        0.28, rel=1e-3
+    )

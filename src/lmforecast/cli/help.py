@@ -203,11 +203,10 @@ EXAMPLES = {
     ],
     "evals show": ["lmforecast evals show pythia   # the bundled Pythia table"],
     "runs import": [
-        "lmforecast runs import logs/run-s.jsonl logs/run-m.jsonl logs/run-l.jsonl --format "
-        "jsonl --models logs/models.csv --train-loss train_loss --out log_runs.csv "
-        "--checkpoints-out log_checkpoints.csv",
-        "lmforecast runs import logs/run-l.jsonl --format jsonl --params 3.6e8 --final mean:3 "
-        "--out log_runs_l.csv --json",
+        "lmforecast runs import logs/*.jsonl --format jsonl --models logs/models.csv "
+        "--train-loss train_loss --out log_runs.csv --checkpoints-out log_checkpoints.csv",
+        "lmforecast runs import logs/run-540m-r30.jsonl --format jsonl --params 5.4e8 "
+        "--final mean:3 --out log_runs_540m.csv --json",
     ],
     "ledger add": [
         "lmforecast ledger add --ledger forecasts.db --method supervised --point 2.31 --lo 2.25 "

@@ -31,8 +31,8 @@ def add_global_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def check_ledger_flags(args: argparse.Namespace) -> None:
-    """At the door: --ledger only on forecasting verbs, and the file is a ledger (created if
-    new), so a wrong file fails before any work."""
+    """At the door: --ledger only on forecasting verbs, and an existing file is a ledger, so a
+    wrong file fails before any work (a new ledger is created when the forecast lands)."""
     cmd, verb = getattr(args, "command", None), getattr(args, "verb", None)
     if cmd in OWN_LEDGER_COMMANDS:
         return
@@ -44,7 +44,10 @@ def check_ledger_flags(args: argparse.Namespace) -> None:
     if (cmd, verb) not in FORECAST_VERBS:
         shown = " ".join(x for x in (cmd, verb) if x)
         raise InputError(f"--ledger: `{shown}` makes no forecast to register")
-    Ledger(path, create=True).close()
+    if Path(path).is_file() and Path(path).stat().st_size > 0:
+        Ledger(path).close()  # refuses a non-ledger; migrates an older one (after a backup)
+    else:
+        check_writable(path)  # created only when the verb registers its forecast
 
 
 def _fit_info(path: str | None) -> dict:
@@ -193,6 +196,8 @@ def _records(args):
 
 
 def _add(args) -> int:
+    check_forecast(method=args.method, point=args.point, lo=args.lo, hi=args.hi,
+                   level=args.level, N=args.params, D=args.tokens, budget=args.flops)  # fmt: skip
     with Ledger(args.ledger, create=True) as L:
         rid = L.add(method=args.method, point=args.point, lo=args.lo, hi=args.hi,
                     level=args.level, label=args.label, form=args.form, run=args.run,

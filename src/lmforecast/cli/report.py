@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..ledger import Ledger
 from ..report.builder import ReportContext, build_report
 
 
@@ -20,6 +21,9 @@ def register(sub) -> None:
         "the numbers do not depend on it",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--ledger", metavar="PATH", help="add a Forecast record section (docs/ledger.md)"
+    )
     p.set_defaults(handler=_report)
 
 
@@ -31,7 +35,10 @@ def _report(args) -> int:
             raise InputError("--sections: empty list; name at least one section, or omit the flag")
     if args.jobs == 0 or args.jobs < -1:
         raise InputError(f"--jobs must be a positive number of workers or -1, got {args.jobs}")
-    ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet, jobs=args.jobs)
+    if args.ledger is not None:  # a wrong file fails at the door, before any section is built
+        Ledger(args.ledger).close()
+    ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet, jobs=args.jobs,
+                        ledger=args.ledger)  # fmt: skip
     numbers = build_report(args.out, sections=secs, ctx=ctx)
     if not args.quiet:
         print(f"wrote {args.out}/report.html and report.json ({len(numbers['sections'])} sections)")

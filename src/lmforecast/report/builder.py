@@ -39,6 +39,7 @@ SECTION_MODULES = [
     "lmforecast.report.sections.dataconstrained",
     "lmforecast.report.sections.isoflop",
     "lmforecast.report.sections.recipes",
+    "lmforecast.report.sections.ledger",
 ]
 
 
@@ -50,6 +51,7 @@ class ReportContext:
     quick: bool = False  # smaller bootstrap / grids, for tests
     progress: bool = True
     jobs: int = 1  # sections built at once, in worker processes (numbers do not depend on it)
+    ledger: str | None = None  # a forecast ledger: the "Forecast record" section (else skipped)
 
 
 @dataclass
@@ -207,7 +209,7 @@ def build_report(
         if unknown:
             raise InputError(f"unknown report section(s) {unknown}; available: {sorted(keys)}")
         mods = [keys[s] for s in sections]
-    built = _build_sections(mods, ctx)
+    built = [s for s in _build_sections(mods, ctx) if s is not None]  # None: section skipped
     meta = {
         "lmforecast_version": __version__,
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
