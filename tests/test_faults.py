@@ -152,3 +152,65 @@ def test_watchdog_ends_an_orphaned_worker(tmp_path):
     p.kill()
     p.wait()
     _check_no_survivors([child], within_s=10.0)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("victim", ["worker", "scheduler"])
+def test_killed_external_dask_worker_or_scheduler_is_one_line_not_a_hang(tmp_path, victim):
+    """``--scheduler tcp://...``: killing the only worker (no nanny to restart it) ends the run
+    after LMFORECAST_NO_WORKERS_TIMEOUT seconds; killing the scheduler ends it at once. Both
+    with one error line, exit 2, and the previous output intact."""
+    pytest.importorskip("distributed")
+    port = _free_port()
+    addr = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": _env()}
+    sched = subprocess.Popen(
+        [*dask, "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], **quiet
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
+         "--no-nanny", "--no-dashboard"], **quiet,
+    )  # fmt: skip
+    errf = tmp_path / "stderr.txt"
+    try:
+        runs = tmp_path / "runs.csv"
+        from lmforecast.examples import path
+
+        runs.write_bytes(path("supervised/runs.csv").read_bytes())
+        out = tmp_path / "fit.json"
+        out.write_text("previous output")
+        env = dict(_env(), LMFORECAST_NO_WORKERS_TIMEOUT="5")
+        cmd = [sys.executable, "-m", "lmforecast", "--scheduler", addr, "supervised", "fit"]
+        cmd += ["--runs", str(runs), "--bootstrap", "2000", "--out", str(out)]
+        with open(errf, "wb") as err:
+            p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        deadline = time.monotonic() + 240
+        while "bootstrap" not in errf.read_text(errors="replace"):  # the tasks are on Dask
+            assert p.poll() is None, errf.read_text()
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        time.sleep(1.0)
+        (worker if victim == "worker" else sched).kill()
+        t0 = time.monotonic()
+        code = p.wait(timeout=90)
+        took = time.monotonic() - t0
+    finally:
+        for q in (worker, sched):
+            q.kill()
+            q.wait()
+        if "p" in locals() and p.poll() is None:
+            p.kill()
+    lines = [x for x in errf.read_text(errors="replace").splitlines() if "lmforecast:" in x]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in errf.read_text(), lines
+    assert ("no worker" if victim == "worker" else "lost the Dask scheduler") in lines[0]
+    assert took < 60
+    assert out.read_text() == "previous output"

@@ -254,11 +254,13 @@ def rolling_origin(
     compute_col: str = "C",
     target_col: str = "loss",
     scheduler=None,
+    progress: bool = False,
 ) -> BacktestResult:
     """Backtest every adapter: for each cutoff, fit on runs with compute <= cutoff and forecast
     every run above it. `cutoffs=None` picks `n_cutoffs` by `choose_cutoffs`. `scheduler`
     (docs/scaling-out.md) runs the (cutoff, adapter) fits on Dask; the default runs them here,
-    in order; the table is the same either way."""
+    in order; the table is the same either way. `progress` shows a bar of (cutoff, method) fits
+    done."""
     if not 0.0 < level < 1.0:
         raise InputError(f"--level must be strictly between 0 and 1, got {level}")
     if isinstance(adapters, Adapter) or hasattr(adapters, "fit"):
@@ -276,8 +278,9 @@ def rolling_origin(
     shared = {"df": df, "C": C, "y": y, "cuts": list(cuts), "adapters": adapters, "level": level}
     payloads = [(i, j) for i in range(len(cuts)) for j in range(len(adapters))]
     frames = map_tasks(
-        _backtest_task, payloads, shared=shared, scheduler=scheduler, desc="backtest"
-    )
+        _backtest_task, payloads, shared=shared, scheduler=scheduler, desc="backtest",
+        progress=progress, unit="fit",
+    )  # fmt: skip
     forecasts = pd.concat(frames, ignore_index=True)
     return BacktestResult(
         forecasts=forecasts,

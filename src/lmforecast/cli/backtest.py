@@ -126,7 +126,9 @@ def _backtest(args) -> int:
     cuts = (
         check_cutoffs(C, cutoffs) if cutoffs else choose_cutoffs(C, args.n_cutoffs, args.min_train)
     )
-    bt = rolling_origin(data, adapters, cutoffs=cuts, level=args.level, compute_col="C")
+    bt = rolling_origin(
+        data, adapters, cutoffs=cuts, level=args.level, compute_col="C", progress=not args.quiet
+    )
     bt.meta.update(runs=str(args.runs), form=args.form, method=args.method)
     png = None
     if plot is not None:

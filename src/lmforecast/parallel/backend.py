@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from typing import Any
 
@@ -103,7 +105,8 @@ class DaskSession:
 
     def close(self) -> None:
         try:
-            self.client.close()
+            with _quiet_client():
+                self.client.close()
         finally:
             if self.cluster is not None:
                 self.cluster.close()
@@ -112,6 +115,19 @@ class DaskSession:
 
     def __repr__(self) -> str:
         return f"DaskSession({self.spec}, {self.parallelism} worker threads)"
+
+
+@contextmanager
+def _quiet_client():
+    """Silence the client's own log lines (a lost scheduler's reconnect logs a traceback and
+    'Failed to reconnect'): the run reports it in one line (`_map_dask`)."""
+    log = logging.getLogger("distributed.client")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def _restore(env: dict) -> None:
@@ -315,18 +331,66 @@ def _map_joblib(func, payloads, shared, n_jobs, bar, sizes, on_result) -> list:
     return out
 
 
+def no_workers_timeout() -> float:
+    """Seconds a run waits with no Dask worker connected before giving up
+    (``LMFORECAST_NO_WORKERS_TIMEOUT``, default 60)."""
+    try:
+        v = float(os.environ.get("LMFORECAST_NO_WORKERS_TIMEOUT", NO_WORKERS_TIMEOUT_S))
+    except ValueError:
+        return NO_WORKERS_TIMEOUT_S
+    return v if v > 0 else NO_WORKERS_TIMEOUT_S
+
+
+def _completed(distributed, session, futures):
+    """The futures as they finish. Raises a one-line InputError when no worker has been
+    connected for `no_workers_timeout()` seconds while tasks wait (every worker was killed,
+    or the scheduler is unreachable): a run never waits forever on a cluster that has
+    nothing left to run it."""
+    client = session.client
+    ac = distributed.as_completed(futures, loop=client.loop)
+    limit = no_workers_timeout()
+    checked, since = time.monotonic(), None
+    while not ac.is_empty():
+        batch = ac.next_batch(block=False)
+        if batch:
+            since = None
+            yield from batch
+            continue
+        time.sleep(0.02)
+        now = time.monotonic()
+        if now - checked < 1.0:
+            continue
+        checked = now
+        try:
+            n = len(client.nthreads())
+        except Exception:  # noqa: BLE001 - the scheduler is unreachable: no workers either
+            n = 0
+        if n:
+            since = None
+        elif since is None:
+            since = now
+        elif now - since > limit:
+            raise InputError(
+                f"the Dask scheduler {session.spec} has had no worker for {limit:g} s with "
+                f"{ac.count()} task(s) left (workers killed?); nothing was written"
+            )
+
+
 def _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result) -> list:
     distributed = _distributed()
+    from distributed.comm.core import CommClosedError  # the optional extra, imported lazily
+
     client = session.client
     if not payloads:
         return []
     if not client.nthreads():
+        limit = no_workers_timeout()
         try:
-            client.wait_for_workers(1, timeout=NO_WORKERS_TIMEOUT_S)
+            client.wait_for_workers(1, timeout=limit)
         except (TimeoutError, OSError):
             raise InputError(
                 f"the Dask scheduler {session.spec} has no workers "
-                f"(none joined within {NO_WORKERS_TIMEOUT_S:g} s); start some with `dask worker`"
+                f"(none joined within {limit:g} s); start some with `dask worker`"
             ) from None
     tag = "".join(c if c.isalnum() else "-" for c in desc)[:40]
     run = uuid.uuid4().hex[:8]
@@ -352,17 +416,40 @@ def _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result) -> l
     out: list = [None] * len(payloads)
     seen: set = set()
     try:
-        for fut in distributed.as_completed(futures, loop=client.loop):
-            i = index[fut.key]
-            res, caught = fut.result()  # re-raises the task's own exception
-            out[i] = res
-            fut.release()
-            _rewarn(caught, seen)
-            _done(i, res, bar, sizes, on_result)
+        with _quiet_client():
+            for fut in _completed(distributed, session, futures):
+                i = index[fut.key]
+                try:
+                    res, caught = fut.result()  # re-raises the task's own exception
+                except distributed.KilledWorker as exc:  # the task's workers kept dying
+                    raise InputError(
+                        f"Dask workers of {session.spec} died running a task, past the "
+                        f"scheduler's allowed failures ({_one(exc)}); nothing was written"
+                    ) from None
+                out[i] = res
+                fut.release()
+                _rewarn(caught, seen)
+                _done(i, res, bar, sizes, on_result)
+    except (CancelledError, CommClosedError):  # FutureCancelledError: the scheduler went away
+        raise InputError(
+            f"lost the Dask scheduler {session.spec} before the tasks finished "
+            "(it stopped or cancelled them); nothing was written"
+        ) from None
     except BaseException:
-        client.cancel(futures)
+        try:
+            client.cancel(futures)
+        except Exception:  # noqa: BLE001 - the scheduler may be gone already
+            pass
         raise
     finally:
         if shared_f is not None:
-            shared_f.release()
+            try:
+                shared_f.release()
+            except Exception:  # noqa: BLE001
+                pass
     return out
+
+
+def _one(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return (text[:120] + "...") if len(text) > 120 else text or type(exc).__name__
