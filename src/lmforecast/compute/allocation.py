@@ -19,15 +19,26 @@ from ..errors import InputError
 from .flops import DISTILLATION_PAPER, Architecture, flops_per_token
 
 
+def plain(x):
+    """A scalar as a plain Python float, anything else as a float ndarray: what the public API
+    returns (no 0-d arrays, no ``np.float64`` reprs)."""
+    return float(x) if np.ndim(x) == 0 else np.asarray(x, float)
+
+
 @dataclass
 class Allocation:
-    """Compute-optimal parameters N, tokens D and loss for each budget C."""
+    """Compute-optimal parameters N, tokens D and loss for each budget C (plain floats for a
+    scalar budget, arrays for an array of budgets)."""
 
-    C: np.ndarray
-    N: np.ndarray
-    D: np.ndarray
-    loss: np.ndarray
+    C: np.ndarray | float
+    N: np.ndarray | float
+    D: np.ndarray | float
+    loss: np.ndarray | float
     accounting: str
+
+    def __post_init__(self) -> None:
+        for key in ("C", "N", "D", "loss"):
+            object.__setattr__(self, key, plain(getattr(self, key)))
 
     def to_dict(self) -> dict:
         f = (lambda a: float(a)) if np.ndim(self.N) == 0 else (lambda a: np.asarray(a).tolist())

@@ -58,9 +58,8 @@ def _supervised(n: Mapping) -> list[dict]:
     return [
         row(
             f"supervised law ({n['fit']['form']})",
-            f"{n['fit']['n_runs']} simulated runs; held out: {ex['n_heldout']} with {ex['fit_on']}".replace(
-                "loss >=", "loss <"
-            ),
+            f"{n['fit']['n_runs']} simulated runs; fitted on {ex['fit_on']}, "
+            f"{ex['n_heldout']} held out",
             "max |rel error| of held-out loss",
             ex["max_rel_error"],
         )

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..compute.allocation import Allocation, compute_optimal
+from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..data.validate import numeric_column
 from ..errors import InputError
@@ -375,9 +375,9 @@ class SupervisedScalingLaw:
         """Loss L(N, D) (Eq. 1; for `average`, the weighted geometric mean of the forms)."""
         self._check()
         if not self.result_.meta.get("average"):
-            return self.result_.predict(N=N, D=D)
+            return plain(self.result_.predict(N=N, D=D))
         t, _, _, shape = self._targets(N, D)
-        return np.exp(t).reshape(shape)
+        return plain(np.exp(t).reshape(shape))
 
     def predict_interval(self, N, D, level: float = 0.9, kind: str = "forecast"):
         """(lower, upper) loss at `level`.
@@ -392,11 +392,14 @@ class SupervisedScalingLaw:
         if kind != "forecast":
             if self.result_.meta.get("average"):
                 raise ValueError("an averaged fit has only kind='forecast' intervals")
-            return self.result_.predict_interval(level=level, kind=kind, N=N, D=D)
+            return tuple(
+                map(plain, self.result_.predict_interval(level=level, kind=kind, N=N, D=D))
+            )
         cal = self.result_.meta.get("intervals")
         if cal is None:
             if self.result_.bootstrap:
-                return self.result_.predict_interval(level=level, kind="prediction", N=N, D=D)
+                lo, hi = self.result_.predict_interval(level=level, kind="prediction", N=N, D=D)
+                return plain(lo), plain(hi)
             raise ValueError("this fit has no intervals: fit with intervals=True")
         t, tb, C, shape = self._targets(N, D)
         Nf, Df = (np.broadcast_to(np.asarray(v, float), shape).ravel() for v in (N, D))
@@ -406,7 +409,7 @@ class SupervisedScalingLaw:
             lo, hi = cb.interval(t, sb, float(cal["noise"]), r, float(cal["k"]), level)
         else:  # presets and fits saved by earlier versions
             lo, hi = iv.log_interval(t, tb, C, cal, level, N=Nf, D=Df)
-        return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
+        return plain(np.exp(lo).reshape(shape)), plain(np.exp(hi).reshape(shape))
 
     def allocate(
         self, C, accounting: str = "6ND", arch: Architecture = DISTILLATION_PAPER
