@@ -230,9 +230,9 @@ def test_a_planted_loop_fails_even_within_one_layer(ranks):
 
 
 def test_an_unknown_package_is_named(ranks):
-    graph = _synthetic(**{"lmforecast.isoflop.fit": "from ..fitting import fit_law\n"})
+    graph = _synthetic(**{"lmforecast.newmethod.fit": "from ..fitting import fit_law\n"})
     assert check(graph, ranks) == [
-        "package isoflop is not in the layer table of docs/architecture.md"
+        "package newmethod is not in the layer table of docs/architecture.md"
     ]
 
 
