@@ -112,3 +112,14 @@ def test_resolve_from_a_table_is_all_or_nothing(cli, tmp_path):
     with Ledger(db) as L:
         df = L.records()
     assert df["observed"].tolist() == [1.1, 2.5, 3.3] and df["source"].tolist()[0] == "run log"
+
+
+def test_form_and_task_read_from_saved_fits(tmp_path):
+    # FLP/FLP-M fits keep them under "config", supervised/distillation fits name the "law"
+    from lmforecast.cli.ledger import _fit_info
+
+    f = tmp_path / "flp.json"
+    f.write_text(json.dumps({"kind": "FLPM", "config": {"task": "HumanEval", "form": "M4"}}))
+    assert _fit_info(str(f)) == {"form": "M4", "task": "HumanEval"}
+    f.write_text(json.dumps({"law": "chinchilla-gamma", "meta": {"source": "x"}}))
+    assert _fit_info(str(f)) == {"form": "chinchilla-gamma"}

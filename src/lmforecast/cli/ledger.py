@@ -81,9 +81,10 @@ def _fit_info(path: str | None) -> dict:
     except (ValueError, UnicodeDecodeError):
         return {}
     found: dict = {}
-    for d in (obj, obj.get("meta", {}) if isinstance(obj, dict) else {}):
+    subs = [obj.get(k, {}) for k in ("meta", "config")] if isinstance(obj, dict) else []
+    for d in (obj, *subs):
         if isinstance(d, dict):
-            for k, key in (("form", "form"), ("law", "form"), ("task", "task")):
+            for k, key in (("form", "form"), ("law", "form"), ("method", "form"), ("task", "task")):
                 if isinstance(d.get(k), str) and key not in found:
                     found[key] = d[k]
     return found
