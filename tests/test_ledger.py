@@ -258,3 +258,21 @@ def test_refuses_files_that_are_not_ledgers(tmp_path):
         Ledger(csv, create=True)
     with pytest.raises(InputError, match="no such ledger"):
         Ledger(tmp_path / "missing.db")
+
+
+def test_a_ledger_locked_by_another_writer_fails_in_one_line(tmp_path, monkeypatch):
+    import lmforecast.ledger.schema as schema
+
+    path = tmp_path / "l.db"
+    Ledger(path, create=True).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    monkeypatch.setattr(schema, "BUSY_TIMEOUT_S", 0.2)
+    try:
+        with Ledger(path) as L, pytest.raises(InputError, match="cannot write the ledger"):
+            L.add(method="m", point=1.0)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with Ledger(path) as L:
+        assert len(L) == 0 and L.add(method="m", point=1.0) == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -72,7 +73,10 @@ class Ledger:
 
     def _write(self, fn):
         con = self._con
-        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # locked past the busy timeout, read-only
+            raise InputError(f"{self.path}: cannot write the ledger ({exc})") from None
         try:
             out = fn(con)
             con.execute("COMMIT")
