@@ -109,10 +109,13 @@ def test_resolved_record_is_never_changed(tmp_path):
 
 
 WRITER = """
-import sys
+import os, sys, time
 from lmforecast.ledger import Ledger
 path, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 L = Ledger(path, create=True)
+open(path + "." + tag + ".ready", "w").close()
+while not os.path.exists(path + ".go"):  # start together
+    time.sleep(0.005)
 for i in range(n):
     L.add(method="m", point=float(i), label=tag, run=f"{tag}-{i}")
 L.close()
@@ -126,11 +129,18 @@ def test_two_concurrent_writer_processes(tmp_path):
         subprocess.Popen([sys.executable, "-c", WRITER, str(path), tag, "1000"], env=_env())
         for tag in ("p1", "p2")
     ]
+    t0 = time.time()
+    while not all(Path(f"{path}.{t}.ready").exists() for t in ("p1", "p2")):
+        assert time.time() - t0 < 120 and all(p.poll() is None for p in procs)
+        time.sleep(0.01)
+    Path(f"{path}.go").touch()
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     with Ledger(path) as L:
         df = L.records()
         assert L.verify()["bad_forecasts"] == []
     assert len(df) == 2000 and df["id"].tolist() == list(range(1, 2001))
+    switches = int((df["label"] != df["label"].shift()).sum()) - 1
+    assert switches >= 2  # the writers really interleaved
     for tag in ("p1", "p2"):
         runs = set(df.loc[df["label"] == tag, "run"])
         assert runs == {f"{tag}-{i}" for i in range(1000)}
@@ -248,3 +258,21 @@ def test_refuses_files_that_are_not_ledgers(tmp_path):
         Ledger(csv, create=True)
     with pytest.raises(InputError, match="no such ledger"):
         Ledger(tmp_path / "missing.db")
+
+
+def test_a_ledger_locked_by_another_writer_fails_in_one_line(tmp_path, monkeypatch):
+    import lmforecast.ledger.schema as schema
+
+    path = tmp_path / "l.db"
+    Ledger(path, create=True).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    monkeypatch.setattr(schema, "BUSY_TIMEOUT_S", 0.2)
+    try:
+        with Ledger(path) as L, pytest.raises(InputError, match="cannot write the ledger"):
+            L.add(method="m", point=1.0)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with Ledger(path) as L:
+        assert len(L) == 0 and L.add(method="m", point=1.0) == 1

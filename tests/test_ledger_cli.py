@@ -92,3 +92,34 @@ def test_ledger_verbs_round_trip(cli, tmp_path):
     assert cli("ledger", "export", "--ledger", db, "--out", tmp_path / "e.csv")[0] == 0
     e = pd.read_csv(tmp_path / "e.csv")
     assert e["point"].tolist() == [2.0, 3.0, 2.2] and e["corrects"].iloc[2] == 1
+
+
+def test_resolve_from_a_table_is_all_or_nothing(cli, tmp_path):
+    db = tmp_path / "L.db"
+    for p in (1.0, 2.0, 3.0):
+        assert cli("ledger", "add", "--ledger", db, "--method", "m", "--point", p)[0] == 0
+    assert cli("ledger", "resolve", "2", "--ledger", db, "--observed", "2.5")[0] == 0
+    bad = tmp_path / "obs.csv"
+    bad.write_text("id,observed,source\n1,1.1,run log\n2,2.2,run log\n3,3.3,run log\n")
+    code, _, err = cli("ledger", "resolve", "--ledger", db, "--table", bad)
+    assert code == 2 and "record 2 is already resolved" in err
+    with Ledger(db) as L:
+        assert L.records()["observed"].isna().tolist() == [True, False, True]  # nothing landed
+    good = tmp_path / "obs2.csv"
+    good.write_text("id,observed,source\n1,1.1,run log\n3,3.3,run log\n")
+    code, out, err = cli("ledger", "resolve", "--ledger", db, "--table", good, "--json")
+    assert code == 0, err
+    with Ledger(db) as L:
+        df = L.records()
+    assert df["observed"].tolist() == [1.1, 2.5, 3.3] and df["source"].tolist()[0] == "run log"
+
+
+def test_form_and_task_read_from_saved_fits(tmp_path):
+    # FLP/FLP-M fits keep them under "config", supervised/distillation fits name the "law"
+    from lmforecast.cli.ledger import _fit_info
+
+    f = tmp_path / "flp.json"
+    f.write_text(json.dumps({"kind": "FLPM", "config": {"task": "HumanEval", "form": "M4"}}))
+    assert _fit_info(str(f)) == {"form": "M4", "task": "HumanEval"}
+    f.write_text(json.dumps({"law": "chinchilla-gamma", "meta": {"source": "x"}}))
+    assert _fit_info(str(f)) == {"form": "chinchilla-gamma"}

@@ -55,3 +55,21 @@ def test_logs_doc_commands_run_as_written(tmp_path, monkeypatch):
         with contextlib.redirect_stdout(io.StringIO()):
             assert main(argv) == 0, line
     assert len(pd.read_csv(tmp_path / "log_runs.csv")) == 8
+
+
+def test_worked_example_resolves_with_the_shared_harness_numbers(shared_dir, tmp_path):
+    # the doc resolves from the bundled table; the observations must be the 2.8B's final
+    # scores in the EleutherAI harness file of the shared data
+    from lmforecast.data.evals import load_pythia, read_harness
+
+    f = shared_dir / "data/pythia/zero-shot/pythia-2.8b/2.8b_step143000.json"
+    if not f.exists():
+        pytest.skip(f"{f} not present")
+    tasks = ["piqa", "sciq", "arc_easy", "winogrande"]
+    raw = read_harness([f], tasks=tasks)
+    raw = raw[raw["metric"] == "acc"].set_index("task")["value"]
+    b = load_pythia()
+    b = b[(b["model"] == "pythia-2.8b") & (b["step"] == 143000) & (b["metric"] == "acc")]
+    b = b.set_index("task")["value"]
+    for t in tasks:
+        assert b[t] == pytest.approx(raw[t], abs=1e-12), t

@@ -198,3 +198,28 @@ def test_example_logs_import_and_fit_back_the_law_they_were_simulated_from(tmp_p
     assert p["alpha"] == pytest.approx(0.34, rel=1e-3) and p["beta"] == pytest.approx(
         0.28, rel=1e-3
     )
+
+
+def test_tensorboard_tf2_style_tensor_scalars(tmp_path):
+    # TF2's tf.summary.scalar writes a tensor with the "scalars" plugin, not simple_value
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary, SummaryMetadata
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+    from tensorboard.util import tensor_util
+
+    md = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
+    w = EventFileWriter(str(tmp_path / "tf2run"))
+    for s in range(10, 51, 10):
+        vals = [
+            Summary.Value(tag="eval/loss", metadata=md,
+                          tensor=tensor_util.make_tensor_proto(np.float32(4 - s / 100))),
+            Summary.Value(tag="tokens", metadata=md,
+                          tensor=tensor_util.make_tensor_proto(np.float64(s * 1000))),
+        ]  # fmt: skip
+        w.add_event(Event(step=s, wall_time=1.7e9 + s, summary=Summary(value=vals)))
+    w.close()
+    res = import_logs([tmp_path], "tensorboard", params=1e6)
+    r = res.runs.iloc[0]
+    assert (r["model"], r["D"], r["steps"]) == ("tf2run", 50000.0, 50)
+    assert r["loss"] == pytest.approx(3.5, abs=1e-6)

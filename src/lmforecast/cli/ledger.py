@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from .. import __version__
+from ..data.io import read_table
+from ..data.validate import check_columns, numeric_column
 from ..errors import InputError
 from ..ledger import Ledger, over_time, score_records, score_table
 from ..ledger.records import check_forecast, sha256_file
@@ -59,9 +61,10 @@ def _fit_info(path: str | None) -> dict:
     except (ValueError, UnicodeDecodeError):
         return {}
     found: dict = {}
-    for d in (obj, obj.get("meta", {}) if isinstance(obj, dict) else {}):
+    subs = [obj.get(k, {}) for k in ("meta", "config")] if isinstance(obj, dict) else []
+    for d in (obj, *subs):
         if isinstance(d, dict):
-            for k, key in (("form", "form"), ("law", "form"), ("task", "task")):
+            for k, key in (("form", "form"), ("law", "form"), ("method", "form"), ("task", "task")):
                 if isinstance(d.get(k), str) and key not in found:
                     found[key] = d[k]
     return found
@@ -164,8 +167,11 @@ def register(sub) -> None:
     a.set_defaults(handler=_add)
     r = verbs.add_parser("resolve", help="attach the observed value to a record (once)")
     _ledger_flag(r)
-    r.add_argument("id", type=int, help="record id")
-    r.add_argument("--observed", type=float, required=True, help="the observed value")
+    r.add_argument("id", type=int, nargs="?", help="record id")
+    r.add_argument("--observed", type=float, help="the observed value")
+    r.add_argument(
+        "--table", metavar="FILE", help="resolve many: a table with columns id, observed, source"
+    )
     r.add_argument("--source", default="", help="where the observed value comes from")
     add_output_flags(r)
     r.set_defaults(handler=_resolve)
@@ -211,12 +217,22 @@ def _add(args) -> int:
 
 
 def _resolve(args) -> int:
-    with Ledger(args.ledger) as L:
-        L.resolve(args.id, args.observed, source=args.source)
-    if args.json:
-        print_json({"id": args.id, "observed": args.observed})
+    if (args.table is None) == (args.id is None or args.observed is None):
+        raise InputError("give a record ID with --observed VALUE, or --table FILE")
+    if args.table is not None:
+        t = read_table(args.table)
+        check_columns(t, ["id", "observed"], args.table)
+        src = t["source"].fillna("").astype(str) if "source" in t else [args.source] * len(t)
+        items = list(zip(numeric_column(t, "id", what=args.table).astype(int),
+                         numeric_column(t, "observed", what=args.table), src))  # fmt: skip
     else:
-        print(f"record {args.id} resolved: observed {args.observed:g}")
+        items = [(args.id, args.observed, args.source)]
+    with Ledger(args.ledger) as L:
+        L.resolve_many(items)
+    if args.json:
+        print_json({"resolved": [{"id": int(i), "observed": float(o)} for i, o, _ in items]})
+    else:
+        print(f"resolved {len(items)} record(s): " + ", ".join(f"{i} = {o:g}" for i, o, _ in items))
     return 0
 
 

@@ -210,13 +210,19 @@ def open_connection(path: str | Path, create: bool) -> tuple[sqlite3.Connection,
         with open(p, "rb") as fh:
             if fh.read(16) != b"SQLite format 3\x00":
                 raise InputError(f"{p}: not an lmforecast ledger (not an SQLite database)")
-    con = _connect(p)
+    try:
+        con = _connect(p)
+    except sqlite3.Error as exc:
+        raise InputError(f"{p}: cannot open the ledger ({exc})") from None
     try:
         backup = _ensure_current(con, p, create)
+        con.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.OperationalError as exc:  # read-only file or folder, locked past the timeout
+        con.close()
+        raise InputError(f"{p}: cannot use the ledger ({exc})") from None
     except BaseException:
         con.close()
         raise
-    con.execute("PRAGMA foreign_keys = ON")
     return con, backup
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -72,7 +73,10 @@ class Ledger:
 
     def _write(self, fn):
         con = self._con
-        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # locked past the busy timeout, read-only
+            raise InputError(f"{self.path}: cannot write the ledger ({exc})") from None
         try:
             out = fn(con)
             con.execute("COMMIT")
@@ -154,26 +158,39 @@ class Ledger:
 
     def resolve(self, record_id: int, observed: float, source: str = "") -> None:
         """Attach the observed value to a record, once; a second resolve is refused."""
-        obs = check_forecast(method="x", point=observed)["point"]
-        rid = int(record_id)
+        self.resolve_many([(record_id, observed, source)])
+
+    def resolve_many(self, items) -> None:
+        """Resolve several records ``(id, observed, source)`` in ONE transaction: all land, or
+        (an unknown or already resolved record, a bad value) none does."""
+        rows = []
+        for rid, obs, src in items:
+            val = check_forecast(method="x", point=obs)["point"]
+            rows.append((int(rid), val, str(src or "")))
+        ids = [r[0] for r in rows]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise InputError(f"ledger: record {dup} is resolved twice in one call")
 
         def go(con):
-            self._require(con, rid)
-            old = con.execute(
-                "SELECT observed FROM resolutions WHERE forecast_id = ?", (rid,)
-            ).fetchone()
-            if old is not None:
-                raise InputError(
-                    f"ledger: record {rid} is already resolved (observed {fmt_value(old[0])}); "
-                    "a resolved record is never changed, add a correction with --corrects"
+            for rid, obs, src in rows:
+                self._require(con, rid)
+                old = con.execute(
+                    "SELECT observed FROM resolutions WHERE forecast_id = ?", (rid,)
+                ).fetchone()
+                if old is not None:
+                    raise InputError(
+                        f"ledger: record {rid} is already resolved (observed "
+                        f"{fmt_value(old[0])}); a resolved record is never changed, add a "
+                        "correction with --corrects"
+                    )
+                res = {"forecast_id": rid, "observed": obs, "resolved": now_iso(), "source": src}
+                res["digest"] = digest_resolution(res)
+                con.execute(
+                    "INSERT INTO resolutions (forecast_id, observed, resolved, source, digest) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [res[k] for k in ("forecast_id", "observed", "resolved", "source", "digest")],
                 )
-            res = {"forecast_id": rid, "observed": obs, "resolved": now_iso(), "source": source}
-            res["digest"] = digest_resolution(res)
-            con.execute(
-                "INSERT INTO resolutions (forecast_id, observed, resolved, source, digest) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [res[k] for k in ("forecast_id", "observed", "resolved", "source", "digest")],
-            )
 
         self._write(go)
 
