@@ -158,7 +158,9 @@ def task_data(
     # a row without a revision (step NA) is the final model: it sorts after every step
     df = df.assign(step=pd.to_numeric(df["step"], errors="coerce").astype(float).fillna(np.inf))
     loss_task, lmets = resolve_loss_task(df, task, loss_task, loss_metric)
-    lsub, lmet = _metric(_rows(df, loss_task, "loss task (--loss-task)"), loss_task, lmets, "--loss-task")
+    lsub, lmet = _metric(
+        _rows(df, loss_task, "loss task (--loss-task)"), loss_task, lmets, "--loss-task"
+    )
     ssub, _ = _metric(_rows(df, task, "task"), task, [metric], "--metric")
     lsub = _dedupe(lsub, f"task {loss_task!r} metric {lmet!r}")
     ssub = _dedupe(ssub, f"task {task!r} metric {metric!r}")
