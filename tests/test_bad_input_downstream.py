@@ -235,3 +235,16 @@ def test_backtest_refuses_a_single_fit_model(cli, tmp_path):
     _one_line_error(cli, "downstream", "backtest", "--evals", "pythia", "--task", "piqa",
                     "--fit-models", "pythia-70m", "--target", "pythia-1b", "--out", out,
                     out=out, must=["--fit-models", ">= 2"])  # fmt: skip
+
+
+def test_vectorised_value_check_agrees_with_the_rule():
+    from lmforecast.data.evals.values import bad_values, value_problem
+
+    metrics = ["acc", "acc_norm,none", "exact_match,strict-match", "ppl", "word_perplexity",
+               "bits_per_byte", "arc_bpb", "mmlu_ppl", "f1", "bleu"]  # fmt: skip
+    values = [-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 7.0, 150.0, float("nan"), float("inf")]
+    m = [a for a in metrics for _ in values]
+    v = values * len(metrics)
+    want = np.array([value_problem(a, b) is not None for a, b in zip(m, v)])
+    np.testing.assert_array_equal(bad_values(m, v), want)
+    assert want.sum() > 20 and (~want).sum() > 20

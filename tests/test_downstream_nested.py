@@ -133,3 +133,20 @@ def test_trajectory_and_task_average(evals):
     assert np.isclose(p[0], np.mean(each)) and lo[0] < p[0] < hi[0]
     pw, _, _ = task_average(ests, N=N, D=3e11, weights=[1, 0, 0])
     assert np.isclose(pw[0], each[0])
+
+
+@pytest.mark.parametrize("bootstrap", [0, 6])
+def test_every_method_round_trips_and_predicts(evals, bootstrap):
+    """Each method's saved fit on a real 4-model ladder loads back equal and forecasts the
+    same (bootstrap 0 included: no interval, still loadable)."""
+    from lmforecast.downstream import METHODS
+
+    td = task_data(evals, task="piqa", models=LADDER)
+    for m in METHODS:
+        est = DownstreamForecaster(m, bootstrap=bootstrap).fit_task_data(td)
+        back = DownstreamForecaster.from_json(est.to_json())
+        assert back.to_dict() == est.to_dict(), m
+        np.testing.assert_array_equal(back.predict(5e21), est.predict(5e21))
+        if bootstrap or m == "persistence":
+            lo, hi = back.predict_interval(5e21)
+            assert 0 <= lo[0] <= hi[0] <= 100, m  # 6 replicates: the point may sit outside

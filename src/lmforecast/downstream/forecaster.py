@@ -409,7 +409,9 @@ class DownstreamForecaster:
             C = float(est.largest_["C"])
             if not (math.isfinite(C) and C > 0):
                 raise ValueError(f"largest.C must be a positive number, got {C}")
-            lo, hi = est.predict_interval(C)
+            lo = hi = est.predict(C)  # a fit without replicates has no interval to check
+            if est.bootstrap > 0 or est.selected_ == "persistence":
+                lo, hi = est.predict_interval(C)
             if not (np.all(np.isfinite(est.predict(C))) and np.all(np.isfinite([lo, hi]))):
                 raise ValueError("its forecast is not finite")
             return est

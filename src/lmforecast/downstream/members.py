@@ -25,6 +25,7 @@ from .maps import LinearMap, LocalLinearMap, SigmoidMap, weights
 from .stage1 import STAGE1
 from .tables import TaskData
 
+PERSISTENCE_REPLICATES = 200
 TWO_STAGE = ("sigmoid", "sigmoid-chance", "local-linear")
 DIRECT = ("trend", "persistence")
 PAPER = ("flp", "fp")
@@ -175,8 +176,8 @@ def member_replicates(name, state, stage1, s1state, C, N=None, D=None, chance=0.
     if name == "trend":
         T = np.asarray(state["boot"])
         return T[:, :1] * np.log(C / 1e18)[None, :] + T[:, 1:2]
-    if name == "persistence":
-        return np.full((1, C.size), state["value"])
+    if name == "persistence":  # no fitted stage: the interval is the evaluation noise alone
+        return np.full((PERSISTENCE_REPLICATES, C.size), state["value"])
     est = paper_estimator(state)
     if not est.stage2_.bootstrap:
         return est.predict(C)[None, :]

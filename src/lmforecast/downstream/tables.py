@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..data.evals.values import value_problem
+from ..data.evals.values import bad_values, value_problem
 from ..data.validate import check_columns
 from ..errors import InputError
 
@@ -99,13 +99,12 @@ def _check_numbers(df: pd.DataFrame) -> None:
             i = int(np.argmax(bad.to_numpy()))
             why = "is not a number" if pd.isna(vals.iloc[i]) else "must be a finite number >= 0"
             raise InputError(f"evals: column {c!r} row {i + 1}: {df[c].iloc[i]!r} {why}")
-    val, met = pd.to_numeric(df["value"], errors="coerce"), df["metric"].astype(str)
-    for m in met.unique():
-        rows = np.flatnonzero((met == m).to_numpy() & val.notna().to_numpy())
-        for i in rows:
-            why = value_problem(m, val.iloc[i])
-            if why is not None:
-                raise InputError(f"evals: column 'value' row {i + 1}: {val.iloc[i]!r} {why}")
+    val = pd.to_numeric(df["value"], errors="coerce")
+    bad = bad_values(df["metric"], val) & val.notna().to_numpy()
+    if bad.any():
+        i = int(np.argmax(bad))
+        why = value_problem(str(df["metric"].iloc[i]), val.iloc[i])
+        raise InputError(f"evals: column 'value' row {i + 1}: {val.iloc[i]!r} {why}")
 
 
 def _dedupe(d: pd.DataFrame, what: str) -> pd.DataFrame:
@@ -159,7 +158,9 @@ def task_data(
     # a row without a revision (step NA) is the final model: it sorts after every step
     df = df.assign(step=pd.to_numeric(df["step"], errors="coerce").astype(float).fillna(np.inf))
     loss_task, lmets = resolve_loss_task(df, task, loss_task, loss_metric)
-    lsub, lmet = _metric(_rows(df, loss_task, "loss task"), loss_task, lmets, "--loss-task")
+    lsub, lmet = _metric(
+        _rows(df, loss_task, "loss task (--loss-task)"), loss_task, lmets, "--loss-task"
+    )
     ssub, _ = _metric(_rows(df, task, "task"), task, [metric], "--metric")
     lsub = _dedupe(lsub, f"task {loss_task!r} metric {lmet!r}")
     ssub = _dedupe(ssub, f"task {task!r} metric {metric!r}")

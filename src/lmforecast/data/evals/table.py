@@ -13,7 +13,7 @@ from ...errors import InputError
 from ...store.safe_write import output_file
 from ..io import read_table
 from ..validate import check_columns
-from .values import value_problem
+from .values import bad_values, value_problem
 
 COLUMNS = ["model", "revision", "step", "task", "metric", "value", "stderr", "n_shot", "source"]
 META_COLUMNS = ["params", "params_nonembedding", "tokens", "flops"]
@@ -97,14 +97,12 @@ def check_values(df: pd.DataFrame, where: str) -> None:
             if (num < 0).any() or np.isinf(num.to_numpy(float)).any():
                 _row_fail(where, (num < 0) | np.isinf(num.to_numpy(float)), df, c,
                           "must be a finite number >= 0")  # fmt: skip
-    metric = df["metric"].astype(str)
-    for m in metric.unique():
-        rows = metric == m
-        bad = rows & value.map(lambda v, m=m: value_problem(m, v) is not None)
-        if bad.any():
-            i = int(np.argmax(bad.to_numpy()))
-            raise InputError(f"{where}: row {i + 1} column 'value': {value.iloc[i]!r} "
-                             f"{value_problem(m, value.iloc[i])}")  # fmt: skip
+    bad = bad_values(df["metric"], value)
+    if bad.any():
+        i = int(np.argmax(bad))
+        m = str(df["metric"].iloc[i])
+        raise InputError(f"{where}: row {i + 1} column 'value': {value.iloc[i]!r} "
+                         f"{value_problem(m, value.iloc[i])}")  # fmt: skip
 
 
 def write_evals_table(df: pd.DataFrame, path: str | Path) -> None:

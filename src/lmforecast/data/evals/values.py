@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pandas as pd
+
 FRACTION_METRICS = ("acc", "acc_norm", "exact_match", "f1", "mc1", "mc2", "em", "acc_mutual_info",
                     "brier_score", "pass@1")  # fmt: skip
 PERPLEXITY_METRICS = ("ppl", "perplexity", "word_perplexity", "byte_perplexity")
@@ -55,3 +58,21 @@ def stderr_problem(value) -> str | None:
     if not math.isfinite(v) or v < 0:
         return "must be a finite number >= 0"
     return None
+
+
+def bad_values(metric, value) -> np.ndarray:
+    """Vectorised `value_problem(metric, value) is not None` over two aligned columns (a value
+    that is missing or not a number counts as bad)."""
+    v = pd.to_numeric(pd.Series(value), errors="coerce").to_numpy(float)
+    m = pd.Series(metric).astype(str).str.split(",", n=1).str[0].str.strip().str.lower()
+    m = m.to_numpy(object)
+    base = pd.Series(m)
+    frac = base.isin(FRACTION_METRICS).to_numpy()
+    ppl = (base.isin(PERPLEXITY_METRICS) | base.str.endswith("_ppl")).to_numpy()
+    loss = (base.isin(LOSS_METRICS) | base.str.endswith("_bpb")).to_numpy()
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(v)
+        bad |= frac & ((v < 0) | (v > 1))
+        bad |= ppl & ~(v > 0)
+        bad |= loss & (v < 0)
+    return bad
