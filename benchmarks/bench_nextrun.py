@@ -43,7 +43,7 @@ def campaign(policy, seed, args):
         fitted = fit_with_bootstrap(runs, args.boot, seed)
         w = target_width(*fitted, *TARGET)
         if w <= args.width:
-            return spent, step, w
+            return spent, step, w, True
         if step == args.max_steps:
             break
         if policy == "advisor":
@@ -66,7 +66,7 @@ def campaign(policy, seed, args):
                 D = 20 * N
         spent += 6 * N * D
         runs.loc[len(runs)] = [N, D, observe(N, D, rng, args.noise)]
-    return float("inf"), args.max_steps, w
+    return spent, args.max_steps, w, False
 
 
 def main() -> None:
@@ -79,21 +79,33 @@ def main() -> None:
     ap.add_argument("--max-steps", type=int, default=10)
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    tot = {"advisor": 0.0, "ladder": 0.0}
+    res = {"advisor": [], "ladder": []}
     for seed in range(args.seeds):
         for policy in ("advisor", "ladder"):
             t = time.perf_counter()
-            spent, steps, w = campaign(policy, seed, args)
-            tot[policy] += spent
+            spent, steps, w, ok = campaign(policy, seed, args)
+            res[policy].append((spent, w, ok))
             print(
                 f"seed {seed} {policy:8s}: {steps:2d} runs, {spent:.3g} FLOPs, final width "
-                f"{w:.4f} ({time.perf_counter() - t:.1f} s)"
+                f"{w:.4f}, goal {'reached' if ok else 'NOT reached'} "
+                f"({time.perf_counter() - t:.1f} s)",
+                flush=True,
             )
-    print(
-        f"total compute to reach width {args.width}: advisor {tot['advisor']:.3g}, "
-        f"fixed ladder {tot['ladder']:.3g} FLOPs; ladder / advisor = "
-        f"{tot['ladder'] / tot['advisor']:.2f}x"
-    )
+    for policy, r in res.items():
+        n_ok = sum(ok for _, _, ok in r)
+        print(
+            f"{policy}: goal width {args.width} reached in {n_ok}/{len(r)} campaigns; compute "
+            f"spent {sum(c for c, _, _ in r):.3g} FLOPs; mean final width "
+            f"{np.mean([w for _, w, _ in r]):.4f}"
+        )
+    adv = [a for a in res["advisor"]]
+    lad = [b for b in res["ladder"]]
+    if all(a[2] for a in adv):
+        ratio = sum(b[0] for b in lad) / sum(a[0] for a in adv)
+        bound = "" if all(b[2] for b in lad) else " (lower bound: the ladder had not reached it)"
+        print(f"compute to reach width {args.width}: ladder / advisor = {ratio:.2f}x{bound}")
+    else:
+        print("the advisor did not reach the goal in every campaign: no compute ratio")
 
 
 if __name__ == "__main__":
