@@ -826,9 +826,10 @@ case(
     "distill ratios --student-params 1e9 --target-loss 2.4 --coefficients nosuch.json",
 )
 for cid, path, value in [
-    ("sup-intervals-pairs-dict", "meta.intervals.pairs.weight", {}),
-    ("sup-intervals-pairs-nested", "meta.intervals.pairs.noise.0", [1, 2]),
-    ("sup-intervals-pairs-missing", "meta.intervals.pairs.log_ratio", DELETE),
+    ("sup-intervals-k-text", "meta.intervals.k", "x"),
+    ("sup-intervals-k-negative", "meta.intervals.k", -1.0),
+    ("sup-intervals-noise-negative", "meta.intervals.noise", -1.0),
+    ("sup-intervals-method-number", "meta.intervals.method", 3),
     ("sup-intervals-max-compute", "meta.intervals.max_compute", "x"),
     ("sup-intervals-list", "meta.intervals", [1]),
 ]:
