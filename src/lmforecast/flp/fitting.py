@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..fitting import FitResult, fit_law, squared
+from ..fitting.bootstrap import resample_indices
 
 
 def fit_from_closed_form(law, X, y, start: np.ndarray) -> FitResult:
@@ -44,8 +45,6 @@ def bootstrap_closed_form(law, X, y, result: FitResult, *, n_boot: int, seed: in
     target (log y, or log(-log(P/100))) on log C, theta = (-b/a, a); the linear map (Eq. 2)
     regresses P on L, theta = (b, a). Resamples with a constant input are dropped.
     """
-    from ..fitting.bootstrap import resample_indices
-
     (name,) = law.inputs
     x = np.asarray(X[name], float)
     power = name == "C"
