@@ -21,11 +21,8 @@ from lmforecast.errors import InputError  # noqa: E402
 from lmforecast.salience import hf  # noqa: E402
 from lmforecast.salience.features import TextFeatures  # noqa: E402
 from lmforecast.salience.hf import extractor_from_config  # noqa: E402
-from lmforecast.salience.mapping import (  # noqa: E402
-    check_offsets,
-    disjoint_offsets,
-    map_records,
-)
+from lmforecast.salience.mapping import check_offsets, disjoint_offsets  # noqa: E402
+from lmforecast.salience.records import map_records  # noqa: E402
 
 CTX = 32  # n_positions of the tiny models: the long text below is several windows
 CORPUS = [
