@@ -6,9 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .uncertainty import (
-    spread_status,
-)
+from .uncertainty import spread_status
 
 
 class Diagnostics:

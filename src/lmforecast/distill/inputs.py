@@ -16,8 +16,6 @@ from ..laws import get_law
 from ..supervised import SupervisedScalingLaw
 
 PAPER_SUPERVISED = ("busbridge2025", "paper")  # explicit opt-in names for Table 6's C4 law
-
-
 MIN_SUPERVISED_RUNS = 6  # Eq. 1 has six coefficients
 
 

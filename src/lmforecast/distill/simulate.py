@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..compute.flops import forward_flops_per_token
+from .model import DistillationScalingLaw
 
 # Table 13, column N (billions of non-embedding parameters)
 TABLE13_N = 1e9 * np.array(
@@ -77,8 +78,6 @@ def simulate_distillation_runs(
     `model` is a `DistillationScalingLaw` (default: the Table 6 preset). `n_runs` subsamples the
     design (about 750 configurations) at random to the paper's 697 runs; None keeps them all.
     """
-    from .model import DistillationScalingLaw
-
     model = model or DistillationScalingLaw.from_preset("busbridge2025")
     rng = np.random.default_rng(seed)
     df = distillation_design()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import DomainWarning, InputError
+from ..supervised import SupervisedScalingLaw
+from .model import DistillationScalingLaw
 from .presets import DISTILL_PRESETS
 
 ZOO_FREE = ("A'", "B'", "c0", "d1")
@@ -62,10 +64,6 @@ def zoo_backtest(
     import warnings
 
     import numpy as np
-
-    from ..errors import DomainWarning
-    from ..supervised import SupervisedScalingLaw
-    from .model import DistillationScalingLaw
 
     runs = zoo_distillation_runs(zoo.distillation)
     fixed = zoo_fixed_coefficients()

@@ -28,6 +28,7 @@ from ..intervals import DEFAULT_LEVELS
 from .mixture import FLPM
 from .model import FLP
 from .simulate import simulate_flp, simulate_flpm
+from .zoo_data import flp_tables, flpm_tables, zoo_random_performance, zoo_tasks
 
 
 def _rows(est, x, y, levels, **keys) -> list[pd.DataFrame]:
@@ -99,8 +100,6 @@ def zoo_flp_forecasts(
     """FLP on the zoo's supervised runs: each of the `n_sizes` largest sizes forecast from the
     smaller sizes' runs and checkpoints. Tasks/sizes whose filter keeps < 2 checkpoints are
     skipped (FLP cannot be fitted there)."""
-    from .zoo_data import flp_tables, zoo_random_performance, zoo_tasks
-
     runs, ck = flp_tables(zoo)
     sizes = np.sort(runs["N"].unique())[-n_sizes:]
     rows = []
@@ -131,8 +130,6 @@ def zoo_flpm_forecasts(
 ) -> pd.DataFrame:
     """FLP-M (M4 + network) on the zoo's mixture runs: the largest size at every code share
     forecast from the smaller sizes. Tasks that cannot be fitted are skipped."""
-    from .zoo_data import flpm_tables, zoo_random_performance, zoo_tasks
-
     runs, ck = flpm_tables(zoo)
     big = runs["N"] == runs["N"].max()
     tr, te = runs[~big], runs[big]

@@ -15,6 +15,8 @@ import pandas as pd
 from ..errors import InputError
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
+from .mixture import fit_stage1
+from .model import FLP
 from .tables import Columns, domain_columns, source_flops
 
 PAPER_TABLE3 = {"M1": 0.029, "M2": 0.026, "M3": 0.017, "M4": 0.014}
@@ -38,8 +40,6 @@ def form_comparison(
     (columns = domains) and `average` over every domain and target model (the paper's "average
     error ... across all domains and model types"), plus the paper's value `paper` where known.
     """
-    from .mixture import fit_stage1
-
     columns = columns or Columns()
     bad = [f for f in forms if f not in MIXTURE_FORMS]
     if bad:
@@ -80,8 +80,6 @@ def stage2_r2(
     """Sec. 3.2: R^2 of FLP's linear loss -> performance fit (Eq. 2, on the checkpoints the
     Sec. 3.3 filter keeps) per task; the last row, `average`, is the mean over tasks (the
     paper's 93%). Columns: r2, n_points."""
-    from .model import FLP
-
     rows = []
     for task in tasks:
         rp = (random_performance or {}).get(task)

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ..fitting import FitResult, fit_law, squared
+from ..fitting.bootstrap import resample_indices
 
 
 def fit_from_closed_form(law, X, y, start: np.ndarray) -> FitResult:
@@ -47,8 +48,6 @@ def bootstrap_closed_form(law, X, y, result: FitResult, *, n_boot: int, seed: in
     every call returns exactly `n_boot` replicates and two stages bootstrapped with the same
     `n_boot` pair up one to one (FLP chains stage-1 replicate b with stage-2 replicate b).
     """
-    from ..fitting.bootstrap import resample_indices
-
     (name,) = law.inputs
     x = np.asarray(X[name], float)
     power = name == "C"

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .mixture import FLPM
+from .simulate import domain_losses, flpm_score, simulate_flpm
+from .tasks import table1
 
 SETTINGS = (("floor", 1e-2), ("floor", 1e-3), ("floor", 1e-6), ("drop", 1e-3))
 
@@ -77,9 +79,6 @@ def simulated_zero_share_study(seeds: Sequence[int] = (0,), tasks=("ARC", "RACE"
                                **kw) -> pd.DataFrame:  # fmt: skip
     """`zero_share_study` on `simulate_flpm` (ratio-0 runs at every sampling size; targets 3B at
     the other ratios and 7B at 0.3), curves at the 3B and 7B compute against the ground truth."""
-    from .simulate import domain_losses, flpm_score, simulate_flpm
-    from .tasks import table1
-
     t1 = table1().set_index("model")
     out = []
     for seed in seeds:

@@ -48,8 +48,6 @@ def zoo_flp_summary(zoo, *, bootstrap: int = 40, seed: int = 0) -> dict:
     """FLP (Eq. 1-2) and FP (Eq. 3) fitted on the zoo's supervised runs and checkpoints below the
     largest size, forecasting the largest size's final models (Eq. 4 errors). Tasks that leave
     fewer than 2 checkpoints after the Sec. 3.3 filter are reported as dropped, with counts."""
-    from .zoo_data import zoo_random_performance, zoo_tasks
-
     runs, ck = flp_tables(zoo)
     big = runs["N"] == runs["N"].max()
     train, target = runs[~big], runs[big]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..intervals import DEFAULT_LEVELS, calibration_curve, summarise_intervals
-from .data import MODEL
+from .data import BASE_METRICS, MODEL, read_benchmarks
 from .model import ObservationalScalingLaw
 from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 
@@ -50,8 +50,6 @@ def holdout_forecasts(
     score). One row per target, method, held-out model and level: y, y_pred, lower, upper.
     """
     import warnings
-
-    from .data import BASE_METRICS, read_benchmarks
 
     table = read_benchmarks(table)
     targets = list(targets) if targets is not None else [m for m in BASE_METRICS if m in table]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..laws.salience import lm_fit
 from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
 from .mapping import map_losses_many
 from .model import CapabilitySalience, baseline_fit, preset_options
@@ -147,8 +148,6 @@ def fit_salience(
 
 def _bootstrap_law(C, A, splits, gamma, B, seed, law) -> list[list[float]]:
     """(alpha, beta) refitted by Levenberg-Marquardt on B resamples of the train models."""
-    from ..laws.salience import lm_fit
-
     tr = np.flatnonzero(splits == "train")
     rng = np.random.default_rng(seed)
     out = []

@@ -4,13 +4,7 @@
 `load_zoo` reads the bundled tables, which need no torch.
 """
 
+from .build import build_zoo
 from .tables import ZooTables, load_zoo
 
 __all__ = ["ZooTables", "load_zoo", "build_zoo"]
-
-
-def build_zoo(preset, out, *, progress: bool = True, jobs: int = 1) -> dict:
-    """Train every run of a preset into ``out`` (see `lmforecast.zoo.build.build_zoo`)."""
-    from .build import build_zoo as _build
-
-    return _build(preset, out, progress=progress, jobs=jobs)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError
+from .build import build_zoo
 from .presets import KD_DEFAULTS, Preset, RunSpec, get_preset
 
 LAMBDAS = (0.0, 0.5, 1.0)
@@ -89,8 +90,6 @@ def kd_ablation(
     cross-entropy `loss` (nats/token w.r.t. the data), the teacher's `L_T`, and `delta_vs_paper`
     = loss minus the lambda = 1, tau = 1, forward-KL student's loss on the same batches (> 0:
     worse), and `replicate` (the batch order)."""
-    from .build import build_zoo
-
     base = preset if isinstance(preset, Preset) else get_preset(preset)
     teacher, students = ablation_runs(base, student, lambdas, taus, grid, reverse, replicates)
     variant = replace(base, name=f"{base.name}-kd-ablation", runs=(teacher, *students))

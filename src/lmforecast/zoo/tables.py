@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..data.validate import check_columns, numeric_column
 from ..errors import InputError
+from ..store import load_json
 
 TABLES = ("runs", "checkpoints", "distillation", "tasks", "scores")
 
@@ -87,8 +88,6 @@ def load_zoo(folder: str | Path | None = None) -> ZooTables:
     for c in ("N", "D", "loss"):
         numeric_column(frames["runs"], c, positive=True, what=str(folder / "runs.csv"))
     frames["runs"]["teacher"] = frames["runs"]["teacher"].fillna("")
-    from ..store import load_json
-
     meta = load_json(folder / "metadata.json", "zoo metadata file")
     return ZooTables(**frames, metadata=meta, folder=folder)
 
