@@ -72,7 +72,7 @@ def child(src: Path, *args: str) -> tuple[float, dict]:
     )
     wall = time.perf_counter() - t0
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("@@")]
-    if p.returncode or not line:
+    if p.returncode or not line or "error" in p.stderr.lower():
         raise RuntimeError(f"child failed: {p.stderr[-2000:]}")
     return wall, json.loads(line[-1][2:])
 
@@ -123,7 +123,9 @@ def bench_cli(base: Path, n: int) -> None:
     law, X, y = simulated("chinchilla-gamma", n)
     with tempfile.TemporaryDirectory() as d:
         csv = Path(d) / "runs.csv"
-        rows = ["N,D,loss"] + [f"{a!r},{b!r},{c!r}" for a, b, c in zip(X["N"], X["D"], y)]
+        rows = ["N,D,loss"] + [
+            f"{float(a)!r},{float(b)!r},{float(c)!r}" for a, b, c in zip(X["N"], X["D"], y)
+        ]
         csv.write_text("\n".join(rows) + "\n")
         print(f"[2] CLI: whole `lmforecast supervised fit` call on {n} runs (new process)")
         for label, extra in (("--no-intervals", ["--no-intervals"]), ("default", ["--jobs", "1"])):

@@ -74,7 +74,7 @@ class PowerLaw(Law):
         return np.array([-b / a, a])
 
 
-_VP_ALPHAS = np.geomspace(0.005, 2.0, 40)
+_VP_ALPHAS = np.geomspace(1e-4, 2.0, 60)
 _ALPHAS = np.array([-1.0, -0.3, -0.1, -0.03, 0.03, 0.1, 0.3, 1.0])
 
 
