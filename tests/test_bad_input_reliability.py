@@ -109,6 +109,28 @@ def test_fifo_is_written_in_place_and_one_without_reader_is_refused(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+def test_dev_stdout_link_is_refused_or_written_through_to_the_pipe(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from lmforecast import safe_write\n"
+        "from lmforecast.errors import InputError\n"
+        "try:\n"
+        "    safe_write.write_bytes('/dev/stdout', b'refused?')\n"
+        "except InputError:\n"
+        "    pass\n"
+        "safe_write.set_follow_symlinks(True)\n"
+        "safe_write.write_bytes('/dev/stdout', b'through the pipe')\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"through the pipe"
+    assert os.path.islink("/dev/stdout")
+
+
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
 def test_new_files_follow_the_umask(tmp_path, mask):
     import pandas as pd
