@@ -476,3 +476,19 @@ def test_zoo_marker_that_is_not_an_object_is_one_line(tmp_path):
     (out / MARKER).write_text('"a string"')
     with pytest.raises(InputError, match="not a JSON object"):
         prepare_out_dir(out, get_preset("mini"))
+
+
+def test_report_refuses_a_folder_or_link_in_place_of_its_files_before_building(cli, tmp_path):
+    out = tmp_path / "r"
+    (out / "report.json").mkdir(parents=True)
+    (out / "report.json" / "keep.txt").write_text("mine")
+    code, _, err = cli("report", "--out", out, "--sections", "supervised", "--quick", "--quiet")
+    _one_line_error(code, err, "report.json", "directory")
+    assert (out / "report.json" / "keep.txt").read_text() == "mine"
+    assert sorted(q.name for q in out.iterdir()) == ["report.json"]
+    (out / "report.json" / "keep.txt").unlink()
+    (out / "report.json").rmdir()
+    (out / "report.html").symlink_to(tmp_path / "elsewhere.html")
+    code, _, err = cli("report", "--out", out, "--sections", "supervised", "--quick", "--quiet")
+    _one_line_error(code, err, "symbolic link")
+    assert not (tmp_path / "elsewhere.html").exists()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from .. import safe_write
 from ..errors import InputError
-from ..report.builder import ReportContext, build_report
+from ..report.builder import REPORT_FILES, ReportContext, build_report
 
 
 def register(sub) -> None:
@@ -31,6 +34,10 @@ def _report(args) -> int:
             raise InputError("--sections: empty list; name at least one section, or omit the flag")
     if args.jobs == 0 or args.jobs < -1:
         raise InputError(f"--jobs must be a positive number of workers or -1, got {args.jobs}")
+    for name in REPORT_FILES:  # before the (long) build: a folder or link in the way
+        kind = safe_write.target_kind(Path(args.out) / name, "--out")[1]
+        if kind == "special":
+            raise InputError(f"--out {args.out}: {name} is not a regular file; remove it first")
     ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet, jobs=args.jobs)
     numbers = build_report(args.out, sections=secs, ctx=ctx)
     if not args.quiet:
