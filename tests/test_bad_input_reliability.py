@@ -81,13 +81,27 @@ def test_writer_refuses_symlink_unless_followed(tmp_path):
     assert link.is_symlink() and target.read_text() == "new"
 
 
-def test_device_is_written_in_place_never_replaced(cli):
+def test_device_is_written_in_place_never_replaced(tmp_path):
+    """A private /dev/null-like node (mknod needs root; skipped otherwise). Never the real
+    /dev/null: the code before the fix, run as root, would replace it."""
     from lmforecast.cli.common import atomic_write_text, check_writable
 
-    dev = Path("/dev/null")
-    assert check_writable(dev) == dev  # /dev itself is not writable: no folder probe
+    dev = tmp_path / "null"
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, OSError):
+        pytest.skip("cannot create a device node here")
+    assert check_writable(dev) == dev
     atomic_write_text(dev, "x" * 100)
     assert stat.S_ISCHR(os.lstat(dev).st_mode)
+    assert [q.name for q in tmp_path.iterdir()] == ["null"]  # no temporary file left
+
+
+def test_real_dev_null_passes_the_check_without_a_folder_probe():
+    from lmforecast.cli.common import check_writable
+
+    assert check_writable("/dev/null") == Path("/dev/null")  # no write attempted
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
 
 
 def test_fifo_is_written_in_place_and_one_without_reader_is_refused(tmp_path):
