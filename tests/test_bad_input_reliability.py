@@ -81,13 +81,27 @@ def test_writer_refuses_symlink_unless_followed(tmp_path):
     assert link.is_symlink() and target.read_text() == "new"
 
 
-def test_device_is_written_in_place_never_replaced(cli):
+def test_device_is_written_in_place_never_replaced(tmp_path):
+    """A private /dev/null-like node (mknod needs root; skipped otherwise). Never the real
+    /dev/null: the code before the fix, run as root, would replace it."""
     from lmforecast.cli.common import atomic_write_text, check_writable
 
-    dev = Path("/dev/null")
-    assert check_writable(dev) == dev  # /dev itself is not writable: no folder probe
+    dev = tmp_path / "null"
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except (PermissionError, OSError):
+        pytest.skip("cannot create a device node here")
+    assert check_writable(dev) == dev
     atomic_write_text(dev, "x" * 100)
     assert stat.S_ISCHR(os.lstat(dev).st_mode)
+    assert [q.name for q in tmp_path.iterdir()] == ["null"]  # no temporary file left
+
+
+def test_real_dev_null_passes_the_check_without_a_folder_probe():
+    from lmforecast.cli.common import check_writable
+
+    assert check_writable("/dev/null") == Path("/dev/null")  # no write attempted
+    assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
 
 
 def test_fifo_is_written_in_place_and_one_without_reader_is_refused(tmp_path):
@@ -107,6 +121,28 @@ def test_fifo_is_written_in_place_and_one_without_reader_is_refused(tmp_path):
     reader.join(10)
     assert got == [b"data"]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_dev_stdout_link_is_refused_or_written_through_to_the_pipe(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from lmforecast.store import safe_write\n"
+        "from lmforecast.errors import InputError\n"
+        "try:\n"
+        "    safe_write.write_bytes('/dev/stdout', b'refused?')\n"
+        "except InputError:\n"
+        "    pass\n"
+        "safe_write.set_follow_symlinks(True)\n"
+        "safe_write.write_bytes('/dev/stdout', b'through the pipe')\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"through the pipe"
+    assert os.path.islink("/dev/stdout")
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
@@ -454,3 +490,19 @@ def test_zoo_marker_that_is_not_an_object_is_one_line(tmp_path):
     (out / MARKER).write_text('"a string"')
     with pytest.raises(InputError, match="not a JSON object"):
         prepare_out_dir(out, get_preset("mini"))
+
+
+def test_report_refuses_a_folder_or_link_in_place_of_its_files_before_building(cli, tmp_path):
+    out = tmp_path / "r"
+    (out / "report.json").mkdir(parents=True)
+    (out / "report.json" / "keep.txt").write_text("mine")
+    code, _, err = cli("report", "--out", out, "--sections", "supervised", "--quick", "--quiet")
+    _one_line_error(code, err, "report.json", "directory")
+    assert (out / "report.json" / "keep.txt").read_text() == "mine"
+    assert sorted(q.name for q in out.iterdir()) == ["report.json"]
+    (out / "report.json" / "keep.txt").unlink()
+    (out / "report.json").rmdir()
+    (out / "report.html").symlink_to(tmp_path / "elsewhere.html")
+    code, _, err = cli("report", "--out", out, "--sections", "supervised", "--quick", "--quiet")
+    _one_line_error(code, err, "symbolic link")
+    assert not (tmp_path / "elsewhere.html").exists()

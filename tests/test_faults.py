@@ -104,15 +104,19 @@ def test_signal_ends_main_and_every_worker(tmp_path, sig):
 
 
 @pytest.mark.slow
-def test_sigkill_with_local_dask_cluster_leaves_no_worker(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_signal_with_local_dask_cluster_leaves_no_worker(tmp_path, sig):
     pytest.importorskip("distributed")
     p, proc, out = _start_fit(tmp_path, "--scheduler", "local:2")
     time.sleep(2.0)  # the workers have run tasks (the watchdog starts on the first one)
     tree = proc.children(recursive=True)
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait(timeout=20)
+    os.kill(p.pid, sig)
+    code = p.wait(timeout=20)
     _check_no_survivors(tree, within_s=20.0)
     assert out.read_text() == "previous output"
+    if sig == signal.SIGTERM:
+        err = (tmp_path / "stderr.txt").read_text()
+        assert code == 130 and "Traceback" not in err and "lmforecast: interrupted" in err
 
 
 def test_worker_initializer_exits_when_parent_is_already_gone():

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import InputError
 from ..ledger import Ledger
-from ..report.builder import ReportContext, build_report
+from ..report.builder import REPORT_FILES, ReportContext, build_report
+from ..store import safe_write
 
 
 def register(sub) -> None:
@@ -35,6 +38,10 @@ def _report(args) -> int:
             raise InputError("--sections: empty list; name at least one section, or omit the flag")
     if args.jobs == 0 or args.jobs < -1:
         raise InputError(f"--jobs must be a positive number of workers or -1, got {args.jobs}")
+    for name in REPORT_FILES:  # before the (long) build: a folder or link in the way
+        kind = safe_write.target_kind(Path(args.out) / name, "--out")[1]
+        if kind == "special":
+            raise InputError(f"--out {args.out}: {name} is not a regular file; remove it first")
     if args.ledger is not None:  # a wrong file fails at the door, before any section is built
         Ledger(args.ledger).close()
     ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet, jobs=args.jobs,

@@ -4,15 +4,16 @@
   initializer, or a Dask ``LocalCluster`` worker, on its first task): a daemon thread polls the
   worker's parent pid twice a second and ends the worker as soon as the parent is gone, so a
   SIGKILLed command leaves no worker computing on behind it.
-- `signals_end_workers()` wraps a CLI command: SIGTERM is turned into `KeyboardInterrupt` (as
-  SIGINT already is), so the command unwinds through its ``finally`` blocks (no output is
-  renamed into place, the Dask cluster is closed), then every child process still alive is
-  terminated (SIGKILL after a grace period). Inside the block, joblib's loky workers are started
-  with `worker_init` as their initializer.
+- `signals_end_workers()` wraps a CLI command: SIGINT and SIGTERM raise `KeyboardInterrupt`,
+  so the command unwinds through its ``finally`` blocks (no output is renamed into place, the
+  Dask cluster is closed, its start-up/teardown log lines silenced), then every child process
+  still alive is terminated (SIGKILL after a grace period). Inside the block, joblib's loky
+  workers are started with `worker_init` as their initializer.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import threading
@@ -98,8 +99,11 @@ def end_children(grace_s: float = GRACE_S) -> None:
             return
 
 
-def _on_sigterm(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one while unwinding: ignored
+def _on_signal(signum, frame):
+    signal.signal(signum, signal.SIG_IGN)  # a second one while unwinding: ignored
+    # a Dask cluster torn down mid-start logs tracebacks; the command says "interrupted"
+    for name in ("distributed", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -108,8 +112,9 @@ def signals_end_workers():
     """Run a command so that SIGINT/SIGTERM end it and all its workers (see the module doc)."""
     from joblib import parallel_config
 
+    sigs = (signal.SIGINT, signal.SIGTERM)
     in_main = threading.current_thread() is threading.main_thread()
-    old = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
+    old = {s: signal.signal(s, _on_signal) for s in sigs} if in_main else {}
     try:
         with parallel_config(backend="loky", initializer=worker_init, initargs=(os.getpid(),)):
             yield
@@ -117,8 +122,8 @@ def signals_end_workers():
         end_children()
         raise
     finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, old)
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 __all__ = ["watch_parent", "worker_init", "end_children", "signals_end_workers"]

@@ -68,6 +68,12 @@ def target_kind(path: str | Path, flag: str = "--out") -> tuple[Path, str]:
                 f"{flag} {p}: is a symbolic link; refusing to replace it "
                 "(pass --follow-symlinks to write to its target)"
             )
+        try:
+            to = os.stat(p)  # what the link leads to (a pipe behind /dev/stdout has no path)
+        except OSError:
+            to = None
+        if to is not None and (stat.S_ISCHR(to.st_mode) or stat.S_ISFIFO(to.st_mode)):
+            return p, "special"  # opened through the link, written in place
         real = Path(os.path.realpath(p))
         if real.is_symlink():  # a loop
             raise InputError(f"{flag} {p}: symbolic link loop")
