@@ -18,7 +18,7 @@ calibrate_prior`) and scored on it; `--write-prior` stores k chosen on all five 
 package prior (supervised/trust_prior.json) and `--write-docs` regenerates the table in
 docs/trust.md and the bundled summary the report shows.
 
-    python benchmarks/trust_suites.py [--shared ../shared/data] [--old] [--write-prior]
+    python benchmarks/trust_suites.py [--shared ../shared/data] [--suites a,b] [--write-prior]
         [--write-docs] [--cache FORECASTS.csv] [--extra OLD_FORECASTS.csv]
 """
 
