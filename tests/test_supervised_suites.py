@@ -22,7 +22,7 @@ def test_readers_return_runs_tables(shared_dir):
     assert not db.duplicated(["N", "D"]).any()
     gm = gemstones_runs(s / "gemstones")["fineweb-edu"]
     assert gm["model"].nunique() == 22 and (gm.groupby("model")["step"].max() == 83475).all()
-    assert np.allclose(gm["C"], 6 * gm["N"] * gm["D"])
+    assert np.allclose(gm["C"], 6.0 * gm["N"].astype(float) * gm["D"].astype(float))
     pr = porian_runs(s / "porian")
     assert len(pr) == 15 and all(not t.duplicated(["N", "D"]).any() for t in pr.values())
 
