@@ -18,7 +18,7 @@ calibrate_prior`) and scored on it; `--write-prior` stores k chosen on all five 
 package prior (supervised/trust_prior.json) and `--write-docs` regenerates the table in
 docs/trust.md and the bundled summary the report shows.
 
-    python benchmarks/trust_suites.py [--shared ../shared/data] [--old] [--write-prior]
+    python benchmarks/trust_suites.py [--shared ../shared/data] [--suites a,b] [--write-prior]
         [--write-docs] [--cache FORECASTS.csv] [--extra OLD_FORECASTS.csv]
 """
 
@@ -82,6 +82,11 @@ def main(argv=None) -> int:
         help="forecasts of another method (same columns) to score beside",
     )
     ap.add_argument("--cache", type=Path, default=None, help="reuse/store forecasts (CSV)")
+    ap.add_argument(
+        "--only-default",
+        action="store_true",
+        help="run only the default (merge the simple laws from --extra)",
+    )
     ap.add_argument("--write-prior", action="store_true")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
@@ -95,12 +100,15 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
 
         def prog(suite, sub, split, name):
-            print(f"  {time.perf_counter() - t0:7.1f}s {suite}/{sub[:40]} {split} {name}",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"  {time.perf_counter() - t0:7.1f}s {suite}/{sub[:40]} {split} {name}",
+                file=sys.stderr,
+            )
 
         with single_blas_thread(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            f = suite_forecasts(suites, methods(), progress=prog)
+            ms = methods()[:1] if args.only_default else methods()
+            f = suite_forecasts(suites, ms, progress=prog)
         if args.cache:
             f.to_csv(args.cache, index=False)
     if args.extra:

@@ -56,7 +56,7 @@ def test_recovers_chinchilla_gamma_coefficients():
 
 def test_bootstrap_intervals_cover_truth_and_prediction_is_wider():
     runs = _grid_runs(HOFF, n=120, noise=0.01, seed=4)
-    law = SupervisedScalingLaw("chinchilla", bootstrap=60, seed=3, n_jobs=1).fit(runs)
+    law = SupervisedScalingLaw("chinchilla", bootstrap=30, seed=3, n_jobs=1).fit(runs)
     ci = law.result_.ci
     for k in ("E", "alpha", "beta"):
         assert ci[k][0] < HOFF[k] < ci[k][1], (k, ci[k])
