@@ -24,9 +24,11 @@ def test_flp_predict_json_carries_the_interval_level(cli, tmp_path):
 def test_salience_plot_says_what_it_wrote(cli, tmp_path):
     s = "salience/"
     fit = tmp_path / "fit.json"
-    code, _, err = cli("salience", "fit", "--texts", example_path(s + "texts.jsonl"), "--losses",
-                       example_path(s + "losses.jsonl"), "--scores", example_path(s + "scores.csv"),
-                       "--task", "reasoning", "--random-accuracy", "0.25", "--out", fit)  # fmt: skip
+    code, _, err = cli("salience", "fit", "--texts", example_path(s + "texts.jsonl"),
+                       "--losses", example_path(s + "losses.jsonl"),
+                       "--scores", example_path(s + "scores.csv"),
+                       "--task", "reasoning", "--random-accuracy", "0.25",
+                       "--out", fit)  # fmt: skip
     assert code == 0, err
     png = tmp_path / "fit.png"
     code, out, err = cli("salience", "plot", "--fit", fit, "--kind", "fit", "--out", png)
