@@ -36,6 +36,7 @@ SECTION_MODULES = [
     "lmforecast.report.sections.osl",
     "lmforecast.report.sections.salience",
     "lmforecast.report.sections.trust_downstream",
+    "lmforecast.report.sections.planner",
 ]
 
 
