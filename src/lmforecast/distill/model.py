@@ -31,6 +31,7 @@ from .uncertainty import (
     multistart_bootstrap,
     published_draws,
     spread_status,
+    tiny_bootstrap_note,
     variance_shares,
 )
 
@@ -318,6 +319,9 @@ class DistillationScalingLaw:
                 progress=self.progress,
             )
             res.meta["bootstrap"] = {"mode": "warm-start", "n_polish": 0}
+        note = tiny_bootstrap_note(self.bootstrap, res.params, res.ci, self.ci_level)
+        if note:
+            warnings.warn(note, stacklevel=2)
         res.meta.update(
             supervised=self.supervised_.params_,
             supervised_source=self.supervised_source_,
