@@ -35,11 +35,17 @@ def test_predict_from_a_saved_fit_equals_the_estimator(cli, tmp_path):
                                rtol=1e-12, atol=1e-15)  # fmt: skip
     assert all(r["interval"][1] > r["y_pred"] for r in res["predictions"])
 
-    # a missing benchmark cell: one line naming row, model and column; exit 2
+    # a missing benchmark cell: that model gets no forecast and a warning names it; the others
+    # are unchanged
+    missing = new["Model"].iloc[1]
     new.loc[new.index[1], "MMLU"] = np.nan
     new.to_csv(tmp_path / "gap.csv", index=False)
-    code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks", tmp_path / "gap.csv")
-    assert code == 2 and "row 2" in err and "'MMLU'" in err and not out
+    code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks", tmp_path / "gap.csv",
+                         "--level", "0.8", "--json")  # fmt: skip
+    assert code == 0 and "1 model(s) lack" in err and missing in err
+    gap = json.loads(out)["predictions"]
+    assert gap[1] == {"model": missing, "y_pred": None, "interval": None}
+    assert gap[0] == res["predictions"][0] and gap[2] == res["predictions"][2]
 
 
 def test_preset_forecast_says_why_it_has_no_interval(cli, tmp_path):

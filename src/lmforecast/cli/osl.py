@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -291,29 +292,36 @@ def _fit(args: argparse.Namespace) -> int:
     return emit(args, res.contract(args.level), res.summary())
 
 
-def _fit_predictors(res, table) -> np.ndarray:
-    """Predictors of new models under a saved fit: PCs from the fit's own mean and loadings
-    (Eq. 5), or log10 FLOPs / size. A saved fit keeps no training table, so it cannot impute a
-    missing benchmark cell the way the fit did (App. B.3): such a cell is refused, naming it."""
+def _fit_predictors(res, table) -> tuple[np.ndarray, np.ndarray]:
+    """(predictors, usable rows) of new models under a saved fit: PCs from the fit's own mean
+    and loadings (Eq. 5), or log10 FLOPs / size. A saved fit keeps no training table, so it
+    cannot impute a missing benchmark cell the way the fit did (App. B.3): such a model gets no
+    forecast and a warning names it (as a preset's forecast does)."""
     if res.x == "pcs":
         check_metrics(table, res.metrics, "new models")
         B = table[res.metrics].to_numpy(float)
-        bad = np.argwhere(~np.isfinite(B))
-        if len(bad):
-            i, j = bad[0]
-            raise InputError(
-                f"--benchmarks: row {i + 1} ({table[MODEL].iloc[i]}) has no {res.metrics[j]!r} "
-                "score; a saved fit cannot impute it as the fit did: refit with the model in "
-                "the table (`osl fit ... --heldout MODEL`)"
-            )
-        return (B - np.asarray(res.mean, float)) @ np.asarray(res.components, float).T
-    col = FLOPS if res.x == "flops" else SIZE
-    raw = table[col].to_numpy(float)
-    bad = ~(np.isfinite(raw) & (raw > 0))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(f"--benchmarks: row {i + 1} has no positive {col!r}")
-    return np.log10(raw)[:, None]
+        ok = np.isfinite(B).all(axis=1)
+        X = np.full((len(table), len(res.components)), np.nan)
+        X[ok] = (B[ok] - np.asarray(res.mean, float)) @ np.asarray(res.components, float).T
+        what = "a benchmark score the fit uses"
+    else:
+        col = FLOPS if res.x == "flops" else SIZE
+        raw = table[col].to_numpy(float)
+        ok = np.isfinite(raw) & (raw > 0)
+        X = np.full((len(table), 1), np.nan)
+        X[ok, 0] = np.log10(raw[ok])
+        what = f"a positive {col!r}"
+    if not ok.any():
+        raise InputError(f"--benchmarks: no model has every column the fit needs ({what})")
+    if not ok.all():
+        names = list(table[MODEL][~ok])
+        warnings.warn(
+            f"{len(names)} model(s) lack {what} and get no forecast (a saved fit cannot impute "
+            f"as the fit did; refit with them in the table): {', '.join(names[:3])}"
+            + (" ..." if len(names) > 3 else ""),
+            stacklevel=2,
+        )
+    return X, ok
 
 
 def _predict_fit(args: argparse.Namespace) -> int:
@@ -322,20 +330,27 @@ def _predict_fit(args: argparse.Namespace) -> int:
 
     res = OSLResult.from_json(Path(args.fit))
     table = read_benchmarks(args.benchmarks)
-    X = _fit_predictors(res, table)
+    X, ok = _fit_predictors(res, table)
     law = ObservationalSigmoid(X.shape[1])
-    y = res.to_original(
-        law.predict(np.asarray(res.fit.theta), **{f"x{i + 1}": X[:, i] for i in range(X.shape[1])})
+    y = np.full(len(table), np.nan)
+    lo, hi = y.copy(), y.copy()
+    Xo = X[ok]
+    y[ok] = res.to_original(
+        law.predict(np.asarray(res.fit.theta), **{f"x{i + 1}": Xo[:, i] for i in range(X.shape[1])})
     )
-    lo, hi = res.predict_interval(X, args.level)
+    lo[ok], hi[ok] = res.predict_interval(Xo, args.level)
     rows = [
         {"model": m, "y_pred": float(v), "interval": [float(a), float(b)]}
-        for m, v, a, b in zip(table[MODEL], y, lo, hi, strict=True)
+        if good
+        else {"model": m, "y_pred": None, "interval": None}
+        for m, v, a, b, good in zip(table[MODEL], y, lo, hi, ok, strict=True)
     ]
     obj = {"target": res.target, "x": res.x, "level": args.level, "predictions": rows}
     text = "\n".join(
         f"{r['model']}: {res.target} {r['y_pred']:.4f}  {100 * args.level:g}% interval "
         f"[{r['interval'][0]:.4f}, {r['interval'][1]:.4f}]"
+        if r["y_pred"] is not None
+        else f"{r['model']}: no forecast (missing scores)"
         for r in rows
     )
     return emit(args, obj, text)
