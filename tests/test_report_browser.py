@@ -19,7 +19,7 @@ from lmforecast.report.builder import ReportContext, build_report
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = Path(os.environ.get("LMFORECAST_TEST_ARTIFACTS", REPO / "test-artifacts"))
-SECTIONS = ["trust", "salience"]  # quick ones, with figures, tables and summary rows
+SECTIONS = ["trust", "salience", "planner"]  # quick ones: figures, tables, summary, planner
 
 
 def _browser_binary() -> str | None:
@@ -77,7 +77,7 @@ def test_figures_render_and_summary_links_land_on_their_sections(driver, report)
         "return Array.from(document.querySelectorAll('#summary tbody tr')).map(r => "
         "Array.from(r.cells).map(c => c.textContent))"
     )
-    assert len(rows) == len(numbers["summary"]) >= len(SECTIONS)
+    assert len(rows) == len(numbers["summary"]) >= 2  # the planner states no verdict
     for cells, r in zip(rows, numbers["summary"], strict=True):
         assert cells[0] == r["method"]
         assert cells[3] == ("—" if r["error"] is None else f"{r['error']:.4g}")
@@ -102,3 +102,74 @@ def test_figures_render_and_summary_links_land_on_their_sections(driver, report)
     shot = ARTIFACTS / "report_browser.png"
     assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     json.loads((out / "report.json").read_text())  # the numbers behind the page parse
+
+
+def _cli_json(*argv) -> dict:
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "lmforecast", *map(str, argv), "--json"],
+                       capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def _set(driver, id_, value):
+    el = driver.find_element("id", id_)
+    el.clear()
+    el.send_keys(value)
+
+
+def _read(driver, *ids) -> list[float]:
+    return [float(driver.find_element("id", i).text) for i in ids]
+
+
+def _same(a: float, b: float) -> bool:
+    """Equal to 4 significant digits (and to the 6 digits the page shows: 1e-5 relative)."""
+    return f"{a:.4g}" == f"{b:.4g}" and abs(a - b) <= 1e-5 * abs(b)
+
+
+def test_planner_numbers_equal_the_cli(driver, report, tmp_path):
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    out, numbers = report
+    fit = tmp_path / "fit.json"
+    fit.write_text(json.dumps(numbers["sections"]["planner"]["fit"]))
+    model = SupervisedScalingLaw.load(fit)
+    driver.get((out / "report.html").as_uri())
+    assert driver.execute_script("return document.getElementById('planner').dataset.ready") == "1"
+
+    # a compute budget: N*, D*, L* with intervals, and the forecast at (N*, D*)
+    driver.find_element("id", "plan-mode-C").click()
+    _set(driver, "plan-C", "3e21")
+    driver.find_element("id", "plan-run").click()
+    n, d, lstar = _read(driver, "plan-Nstar", "plan-Dstar", "plan-Lstar")
+    a = model.allocate(3e21)
+    for shown, want in ((n, a.N), (d, a.D), (lstar, a.loss)):
+        assert _same(shown, want), (shown, want)
+    iv = model.allocate_interval(3e21, level=0.9)
+    for key, ids in (("N", "plan-Nstar"), ("D", "plan-Dstar"), ("loss", "plan-Lstar")):
+        lo, hi = _read(driver, ids + "-lo", ids + "-hi")
+        assert _same(lo, float(iv[key][0])) and _same(hi, float(iv[key][1])), key
+    assert iv["N"][0] < a.N < iv["N"][1]
+    L, lo, hi = _read(driver, "plan-L", "plan-L-lo", "plan-L-hi")
+    N_used, D_used = _read(driver, "plan-N-used", "plan-D-used")
+    cli = _cli_json("supervised", "predict", "--fit", fit, "--params", repr(N_used),
+                    "--tokens", repr(D_used))  # fmt: skip
+    assert _same(L, cli["loss"]) and _same(lo, cli["interval"][0]) and _same(hi, cli["interval"][1])
+
+    # N and D given, another level: the forecast with its interval, as `supervised predict`
+    driver.find_element("id", "plan-mode-ND").click()
+    _set(driver, "plan-N", "3e9")
+    _set(driver, "plan-D", "6e10")
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", "plan-level")).select_by_value("0.8")
+    driver.find_element("id", "plan-run").click()
+    L, lo, hi = _read(driver, "plan-L", "plan-L-lo", "plan-L-hi")
+    cli = _cli_json("supervised", "predict", "--fit", fit, "--params", "3e9", "--tokens", "6e10",
+                    "--level", "0.8")  # fmt: skip
+    assert _same(L, cli["loss"]) and _same(lo, cli["interval"][0]) and _same(hi, cli["interval"][1])
+    assert lo < L < hi
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.find_element("id", "planner").screenshot(str(ARTIFACTS / "report_planner.png"))

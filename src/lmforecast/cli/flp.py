@@ -202,6 +202,7 @@ def _flp_predict(args) -> int:
     if est.stage2_.bootstrap:
         lo, hi = est.predict_interval(args.flops, args.level)
         res["interval"] = [float(lo[0]), float(hi[0])]
+        res["level"] = args.level
     else:
         res["interval"] = None
     est.warn_if_not_emerged(P, None if res["interval"] is None else res["interval"][0])

@@ -153,9 +153,11 @@ EXAMPLES = {
     "osl fit": [
         "lmforecast osl fit --benchmarks osl/base_models.csv --target HumanEval "
         "--exclude-metric HumanEval --json",
+        "lmforecast osl fit --benchmarks osl/base_models.csv --target HumanEval --out osl.json",
     ],
     "osl select": ["lmforecast osl select --benchmarks osl/base_models.csv --budget 8 --json"],
     "osl predict": [
+        "lmforecast osl predict --fit osl.json --benchmarks osl/base_models.csv --json",
         "lmforecast osl predict --preset gsm-cot --benchmarks osl/base_models.csv --json",
     ],
     "osl gap": [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,9 @@ from ..errors import InputError
 from ..osl.capability import CapabilitySpace, family_fits
 from ..osl.data import (
     FAMILY,
+    FLOPS,
     MODEL,
+    SIZE,
     check_metrics,
     default_metrics,
     parse_metric_range,
@@ -151,18 +154,19 @@ def register(sub) -> None:
 
     pp = verbs.add_parser(
         "predict",
-        help="forecast new models with a preregistered Table C.1 law (App. C.9), no refitting",
+        help="forecast new models with a saved `osl fit` (with intervals) or a preregistered "
+        "Table C.1 law (App. C.9), no refitting",
     )
-    pp.add_argument(
-        "--preset",
-        required=True,
-        help="Table C.1 law: " + ", ".join(PRESETS),
-    )
+    src = pp.add_mutually_exclusive_group(required=True)
+    src.add_argument("--fit", help="a fit saved by `osl fit --out` (JSON)")
+    src.add_argument("--preset", help="Table C.1 law: " + ", ".join(PRESETS))
     pp.add_argument(
         "--benchmarks",
         required=True,
-        help="table of the new models' benchmark accuracies in [0, 1] (the preset's columns)",
+        help="table of the new models' benchmark accuracies in [0, 1] (the fit's or the "
+        "preset's columns; FLOPs or size for a --x flops/size fit)",
     )
+    add_level_flag(pp)
     add_output_flags(pp)
     pp.set_defaults(handler=_predict)
 
@@ -291,7 +295,73 @@ def _fit(args: argparse.Namespace) -> int:
     return emit(args, res.contract(args.level), res.summary())
 
 
+def _fit_predictors(res, table) -> tuple[np.ndarray, np.ndarray]:
+    """(predictors, usable rows) of new models under a saved fit: PCs from the fit's own mean
+    and loadings (Eq. 5), or log10 FLOPs / size. A saved fit keeps no training table, so it
+    cannot impute a missing benchmark cell the way the fit did (App. B.3): such a model gets no
+    forecast and a warning names it (as a preset's forecast does)."""
+    if res.x == "pcs":
+        check_metrics(table, res.metrics, "new models")
+        B = table[res.metrics].to_numpy(float)
+        ok = np.isfinite(B).all(axis=1)
+        X = np.full((len(table), len(res.components)), np.nan)
+        X[ok] = (B[ok] - np.asarray(res.mean, float)) @ np.asarray(res.components, float).T
+        what = "a benchmark score the fit uses"
+    else:
+        col = FLOPS if res.x == "flops" else SIZE
+        raw = table[col].to_numpy(float)
+        ok = np.isfinite(raw) & (raw > 0)
+        X = np.full((len(table), 1), np.nan)
+        X[ok, 0] = np.log10(raw[ok])
+        what = f"a positive {col!r}"
+    if not ok.any():
+        raise InputError(f"--benchmarks: no model has every column the fit needs ({what})")
+    if not ok.all():
+        names = list(table[MODEL][~ok])
+        warnings.warn(
+            f"{len(names)} model(s) lack {what} and get no forecast (a saved fit cannot impute "
+            f"as the fit did; refit with them in the table): {', '.join(names[:3])}"
+            + (" ..." if len(names) > 3 else ""),
+            stacklevel=2,
+        )
+    return X, ok
+
+
+def _predict_fit(args: argparse.Namespace) -> int:
+    from ..laws.sigmoid import ObservationalSigmoid
+    from ..osl import OSLResult
+
+    res = OSLResult.from_json(Path(args.fit))
+    table = read_benchmarks(args.benchmarks)
+    X, ok = _fit_predictors(res, table)
+    law = ObservationalSigmoid(X.shape[1])
+    y = np.full(len(table), np.nan)
+    lo, hi = y.copy(), y.copy()
+    Xo = X[ok]
+    y[ok] = res.to_original(
+        law.predict(np.asarray(res.fit.theta), **{f"x{i + 1}": Xo[:, i] for i in range(X.shape[1])})
+    )
+    lo[ok], hi[ok] = res.predict_interval(Xo, args.level)
+    rows = [
+        {"model": m, "y_pred": float(v), "interval": [float(a), float(b)]}
+        if good
+        else {"model": m, "y_pred": None, "interval": None}
+        for m, v, a, b, good in zip(table[MODEL], y, lo, hi, ok, strict=True)
+    ]
+    obj = {"target": res.target, "x": res.x, "level": args.level, "predictions": rows}
+    text = "\n".join(
+        f"{r['model']}: {res.target} {r['y_pred']:.4f}  {100 * args.level:g}% interval "
+        f"[{r['interval'][0]:.4f}, {r['interval'][1]:.4f}]"
+        if r["y_pred"] is not None
+        else f"{r['model']}: no forecast (missing scores)"
+        for r in rows
+    )
+    return emit(args, obj, text)
+
+
 def _predict(args: argparse.Namespace) -> int:
+    if args.fit is not None:
+        return _predict_fit(args)
     law = get_preset(args.preset)
     df = law.predictions(read_benchmarks(args.benchmarks))
     obj = {
@@ -308,6 +378,9 @@ def _predict(args: argparse.Namespace) -> int:
             }
             for m, x, y in zip(df[MODEL], df["logit"], df["y_pred"])
         ],
+        "interval_note": "Table C.1 publishes point coefficients without their uncertainty, so "
+        "a preset forecast has no interval; fit your own table (`osl fit --out`) and use "
+        "`osl predict --fit` for intervals",
     }
     text = law.summary() + "\n" + df.to_string(index=False, float_format=lambda v: f"{v:.4f}")
     record_forecast(args, obj)

@@ -399,6 +399,7 @@ def _plot(args: argparse.Namespace) -> int:
     fits = [SalienceFit.from_json(f) for f in args.fit]
     if args.kind == "fit":
         _save_figure(fit_figure(fits[0]) if len(fits) == 1 else tasks_figure(fits), out)
+        print(f"wrote {out} (fit, {len(fits)} task{'s' if len(fits) > 1 else ''})")
         return 0
     if len(fits) > 1:
         raise InputError("--kind weights shows one fit; give a single --fit")
@@ -416,6 +417,7 @@ def _plot(args: argparse.Namespace) -> int:
         atomic_write_text(out, weights_html(texts[tid], off, w, title=f"{fit.task}: {tid}"))
     else:
         _save_figure(weights_figure(texts[tid], off, w, title=f"{fit.task}: {tid}"), out)
+    print(f"wrote {out} (salience weights on text {tid})")
     return 0
 
 

@@ -40,6 +40,7 @@ from .uncertainty import (
     bootstrap_grid,
     loo_noise,
     multistart_bootstrap,
+    tiny_bootstrap_note,
 )
 
 
@@ -171,6 +172,9 @@ class DistillationScalingLaw(ForecastIntervals, Diagnostics):
                 progress=self.progress,
             )
             res.meta["bootstrap"] = {"mode": "warm-start", "n_polish": 0}
+        note = tiny_bootstrap_note(self.bootstrap, res.params, res.ci, self.ci_level)
+        if note:
+            warnings.warn(note, stacklevel=2)
         res.meta.update(
             supervised=self.supervised_.params_,
             supervised_source=self.supervised_source_,

@@ -40,6 +40,7 @@ SECTION_MODULES = [
     "lmforecast.report.sections.isoflop",
     "lmforecast.report.sections.recipes",
     "lmforecast.report.sections.ledger",
+    "lmforecast.report.sections.planner",
 ]
 
 

@@ -217,6 +217,7 @@ EXTRACTORS: dict[str, Callable[[Mapping], list[dict]]] = {
     "salience": _salience,
     "trust_downstream": _trust_downstream,
     "zoo": _zoo,
+    "planner": lambda n: [],  # an interactive tool, no verdict
 }
 
 

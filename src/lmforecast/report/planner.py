@@ -1,0 +1,170 @@
+"""The report's interactive planner: a supervised law's answers computed in the page.
+
+`planner_data(model)` gathers what the page needs from a fitted `SupervisedScalingLaw` of a
+Chinchilla form: the fitted parameters and every bootstrap draw (fit space, as the law's
+`predict_target` takes them), and the calibration terms of docs/trust.md at a few levels.
+`planner_html(data)` renders inputs (a compute budget C, or N and D) and a script that repeats,
+number for number, what the library does:
+
+- the forecast L(N, D) and its interval: `supervised.intervals.log_interval` (s_boot from the
+  16-84 percentile spread of the draws' log forecasts, run scatter, drift m r and scatter k r
+  at distance r = max(0, ln C/C_max, ln N/N_max, ln D/D_max));
+- N*, D*, L* for C under 6ND: `compute.allocation.closed_form_6nd` (Eq. 2 / Hoffmann Eq. 4);
+- their intervals: `SupervisedScalingLaw.allocate_interval` (percentiles over the draws,
+  numpy's linear interpolation).
+
+Everything is embedded in the HTML as JSON (and in report.json), no server, no network.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from scipy.stats import norm
+
+from ..supervised import intervals as iv
+
+LEVELS = (0.5, 0.8, 0.9, 0.95)
+
+
+def planner_data(model) -> dict[str, Any]:
+    """The numbers the planner computes from (JSON-able)."""
+    res = model.result_
+    law = res.law_
+    if law.name not in ("chinchilla", "chinchilla-gamma"):
+        raise ValueError(f"the planner supports the Chinchilla forms, not {law.name!r}")
+    cal = res.meta.get("intervals") or {}
+    terms = {}
+    for lv in LEVELS:
+        m, k, lam = iv.interval_terms(cal, lv) if cal else (0.0, 0.0, 1.0)
+        terms[f"{lv:g}"] = {"z": float(norm.ppf(0.5 + lv / 2)), "m": m, "k": k, "lam": lam}
+    return {
+        "form": law.name,
+        "theta": [float(v) for v in res.theta],
+        "draws": [[float(v) for v in th] for th in (res.bootstrap or [])],
+        "noise": float(cal.get("noise", 0.0)),
+        "max_compute": float(cal["max_compute"]) if cal.get("max_compute") else None,
+        "max_N": float(cal["max_N"]) if cal.get("max_N") else None,
+        "max_D": float(cal["max_D"]) if cal.get("max_D") else None,
+        "terms": terms,
+    }
+
+
+_JS = r"""
+(function(){
+const P = JSON.parse(document.getElementById('planner-data').textContent);
+const $ = id => document.getElementById(id);
+function lse2(a, b){
+  const m = Math.max(a, b);
+  return m + Math.log(Math.exp(a - m) + Math.exp(b - m));
+}
+function target(th, N, D){  // laws.chinchilla.ChinchillaGamma._parts: log L
+  const g = th.length > 5 ? th[5] : 1.0;
+  const m = lse2(th[0] - th[3] * Math.log(N), th[1] - th[4] * Math.log(D));
+  return lse2(th[2], g * m);
+}
+function natural(th){
+  return {A: Math.exp(th[0]), B: Math.exp(th[1]), E: Math.exp(th[2]), alpha: th[3], beta: th[4],
+          gamma: th.length > 5 ? th[5] : 1.0};
+}
+function quantile(xs, q){  // numpy's default (linear) quantile
+  const s = xs.filter(v => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const h = (s.length - 1) * q, lo = Math.floor(h), hi = Math.ceil(h);
+  return s[lo] + (h - lo) * (s[hi] - s[lo]);
+}
+function forecast(N, D, level){  // SupervisedScalingLaw.predict_interval (kind="forecast")
+  const t = target(P.theta, N, D), T = P.terms[level];
+  let sb = 0;
+  if (P.draws.length){
+    const tb = P.draws.map(th => target(th, N, D));
+    sb = 0.5 * (quantile(tb, 0.841345) - quantile(tb, 0.158655));
+  }
+  let r = 0;
+  if (P.max_compute){
+    r = Math.log(6 * N * D / P.max_compute);
+    if (P.max_N) r = Math.max(r, Math.log(N / P.max_N));
+    if (P.max_D) r = Math.max(r, Math.log(D / P.max_D));
+    r = Math.max(0, r);
+  }
+  const s = Math.sqrt(T.lam * T.lam * (sb * sb + P.noise * P.noise) + (T.k * r) ** 2);
+  return {L: Math.exp(t), lo: Math.exp(t - T.z * s - Math.max(0, -T.m * r)),
+          hi: Math.exp(t + T.z * s + Math.max(0, T.m * r))};
+}
+function optimal(p, C){  // compute.allocation.closed_form_6nd and _loss
+  const a = p.alpha, b = p.beta, G = Math.pow(a * p.A / (b * p.B), 1 / (a + b)), c6 = C / 6;
+  const N = G * Math.pow(c6, b / (a + b)), D = Math.pow(c6, a / (a + b)) / G;
+  const L = p.E + Math.pow(p.A / Math.pow(N, a) + p.B / Math.pow(D, b), p.gamma);
+  return {N: N, D: D, L: L};
+}
+function fmt(v){ return Number.isFinite(v) ? v.toPrecision(6) : String(v); }
+function put(id, v){ $(id).textContent = fmt(v); }
+function run(){
+  const level = $('plan-level').value, q = (1 - Number(level)) / 2;
+  let N = Number($('plan-N').value), D = Number($('plan-D').value);
+  const C = Number($('plan-C').value);
+  const mode = $('plan-mode-C').checked ? 'C' : 'ND';
+  $('plan-error').textContent = '';
+  if (mode === 'C'){
+    if (!(C > 0)) { $('plan-error').textContent = 'C must be a positive number'; return; }
+    const o = optimal(natural(P.theta), C);
+    N = o.N; D = o.D;
+    put('plan-Nstar', o.N); put('plan-Dstar', o.D); put('plan-Lstar', o.L);
+    const rows = P.draws.map(th => optimal(natural(th), C));
+    for (const k of ['N', 'D', 'L']){
+      const vals = rows.map(r => r[k]);
+      put('plan-' + k + 'star-lo', quantile(vals, q));
+      put('plan-' + k + 'star-hi', quantile(vals, 1 - q));
+    }
+  } else if (!(N > 0 && D > 0)) {
+    $('plan-error').textContent = 'N and D must be positive';
+    return;
+  }
+  const f = forecast(N, D, level);
+  put('plan-N-used', N); put('plan-D-used', D);
+  put('plan-L', f.L); put('plan-L-lo', f.lo); put('plan-L-hi', f.hi);
+  $('planner').dataset.ready = '1';
+}
+for (const id of ['plan-C', 'plan-N', 'plan-D', 'plan-level', 'plan-mode-C', 'plan-mode-ND'])
+  $(id).addEventListener('input', run);
+$('plan-run').addEventListener('click', run);
+run();
+})();
+"""
+
+
+def planner_html(data: dict[str, Any], caption: str = "") -> str:
+    """Inputs, output cells (ids ``plan-*``) and the script; numbers shown to 6 digits."""
+    payload = json.dumps(data).replace("</", "<\\/")
+    levels = "".join(
+        f"<option value='{k}'{' selected' if k == '0.9' else ''}>{k}</option>"
+        for k in data["terms"]
+    )
+    cells = (
+        "<tr><th>N used</th><td id='plan-N-used'></td><td></td><td></td></tr>"
+        "<tr><th>D used</th><td id='plan-D-used'></td><td></td><td></td></tr>"
+        "<tr><th>forecast L(N, D)</th><td id='plan-L'></td><td id='plan-L-lo'></td>"
+        "<td id='plan-L-hi'></td></tr>"
+        "<tr><th>N* (6ND)</th><td id='plan-Nstar'></td><td id='plan-Nstar-lo'></td>"
+        "<td id='plan-Nstar-hi'></td></tr>"
+        "<tr><th>D* (6ND)</th><td id='plan-Dstar'></td><td id='plan-Dstar-lo'></td>"
+        "<td id='plan-Dstar-hi'></td></tr>"
+        "<tr><th>L* (6ND)</th><td id='plan-Lstar'></td><td id='plan-Lstar-lo'></td>"
+        "<td id='plan-Lstar-hi'></td></tr>"
+    )
+    return (
+        f"<div id='planner'><p>{html.escape(caption)}</p>"
+        "<p><label><input type='radio' name='plan-mode' id='plan-mode-C' checked> compute "
+        "budget C (FLOPs) <input id='plan-C' value='1e22' size='10'></label> &nbsp; "
+        "<label><input type='radio' name='plan-mode' id='plan-mode-ND'> N "
+        "<input id='plan-N' value='1e9' size='9'> D <input id='plan-D' value='2e10' size='9'>"
+        "</label> &nbsp; <label>level <select id='plan-level'>"
+        f"{levels}</select></label> <button id='plan-run'>compute</button> "
+        "<span id='plan-error' style='color:#b00'></span></p>"
+        "<table id='plan-out'><thead><tr><th></th><th>value</th><th>lower</th><th>upper</th>"
+        f"</tr></thead><tbody>{cells}</tbody></table>"
+        f"<script type='application/json' id='planner-data'>{payload}</script>"
+        f"<script>{_JS}</script></div>"
+    )
