@@ -98,7 +98,7 @@ def test_signal_ends_main_and_every_worker(tmp_path, sig):
     assert out.read_text() == "previous output"
     assert not [q.name for q in tmp_path.iterdir() if q.name.startswith(".tmp")]
     if sig != signal.SIGKILL:
-        assert code == 130
+        assert code == 128 + sig  # 130 for SIGINT, 143 for SIGTERM
         err = (tmp_path / "stderr.txt").read_text()
         assert "lmforecast: interrupted" in err and "Traceback" not in err
 
@@ -116,7 +116,7 @@ def test_signal_with_local_dask_cluster_leaves_no_worker(tmp_path, sig):
     assert out.read_text() == "previous output"
     if sig == signal.SIGTERM:
         err = (tmp_path / "stderr.txt").read_text()
-        assert code == 130 and "Traceback" not in err and "lmforecast: interrupted" in err
+        assert code == 143 and "Traceback" not in err and "lmforecast: interrupted" in err
 
 
 def test_worker_initializer_exits_when_parent_is_already_gone():

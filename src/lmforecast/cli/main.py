@@ -190,10 +190,10 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
     except (InputError, OptionalDependencyError) as exc:
         sys.stderr.write(f"lmforecast: error: {_one_line(exc)}\n")
         return 2
-    except KeyboardInterrupt:  # SIGINT, or SIGTERM (`parallel.lifeline`): end every worker
+    except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (`parallel.lifeline`): end every worker
         lifeline.end_children()
         sys.stderr.write("lmforecast: interrupted\n")
-        return 130
+        return 128 + lifeline.signal_number(exc)  # 130 for SIGINT, 143 for SIGTERM
     except BrokenPipeError:  # stdout closed early (e.g. `| head`): not an error of ours
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115

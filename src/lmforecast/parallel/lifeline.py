@@ -104,7 +104,13 @@ def _on_signal(signum, frame):
     # a Dask cluster torn down mid-start logs tracebacks; the command says "interrupted"
     for name in ("distributed", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-    raise KeyboardInterrupt(f"signal {signum}")
+    raise KeyboardInterrupt(signum)
+
+
+def signal_number(exc: KeyboardInterrupt) -> int:
+    """The signal behind a `KeyboardInterrupt` (SIGINT when not raised by `_on_signal`)."""
+    arg = exc.args[0] if exc.args else None
+    return int(arg) if isinstance(arg, int) else int(signal.SIGINT)
 
 
 @contextmanager
@@ -126,4 +132,4 @@ def signals_end_workers():
             signal.signal(s, h)
 
 
-__all__ = ["watch_parent", "worker_init", "end_children", "signals_end_workers"]
+__all__ = ["watch_parent", "worker_init", "signal_number", "end_children", "signals_end_workers"]
