@@ -127,7 +127,17 @@ def register(sub) -> None:
     split.add_argument(
         "--holdout-top", type=float, help="hold out this fraction of the best models"
     )
-    split.add_argument("--heldout", help="comma-separated models to hold out")
+    split.add_argument(
+        "--heldout",
+        help="comma-separated models to hold out; a named model without the target is "
+        "forecast (its missing benchmark cells imputed as the fit imputes)",
+    )
+    split.add_argument(
+        "--holdout",
+        choices=["none"],
+        help="none: fit on every model with the target (nothing held out), e.g. to forecast "
+        "new models with `osl predict --fit` or `--heldout MODEL-WITHOUT-TARGET`",
+    )
     f.add_argument("--x", choices=X_KINDS, default="pcs", help="predictor: PCs, FLOPs or size")
     f.add_argument(
         "--scale",
@@ -268,8 +278,13 @@ def _fit(args: argparse.Namespace) -> int:
     table = merge_targets(table, targets)
     if args.target in table.columns and args.scale != 1.0:
         table[args.target] = table[args.target] / args.scale
+    new_models: list[str] = []
     if args.heldout is not None:
-        holdout, extra = "list", {"heldout": _names(args.heldout, "--heldout")}
+        names = _names(args.heldout, "--heldout") or []
+        new_models = _without_target(table, args.target, names)
+        holdout, extra = "list", {"heldout": [n for n in names if n not in new_models]}
+    elif args.holdout == "none":
+        holdout, extra = "list", {"heldout": []}
     elif args.holdout_top is not None:
         holdout, extra = "top", {"holdout_top": args.holdout_top}
     else:
@@ -289,7 +304,44 @@ def _fit(args: argparse.Namespace) -> int:
     res = est.result_
     if out is not None:
         atomic_write_text(out, res.to_json())
-    return emit(args, res.contract(args.level), res.summary())
+    contract, text = res.contract(args.level), res.summary()
+    if new_models:
+        rows = _forecast_new(est, table[table[MODEL].isin(new_models)], args.level)
+        contract["new_models"] = rows
+        text += "\nforecasts of models without the target:\n" + "\n".join(
+            f"  {r['model']}: {r['y_pred']:.4f}  {100 * args.level:g}% interval "
+            f"[{r['interval'][0]:.4f}, {r['interval'][1]:.4f}]"
+            for r in rows
+        )
+    return emit(args, contract, text)
+
+
+def _without_target(table, target: str, names: list[str]) -> list[str]:
+    """The --heldout models that are in the table but have no target score (to forecast)."""
+    if target not in table.columns:
+        return []
+    y = table.set_index(MODEL)[target]
+    return [n for n in names if n in y.index and not np.isfinite(float(y.loc[[n]].iloc[0]))]
+
+
+def _forecast_new(est, rows, level: float) -> list[dict]:
+    """Forecasts with prediction intervals for models without the target: PCs through the fitted
+    capability space, which imputes missing cells from the training models as the fit did."""
+    from ..laws.sigmoid import ObservationalSigmoid
+
+    res = est.result_
+    if res.x == "pcs":
+        X = est.space_.transform(rows)
+    else:
+        X = np.log10(rows[FLOPS if res.x == "flops" else SIZE].to_numpy(float))[:, None]
+    law = ObservationalSigmoid(X.shape[1])
+    cols = {f"x{i + 1}": X[:, i] for i in range(X.shape[1])}
+    y = res.to_original(law.predict(np.asarray(res.fit.theta), **cols))
+    lo, hi = res.predict_interval(X, level)
+    return [
+        {"model": m, "y_pred": float(v), "interval": [float(a), float(b)]}
+        for m, v, a, b in zip(rows[MODEL], y, lo, hi, strict=True)
+    ]
 
 
 def _fit_predictors(res, table) -> tuple[np.ndarray, np.ndarray]:
