@@ -381,7 +381,8 @@ class DistillationScalingLaw:
 
     def _inputs(self, N_S, D_S, L_T) -> dict[str, np.ndarray]:
         N_S, D_S, L_T = (np.asarray(v, float) for v in (N_S, D_S, L_T))
-        return {"N_S": N_S, "D_S": D_S, "L_T": L_T, "L_sup": self.supervised_.predict(N_S, D_S)}
+        L_sup = np.asarray(self.supervised_.predict(N_S, D_S), float)
+        return {"N_S": N_S, "D_S": D_S, "L_T": L_T, "L_sup": L_sup}
 
     # ---- construction ----------------------------------------------------------------------
     @classmethod
