@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from lmforecast.examples import path as example_path
 from lmforecast.osl import ObservationalScalingLaw, read_benchmarks
@@ -55,3 +56,40 @@ def test_preset_forecast_says_why_it_has_no_interval(cli, tmp_path):
     res = json.loads(out)
     assert all(r["interval"] is None for r in res["predictions"])
     assert "no interval" in res["interval_note"]
+
+
+def _fit_json(cli, *argv) -> dict:
+    code, out, err = cli("osl", "fit", *map(str, argv), "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_holdout_none_and_heldout_models_without_the_target(cli, tmp_path):
+    table = pd.read_csv(example_path("osl/base_models.csv"))
+    new = "Llama-2-70b-hf"
+    table.loc[table["Model"] == new, "HumanEval"] = np.nan  # the model to forecast
+    table.to_csv(tmp_path / "b.csv", index=False)
+    b = ["--benchmarks", tmp_path / "b.csv", "--target", "HumanEval"]
+    none = _fit_json(cli, *b, "--holdout", "none", "--out", tmp_path / "fit.json")
+    assert none["n_test"] == 0 and none["n_train"] > 60  # every usable model with the target
+    # --heldout naming a model without the target: fitted on the same models, and forecast
+    held = _fit_json(cli, *b, "--heldout", new)
+    assert held["params"] == none["params"] and held["n_test"] == 0
+    assert held["n_train"] == none["n_train"]
+    (row,) = held["new_models"]
+    assert row["model"] == new and row["interval"][0] <= row["y_pred"] <= row["interval"][1]
+    # the same forecast as `osl predict --fit` on that model's (complete) scores
+    table[table["Model"] == new].to_csv(tmp_path / "new.csv", index=False)
+    code, out, err = cli("osl", "predict", "--fit", tmp_path / "fit.json", "--benchmarks",
+                         tmp_path / "new.csv", "--json")  # fmt: skip
+    assert code == 0, err
+    (p,) = json.loads(out)["predictions"]
+    assert p["y_pred"] == pytest.approx(row["y_pred"], rel=1e-12)
+    assert p["interval"] == pytest.approx(row["interval"], rel=1e-12, abs=1e-15)
+    # a missing benchmark cell of that model is imputed as the fit imputes, not refused
+    table.loc[table["Model"] == new, "ARC-C"] = np.nan
+    table.to_csv(tmp_path / "b2.csv", index=False)
+    held2 = _fit_json(cli, "--benchmarks", tmp_path / "b2.csv", "--target", "HumanEval",
+                      "--heldout", new)  # fmt: skip
+    (row2,) = held2["new_models"]
+    assert np.isfinite(row2["y_pred"]) and row2["y_pred"] != row["y_pred"]

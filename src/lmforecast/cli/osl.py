@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +12,7 @@ from ..errors import InputError
 from ..osl.capability import CapabilitySpace, family_fits
 from ..osl.data import (
     FAMILY,
-    FLOPS,
     MODEL,
-    SIZE,
     check_metrics,
     default_metrics,
     parse_metric_range,
@@ -23,6 +20,7 @@ from ..osl.data import (
 )
 from ..osl.fit import merge_targets
 from ..osl.model import ObservationalScalingLaw
+from ..osl.newmodels import forecast_saved_fit, forecast_without_target, models_without_target
 from ..osl.posttraining import post_training_gap
 from ..osl.presets import PRESETS, get_preset
 from ..osl.result import X_KINDS
@@ -130,7 +128,17 @@ def register(sub) -> None:
     split.add_argument(
         "--holdout-top", type=float, help="hold out this fraction of the best models"
     )
-    split.add_argument("--heldout", help="comma-separated models to hold out")
+    split.add_argument(
+        "--heldout",
+        help="comma-separated models to hold out; a named model without the target is "
+        "forecast (its missing benchmark cells imputed as the fit imputes)",
+    )
+    split.add_argument(
+        "--holdout",
+        choices=["none"],
+        help="none: fit on every model with the target (nothing held out), e.g. to forecast "
+        "new models with `osl predict --fit` or `--heldout MODEL-WITHOUT-TARGET`",
+    )
     f.add_argument("--x", choices=X_KINDS, default="pcs", help="predictor: PCs, FLOPs or size")
     f.add_argument(
         "--scale",
@@ -271,8 +279,13 @@ def _fit(args: argparse.Namespace) -> int:
     table = merge_targets(table, targets)
     if args.target in table.columns and args.scale != 1.0:
         table[args.target] = table[args.target] / args.scale
+    new_models: list[str] = []
     if args.heldout is not None:
-        holdout, extra = "list", {"heldout": _names(args.heldout, "--heldout")}
+        names = _names(args.heldout, "--heldout") or []
+        new_models = models_without_target(table, args.target, names)
+        holdout, extra = "list", {"heldout": [n for n in names if n not in new_models]}
+    elif args.holdout == "none":
+        holdout, extra = "list", {"heldout": []}
     elif args.holdout_top is not None:
         holdout, extra = "top", {"holdout_top": args.holdout_top}
     else:
@@ -292,62 +305,23 @@ def _fit(args: argparse.Namespace) -> int:
     res = est.result_
     if out is not None:
         atomic_write_text(out, res.to_json())
-    return emit(args, res.contract(args.level), res.summary())
-
-
-def _fit_predictors(res, table) -> tuple[np.ndarray, np.ndarray]:
-    """(predictors, usable rows) of new models under a saved fit: PCs from the fit's own mean
-    and loadings (Eq. 5), or log10 FLOPs / size. A saved fit keeps no training table, so it
-    cannot impute a missing benchmark cell the way the fit did (App. B.3): such a model gets no
-    forecast and a warning names it (as a preset's forecast does)."""
-    if res.x == "pcs":
-        check_metrics(table, res.metrics, "new models")
-        B = table[res.metrics].to_numpy(float)
-        ok = np.isfinite(B).all(axis=1)
-        X = np.full((len(table), len(res.components)), np.nan)
-        X[ok] = (B[ok] - np.asarray(res.mean, float)) @ np.asarray(res.components, float).T
-        what = "a benchmark score the fit uses"
-    else:
-        col = FLOPS if res.x == "flops" else SIZE
-        raw = table[col].to_numpy(float)
-        ok = np.isfinite(raw) & (raw > 0)
-        X = np.full((len(table), 1), np.nan)
-        X[ok, 0] = np.log10(raw[ok])
-        what = f"a positive {col!r}"
-    if not ok.any():
-        raise InputError(f"--benchmarks: no model has every column the fit needs ({what})")
-    if not ok.all():
-        names = list(table[MODEL][~ok])
-        warnings.warn(
-            f"{len(names)} model(s) lack {what} and get no forecast (a saved fit cannot impute "
-            f"as the fit did; refit with them in the table): {', '.join(names[:3])}"
-            + (" ..." if len(names) > 3 else ""),
-            stacklevel=2,
+    contract, text = res.contract(args.level), res.summary()
+    if new_models:
+        rows = forecast_without_target(est, table[table[MODEL].isin(new_models)], args.level)
+        contract["new_models"] = rows
+        text += "\nforecasts of models without the target:\n" + "\n".join(
+            f"  {r['model']}: {r['y_pred']:.4f}  {100 * args.level:g}% interval "
+            f"[{r['interval'][0]:.4f}, {r['interval'][1]:.4f}]"
+            for r in rows
         )
-    return X, ok
+    return emit(args, contract, text)
 
 
 def _predict_fit(args: argparse.Namespace) -> int:
-    from ..laws.sigmoid import ObservationalSigmoid
     from ..osl import OSLResult
 
     res = OSLResult.from_json(Path(args.fit))
-    table = read_benchmarks(args.benchmarks)
-    X, ok = _fit_predictors(res, table)
-    law = ObservationalSigmoid(X.shape[1])
-    y = np.full(len(table), np.nan)
-    lo, hi = y.copy(), y.copy()
-    Xo = X[ok]
-    y[ok] = res.to_original(
-        law.predict(np.asarray(res.fit.theta), **{f"x{i + 1}": Xo[:, i] for i in range(X.shape[1])})
-    )
-    lo[ok], hi[ok] = res.predict_interval(Xo, args.level)
-    rows = [
-        {"model": m, "y_pred": float(v), "interval": [float(a), float(b)]}
-        if good
-        else {"model": m, "y_pred": None, "interval": None}
-        for m, v, a, b, good in zip(table[MODEL], y, lo, hi, ok, strict=True)
-    ]
+    rows = forecast_saved_fit(res, read_benchmarks(args.benchmarks), args.level)
     obj = {"target": res.target, "x": res.x, "level": args.level, "predictions": rows}
     text = "\n".join(
         f"{r['model']}: {res.target} {r['y_pred']:.4f}  {100 * args.level:g}% interval "

@@ -1,0 +1,87 @@
+"""Forecasting models that are not in the fit: the purpose of an observational scaling law.
+
+Two paths (issue 26), both giving the App. C.8 prediction interval of `OSLResult`:
+
+- `forecast_without_target(est, rows, level)`: models in the fitted table that lack the target
+  (``osl fit --heldout MODEL``). Their PCs come from the fitted capability space, which imputes
+  missing benchmark cells from the training models exactly as the fit does (App. B.3).
+- `forecast_saved_fit(res, table, level)`: new rows against a saved `OSLResult`
+  (``osl predict --fit``). PCs are S = gamma (B - mu) from the saved mean and loadings (Eq. 5).
+  A saved result keeps no training table, so it cannot impute as the fit did: a model missing
+  a score the fit uses gets no forecast, and a warning names it (as a preset's forecast does).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..laws.sigmoid import ObservationalSigmoid
+from .data import FLOPS, MODEL, SIZE, check_metrics
+
+
+def models_without_target(table: pd.DataFrame, target: str, names: list[str]) -> list[str]:
+    """The named models that are in `table` but have no `target` score (to forecast)."""
+    if target not in table.columns:
+        return []
+    y = table.set_index(MODEL)[target]
+    return [n for n in names if n in y.index and not np.isfinite(float(y.loc[[n]].iloc[0]))]
+
+
+def _rows(res, models, X: np.ndarray, level: float) -> list[dict]:
+    """Eq. 6 forecasts (original scale) and prediction intervals at predictors X."""
+    law = ObservationalSigmoid(X.shape[1])
+    cols = {f"x{i + 1}": X[:, i] for i in range(X.shape[1])}
+    y = res.to_original(law.predict(np.asarray(res.fit.theta), **cols))
+    lo, hi = res.predict_interval(X, level)
+    return [
+        {"model": m, "y_pred": float(v), "interval": [float(a), float(b)]}
+        for m, v, a, b in zip(models, y, lo, hi, strict=True)
+    ]
+
+
+def _log_column(res, rows: pd.DataFrame) -> np.ndarray:
+    return np.log10(rows[FLOPS if res.x == "flops" else SIZE].to_numpy(float))[:, None]
+
+
+def forecast_without_target(est, rows: pd.DataFrame, level: float) -> list[dict]:
+    """Forecasts of `rows` (models of the fitted table without the target) by a fitted
+    `ObservationalScalingLaw`, missing cells imputed by its capability space."""
+    res = est.result_
+    X = est.space_.transform(rows) if res.x == "pcs" else _log_column(res, rows)
+    return _rows(res, list(rows[MODEL]), X, level)
+
+
+def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
+    """Forecasts of every row of `table` by a saved `OSLResult`; rows missing a column the fit
+    needs get ``y_pred`` and ``interval`` None (warned)."""
+    if res.x == "pcs":
+        check_metrics(table, res.metrics, "new models")
+        B = table[res.metrics].to_numpy(float)
+        ok = np.isfinite(B).all(axis=1)
+        X = (B[ok] - np.asarray(res.mean, float)) @ np.asarray(res.components, float).T
+        what = "a benchmark score the fit uses"
+    else:
+        raw = table[FLOPS if res.x == "flops" else SIZE].to_numpy(float)
+        ok = np.isfinite(raw) & (raw > 0)
+        X = np.log10(raw[ok])[:, None]
+        what = "a positive " + (FLOPS if res.x == "flops" else SIZE)
+    if not ok.any():
+        raise InputError(f"new models: no model has every column the fit needs ({what})")
+    names = list(table[MODEL])
+    if not ok.all():
+        miss = [n for n, good in zip(names, ok, strict=True) if not good]
+        warnings.warn(
+            f"{len(miss)} model(s) lack {what} and get no forecast (a saved fit cannot impute "
+            f"as the fit did; refit with them in the table): {', '.join(miss[:3])}"
+            + (" ..." if len(miss) > 3 else ""),
+            stacklevel=2,
+        )
+    done = iter(_rows(res, [n for n, g in zip(names, ok, strict=True) if g], X, level))
+    return [
+        next(done) if good else {"model": n, "y_pred": None, "interval": None}
+        for n, good in zip(names, ok, strict=True)
+    ]
