@@ -28,6 +28,7 @@ from .varpro import projected_starts, representatives
 
 _CHUNK_ELEMENTS = 4_000_000  # starts x observations per vectorised grid pass
 PRECONDITION = True  # whitened pre-stage in polishes of laws with linear_blocks (`_precondition`)
+PRECONDITION_ITER = 150  # at most this many whitened iterations before the bounded polish
 VARPRO_POLISH = 6  # profile local minima polished by a variable-projection fit
 METHODS = ("auto", "grid", "varpro")
 
@@ -133,6 +134,9 @@ def _precondition(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     """
     b = np.array(bounds, float)
     free = b[:, 0] < b[:, 1]
+    span = np.where(np.isfinite(b[:, 1] - b[:, 0]), b[:, 1] - b[:, 0], 1.0)
+    if np.any(free & (np.minimum(theta0 - b[:, 0], b[:, 1] - theta0) <= 1e-6 * span)):
+        return None  # a start on a bound (e.g. E -> 0 on Pythia): the optimum may sit there
     with np.errstate(all="ignore"):
         pred, J = obj.law.predict_and_jacobian(theta0[None, :], obj.X)
         r = pred[0] - obj.t
@@ -198,7 +202,7 @@ def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     if not np.isfinite(f0):
         return theta0, np.inf, False, "non-finite objective at start"
     if PRECONDITION and obj.has_linear_part:
-        th = _precondition(obj, np.asarray(theta0, float), bounds, maxiter)
+        th = _precondition(obj, np.asarray(theta0, float), bounds, min(maxiter, PRECONDITION_ITER))
         if th is not None:
             theta0 = th
             f0, _ = obj.value_and_grad(theta0)
