@@ -78,7 +78,7 @@ def test_predict_refuses_edited_fit(cli, tmp_path, saved, edit, word):
 
 def test_predict_refuses_inline_json_in_one_short_line(cli, saved):
     msg = _one_line_error(cli, "downstream", "predict", "--fit", json.dumps(saved, indent=1),
-                          "--flops", "1e21", must=["--fit", "JSON text"])  # fmt: skip
+                          "--flops", "1e21", must=["--fit", "inline text"])  # fmt: skip
     assert len(msg) < 200
 
 

@@ -25,7 +25,9 @@ DEFAULT_BOOTSTRAP = 40
 
 
 def register(sub) -> None:
-    p = sub.add_parser(FORM, help="data-constrained law (repeated epochs, Muennighoff et al.)")
+    p = sub.add_parser(
+        "data-constrained", help="data-constrained law (repeated epochs, Muennighoff et al.)"
+    )
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
     e = verbs.add_parser("epochs", help="how many epochs of U unique tokens are worth training")

@@ -15,21 +15,7 @@ from ..errors import InputError
 from ..ledger import Ledger, over_time, score_records, score_table
 from ..ledger.records import check_forecast, sha256_file
 from .common import add_output_flags, atomic_write_text, check_writable, print_json, to_jsonable
-
-#: (command, verb) that forecast and so accept the global --ledger/--label.
-FORECAST_VERBS = {
-    ("supervised", "predict"), ("supervised", "allocate"), ("distill", "predict"),
-    ("flp", "predict"), ("flpm", "predict"), ("downstream", "predict"), ("osl", "predict"),
-}  # fmt: skip
-GLOBAL_FLAGS = ("--ledger", "--label")
-OWN_LEDGER_COMMANDS = ("ledger", "report")  # commands whose own --ledger means something else
-
-
-def add_global_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--ledger", metavar="PATH", help="register the forecast a verb prints in this ledger"
-    )
-    parser.add_argument("--label", metavar="NAME", help="label of the registered forecast")
+from .global_flags import FORECAST_VERBS, OWN_LEDGER_COMMANDS
 
 
 def check_ledger_flags(args: argparse.Namespace) -> None:

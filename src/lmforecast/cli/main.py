@@ -29,10 +29,8 @@ import warnings
 
 from .. import __version__
 from ..errors import InputError, OptionalDependencyError
-from ..parallel import lifeline
-from ..store.safe_write import set_follow_symlinks
-from .ledger import GLOBAL_FLAGS as LEDGER_FLAGS
-from .ledger import OWN_LEDGER_COMMANDS, add_global_flags, check_ledger_flags
+from .global_flags import GLOBAL_FLAGS as LEDGER_FLAGS
+from .global_flags import OWN_LEDGER_COMMANDS, add_global_flags
 
 COMMAND_MODULES = [
     "lmforecast.cli.supervised",
@@ -184,6 +182,8 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
         spec = getattr(args, "scheduler", None)
         sched = None if spec is None else parse_scheduler(spec, "--scheduler")
         notes = preflight(args)
+        from .ledger import check_ledger_flags  # start-up: only once a verb runs
+
         check_ledger_flags(args)
         with scheduler(sched):
             code = args.handler(args)
@@ -191,6 +191,8 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
         sys.stderr.write(f"lmforecast: error: {_one_line(exc)}\n")
         return 2
     except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (`parallel.lifeline`): end every worker
+        from ..parallel import lifeline
+
         lifeline.end_children()
         sys.stderr.write("lmforecast: interrupted\n")
         return 128 + lifeline.signal_number(exc)  # 130 for SIGINT, 143 for SIGTERM
@@ -282,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     warnings.showwarning = _one_line_warning
+    from ..parallel import lifeline  # start-up: imported once the line has parsed
+    from ..store.safe_write import set_follow_symlinks
+
     old = set_follow_symlinks(follow)
     try:
         with lifeline.signals_end_workers():

@@ -19,6 +19,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import InputError
+from .records import digest_forecast, digest_resolution
 
 APPLICATION_ID = 0x4C4D464C  # "LMFL"
 SCHEMA_VERSION = 2
@@ -149,8 +150,6 @@ def _backup(con: sqlite3.Connection, path: Path, version: int) -> Path:
 
 
 def _migrate_1_to_2(con: sqlite3.Connection) -> None:
-    from .records import digest_forecast, digest_resolution
-
     con.execute("ALTER TABLE forecasts RENAME TO forecasts_v1")
     for stmt in _statements(SCHEMA_V2):
         con.execute(stmt)

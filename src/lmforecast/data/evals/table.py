@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
+from ...errors import InputError, require
 from ...store.safe_write import output_file
 from ..io import read_table
 from ..validate import check_columns
@@ -124,8 +124,6 @@ def write_evals_table(df: pd.DataFrame, path: str | Path) -> None:
         elif name.endswith(".tsv"):
             df.to_csv(tmp, sep="\t", index=False)
         elif name.endswith((".parquet", ".pq")):
-            from ...errors import require
-
             require("pyarrow", "parquet")
             df.to_parquet(tmp, index=False)
         elif name.endswith((".jsonl", ".ndjson")):

@@ -1,0 +1,21 @@
+"""The global flags that take a value on a forecasting verb's line (`--ledger PATH --label
+NAME`), kept in a module that imports nothing heavy: `lmforecast --version` and `--help` read it."""
+
+from __future__ import annotations
+
+import argparse
+
+#: (command, verb) that forecast and so accept the global --ledger/--label.
+FORECAST_VERBS = {
+    ("supervised", "predict"), ("supervised", "allocate"), ("distill", "predict"),
+    ("flp", "predict"), ("flpm", "predict"), ("downstream", "predict"), ("osl", "predict"),
+}  # fmt: skip
+GLOBAL_FLAGS = ("--ledger", "--label")
+OWN_LEDGER_COMMANDS = ("ledger", "report")  # commands whose own --ledger means something else
+
+
+def add_global_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ledger", metavar="PATH", help="register the forecast a verb prints in this ledger"
+    )
+    parser.add_argument("--label", metavar="NAME", help="label of the registered forecast")
