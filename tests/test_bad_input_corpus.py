@@ -838,6 +838,28 @@ for cid, path, value in [
 case("examples-list-bad-flag", "examples list --nosuch")
 case("examples-copy-clash", "examples copy ex", write("ex/flp/runs.csv", "mine\n"))
 
+# the verbs added in round 3 (their fuller cases live in test_bad_input_toolbox.py and
+# test_bad_input_ledger.py); one each here so the coverage check below sees every verb
+NOT_LEDGER = write("notaledger.db", "just text, not SQLite\n")
+case(
+    "dc-epochs-no-fit", "data-constrained epochs --fit nosuch.json --params 6e8 --unique-tokens 1e9"
+)
+case("isoflop-fit-no-loss", "isoflop fit --runs iso.csv", write("iso.csv", "N,D\n1e8,1e9\n"))
+case("isoflop-plot-no-loss", "isoflop plot --runs iso.csv --out iso.png",
+     write("iso.csv", "N,D\n1e8,1e9\n"))  # fmt: skip
+case("recipes-no-file", "compare-recipes --base nosuch.csv --new nosuch2.csv --flops 1e18")
+case("next-run-budget", "next-run --runs nosuch.csv --target-params 7e9 --target-tokens 1.4e11 "
+     "--budget -1")  # fmt: skip
+case("shape-no-file", "shape test --runs nosuch.csv")
+case("runs-import-no-file", "runs import nosuch.jsonl --format jsonl --out r.csv")
+case("ledger-add-not-ledger", "ledger add --ledger notaledger.db --method supervised --point 2.3",
+     NOT_LEDGER)  # fmt: skip
+case("ledger-resolve-not-ledger", "ledger resolve 1 --ledger notaledger.db --observed 2.0",
+     NOT_LEDGER)  # fmt: skip
+case("ledger-score-not-ledger", "ledger score --ledger notaledger.db", NOT_LEDGER)
+case("ledger-show-not-ledger", "ledger show --ledger notaledger.db", NOT_LEDGER)
+case("ledger-export-not-ledger", "ledger export --ledger notaledger.db --out x.csv", NOT_LEDGER)
+
 
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(cli, work, cid, argv, setup):
