@@ -12,8 +12,6 @@ from lmforecast.report.builder import ReportContext, build_report
 
 @pytest.mark.slow
 def test_parallel_sections_equal_serial(tmp_path, monkeypatch):
-    from joblib.externals.loky import get_reusable_executor
-
     from lmforecast.report import builder
 
     # a spy on the parent's section builder: called for every section when serial; with
@@ -34,9 +32,7 @@ def test_parallel_sections_equal_serial(tmp_path, monkeypatch):
     b = build_report(
         tmp_path / "b", sections=secs, ctx=ReportContext(quick=True, progress=False, jobs=2)
     )
-    assert calls == []  # --jobs 2 was not silently serial
-    workers = {p.pid for p in get_reusable_executor()._processes.values()}
-    assert workers and os.getpid() not in workers
+    assert calls == []  # --jobs 2 was not silently serial (nor run in threads of this process)
     assert list(b["sections"]) == secs  # listed order kept whatever finishes first
     assert json.dumps(a["sections"], sort_keys=True) == json.dumps(b["sections"], sort_keys=True)
     html = (tmp_path / "b" / "report.html").read_text()
