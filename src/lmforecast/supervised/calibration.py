@@ -174,7 +174,14 @@ def loso_table(f: pd.DataFrame, method: str = "default", level: float = 0.9):
     for s in d["suite"].unique():
         k = calibrate_k(d[d["suite"] != s], level)
         ks[s] = k
-        parts.append(rescale(d[d["suite"] == s], k, level))
+        held = d[d["suite"] == s]
+        if "k_user" in held.columns:
+            # prior+backtest: each fit's own size-cut k averaged with the LOSO prior (the prior
+            # alone where the fit had too few sizes for a backtest)
+            n = np.nan_to_num(held["n_user"].to_numpy(float))
+            ku = np.nan_to_num(held["k_user"].to_numpy(float))
+            k = (PRIOR_WEIGHT * k + n * ku) / (PRIOR_WEIGHT + n)
+        parts.append(rescale(held, k, level))
     loso = pd.concat([*parts, f[f["method"] != method]], ignore_index=True)
     table = score_forecasts(loso, by=("suite", "method"))
     table["k"] = table["suite"].map(ks).where(table["method"] == method)
