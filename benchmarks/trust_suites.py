@@ -57,12 +57,12 @@ def load_all(shared: Path) -> dict:
     }
 
 
-def methods():
+def methods(calibration: str = "prior"):
     from lmforecast.backtest import PowerLawBaseline
     from lmforecast.supervised.adapter import PointAdapter, SupervisedAdapter
 
     out = [
-        SupervisedAdapter(name="default"),
+        SupervisedAdapter(name="default", calibration=calibration),
         PowerLawBaseline(),
         PointAdapter("chinchilla"),
         PointAdapter("chinchilla-gamma"),
@@ -87,6 +87,7 @@ def main(argv=None) -> int:
         action="store_true",
         help="run only the default (merge the simple laws from --extra)",
     )
+    ap.add_argument("--calibration", default="prior", choices=["prior", "prior+backtest"])
     ap.add_argument("--write-prior", action="store_true")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
@@ -107,7 +108,8 @@ def main(argv=None) -> int:
 
         with single_blas_thread(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ms = methods()[:1] if args.only_default else methods()
+            ms = methods(args.calibration)
+            ms = ms[:1] if args.only_default else ms
             f = suite_forecasts(suites, ms, progress=prog)
         if args.cache:
             f.to_csv(args.cache, index=False)

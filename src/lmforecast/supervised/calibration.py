@@ -21,8 +21,9 @@ A forecast's 90% interval in log loss is
   `benchmarks/trust_suites.py` regenerates it and reports it leave-one-suite-out (each suite
   scored with the k chosen on the other four).
 - with `calibration="prior+backtest"` and enough runs (>= 3 sizes fitted below a cut) the user's
-  own size-cut backtest (fits from scratch) updates k: the needs of the user's forecasts are
-  pooled with the prior at weight PRIOR_WEIGHT forecasts (a split-conformal quantile).
+  own size-cut backtest (fits from scratch) updates k: the user's split-conformal k (the 90%
+  quantile of the k each held-out forecast needs) is averaged with the prior, which counts as
+  PRIOR_WEIGHT forecasts.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ..fitting.engine import Objective, clip_to_bounds, grid_to_array
 from .intervals import weighted_quantile
 
 PRIOR_FILE = Path(__file__).with_name("trust_prior.json")
-PRIOR_WEIGHT = 20.0  # the prior counts as this many held-out forecasts in a user update
+PRIOR_WEIGHT = 10.0  # the prior counts as this many held-out forecasts in a user update
 CLUSTER_BOOTSTRAP = 20  # default resamples of model sizes
 BOOT_STARTS = 2  # best grid starts (scored on the resample) each resample polishes
 BOOT_GRID_SHARE = (
@@ -173,7 +174,14 @@ def loso_table(f: pd.DataFrame, method: str = "default", level: float = 0.9):
     for s in d["suite"].unique():
         k = calibrate_k(d[d["suite"] != s], level)
         ks[s] = k
-        parts.append(rescale(d[d["suite"] == s], k, level))
+        held = d[d["suite"] == s]
+        if "k_user" in held.columns:
+            # prior+backtest: each fit's own size-cut k averaged with the LOSO prior (the prior
+            # alone where the fit had too few sizes for a backtest)
+            n = np.nan_to_num(held["n_user"].to_numpy(float))
+            ku = np.nan_to_num(held["k_user"].to_numpy(float))
+            k = (PRIOR_WEIGHT * k + n * ku) / (PRIOR_WEIGHT + n)
+        parts.append(rescale(held, k, level))
     loso = pd.concat([*parts, f[f["method"] != method]], ignore_index=True)
     table = score_forecasts(loso, by=("suite", "method"))
     table["k"] = table["suite"].map(ks).where(table["method"] == method)
@@ -203,15 +211,15 @@ def write_prior(k_all: Mapping | float, f: pd.DataFrame, path: Path = PRIOR_FILE
 def user_update(est, form: str, data: pd.DataFrame, k_prior: float, level: float) -> dict:
     """k updated by a size-cut backtest on the user's runs (split-conformal): each split fits
     `form` from scratch (no bootstrap, no warm start) below the cut and forecasts above it; the
-    forecasts' needed k are pooled with the prior, which counts as PRIOR_WEIGHT forecasts."""
+    `level` quantile of the k its n forecasts need is averaged with the prior, which counts as
+    PRIOR_WEIGHT forecasts."""
     from ..backtest.suites import distance, suite_splits
 
     try:
         splits = suite_splits(data)
     except InputError:
         splits = []
-    needs, weights = [k_prior], [PRIOR_WEIGHT]
-    n = 0
+    needs = []
     for _name, tr, te in splits:
         inner = type(est)(
             form,
@@ -227,15 +235,15 @@ def user_update(est, form: str, data: pd.DataFrame, k_prior: float, level: float
         t = np.log(inner.predict(test["N"].to_numpy(float), test["D"].to_numpy(float)))
         e = np.log(test["loss"].to_numpy(float)) - t
         r = distance(data[tr], test)
-        nd = needed_k(e, r, float(inner.result_.residual_scale), level)
-        needs.extend(nd.tolist())
-        weights.extend([1.0] * len(nd))
-        n += len(nd)
+        needs.extend(needed_k(e, r, float(inner.result_.residual_scale), level).tolist())
+    n = len(needs)
     if not n:
         return {"method": "prior (too few sizes for a backtest on these runs)"}
-    k = choose_k(np.array(needs), np.array(weights), level)
+    k_user = choose_k(np.array(needs), np.ones(n), level)
+    k = (PRIOR_WEIGHT * k_prior + n * k_user) / (PRIOR_WEIGHT + n)
     return {
-        "method": f"prior updated by a size-cut backtest ({n} forecasts)",
-        "k": k,
+        "method": f"prior averaged with a size-cut backtest on these runs ({n} forecasts)",
+        "k": float(k),
+        "k_user": float(k_user),
         "backtest_forecasts": n,
     }
