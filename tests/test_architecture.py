@@ -19,11 +19,7 @@ MAX_LINES = 500
 
 #: Edges still present because another helper's branch removes them; the integrator deletes
 #: each entry once that branch is merged. (importing package, imported package)
-PENDING_OTHER_BRANCH = {
-    # backtest/adapters.py imports supervised while supervised uses the backtest engine; helper
-    # h2 (branch h2) moves the supervised adapter out of backtest/.
-    ("backtest", "supervised"),
-}
+PENDING_OTHER_BRANCH: set = set()  # emptied at integration: nothing pending
 
 #: Packages whose modules may import package code lazily (inside a function): the command line
 #: and the report load each command's / section's code only when it runs; they sit at the top,
@@ -33,21 +29,10 @@ LAZY_OK = {"cli", "report", "__main__"}
 
 #: Modules of other helpers' branches that still import package code inside functions; their
 #: owners lift the imports to the top (the integrator deletes each entry once that is merged).
-PENDING_OTHER_BRANCH_LAZY = {
-    "lmforecast.backtest.adapters",  # h2
-    "lmforecast.backtest.datasets",  # h2
-    "lmforecast.backtest.engine",  # h2
-    "lmforecast.supervised.model",  # h2
-    "lmforecast.supervised.presets",  # h2
-    "lmforecast.data.evals",  # h3
-    "lmforecast.downstream.forecaster",  # downstream's owner
-    "lmforecast.downstream.members",  # downstream's owner
-}
+PENDING_OTHER_BRANCH_LAZY: set = set()  # emptied at integration: nothing pending
 
 #: Modules over MAX_LINES that another helper's branch splits (path under src/lmforecast).
-PENDING_OTHER_BRANCH_SIZE = {
-    "data/evals.py",  # helper h3 (branch h3) splits it
-}
+PENDING_OTHER_BRANCH_SIZE: set = set()  # emptied at integration: nothing pending
 
 
 # ---- the layer table -------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.evals import PYTHIA_TOKENS_PER_STEP, PYTHIA_TOTAL_PARAMS
+from ..data.evals import PYTHIA_TOKENS_PER_STEP, PYTHIA_TOTAL_PARAMS, load_pythia
 from ..errors import InputError
 
 # total parameters (Pythia Table 1) and tokens per step: one source for the whole package
@@ -59,7 +59,6 @@ def pythia_lambada_runs(
 
 
 def _bundled_lambada_runs(deduped: bool, min_step: int) -> pd.DataFrame:
-    from ..data.evals import load_pythia
 
     t = load_pythia()
     t = t[(t["task"] == "lambada_openai") & (t["metric"] == "ppl") & (t["step"] >= min_step)]

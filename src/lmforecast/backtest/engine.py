@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..parallel import map_tasks
+from ..store import dump_json, load_json
 
 RATIO_BINS = (1.0, 3.0, 10.0, 100.0, np.inf)
 
@@ -169,7 +170,6 @@ class BacktestResult:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        from ..store import dump_json
 
         return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
 
@@ -187,7 +187,6 @@ class BacktestResult:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> BacktestResult:
-        from ..store import load_json
 
         return cls.from_dict(load_json(text_or_path, "saved backtest"))
 

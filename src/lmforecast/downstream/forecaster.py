@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..errors import InputError
+from ..store import dump_json
 from .chance import chance_level
 from .members import (
     DIRECT,
@@ -29,6 +30,7 @@ from .members import (
     PAPER,
     TWO_STAGE,
     Stage1,
+    _map,
     fit_paper,
     fit_trend,
     fit_two_stage,
@@ -259,7 +261,6 @@ class DownstreamForecaster:
         self._check()
         if name not in TWO_STAGE or name not in self.members_:
             raise InputError(f"{name!r} is not a fitted two-stage member")
-        from .members import _map
 
         m = _map(name, self.chance_, self.window)
         return m.predict(np.asarray(self.members_[name]["params"]), np.asarray(L, float))
@@ -368,7 +369,6 @@ class DownstreamForecaster:
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-        from ..store import dump_json
 
         return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..flp.model import FLP
 from .maps import LinearMap, LocalLinearMap, SigmoidMap, weights
 from .stage1 import STAGE1
 from .tables import TaskData
@@ -129,7 +130,6 @@ def _flp_tables(td: TaskData, task_col: str = "score"):
 
 def fit_paper(name: str, td: TaskData, chance: float, B: int, seed: int) -> dict:
     """FLP (Eq. 1 + Eq. 2 with the Sec. 3.3 filter) or FP (Eq. 3) via `lmforecast.flp.FLP`."""
-    from ..flp.model import FLP
 
     runs, cks = _flp_tables(td)
     kw = dict(random_performance=min(chance, 99.0), bootstrap=B, seed=seed)
@@ -145,7 +145,6 @@ def fit_paper(name: str, td: TaskData, chance: float, B: int, seed: int) -> dict
 
 
 def paper_estimator(state: dict):
-    from ..flp.model import FLP
 
     return FLP.from_dict(state["flp"])
 

@@ -12,21 +12,10 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ..backtest.adapters import PersistenceBaseline, PowerLawBaseline
-from ..errors import InputError
-
-
-def _n_d(df: pd.DataFrame, n_col: str = "N", d_col: str = "D", c_col: str = "C"):
-    if n_col not in df.columns:
-        raise InputError(f"runs: missing column {n_col!r} (parameters)")
-    N = df[n_col].to_numpy(float)
-    if d_col in df.columns:
-        return N, df[d_col].to_numpy(float)
-    if c_col in df.columns:
-        return N, df[c_col].to_numpy(float) / (6.0 * N)
-    raise InputError(f"runs: missing column {d_col!r} (or {c_col!r})")
+from .model import SupervisedScalingLaw
+from .point_adapter import PointFitAdapter, _n_d
 
 
 class SupervisedAdapter:
@@ -42,8 +31,6 @@ class SupervisedAdapter:
         self.kwargs.pop("intervals", None)
 
     def fit(self, train: pd.DataFrame) -> _Fitted:
-        from .model import SupervisedScalingLaw
-
         kw = dict(self.kwargs)
         kw.setdefault("n_jobs", 1)
         kw.setdefault("replicates", "mean")
@@ -76,61 +63,12 @@ class _Fitted:
         return out
 
 
-class PointAdapter:
+class PointAdapter(PointFitAdapter):
     """A point fit of `form` from scratch (no bootstrap); interval = run scatter and delta-method
     parameter spread (forecast * exp(+-z s))."""
 
     def __init__(self, form: str, *, loss: str = "huber", name: str | None = None, **kwargs):
-        self.form, self.loss, self.kwargs = form, loss, kwargs
-        self.name = name or f"point:{form}"
-
-    def fit(self, train: pd.DataFrame) -> _PointFitted:
-        from .model import SupervisedScalingLaw
-
-        est = SupervisedScalingLaw(
-            self.form, loss=self.loss, intervals=False, n_jobs=1, replicates="mean", **self.kwargs
-        )
-        N, D = _n_d(train)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(N=N, D=D, loss=train["loss"].to_numpy(float))
-        return _PointFitted(est)
-
-
-class _PointFitted:
-    def __init__(self, est):
-        self.est = est
-
-    def predict(self, test):
-        return self.est.predict(*_n_d(test))
-
-    def interval(self, test, level):
-        N, D = _n_d(test)
-        pred = self.est.predict(N, D)
-        z = float(norm.ppf(0.5 + level / 2))
-        s = np.sqrt(self.est.result_.residual_scale**2 + _delta_var(self.est, N, D))
-        return pred * np.exp(-z * s), pred * np.exp(z * s)
-
-
-def _delta_var(est, N, D) -> np.ndarray:
-    """Delta-method variance of the log forecast: J(x) sigma^2 (J'J)^+ J(x)', J the law's
-    analytic Jacobian at the fitted runs, sigma^2 the residual mean square; directions the runs do
-    not identify (tiny singular values) are dropped rather than blown up."""
-    res, data = est.result_, est.data_
-    law = res.law_
-    th = np.asarray(res.theta)[None, :]
-    Xtr = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
-    with np.errstate(all="ignore"):
-        pred, J = law.predict_and_jacobian(th, Xtr)
-        r = pred[0] - np.log(data["loss"].to_numpy(float))
-        J = J[0]
-        n, P = J.shape
-        sigma2 = float(np.sum(r * r) / max(n - P, 1))
-        cov = sigma2 * np.linalg.pinv(J.T @ J, rcond=1e-10, hermitian=True)
-        Xte = {"N": np.asarray(N, float).ravel(), "D": np.asarray(D, float).ravel()}
-        Jt = law.jacobian(th, Xte)[0]
-        v = np.einsum("ij,jk,ik->i", Jt, cov, Jt)
-    return np.where(np.isfinite(v) & (v > 0), v, 0.0)
+        super().__init__(SupervisedScalingLaw, form, loss=loss, name=name, **kwargs)
 
 
 def supervised_adapters(form: str, *, baselines: bool = True, compute_col: str = "C", **kw):

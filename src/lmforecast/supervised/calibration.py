@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from ..backtest.suites import distance, score_forecasts, suite_splits
 from ..errors import InputError
 from ..fitting import fit_law
 from ..fitting.engine import Objective, clip_to_bounds, grid_to_array
@@ -166,8 +167,6 @@ def s_boot_of(t_boot: np.ndarray | None, n: int) -> np.ndarray:
 def loso_table(f: pd.DataFrame, method: str = "default", level: float = 0.9):
     """Leave-one-suite-out: per held-out suite, k chosen on the others and the suite scored with
     it. Returns (table per suite with the simple laws beside, pooled dict, k on all suites)."""
-    from ..backtest.suites import score_forecasts
-
     d = f[f["method"] == method]
     parts = []
     ks = {}
@@ -213,8 +212,6 @@ def user_update(est, form: str, data: pd.DataFrame, k_prior: float, level: float
     `form` from scratch (no bootstrap, no warm start) below the cut and forecasts above it; the
     `level` quantile of the k its n forecasts need is averaged with the prior, which counts as
     PRIOR_WEIGHT forecasts."""
-    from ..backtest.suites import distance, suite_splits
-
     try:
         splits = suite_splits(data)
     except InputError:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..data.validate import numeric_column
@@ -29,7 +30,9 @@ from . import calibration as cb
 from . import forms as fm
 from . import intervals as iv
 from .allocation import numeric_allocation
-from .presets import PRESETS
+from .point_adapter import PointFitAdapter
+from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
+from .schema import check_supervised_meta, check_trust_meta
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
 FORMS = (*BASE_FORMS, "average", fm.AUTO)
@@ -249,9 +252,6 @@ class SupervisedScalingLaw:
     def _fit_average(self, data: pd.DataFrame, n_boot: int) -> FitResult:
         """Fit every base form, weight each by its inverse backtest mean squared log error
         (a rolling-origin backtest of point fits from scratch on the runs themselves)."""
-        from ..backtest.engine import rolling_origin
-        from .adapter import PointAdapter
-
         comps, mse = {}, {}
         min_train = calibration_min_train(len(data))
         for f in BASE_FORMS:
@@ -260,7 +260,7 @@ class SupervisedScalingLaw:
                 warnings.simplefilter("ignore")
                 bt = rolling_origin(
                     data,
-                    PointAdapter(f, loss=self.loss),
+                    PointFitAdapter(type(self), f, loss=self.loss),
                     n_cutoffs=self.n_cutoffs,
                     min_train=min_train,
                 )
@@ -290,7 +290,6 @@ class SupervisedScalingLaw:
         normals in fit space; none for hoffmann2022, which publishes none), an assumed run-to-run
         scatter and the default extrapolation slope beyond the paper's largest run
         (`presets.PRESET_INTERVALS`, docs/trust.md)."""
-        from .presets import PRESET_INTERVALS, preset_param_samples
 
         if name not in PRESETS:
             raise InputError(f"unknown preset {name!r}; known: {', '.join(sorted(PRESETS))}")
@@ -326,7 +325,6 @@ class SupervisedScalingLaw:
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisedScalingLaw:
-        from .schema import check_supervised_meta, check_trust_meta
 
         res = FitResult.from_json(Path(path))
         check_supervised_meta(res.to_dict(), str(path))

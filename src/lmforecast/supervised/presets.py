@@ -5,6 +5,8 @@ Natural parameters of L(N, D) = E + (A/N^alpha + B/D^beta)^gamma (gamma = 1 for 
 
 from __future__ import annotations
 
+from ..laws import get_law
+
 PRESETS: dict[str, dict] = {
     "busbridge2025": {
         "form": "chinchilla-gamma",
@@ -99,8 +101,6 @@ def preset_param_samples(name: str, n: int = 400, seed: int = 0) -> list[list[fl
     the paper's joint bootstrap, i.e. conservative."""
     import numpy as np
     from scipy.stats import norm
-
-    from ..laws import get_law
 
     p = PRESETS[name]
     if not p["ci"]:
