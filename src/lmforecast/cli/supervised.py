@@ -31,8 +31,8 @@ def register(sub) -> None:
         "--form",
         choices=FORMS,
         default="auto",
-        help="law form (default auto: chinchilla-gamma where the runs identify its extra "
-        "exponent, else chinchilla; docs/trust.md)",
+        help="law form; auto = chinchilla-gamma where the runs identify its extra exponent, "
+        "else chinchilla (docs/trust.md)",
     )
     f.add_argument(
         "--fix",
