@@ -28,7 +28,7 @@ def test_every_option_has_help_and_every_verb_an_example(name):
 
 def test_defaults_are_shown():
     text = " ".join(VERBS["supervised fit"].format_help().split())
-    assert "(default auto:" in text and "(default: 0.001)" in text
+    assert "(default: auto)" in text and "(default: 0.001)" in text
 
 
 @pytest.mark.slow

@@ -182,7 +182,7 @@ def test_user_backtest_update_narrows_the_real_suite_prior_and_still_covers():
     user's own size-cut backtest (calibration="prior+backtest") narrows it and still covers."""
     cov = {"prior": [], "prior+backtest": []}
     width = {"prior": [], "prior+backtest": []}
-    for s in range(3):
+    for s in range(2):
         rng = np.random.default_rng(100 + s)
         N = 10 ** rng.uniform(7.3, 9.0, 24)
         D = N * 10 ** rng.uniform(0.7, 2.3, 24)
@@ -191,8 +191,7 @@ def test_user_backtest_update_narrows_the_real_suite_prior_and_still_covers():
         Dt = Nt * 10 ** rng.uniform(1.0, 2.3, 34)
         Lt = _hoff(Nt, Dt) * np.exp(rng.normal(0, 0.005, 34))
         for cal in cov:
-            law = SupervisedScalingLaw("chinchilla", bootstrap=10, seed=s, n_jobs=1,
-                                       calibration=cal)  # fmt: skip
+            law = SupervisedScalingLaw("chinchilla", bootstrap=0, seed=s, n_jobs=1, calibration=cal)
             law.fit(N=N, D=D, loss=L)
             lo, hi = law.predict_interval(Nt, Dt)
             cov[cal].extend((lo <= Lt) & (Lt <= hi))
@@ -249,7 +248,7 @@ def test_average_form_round_trip(tmp_path):
     N = np.repeat(np.geomspace(2e7, 8e8, 5), 3)
     D = N * np.tile([10.0, 30.0, 90.0], 5)
     L = _hoff(N, D) * np.exp(rng.normal(0, 0.004, N.size))
-    law = SupervisedScalingLaw("average", bootstrap=8, n_polish=4, n_cutoffs=2, n_jobs=1).fit(
+    law = SupervisedScalingLaw("average", bootstrap=4, n_polish=4, n_cutoffs=2, n_jobs=1).fit(
         pd.DataFrame({"N": N, "D": D, "loss": L})
     )
     w = law.result_.meta["average"]["weights"]

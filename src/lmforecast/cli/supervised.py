@@ -35,8 +35,8 @@ def register(sub) -> None:
         "--form",
         choices=(*FORMS, "data-constrained"),
         default="auto",
-        help="law form (default auto: chinchilla-gamma where the runs identify its extra "
-        "exponent, else chinchilla; docs/trust.md)",
+        help="law form; auto = chinchilla-gamma where the runs identify its extra exponent, "
+        "else chinchilla (docs/trust.md)",
     )
     f.add_argument(
         "--fix",
