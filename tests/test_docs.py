@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from test_readme import commands  # the README's line splitter, shared
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PAGES = sorted(p for p in DOCS.glob("*.md"))
 FENCE = re.compile(r"```([^\n]*)\n(.*?)```", re.S)
@@ -27,16 +29,6 @@ FENCE = re.compile(r"```([^\n]*)\n(.*?)```", re.S)
 def blocks(page: Path) -> list[tuple[str, str]]:
     """(info string, text) of every fenced block of a page, in order."""
     return [(m.group(1).strip(), m.group(2)) for m in FENCE.finditer(page.read_text())]
-
-
-def commands(block: str) -> list[str]:
-    joined = block.replace("\\\n", " ")
-    out = []
-    for line in joined.splitlines():
-        line = line.split("  #")[0].strip() if not line.lstrip().startswith("#") else ""
-        if line:
-            out.append(line)
-    return out
 
 
 def _runnable_pages() -> list[Path]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fitting import fit_law, huber
-from ..laws.base import Law, Parameter
+from ..laws.compute_power import ComputePower
 from .engine import compute_of
 
 
@@ -40,32 +40,6 @@ class _Constant:
         return None
 
 
-class PowerCompute(Law):
-    """L(C) = E + A C^-a, fitted on log L (the 1-D compute law of Kaplan et al. 2020 style)."""
-
-    name = "power-compute"
-    inputs = ("C",)
-    parameters = (
-        Parameter("log_A", -20.0, 80.0, "A", "exp"),
-        Parameter("log_E", -10.0, 5.0, "E", "exp"),
-        Parameter("a", 0.0, 5.0),
-    )
-
-    def default_grid(self):
-        return {
-            "log_A": np.arange(0.0, 41.0, 4.0),
-            "log_E": np.array([-1.0, -0.5, 0.0, 0.5, 1.0, 1.5]),
-            "a": np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8]),
-        }
-
-    def predict_target(self, theta, X):
-        theta = np.atleast_2d(theta)
-        lA, lE, a = theta[:, 0:1], theta[:, 1:2], theta[:, 2:3]
-        v = lA - a * np.log(X["C"])[None, :]
-        m = np.maximum(lE, v)
-        return m + np.log(np.exp(lE - m) + np.exp(v - m))
-
-
 class PowerLawBaseline:
     """Naive baseline: a 1-D power law in compute, L = E + A C^-a (Huber on log loss, grid +
     L-BFGS-B). Ignores how compute is split between N and D. No interval."""
@@ -80,7 +54,7 @@ class PowerLawBaseline:
 
         C = compute_of(train, self.compute_col)
         y = train[self.target_col].to_numpy(float)
-        law = PowerCompute()
+        law = ComputePower()
         if len(y) < 3:
             return _Constant(float(np.mean(y[C == C.max()])))
         with warnings.catch_warnings():

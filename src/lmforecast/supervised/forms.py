@@ -21,9 +21,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ..backtest.adapters import PowerCompute
 from ..errors import InputError
 from ..fitting import fit_law, huber
+from ..laws.compute_power import ComputePower
 
 AUTO = "auto"
 GAMMA_MIN_SIZES = 5
@@ -152,7 +152,7 @@ def compute_law(data: pd.DataFrame) -> dict:
     """The 1-D compute law L = E + A C^-a (C = 6ND) fitted to the same runs (Huber on log loss),
     shown beside every forecast: {"E", "A", "a", "theta"}."""
     C = 6.0 * data["N"].to_numpy(float) * data["D"].to_numpy(float)
-    law = PowerCompute()
+    law = ComputePower()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = fit_law(law, {"C": C}, data["loss"].to_numpy(float), loss=huber(1e-3), n_polish=8)
@@ -161,4 +161,4 @@ def compute_law(data: pd.DataFrame) -> dict:
 
 def compute_law_predict(cl: Mapping, N, D) -> np.ndarray:
     C = 6.0 * np.asarray(N, float) * np.asarray(D, float)
-    return PowerCompute().predict(np.asarray(cl["theta"], float), C=C)
+    return ComputePower().predict(np.asarray(cl["theta"], float), C=C)
