@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from ..data.io import read_table
 from ..nextrun import advise
-from .common import add_output_flags, add_runs_flag, emit, positive_float, require_runs
+from .common import (
+    add_output_flags,
+    add_runs_flag,
+    atomic_write_text,
+    check_writable,
+    emit,
+    positive_float,
+    require_runs,
+)
 
 
 def register(sub) -> None:
@@ -58,13 +66,16 @@ def register(sub) -> None:
         "the fit's residual scale",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="save the advice as JSON")
     add_output_flags(p)
     p.set_defaults(handler=_advise)
 
 
 def _advise(args) -> int:
+    runs = require_runs(args)
+    out = check_writable(args.out, [runs])
     a = advise(
-        read_table(require_runs(args)),
+        read_table(runs),
         args.target_params,
         args.target_tokens,
         budget=args.budget,
@@ -74,4 +85,6 @@ def _advise(args) -> int:
         noise=args.noise,
         seed=args.seed,
     )
+    if out is not None:
+        atomic_write_text(out, a.to_json())
     return emit(args, a.contract(), a.summary())

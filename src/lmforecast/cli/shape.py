@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from ..data.io import read_table
 from ..shape import shape_test
-from .common import add_output_flags, add_runs_flag, emit, require_runs
+from .common import (
+    add_output_flags,
+    add_runs_flag,
+    atomic_write_text,
+    check_writable,
+    emit,
+    require_runs,
+)
 
 
 def register(sub) -> None:
@@ -23,13 +30,16 @@ def register(sub) -> None:
         "--permutations", type=int, default=2000, help="shape shuffles for the permutation p-value"
     )
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--out", help="save the test as JSON")
     add_output_flags(t)
     t.set_defaults(handler=_test)
 
 
 def _test(args) -> int:
+    runs = require_runs(args)
+    out = check_writable(args.out, [runs])
     res = shape_test(
-        read_table(require_runs(args)),
+        read_table(runs),
         loss_col=args.loss_col,
         width_col=args.width_col,
         depth_col=args.depth_col,
@@ -37,4 +47,6 @@ def _test(args) -> int:
         n_perm=args.permutations,
         seed=args.seed,
     )
+    if out is not None:
+        atomic_write_text(out, res.to_json())
     return emit(args, res.contract(), res.summary())

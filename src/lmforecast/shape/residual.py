@@ -22,6 +22,8 @@ from ..data.validate import check_min_rows, numeric_column
 from ..errors import InputError
 from ..fitting import fit_law, huber
 from ..laws import get_law
+from ..store import FORMAT_VERSION, dump_json, load_json
+from .schema import KIND, check_shape_test
 
 
 @dataclass
@@ -43,6 +45,17 @@ class ShapeTest:
 
     def contract(self) -> dict:
         return asdict(self)
+
+    def to_json(self, path=None) -> str:
+        """JSON text (written atomically to `path` if given); loads back bit-for-bit."""
+        return dump_json({"kind": KIND, "format_version": FORMAT_VERSION, **asdict(self)}, path)
+
+    @classmethod
+    def from_json(cls, text_or_path) -> ShapeTest:
+        """A test saved by `to_json` (`shape test --out`), validated field by field."""
+        d = load_json(text_or_path, "saved shape test")
+        check_shape_test(d, str(text_or_path)[:120])
+        return cls(**{k: v for k, v in d.items() if k not in ("kind", "format_version")})
 
     def summary(self) -> str:
         verdict = "shape matters beyond N" if self.shape_matters else "no evidence shape matters"
