@@ -39,6 +39,8 @@ SECTION_MODULES = [
     "lmforecast.report.sections.dataconstrained",
     "lmforecast.report.sections.isoflop",
     "lmforecast.report.sections.recipes",
+    "lmforecast.report.sections.shape",
+    "lmforecast.report.sections.nextrun",
     "lmforecast.report.sections.ledger",
     "lmforecast.report.sections.planner",
 ]

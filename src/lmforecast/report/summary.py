@@ -237,6 +237,19 @@ def _recipes(n: Mapping) -> list[dict]:
     ]
 
 
+def _shape(n: Mapping) -> list[dict]:
+    truth = n["truth"]["curvature"]  # planted in the bundled example (examples/files/shape)
+    return [
+        row(
+            "width/depth residual test (shape term)",
+            f"bundled simulated checkpoints ({n['n_models']} shapes, planted c2 = {truth:g})",
+            "|c2 - c2_true| / c2_true",
+            abs(n["coef"][2] - truth) / truth,
+            n=n["n_models"],
+        )
+    ]
+
+
 def _ledger(n: Mapping) -> list[dict]:
     o = n["scores"]["overall"]
     return [
@@ -265,6 +278,10 @@ EXTRACTORS: dict[str, Callable[[Mapping], list[dict]]] = {
     "dataconstrained": lambda n: [],  # coefficients and advice on example runs, no held-out test
     "isoflop": _isoflop,
     "recipes": _recipes,
+    "shape": _shape,
+    # advice, no verdict here: checking it means a simulated campaign that refits a bootstrap
+    # after every added run (minutes); benchmarks/bench_nextrun.py runs it against a ladder
+    "nextrun": lambda n: [],
     "ledger": _ledger,
 }
 

@@ -8,6 +8,8 @@ import pandas as pd
 from ..isoflop.simulate import HOFFMANN
 from ..laws.chinchilla import ChinchillaGamma
 
+CURVATURE = 0.004  # the planted coefficient of (ln(width/depth) - ln 20)^2 (bundled example)
+
 SHAPES = (
     (256, 24),
     (256, 72),
@@ -25,7 +27,7 @@ SHAPES = (
 
 
 def simulate_shapes(
-    curvature: float = 0.004, noise: float = 0.002, seed: int = 0, steps: int = 8
+    curvature: float = CURVATURE, noise: float = 0.002, seed: int = 0, steps: int = 8
 ) -> pd.DataFrame:
     """Checkpoints (D from 1e9 to 1e11 tokens) of transformers with N = 12 depth width^2; the
     loss is Hoffmann's law times exp(curvature (ln(width/depth) - ln 20)^2): 0 = shape-free."""
