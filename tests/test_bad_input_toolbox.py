@@ -8,6 +8,9 @@ import pytest
 from lmforecast.errors import InputError
 from lmforecast.isoflop import isoflop_table, simulate_isoflops
 from lmforecast.recipes.simulate import simulate_pair
+from lmforecast.shape.simulate import simulate_shapes
+
+NEXT_RUN = ["next-run", "--target-params", "7e9", "--target-tokens", "1.4e11", "--bootstrap", "5"]
 
 
 @pytest.fixture
@@ -22,6 +25,11 @@ def tables(tmp_path):
     )
     base.to_csv(tmp_path / "base.csv", index=False)
     new.to_csv(tmp_path / "new.csv", index=False)
+    pd.DataFrame({"N": [1e7, 2e7, 4e7, 8e7, 1.6e8], "D": [2e8, 4e8, 8e8, 1.6e9, 3.2e9],
+                  "loss": [5.3, 4.6, 4.1, 3.6, 3.2]}).to_csv(tmp_path / "nr.csv", index=False)  # fmt: skip
+    shape = simulate_shapes(seed=0, steps=2)
+    shape.loc[shape["model"] == "768x3", "width"] = [768, 1024]  # one model, two widths
+    shape.to_csv(tmp_path / "shape.csv", index=False)
     return tmp_path
 
 
@@ -51,7 +59,35 @@ CASES = {
         ["compare-recipes", "--base", "base.csv", "--new", "new.csv", "--flops", "1e18"],
         "no overlapping budgets",
     ),
+    "next-run with 5 runs": ([*NEXT_RUN, "--runs", "nr.csv"], "needs at least 6"),
+    "next-run negative goal width": (
+        [*NEXT_RUN, "--runs", "shape.csv", "--goal-width", "-0.1"],
+        "goal width must be > 0",
+    ),
+    "shape test, a model with two widths": (
+        ["shape", "test", "--runs", "shape.csv", "--model-col", "model", "--permutations", "9"],
+        "has more than one width or depth",
+    ),
 }
+
+
+OUT_CASES = {
+    "next-run": [*NEXT_RUN, "--runs", "shape.csv"],
+    "shape test": ["shape", "test", "--runs", "shape.csv", "--permutations", "9"],
+}
+
+
+@pytest.mark.parametrize("verb", sorted(OUT_CASES))
+@pytest.mark.parametrize(
+    "out, needle",
+    [("missing/x.json", "folder missing does not exist"), ("shape.csv", "is also an input")],
+)
+def test_out_refused_before_any_work(verb, out, needle, tables, cli, monkeypatch):
+    monkeypatch.chdir(tables)
+    before = {p.name: p.read_bytes() for p in tables.iterdir()}
+    code, _, err = cli(*OUT_CASES[verb], "--out", out)
+    assert code == 2 and err.count("\n") == 1 and needle in err, err
+    assert {p.name: p.read_bytes() for p in tables.iterdir()} == before
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
