@@ -41,6 +41,9 @@ from ..backtest.suites import distance, score_forecasts, suite_splits
 from ..errors import InputError
 from ..fitting import fit_law
 from ..fitting.engine import Objective, clip_to_bounds, grid_to_array
+from ..fitting.losses import Loss
+from ..fitting.threads import single_blas_thread
+from ..parallel import map_tasks
 from .intervals import weighted_quantile
 
 PRIOR_FILE = Path(__file__).with_name("trust_prior.json")
@@ -115,10 +118,25 @@ def rescale(f: pd.DataFrame, k: float, level: float = 0.9) -> pd.DataFrame:
     return f.assign(lower=np.exp(lo), upper=np.exp(hi))
 
 
-def cluster_bootstrap(law, X, y, lossf, *, n_boot: int, seed: int = 0, bounds=None, grid=None):
+def cluster_bootstrap(
+    law,
+    X,
+    y,
+    lossf,
+    *,
+    n_boot: int,
+    seed: int = 0,
+    bounds=None,
+    grid=None,
+    n_jobs: int = 1,
+    scheduler=None,
+    progress: bool = False,
+):
     """(n_boot, P) thetas: each resample draws the distinct model sizes with replacement (every
     run of a drawn size enters with the size's multiplicity as its weight) and is fitted from
-    scratch: the whole grid scored on the resample, its BOOT_STARTS best polished."""
+    scratch: the whole grid scored on the resample, its BOOT_STARTS best polished. The draws are
+    made up front from `seed`; the fits run through `parallel.map_tasks` (``n_jobs`` joblib
+    workers or a Dask ``scheduler``), so the thetas are the same wherever they run."""
     N = np.asarray(X["N"], float)
     sizes, inv = np.unique(N, return_inverse=True)
     if sizes.size < 2:
@@ -129,32 +147,45 @@ def cluster_bootstrap(law, X, y, lossf, *, n_boot: int, seed: int = 0, bounds=No
     if len(g) > 100 * BOOT_GRID_SHARE:  # a fixed random quarter: a stride would pin an axis
         keep_rows = np.random.default_rng(12345).permutation(len(g))[: len(g) // BOOT_GRID_SHARE]
         g = g[np.sort(keep_rows)]
-    t = law.target_of(np.asarray(y, float))
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n_boot):
-        counts = np.bincount(rng.integers(0, sizes.size, sizes.size), minlength=sizes.size)
-        w = counts[inv].astype(float)
-        keep = w > 0
-        Xb = {k: np.asarray(v, float)[keep] for k, v in X.items()}
-        n_free = sum(lo != hi for lo, hi in (bounds or law.bounds))
-        if np.unique(Xb["N"]).size < 2 or keep.sum() < n_free:
-            continue
-        scores = Objective(law, Xb, t[keep], lossf, w[keep]).batch(g)
-        best = g[np.argsort(scores)[:BOOT_STARTS]]
-        res = fit_law(
-            law,
-            Xb,
-            np.asarray(y, float)[keep],
-            loss=lossf,
-            grid=best,
-            n_polish=BOOT_STARTS,
-            weights=w[keep],
-            bounds=bounds,
-            maxiter=BOOT_MAXITER,
-        )
-        out.append(res.theta)
+    draws = [
+        np.bincount(rng.integers(0, sizes.size, sizes.size), minlength=sizes.size)
+        for _ in range(n_boot)
+    ]
+    shared = {"law": law, "X": {k: np.asarray(v, float) for k, v in X.items()},
+              "y": np.asarray(y, float), "inv": inv, "loss": lossf.to_dict(), "bounds": bounds,
+              "grid": g}  # fmt: skip
+    n_chunks = max(1, min(n_boot, 64))
+    chunks = [[draws[i] for i in c] for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
+    parts = map_tasks(_boot_chunk, chunks, shared=shared, scheduler=scheduler, n_jobs=n_jobs,
+                      desc=f"cluster bootstrap {law.name}", progress=progress, unit="resample",
+                      sizes=[len(c) for c in chunks])  # fmt: skip
+    out = [th for part in parts for th in part if th is not None]
     return np.asarray(out, float).reshape(len(out), len(law.parameters))
+
+
+def _boot_chunk(counts_list, shared) -> list:
+    """One task of `cluster_bootstrap` (plain data only): fit each resample of the chunk from
+    scratch; None for a resample with fewer than two sizes or fewer runs than free parameters."""
+    law, X, y, inv, bounds, g = (shared[k] for k in ("law", "X", "y", "inv", "bounds", "grid"))
+    lossf = Loss.from_dict(shared["loss"])
+    t = law.target_of(y)
+    n_free = sum(lo != hi for lo, hi in (bounds or law.bounds))
+    out = []
+    with single_blas_thread():
+        for counts in counts_list:
+            w = counts[inv].astype(float)
+            keep = w > 0
+            Xb = {k: v[keep] for k, v in X.items()}
+            if np.unique(Xb["N"]).size < 2 or keep.sum() < n_free:
+                out.append(None)
+                continue
+            scores = Objective(law, Xb, t[keep], lossf, w[keep]).batch(g)
+            best = g[np.argsort(scores)[:BOOT_STARTS]]
+            res = fit_law(law, Xb, y[keep], loss=lossf, grid=best, n_polish=BOOT_STARTS,
+                          weights=w[keep], bounds=bounds, maxiter=BOOT_MAXITER)  # fmt: skip
+            out.append(res.theta)
+    return out
 
 
 def s_boot_of(t_boot: np.ndarray | None, n: int) -> np.ndarray:

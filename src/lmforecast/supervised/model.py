@@ -206,8 +206,9 @@ class SupervisedScalingLaw:
         boot = None
         if n_boot:
             boot = cb.cluster_bootstrap(
-                law, X, y, lossf, n_boot=n_boot, seed=self.seed, bounds=bounds, grid=grid
-            )
+                law, X, y, lossf, n_boot=n_boot, seed=self.seed, bounds=bounds, grid=grid,
+                n_jobs=self.n_jobs, progress=self.progress,
+            )  # fmt: skip
             if len(boot):
                 attach_bootstrap(
                     law, res, boot, level=self.ci_level, seed=self.seed, n_polish=cb.BOOT_STARTS
