@@ -263,6 +263,7 @@ def _command_word(argv: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    real_process = argv is None  # the `lmforecast` command itself, not an in-process call
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = os.environ.get("LMFORECAST_DEBUG", "") not in ("", "0")
     word = _command_word(argv)
@@ -290,9 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     old = set_follow_symlinks(follow)
     try:
         with lifeline.signals_end_workers():
-            return run_handler(args, debug)
+            code = run_handler(args, debug)
     finally:
         set_follow_symlinks(old)
+    if code in (130, 143) and real_process:
+        # the workers were just ended: what joblib's exit handlers then print about them (a
+        # relaunched resource tracker's traceback) is noise; "interrupted" is the last line
+        lifeline.silence_stderr()
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

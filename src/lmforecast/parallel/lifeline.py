@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -97,6 +98,19 @@ def end_children(grace_s: float = GRACE_S) -> None:
         kids = [k for k in kids if _alive(k)]
         if not kids:
             return
+
+
+def silence_stderr() -> None:
+    """Send what is written to stderr from now on (by this process, its exit handlers and any
+    helper process it starts) to the null device, and ignore warnings: called by the CLI as it
+    exits after an interrupt, when the last line it meant to print has been printed."""
+    import warnings
+
+    sys.stderr.flush()
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 2)
+    os.close(fd)
+    warnings.simplefilter("ignore")
 
 
 def _on_signal(signum, frame):
