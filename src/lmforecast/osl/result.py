@@ -19,6 +19,7 @@ from .data import (
     FLOPS_UNIT,
     MODEL,
 )
+from .splits import describe_holdout
 
 X_KINDS = ("pcs", "flops", "size")
 
@@ -206,7 +207,7 @@ class OSLResult:
         lines = [
             f"Observational scaling law (Ruan et al. 2024, Eq. 6)    target: {self.target}",
             f"predictor: {self.x}" + (f" (K={self.n_components})" if self.x == "pcs" else ""),
-            f"holdout: {self.holdout}",
+            f"holdout: {describe_holdout(self.holdout)}",
         ]
         if self.metric_range is not None:
             lo, hi = self.metric_range
