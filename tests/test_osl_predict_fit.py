@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lmforecast.errors import InputError
 from lmforecast.examples import path as example_path
-from lmforecast.osl import ObservationalScalingLaw, read_benchmarks
+from lmforecast.osl import ObservationalScalingLaw, OSLResult, read_benchmarks
 
 
 def test_predict_from_a_saved_fit_equals_the_estimator(cli, tmp_path):
@@ -36,17 +37,67 @@ def test_predict_from_a_saved_fit_equals_the_estimator(cli, tmp_path):
                                rtol=1e-12, atol=1e-15)  # fmt: skip
     assert all(r["interval"][1] > r["y_pred"] for r in res["predictions"])
 
-    # a missing benchmark cell: that model gets no forecast and a warning names it; the others
-    # are unchanged
+    # a missing benchmark cell (issue 26 item 3): imputed from the saved App. B.3 state, so the
+    # forecast equals the in-memory estimator's, which imputes it from its training table
     missing = new["Model"].iloc[1]
     new.loc[new.index[1], "MMLU"] = np.nan
     new.to_csv(tmp_path / "gap.csv", index=False)
     code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks", tmp_path / "gap.csv",
                          "--level", "0.8", "--json")  # fmt: skip
-    assert code == 0 and "1 model(s) lack" in err and missing in err
+    assert code == 0 and "lack" not in err, err
     gap = json.loads(out)["predictions"]
-    assert gap[1] == {"model": missing, "y_pred": None, "interval": None}
+    gap_b = read_benchmarks(tmp_path / "gap.csv")
+    lo, hi = law.predict_interval(gap_b, level=0.8)
+    np.testing.assert_allclose([r["y_pred"] for r in gap], law.predict(gap_b), rtol=1e-12)
+    np.testing.assert_allclose([r["interval"] for r in gap], np.c_[lo, hi], rtol=1e-12,
+                               atol=1e-15)  # fmt: skip
+    assert gap[1]["y_pred"] != res["predictions"][1]["y_pred"]  # MMLU was imputed, not kept
     assert gap[0] == res["predictions"][0] and gap[2] == res["predictions"][2]
+
+    # one new model alone, missing a cell (its MMLU column is all missing): still imputed
+    new.iloc[[1]].to_csv(tmp_path / "one.csv", index=False)
+    code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks", tmp_path / "one.csv",
+                         "--level", "0.8", "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["predictions"][0] == gap[1]
+    one_b = read_benchmarks(tmp_path / "one.csv")
+    np.testing.assert_allclose(law.predict(one_b), [gap[1]["y_pred"]], rtol=1e-12)
+
+    # a fit saved before the imputation state was kept: that model gets no forecast and a
+    # warning names it; the others are unchanged
+    old = json.loads(fit.read_text())
+    del old["imputation"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    code, out, err = cli("osl", "predict", "--fit", tmp_path / "old.json", "--benchmarks",
+                         tmp_path / "gap.csv", "--level", "0.8", "--json")  # fmt: skip
+    assert code == 0 and "1 model(s) lack" in err and missing in err
+    gap_old = json.loads(out)["predictions"]
+    assert gap_old[1] == {"model": missing, "y_pred": None, "interval": None}
+    assert gap_old[0] == res["predictions"][0] and gap_old[2] == res["predictions"][2]
+
+
+def test_saved_imputation_state_is_validated_on_load(cli, tmp_path):
+    table = pd.read_csv(example_path("osl/base_models.csv"))
+    table.to_csv(tmp_path / "b.csv", index=False)
+    fit = tmp_path / "fit.json"
+    code, _, err = cli("osl", "fit", "--benchmarks", tmp_path / "b.csv", "--target",
+                       "HumanEval", "--out", fit, "--quiet")  # fmt: skip
+    assert code == 0, err
+    d = json.loads(fit.read_text())
+    assert OSLResult.from_dict(d).to_json() == fit.read_text()  # round trip, bit for bit
+    for key, value, needle in [
+        ("scale_sd", [0.0] * len(d["metrics"]), "imputation.scale_sd"),
+        ("fill", d["imputation"]["fill"][:-1], "imputation.fill"),
+        ("pca_axes", [[1.0, "x"]], "imputation.pca_axes"),
+    ]:
+        bad = json.loads(fit.read_text())
+        bad["imputation"][key] = value
+        with pytest.raises(InputError, match=needle):
+            OSLResult.from_dict(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        code, out, err = cli("osl", "predict", "--fit", tmp_path / "bad.json", "--benchmarks",
+                             tmp_path / "b.csv")  # fmt: skip
+        assert code == 2 and needle in err and out == ""
 
 
 def test_preset_forecast_says_why_it_has_no_interval(cli, tmp_path):

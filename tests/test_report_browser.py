@@ -171,5 +171,17 @@ def test_planner_numbers_equal_the_cli(driver, report, tmp_path):
                     "--level", "0.8")  # fmt: skip
     assert _same(L, cli["loss"]) and _same(lo, cli["interval"][0]) and _same(hi, cli["interval"][1])
     assert lo < L < hi
+
+    # distillation vs supervised at this N and D (issue 26 "What to build" 4): the page's
+    # student losses equal `distill predict --teacher-loss`, and its answer follows them
+    for lt, helps in (("1.9", True), ("2.2", False)):
+        _set(driver, "plan-LT", lt)
+        driver.find_element("id", "plan-run").click()
+        sup, dist = _read(driver, "plan-LS-sup", "plan-LS-dist")
+        cli = _cli_json("distill", "predict", "--student-params", "3e9", "--student-tokens",
+                        "6e10", "--teacher-loss", lt)  # fmt: skip
+        assert _same(sup, cli["supervised_loss"]) and _same(dist, cli["student_loss"]), lt
+        verdict = driver.find_element("id", "plan-distill-verdict").text
+        assert (dist < sup) is helps and verdict.startswith("distilling") is helps, verdict
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.find_element("id", "planner").screenshot(str(ARTIFACTS / "report_planner.png"))

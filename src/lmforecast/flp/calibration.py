@@ -26,25 +26,27 @@ import pandas as pd
 from ..errors import InputError
 from ..intervals import DEFAULT_LEVELS
 from .mixture import FLPM
-from .model import FLP
+from .model import FLP, SCORE_RANGE
 from .simulate import simulate_flp, simulate_flpm
 from .zoo_data import flp_tables, flpm_tables, zoo_random_performance, zoo_tasks
 
 
 def _rows(est, x, y, levels, **keys) -> list[pd.DataFrame]:
-    """Forecast rows of `est` at inputs `x` (FLOPs, or FLOPs per source) for every level."""
+    """Forecast rows of `est` at inputs `x` (FLOPs, or FLOPs per source) for every level, with
+    the score range (an interval clipped to all of [0, 100] is uninformative: a miss)."""
     pred = est.predict(x)
+    r_lo, r_hi = SCORE_RANGE
     out = []
     for lv in levels:
         lo, hi = est.predict_interval(x, lv)
-        out.append(
-            pd.DataFrame({**keys, "level": lv, "y": y, "y_pred": pred, "lower": lo, "upper": hi})
-        )
+        cols = {"level": lv, "y": y, "y_pred": pred, "lower": lo, "upper": hi}
+        rng = {"range_lower": r_lo, "range_upper": r_hi}
+        out.append(pd.DataFrame({**keys, **cols, **rng}))
     return out
 
 
 def _concat(rows) -> pd.DataFrame:
-    cols = ["level", "y", "y_pred", "lower", "upper"]
+    cols = ["level", "y", "y_pred", "lower", "upper", "range_lower", "range_upper"]
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=cols)
 
 

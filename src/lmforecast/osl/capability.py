@@ -38,7 +38,12 @@ def _fix_signs(components: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class _Imputer:
+class Imputer:
+    """The App. B.3 imputation state fitted on the training scores: standardisation (mean, SD),
+    the starting fill (column means of the scaled data) and the rank-r PCA (mean, axes) whose
+    reconstruction replaces missing entries. Saved in an `OSLResult` (`imputation`) so that a
+    saved fit imputes new models exactly as the fit did."""
+
     scale_mean: np.ndarray
     scale_sd: np.ndarray
     fill: np.ndarray  # column means of the scaled training data
@@ -48,6 +53,49 @@ class _Imputer:
     def reconstruct(self, Z: np.ndarray) -> np.ndarray:
         C = Z - self.pca_mean
         return self.pca_mean + (C @ self.pca_axes.T) @ self.pca_axes
+
+    def apply(
+        self,
+        test: np.ndarray,
+        *,
+        max_iter: int = 1000,
+        tol: float = 1e-4,
+        clip: tuple[float, float] | None = (0.0, 1.0),
+    ) -> np.ndarray:
+        """Scores `test` (n, T) with missing entries imputed (observed ones unchanged)."""
+        test = np.array(test, float)
+        tmiss = np.isnan(test)
+        Zt = (test - self.scale_mean) / self.scale_sd
+        Zt[tmiss] = np.broadcast_to(self.fill, Zt.shape)[tmiss]
+        Zt = _iterate(Zt, tmiss, self.reconstruct, max_iter, tol)
+        out = Zt * self.scale_sd + self.scale_mean
+        if clip is not None:
+            out = np.clip(out, *clip)
+        out[~tmiss] = test[~tmiss]
+        return out
+
+    def to_dict(self) -> dict[str, list]:
+        return {k: np.asarray(getattr(self, k), float).tolist() for k in IMPUTER_FIELDS}
+
+    @classmethod
+    def from_dict(cls, d, n_metrics: int, checker) -> Imputer:
+        """Validated state for `n_metrics` benchmarks (`checker`: a `store.Checker`)."""
+        c = checker
+        c.obj(d, "imputation")
+        c.keys(d, IMPUTER_FIELDS, "imputation")
+        vec = {
+            k: np.asarray(c.nums(c.get(d, k, "imputation"), f"imputation.{k}", n_metrics), float)
+            for k in IMPUTER_FIELDS[:4]
+        }
+        if not (vec["scale_sd"] > 0).all():
+            c.fail("imputation.scale_sd", "must be > 0", d["scale_sd"])
+        axes = c.matrix(c.get(d, "pca_axes", "imputation"), "imputation.pca_axes", n_metrics)
+        if not 1 <= len(axes) <= n_metrics:
+            c.fail("imputation.pca_axes", f"must have 1 to {n_metrics} rows, has {len(axes)}")
+        return cls(**vec, pca_axes=np.asarray(axes, float))
+
+
+IMPUTER_FIELDS = ("scale_mean", "scale_sd", "fill", "pca_mean", "pca_axes")
 
 
 def _iterate(Z: np.ndarray, miss: np.ndarray, step, max_iter: int, tol: float) -> np.ndarray:
@@ -70,19 +118,11 @@ def _iterate(Z: np.ndarray, miss: np.ndarray, step, max_iter: int, tol: float) -
     return Z
 
 
-def pca_impute(
-    train: np.ndarray,
-    test: np.ndarray | None = None,
-    *,
-    n_components: int = 1,
-    max_iter: int = 1000,
-    tol: float = 1e-4,
-    clip: tuple[float, float] | None = (0.0, 1.0),
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Iterative PCA imputation (App. B.3), fitted on `train` and applied to `test`.
-
-    Returns imputed copies (observed entries unchanged, imputed ones clipped to `clip`).
-    """
+def fit_imputer(
+    train: np.ndarray, *, n_components: int = 1, max_iter: int = 1000, tol: float = 1e-4
+) -> tuple[Imputer, np.ndarray, np.ndarray]:
+    """Iterative PCA imputation of `train` (App. B.3): the fitted `Imputer`, the imputed scaled
+    training matrix Z and its missing mask."""
     train = np.array(train, float)
     miss = np.isnan(train)
     if miss.all(axis=0).any():
@@ -103,30 +143,45 @@ def pca_impute(
     Z = _iterate(Z, miss, fit_step, max_iter, tol)
     m = Z.mean(axis=0)
     axes, _ = _svd_components(Z - m, r)
-    imp = _Imputer(mu, sd, fill, m, axes)
-    out_train = Z * sd + mu
+    return Imputer(mu, sd, fill, m, axes), Z, miss
+
+
+def _unscale(train, imp: Imputer, Z, miss, clip) -> np.ndarray:
+    """Imputed training scores on the original scale (observed entries unchanged)."""
+    out = Z * imp.scale_sd + imp.scale_mean
     if clip is not None:
-        out_train = np.clip(out_train, *clip)
-    out_train[~miss] = train[~miss]
+        out = np.clip(out, *clip)
+    out[~miss] = train[~miss]
+    return out
+
+
+def pca_impute(
+    train: np.ndarray,
+    test: np.ndarray | None = None,
+    *,
+    n_components: int = 1,
+    max_iter: int = 1000,
+    tol: float = 1e-4,
+    clip: tuple[float, float] | None = (0.0, 1.0),
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Iterative PCA imputation (App. B.3), fitted on `train` and applied to `test`.
+
+    Returns imputed copies (observed entries unchanged, imputed ones clipped to `clip`).
+    """
+    train = np.array(train, float)
+    imp, Z, miss = fit_imputer(train, n_components=n_components, max_iter=max_iter, tol=tol)
+    out_train = _unscale(train, imp, Z, miss, clip)
     if test is None:
         return out_train, None
-    test = np.array(test, float)
-    tmiss = np.isnan(test)
-    Zt = (test - mu) / sd
-    Zt[tmiss] = np.broadcast_to(fill, Zt.shape)[tmiss]
-    Zt = _iterate(Zt, tmiss, imp.reconstruct, max_iter, tol)
-    out_test = Zt * sd + mu
-    if clip is not None:
-        out_test = np.clip(out_test, *clip)
-    out_test[~tmiss] = test[~tmiss]
-    return out_train, out_test
+    return out_train, imp.apply(test, max_iter=max_iter, tol=tol, clip=clip)
 
 
 class CapabilitySpace:
     """PCA capability measures S_m = gamma (B_m - mu) on K components (Eq. 5, Sec. 3.2).
 
     Learned attributes: `metrics_`, `mean_` (T,), `components_` (K, T) orthonormal rows (gamma),
-    `explained_variance_ratio_` (K,) of the *total* variance, `singular_values_`.
+    `explained_variance_ratio_` (K,) of the *total* variance, `singular_values_`, `imputer_`
+    (the App. B.3 imputation state that fills missing scores of any model).
     """
 
     def __init__(self, n_components: int = 3, impute_components: int = 1) -> None:
@@ -141,14 +196,15 @@ class CapabilitySpace:
         K = int(self.n_components)
         if K < 1 or K > min(n, T):
             raise InputError(f"--pcs {K}: must be between 1 and min(models, metrics) = {min(n, T)}")
-        B, _ = pca_impute(B, n_components=self.impute_components)
+        imp, Z, miss = fit_imputer(B, n_components=self.impute_components)
+        self.imputer_ = imp
+        B = _unscale(B, imp, Z, miss, (0.0, 1.0))
         self.metrics_ = metrics
         self.mean_ = B.mean(axis=0)
         axes, s = _svd_components(B - self.mean_, K)
         self.components_ = _fix_signs(axes)
         self.singular_values_ = s[:K]
         self.explained_variance_ratio_ = (s[:K] ** 2) / np.sum(s**2)
-        self._train_raw = scores[metrics].to_numpy(float)
         self.imputed_ = B
         return self
 
@@ -157,8 +213,7 @@ class CapabilitySpace:
         B = scores[self.metrics_].to_numpy(float)
         if not np.isnan(B).any():
             return B
-        _, out = pca_impute(self._train_raw, B, n_components=self.impute_components)
-        return out
+        return self.imputer_.apply(B)
 
     def transform(self, scores: pd.DataFrame) -> np.ndarray:
         """S (n, K) for any models, after imputing with the training fit."""

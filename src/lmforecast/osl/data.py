@@ -238,24 +238,31 @@ def default_metrics(table: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[
     return [c for c in table.columns if c not in skip and pd.api.types.is_numeric_dtype(table[c])]
 
 
-def check_metrics(table: pd.DataFrame, metrics: list[str], what: str = "benchmarks") -> None:
-    """Named metrics exist, are not all missing, and lie in [0, 1]."""
+def check_metrics(
+    table: pd.DataFrame, metrics: list[str], what: str = "benchmarks", all_missing: bool = False
+) -> None:
+    """Named metrics exist, are not all missing (unless `all_missing`: new models whose cells
+    are imputed), and lie in [0, 1]."""
     for m in metrics:
         if m not in table.columns:
             raise InputError(
                 f"{what}: unknown metric {m!r}; columns are "
                 f"{', '.join(repr(c) for c in table.columns if c not in META_COLUMNS)}"
             )
-        check_unit_interval(table, m, what)
+        check_unit_interval(table, m, what, all_missing=all_missing)
 
 
 def check_unit_interval(
-    table: pd.DataFrame, col: str, what: str, allow_below: bool = False
+    table: pd.DataFrame,
+    col: str,
+    what: str,
+    allow_below: bool = False,
+    all_missing: bool = False,
 ) -> None:
     """Target values in [0, 1]; with `allow_below` (a metric-range-normalised target) values
     below 0 - models below chance - are legal and only values above 1 are refused."""
     vals = table[col].to_numpy(float)
-    if np.isnan(vals).all():
+    if np.isnan(vals).all() and not all_missing:
         raise InputError(f"{what}: column {col!r} is all missing")
     bad = ((vals < 0) & (not allow_below)) | (vals > 1) | np.isinf(vals)
     if bad.any():

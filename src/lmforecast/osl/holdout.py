@@ -47,7 +47,8 @@ def holdout_forecasts(
     For each target (default: every paper benchmark in the table) fit on models with FLOPs <=
     `cutoff_flops` and forecast the rest with: the PC law (`n_components` PCs of the other
     benchmarks), the same sigmoid on log10 FLOPs, and persistence (the best training model's
-    score). One row per target, method, held-out model and level: y, y_pred, lower, upper.
+    score). One row per target, method, held-out model and level: y, y_pred, lower, upper and
+    the score range [0, 1] (`range_lower`, `range_upper`: an interval spanning it is a miss).
     """
     import warnings
 
@@ -69,7 +70,8 @@ def holdout_forecasts(
                 lo, hi = res.predict_interval(X, lv)
                 rows.append(pd.DataFrame({"target": t, "method": method, "model": pf[MODEL][te],
                                           "level": lv, "y": pf["y"][te], "y_pred": pf["y_pred"][te],
-                                          "lower": lo, "upper": hi}))  # fmt: skip
+                                          "lower": lo, "upper": hi, "range_lower": 0.0,
+                                          "range_upper": 1.0}))  # fmt: skip
             if x == "flops":
                 tr = ~te & np.isfinite(pf["log10_flops"].to_numpy(float))
                 y_tr, y_te = pf["y"].to_numpy(float)[tr], pf["y"].to_numpy(float)[te]
@@ -78,8 +80,10 @@ def holdout_forecasts(
                     rows.append(pd.DataFrame({"target": t, "method": BACKTEST_METHODS[2],
                                               "model": pf[MODEL][te], "level": lv, "y": y_te,
                                               "y_pred": pred, "lower": ivs[lv][0],
-                                              "upper": ivs[lv][1]}))  # fmt: skip
+                                              "upper": ivs[lv][1], "range_lower": 0.0,
+                                              "range_upper": 1.0}))  # fmt: skip
     cols = ["target", "method", "model", "level", "y", "y_pred", "lower", "upper"]
+    cols += ["range_lower", "range_upper"]
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=cols)
 
 

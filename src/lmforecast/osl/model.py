@@ -254,6 +254,7 @@ class ObservationalScalingLaw:
             result.explained_variance = space.explained_variance_ratio_.tolist()
             result.components = space.components_.tolist()
             result.mean = space.mean_.tolist()
+            result.imputation = space.imputer_.to_dict()
             self._reference(result, table)
             if result.reference is not None:
                 z = fit.params["alpha"] + Xall @ np.asarray(result.params["beta"])
@@ -298,7 +299,7 @@ class ObservationalScalingLaw:
         res = self.result_
         table = read_benchmarks(benchmarks)
         if self.x == "pcs":
-            check_metrics(table, res.metrics, "new models")
+            check_metrics(table, res.metrics, "new models", all_missing=True)
             return self.space_.transform(table)
         col = FLOPS if self.x == "flops" else SIZE
         raw = table[col].to_numpy(float)

@@ -7,8 +7,10 @@ Two paths (issue 26), both giving the App. C.8 prediction interval of `OSLResult
   missing benchmark cells from the training models exactly as the fit does (App. B.3).
 - `forecast_saved_fit(res, table, level)`: new rows against a saved `OSLResult`
   (``osl predict --fit``). PCs are S = gamma (B - mu) from the saved mean and loadings (Eq. 5).
-  A saved result keeps no training table, so it cannot impute as the fit did: a model missing
-  a score the fit uses gets no forecast, and a warning names it (as a preset's forecast does).
+  Missing benchmark cells are imputed with the saved App. B.3 imputation state
+  (`OSLResult.imputation`), exactly as the fit imputes. A result saved before that state was
+  kept cannot impute: a model missing a score the fit uses gets no forecast, and a warning
+  names it (as a preset's forecast does).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import pandas as pd
 
 from ..errors import InputError
 from ..laws.sigmoid import ObservationalSigmoid
+from ..store import Checker
+from .capability import Imputer
 from .data import FLOPS, MODEL, SIZE, check_metrics
 
 
@@ -59,8 +63,11 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
     """Forecasts of every row of `table` by a saved `OSLResult`; rows missing a column the fit
     needs get ``y_pred`` and ``interval`` None (warned)."""
     if res.x == "pcs":
-        check_metrics(table, res.metrics, "new models")
+        check_metrics(table, res.metrics, "new models", res.imputation is not None)
         B = table[res.metrics].to_numpy(float)
+        if res.imputation is not None:
+            imp = Imputer.from_dict(res.imputation, len(res.metrics), Checker("saved OSL fit"))
+            B = imp.apply(B)
         ok = np.isfinite(B).all(axis=1)
         X = (B[ok] - np.asarray(res.mean, float)) @ np.asarray(res.components, float).T
         what = "a benchmark score the fit uses"
@@ -75,8 +82,8 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
     if not ok.all():
         miss = [n for n, good in zip(names, ok, strict=True) if not good]
         warnings.warn(
-            f"{len(miss)} model(s) lack {what} and get no forecast (a saved fit cannot impute "
-            f"as the fit did; refit with them in the table): {', '.join(miss[:3])}"
+            f"{len(miss)} model(s) lack {what} and get no forecast (this fit was saved "
+            f"without its imputation state; refit to impute them): {', '.join(miss[:3])}"
             + (" ..." if len(miss) > 3 else ""),
             stacklevel=2,
         )

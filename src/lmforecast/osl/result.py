@@ -15,10 +15,12 @@ from ..errors import InputError
 from ..fitting import FitResult
 from ..laws.sigmoid import H_BOUNDS, ObservationalSigmoid, sigmoid
 from ..store import Checker, dump_json, load_json
+from .capability import Imputer
 from .data import (
     FLOPS_UNIT,
     MODEL,
 )
+from .splits import describe_holdout
 
 X_KINDS = ("pcs", "flops", "size")
 
@@ -64,6 +66,9 @@ class OSLResult:
     # normalised y' = (y - LO) / (HI - LO). Parameters, MSEs and the C-bar form live on that
     # normalised scale; predictions, forecasts and intervals are reported on the original one.
     metric_range: list[float] | None = None
+    # App. B.3 imputation state of the PC law (`capability.Imputer.to_dict`): lets a saved fit
+    # impute a new model's missing benchmark cells as the fit did. None in files saved before it.
+    imputation: dict[str, list] | None = None
 
     # ---- parameters ------------------------------------------------------------------------
     @property
@@ -206,7 +211,7 @@ class OSLResult:
         lines = [
             f"Observational scaling law (Ruan et al. 2024, Eq. 6)    target: {self.target}",
             f"predictor: {self.x}" + (f" (K={self.n_components})" if self.x == "pcs" else ""),
-            f"holdout: {self.holdout}",
+            f"holdout: {describe_holdout(self.holdout)}",
         ]
         if self.metric_range is not None:
             lo, hi = self.metric_range
@@ -305,6 +310,9 @@ class OSLResult:
         d.pop("kind", None)
         d.pop("format_version", None)
         d["fit"] = FitResult.from_dict(c.get(d, "fit"), "saved OSL fit", "fit")
+        if d.get("imputation") is not None:
+            metrics = c.list_(c.get(d, "metrics"), "metrics")
+            Imputer.from_dict(d["imputation"], len(metrics), c)
         try:
             return cls(**d)
         except TypeError as exc:

@@ -42,3 +42,19 @@ def list_split(table: pd.DataFrame, heldout: Sequence[str]) -> np.ndarray:
     if unknown:
         raise InputError(f"--heldout: model {unknown[0]!r} is not in the table (with the target)")
     return table[MODEL].isin(list(heldout)).to_numpy()
+
+
+def describe_holdout(d: dict) -> str:
+    """One readable line for a saved holdout description (`{"kind": "cutoff", ...}`)."""
+    kind = d.get("kind")
+    if kind == "cutoff":
+        c = f"{float(d['cutoff_flops']):.3g}".replace("e+", "e")
+        return f"models above {c} FLOPs (and models without FLOPs)"
+    if kind == "top":
+        return f"the best {100 * float(d['fraction']):g}% of models on the target"
+    if kind == "list":
+        models = list(d.get("models", []))
+        return "the named models: " + ", ".join(models) if models else "no models (empty list)"
+    if kind == "none":
+        return "none (every model with the target is fitted)"
+    return str(d)

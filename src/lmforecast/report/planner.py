@@ -11,7 +11,10 @@ number for number, what the library does:
   at distance r = max(0, ln C/C_max, ln N/N_max, ln D/D_max));
 - N*, D*, L* for C under 6ND: `compute.allocation.closed_form_6nd` (Eq. 2 / Hoffmann Eq. 4);
 - their intervals: `SupervisedScalingLaw.allocate_interval` (percentiles over the draws,
-  numpy's linear interpolation).
+  numpy's linear interpolation);
+- distillation vs supervised at the planner's N and D for a given teacher loss L_T:
+  `DistillationScalingLaw.predict` (Eq. 8) and `supervised_loss` (Eq. 1) of a published
+  distillation preset (`distill_data`), i.e. `lmforecast distill predict --teacher-loss`.
 
 Everything is embedded in the HTML as JSON (and in report.json), no server, no network.
 """
@@ -24,7 +27,9 @@ from typing import Any
 
 from scipy.stats import norm
 
+from ..distill.presets import DISTILL_PRESETS
 from ..supervised import intervals as iv
+from ..supervised.presets import PRESETS
 
 LEVELS = (0.5, 0.8, 0.9, 0.95)
 
@@ -50,6 +55,17 @@ def planner_data(model) -> dict[str, Any]:
         "max_D": float(cal["max_D"]) if cal.get("max_D") else None,
         "terms": terms,
     }
+
+
+def distill_data(name: str = "busbridge2025") -> dict[str, Any]:
+    """Natural coefficients of a distillation preset (Eq. 8) and of its supervised column
+    (Eq. 1, L = E + (A/N^alpha + B/D^beta)^gamma) for the planner's distillation answer."""
+    d = DISTILL_PRESETS[name]
+    sup = PRESETS[d["supervised"]]
+    if sup["form"] not in ("chinchilla", "chinchilla-gamma"):
+        raise ValueError(f"the planner supports Chinchilla supervised columns, not {sup['form']!r}")
+    ps = {"gamma": 1.0, **sup["params"]}
+    return {"preset": name, "params": dict(d["params"]), "supervised": ps}
 
 
 _JS = r"""
@@ -99,6 +115,15 @@ function optimal(p, C){  // compute.allocation.closed_form_6nd and _loss
   const L = p.E + Math.pow(p.A / Math.pow(N, a) + p.B / Math.pow(D, b), p.gamma);
   return {N: N, D: D, L: L};
 }
+function distill(N, D, LT){  // DistillationLaw.loss (Eq. 8) with L~_S from the preset (Eq. 1)
+  const q = P.distill.params, s = P.distill.supervised;
+  const Lsup = s.E + Math.pow(s.A / Math.pow(N, s.alpha) + s.B / Math.pow(D, s.beta), s.gamma);
+  const x = LT / (Lsup * q.d1);
+  const bracket = Math.pow(1 + Math.pow(x, 1 / q.f1), -q.c1 * q.f1);
+  const power = Math.pow(q["A'"] / Math.pow(N, q["alpha'"]) + q["B'"] / Math.pow(D, q["beta'"]),
+                         q["gamma'"]);
+  return {sup: Lsup, dist: LT + Math.pow(LT, -q.c0) * bracket * power};
+}
 function fmt(v){ return Number.isFinite(v) ? v.toPrecision(6) : String(v); }
 function put(id, v){ $(id).textContent = fmt(v); }
 function run(){
@@ -125,9 +150,19 @@ function run(){
   const f = forecast(N, D, level);
   put('plan-N-used', N); put('plan-D-used', D);
   put('plan-L', f.L); put('plan-L-lo', f.lo); put('plan-L-hi', f.hi);
+  if (P.distill){
+    const LT = Number($('plan-LT').value);
+    if (!(LT > 0)) { $('plan-error').textContent = 'teacher loss must be positive'; return; }
+    const o = distill(N, D, LT);
+    put('plan-LS-sup', o.sup); put('plan-LS-dist', o.dist);
+    $('plan-distill-verdict').textContent = o.dist < o.sup
+      ? 'distilling from this teacher beats supervised training at this N and D'
+      : 'supervised training is as good or better at this N and D';
+  }
   $('planner').dataset.ready = '1';
 }
-for (const id of ['plan-C', 'plan-N', 'plan-D', 'plan-level', 'plan-mode-C', 'plan-mode-ND'])
+for (const id of ['plan-C', 'plan-N', 'plan-D', 'plan-level', 'plan-mode-C', 'plan-mode-ND',
+                  'plan-LT'])
   $(id).addEventListener('input', run);
 $('plan-run').addEventListener('click', run);
 run();
@@ -154,6 +189,19 @@ def planner_html(data: dict[str, Any], caption: str = "") -> str:
         "<tr><th>L* (6ND)</th><td id='plan-Lstar'></td><td id='plan-Lstar-lo'></td>"
         "<td id='plan-Lstar-hi'></td></tr>"
     )
+    distill = ""
+    if data.get("distill"):
+        preset = html.escape(data["distill"]["preset"])
+        distill = (
+            f"<h4>Distillation or supervised? ({preset} coefficients)</h4>"
+            "<p><label>teacher loss L_T <input id='plan-LT' value='2.3' size='6'></label> "
+            "for a student of the N and D used above (Busbridge et al. 2025, Eq. 8; the "
+            "teacher's own cost is not counted here: `lmforecast distill plan` counts it)</p>"
+            "<table id='plan-distill'><tr><th>student, supervised L~_S (Eq. 1)</th>"
+            "<td id='plan-LS-sup'></td></tr><tr><th>student, distilled L_S (Eq. 8)</th>"
+            "<td id='plan-LS-dist'></td></tr><tr><th>answer</th>"
+            "<td id='plan-distill-verdict'></td></tr></table>"
+        )
     return (
         f"<div id='planner'><p>{html.escape(caption)}</p>"
         "<p><label><input type='radio' name='plan-mode' id='plan-mode-C' checked> compute "
@@ -164,7 +212,7 @@ def planner_html(data: dict[str, Any], caption: str = "") -> str:
         f"{levels}</select></label> <button id='plan-run'>compute</button> "
         "<span id='plan-error' style='color:#b00'></span></p>"
         "<table id='plan-out'><thead><tr><th></th><th>value</th><th>lower</th><th>upper</th>"
-        f"</tr></thead><tbody>{cells}</tbody></table>"
+        f"</tr></thead><tbody>{cells}</tbody></table>{distill}"
         f"<script type='application/json' id='planner-data'>{payload}</script>"
         f"<script>{_JS}</script></div>"
     )

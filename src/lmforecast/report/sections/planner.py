@@ -1,4 +1,5 @@
-"""Report section: the interactive planner (supervised forecast, N* and D*, with intervals).
+"""Report section: the interactive planner (supervised forecast, N* and D*, with intervals, and
+distillation vs supervised training for a given teacher loss).
 
 The law is fitted here on the bundled example runs (`lmforecast examples copy .` gives the same
 file as supervised/runs.csv), so a reader can reproduce every number in the page with
@@ -17,7 +18,7 @@ import pandas as pd
 from ...examples import path as example_path
 from ...supervised import SupervisedScalingLaw
 from ..builder import ReportContext, Section
-from ..planner import planner_data, planner_html
+from ..planner import distill_data, planner_data, planner_html
 
 
 def build_section(ctx: ReportContext) -> Section:
@@ -30,6 +31,7 @@ def build_section(ctx: ReportContext) -> Section:
         law.save(Path(d) / "fit.json")
         fit = json.loads((Path(d) / "fit.json").read_text())
     data = planner_data(law)
+    data["distill"] = distill_data("busbridge2025")
     sec.numbers["fit"] = fit
     sec.numbers["planner"] = data
     sec.text(
@@ -38,8 +40,11 @@ def build_section(ctx: ReportContext) -> Section:
         "N* and D* (6ND) with their percentile intervals over the refits and the forecast loss "
         "there, or give N and D for the forecast loss alone. The page computes these from the "
         "fitted coefficients and the refits stored below, the way `lmforecast supervised "
-        "predict` and `SupervisedScalingLaw.allocate_interval` do (shown to 6 digits). Not "
-        "included yet: the distillation-vs-supervised answer (see `lmforecast distill plan`)."
+        "predict` and `SupervisedScalingLaw.allocate_interval` do (shown to 6 digits). Below, "
+        "for a teacher of loss L_T, the same student's distilled loss against its supervised "
+        "loss under the published Busbridge et al. (2025) coefficients, as `lmforecast distill "
+        "predict --teacher-loss` gives them (the student's supervised loss there comes from "
+        "the paper's supervised law, not from the example fit above)."
     )
     sec.html(planner_html(data))
     return sec

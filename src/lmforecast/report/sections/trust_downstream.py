@@ -97,7 +97,13 @@ def build_section(ctx: ReportContext) -> Section:
         "the smaller ones (FLP), and the largest mixture size from the smaller ones (FLP-M). "
         "Scores in points; default fits (FLP: 200 bootstrap refits per stage, FLP-M: 50)."
     )
-    sec.table(flp_tab, f"Coverage of nominal {LEVEL:g} prediction intervals.", "{:.3g}")
+    sec.table(
+        flp_tab,
+        f"Coverage of nominal {LEVEL:g} prediction intervals. An interval spanning the whole "
+        "0-100 range (`whole_range`) says nothing: like a non-finite one (`nonfinite`) it counts "
+        "as a miss.",
+        "{:.3g}",
+    )
     sec.table(
         summarise_intervals(real, ("method", "task"), LEVEL),
         "Zoo, per task (FLP cannot be fitted where fewer than 2 checkpoints pass the filter).",
