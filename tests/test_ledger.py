@@ -276,3 +276,30 @@ def test_a_ledger_locked_by_another_writer_fails_in_one_line(tmp_path, monkeypat
         holder.close()
     with Ledger(path) as L:
         assert len(L) == 0 and L.add(method="m", point=1.0) == 1
+
+
+def test_open_waits_out_a_lock_that_sqlite_reports_without_waiting(tmp_path, monkeypatch):
+    # Two processes creating one ledger can both hold a shared lock while switching to WAL;
+    # SQLite then answers one of them "database is locked" at once (CI saw it). Opening retries.
+    from lmforecast.ledger import schema
+
+    real, calls = schema._ensure_current, []
+
+    def flaky(con, p, create):
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return real(con, p, create)
+
+    monkeypatch.setattr(schema, "_ensure_current", flaky)
+    with Ledger(tmp_path / "l.db", create=True) as L:
+        L.add(method="m", point=1.0)
+        assert len(L.records()) == 1
+    assert len(calls) == 3
+    monkeypatch.setattr(schema, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(
+        schema, "_ensure_current",
+        lambda con, p, create: (_ for _ in ()).throw(sqlite3.OperationalError("database is locked")),
+    )  # fmt: skip
+    with pytest.raises(InputError, match="cannot use the ledger .database is locked"):
+        Ledger(tmp_path / "m.db", create=True)

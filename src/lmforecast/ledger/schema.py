@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from ..errors import InputError
@@ -214,7 +215,7 @@ def open_connection(path: str | Path, create: bool) -> tuple[sqlite3.Connection,
     except sqlite3.Error as exc:
         raise InputError(f"{p}: cannot open the ledger ({exc})") from None
     try:
-        backup = _ensure_current(con, p, create)
+        backup = _ensure_current_retrying(con, p, create)
         con.execute("PRAGMA foreign_keys = ON")
     except sqlite3.OperationalError as exc:  # read-only file or folder, locked past the timeout
         con.close()
@@ -223,6 +224,26 @@ def open_connection(path: str | Path, create: bool) -> tuple[sqlite3.Connection,
         con.close()
         raise
     return con, backup
+
+
+def _ensure_current_retrying(con: sqlite3.Connection, p: Path, create: bool) -> Path | None:
+    # Switching a new file to WAL needs an exclusive lock, and SQLite answers "database is
+    # locked" at once (no busy handler) when another process is creating the same ledger at
+    # that moment; waiting and re-checking is safe because creation is one transaction.
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            return _ensure_current(con, p, create)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
 
 def _ensure_current(con: sqlite3.Connection, p: Path, create: bool) -> Path | None:
@@ -249,7 +270,8 @@ def _ensure_current(con: sqlite3.Connection, p: Path, create: bool) -> Path | No
         con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        if con.in_transaction:
+            con.execute("ROLLBACK")
         raise
     return backup
 
