@@ -125,9 +125,9 @@ def main(argv=None) -> int:
     if args.write_prior:
         write_prior(k_all, f)
     if args.write_docs:
-        from lmforecast.supervised.trust_table import write_docs
+        from lmforecast.supervised.trust_table import width_floor, write_docs
 
-        write_docs(loso, pooled, raw, ROOT)
+        write_docs(loso, pooled, raw, ROOT, floor=width_floor(f))
     return 0
 
 

@@ -59,5 +59,7 @@ def test_bundled_prior_and_summary_carry_provenance():
     summ = load_summary()
     ks = summ["pooled"]["k_loso"]
     # the prior is chosen on all suites; each LOSO k left one out, so they bracket it
-    assert min(ks.values()) <= prior["k"]["default"] <= max(ks.values()) * 1.5
+    for fam in ("default", "stack"):
+        loso = [v[fam] for v in ks.values()]
+        assert min(loso) <= prior["k"][fam] <= max(loso) * 1.5
     assert {v["suite"] for v in summ["verdicts"]} == set(ks)

@@ -55,7 +55,12 @@ class _Fitted:
     def terms(self, test) -> dict:
         N, D = _n_d(test, **self.cols)
         t = self.est.forecast_terms(N, D)
-        out = {"noise": np.full(len(N), t["noise"]), "s_boot": t["s_boot"]}
+        out = {
+            "noise": np.full(len(N), t["noise"]),
+            "s_boot": t["s_boot"],
+            "s_inner": np.full(len(N), t["s_inner"]),
+            "r_inner": np.full(len(N), t["r_inner"]),
+        }
         cal = self.est.result_.meta.get("intervals") or {}
         if "k_user" in cal:  # calibration="prior+backtest": the user's own k and its count
             out["k_user"] = np.full(len(N), cal["k_user"])

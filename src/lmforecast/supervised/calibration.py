@@ -45,6 +45,7 @@ from ..fitting.losses import Loss
 from ..fitting.threads import single_blas_thread
 from ..parallel import map_tasks
 from .intervals import weighted_quantile
+from .stack import extrapolation_term, unit_term
 
 PRIOR_FILE = Path(__file__).with_name("trust_prior.json")
 PRIOR_WEIGHT = 10.0  # the prior counts as this many held-out forecasts in a user update
@@ -95,6 +96,14 @@ def interval(t, s_boot, noise, r, k, level: float = 0.9):
     return t - z * s, t + z * s
 
 
+def stack_interval(t, s_boot, noise, r, stack: Mapping, k_stack: float, level: float = 0.9):
+    """(lower, upper) in log space of a stacked forecast (`supervised.stack`): the base spread
+    plus k_stack times the inner backtest's RMS error, growing beyond the distance it measured."""
+    s = np.sqrt(noise**2 + np.asarray(s_boot, float) ** 2) + extrapolation_term(stack, r, k_stack)
+    z = z_of(level)
+    return t - z * s, t + z * s
+
+
 def suite_weights(f: pd.DataFrame) -> np.ndarray:
     """Each suite 1, shared equally by its (sub-suite, split) cells, each cell by its rows."""
     cell = ["suite", "sub", "split"]
@@ -103,19 +112,50 @@ def suite_weights(f: pd.DataFrame) -> np.ndarray:
     return 1.0 / size / f["suite"].map(cells).to_numpy(float)
 
 
-def calibrate_k(f: pd.DataFrame, level: float = 0.9) -> float:
-    """k from a forecasts table of the default method (columns truth, forecast, r, noise,
-    s_boot, suite, sub, split): the equal-suite-weight `level`-quantile of the needs."""
+def _is_stack(f: pd.DataFrame) -> np.ndarray:
+    """Rows forecast by a stack (`supervised.stack`: they carry a finite inner RMS error)."""
+    if "s_inner" not in f.columns:
+        return np.zeros(len(f), bool)
+    return np.isfinite(f["s_inner"].to_numpy(float))
+
+
+def _unit(f: pd.DataFrame) -> np.ndarray:
+    """Per row, what one unit of the fitted scale adds to the spread: r for a single form's
+    k r, s_inner max(1, r / R_MEASURED) for a stack's k_stack term (`stack.unit_term`)."""
+    r = f["r"].to_numpy(float)
+    if "s_inner" not in f.columns:
+        return r
+    with np.errstate(all="ignore"):
+        return np.where(_is_stack(f), unit_term(f["s_inner"].to_numpy(float), r), r)
+
+
+def calibrate_k(f: pd.DataFrame, level: float = 0.9) -> dict[str, float]:
+    """Scales from a forecasts table of the default method (columns truth, forecast, r, noise,
+    s_boot, suite, sub, split; s_inner, r_inner for stacked rows): per family, the
+    equal-suite-weight `level`-quantile of the scale each forecast needs. {"default": k of the
+    single-form rows' k r, "stack": k_stack of the stacked rows} (a family with rows from fewer
+    than two suites keeps the bundled prior)."""
     base = np.hypot(f["noise"].to_numpy(float), f["s_boot"].to_numpy(float))
-    need = needed_k(np.log(f["truth"] / f["forecast"]), f["r"], base, level)
-    return choose_k(need, suite_weights(f), level)
+    need = needed_k(np.log(f["truth"] / f["forecast"]), _unit(f), base, level)
+    w = suite_weights(f)
+    st = _is_stack(f)
+    out = {}
+    suites = f["suite"].to_numpy()
+    for key, rows in (("default", ~st), ("stack", st)):
+        enough = np.unique(suites[rows]).size >= 2  # one suite's few rows are not a prior
+        out[key] = choose_k(need[rows], w[rows], level) if enough else prior_k(key)
+    return out
 
 
-def rescale(f: pd.DataFrame, k: float, level: float = 0.9) -> pd.DataFrame:
-    """The forecasts with their intervals recomputed at scale k."""
+def rescale(f: pd.DataFrame, k: Mapping | float, level: float = 0.9) -> pd.DataFrame:
+    """The forecasts with their intervals recomputed at scales k ({"default", "stack"})."""
+    ks = k if isinstance(k, Mapping) else {"default": float(k), "stack": float(k)}
+    st = _is_stack(f)
+    kk = np.where(st, ks.get("stack", prior_k("stack")), ks["default"])
     t = np.log(f["forecast"].to_numpy(float))
-    lo, hi = interval(t, f["s_boot"], f["noise"].to_numpy(float), f["r"], k, level)
-    return f.assign(lower=np.exp(lo), upper=np.exp(hi))
+    s = np.hypot(f["noise"].to_numpy(float), f["s_boot"].to_numpy(float)) + kk * _unit(f)
+    z = z_of(level)
+    return f.assign(lower=np.exp(t - z * s), upper=np.exp(t + z * s))
 
 
 def cluster_bootstrap(
@@ -210,11 +250,13 @@ def loso_table(f: pd.DataFrame, method: str = "default", level: float = 0.9):
             # alone where the fit had too few sizes for a backtest)
             n = np.nan_to_num(held["n_user"].to_numpy(float))
             ku = np.nan_to_num(held["k_user"].to_numpy(float))
-            k = (PRIOR_WEIGHT * k + n * ku) / (PRIOR_WEIGHT + n)
+            k = {**k, "default": (PRIOR_WEIGHT * k["default"] + n * ku) / (PRIOR_WEIGHT + n)}
         parts.append(rescale(held, k, level))
     loso = pd.concat([*parts, f[f["method"] != method]], ignore_index=True)
     table = score_forecasts(loso, by=("suite", "method"))
-    table["k"] = table["suite"].map(ks).where(table["method"] == method)
+    # the scale of the family most of the suite's forecasts use (stack where fits stacked)
+    fam = {s: "stack" if _is_stack(d[d["suite"] == s]).mean() >= 0.5 else "default" for s in ks}
+    table["k"] = table["suite"].map({s: ks[s][fam[s]] for s in ks}).where(table["method"] == method)
     dm = loso[loso["method"] == method]
     w = suite_weights(dm)
     fin = np.isfinite(dm["lower"]) & np.isfinite(dm["upper"])
@@ -231,7 +273,9 @@ def write_prior(k_all: Mapping | float, f: pd.DataFrame, path: Path = PRIOR_FILE
         "suites": sorted(d["suite"].unique()),
         "forecasts": int(len(d)),
         "splits": "largest size out, two largest sizes out, top 20% compute out",
-        "rule": "smallest k covering 90% of held-out forecasts, each suite weighted equally",
+        "rule": "smallest k covering 90% of held-out forecasts, each suite weighted equally; "
+        "'stack': k_stack of the stacked default (supervised.stack), 'default': k of a single "
+        "form's k r term (kept from the single-form benchmark where too few fits were single)",
         "script": "benchmarks/trust_suites.py --write-prior",
     }
     path.write_text(json.dumps({"k": dict(ks), "level": 0.9, "provenance": prov}, indent=1) + "\n")

@@ -21,7 +21,6 @@ import pandas as pd
 from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.flops import DISTILLATION_PAPER, Architecture
-from ..data.validate import numeric_column
 from ..errors import InputError
 from ..fitting import FitResult, fit_law, huber, squared
 from ..fitting.bootstrap import attach_bootstrap
@@ -29,55 +28,17 @@ from ..laws import get_law
 from . import calibration as cb
 from . import forms as fm
 from . import intervals as iv
+from . import stack as st
 from .allocation import numeric_allocation
 from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
+from .runs import runs_from_frame
 from .schema import check_supervised_meta, check_trust_meta
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
 FORMS = (*BASE_FORMS, "average", fm.AUTO)
 CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
 DEFAULT_BOOTSTRAP = cb.CLUSTER_BOOTSTRAP
-
-
-def runs_from_frame(
-    df: pd.DataFrame,
-    n_col: str = "N",
-    d_col: str = "D",
-    c_col: str = "C",
-    loss_col: str = "loss",
-    what: str = "runs",
-    replicates: str | None = None,
-) -> pd.DataFrame:
-    """Validate a runs table and return columns N, D, loss (D = C/(6N) when only C is given).
-
-    Rows sharing (N, D) are refused unless `replicates` is "mean" or "keep"
-    (`forms.collapse_replicates`); the replicate spread is stored in ``attrs["replicate_sd"]``."""
-    cols = list(df.columns)
-    if n_col not in cols or loss_col not in cols or (d_col not in cols and c_col not in cols):
-        need = [n_col, f"{d_col} (or {c_col})", loss_col]
-        missing = [
-            c
-            for c, ok in zip(
-                need, [n_col in cols, d_col in cols or c_col in cols, loss_col in cols]
-            )
-            if not ok
-        ]
-        raise InputError(
-            f"{what}: missing column(s) {', '.join(map(repr, missing))}; found "
-            f"{', '.join(map(repr, cols))} (name them with --n-col/--d-col/--c-col/"
-            "--loss-col)"
-        )
-    N = numeric_column(df, n_col, positive=True, what=what)
-    if d_col in cols:
-        D = numeric_column(df, d_col, positive=True, what=what)
-    else:
-        D = numeric_column(df, c_col, positive=True, what=what) / (6.0 * N)
-    L = numeric_column(df, loss_col, positive=True, what=what)
-    out = pd.DataFrame({"N": N, "D": D, "loss": L})
-    out, sd = fm.collapse_replicates(out, replicates)
-    out.attrs["replicate_sd"] = sd
-    return out
 
 
 class SupervisedScalingLaw:
@@ -116,6 +77,7 @@ class SupervisedScalingLaw:
         seed: int = 0,
         n_jobs: int = -1,
         progress: bool = False,
+        stack: bool = True,
     ) -> None:
         if form not in FORMS:
             raise InputError(f"unknown form {form!r}; use one of {', '.join(FORMS)}")
@@ -140,6 +102,7 @@ class SupervisedScalingLaw:
         self.intervals, self.calibration, self.n_cutoffs = intervals, calibration, n_cutoffs
         self.fixed, self.replicates = dict(fixed or {}), replicates
         self.ci_level, self.seed, self.n_jobs, self.progress = ci_level, seed, n_jobs, progress
+        self.stack = stack
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
@@ -173,6 +136,12 @@ class SupervisedScalingLaw:
         res.meta["form"] = form
         res.meta["form_reason"] = why
         res.meta["compute_law"] = fm.compute_law(data)
+        if self.form == fm.AUTO and self.stack:
+            stk = st.fit_stack(self, form, data)
+            if stk is not None:
+                res.meta["stack"] = stk
+                if self.intervals:
+                    res.meta["intervals"]["k_stack"] = cb.prior_k("stack")
         if self.fixed:
             res.meta["fixed"] = {k: float(v) for k, v in self.fixed.items()}
         if data.attrs.get("replicate_sd"):
@@ -242,12 +211,15 @@ class SupervisedScalingLaw:
         cal = self.result_.meta.get("intervals") or {}
         Nf, Df = (np.broadcast_to(np.asarray(v, float), shape).ravel() for v in (N, D))
         r = iv.distance(C, cal, N=Nf, D=Df) if cal else np.zeros_like(t)
+        stk = self.result_.meta.get("stack")
         return {
             "t": t,
             "s_boot": cb.s_boot_of(tb, t.size),
             "noise": float(cal.get("noise", 0.0)),
             "r": r,
             "k": float(cal.get("k", 0.0)),
+            "s_inner": float(stk["s_inner"]) if stk else float("nan"),
+            "r_inner": float(stk["r_inner"]) if stk else float("nan"),
         }
 
     def _fit_average(self, data: pd.DataFrame, n_boot: int) -> FitResult:
@@ -368,12 +340,17 @@ class SupervisedScalingLaw:
                 t_boot = t_boot + w * law.predict_target(np.asarray(samples, float), X)
             else:
                 has_boot = False
+        stk = self.result_.meta.get("stack")
+        if stk:  # the stack's forecast; the bootstrap spread stays the form's
+            t_stack = st.stacked_target(stk, t_point, self.result_.meta["compute_law"], X)
+            t_boot, t_point = t_boot + (t_stack - t_point), t_stack
         return t_point, (t_boot if has_boot else None), 6.0 * X["N"] * X["D"], shape
 
     def predict(self, N, D) -> np.ndarray:
-        """Loss L(N, D) (Eq. 1; for `average`, the weighted geometric mean of the forms)."""
+        """Loss L(N, D) (Eq. 1); for `average`, the weighted geometric mean of the forms, and
+        for a default (`form="auto"`) fit the stack of `supervised.stack`."""
         self._check()
-        if not self.result_.meta.get("average"):
+        if not (self.result_.meta.get("average") or self.result_.meta.get("stack")):
             return plain(self.result_.predict(N=N, D=D))
         t, _, _, shape = self._targets(N, D)
         return plain(np.exp(t).reshape(shape))
@@ -383,7 +360,8 @@ class SupervisedScalingLaw:
 
         kind="forecast" (default): the calibrated interval of docs/trust.md (bootstrap spread +
         run scatter + extrapolation drift and scatter calibrated by backtest); "confidence":
-        bootstrap percentiles only; "prediction": bootstrap plus the residual scale.
+        bootstrap percentiles only; "prediction": bootstrap plus the residual scale (both of the
+        fitted form's law, not of a stacked forecast).
         """
         self._check()
         if not 0 < level < 1:
@@ -405,7 +383,13 @@ class SupervisedScalingLaw:
         if "k" in cal:  # calibrated by the real-suite prior (supervised.calibration)
             r = iv.distance(C, cal, N=Nf, D=Df)
             sb = cb.s_boot_of(tb, t.size)
-            lo, hi = cb.interval(t, sb, float(cal["noise"]), r, float(cal["k"]), level)
+            stk = self.result_.meta.get("stack")
+            if stk and "k_stack" in cal:
+                lo, hi = cb.stack_interval(
+                    t, sb, float(cal["noise"]), r, stk, cal["k_stack"], level
+                )
+            else:
+                lo, hi = cb.interval(t, sb, float(cal["noise"]), r, float(cal["k"]), level)
         else:  # presets and fits saved by earlier versions
             lo, hi = iv.log_interval(t, tb, C, cal, level, N=Nf, D=Df)
         return plain(np.exp(lo).reshape(shape)), plain(np.exp(hi).reshape(shape))
@@ -447,7 +431,13 @@ class SupervisedScalingLaw:
             w = ", ".join(f"{f} {v:.3f}" for f, v in avg["weights"].items())
             s = f"Model average over forms (weights by inverse backtest MSE): {w}\n" + s
         cal = self.result_.meta.get("intervals")
-        if cal and "k" in cal:
+        if cal and "k" in cal and self.result_.meta.get("stack") and "k_stack" in cal:
+            s += (
+                f"\nForecast intervals: bootstrap over model sizes ({len(self.result_.bootstrap)}"
+                f" resamples) + run scatter {cal['noise']:.4g} + k_stack x inner RMS error "
+                f"(docs/trust.md), C_max = {cal['max_compute']:.4g}"
+            )
+        elif cal and "k" in cal:
             s += (
                 f"\nForecast intervals: bootstrap over model sizes ({len(self.result_.bootstrap)}"
                 f" resamples) + run scatter {cal['noise']:.4g} + k r, k = {cal['k']:.4g} per unit"
@@ -462,6 +452,10 @@ class SupervisedScalingLaw:
                 f"{k:.4g} (90%) per unit of r, C_max = {cal['max_compute']:.4g}"
             )
         meta = self.result_.meta
+        if meta.get("stack"):
+            s += "\n" + st.describe(meta["stack"])
+            if cal and "k_stack" in cal:
+                s += f"; interval term {cal['k_stack']:.3g} x inner RMS x max(1, r / 2)"
         cl = meta.get("compute_law")
         if cl:
             s += "\n1-D compute law on the same runs: L = "

@@ -64,6 +64,8 @@ def check_trust_meta(d: Mapping, where: str) -> None:
         if cal.get("k_prior") is not None:
             c.num(cal["k_prior"], "meta.intervals.k_prior", lo=0.0)
         c.str_(c.get(cal, "method", "meta.intervals"), "meta.intervals.method")
+        if cal.get("k_stack") is not None:
+            c.num(cal["k_stack"], "meta.intervals.k_stack", lo=0.0)
     if "identification" in meta:
         ident = c.obj(meta["identification"], "meta.identification")
         c.bool_(c.get(ident, "identified", "meta.identification"), "meta.identification.identified")
@@ -79,5 +81,20 @@ def check_trust_meta(d: Mapping, where: str) -> None:
         fx = c.obj(meta["fixed"], "meta.fixed")
         for k, v in fx.items():
             c.num(v, f"meta.fixed.{k}")
+    if "stack" in meta:
+        _check_stack(c, meta["stack"], where)
     if "replicate_sd" in meta:
         c.num(meta["replicate_sd"], "meta.replicate_sd", lo=0.0)
+
+
+def _check_stack(c: Checker, stack, where: str) -> None:
+    """``meta.stack`` (`supervised.stack`): weights of the three candidates, the inner
+    backtest's RMS error and distance, and the over-training law's full fit."""
+    stk = c.obj(stack, "meta.stack")
+    w = c.obj(c.get(stk, "weights", "meta.stack"), "meta.stack.weights")
+    for name in ("form", "overtrain-ls", "compute-law"):
+        c.num(c.get(w, name, "meta.stack.weights"), f"meta.stack.weights.{name}", lo=0.0)
+    for k in ("s_inner", "r_inner"):
+        c.num(c.get(stk, k, "meta.stack"), f"meta.stack.{k}", lo=0.0)
+    c.num(c.get(stk, "inner_forecasts", "meta.stack"), "meta.stack.inner_forecasts", lo=1.0)
+    check_fit_result(c.get(stk, "overtrain_ls", "meta.stack"), where, "meta.stack.overtrain_ls")

@@ -14,6 +14,7 @@ import pandas as pd
 
 SUMMARY_FILE = Path(__file__).with_name("trust_summary.json")
 BEGIN, END = "<!-- trust-table:begin -->", "<!-- trust-table:end -->"
+FLOOR_BEGIN, FLOOR_END = "<!-- width-floor:begin -->", "<!-- width-floor:end -->"
 COLS = {
     "suite": "suite",
     "method": "method",
@@ -56,6 +57,31 @@ def verdicts(table: pd.DataFrame) -> list[dict]:
     return out
 
 
+def width_floor(f: pd.DataFrame, method: str = "default") -> pd.DataFrame:
+    """Per suite, quantiles of the method's |% error| and what they imply: an interval of ONE
+    width per suite that covers exactly a fraction q of its forecasts has half-width q_q, so
+    its ratio to the median error is q_q / q_50 whatever the interval rule (an "oracle" that
+    knows each suite's errors). Where q_90 / q_50 > 2, no rule of constant width per suite meets
+    both 90% coverage and half-width <= 2x the median error."""
+    d = f[f["method"] == method]
+    rows = []
+    for s, g in d.groupby("suite", sort=False):
+        a = 100 * np.abs(g["forecast"].to_numpy(float) / g["truth"].to_numpy(float) - 1)
+        q50, q70, q90 = np.quantile(a, [0.5, 0.7, 0.9])
+        rows.append({"suite": s, "q50": q50, "q70": q70, "q90": q90,
+                     "ratio70": q70 / q50, "ratio90": q90 / q50})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def floor_markdown(fl: pd.DataFrame) -> str:
+    lines = ["| suite | median abs % error | 70th pct | 90th pct | 70th / median | "
+             "90th / median |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in fl.itertuples(index=False):
+        lines.append(f"| {r.suite} | {r.q50:.2f} | {r.q70:.2f} | {r.q90:.2f} | "
+                     f"{r.ratio70:.2f} | {r.ratio90:.2f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def markdown(table: pd.DataFrame, pooled: dict) -> str:
     t = table[[c for c in COLS if c in table.columns]].rename(columns=COLS)
     lines = ["| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
@@ -86,10 +112,14 @@ def markdown(table: pd.DataFrame, pooled: dict) -> str:
     return "\n".join(lines)
 
 
-def write_docs(loso: pd.DataFrame, pooled: dict, raw: pd.DataFrame, root: Path) -> None:
-    """Replace the table between the markers of docs/trust.md; write trust_summary.json."""
+def write_docs(loso: pd.DataFrame, pooled: dict, raw: pd.DataFrame, root: Path, floor=None) -> None:
+    """Replace the table between the markers of docs/trust.md (and the width-floor table of
+    `width_floor` between its own markers, if given); write trust_summary.json."""
     doc = Path(root) / "docs" / "trust.md"
     text = doc.read_text()
+    if floor is not None and FLOOR_BEGIN in text and FLOOR_END in text:
+        a, b = text.index(FLOOR_BEGIN), text.index(FLOOR_END) + len(FLOOR_END)
+        text = text[:a] + f"{FLOOR_BEGIN}\n{floor_markdown(floor)}\n{FLOOR_END}" + text[b:]
     block = f"{BEGIN}\n{markdown(loso, pooled)}\n{END}"
     if BEGIN in text and END in text:
         a, b = text.index(BEGIN), text.index(END) + len(END)

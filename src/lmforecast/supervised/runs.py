@@ -1,0 +1,49 @@
+"""Read a supervised runs table: columns N, D (or C) and loss, validated at the door."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..data.validate import numeric_column
+from ..errors import InputError
+from . import forms as fm
+
+
+def runs_from_frame(
+    df: pd.DataFrame,
+    n_col: str = "N",
+    d_col: str = "D",
+    c_col: str = "C",
+    loss_col: str = "loss",
+    what: str = "runs",
+    replicates: str | None = None,
+) -> pd.DataFrame:
+    """Validate a runs table and return columns N, D, loss (D = C/(6N) when only C is given).
+
+    Rows sharing (N, D) are refused unless `replicates` is "mean" or "keep"
+    (`forms.collapse_replicates`); the replicate spread is stored in ``attrs["replicate_sd"]``."""
+    cols = list(df.columns)
+    if n_col not in cols or loss_col not in cols or (d_col not in cols and c_col not in cols):
+        need = [n_col, f"{d_col} (or {c_col})", loss_col]
+        missing = [
+            c
+            for c, ok in zip(
+                need, [n_col in cols, d_col in cols or c_col in cols, loss_col in cols]
+            )
+            if not ok
+        ]
+        raise InputError(
+            f"{what}: missing column(s) {', '.join(map(repr, missing))}; found "
+            f"{', '.join(map(repr, cols))} (name them with --n-col/--d-col/--c-col/"
+            "--loss-col)"
+        )
+    N = numeric_column(df, n_col, positive=True, what=what)
+    if d_col in cols:
+        D = numeric_column(df, d_col, positive=True, what=what)
+    else:
+        D = numeric_column(df, c_col, positive=True, what=what) / (6.0 * N)
+    L = numeric_column(df, loss_col, positive=True, what=what)
+    out = pd.DataFrame({"N": N, "D": D, "loss": L})
+    out, sd = fm.collapse_replicates(out, replicates)
+    out.attrs["replicate_sd"] = sd
+    return out

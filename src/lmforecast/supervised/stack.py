@@ -1,0 +1,166 @@
+"""The default loss forecast: three laws stacked by the fit's own inner backtest (docs/trust.md).
+
+On real suites no single law wins everywhere (leave-one-suite-out, docs/trust.md): the
+Chinchilla-type form is best where its exponents are identified (datablations, Gemstones), the
+over-training law fitted by least squares (Gadre et al. 2024, Eq. 4) on isoFLOP ladders (Porian)
+and the 1-D compute law E + A C^-a on checkpoint proxies (Pythia). The runs themselves say which
+extrapolates well on *this* suite: hold out the largest one and the two largest fitted model
+sizes, refit each candidate from scratch below the cut, and weight each by the inverse square of
+its mean absolute log error on the held-out runs. The forecast is the weighted geometric mean
+
+    log L(x) = sum_c w_c log L_c(x),   w_c ~ 1 / mean|e_c|^2
+
+and the interval's extrapolation term is the root-mean-square error of that stacked forecast on
+the same inner backtest (`s_inner`), scaled by k_stack from the real-suite prior:
+
+    log L(x) +- z ( sqrt(s_noise^2 + s_boot(x)^2) + k_stack s_inner max(1, r / R_MEASURED) ).
+
+r = max(0, ln C/C_max, ln N/N_max, ln D/D_max) as for a single form. The term is constant over
+the distances the real suites measured (r <= R_MEASURED = 2, about their 95th percentile: the
+errors there did not grow with r once s_inner was known, and every growth we tried lost coverage
+on Gemstones leave-one-suite-out) and grows in proportion beyond them, where there is no evidence.
+
+A stack needs at least MIN_SIZES model sizes and MIN_RUNS runs below an inner cut; with fewer,
+the fit keeps its single form and the prior k r term (`calibration`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..backtest.suites import distance
+from ..fitting import FitResult
+from . import forms as fm
+
+HOLDOUTS = (1, 2)  # inner cuts: the largest fitted size out, the two largest out
+MIN_SIZES = 3  # model sizes an inner fit needs below its cut
+MIN_RUNS = 8
+R_MEASURED = 2.0  # ~95th percentile of the distance r of the suites' held-out forecasts
+MAE_FLOOR = 1e-4  # a candidate that is exact on the inner backtest does not take every weight
+CANDIDATES = ("form", "overtrain-ls", "compute-law")
+
+
+def inner_cuts(data: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train mask, test mask) of each inner cut that leaves enough runs to fit."""
+    N = data["N"].to_numpy(float)
+    sizes = np.unique(N)
+    out = []
+    for k in HOLDOUTS:
+        if sizes.size <= k:
+            continue
+        tr = N < sizes[-k]
+        if np.unique(N[tr]).size >= MIN_SIZES and tr.sum() >= MIN_RUNS:
+            out.append((tr, ~tr))
+    return out
+
+
+def _fitters(est, form: str):
+    """Each candidate as fit(data) -> predict(N, D): the estimator's own form (its loss and
+    pinned parameters), the over-training law by squared log error, the 1-D compute law."""
+
+    def point(f, loss, fixed):
+        def fit(d):
+            m = type(est)(f, loss=loss, huber_delta=est.huber_delta, intervals=False,
+                          fixed=fixed, n_jobs=1, replicates="keep", stack=False)  # fmt: skip
+            m.fit(d)
+            return m.predict
+
+        return fit
+
+    def compute_law(d):
+        cl = fm.compute_law(d)
+        return lambda N, D: fm.compute_law_predict(cl, N, D)
+
+    return {
+        # an automatic form is re-chosen on each inner cut's runs, as a user's fit would be
+        "form": point(fm.AUTO if est.form == fm.AUTO else form, est.loss, est.fixed),
+        "overtrain-ls": point("overtrain", "squared", None),
+        "compute-law": compute_law,
+    }
+
+
+def fit_stack(est, form: str, data: pd.DataFrame) -> dict | None:
+    """The stack of a fit (stored as ``meta.stack``), or None where no inner cut is possible.
+
+    Every inner fit starts from scratch (the form's grid), never from the full-data optimum."""
+    cuts = inner_cuts(data)
+    if not cuts:
+        return None
+    fitters = _fitters(est, form)
+    errs = {c: [] for c in CANDIDATES}
+    r_in = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for tr, te in cuts:
+            train, test = data[tr].reset_index(drop=True), data[te]
+            N, D = test["N"].to_numpy(float), test["D"].to_numpy(float)
+            y = np.log(test["loss"].to_numpy(float))
+            for c, fit in fitters.items():
+                errs[c].append(y - np.log(np.asarray(fit(train)(N, D), float).ravel()))
+            r_in.append(distance(train, test))
+    e = {c: np.concatenate(v) for c, v in errs.items()}
+    mae = {c: float(np.mean(np.abs(v))) if np.all(np.isfinite(v)) else float("inf")
+           for c, v in e.items()}  # fmt: skip
+    inv = {c: (1.0 / max(m, MAE_FLOOR) ** 2 if np.isfinite(m) else 0.0) for c, m in mae.items()}
+    tot = sum(inv.values())
+    weights = {c: inv[c] / tot for c in CANDIDATES}
+    stacked = sum(weights[c] * np.nan_to_num(e[c]) for c in CANDIDATES if weights[c] > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ot = type(est)(
+            "overtrain", loss="squared", intervals=False, n_jobs=1, replicates="keep", stack=False
+        )
+        ot.fit(data)
+    return {
+        "weights": weights,
+        "inner_mae": {c: (m if np.isfinite(m) else None) for c, m in mae.items()},
+        "s_inner": float(np.sqrt(np.mean(stacked**2))),
+        "r_inner": float(np.median(np.concatenate(r_in))),
+        "inner_forecasts": int(stacked.size),
+        "overtrain_ls": ot.result_.to_dict(),
+    }
+
+
+def stacked_target(stack: Mapping, t_form: np.ndarray, compute_law: Mapping, X) -> np.ndarray:
+    """sum_c w_c log L_c(x) given the form's own log forecast `t_form`."""
+    w = stack["weights"]
+    t = w["form"] * t_form
+    if w["overtrain-ls"] > 0:
+        ot = FitResult.from_dict(stack["overtrain_ls"])
+        t = t + w["overtrain-ls"] * ot.law_.predict_target(np.asarray(ot.theta)[None, :], X)[0]
+    if w["compute-law"] > 0:
+        t = t + w["compute-law"] * np.log(fm.compute_law_predict(compute_law, X["N"], X["D"]))
+    return t
+
+
+def unit_term(s_inner, r) -> np.ndarray:
+    """s_inner max(1, r / R_MEASURED): the inner backtest's RMS error, constant over the
+    distances the real suites measured and growing in proportion beyond them."""
+    return np.asarray(s_inner, float) * np.maximum(1.0, np.asarray(r, float) / R_MEASURED)
+
+
+def extrapolation_term(stack: Mapping, r: np.ndarray, k_stack: float) -> np.ndarray:
+    """k_stack s_inner max(1, r / R_MEASURED)."""
+    return k_stack * unit_term(float(stack["s_inner"]), r)
+
+
+def describe(stack: Mapping) -> str:
+    w = ", ".join(f"{c} {stack['weights'][c]:.2f}" for c in CANDIDATES)
+    return (
+        f"Forecast: stack weighted by an inner backtest ({stack['inner_forecasts']} held-out "
+        f"runs of the largest fitted sizes): {w}; inner RMS error {stack['s_inner']:.3g}"
+    )
+
+
+__all__ = [
+    "CANDIDATES",
+    "describe",
+    "extrapolation_term",
+    "fit_stack",
+    "stacked_target",
+    "unit_term",
+]
