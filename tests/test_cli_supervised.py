@@ -151,3 +151,19 @@ def test_report_quick_writes_html_and_json(cli, tmp_path):
     assert s["max_rel_error_vs_noiseless_law"] < 0.01
     assert s["extrapolation"]["mean_rel_error"] < 0.01
     assert s["fit"]["converged"]
+
+
+def test_default_fit_stacks_and_no_stack_keeps_the_form(cli, runs_csv, tmp_path):
+    saved = {}
+    for flag in ([], ["--no-stack"]):
+        out = tmp_path / f"fit{len(flag)}.json"
+        code, stdout, err = cli("supervised", "fit", runs_csv, "--no-intervals", "--jobs", "1",
+                                "--out", out, "--quiet", *flag)  # fmt: skip
+        assert code == 0, err
+        saved[bool(flag)] = json.loads(out.read_text())["meta"]
+    w = saved[False]["stack"]["weights"]
+    assert set(w) == {"form", "overtrain-ls", "compute-law"} and abs(sum(w.values()) - 1) < 1e-12
+    assert "stack" not in saved[True]
+    a = SupervisedScalingLaw.load(tmp_path / "fit0.json").predict(7e9, 1.4e11)
+    b = SupervisedScalingLaw.load(tmp_path / "fit1.json").predict(7e9, 1.4e11)
+    assert a != b

@@ -118,6 +118,8 @@ while not os.path.exists(path + ".go"):  # start together
     time.sleep(0.005)
 for i in range(n):
     L.add(method="m", point=float(i), label=tag, run=f"{tag}-{i}")
+    if i % 50 == 49:  # let the other writer in: SQLite's busy handler can starve a waiter
+        time.sleep(0.005)
 L.close()
 """
 
@@ -297,9 +299,10 @@ def test_open_waits_out_a_lock_that_sqlite_reports_without_waiting(tmp_path, mon
         assert len(L.records()) == 1
     assert len(calls) == 3
     monkeypatch.setattr(schema, "BUSY_TIMEOUT_S", 0.05)
-    monkeypatch.setattr(
-        schema, "_ensure_current",
-        lambda con, p, create: (_ for _ in ()).throw(sqlite3.OperationalError("database is locked")),
-    )  # fmt: skip
+
+    def locked(con, p, create):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(schema, "_ensure_current", locked)
     with pytest.raises(InputError, match="cannot use the ledger .database is locked"):
         Ledger(tmp_path / "m.db", create=True)

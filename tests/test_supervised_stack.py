@@ -122,7 +122,7 @@ def test_default_fit_with_intervals_round_trips_and_says_what_it_did(tmp_path):
 def test_loso_calibrates_the_stack_scale_on_stacked_rows():
     rng = np.random.default_rng(0)
     parts = []
-    for i, (suite, s_in) in enumerate([("a", 0.01), ("b", 0.05), ("c", 0.02)]):
+    for suite, s_in in [("a", 0.01), ("b", 0.05), ("c", 0.02)]:
         n = 200
         truth = np.full(n, 3.0)
         parts.append(pd.DataFrame({

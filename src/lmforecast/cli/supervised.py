@@ -36,7 +36,13 @@ def register(sub) -> None:
         choices=(*FORMS, "data-constrained"),
         default="auto",
         help="law form; auto = chinchilla-gamma where the runs identify its extra exponent, "
-        "else chinchilla (docs/trust.md)",
+        "else chinchilla, forecast as a stack with the over-training and 1-D compute laws "
+        "weighted by an inner backtest on these runs (docs/trust.md)",
+    )
+    f.add_argument(
+        "--no-stack",
+        action="store_true",
+        help="with --form auto, forecast with the chosen form alone (no inner-backtest stack)",
     )
     f.add_argument(
         "--fix",
@@ -149,6 +155,7 @@ def _fit(args: argparse.Namespace) -> int:
         seed=args.seed,
         n_jobs=args.jobs,
         progress=not args.quiet,
+        stack=not args.no_stack,
     )
     model.fit(df, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col)
     res = model.result_
