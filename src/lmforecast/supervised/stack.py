@@ -58,16 +58,21 @@ def inner_cuts(data: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def _point_fit(est, form: str, loss: str, fixed, data: pd.DataFrame) -> FitResult:
+    """A point fit from scratch (the form's grid; no bootstrap, stack or compute law)."""
+    m = type(est)(form, loss=loss, huber_delta=est.huber_delta, intervals=False, fixed=fixed,
+                  n_jobs=1, replicates="keep", stack=False)  # fmt: skip
+    return m._fit_form(fm.choose_form(form, data)[0], data, 0)
+
+
 def _fitters(est, form: str):
     """Each candidate as fit(data) -> predict(N, D): the estimator's own form (its loss and
     pinned parameters), the over-training law by squared log error, the 1-D compute law."""
 
     def point(f, loss, fixed):
         def fit(d):
-            m = type(est)(f, loss=loss, huber_delta=est.huber_delta, intervals=False,
-                          fixed=fixed, n_jobs=1, replicates="keep", stack=False)  # fmt: skip
-            m.fit(d)
-            return m.predict
+            res = _point_fit(est, f, loss, fixed, d)
+            return lambda N, D: res.predict(N=N, D=D)
 
         return fit
 
@@ -111,17 +116,14 @@ def fit_stack(est, form: str, data: pd.DataFrame) -> dict | None:
     stacked = sum(weights[c] * np.nan_to_num(e[c]) for c in CANDIDATES if weights[c] > 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ot = type(est)(
-            "overtrain", loss="squared", intervals=False, n_jobs=1, replicates="keep", stack=False
-        )
-        ot.fit(data)
+        ot = _point_fit(est, "overtrain", "squared", None, data)
     return {
         "weights": weights,
         "inner_mae": {c: (m if np.isfinite(m) else None) for c, m in mae.items()},
         "s_inner": float(np.sqrt(np.mean(stacked**2))),
         "r_inner": float(np.median(np.concatenate(r_in))),
         "inner_forecasts": int(stacked.size),
-        "overtrain_ls": ot.result_.to_dict(),
+        "overtrain_ls": ot.to_dict(),
     }
 
 
