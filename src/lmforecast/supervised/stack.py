@@ -37,6 +37,7 @@ from ..fitting import FitResult
 from . import forms as fm
 
 HOLDOUTS = (1, 2)  # inner cuts: the largest fitted size out, the two largest out
+HELD_SHARE = (0.05, 0.10)  # ... or at least this share of the runs, whichever is more
 MIN_SIZES = 3  # model sizes an inner fit needs below its cut
 MIN_RUNS = 8
 R_MEASURED = 2.0  # ~95th percentile of the distance r of the suites' held-out forecasts
@@ -45,16 +46,23 @@ CANDIDATES = ("form", "overtrain-ls", "compute-law")
 
 
 def inner_cuts(data: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(train mask, test mask) of each inner cut that leaves enough runs to fit."""
+    """(train mask, test mask) of each inner cut that leaves enough runs to fit: cut k holds
+    out the k largest sizes, or more of the largest sizes until HELD_SHARE[k] of the runs are
+    held out (runs that each have their own size would otherwise leave 1-2 held-out runs)."""
     N = data["N"].to_numpy(float)
     sizes = np.unique(N)
-    out = []
-    for k in HOLDOUTS:
+    out, seen = [], set()
+    for k, share in zip(HOLDOUTS, HELD_SHARE):
         if sizes.size <= k:
             continue
-        tr = N < sizes[-k]
-        if np.unique(N[tr]).size >= MIN_SIZES and tr.sum() >= MIN_RUNS:
-            out.append((tr, ~tr))
+        j = k
+        while j < sizes.size and np.sum(N >= sizes[-j]) < share * N.size:
+            j += 1
+        tr = N < sizes[-j]
+        if j in seen or np.unique(N[tr]).size < MIN_SIZES or tr.sum() < MIN_RUNS:
+            continue
+        seen.add(j)
+        out.append((tr, ~tr))
     return out
 
 
