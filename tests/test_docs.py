@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_lines import in_process, run_main
 from test_readme import commands  # the README's line splitter, shared
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -55,7 +56,9 @@ def test_no_internal_paths():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", _runnable_pages(), ids=lambda p: p.name)
-def test_every_doc_block_runs_as_written(page, tmp_path):
+def test_every_doc_block_runs_as_written(page, tmp_path, monkeypatch, capsys):
+    # plain `lmforecast` lines run in-process through the CLI's `main` (tests/cli_lines.py);
+    # lines using the shell, and Python blocks, in a subprocess
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     r = subprocess.run(
@@ -67,6 +70,14 @@ def test_every_doc_block_runs_as_written(page, tmp_path):
     for info, block in blocks(page):
         if info in ("bash", "sh"):
             for cmd in commands(block):
+                argv = in_process(cmd)
+                if argv is not None:
+                    monkeypatch.chdir(tmp_path)
+                    code = run_main(argv)
+                    err = capsys.readouterr().err
+                    assert code == 0, f"{page.name}: {cmd}\n{err[-2000:]}"
+                    ran += 1
+                    continue
                 r = subprocess.run(
                     ["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True, text=True
                 )
