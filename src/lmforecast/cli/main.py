@@ -191,8 +191,11 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
         sys.stderr.write(f"lmforecast: error: {_one_line(exc)}\n")
         return 2
     except KeyboardInterrupt as exc:  # SIGINT or SIGTERM (`parallel.lifeline`): end every worker
+        import logging
+
         from ..parallel import lifeline
 
+        logging.getLogger("distributed").disabled = True  # a cluster torn down mid-task logs
         lifeline.end_children()
         sys.stderr.write("lmforecast: interrupted\n")
         return 128 + lifeline.signal_number(exc)  # 130 for SIGINT, 143 for SIGTERM

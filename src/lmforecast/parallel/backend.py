@@ -70,7 +70,10 @@ class DaskSession:
                         threads_per_worker=1,
                         processes=True,
                         dashboard_address=None,
-                        silence_logs=logging.ERROR,
+                        # CRITICAL: a worker whose scheduler went away (the user's Ctrl-C or
+                        # SIGTERM) logs its failed heartbeat with a traceback at ERROR; task
+                        # errors reach the client as exceptions, so nothing else is lost
+                        silence_logs=logging.CRITICAL,
                     )
             except Exception as exc:  # e.g. a script without `if __name__ == "__main__":`
                 _restore(env)
