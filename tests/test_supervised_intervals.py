@@ -50,7 +50,7 @@ def test_overtrain_recovers_coefficients_from_noiseless_runs():
 
 # ---- interval machinery ---------------------------------------------------------------------
 def test_extrapolation_slope_is_the_weighted_quantile_of_needed_slopes():
-    z = iv.norm.ppf(0.95)
+    z = iv.z_of(0.9)
     r = np.array([1.0, 2.0, 3.0, 4.0])
     pairs = {
         "log_error": [0.0, 2 * z * 0.01, -3 * z * 0.02, 4 * z * 0.03],

@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.stats import norm
 
 from ..errors import InputError
 from ..fitting import refit_from
 from ..fitting.bootstrap import attach_bootstrap, bootstrap_thetas
 from ..fitting.result import FitResult
+from ..intervals import normal_ppf, z_of
 from ..laws import get_law
 from ..laws.distillation import BUSBRIDGE_DISTILL_GRID, DistillationLaw
 from .fitting import score_product_grid
@@ -133,7 +133,7 @@ def published_draws(
     paper's own joint distribution would be.
     """
     rng = np.random.default_rng(seed)
-    z = norm.ppf(0.5 + ci_level / 2)
+    z = z_of(ci_level)
     Z = rng.standard_normal((n, len(law.parameters)))
     out = np.empty_like(Z)
     for j, p in enumerate(law.parameters):
@@ -156,7 +156,7 @@ def interval_from_draws(T: np.ndarray, sigma: float, level: float) -> tuple[np.n
     a = (1 - level) / 2
     T = np.asarray(T, float)
     if sigma > 0:
-        z = norm.ppf((np.arange(N_NODES) + 0.5) / N_NODES)
+        z = normal_ppf((np.arange(N_NODES) + 0.5) / N_NODES)
         T = (T[:, None, :] + sigma * z[None, :, None]).reshape(-1, T.shape[-1])
     lo, hi = np.nanquantile(T, [a, 1 - a], axis=0)
     return lo, hi

@@ -35,7 +35,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ..backtest.suites import distance, score_forecasts, suite_splits
 from ..errors import InputError
@@ -43,6 +42,7 @@ from ..fitting import fit_law
 from ..fitting.engine import Objective, clip_to_bounds, grid_to_array
 from ..fitting.losses import Loss
 from ..fitting.threads import single_blas_thread
+from ..intervals import z_of as z_normal
 from ..parallel import map_tasks
 from .intervals import weighted_quantile
 from .stack import extrapolation_term, unit_term
@@ -69,7 +69,7 @@ def prior_k(form: str) -> float:
 
 
 def z_of(level: float) -> float:
-    return float(norm.ppf(0.5 + level / 2))
+    return z_normal(level)
 
 
 def needed_k(log_error, r, base, level: float = 0.9) -> np.ndarray:

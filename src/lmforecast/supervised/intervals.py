@@ -38,7 +38,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.stats import norm
+
+from ..intervals import normal_cdf, z_of
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
@@ -69,7 +70,7 @@ def pairs_from_backtest(forecasts, level_used: float) -> dict:
     distance ln(C / C_max); `distance` extends r to N and D only at forecast time (docs/trust.md
     says why: it can widen an interval, never narrow it)."""
     f = forecasts
-    z = float(norm.ppf(0.5 + level_used / 2))
+    z = z_of(level_used)
     noise = np.log(f["forecast"].to_numpy(float) / f["lower"].to_numpy(float)) / z
     cut = f["cutoff"].to_numpy(float)
     log_ratio = np.log(f["ratio"].to_numpy(float))
@@ -121,7 +122,7 @@ def extrapolation_slope(pairs: Mapping, level: float, m: float, lam: float = 1.0
     """k at `level`: weighted `level`-quantile of the k each backtest forecast needs to be
     covered by the interval of `log_interval` (drift |m| r added on the side of sign(m), base
     spread scaled by `lam`)."""
-    z = float(norm.ppf(0.5 + level / 2))
+    z = z_of(level)
     e = np.asarray(pairs["log_error"], float)
     r = np.asarray(pairs["log_ratio"], float)
     s = lam * np.asarray(pairs["noise"], float)
@@ -156,7 +157,7 @@ def log_interval(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) in target (log) space from the point, bootstrap and calibration terms
     (r = `distance(compute, cal, N, D)`)."""
-    z = float(norm.ppf(0.5 + level / 2))
+    z = z_of(level)
     if t_boot is not None and len(t_boot):
         q16, q84 = np.nanquantile(t_boot, [0.158655, 0.841345], axis=0)
         s_boot = 0.5 * (q84 - q16)
@@ -168,4 +169,4 @@ def log_interval(
     return t_point - z * s - np.maximum(0.0, -m * r), t_point + z * s + np.maximum(0.0, m * r)
 
 
-ONE_SIGMA = float(2 * norm.cdf(1.0) - 1)  # level whose z is 1: a backtest's noise-only band
+ONE_SIGMA = float(2 * normal_cdf(1.0) - 1)  # level whose z is 1: a backtest's noise-only band

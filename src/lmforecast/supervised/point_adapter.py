@@ -9,9 +9,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ..errors import InputError
+from ..intervals import z_of
 
 
 def _n_d(df: pd.DataFrame, n_col: str = "N", d_col: str = "D", c_col: str = "C"):
@@ -56,7 +56,7 @@ class _PointFitted:
     def interval(self, test, level):
         N, D = _n_d(test)
         pred = self.est.predict(N, D)
-        z = float(norm.ppf(0.5 + level / 2))
+        z = z_of(level)
         s = np.sqrt(self.est.result_.residual_scale**2 + _delta_var(self.est, N, D))
         return pred * np.exp(-z * s), pred * np.exp(z * s)
 

@@ -5,6 +5,7 @@ Natural parameters of L(N, D) = E + (A/N^alpha + B/D^beta)^gamma (gamma = 1 for 
 
 from __future__ import annotations
 
+from ..intervals import z_of
 from ..laws import get_law
 
 PRESETS: dict[str, dict] = {
@@ -100,13 +101,12 @@ def preset_param_samples(name: str, n: int = 400, seed: int = 0) -> list[list[fl
     Empty when the paper publishes no CIs. Ignoring the correlations makes these wider than
     the paper's joint bootstrap, i.e. conservative."""
     import numpy as np
-    from scipy.stats import norm
 
     p = PRESETS[name]
     if not p["ci"]:
         return []
     law = get_law(p["form"])
-    z = float(norm.ppf(0.5 + p["ci_level"] / 2))
+    z = z_of(p["ci_level"])
     mid = law.from_natural(p["params"])
     lo = law.from_natural({k: v[0] for k, v in p["ci"].items()})
     hi = law.from_natural({k: v[1] for k, v in p["ci"].items()})
