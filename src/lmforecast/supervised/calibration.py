@@ -89,19 +89,23 @@ def choose_k(need, weights, level: float = 0.9) -> float:
     return k if np.isfinite(k) else float(np.max(need[np.isfinite(need)], initial=0.0))
 
 
-def interval(t, s_boot, noise, r, k, level: float = 0.9):
-    """(lower, upper) in log space."""
-    s = np.sqrt(noise**2 + np.asarray(s_boot, float) ** 2) + k * np.asarray(r, float)
+def spread_interval(t, s_boot, noise, extra, level: float = 0.9):
+    """(lower, upper) in log space: t +- z (sqrt(noise^2 + s_boot^2) + extra), `extra` the
+    extrapolation term (k r for a single form, `stack.extrapolation_term` for a stack)."""
+    s = np.hypot(noise, np.asarray(s_boot, float)) + np.asarray(extra, float)
     z = z_of(level)
     return t - z * s, t + z * s
+
+
+def interval(t, s_boot, noise, r, k, level: float = 0.9):
+    """(lower, upper) in log space of a single form: extrapolation term k r."""
+    return spread_interval(t, s_boot, noise, k * np.asarray(r, float), level)
 
 
 def stack_interval(t, s_boot, noise, r, stack: Mapping, k_stack: float, level: float = 0.9):
     """(lower, upper) in log space of a stacked forecast (`supervised.stack`): the base spread
     plus k_stack times the inner backtest's RMS error, growing beyond the distance it measured."""
-    s = np.sqrt(noise**2 + np.asarray(s_boot, float) ** 2) + extrapolation_term(stack, r, k_stack)
-    z = z_of(level)
-    return t - z * s, t + z * s
+    return spread_interval(t, s_boot, noise, extrapolation_term(stack, r, k_stack), level)
 
 
 def suite_weights(f: pd.DataFrame) -> np.ndarray:
@@ -153,9 +157,8 @@ def rescale(f: pd.DataFrame, k: Mapping | float, level: float = 0.9) -> pd.DataF
     st = _is_stack(f)
     kk = np.where(st, ks.get("stack", prior_k("stack")), ks["default"])
     t = np.log(f["forecast"].to_numpy(float))
-    s = np.hypot(f["noise"].to_numpy(float), f["s_boot"].to_numpy(float)) + kk * _unit(f)
-    z = z_of(level)
-    return f.assign(lower=np.exp(t - z * s), upper=np.exp(t + z * s))
+    lo, hi = spread_interval(t, f["s_boot"], f["noise"].to_numpy(float), kk * _unit(f), level)
+    return f.assign(lower=np.exp(lo), upper=np.exp(hi))
 
 
 def cluster_bootstrap(
