@@ -20,11 +20,7 @@ CANDIDATE = (
 
 def check_advice(d, where: str) -> None:
     c = Checker(where)
-    d = c.obj(d)
-    c.keys(d, (*FIELDS, "kind", "format_version"))
-    c.kind(d, KIND, label="saved next-run advice")
-    for k in FIELDS:
-        c.get(d, k)
+    d = c.record(d, FIELDS, KIND, label="saved next-run advice")
     t = c.obj(d["target"], "target")
     c.keys(t, ("N", "D"), "target")
     for k in ("N", "D"):

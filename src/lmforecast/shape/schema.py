@@ -26,11 +26,7 @@ LAW_PARAMS = ("A", "B", "E", "alpha", "beta")
 
 def check_shape_test(d, where: str) -> None:
     c = Checker(where)
-    d = c.obj(d)
-    c.keys(d, (*FIELDS, "kind", "format_version"))
-    c.kind(d, KIND, label="saved shape test")
-    for k in FIELDS:
-        c.get(d, k)
+    d = c.record(d, FIELDS, KIND, label="saved shape test")
     c.num(d["r2"], "r2", hi=1)
     c.num(d["p_value"], "p_value", lo=0, hi=1, lo_open=True)
     c.int_(d["n_models"], "n_models", lo=1)

@@ -122,6 +122,17 @@ class Checker:
         return v
 
     # ---- envelope --------------------------------------------------------------------------
+    def record(self, d, fields: Iterable[str], kind: str, *, label: str) -> Mapping:
+        """A saved record: an object with exactly `fields` plus the envelope (``kind``,
+        ``format_version``), every field present; returns it."""
+        d = self.obj(d)
+        fields = tuple(fields)
+        self.keys(d, (*fields, "kind", "format_version"))
+        self.kind(d, kind, label=label)
+        for k in fields:
+            self.get(d, k)
+        return d
+
     def kind(
         self,
         d: Mapping,
