@@ -150,6 +150,24 @@ def test_hand_edited_fit_is_refused_naming_the_field(fits, tmp_path, name, path,
     assert str(p) in str(ei.value)
 
 
+def test_a_long_path_is_named_whole_in_the_message(fits, tmp_path):
+    # a path of 150+ characters was cut at 120 ("sal.jso: field ..."), losing the file name
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    d = json.loads((fits / "sal.json").read_text())
+    d["gamma"] = 2.0
+    p = deep / "salience_fit.json"
+    p.write_text(json.dumps(d))
+    assert len(str(p)) > 150
+    with pytest.raises(InputError, match=r"salience_fit\.json: field 'gamma'") as ei:
+        LOADERS["sal.json"](p)
+    assert str(p) in str(ei.value)
+    missing = str(deep / "no_such_fit.json")
+    with pytest.raises(InputError) as ei:
+        LOADERS["sup.json"](missing)
+    assert f"{missing}: no such file" in str(ei.value)
+
+
 def test_edited_params_no_longer_move_allocate_only(fits, tmp_path, cli):
     """The issue: editing params.alpha moved `allocate` (reads params) but not `predict` (reads
     theta). Now both refuse the file."""

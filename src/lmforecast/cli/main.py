@@ -208,8 +208,8 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
     except OSError as exc:  # the environment refused a read/write the door could not foresee
         if debug:
             traceback.print_exc()
-        name = " ".join(str(getattr(exc, "filename", None) or "").split())  # one line, short
-        where = f"{name if len(name) <= 80 else name[:77] + '...'}: " if name else ""
+        name = " ".join(str(getattr(exc, "filename", None) or "").split())  # one line, whole
+        where = f"{name if len(name) <= 1000 else name[:997] + '...'}: " if name else ""
         sys.stderr.write(f"lmforecast: error: {where}{exc.strerror or _one_line(exc)}\n")
         return 2
     except Exception as exc:

@@ -25,7 +25,7 @@ from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
-from ..store import dump_json, load_json
+from ..store import dump_json, load_json, source_label
 from .fitting import fit_from_closed_form
 from .mixture_scan import MixtureScan
 from .model import SCORE_RANGE, clip_scores, stage_noise
@@ -484,8 +484,10 @@ class FLPM(MixtureScan):
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLPM:
         d = load_json(text_or_path, "saved FLP-M fit")
-        check_flpm(d, str(text_or_path)[:80], init_args(cls))
+        check_flpm(d, source_label(text_or_path), init_args(cls))
         try:
             return cls.from_dict(d)
         except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"{str(text_or_path)[:80]}: not a saved FLP-M fit ({exc})") from exc
+            raise InputError(
+                f"{source_label(text_or_path)}: not a saved FLP-M fit ({exc})"
+            ) from exc

@@ -29,7 +29,7 @@ from ..data.validate import check_columns, numeric_column
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
-from ..store import dump_json, load_json
+from ..store import dump_json, load_json, source_label
 from .fitting import bootstrap_closed_form, fit_from_closed_form
 from .schema import METHODS, check_flp, init_args
 from .tables import (
@@ -436,8 +436,8 @@ class FLP:
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> FLP:
         d = load_json(text_or_path, "saved FLP fit")
-        check_flp(d, str(text_or_path)[:80], init_args(cls))
+        check_flp(d, source_label(text_or_path), init_args(cls))
         try:
             return cls.from_dict(d)
         except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"{str(text_or_path)[:80]}: not a saved FLP fit ({exc})") from exc
+            raise InputError(f"{source_label(text_or_path)}: not a saved FLP fit ({exc})") from exc

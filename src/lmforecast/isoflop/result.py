@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..store import Checker, dump_json, load_json
+from ..store import Checker, dump_json, load_json, source_label
 
 KIND = "IsoFlopResult"
 VERSION = 1
@@ -89,7 +89,7 @@ class IsoFlopResult:
     @classmethod
     def from_json(cls, text_or_path) -> IsoFlopResult:
         d = load_json(text_or_path, "saved isoFLOP fit")
-        check_isoflop(d, str(text_or_path)[:120])
+        check_isoflop(d, source_label(text_or_path))
         d = {k: d[k] for k in FIELDS}
         return cls(**json.loads(json.dumps(d)))
 

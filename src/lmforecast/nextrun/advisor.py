@@ -27,7 +27,7 @@ from ..data.validate import numeric_column
 from ..errors import InputError
 from ..fitting import bootstrap_fit, fit_law, huber
 from ..laws import get_law
-from ..store import FORMAT_VERSION, dump_json, load_json
+from ..store import FORMAT_VERSION, dump_json, load_json, source_label
 from .schema import KIND, check_advice
 
 RATIOS = (5.0, 10.0, 20.0, 40.0, 80.0)  # tokens per parameter of the default candidate grid
@@ -54,7 +54,7 @@ class NextRunAdvice:
     def from_json(cls, text_or_path) -> NextRunAdvice:
         """Advice saved by `to_json` (`next-run --out`), validated field by field."""
         d = load_json(text_or_path, "saved next-run advice")
-        check_advice(d, str(text_or_path)[:120])
+        check_advice(d, source_label(text_or_path))
         return cls(**{k: v for k, v in d.items() if k not in ("kind", "format_version")})
 
     def summary(self) -> str:

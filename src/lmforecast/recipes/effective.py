@@ -19,7 +19,7 @@ from ..data.validate import check_min_rows, numeric_column
 from ..errors import InputError
 from ..fitting import bootstrap_fit, fit_law, huber
 from ..laws import get_law
-from ..store import dump_json, load_json
+from ..store import dump_json, load_json, source_label
 from .schema import KIND, check_comparison
 
 
@@ -75,7 +75,7 @@ class RecipeComparison:
     @classmethod
     def from_json(cls, text_or_path) -> RecipeComparison:
         d = load_json(text_or_path, "saved recipe comparison")
-        check_comparison(d, str(text_or_path)[:120])
+        check_comparison(d, source_label(text_or_path))
         return cls(**{k: v for k, v in d.items() if k not in ("kind", "format_version")})
 
     def summary(self) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..fitting.result import FitResult
-from ..store import dump_json, load_json
+from ..store import dump_json, load_json, source_label
 from .mapping import map_losses_many
 from .model import sigmoid_law
 from .records import LossTable, loss_table
@@ -231,7 +231,7 @@ class SalienceFit:
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> SalienceFit:
         d = load_json(text_or_path, "salience fit")
-        check_salience(d, str(text_or_path)[:80])
+        check_salience(d, source_label(text_or_path))
         return cls.from_dict(d)
 
 

@@ -22,7 +22,7 @@ from ..data.validate import check_min_rows, numeric_column
 from ..errors import InputError
 from ..fitting import fit_law, huber
 from ..laws import get_law
-from ..store import FORMAT_VERSION, dump_json, load_json
+from ..store import FORMAT_VERSION, dump_json, load_json, source_label
 from .schema import KIND, check_shape_test
 
 
@@ -54,7 +54,7 @@ class ShapeTest:
     def from_json(cls, text_or_path) -> ShapeTest:
         """A test saved by `to_json` (`shape test --out`), validated field by field."""
         d = load_json(text_or_path, "saved shape test")
-        check_shape_test(d, str(text_or_path)[:120])
+        check_shape_test(d, source_label(text_or_path))
         return cls(**{k: v for k, v in d.items() if k not in ("kind", "format_version")})
 
     def summary(self) -> str:

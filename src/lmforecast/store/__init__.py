@@ -10,7 +10,7 @@ Each method owns the schema of its own saved result beside its result class
 `supervised.schema`); they are all written with `Checker`.
 """
 
-from .checker import FORMAT_VERSION, Checker, check_array
+from .checker import FORMAT_VERSION, Checker, check_array, source_label
 from .envelope import dump_json, load_json, to_jsonable
 from .files import atomic_write_bytes, atomic_write_folder, atomic_write_text
 
@@ -23,5 +23,6 @@ __all__ = [
     "check_array",
     "dump_json",
     "load_json",
+    "source_label",
     "to_jsonable",
 ]

@@ -20,11 +20,19 @@ from ..errors import InputError, fmt_value
 FORMAT_VERSION = 1
 
 
+def source_label(where: object) -> str:
+    """`where` on one line for a message: a path is kept whole (its file name is the point),
+    inline JSON text is cut to 80 characters and anything else to 1,000."""
+    flat = " ".join(str(where).split())
+    cap = 80 if flat.startswith("{") else 1000
+    return flat if len(flat) <= cap else flat[: cap - 3] + "..."
+
+
 class Checker:
     """Field-by-field checks with messages ``<where>: field <path>: <problem> (got <value>)``."""
 
     def __init__(self, where: str, prefix: str = ""):
-        self.where = str(where)[:120]
+        self.where = source_label(where)
         self.prefix = f"{prefix}." if prefix else ""
 
     def fail(self, path: str, problem: str, value: Any = ...) -> None:

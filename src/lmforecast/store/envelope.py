@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from .checker import source_label
 from .files import atomic_write_text
 
 
@@ -42,8 +43,7 @@ def load_json(text_or_path: str | Path, what: str = "saved fit") -> dict:
     taken as inline JSON only when it starts with ``{`` and is not an existing path.
     """
     s = str(text_or_path)
-    flat = " ".join(s.split())  # messages stay on one line
-    label = flat if len(flat) <= 80 else flat[:77] + "..."
+    label = source_label(s)
     p = Path(s) if len(s) < 4096 and "\n" not in s else None
     is_file = False
     if p is not None:
