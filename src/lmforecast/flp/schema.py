@@ -174,4 +174,15 @@ def check_flpm(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
         if cb:
             check_array(c, cb, "coef_boot", (None, len(coef)))
     c.num(d.get("residual_scale"), "residual_scale", lo=0.0, none=True)
+    zs = d.get("zero_share_sensitivity")
+    if zs is not None:  # FLPM.zero_share_sensitivity_: forecasts under other zero-share floors
+        zs = c.obj(zs, "zero_share_sensitivity")
+        c.num(c.get(zs, "share", "zero_share_sensitivity"), "zero_share_sensitivity.share",
+              lo=0.0, hi=1.0)  # fmt: skip
+        c.num(c.get(zs, "flops", "zero_share_sensitivity"), "zero_share_sensitivity.flops",
+              lo=0.0, lo_open=True)  # fmt: skip
+        fc = c.obj(c.get(zs, "forecast", "zero_share_sensitivity"),
+                   "zero_share_sensitivity.forecast")  # fmt: skip
+        for k, v in fc.items():
+            c.num(v, f"zero_share_sensitivity.forecast.{k}", finite=False, none=True)
     return d

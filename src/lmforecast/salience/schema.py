@@ -65,7 +65,11 @@ def check_salience(d: Any, where: str) -> Mapping:
     c.nums(d["scores"], "scores", m, lo=0.0, hi=1.0)
     c.nums(d["capability"], "capability", m, finite=False)
     c.obj(d["metrics"], "metrics")
-    c.obj(d["settings"], "settings")
+    st = c.obj(d["settings"], "settings")
+    if "optimizer" in st:  # the trained head's optimiser settings, shown by summary()
+        c.str_(st["optimizer"], "settings.optimizer")
+        c.num(c.get(st, "lr", "settings"), "settings.lr", lo=0.0, lo_open=True)
+        c.int_(c.get(st, "n_steps", "settings"), "settings.n_steps", lo=0)
     c.matrix(d.get("history", []), "history", finite=False)
     c.matrix(d.get("bootstrap", []), "bootstrap", 2)
     return d

@@ -61,6 +61,7 @@ def check_trust_meta(d: Mapping, where: str) -> None:
     cal = meta.get("intervals")
     if isinstance(cal, Mapping) and "k" in cal:
         c.num(cal["k"], "meta.intervals.k", lo=0.0)
+        c.num(c.get(cal, "noise", "meta.intervals"), "meta.intervals.noise", lo=0.0)
         if cal.get("k_prior") is not None:
             c.num(cal["k_prior"], "meta.intervals.k_prior", lo=0.0)
         c.str_(c.get(cal, "method", "meta.intervals"), "meta.intervals.method")
@@ -83,6 +84,7 @@ def check_trust_meta(d: Mapping, where: str) -> None:
             c.num(v, f"meta.fixed.{k}")
     if "stack" in meta:
         _check_stack(c, meta["stack"], where)
+        c.get(meta, "compute_law", "meta")  # the stack's third member
     if "replicate_sd" in meta:
         c.num(meta["replicate_sd"], "meta.replicate_sd", lo=0.0)
 
