@@ -2,8 +2,15 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# Property tests draw the same examples on every run (a red CI run reproduces locally);
+# `python -m pytest --hypothesis-profile explore` draws new ones.
+settings.register_profile("repro", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("repro")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LMFORECAST_SHARED", REPO.parent / "shared"))
