@@ -189,6 +189,10 @@ def _precondition(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     return None
 
 
+#: Restarts of the L-BFGS-B polish from the best point while each still improves it.
+MAX_RESTARTS = 3
+
+
 def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     """L-BFGS-B from theta0 with the objective rescaled to 1 at the start.
 
@@ -321,18 +325,24 @@ def fit_law(
         )
         best = int(np.argmin(objs))
         theta_b, f_b = thetas[best], objs[best]
-        # restart from the winner: the first run's tolerance was relative to its start value
-        th2, f2, ok2, msg = _polish(obj, theta_b, bnds, maxiter)
-        if f2 <= f_b:
-            theta_b, f_b = th2, f2
-        # converged: a restart at the solution (objective rescaled to 1 there) cannot improve it
+        # restart from the winner: the first run's tolerance was relative to its start value.
+        # Converged: a restart at the solution (objective rescaled to 1 there) cannot improve it
         # by more than 1e-6 relative; the absolute floor covers exact (noiseless) data, where
-        # the objective is at rounding level (log residuals ~1e-7, i.e. <1e-14 per run)
-        improvement = objs[best] - f_b
-        # an "abnormal" line search at the restart means no descent was found from the solution,
-        # which is what an exact optimum looks like (e.g. a closed-form start)
-        stopped_cleanly = oks[best] or ok2 or "ABNORMAL" in msg
-        converged = bool(stopped_cleanly and improvement <= 1e-6 * f_b + 1e-14 * n)
+        # the objective is at rounding level (log residuals ~1e-7, i.e. <1e-14 per run). A
+        # restart that still improves is followed by another (at most MAX_RESTARTS).
+        f_prev, ok_prev = f_b, oks[best]
+        for _ in range(MAX_RESTARTS):
+            th2, f2, ok2, msg = _polish(obj, theta_b, bnds, maxiter)
+            if f2 <= f_b:
+                theta_b, f_b = th2, f2
+            improvement = f_prev - f_b
+            # an "abnormal" line search at the restart means no descent was found from the
+            # solution, which is what an exact optimum looks like (e.g. a closed-form start)
+            stopped_cleanly = ok_prev or ok2 or "ABNORMAL" in msg
+            converged = bool(stopped_cleanly and improvement <= 1e-6 * f_b + 1e-14 * n)
+            if converged:
+                break
+            f_prev, ok_prev = f_b, ok2
 
     tol = 1e-6 * abs(f_b) + 1e-300
     n_at_best = int(np.sum(objs - f_b <= tol * 10))
