@@ -31,7 +31,7 @@ import pandas as pd
 
 from lmforecast.data.evals import load_pythia, read_evals_table
 from lmforecast.downstream import nested
-from lmforecast.downstream.forecaster import DEFAULT_METHOD, GAIN_SD, SPREAD_WEIGHT
+from lmforecast.downstream.forecaster import DEFAULT_METHOD, EVAL_WEIGHT, GAIN_SD, SPREAD_WEIGHT
 
 GEMSTONES = Path(__file__).resolve().parents[1].parent / "shared/data/suites/gemstones"
 
@@ -113,7 +113,8 @@ def main(argv=None) -> int:
     extras = pd.concat([nested.extras_summary(traj, "trajectory"),
                         nested.extras_summary(avg, "task average")], ignore_index=True)  # fmt: skip
     knob = (
-        "method {method}, spread_weight {spread_weight:g}, gain_sd {gain_sd:g} (select "
+        "method {method}, spread_weight {spread_weight:g}, gain_sd {gain_sd:g}, eval_weight "
+        "{eval_weight:g} (select "
         "coverage {select_coverage:.3f}, median half-width {select_half_width:.2f})"
     )
     lines = [
@@ -129,7 +130,8 @@ def main(argv=None) -> int:
         "Knobs: " + knob.format(**default), "", md(s_default), "",
         "## Default on the report scenarios: whole trajectories and the task average", "",
         md(extras), "",
-        f"Package constants now: SPREAD_WEIGHT {SPREAD_WEIGHT:g}, GAIN_SD {GAIN_SD:g}.",
+        f"Package constants now: SPREAD_WEIGHT {SPREAD_WEIGHT:g}, GAIN_SD {GAIN_SD:g}, "
+        f"EVAL_WEIGHT {EVAL_WEIGHT:g}.",
     ]  # fmt: skip
     print("\n".join(lines))
     if not a.quick:
@@ -137,7 +139,8 @@ def main(argv=None) -> int:
         keep = ["suite", "split", "scenario", "task", "target", "method", "actual", "predicted",
                 "lo", "hi", "persistence"]  # fmt: skip
         r = rows[(rows["gain_sd"] == default["gain_sd"])
-                 & (rows["spread_weight"] == default["spread_weight"])]  # fmt: skip
+                 & (rows["spread_weight"] == default["spread_weight"])
+                 & (rows["eval_weight"] == default["eval_weight"])]  # fmt: skip
         r[keep].to_csv(Path(a.out).with_suffix(".csv"), index=False, float_format="%.4f")
         embed(Path(a.out), Path(a.doc))
     return 0

@@ -84,9 +84,13 @@ def test_nested_benchmark_runs_quick(shared_dir, capsys):
     assert (rows["lo"] >= 0).all() and (rows["hi"] <= 100).all()
     assert chosen["method"] in rows["method"].unique()
     sel = rows[(rows["split"] == "select") & (rows["method"] == default["method"])]
-    cov = sel.groupby(["spread_weight", "gain_sd"])["covered"].mean()
-    assert np.isclose(cov.loc[(default["spread_weight"], default["gain_sd"])],
-                      default["select_coverage"])  # fmt: skip
+    cov = sel.groupby(["spread_weight", "gain_sd", "eval_weight"])["covered"].mean()
+    key = (default["spread_weight"], default["gain_sd"], default["eval_weight"])
+    assert np.isclose(cov.loc[key], default["select_coverage"])
+    # the eval-noise weight is a real knob: a smaller weight never widens an interval
+    hw = sel.groupby("eval_weight")["half_width"].mean()
+    assert hw.index.tolist() == [0.25, 0.5, 1.0] and hw.is_monotonic_increasing
+    assert hw.iloc[0] < hw.iloc[-1]
     assert len(traj) > len(avg) > 0 and (traj["hi"] <= 100).all()
 
 

@@ -47,6 +47,9 @@ AUTO_CANDIDATES = ("sigmoid", "local-linear", "trend", "ensemble")
 METHODS = ("ensemble", "auto") + MEMBERS
 SPREAD_WEIGHT = 1.0  # weight of the members' variance in the interval (nested protocol)
 GAIN_SD = 0.6  # chosen by the nested protocol of docs/downstream.md (selection splits only)
+# weight of the harness stderr's variance (nested protocol): the target is scored on the same
+# items as the fitted models, so part of the item-sampling noise is shared with the fit
+EVAL_WEIGHT = 1.0
 
 
 def _as_frame(evals) -> pd.DataFrame:
@@ -293,7 +296,9 @@ class DownstreamForecaster:
         percentile range."""
         R, var, spread, _, gain = self.interval_parts(flops, N=N, D=D)
         z = np.random.default_rng(self.seed + 7).normal(0.0, 1.0, R.shape)
-        return noisy_replicates(R, var + SPREAD_WEIGHT * spread, gain, self.gain_sd, z)
+        return noisy_replicates(
+            R, EVAL_WEIGHT * var + SPREAD_WEIGHT * spread, gain, self.gain_sd, z
+        )
 
     def predict_interval(self, flops=None, *, N=None, D=None, level: float = 0.9):
         """Prediction interval (lo, hi) in points at `level` (see module doc)."""

@@ -6,8 +6,9 @@ The protocol is pre-registered in docs/downstream.md ("Nested protocol"). In sho
   within a suite every `report` target is larger than every `select` target;
 - the knobs (`method`: the forecaster's member or ensemble; `gain_sd`: the interval's error
   term proportional to the forecast gain; `spread_weight`: the weight of the members'
-  variance) are chosen on the `select` rows pooled over suites: `method` = lowest mean
-  absolute error, then (`spread_weight`, `gain_sd`) = the setting with the narrowest median
+  variance; `eval_weight`: the weight of the harness stderr's variance) are chosen on the
+  `select` rows pooled over suites: `method` = lowest mean absolute error, then
+  (`spread_weight`, `gain_sd`, `eval_weight`) = the setting with the narrowest median
   half-width among those whose pooled coverage of the 90% intervals reaches
   `target_coverage` (the highest coverage when none does);
 - the `report` rows are computed once, with the chosen knobs, and never looked at before.
@@ -31,6 +32,7 @@ from .tables import task_data
 
 METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
 SPREAD_GRID = (0.0, 0.25, 1.0)
+EVAL_GRID = (0.25, 0.5, 1.0)  # weight of the harness stderr's variance (amendment, 3rd round)
 GAIN_GRID = tuple(np.round(np.arange(0.0, 3.01, 0.1), 2))
 PYTHIA_ACC_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
 PYTHIA_NORM_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "logiqa")
@@ -132,7 +134,7 @@ def _views(case, methods):
 
 
 def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
-             level: float = 0.9) -> pd.DataFrame:  # fmt: skip
+             level: float = 0.9, evals=EVAL_GRID) -> pd.DataFrame:  # fmt: skip
     """Long table: one row per (case, target, method, gain_sd) with forecast, interval, error;
     the persistence baseline is carried on every row."""
     rows = []
@@ -144,12 +146,14 @@ def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
         actual = tg["score"].to_numpy(float)
         base = dict(suite=sc.suite, split=sc.split, scenario=sc.name, task=case["task"])
         for m, (point, R, var, spread, gain) in views.items():
-            for g, w in ((g, w) for g in gains for w in spreads):
-                reps = noisy_replicates(R, var + w * spread, gain, g, z[: R.shape[0], : R.shape[1]])
+            for g, w, e in ((g, w, e) for g in gains for w in spreads for e in evals):
+                zz = z[: R.shape[0], : R.shape[1]]
+                reps = noisy_replicates(R, e * var + w * spread, gain, g, zz)
                 lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
                 for j in range(len(tg)):
                     rows.append({**base, "target": tg["model"].iloc[j], "method": m,
-                                 "gain_sd": g, "spread_weight": w, "actual": actual[j],
+                                 "gain_sd": g, "spread_weight": w, "eval_weight": e,
+                                 "actual": actual[j],
                                  "predicted": point[j],
                                  "lo": lo[j], "hi": hi[j],
                                  "persistence": est.largest_["score"]})  # fmt: skip
@@ -162,26 +166,30 @@ def select_knobs(rows: pd.DataFrame, target_coverage: float = 0.9, method=None) 
     sel = rows[rows["split"] == "select"]
     if sel.empty:
         raise InputError("no selection rows: the nested protocol needs a select split")
-    g0 = sel[(sel["gain_sd"] == sel["gain_sd"].min()) & (sel["spread_weight"] == 0)]
+    g0 = sel[(sel["gain_sd"] == sel["gain_sd"].min()) & (sel["spread_weight"] == 0)
+             & (sel["eval_weight"] == sel["eval_weight"].max())]  # fmt: skip
     mae = g0.groupby("method")["abs_error"].mean()
     method = str(mae.idxmin()) if method is None else method
     st = (
         sel[sel["method"] == method]
-        .groupby(["spread_weight", "gain_sd"])
+        .groupby(["spread_weight", "gain_sd", "eval_weight"])
         .agg(coverage=("covered", "mean"), width=("half_width", "median"))
     )
     ok = st[st["coverage"] >= target_coverage]
-    w, gain = ok["width"].idxmin() if len(ok) else st["coverage"].idxmax()
+    key = ok["width"].idxmin() if len(ok) else st["coverage"].idxmax()
+    w, gain, e = key
     return {"method": method, "spread_weight": float(w), "gain_sd": float(gain),
-            "select_mae": mae.to_dict(), "select_coverage": float(st.loc[(w, gain), "coverage"]),
-            "select_half_width": float(st.loc[(w, gain), "width"])}  # fmt: skip
+            "eval_weight": float(e), "select_mae": mae.to_dict(),
+            "select_coverage": float(st.loc[key, "coverage"]),
+            "select_half_width": float(st.loc[key, "width"])}  # fmt: skip
 
 
 def summarize(rows: pd.DataFrame, knobs: dict, by: str = "suite") -> pd.DataFrame:
     """Per `by` group of the rows at the chosen knobs: n, MAE, persistence MAE and their
     ratio, coverage, median half-width and its ratio to the MAE, intervals outside [0, 100]."""
     r = rows[(rows["method"] == knobs["method"]) & np.isclose(rows["gain_sd"], knobs["gain_sd"])
-             & np.isclose(rows["spread_weight"], knobs["spread_weight"])]  # fmt: skip
+             & np.isclose(rows["spread_weight"], knobs["spread_weight"])
+             & np.isclose(rows["eval_weight"], knobs.get("eval_weight", 1.0))]  # fmt: skip
     out = []
     groups = list(r.groupby([by, "split"], sort=False))
     groups += [(("pooled", s), g) for s, g in r.groupby("split", sort=False)]
@@ -201,8 +209,8 @@ def _knob_reps(est, knobs, C):
     v.selected_ = knobs["method"]
     R, var, spread, point, gain = v.interval_parts(flops=np.asarray(C, float))
     z = np.random.default_rng(est.seed + 7).normal(size=R.shape)
-    w = knobs["spread_weight"]
-    return point, noisy_replicates(R, var + w * spread, gain, knobs["gain_sd"], z)
+    w, e = knobs["spread_weight"], knobs.get("eval_weight", 1.0)
+    return point, noisy_replicates(R, e * var + w * spread, gain, knobs["gain_sd"], z)
 
 
 def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0.1):
