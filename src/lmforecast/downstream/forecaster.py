@@ -45,11 +45,11 @@ DEFAULT_METHOD = "ensemble"
 ENSEMBLE = ("sigmoid", "local-linear", "trend")
 AUTO_CANDIDATES = ("sigmoid", "local-linear", "trend", "ensemble")
 METHODS = ("ensemble", "auto") + MEMBERS
-SPREAD_WEIGHT = 1.0  # weight of the members' variance in the interval (nested protocol)
-GAIN_SD = 0.6  # chosen by the nested protocol of docs/downstream.md (selection splits only)
+SPREAD_WEIGHT = 0.25  # weight of the members' variance in the interval (nested protocol)
+GAIN_SD = 1.0  # chosen by the nested protocol of docs/downstream.md (selection splits only)
 # weight of the harness stderr's variance (nested protocol): the target is scored on the same
 # items as the fitted models, so part of the item-sampling noise is shared with the fit
-EVAL_WEIGHT = 1.0
+EVAL_WEIGHT = 0.5
 
 
 def _as_frame(evals) -> pd.DataFrame:
