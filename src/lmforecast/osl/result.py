@@ -14,12 +14,13 @@ from scipy import stats
 from ..errors import InputError
 from ..fitting import FitResult
 from ..laws.sigmoid import H_BOUNDS, ObservationalSigmoid, sigmoid
-from ..store import Checker, dump_json, load_json
+from ..store import Checker, dump_json, load_json, source_label
 from .capability import Imputer
 from .data import (
     FLOPS_UNIT,
     MODEL,
 )
+from .schema import check_osl_result
 from .splits import describe_holdout
 
 X_KINDS = ("pcs", "flops", "size")
@@ -303,13 +304,14 @@ class OSLResult:
         return dump_json(self.to_dict(), path, indent=1)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> OSLResult:
-        c = Checker("saved OSL fit")
+    def from_dict(cls, d: dict[str, Any], where: str = "saved OSL fit") -> OSLResult:
+        c = Checker(where)
         c.kind(c.obj(d), "OSLResult", label="saved OSL fit", required=False)
+        check_osl_result(d, c, X_KINDS)
         d = dict(d)
         d.pop("kind", None)
         d.pop("format_version", None)
-        d["fit"] = FitResult.from_dict(c.get(d, "fit"), "saved OSL fit", "fit")
+        d["fit"] = FitResult.from_dict(c.get(d, "fit"), where, "fit")
         if d.get("imputation") is not None:
             metrics = c.list_(c.get(d, "metrics"), "metrics")
             Imputer.from_dict(d["imputation"], len(metrics), c)
@@ -320,4 +322,4 @@ class OSLResult:
 
     @classmethod
     def from_json(cls, text_or_path: str | Path) -> OSLResult:
-        return cls.from_dict(load_json(text_or_path, "saved OSL fit"))
+        return cls.from_dict(load_json(text_or_path, "saved OSL fit"), source_label(text_or_path))
