@@ -154,3 +154,14 @@ def test_every_method_round_trips_and_predicts(evals, bootstrap):
         if bootstrap or m == "persistence":
             lo, hi = back.predict_interval(5e21)
             assert 0 <= lo[0] <= hi[0] <= 100, m  # 6 replicates: the point may sit outside
+
+
+def test_width_signals_benchmark_runs_quick(shared_dir, capsys):
+    _script("downstream_nested")  # its sibling import, as when run from benchmarks/
+    mod = _script("downstream_width_signals")
+    df = mod.signal_rows(quick=True)
+    assert set(df["split"]) == {"select", "report"} and (df["error"] >= 0).all()
+    cor = mod.correlations(df)
+    assert set(cor["signal"]) == set(mod.SIGNALS)
+    assert cor["spearman"].dropna().between(-1, 1).all()
+    assert mod.main(["--quick"]) == 0 and "spearman" in capsys.readouterr().out
