@@ -558,20 +558,25 @@ def test_schema_field_lists_are_the_result_dataclasses_fields():
 @pytest.mark.parametrize("name", list(LOADERS))
 def test_fit_file_with_any_one_key_dropped(fits, tmp_path, name):
     """Exhaustive and seed-free beside the random mutations above: every dict key of the saved
-    fit, dropped alone (a random run found meta.compute_law, which a stack needs: KeyError)."""
+    fit, dropped alone or its value replaced by a string (a random run found meta.compute_law,
+    which a stack needs: KeyError)."""
     d0 = json.loads((fits / name).read_text())
     keys = [p for p in _paths(d0) if p and isinstance(_at(d0, p[:-1]), dict)]
     assert len(keys) > 5
     bad = []
     for path in keys:
-        d = json.loads((fits / name).read_text())
-        del _at(d, path[:-1])[path[-1]]
-        p = tmp_path / f"drop-{name}"
-        p.write_text(json.dumps(d))
-        try:
-            _must_be_input_error_or_usable(LOADERS[name], p)
-        except Exception as exc:  # noqa: BLE001 - name every key that fails
-            bad.append(f"without {'.'.join(map(str, path))}: {exc!r}")
+        for how in ("without", "string at"):
+            d = json.loads((fits / name).read_text())
+            if how == "without":
+                del _at(d, path[:-1])[path[-1]]
+            else:
+                _at(d, path[:-1])[path[-1]] = "x"
+            p = tmp_path / f"edit-{name}"
+            p.write_text(json.dumps(d))
+            try:
+                _must_be_input_error_or_usable(LOADERS[name], p)
+            except Exception as exc:  # noqa: BLE001 - name every key that fails
+                bad.append(f"{how} {'.'.join(map(str, path))}: {exc!r}")
     assert not bad, f"{name}: " + "; ".join(bad)
 
 

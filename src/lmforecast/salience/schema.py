@@ -64,7 +64,9 @@ def check_salience(d: Any, where: str) -> Mapping:
     c.list_(d["splits"], "splits", m)
     c.nums(d["scores"], "scores", m, lo=0.0, hi=1.0)
     c.nums(d["capability"], "capability", m, finite=False)
-    c.obj(d["metrics"], "metrics")
+    _metrics(c, c.obj(d["metrics"], "metrics"), "metrics")
+    for name, m in c.obj(d["metrics"].get("baselines", {}), "metrics.baselines").items():
+        _metrics(c, c.obj(m, f"metrics.baselines.{name}"), f"metrics.baselines.{name}")
     st = c.obj(d["settings"], "settings")
     if "optimizer" in st:  # the trained head's optimiser settings, shown by summary()
         c.str_(st["optimizer"], "settings.optimizer")
@@ -73,3 +75,10 @@ def check_salience(d: Any, where: str) -> Mapping:
     c.matrix(d.get("history", []), "history", finite=False)
     c.matrix(d.get("bootstrap", []), "bootstrap", 2)
     return d
+
+
+def _metrics(c, m, path: str) -> None:
+    """Held-out MSEs of a fit or a baseline (summary() formats them as numbers)."""
+    for k in ("train_mse", "validation_mse", "test_mse"):
+        if k in m:
+            c.num(m[k], f"{path}.{k}", lo=0.0, finite=False, none=True)
