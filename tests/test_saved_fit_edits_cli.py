@@ -114,3 +114,81 @@ def test_every_single_key_edit_is_used_or_refused(made, monkeypatch, capsys, nam
                 bad.append(f"{where}: exit {code}: {err[-200:]}")
     assert not bad, f"{name}: " + "; ".join(bad[:20])
     assert refused > len(keys) // 2  # the edits are checked, not silently ignored
+
+
+def _isoflop(p):
+    from lmforecast.isoflop.result import IsoFlopResult
+
+    return IsoFlopResult.from_json(p).summary()
+
+
+def _nextrun(p):
+    from lmforecast.nextrun.advisor import NextRunAdvice
+
+    return NextRunAdvice.from_json(p).summary()
+
+
+def _recipes(p):
+    from lmforecast.recipes.effective import RecipeComparison
+
+    return RecipeComparison.from_json(p).summary()
+
+
+def _shape(p):
+    from lmforecast.shape.residual import ShapeTest
+
+    return ShapeTest.from_json(p).summary()
+
+
+# results read back only from Python (`<Result>.from_json(path).summary()`)
+LIBRARY_CASES = {
+    "isoflop": ("iso.json", "isoflop fit --runs isoflop/runs.csv --quiet --out iso.json", _isoflop),
+    "next-run": (
+        "next.json",
+        "next-run --runs nextrun/runs.csv --target-params 7e9 --target-tokens 1.4e11 "
+        "--budget 1e18 --bootstrap 5 --quiet --out next.json",
+        _nextrun,
+    ),
+    "recipes": (
+        "rec.json",
+        "compare-recipes --base recipes/base.csv --new recipes/new.csv --flops 1e18 "
+        "--bootstrap 5 --quiet --out rec.json",
+        _recipes,
+    ),
+    "shape": (
+        "shape.json",
+        "shape test --runs shape/runs.csv --model-col model --permutations 20 --quiet "
+        "--out shape.json",
+        _shape,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LIBRARY_CASES))
+def test_every_single_key_edit_of_a_library_result(made, monkeypatch, capsys, name):
+    from lmforecast.errors import InputError
+
+    monkeypatch.chdir(made)
+    fname, write, read = LIBRARY_CASES[name]
+    assert run_main(write.split()) == 0, capsys.readouterr().err
+    original = json.loads((made / fname).read_text())
+    assert read(made / fname)
+    bad = []
+    for path in _dict_keys(original):
+        for how in ("drop", "string"):
+            d = json.loads(json.dumps(original))
+            parent = _parent(d, path)
+            if how == "drop":
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = "x"
+            edited = made / f"edited-{fname}"
+            edited.write_text(json.dumps(d))
+            try:
+                read(edited)
+            except InputError as exc:
+                if "\n" in str(exc).strip():
+                    bad.append(f"{how} {'.'.join(map(str, path))}: not one line")
+            except Exception as exc:  # noqa: BLE001 - name every key that fails
+                bad.append(f"{how} {'.'.join(map(str, path))}: {exc!r}")
+    assert not bad, f"{name}: " + "; ".join(bad[:20])
