@@ -144,3 +144,17 @@ def test_holdout_none_and_heldout_models_without_the_target(cli, tmp_path):
                       "--heldout", new)  # fmt: skip
     (row2,) = held2["new_models"]
     assert np.isfinite(row2["y_pred"]) and row2["y_pred"] != row["y_pred"]
+
+
+def test_flops_fit_warning_does_not_blame_the_imputation_state(cli, tmp_path):
+    """A compute predictor is never imputed: models without FLOPs are named, without the
+    'saved without its imputation state' hint that belongs to PC fits."""
+    fit = tmp_path / "flops.json"
+    code, _, err = cli("osl", "fit", "--benchmarks", example_path("osl/base_models.csv"),
+                       "--target", "HumanEval", "--x", "flops", "--out", fit)  # fmt: skip
+    assert code == 0, err
+    code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks",
+                         example_path("osl/base_models.csv"), "--json")  # fmt: skip
+    assert code == 0, err
+    assert "lack a positive" in err and "Mistral-7B-v0.1" in err
+    assert "imputation" not in err

@@ -81,9 +81,13 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
     names = list(table[MODEL])
     if not ok.all():
         miss = [n for n, good in zip(names, ok, strict=True) if not good]
+        why = (
+            " (this fit was saved without its imputation state; refit to impute them)"
+            if res.x == "pcs"
+            else ""  # a compute or size predictor is never imputed
+        )
         warnings.warn(
-            f"{len(miss)} model(s) lack {what} and get no forecast (this fit was saved "
-            f"without its imputation state; refit to impute them): {', '.join(miss[:3])}"
+            f"{len(miss)} model(s) lack {what} and get no forecast{why}: {', '.join(miss[:3])}"
             + (" ..." if len(miss) > 3 else ""),
             stacklevel=2,
         )
