@@ -123,3 +123,33 @@ def test_form_and_task_read_from_saved_fits(tmp_path):
     assert _fit_info(str(f)) == {"form": "M4", "task": "HumanEval"}
     f.write_text(json.dumps({"law": "chinchilla-gamma", "meta": {"source": "x"}}))
     assert _fit_info(str(f)) == {"form": "chinchilla-gamma"}
+
+
+def test_salience_predict_registers_every_model(cli, tmp_path):
+    """`salience predict --ledger`: one record per model of the loss file, the printed predicted
+    accuracy and interval, the fit's and the loss file's hashes."""
+    from lmforecast.examples import path as example_path
+
+    ex = {k: str(example_path(f"salience/{k}")) for k in
+          ("texts.jsonl", "losses.jsonl", "scores.csv", "new_losses.jsonl")}  # fmt: skip
+    fit = tmp_path / "fit.json"
+    code, _, err = cli("salience", "fit", "--texts", ex["texts.jsonl"], "--losses",
+                       ex["losses.jsonl"], "--scores", ex["scores.csv"], "--task", "reasoning",
+                       "--random-accuracy", "0", "--steps", "20", "--bootstrap", "5",
+                       "--out", fit)  # fmt: skip
+    assert code == 0, err
+    db = tmp_path / "L.db"
+    code, out, err = cli("salience", "predict", "--fit", fit, "--losses", ex["new_losses.jsonl"],
+                         "--json", "--ledger", db, "--label", "sal")  # fmt: skip
+    assert code == 0, err
+    preds = json.loads(out)["predictions"]
+    with Ledger(db) as L:
+        df = L.records()
+    assert len(df) == len(preds) > 0
+    assert df["method"].unique().tolist() == ["salience"] and set(df["label"]) == {"sal"}
+    assert df["run"].tolist() == [p["model"] for p in preds]
+    assert df["point"].tolist() == [p["predicted"] for p in preds]
+    assert [[r.lo, r.hi] for r in df.itertuples()] == [p["interval"] for p in preds]
+    assert df["fit_sha256"].iloc[0] == hashlib.sha256(fit.read_bytes()).hexdigest()
+    with open(ex["new_losses.jsonl"], "rb") as fh:
+        assert df["input_sha256"].iloc[0] == hashlib.sha256(fh.read()).hexdigest()

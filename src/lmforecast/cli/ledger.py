@@ -63,7 +63,7 @@ def forecast_records(args: argparse.Namespace, out: dict) -> list[dict]:
     fit = fit if fit and Path(fit).is_file() else None
     info = _fit_info(fit)
     form = getattr(args, "preset", None) or out.get("method") or info.get("form")
-    table = next((getattr(args, k) for k in ("benchmarks", "runs", "evals")
+    table = next((getattr(args, k) for k in ("benchmarks", "runs", "evals", "losses")
                   if isinstance(getattr(args, k, None), str)
                   and Path(getattr(args, k)).is_file()), None)  # fmt: skip
     base = {
@@ -84,7 +84,7 @@ def forecast_records(args: argparse.Namespace, out: dict) -> list[dict]:
     items = out.get("predictions") or [out]
     recs = []
     for it in items:
-        point = next((it[k] for k in ("student_loss", "performance", "y_pred", "loss")
+        point = next((it[k] for k in ("student_loss", "performance", "y_pred", "loss", "predicted")
                       if it.get(k) is not None), None)  # fmt: skip
         if point is None:
             continue

@@ -23,6 +23,7 @@ from .common import (
     print_json,
 )
 from .flags import MAX_STEPS, _named, int_range
+from .ledger import record_forecast
 
 _MAX_LENGTH_HELP = (
     "window length in tokens (default and maximum: the model's context); longer texts are "
@@ -325,15 +326,17 @@ def _predict(args) -> int:
     df = fit.predict_records(read_loss_records(args.losses), level=args.level)
     if out is not None:
         atomic_write_text(out, df.to_csv(index=False))
+    preds = []
+    for r in df.to_dict(orient="records"):
+        lo, hi = r.pop("lower", None), r.pop("upper", None)
+        r["interval"] = None if lo is None else [lo, hi]
+        preds.append(r)
+    res = {"task": fit.task, "level": args.level, "predictions": preds}
     if args.json:
-        preds = []
-        for r in df.to_dict(orient="records"):
-            lo, hi = r.pop("lower", None), r.pop("upper", None)
-            r["interval"] = None if lo is None else [lo, hi]
-            preds.append(r)
-        print_json({"task": fit.task, "level": args.level, "predictions": preds})
+        print_json(res)
     else:
         print(df.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    record_forecast(args, res)
     return 0
 
 
