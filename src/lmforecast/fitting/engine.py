@@ -279,7 +279,8 @@ def fit_law(
 
     Scores every grid start (vectorised), polishes the `n_polish` best with L-BFGS-B, then
     restarts the winner with the objective rescaled at its own value so the relative
-    tolerance is meaningful (again while a restart still improves it, at most MAX_RESTARTS). `scores` may carry the objective at every start when a law has a
+    tolerance is meaningful (again while a restart still improves it, at most MAX_RESTARTS).
+    `scores` may carry the objective at every start when a law has a
     faster exact scorer for its grid (e.g. a separable product grid); `grid` must then be the
     matching (S, P) array. Returns a FitResult; a fit that fails to converge warns and sets
     `converged=False` but still returns its best parameters.
