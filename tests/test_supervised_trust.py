@@ -11,7 +11,8 @@ import pytest
 from lmforecast.backtest import rolling_origin
 from lmforecast.backtest.suites import score_forecasts, suite_forecasts, suite_splits
 from lmforecast.cli.main import main
-from lmforecast.fitting import huber
+from lmforecast.fitting import fit_law, huber
+from lmforecast.fitting.varpro import projected_starts
 from lmforecast.laws import get_law
 from lmforecast.supervised import PRESETS, SupervisedScalingLaw
 from lmforecast.supervised import calibration as cb
@@ -31,29 +32,39 @@ def _runs(sizes=(2e7, 5e7, 1e8, 2e8, 5e8, 1e9), ratios=(5, 20, 80), noise=0.004,
     return pd.DataFrame({"N": N, "D": D, "loss": L})
 
 
-def test_cluster_bootstrap_resamples_whole_sizes_from_scratch(monkeypatch):
+@pytest.mark.parametrize("varpro", [True, False])
+def test_cluster_bootstrap_resamples_whole_sizes_from_scratch(monkeypatch, varpro):
     calls = []
     real = cb.fit_law
 
     def spy(law, X, y, **kw):
-        calls.append((np.asarray(X["N"]), kw.get("weights"), np.asarray(kw["grid"])))
+        calls.append((np.asarray(X["N"]), np.asarray(X["D"]), np.asarray(y), kw.get("weights"),
+                      np.asarray(kw["grid"])))  # fmt: skip
         return real(law, X, y, **kw)
 
     monkeypatch.setattr(cb, "fit_law", spy)
+    monkeypatch.setattr(cb, "BOOT_VARPRO", varpro)
     df = _runs()
     law = get_law("chinchilla")
     X = {"N": df["N"].to_numpy(), "D": df["D"].to_numpy()}
     thetas = cb.cluster_bootstrap(law, X, df["loss"].to_numpy(), huber(1e-3), n_boot=4, seed=1)
     assert thetas.shape == (len(calls), 5) and len(calls) >= 3
     grid = cb.grid_to_array(law, law.default_grid())
-    for N, w, starts in calls:
+    full = fit_law(law, X, df["loss"].to_numpy(), loss=huber(1e-3)).theta
+    for N, D, y, w, starts in calls:
         # every run of a drawn size enters with one weight: whole sizes are resampled
         for n in np.unique(N):
             assert np.unique(w[N == n]).size == 1
         assert np.all(w == np.round(w)) and w.min() >= 1
-        # no warm start: every start is a grid point scored on the resample, never the full fit
-        assert all(np.any(np.all(np.isclose(grid, s), axis=1)) for s in starts)
-    assert any(np.unique(N).size < df["N"].nunique() for N, _, _ in calls)
+        # no warm start: every start comes from the resample alone, never from the full fit
+        if varpro:  # projected on the resample's own rows and weights
+            pool, _ = projected_starts(law, {"N": N, "D": D}, law.target_of(y), huber(1e-3),
+                                       w, None, thin=2, steps=2)  # fmt: skip
+        else:  # a grid point scored on the resample
+            pool = grid
+        assert all(np.any(np.all(np.isclose(pool, s), axis=1)) for s in starts)
+        assert not any(np.allclose(s, full, rtol=1e-3) for s in starts)
+    assert any(np.unique(N).size < df["N"].nunique() for N, *_ in calls)
 
 
 def test_default_interval_widens_with_distance_on_a_misspecified_law():
@@ -177,3 +188,21 @@ def test_allocate_json_carries_optimum_intervals(tmp_path, capsys):
     assert out["N_interval"] == pytest.approx(list(q["N"]))
     assert out["N_interval"][0] < out["N"] < out["N_interval"][1]
     assert out["D_interval"][0] < out["D"] < out["D_interval"][1]
+
+
+def test_projected_bootstrap_starts_reach_the_grid_paths_optima(capsys):
+    """benchmarks/bench_cluster_bootstrap.py at reduced size: the projected starts (default) and
+    the grid starts give the same resample optima on the 250-run simulated table."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_cluster_bootstrap as bench
+
+    law, X, y, th_grid, _ = bench.run("chinchilla", 3, varpro=False)
+    *_, th_vp, _ = bench.run("chinchilla", 3, varpro=True)
+    assert cb.BOOT_VARPRO is True  # the benchmark restores the default
+    assert th_vp.shape == th_grid.shape == (3, 5)
+    np.testing.assert_allclose(th_vp, th_grid, atol=1e-4)
+    assert bench.main(["--boot", "2", "--form", "chinchilla"]) == 0
+    assert "ratio" in capsys.readouterr().out
