@@ -27,7 +27,7 @@ from .threads import single_blas_thread
 from .varpro import projected_starts, representatives
 
 _CHUNK_ELEMENTS = 4_000_000  # starts x observations per vectorised grid pass
-PRECONDITION = True  # whitened pre-stage in polishes of laws with linear_blocks (`_precondition`)
+PRECONDITION = True  # whitened pre-stage in polishes: laws with linear_blocks or law.precondition
 PRECONDITION_ITER = 150  # at most this many whitened iterations before the bounded polish
 VARPRO_POLISH = 6  # profile local minima polished by a variable-projection fit
 METHODS = ("auto", "grid", "varpro")
@@ -198,14 +198,14 @@ def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
 
     scipy's ftol test is relative to max(|f|, 1): on raw Huber sums (~1e-4) it is effectively
     absolute and stops far from the optimum. Rescaling makes it a true relative test. With
-    PRECONDITION, for laws with linear coefficients, a whitened unbounded pre-stage
+    PRECONDITION, for laws with linear coefficients (or `law.precondition`), a whitened pre-stage
     (`_precondition`) first moves theta0 to a better interior point; the bounded polish then
     runs from there on the same objective.
     """
     f0, _ = obj.value_and_grad(theta0)
     if not np.isfinite(f0):
         return theta0, np.inf, False, "non-finite objective at start"
-    if PRECONDITION and obj.has_linear_part:
+    if PRECONDITION and (obj.has_linear_part or obj.law.precondition):
         th = _precondition(obj, np.asarray(theta0, float), bounds, min(maxiter, PRECONDITION_ITER))
         if th is not None:
             theta0 = th

@@ -77,6 +77,9 @@ class Law:
     parameters: tuple[Parameter, ...] = ()
     target: str = "log"  # how observations map to target space: "log" or "identity"
     citation: str = ""
+    # whitened pre-stage before each polish (`fitting.engine._precondition`); laws with
+    # linear blocks always get it
+    precondition: bool = False
 
     # ---- fit-space description -------------------------------------------------------------
     @property
