@@ -206,3 +206,22 @@ def test_projected_bootstrap_starts_reach_the_grid_paths_optima(capsys):
     np.testing.assert_allclose(th_vp, th_grid, atol=1e-4)
     assert bench.main(["--boot", "2", "--form", "chinchilla"]) == 0
     assert "ratio" in capsys.readouterr().out
+
+
+def test_bootstrap_with_a_pinned_exponent_scores_the_grid():
+    """Projected starts ignore a pinned exponent (fixed alpha: resample optima at 6x the grid
+    path's objective), so a fit with --fix keeps the grid starts: the same thetas either way."""
+    df = _runs()
+    law = get_law("chinchilla")
+    X = {"N": df["N"].to_numpy(), "D": df["D"].to_numpy()}
+    b = list(law.bounds)
+    b[law.param_names.index("alpha")] = (0.3, 0.3)
+    kw = dict(n_boot=4, seed=1, bounds=b)
+    th = cb.cluster_bootstrap(law, X, df["loss"].to_numpy(), huber(1e-3), **kw)
+    cb.BOOT_VARPRO = False
+    try:
+        th_grid = cb.cluster_bootstrap(law, X, df["loss"].to_numpy(), huber(1e-3), **kw)
+    finally:
+        cb.BOOT_VARPRO = True
+    np.testing.assert_array_equal(th, th_grid)
+    assert np.all(th[:, law.param_names.index("alpha")] == 0.3)
