@@ -91,12 +91,17 @@ def made(tmp_path_factory):
     return d
 
 
+def _write(made, monkeypatch, capsys, fname, write) -> dict:
+    """Run the writing verb in `made` and return the saved file as JSON."""
+    monkeypatch.chdir(made)
+    assert run_main(write.split()) == 0, capsys.readouterr().err
+    return json.loads((made / fname).read_text())
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_every_single_key_edit_is_used_or_refused(made, monkeypatch, capsys, name):
-    monkeypatch.chdir(made)
     fname, write, read = CASES[name]
-    assert run_main(write.split()) == 0, capsys.readouterr().err
-    original = json.loads((made / fname).read_text())
+    original = _write(made, monkeypatch, capsys, fname, write)
     assert run_main(read.replace("FILE", fname).split()) == 0, capsys.readouterr().err
     bad, refused, n = [], 0, 0
     for where, edited in _single_key_edits(original, made / f"edited-{fname}"):
@@ -168,10 +173,8 @@ LIBRARY_CASES = {
 def test_every_single_key_edit_of_a_library_result(made, monkeypatch, capsys, name):
     from lmforecast.errors import InputError
 
-    monkeypatch.chdir(made)
     fname, write, read = LIBRARY_CASES[name]
-    assert run_main(write.split()) == 0, capsys.readouterr().err
-    original = json.loads((made / fname).read_text())
+    original = _write(made, monkeypatch, capsys, fname, write)
     assert read(made / fname)
     bad = []
     for where, edited in _single_key_edits(original, made / f"edited-{fname}"):
