@@ -96,9 +96,9 @@ def _fitters(est, form: str):
     }
 
 
-def fit_stack(est, form: str, data: pd.DataFrame) -> dict | None:
-    """The stack of a fit (stored as ``meta.stack``), or None where no inner cut is possible.
-
+def inner_backtest(est, form: str, data: pd.DataFrame) -> tuple[dict, np.ndarray] | None:
+    """The inner backtest of a stack: ({candidate: log errors of its held-out runs, every cut
+    concatenated}, distance r of each held-out run), or None where no inner cut is possible.
     Every inner fit starts from scratch (the form's grid), never from the full-data optimum."""
     cuts = inner_cuts(data)
     if not cuts:
@@ -115,13 +115,37 @@ def fit_stack(est, form: str, data: pd.DataFrame) -> dict | None:
             for c, fit in fitters.items():
                 errs[c].append(y - np.log(np.asarray(fit(train)(N, D), float).ravel()))
             r_in.append(distance(train, test))
-    e = {c: np.concatenate(v) for c, v in errs.items()}
-    mae = {c: float(np.mean(np.abs(v))) if np.all(np.isfinite(v)) else float("inf")
-           for c, v in e.items()}  # fmt: skip
+    return {c: np.concatenate(v) for c, v in errs.items()}, np.concatenate(r_in)
+
+
+def inner_mae(e: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Each candidate's mean |log error| on the inner backtest (inf where a forecast failed)."""
+    return {c: float(np.mean(np.abs(v))) if np.all(np.isfinite(v)) else float("inf")
+            for c, v in e.items()}  # fmt: skip
+
+
+def stack_weights(e: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """w_c ~ 1 / mean|e_c|^2 over the inner backtest's errors (0 for a candidate that failed)."""
+    mae = inner_mae(e)
     inv = {c: (1.0 / max(m, MAE_FLOOR) ** 2 if np.isfinite(m) else 0.0) for c, m in mae.items()}
     tot = sum(inv.values())
-    weights = {c: inv[c] / tot for c in CANDIDATES}
-    stacked = sum(weights[c] * np.nan_to_num(e[c]) for c in CANDIDATES if weights[c] > 0)
+    return {c: inv[c] / tot for c in CANDIDATES}
+
+
+def stacked_errors(e: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
+    """The stacked forecast's log errors on the inner backtest."""
+    return sum(weights[c] * np.nan_to_num(e[c]) for c in CANDIDATES if weights[c] > 0)
+
+
+def fit_stack(est, form: str, data: pd.DataFrame) -> dict | None:
+    """The stack of a fit (stored as ``meta.stack``), or None where no inner cut is possible."""
+    inner = inner_backtest(est, form, data)
+    if inner is None:
+        return None
+    e, r_in = inner
+    mae = inner_mae(e)
+    weights = stack_weights(e)
+    stacked = stacked_errors(e, weights)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ot = _point_fit(est, "overtrain", "squared", None, data)
@@ -129,7 +153,7 @@ def fit_stack(est, form: str, data: pd.DataFrame) -> dict | None:
         "weights": weights,
         "inner_mae": {c: (m if np.isfinite(m) else None) for c, m in mae.items()},
         "s_inner": float(np.sqrt(np.mean(stacked**2))),
-        "r_inner": float(np.median(np.concatenate(r_in))),
+        "r_inner": float(np.median(r_in)),
         "inner_forecasts": int(stacked.size),
         "overtrain_ls": ot.to_dict(),
     }
@@ -171,6 +195,9 @@ __all__ = [
     "describe",
     "extrapolation_term",
     "fit_stack",
+    "inner_backtest",
+    "stack_weights",
+    "stacked_errors",
     "stacked_target",
     "unit_term",
 ]
