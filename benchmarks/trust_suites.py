@@ -57,6 +57,27 @@ def load_all(shared: Path) -> dict:
     }
 
 
+def cached_forecasts(shared: Path, suites: str, make_methods, cache: Path | None) -> pd.DataFrame:
+    """The forecasts table of `make_methods()` on the comma-separated `suites` (read from
+    `cache` when it exists, else computed on one BLAS thread and stored there)."""
+    if cache and cache.exists():
+        return pd.read_csv(cache)
+    want = suites.split(",")
+    data = {k: v for k, v in load_all(shared).items() if k in want}
+    t0 = time.perf_counter()
+
+    def prog(suite, sub, split, name):
+        print(f"  {time.perf_counter() - t0:7.1f}s {suite}/{sub[:40]} {split} {name}",
+              file=sys.stderr)  # fmt: skip
+
+    with single_blas_thread(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = suite_forecasts(data, make_methods(), progress=prog)
+    if cache:
+        f.to_csv(cache, index=False)
+    return f
+
+
 def methods(calibration: str = "prior"):
     from lmforecast.backtest import PowerLawBaseline
     from lmforecast.supervised.adapter import PointAdapter, SupervisedAdapter
@@ -93,26 +114,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from lmforecast.supervised.calibration import loso_table, write_prior
 
-    if args.cache and args.cache.exists():
-        f = pd.read_csv(args.cache)
-    else:
-        want = args.suites.split(",")
-        suites = {k: v for k, v in load_all(args.shared).items() if k in want}
-        t0 = time.perf_counter()
+    def make():
+        ms = methods(args.calibration)
+        return ms[:1] if args.only_default else ms
 
-        def prog(suite, sub, split, name):
-            print(
-                f"  {time.perf_counter() - t0:7.1f}s {suite}/{sub[:40]} {split} {name}",
-                file=sys.stderr,
-            )
-
-        with single_blas_thread(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ms = methods(args.calibration)
-            ms = ms[:1] if args.only_default else ms
-            f = suite_forecasts(suites, ms, progress=prog)
-        if args.cache:
-            f.to_csv(args.cache, index=False)
+    f = cached_forecasts(args.shared, args.suites, make, args.cache)
     if args.extra:
         f = pd.concat([f, pd.read_csv(args.extra)], ignore_index=True)
     raw = score_forecasts(f, by=("suite", "method"))

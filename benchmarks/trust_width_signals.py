@@ -31,21 +31,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lmforecast.backtest.suites import suite_forecasts  # noqa: E402
-from lmforecast.fitting.threads import single_blas_thread  # noqa: E402
 from lmforecast.supervised import stack as st  # noqa: E402
 from lmforecast.supervised.adapter import SupervisedAdapter, _Fitted  # noqa: E402
 from lmforecast.supervised.calibration import suite_weights, z_of  # noqa: E402
 from lmforecast.supervised.stack import R_MEASURED  # noqa: E402
-from trust_suites import ROOT, load_all  # noqa: E402
+from trust_suites import ROOT, cached_forecasts  # noqa: E402
 
 BEGIN, END = "<!-- width-signals:begin -->", "<!-- width-signals:end -->"
 
@@ -174,23 +170,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=None, help="reuse/store forecasts (CSV)")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args(argv)
-    if args.cache and args.cache.exists():
-        f = pd.read_csv(args.cache)
-    else:
-        want = args.suites.split(",")
-        suites = {k: v for k, v in load_all(args.shared).items() if k in want}
-        t0 = time.perf_counter()
-        with single_blas_thread(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            f = suite_forecasts(
-                suites,
-                [SignalAdapter(name="default")],
-                progress=lambda *a: print(
-                    f"  {time.perf_counter() - t0:6.0f}s", *a[:3], file=sys.stderr
-                ),  # fmt: skip
-            )
-        if args.cache:
-            f.to_csv(args.cache, index=False)
+    f = cached_forecasts(args.shared, args.suites, lambda: [SignalAdapter(name="default")],
+                         args.cache)  # fmt: skip
     f = f.assign(e=np.log(f["truth"] / f["forecast"]), w=suite_weights(f)).reset_index(drop=True)
     t = loso(f)
     md = markdown(t)
