@@ -12,7 +12,8 @@ from lmforecast.backtest import rolling_origin
 from lmforecast.backtest.suites import score_forecasts, suite_forecasts, suite_splits
 from lmforecast.cli.main import main
 from lmforecast.fitting import fit_law, huber
-from lmforecast.fitting.varpro import projected_starts
+from lmforecast.fitting.engine import Objective
+from lmforecast.fitting.varpro import exponent_columns, honours_pins, projected_starts
 from lmforecast.laws import get_law
 from lmforecast.supervised import PRESETS, SupervisedScalingLaw
 from lmforecast.supervised import calibration as cb
@@ -208,20 +209,74 @@ def test_projected_bootstrap_starts_reach_the_grid_paths_optima(capsys):
     assert "ratio" in capsys.readouterr().out
 
 
-def test_bootstrap_with_a_pinned_exponent_scores_the_grid():
-    """Projected starts ignore a pinned exponent (fixed alpha: resample optima at 6x the grid
-    path's objective), so a fit with --fix keeps the grid starts: the same thetas either way."""
+def _pinned(name, value, form="chinchilla"):
     df = _runs()
-    law = get_law("chinchilla")
+    law = get_law(form)
     X = {"N": df["N"].to_numpy(), "D": df["D"].to_numpy()}
     b = list(law.bounds)
-    b[law.param_names.index("alpha")] = (0.3, 0.3)
-    kw = dict(n_boot=4, seed=1, bounds=b)
-    th = cb.cluster_bootstrap(law, X, df["loss"].to_numpy(), huber(1e-3), **kw)
+    b[law.param_names.index(name)] = (value, value)
+    return law, X, df["loss"].to_numpy(), b
+
+
+def _boot_both_paths(law, X, y, b, n_boot=4, seed=1):
+    kw = dict(n_boot=n_boot, seed=seed, bounds=b)
+    th = cb.cluster_bootstrap(law, X, y, huber(1e-3), **kw)
     cb.BOOT_VARPRO = False
     try:
-        th_grid = cb.cluster_bootstrap(law, X, df["loss"].to_numpy(), huber(1e-3), **kw)
+        th_grid = cb.cluster_bootstrap(law, X, y, huber(1e-3), **kw)
     finally:
         cb.BOOT_VARPRO = True
+    return th, th_grid
+
+
+def _resample_objectives(law, X, y, thetas, seed=1):
+    """Each resample's objective at its theta (the draws of `cluster_bootstrap(seed)`)."""
+    sizes, inv = np.unique(X["N"], return_inverse=True)
+    rng = np.random.default_rng(seed)
+    out = []
+    for th in thetas:
+        w = np.bincount(rng.integers(0, sizes.size, sizes.size), minlength=sizes.size)[inv]
+        keep = w > 0
+        obj = Objective(law, {k: v[keep] for k, v in X.items()}, law.target_of(y[keep]),
+                        huber(1e-3), w[keep].astype(float))  # fmt: skip
+        out.append(obj.batch(th[None, :])[0])
+    return np.array(out)
+
+
+def test_projection_solves_the_linear_part_at_a_pinned_exponent():
+    """--fix alpha=0.33 (off the exponent grid): every projected start has alpha = 0.33 and the
+    best is within 1.5x of the fit's optimum (clipping starts projected at other alphas gave
+    7.1x); exponents are found per block, a pinned linear coefficient is honoured by none."""
+    law, X, y, b = _pinned("alpha", 0.33)
+    t = law.target_of(y)
+    obj = Objective(law, X, t, huber(1e-3))
+    starts, _ = projected_starts(law, X, t, huber(1e-3), None, b)
+    assert np.all(starts[:, law.param_names.index("alpha")] == 0.33)
+    best = obj.batch(starts).min()
+    assert best < 1.5 * fit_law(law, X, y, loss=huber(1e-3), bounds=b).objective
+    assert honours_pins(law, X, b)
+    g = get_law("chinchilla-gamma")
+    cols = [exponent_columns(blk, X) for blk in g.linear_blocks(X)]
+    assert cols == [{3: 0, 4: 1}, {3: 0, 4: 1, 5: 2}]  # alpha, beta (and gamma) by column
+    law_e, X_e, _, b_e = _pinned("log_E", 0.5)
+    assert not honours_pins(law_e, X_e, b_e)
+
+
+def test_bootstrap_with_a_pinned_exponent_projects_at_the_pin():
+    """A pinned exponent takes the projected path: the pin holds in every resample, and no
+    resample ends above the grid path's optimum."""
+    law, X, y, b = _pinned("alpha", 0.33)
+    th, th_grid = _boot_both_paths(law, X, y, b)
+    assert th.shape == th_grid.shape == (4, 5)
+    assert np.all(th[:, law.param_names.index("alpha")] == 0.33)
+    ours, grid = _resample_objectives(law, X, y, th), _resample_objectives(law, X, y, th_grid)
+    assert np.all(ours <= grid * (1 + 1e-6))
+
+
+def test_bootstrap_with_a_pinned_linear_coefficient_scores_the_grid():
+    """A pinned log E is not honoured by the projection (only clipped), so the fit keeps the
+    grid starts: the same thetas either way."""
+    law, X, y, b = _pinned("log_E", 0.5)
+    th, th_grid = _boot_both_paths(law, X, y, b)
     np.testing.assert_array_equal(th, th_grid)
-    assert np.all(th[:, law.param_names.index("alpha")] == 0.3)
+    assert np.all(th[:, law.param_names.index("log_E")] == 0.5)

@@ -156,7 +156,11 @@ def projected_starts(
     """(starts (S, P), keys (S, q+1)): one projected fit-space start per point of every
     `law.linear_blocks(X)` grid, clipped to `bounds`; `keys` holds each start's block number
     and grid indices (neighbours differ by at most 1 in every index: see `representatives`).
-    `thin=2` keeps every other value of each grid axis (refits near a known optimum)."""
+    `thin=2` keeps every other value of each grid axis (refits near a known optimum).
+
+    An exponent pinned by equal bounds (`--fix`) is projected AT its pinned value: the grid
+    axis of that exponent collapses to it (`pin_grid`), so the linear coefficients are solved
+    for the exponent the fit will keep. A pinned linear coefficient is only clipped."""
     b = np.array(bounds if bounds is not None else law.bounds, float)
     starts, keys = [], []
     width = max(blk.grid.shape[1] for blk in law.linear_blocks(X)) + 1
@@ -165,6 +169,7 @@ def projected_starts(
         if thin > 1:
             pos = [np.searchsorted(np.unique(nl[:, j]), nl[:, j]) for j in range(nl.shape[1])]
             nl = nl[np.all(np.stack(pos) % thin == 0, axis=0)]
+        nl = pin_grid(blk, nl, b, X)
         c = project_block(blk.basis(nl, X), t, loss, w, steps)
         with np.errstate(all="ignore"):
             th = blk.theta(nl, c, X)
@@ -178,6 +183,65 @@ def projected_starts(
         key[:, 1 : 1 + idx.shape[1]] = idx
         keys.append(key)
     return np.vstack(starts), np.vstack(keys)
+
+
+def exponent_columns(blk, X) -> dict[int, int]:
+    """{theta index: grid column} of the block's exponents: the fit-space parameters that
+    `blk.theta` copies from a grid column (found by evaluating it on the grid)."""
+    nl = np.atleast_2d(np.asarray(blk.grid, float))
+    k = blk.basis(nl[:1], X).shape[-1]
+    with np.errstate(all="ignore"):
+        th = blk.theta(nl, np.ones((nl.shape[0], k)), X)
+    out = {}
+    for j in range(nl.shape[1]):
+        if np.unique(nl[:, j]).size < 2:
+            continue
+        for i in range(th.shape[1]):
+            if i not in out and np.array_equal(th[:, i], nl[:, j]):
+                out[i] = j
+                break
+    return out
+
+
+def pinned(bounds: np.ndarray) -> np.ndarray:
+    """Indices of the parameters pinned by equal bounds."""
+    return np.flatnonzero(bounds[:, 0] == bounds[:, 1])
+
+
+def pin_grid(blk, nl: np.ndarray, bounds: np.ndarray, X) -> np.ndarray:
+    """The block's grid with every pinned exponent's column set to its pinned value (duplicate
+    rows dropped, order kept)."""
+    pins = pinned(bounds)
+    if not pins.size:
+        return nl
+    cols = exponent_columns(blk, X)
+    hit = [(cols[i], bounds[i, 0]) for i in pins if i in cols]
+    if not hit:
+        return nl
+    nl = nl.copy()
+    for j, v in hit:
+        nl[:, j] = v
+    _, first = np.unique(nl, axis=0, return_index=True)
+    return nl[np.sort(first)]
+
+
+def honours_pins(law: Law, X, bounds) -> bool:
+    """Whether some linear block projects at every pinned parameter's value: each pin is one of
+    its exponents, or a parameter the block holds constant at that value (gamma = 1 of the
+    Chinchilla block). A pinned linear coefficient is honoured by no block."""
+    b = np.array(bounds if bounds is not None else law.bounds, float)
+    pins = pinned(b)
+    if not pins.size:
+        return True
+    for blk in law.linear_blocks(X):
+        cols = exponent_columns(blk, X)
+        nl = pin_grid(blk, np.atleast_2d(np.asarray(blk.grid, float)), b, X)
+        k = blk.basis(nl[:1], X).shape[-1]
+        with np.errstate(all="ignore"):
+            th = blk.theta(nl, np.ones((nl.shape[0], k)), X)
+        if all(i in cols or np.all(th[:, i] == b[i, 0]) for i in pins):
+            return True
+    return False
 
 
 def representatives(keys: np.ndarray, scores: np.ndarray, k: int, pool: int = 200) -> np.ndarray:
@@ -197,4 +261,13 @@ def representatives(keys: np.ndarray, scores: np.ndarray, k: int, pool: int = 20
     return order[is_rep][:k]
 
 
-__all__ = ["nnls_batched", "nnls_columns", "project_block", "projected_starts", "representatives"]
+__all__ = [
+    "exponent_columns",
+    "honours_pins",
+    "nnls_batched",
+    "nnls_columns",
+    "pin_grid",
+    "project_block",
+    "projected_starts",
+    "representatives",
+]

@@ -42,7 +42,7 @@ from ..fitting import fit_law
 from ..fitting.engine import Objective, clip_to_bounds, grid_to_array, use_varpro
 from ..fitting.losses import Loss
 from ..fitting.threads import single_blas_thread
-from ..fitting.varpro import projected_starts, representatives
+from ..fitting.varpro import honours_pins, projected_starts, representatives
 from ..intervals import z_of as z_normal
 from ..parallel import map_tasks
 from .intervals import weighted_quantile
@@ -224,10 +224,9 @@ def _boot_chunk(counts_list, shared) -> list:
     lossf = Loss.from_dict(shared["loss"])
     t = law.target_of(y)
     n_free = sum(lo != hi for lo, hi in (bounds or law.bounds))
-    # a pinned parameter (--fix) is not honoured by the projection's exponent grid: its starts
-    # land far from the resample's optimum (fixed alpha: 6x the grid path's objective), so such
-    # fits score the grid as before
-    varpro = BOOT_VARPRO and n_free == len(law.parameters)
+    # a pinned exponent (--fix) is projected at its value; a pinned linear coefficient is not
+    # (clipped starts land far from the resample's optimum), so such fits score the grid
+    varpro = BOOT_VARPRO and honours_pins(law, X, bounds)
     out = []
     with single_blas_thread():
         for counts in counts_list:
