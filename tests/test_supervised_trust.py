@@ -130,6 +130,16 @@ def test_unidentified_fit_warns_and_says_so():
     assert "not identified" in m.summary()
 
 
+def test_a_ladder_too_small_to_resample_says_why_it_is_not_identified():
+    """Five sizes with one run each (20 tokens per parameter): every size resample repeats a
+    run, so no resample has 5 distinct runs for 5 parameters; the reason says so."""
+    N = np.array([7e7, 1.5e8, 4e8, 1e9, 3e9])
+    L = 1.69 + 406.4 / N**0.34 + 410.7 / (20 * N) ** 0.28  # Hoffmann et al. 2022, Approach 3
+    with pytest.warns(UserWarning, match="only 0 of 20 size resamples could be refitted"):
+        m = SupervisedScalingLaw("chinchilla").fit(N=N, D=20 * N, loss=L)
+    assert m.result_.meta["identification"]["identified"] is False
+
+
 class _Diverging:
     name = "diverging"
 

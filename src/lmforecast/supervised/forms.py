@@ -137,7 +137,10 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: 
             if lo <= 0 or hi / lo > EXP_MAX_RATIO:
                 probs.append(f"{p.name}={th[i]:.3g} (resampled sizes give {lo:.3g} to {hi:.3g})")
     if boot is not None and len(boot) < min(5, requested):
-        probs.append(f"anything it could check: only {len(boot)} size resamples could be fitted")
+        probs.append(
+            f"its exponents: only {len(boot)} of {requested} size resamples could be refitted "
+            "(a resample needs at least as many distinct runs as free parameters)"
+        )
     if not probs:
         return {"identified": True, "reason": "every exponent pinned by the runs"}
     return {
