@@ -36,8 +36,9 @@ def register(sub) -> None:
         choices=(*FORMS, "data-constrained"),
         default="auto",
         help="law form; auto = chinchilla-gamma where the runs identify its extra exponent, "
-        "else chinchilla, forecast as a stack with the over-training and 1-D compute laws "
-        "weighted by an inner backtest on these runs (docs/trust.md)",
+        "else chinchilla (the 1-D compute law for 4 runs), forecast as a stack with the "
+        "over-training and 1-D compute laws weighted by an inner backtest on these runs "
+        "(docs/trust.md)",
     )
     f.add_argument(
         "--no-stack",

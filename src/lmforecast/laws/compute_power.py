@@ -59,4 +59,25 @@ class ComputePower(Law):
         return C
 
 
+class ComputeND(ComputePower):
+    """L(N, D) = E + A (6ND)^-a: the 1-D compute law as a supervised form (inputs N and D).
+    The fallback of the automatic form when the runs are too few for a law in N and D
+    (docs/trust.md); it has no compute-optimal N/D split (only 6ND enters)."""
+
+    name = "compute"
+    inputs = ("N", "D")
+    citation = "Kaplan et al. 2020, Eq. 1.3 (with an irreducible term E), C = 6ND"
+
+    @staticmethod
+    def _c(X):
+        return {"C": 6.0 * np.asarray(X["N"], float) * np.asarray(X["D"], float)}
+
+    def predict_target(self, theta, X):
+        return super().predict_target(theta, self._c(X))
+
+    def predict_and_jacobian(self, theta, X):
+        return super().predict_and_jacobian(theta, self._c(X))
+
+
 register_law("compute-power")(ComputePower)
+register_law("compute")(ComputeND)

@@ -3,7 +3,9 @@
 - `choose_form("auto", data)`: the default form, gated on what the runs can identify (docs/trust.md
   gives the evidence): `chinchilla-gamma`'s extra exponent needs at least GAMMA_MIN_SIZES distinct
   model sizes and a tokens-per-parameter range D/N of at least GAMMA_MIN_DN_DECADES decades;
-  otherwise `chinchilla`. Either way the choice and its reason are stored in the fit.
+  otherwise `chinchilla`; with fewer than CHINCHILLA_RUNS runs, the 1-D compute law `compute`
+  (fewer than COMPUTE_RUNS: refused).
+  Either way the choice and its reason are stored in the fit.
 - `fix_bounds(law, fixed)`: pin named natural parameters (E, alpha, ...) by equal bounds in fit
   space (`fit_law` treats equal bounds as fixed); unknown names or values outside the law's
   bounds are refused.
@@ -28,6 +30,10 @@ from ..laws.compute_power import ComputePower
 AUTO = "auto"
 GAMMA_MIN_SIZES = 5
 GAMMA_MIN_DN_DECADES = 1.0
+CHINCHILLA_RUNS = 5  # fewer distinct runs: the 1-D compute law (form "compute")
+COMPUTE_RUNS = 4  # fewer: refused
+NO_SPLIT = ("the 1-D compute law depends on 6ND only: it has no compute-optimal N/D split (fit "
+            "runs at several D/N for a law in N and D)")  # fmt: skip
 EXP_MAX_RATIO = 3.0
 REGISTRY: dict[str, str] = {}  # form -> the simpler form it falls back to (extensible)
 
@@ -43,6 +49,17 @@ def choose_form(form: str, data: pd.DataFrame) -> tuple[str, str]:
         return form, f"{form} (as requested)"
     n_sizes = int(np.unique(data["N"].to_numpy(float)).size)
     dec = dn_decades(data)
+    if len(data) < COMPUTE_RUNS:
+        raise InputError(
+            f"{len(data)} distinct runs (rows): a forecast needs at least {COMPUTE_RUNS} (the 1-D "
+            "compute law has 3 parameters, and one run more shows its scatter)"
+        )
+    if len(data) < CHINCHILLA_RUNS:
+        return "compute", (
+            f"compute (simplest): {len(data)} runs cannot fit a law in N and D (chinchilla has "
+            f"{CHINCHILLA_RUNS} parameters); the 1-D compute law E + A (6ND)^-a has 3 and no "
+            "compute-optimal N/D split"
+        )
     if n_sizes >= GAMMA_MIN_SIZES and dec >= GAMMA_MIN_DN_DECADES:
         return "chinchilla-gamma", (
             f"chinchilla-gamma: {n_sizes} model sizes and D/N over {dec:.2g} decades identify "

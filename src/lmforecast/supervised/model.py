@@ -36,7 +36,7 @@ from .runs import runs_from_frame
 from .schema import check_supervised_meta, check_trust_meta
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
-FORMS = (*BASE_FORMS, "average", fm.AUTO)
+FORMS = (*BASE_FORMS, "compute", "average", fm.AUTO)
 CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
 DEFAULT_BOOTSTRAP = cb.CLUSTER_BOOTSTRAP
 
@@ -287,7 +287,7 @@ class SupervisedScalingLaw:
     @classmethod
     def from_result(cls, res: FitResult) -> SupervisedScalingLaw:
         form = res.meta.get("form", res.law)
-        if res.law not in BASE_FORMS or form not in FORMS:
+        if res.law not in (*BASE_FORMS, "compute") or form not in FORMS:
             raise InputError(
                 f"fit is a {res.law!r} law, not a supervised form ({', '.join(FORMS)})"
             )
@@ -402,6 +402,8 @@ class SupervisedScalingLaw:
         Closed form for the Chinchilla forms; a vectorised golden-section search along the
         IsoFLOP for `overtrain` and `average`."""
         self._check()
+        if self._fitted_form() == "compute":
+            raise InputError(fm.NO_SPLIT)
         if self._fitted_form() in CHINCHILLA_FORMS and not self.result_.meta.get("average"):
             return compute_optimal(self.params_, C, accounting, arch)
         return numeric_allocation(self.predict, C, accounting, arch)

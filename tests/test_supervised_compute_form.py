@@ -1,0 +1,79 @@
+"""The 1-D compute law as a supervised form (`compute`): the automatic form's fallback for 4 runs
+(too few for a law in N and D), explicit `--form compute`, its saved fit, and its refusals."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.errors import InputError
+from lmforecast.supervised import SupervisedScalingLaw
+
+E, A, ALPHA = 1.8, 2.0e3, 0.16  # L = E + A C^-a, C = 6ND
+
+
+def _ladder(n=4, seed=0, noise=0.0):
+    """One run per size at 20 tokens per parameter (a small ladder), then two larger models."""
+    N = np.array([7e7, 1.5e8, 4e8, 1e9, 3e9, 7e9])[: n + 2]
+    D = 20 * N
+    eps = np.random.default_rng(seed).normal(0, noise, N.size)
+    L = (E + A * (6 * N * D) ** -ALPHA) * np.exp(eps)
+    return pd.DataFrame({"N": N, "D": D, "loss": L})
+
+
+def test_four_runs_fall_back_to_the_compute_law_and_recover_it():
+    df = _ladder()
+    fit, new = df.iloc[:4], df.iloc[4:]
+    with pytest.warns(UserWarning, match="compute \\(simplest\\): 4 runs"):
+        m = SupervisedScalingLaw().fit(N=fit["N"], D=fit["D"], loss=fit["loss"])
+    assert m.result_.meta["form"] == "compute" and "stack" not in m.result_.meta
+    assert m.params_["a"] == pytest.approx(ALPHA, rel=1e-3)
+    assert m.params_["E"] == pytest.approx(E, rel=1e-3)
+    pred = m.predict(new["N"], new["D"])
+    np.testing.assert_allclose(pred, new["loss"], rtol=1e-4)
+    lo, hi = m.predict_interval(new["N"], new["D"])
+    assert np.all(lo < new["loss"]) and np.all(new["loss"] < hi) and np.all(np.isfinite(hi))
+    assert hi[0] / lo[0] < hi[1] / lo[1]  # the prior's k r: wider 49x beyond than 9x beyond
+    assert "Form: compute (simplest)" in m.summary()
+    with pytest.raises(InputError, match="no compute-optimal N/D split"):
+        m.allocate(1e21)
+
+
+def test_three_runs_are_refused_naming_the_rows():
+    df = _ladder()
+    with pytest.raises(InputError, match="3 distinct runs \\(rows\\): a forecast needs at least 4"):
+        SupervisedScalingLaw().fit(N=df["N"][:3], D=df["D"][:3], loss=df["loss"][:3])
+
+
+def test_explicit_compute_form_is_the_compute_law_shown_beside_every_fit():
+    rng = np.random.default_rng(1)
+    N = 10 ** rng.uniform(7.5, 9.5, 40)
+    D = N * 10 ** rng.uniform(0.5, 2.5, 40)
+    L = (E + A * (6 * N * D) ** -ALPHA) * np.exp(rng.normal(0, 0.005, 40))
+    m = SupervisedScalingLaw("compute", intervals=False).fit(N=N, D=D, loss=L)
+    cl = m.result_.meta["compute_law"]
+    for k in ("E", "A", "a"):
+        assert m.params_[k] == pytest.approx(cl[k], rel=1e-5)
+
+
+def test_saved_compute_fit_round_trips_and_the_cli_refuses_allocate(tmp_path, cli):
+    df = _ladder(noise=0.002)
+    runs = tmp_path / "runs.csv"
+    df.iloc[:4].to_csv(runs, index=False)
+    out = tmp_path / "fit.json"
+    code, _, err = cli("supervised", "fit", "--runs", runs, "--out", out, "--quiet")
+    assert code == 0, err
+    m = SupervisedScalingLaw.load(out)
+    assert m.result_.meta["form"] == "compute"
+    m.save(tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_text() == out.read_text()
+    code, stdout, err = cli("supervised", "predict", "--fit", out, "--params", "7e9",
+                            "--tokens", "1.4e11", "--json")  # fmt: skip
+    assert code == 0, err
+    got = json.loads(stdout)
+    assert got["loss"] == pytest.approx(m.predict(7e9, 1.4e11), rel=1e-12)
+    code, stdout, err = cli("supervised", "allocate", "--fit", out, "--flops", "1e22")
+    assert code == 2 and "no compute-optimal N/D split" in err and len(err.splitlines()) == 1
