@@ -42,3 +42,31 @@ def test_parallel_sections_equal_serial(tmp_path, monkeypatch):
 def test_report_jobs_zero_is_refused(cli, tmp_path):
     code, _, err = cli("report", "--out", tmp_path / "r", "--jobs", "0", "--quiet")
     assert code == 2 and "--jobs" in err and not (tmp_path / "r").exists()
+
+
+def test_section_warnings_go_into_the_section_not_the_terminal(tmp_path, monkeypatch):
+    import warnings
+
+    from lmforecast.report import builder
+
+    (tmp_path / "warny_section.py").write_text(
+        "import warnings\n"
+        "from lmforecast.report.builder import Section\n"
+        "def build_section(ctx):\n"
+        "    for _ in range(3):\n"
+        "        warnings.warn('fit is not identified: E on its bound')\n"
+        "    warnings.warn('3 forecast(s) clipped', RuntimeWarning)\n"
+        "    sec = Section('warny', 'Warny')\n"
+        "    sec.text('body')\n"
+        "    return sec\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        sec = builder._build_one("warny_section", ReportContext(progress=False))
+    assert escaped == []  # nothing reaches the terminal
+    assert sec.numbers["warnings"] == [
+        "UserWarning: fit is not identified: E on its bound",  # once, not three times
+        "RuntimeWarning: 3 forecast(s) clipped",
+    ]
+    assert "fit is not identified" in sec.blocks[-1] and sec.blocks[0] == "<p>body</p>"

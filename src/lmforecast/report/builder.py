@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,7 +162,24 @@ def available_sections() -> list[str]:
 
 
 def _build_one(module: str, ctx: ReportContext) -> Section:
-    return importlib.import_module(module).build_section(ctx)
+    """Build one section; the warnings its fits raise go into the section, not the terminal."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sec = importlib.import_module(module).build_section(ctx)
+    if sec is not None:
+        add_warnings(sec, caught)
+    return sec
+
+
+def add_warnings(sec: Section, caught: list) -> None:
+    """List each distinct warning once at the end of the section (and in its numbers)."""
+    msgs = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    if not msgs:
+        return
+    sec.numbers["warnings"] = msgs
+    items = "".join(f"<li>{html.escape(m)}</li>" for m in msgs)
+    sec.html(f'<div class="warnings"><p>Warnings raised while building this section:</p>'
+             f"<ul>{items}</ul></div>")  # fmt: skip
 
 
 def _build_indexed(i: int, module: str, ctx: ReportContext) -> tuple[int, Section]:

@@ -17,6 +17,7 @@ figure{margin:1em 0}figcaption{font-size:.9em;color:#444}
 pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.88em}
 .meta{color:#666;font-size:.85em}
 td.l{text-align:left}#summary a{text-decoration:none}
+.warnings{border-left:3px solid #c90;padding:.1em .8em;background:#fffaf0;font-size:.9em}
 """
 
 
