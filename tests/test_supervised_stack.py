@@ -105,6 +105,16 @@ def test_default_fit_with_intervals_round_trips_and_says_what_it_did(tmp_path):
     p = m.predict(N, D)
     assert np.all(lo < p) and np.all(p < hi)
     assert np.all(np.log(hi / lo) / 2 >= cb.z_of(0.9) * m.result_.meta["stack"]["s_inner"])
+    # the other kinds keep the form's spread but are centred on the stack's forecast, the
+    # point the user is given
+    form_only = m.result_.predict(N=N, D=D)
+    assert not np.allclose(form_only, p, rtol=1e-4)
+    for kind in ("confidence", "prediction"):
+        lo_k, hi_k = m.predict_interval(N, D, kind=kind)
+        flo, fhi = m.result_.predict_interval(kind=kind, N=N, D=D)
+        assert np.all(lo_k < p) and np.all(p < hi_k), kind
+        assert lo_k / flo == pytest.approx(p / form_only, rel=1e-9)  # moved with the point
+        assert hi_k / fhi == pytest.approx(p / form_only, rel=1e-9)
     text = m.summary()
     assert "stack weighted by an inner backtest" in text and "k_stack" in text
     path = tmp_path / "fit.json"

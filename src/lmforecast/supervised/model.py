@@ -360,8 +360,8 @@ class SupervisedScalingLaw:
 
         kind="forecast" (default): the calibrated interval of docs/trust.md (bootstrap spread +
         run scatter + extrapolation drift and scatter calibrated by backtest); "confidence":
-        bootstrap percentiles only; "prediction": bootstrap plus the residual scale (both of the
-        fitted form's law, not of a stacked forecast).
+        bootstrap percentiles only; "prediction": bootstrap plus the residual scale (both the
+        form's spread; for a stacked fit centred on the stack's forecast).
         """
         self._check()
         if not 0 < level < 1:
@@ -369,9 +369,11 @@ class SupervisedScalingLaw:
         if kind != "forecast":
             if self.result_.meta.get("average"):
                 raise ValueError("an averaged fit has only kind='forecast' intervals")
-            return tuple(
-                map(plain, self.result_.predict_interval(level=level, kind=kind, N=N, D=D))
-            )
+            lo, hi = self.result_.predict_interval(level=level, kind=kind, N=N, D=D)
+            if self.result_.meta.get("stack"):  # the form's spread around the stack's forecast
+                shift = self.predict(N, D) / self.result_.predict(N=N, D=D)
+                lo, hi = lo * shift, hi * shift
+            return plain(lo), plain(hi)
         cal = self.result_.meta.get("intervals")
         if cal is None:
             if self.result_.bootstrap:
