@@ -218,3 +218,32 @@ def test_killed_external_dask_worker_or_scheduler_is_one_line_not_a_hang(tmp_pat
     assert ("no worker" if victim == "worker" else "lost the Dask scheduler") in lines[0]
     assert took < 60
     assert out.read_text() == "previous output"
+
+
+def test_pools_get_the_lifeline_only_inside_a_command_and_a_poolless_command_skips_joblib(
+    tmp_path,
+):
+    from contextlib import nullcontext
+
+    from joblib.parallel import get_active_backend
+
+    from lmforecast.examples import path
+    from lmforecast.parallel import lifeline
+
+    assert isinstance(lifeline.worker_config(), nullcontext)  # library use: joblib's own config
+    with lifeline.signals_end_workers(), lifeline.worker_config():
+        backend = get_active_backend()[0]
+        assert type(backend).__name__ == "LokyBackend"
+        assert backend.backend_kwargs["initializer"] is lifeline.worker_init
+        assert backend.backend_kwargs["initargs"] == (os.getpid(),)
+    assert isinstance(lifeline.worker_config(), nullcontext)  # the command is over
+    runs = tmp_path / "runs.csv"
+    runs.write_bytes(path("supervised/runs.csv").read_bytes())
+    code = subprocess.run(
+        [sys.executable, "-c", "import sys; from lmforecast.cli.main import main; "
+         "main(['supervised', 'fit', '--runs', sys.argv[1], '--no-intervals', '--no-stack', "
+         "'--quiet']); print('joblib' in sys.modules)", str(runs)],
+        env=_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert code.returncode == 0, code.stderr
+    assert code.stdout.strip().endswith("False")  # a point fit starts no pool: no joblib import

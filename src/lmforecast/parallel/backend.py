@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import InputError, require
-from .lifeline import watch_parent
+from .lifeline import watch_parent, worker_config
 from .spec import CONNECT_TIMEOUT_S, JOBLIB, SchedulerSpec, check_reachable, env_scheduler
 from .spec import parse_scheduler as _parse
 
@@ -324,13 +324,14 @@ def _map_joblib(func, payloads, shared, n_jobs, bar, sizes, on_result) -> list:
     from joblib import Parallel, delayed
 
     seen: set = set()
-    gen = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_run_task)(p, func, shared, True, os.getpid()) for p in payloads
-    )
-    for i, (res, caught) in enumerate(gen):
-        out[i] = res
-        _rewarn(caught, seen)
-        _done(i, res, bar, sizes, on_result)
+    with worker_config():
+        gen = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_run_task)(p, func, shared, True, os.getpid()) for p in payloads
+        )
+        for i, (res, caught) in enumerate(gen):
+            out[i] = res
+            _rewarn(caught, seen)
+            _done(i, res, bar, sizes, on_result)
     return out
 
 

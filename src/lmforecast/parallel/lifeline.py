@@ -8,7 +8,8 @@
   so the command unwinds through its ``finally`` blocks (no output is renamed into place, the
   Dask cluster is closed, its start-up/teardown log lines silenced), then every child process
   still alive is terminated (SIGKILL after a grace period). Inside the block, joblib's loky
-  workers are started with `worker_init` as their initializer.
+  workers are started with `worker_init` as their initializer: every pool of the package opens
+  itself inside `worker_config()`, so a command that starts no pool never imports joblib.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from contextlib import contextmanager
 POLL_S = 0.5
 GRACE_S = 2.0
 _WATCHING: list[int] = []
+_COMMAND_PID: list[int] = []  # set while a CLI command runs inside `signals_end_workers`
 
 
 def _watch(pid: int) -> None:
@@ -127,23 +129,41 @@ def signal_number(exc: KeyboardInterrupt) -> int:
     return int(arg) if isinstance(arg, int) else int(signal.SIGINT)
 
 
+def worker_config():
+    """The context a joblib pool of the package opens in: inside a CLI command, loky workers
+    with `worker_init` as their initializer; elsewhere joblib's own configuration."""
+    from contextlib import nullcontext
+
+    if not _COMMAND_PID:
+        return nullcontext()
+    from joblib import parallel_config
+
+    return parallel_config(backend="loky", initializer=worker_init, initargs=(_COMMAND_PID[-1],))
+
+
 @contextmanager
 def signals_end_workers():
     """Run a command so that SIGINT/SIGTERM end it and all its workers (see the module doc)."""
-    from joblib import parallel_config
-
     sigs = (signal.SIGINT, signal.SIGTERM)
     in_main = threading.current_thread() is threading.main_thread()
     old = {s: signal.signal(s, _on_signal) for s in sigs} if in_main else {}
+    _COMMAND_PID.append(os.getpid())
     try:
-        with parallel_config(backend="loky", initializer=worker_init, initargs=(os.getpid(),)):
-            yield
+        yield
     except KeyboardInterrupt:
         end_children()
         raise
     finally:
+        _COMMAND_PID.pop()
         for s, h in old.items():
             signal.signal(s, h)
 
 
-__all__ = ["watch_parent", "worker_init", "signal_number", "end_children", "signals_end_workers"]
+__all__ = [
+    "watch_parent",
+    "worker_init",
+    "worker_config",
+    "signal_number",
+    "end_children",
+    "signals_end_workers",
+]

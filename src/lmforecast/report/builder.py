@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import InputError
+from ..parallel.lifeline import worker_config
 from ..store import to_jsonable
 from .html import figure_html, page
 from .summary import row as _verdict_row
@@ -210,14 +211,15 @@ def _build_sections(mods: list[str], ctx: ReportContext) -> list[Section]:
         jobs = min(len(mods), ctx.jobs) if ctx.jobs > 0 else ctx.jobs
         # longest first, so that no long section starts last on an otherwise idle worker
         order = sorted(range(len(mods)), key=lambda i: -SECTION_SECONDS.get(mods[i], 1.0))
-        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-            delayed(_build_indexed)(i, mods[i], ctx) for i in order
-        )
         done: dict[int, Section] = {}
-        for i, sec in results:
-            done[i] = sec
-            if bar is not None:
-                bar.update(1)
+        with worker_config():
+            results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+                delayed(_build_indexed)(i, mods[i], ctx) for i in order
+            )
+            for i, sec in results:
+                done[i] = sec
+                if bar is not None:
+                    bar.update(1)
         return [done[i] for i in range(len(mods))]
     finally:
         if bar is not None:
