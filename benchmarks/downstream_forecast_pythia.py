@@ -17,6 +17,7 @@ import warnings
 from lmforecast.data.evals import PYTHIA_TOKENS, PYTHIA_TOTAL_PARAMS, load_pythia
 from lmforecast.downstream import DownstreamForecaster
 from lmforecast.downstream.backtest import PYTHIA_SIZES, TASKS7, pythia_name
+from lmforecast.downstream.forecaster import EVAL_WEIGHT, GAIN_SD, SPREAD_WEIGHT
 
 
 def main(argv=None) -> int:
@@ -52,7 +53,11 @@ def main(argv=None) -> int:
                 cells += [f"{p:.1f}", f"[{lo[0]:.1f}, {hi[0]:.1f}]"]
             lines.append(f"| {suite} | {task} | {est.largest_['score']:.1f} | "
                          + " | ".join(cells) + " |")  # fmt: skip
-    lines += ["", f"({time.perf_counter() - t0:.0f} s)"]
+    lines += [
+        "",
+        f"({time.perf_counter() - t0:.0f} s; interval constants SPREAD_WEIGHT {SPREAD_WEIGHT:g}, "
+        f"GAIN_SD {GAIN_SD:g}, EVAL_WEIGHT {EVAL_WEIGHT:g})",
+    ]
     with open(a.out, "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))

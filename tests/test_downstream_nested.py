@@ -165,3 +165,13 @@ def test_width_signals_benchmark_runs_quick(shared_dir, capsys):
     assert set(cor["signal"]) == set(mod.SIGNALS)
     assert cor["spearman"].dropna().between(-1, 1).all()
     assert mod.main(["--quick"]) == 0 and "spearman" in capsys.readouterr().out
+
+
+def test_generated_downstream_docs_carry_todays_interval_constants():
+    """The committed, generated forecasts and nested tables were made with the package's current
+    interval knobs: changing a constant without re-running the scripts fails here."""
+    from lmforecast.downstream.forecaster import EVAL_WEIGHT, GAIN_SD, SPREAD_WEIGHT
+
+    want = f"SPREAD_WEIGHT {SPREAD_WEIGHT:g}, GAIN_SD {GAIN_SD:g}, EVAL_WEIGHT {EVAL_WEIGHT:g}"
+    for doc in ("downstream_forecasts.md", "downstream.md"):
+        assert want in (REPO / "docs" / doc).read_text(), doc
