@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..parallel import map_tasks
 from ..store import dump_json, load_json
@@ -111,7 +112,7 @@ def check_cutoffs(compute: np.ndarray, cutoffs: Sequence[float]) -> list[float]:
 
 
 @dataclass
-class BacktestResult:
+class BacktestResult(SummaryDisplay):
     """Every forecast of a rolling-origin backtest (`forecasts`, one row per method x cutoff x
     held-out run) and the settings that produced it. `summary_table()` aggregates by method and
     extrapolation-ratio bin; `to_json`/`from_json` round-trip exactly."""

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import check_min_rows, numeric_column
+from ..display import EstimatorDisplay
 from ..errors import InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
@@ -58,13 +59,15 @@ def constrained_runs(
     return pd.DataFrame({"N": N, "D": D, "U": np.minimum(U, D), "loss": L})
 
 
-class DataConstrainedLaw:
+class DataConstrainedLaw(EstimatorDisplay):
     """Estimator for L(N, D, U) of Muennighoff et al. (2023), Eq. 5-7.
 
     Learned attributes: `result_` (a FitResult of the registered `data-constrained` law, with
     bootstrap resamples when `bootstrap > 0`), `params_` (E, A, B, alpha, beta, RD_star,
     RN_star), `data_`.
     """
+
+    _param_attrs = {"fit": "fit_kind"}  # `fit` is the method
 
     def __init__(
         self,

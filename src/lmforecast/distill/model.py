@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
@@ -44,7 +45,7 @@ from .uncertainty import (
 )
 
 
-class DistillationScalingLaw(ForecastIntervals, Diagnostics):
+class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
     """Student cross-entropy from student size, distillation tokens and teacher loss (Eq. 8).
 
     Parameters

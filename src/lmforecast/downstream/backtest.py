@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..display import SummaryDisplay
 from ..errors import InputError
 from .chance import chance_level
 from .forecaster import DownstreamForecaster
@@ -34,7 +35,7 @@ PYTHIA_SCENARIOS = (  # (fitted sizes, target size)
 
 
 @dataclass
-class Backtest:
+class Backtest(SummaryDisplay):
     """Long table: one row per (scenario, task, method) with forecast, interval and error."""
 
     rows: pd.DataFrame

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.io import read_table
+from ..display import EstimatorDisplay
 from ..errors import InputError
 from ..store import dump_json
 from .chance import chance_level
@@ -73,7 +74,7 @@ def _persistence(runs: pd.DataFrame) -> float:
     return float(runs.loc[top, "score"].mean())
 
 
-class DownstreamForecaster:
+class DownstreamForecaster(EstimatorDisplay):
     """Forecast a downstream score (points) from compute; sklearn-style (learned attrs end in _).
 
     Parameters: `method` (see module doc), `stage1` ('saturating' default, 'power' = Eq. 1,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..display import SummaryDisplay
 from ..laws import get_law
 from ..store import dump_json, load_json
 from .schema import LABEL, check_fit_result
@@ -16,7 +17,7 @@ FORMAT_VERSION = 1
 
 
 @dataclass
-class FitResult:
+class FitResult(SummaryDisplay):
     """Result of fitting a registered law. Floats survive `to_json`/`from_json` bit-for-bit."""
 
     law: str

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import numeric_column
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
@@ -46,7 +47,7 @@ CONSTANT = "Constant"
 LOSS_MODES = ("actual", "predicted")
 
 
-class LossToPerformanceComparison(HeldOutErrors):
+class LossToPerformanceComparison(SummaryDisplay, HeldOutErrors):
     """Result of `compare_loss_to_performance` (Fig. 8 / Table 4 layout)."""
 
     kind: ClassVar[str] = "LossToPerformanceComparison"

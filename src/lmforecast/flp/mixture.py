@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import numeric_column
+from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
@@ -57,7 +58,7 @@ def fit_stage1(law, X, L) -> FitResult:
     return fit_from_closed_form(law, X, L, start)
 
 
-class FLPM(MixtureScan):
+class FLPM(EstimatorDisplay, MixtureScan):
     """FLP-M forecaster for one task (sklearn-style; learned attributes end in _).
 
     `bootstrap` (default 50) resamples both stages for `predict_interval`; 0 turns intervals off.
@@ -69,6 +70,8 @@ class FLPM(MixtureScan):
     the old name of `zero_floor`. `zero_share_sensitivity_` holds the forecast at share 0.01 of
     the last source under floors 1e-2/1e-3/1e-6 and "drop" (docs/flp.md: the choice of default).
     """
+
+    _param_attrs = {"ratio_floor": None}  # the old name of zero_floor
 
     def __init__(
         self,

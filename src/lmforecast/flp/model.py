@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import check_columns, numeric_column
+from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
@@ -106,7 +107,7 @@ def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
     return res
 
 
-class FLP:
+class FLP(EstimatorDisplay):
     """Two-stage downstream forecaster for one task (sklearn-style; learned attributes end in _).
 
     `random_performance` defaults to the task's Table 2 value (unknown tasks must give it);

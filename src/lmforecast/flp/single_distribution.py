@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import numeric_column
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
@@ -41,7 +42,7 @@ from .tasks import EMERGENCE_THRESHOLD
 METHODS = ("FLP", "FLP-M")
 
 
-class SingleDistributionCheck(HeldOutErrors):
+class SingleDistributionCheck(SummaryDisplay, HeldOutErrors):
     """Result of `single_distribution_check` (Fig. 9 layout) with the collinearity diagnostics."""
 
     kind: ClassVar[str] = "SingleDistributionCheck"

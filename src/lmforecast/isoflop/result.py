@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..display import SummaryDisplay
 from ..store import Checker, dump_json, load_json, source_label
 
 KIND = "IsoFlopResult"
@@ -31,7 +32,7 @@ FIELDS = (
 
 
 @dataclass
-class IsoFlopResult:
+class IsoFlopResult(SummaryDisplay):
     """N*(C) = exp(log_GN) C^a, D*(C) = exp(log_GD) C^b; `budgets` rows are C, N*, D*, L*."""
 
     approach: int

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import numeric_column
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..fitting import bootstrap_fit, fit_law, huber
 from ..laws import get_law
@@ -34,7 +35,7 @@ RATIOS = (5.0, 10.0, 20.0, 40.0, 80.0)  # tokens per parameter of the default ca
 
 
 @dataclass
-class NextRunAdvice:
+class NextRunAdvice(SummaryDisplay):
     target: dict
     current_width: float
     level: float

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError
 from .capability import CapabilitySpace
 from .data import (
@@ -52,7 +53,7 @@ from .result import X_KINDS, OSLResult
 from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 
 
-class ObservationalScalingLaw:
+class ObservationalScalingLaw(EstimatorDisplay):
     """Fit and validate an observational scaling law (Sec. 3.4, Alg. 1; holdouts of Sec. 4).
 
     Parameters
@@ -295,6 +296,12 @@ class ObservationalScalingLaw:
         result.reference = {"w": float(w), "b": float(b), "n_models": int(len(ref))}
 
     # ---- convenience -----------------------------------------------------------------------
+    def summary(self) -> str:
+        """The fitted law's summary (`OSLResult.summary`: Eq. 6, App. C.8 intervals)."""
+        if not hasattr(self, "result_"):
+            raise RuntimeError("this ObservationalScalingLaw is not fitted yet; call fit() first")
+        return self.result_.summary()
+
     def _predictors(self, benchmarks) -> np.ndarray:
         res = self.result_
         table = read_benchmarks(benchmarks)

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..display import SummaryDisplay
 from ..errors import InputError
 from .model import ObservationalScalingLaw
 from .result import OSLResult
 
 
 @dataclass
-class PostTrainingGap:
+class PostTrainingGap(SummaryDisplay):
     """The two fits and the gap curve over log10 f-equivalent FLOPs."""
 
     without: OSLResult

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..fitting import FitResult
 from ..laws.sigmoid import H_BOUNDS, ObservationalSigmoid, sigmoid
@@ -30,7 +31,7 @@ FORMAT_VERSION = 1
 
 
 @dataclass
-class OSLResult:
+class OSLResult(SummaryDisplay):
     """A fitted observational (or compute-baseline) law with its holdout evaluation.
 
     `predictions` has one record per model with the target: split, observed and predicted Y,

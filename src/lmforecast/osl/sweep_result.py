@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..store import FORMAT_VERSION, Checker, dump_json, load_json
 
@@ -24,7 +25,7 @@ def aue(fractions: np.ndarray, mse: np.ndarray) -> float:
 
 
 @dataclass
-class RobustnessResult:
+class RobustnessResult(SummaryDisplay):
     """Test MSE against test fraction per predictor and target, and the AUE (App. C.4).
 
     `points` are the tidy records (see `curves`); `aue` maps target -> predictor -> AUE.

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import check_min_rows, numeric_column
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..fitting import bootstrap_fit, fit_law, huber
 from ..laws import get_law
@@ -50,7 +51,7 @@ def frontier(df: pd.DataFrame, what: str, n_col="N", d_col="D", c_col="C", loss_
 
 
 @dataclass
-class RecipeComparison:
+class RecipeComparison(SummaryDisplay):
     """k(C): recipe `new` at C matches recipe `base` at k C. `interval` is None when a
     bootstrap draw put `new` below `base`'s floor (k unbounded)."""
 

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from ..display import EstimatorDisplay
 from ..errors import InputError, fmt_value
 from ..fitting.result import FitResult
 from ..laws.salience import SalienceSigmoid, lm_fit
@@ -101,7 +102,7 @@ def head_objective(
     return J + float(l2 * theta @ theta), g_theta, float(gz.sum())
 
 
-class CapabilitySalience:
+class CapabilitySalience(EstimatorDisplay):
     """Learn per-token weights W whose weighted loss predicts a task's accuracy (Algorithm 2).
 
     Parameters

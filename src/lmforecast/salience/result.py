@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..fitting.result import FitResult
 from ..store import dump_json, load_json, source_label
@@ -26,7 +27,7 @@ FORMAT_VERSION = 1
 
 
 @dataclass
-class SalienceFit:
+class SalienceFit(SummaryDisplay):
     """Result of `fit_salience`; `to_json`/`from_json` round-trip bit-for-bit."""
 
     task: str

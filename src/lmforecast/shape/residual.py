@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import check_min_rows, numeric_column
+from ..display import SummaryDisplay
 from ..errors import InputError
 from ..fitting import fit_law, huber
 from ..laws import get_law
@@ -27,7 +28,7 @@ from .schema import KIND, check_shape_test
 
 
 @dataclass
-class ShapeTest:
+class ShapeTest(SummaryDisplay):
     r2: float
     p_value: float
     n_models: int

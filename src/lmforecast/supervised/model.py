@@ -21,6 +21,7 @@ import pandas as pd
 from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.flops import DISTILLATION_PAPER, Architecture
+from ..display import EstimatorDisplay
 from ..errors import InputError
 from ..fitting import FitResult, fit_law, huber, squared
 from ..fitting.bootstrap import attach_bootstrap
@@ -41,7 +42,7 @@ CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
 DEFAULT_BOOTSTRAP = cb.CLUSTER_BOOTSTRAP
 
 
-class SupervisedScalingLaw:
+class SupervisedScalingLaw(EstimatorDisplay):
     """Fit L(N, D) to training runs; predict with calibrated intervals, allocate compute, report.
 
     Parameters mirror the papers' procedures: `huber_delta=1e-3` is Hoffmann et al.'s, 1e-4 the

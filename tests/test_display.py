@@ -1,0 +1,77 @@
+"""Estimators show their non-default arguments (pasteable as code) and, in a notebook, their
+summary; results show their summary (lmforecast/display.py)."""
+
+from __future__ import annotations
+
+import html
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.backtest import PowerLawBaseline, rolling_origin
+from lmforecast.dataconstrained.model import DataConstrainedLaw
+from lmforecast.distill import DistillationScalingLaw
+from lmforecast.downstream import DownstreamForecaster
+from lmforecast.flp.mixture import FLPM
+from lmforecast.flp.model import FLP
+from lmforecast.osl.model import ObservationalScalingLaw
+from lmforecast.salience.model import CapabilitySalience
+from lmforecast.supervised import SupervisedScalingLaw
+
+ESTIMATORS = [
+    (SupervisedScalingLaw, {}),
+    (DistillationScalingLaw, {}),
+    (DownstreamForecaster, {}),
+    (ObservationalScalingLaw, {}),
+    (FLP, {"task": "piqa"}),
+    (FLPM, {"task": "piqa"}),
+    (DataConstrainedLaw, {}),
+    (CapabilitySalience, {"random_accuracy": 0.25}),
+]
+
+
+def _runs(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    N = np.repeat(np.geomspace(2e7, 1e9, 8), n // 8)
+    D = N * np.tile(np.geomspace(5, 200, n // 8), 8)
+    L = 1.69 + 406.4 / N**0.34 + 410.7 / D**0.28
+    return pd.DataFrame({"N": N, "D": D, "loss": L * np.exp(rng.normal(0, 0.003, n))})
+
+
+@pytest.mark.parametrize("cls, required", ESTIMATORS, ids=lambda v: getattr(v, "__name__", ""))
+def test_default_estimators_repr_as_their_call(cls, required):
+    est = cls(**required)
+    args = ", ".join(f"{k}={v!r}" for k, v in required.items())
+    assert repr(est) == f"{cls.__name__}({args})"
+    if hasattr(est, "summary"):
+        assert "not fitted" in est._repr_html_()
+
+
+def test_repr_lists_only_changed_arguments_and_pastes_back():
+    est = SupervisedScalingLaw("chinchilla", bootstrap=50, fixed={"E": 1.7}, huber_delta=1e-4)
+    text = repr(est)
+    assert text == (
+        "SupervisedScalingLaw(form='chinchilla', huber_delta=0.0001, bootstrap=50, "
+        "fixed={'E': 1.7})"
+    )
+    again = eval(text, {"SupervisedScalingLaw": SupervisedScalingLaw})
+    assert repr(again) == text
+    assert repr(DataConstrainedLaw(fit="two-stage")) == "DataConstrainedLaw(fit='two-stage')"
+    assert repr(FLPM("piqa", ratio_floor=1e-2)) == "FLPM(task='piqa', zero_floor=0.01)"
+    long = SupervisedScalingLaw(grid={"alpha": np.linspace(0, 1, 200)})
+    assert "grid={'alpha': array([0." in repr(long) and repr(long).endswith("...)")
+
+
+def test_fitted_estimator_and_its_result_show_the_summary_in_a_notebook():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = SupervisedScalingLaw("chinchilla", intervals=False).fit(_runs())
+    page = est._repr_html_()
+    assert page.startswith("<code>SupervisedScalingLaw(form=&#x27;chinchilla&#x27;")
+    assert f"<pre>{html.escape(est.summary())}</pre>" in page and "not fitted" not in page
+    assert est.result_._repr_html_() == f"<pre>{html.escape(est.result_.summary())}</pre>"
+    bt = rolling_origin(_runs().assign(C=lambda d: 6 * d.N * d.D), [PowerLawBaseline()],
+                        n_cutoffs=2)  # fmt: skip
+    assert bt._repr_html_() == f"<pre>{html.escape(bt.summary())}</pre>"
