@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from lmforecast.cli.main import _command_table, build_parser
+from lmforecast.cli.commands import COMMANDS
+from lmforecast.cli.main import _command_table, build_parser, commands_in_source
 
 HEAVY = ("numpy", "pandas", "scipy", "matplotlib", "lmforecast.supervised", "lmforecast.osl")
 
@@ -44,8 +45,16 @@ def test_command_table_read_from_source_matches_the_registered_parsers():
     full = build_parser()
     sub = next(a for a in full._actions if a.__class__.__name__ == "_SubParsersAction")
     registered = {a.dest: a.help for a in sub._choices_actions}
-    assert {name: text for name, text, _ in _command_table()} == registered
+    assert {name: text for name, text, _ in commands_in_source()} == registered
     assert {"supervised", "flp", "flpm", "osl", "report"} <= set(registered)
+
+
+def test_command_table_matches_the_modules():
+    # the static table the parser reads at start-up (so no module is parsed on every call) is
+    # exactly what the modules' register() calls declare, in their order: editing a command's
+    # name or help without the table fails here
+    assert COMMANDS == commands_in_source()
+    assert _command_table() == COMMANDS  # every command module is installed here
 
 
 def test_top_level_help_lists_every_command_with_its_help(cli):

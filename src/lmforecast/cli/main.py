@@ -10,7 +10,8 @@ escapes prints one ``internal error`` line and exits 1 (``--debug`` shows the tr
 
 Start-up imports only what the line needs (issue 26): `main` finds the command word and imports
 that one module; the top-level ``--help`` and ``--version`` import none (each command's one-line
-help is read from its module's source, see `_command_table`). The global flags ``--debug`` and
+help comes from the table `cli.commands.COMMANDS`, which a test keeps equal to the modules' own
+`register` calls, read from their source by `commands_in_source`). The global flags ``--debug`` and
 ``--scheduler SPEC`` are accepted anywhere on the line (`_hoist_global_flags`).
 """
 
@@ -29,6 +30,7 @@ import warnings
 
 from .. import __version__
 from ..errors import InputError, OptionalDependencyError
+from .commands import COMMANDS
 from .global_flags import GLOBAL_FLAGS as LEDGER_FLAGS
 from .global_flags import OWN_LEDGER_COMMANDS, add_global_flags
 
@@ -61,6 +63,12 @@ class _Parser(argparse.ArgumentParser):
 
 @functools.cache
 def _command_table() -> tuple[tuple[str, str, str], ...]:
+    """(command, one-line help, module) of every command whose module is installed
+    (`cli.commands.COMMANDS`, kept equal to `commands_in_source()` by a test)."""
+    return tuple(row for row in COMMANDS if importlib.util.find_spec(row[2]) is not None)
+
+
+def commands_in_source() -> tuple[tuple[str, str, str], ...]:
     """(command, one-line help, module) of every command, read from the modules' source without
     importing them: each `register(sub)` calls ``sub.add_parser("name", help="...")``."""
     rows = []
