@@ -44,8 +44,11 @@ def test_four_runs_fall_back_to_the_compute_law_and_recover_it():
 
 def test_three_runs_are_refused_naming_the_rows():
     df = _ladder()
-    with pytest.raises(InputError, match="3 distinct runs \\(rows\\): a forecast needs at least 4"):
+    with pytest.raises(
+        InputError, match="only 3 distinct runs \\(rows N=.*\\): a forecast needs at least 4"
+    ) as e:
         SupervisedScalingLaw().fit(N=df["N"][:3], D=df["D"][:3], loss=df["loss"][:3])
+    assert str(e.value).count("N=") == 3 and f"N={df['N'][0]:.4g}" in str(e.value)
 
 
 def test_explicit_compute_form_is_the_compute_law_shown_beside_every_fit():

@@ -50,9 +50,11 @@ def choose_form(form: str, data: pd.DataFrame) -> tuple[str, str]:
     n_sizes = int(np.unique(data["N"].to_numpy(float)).size)
     dec = dn_decades(data)
     if len(data) < COMPUTE_RUNS:
+        runs = "; ".join(f"N={n:.4g} D={d:.4g}" for n, d in zip(data["N"], data["D"]))
         raise InputError(
-            f"{len(data)} distinct runs (rows): a forecast needs at least {COMPUTE_RUNS} (the 1-D "
-            "compute law has 3 parameters, and one run more shows its scatter)"
+            f"runs: only {len(data)} distinct runs (rows {runs}): a forecast needs at least "
+            f"{COMPUTE_RUNS} (the 1-D compute law has 3 parameters, and one run more shows its "
+            "scatter)"
         )
     if len(data) < CHINCHILLA_RUNS:
         return "compute", (
