@@ -75,3 +75,21 @@ def test_fitted_estimator_and_its_result_show_the_summary_in_a_notebook():
     bt = rolling_origin(_runs().assign(C=lambda d: 6 * d.N * d.D), [PowerLawBaseline()],
                         n_cutoffs=2)  # fmt: skip
     assert bt._repr_html_() == f"<pre>{html.escape(bt.summary())}</pre>"
+
+
+def test_salience_head_summary_reports_the_selected_step():
+    rng = np.random.default_rng(0)
+    M, T = 12, 6
+    L = rng.uniform(1.0, 4.0, (M, T))
+    w_true = np.array([2.0, 0.1, 0.1, 2.0, 0.1, 0.1])
+    acc = 0.25 + 0.75 / (1 + np.exp(4.0 * (L @ w_true / 10 - 1.5)))
+    splits = np.array(["train"] * 8 + ["validation"] * 4)
+    est = CapabilitySalience(0.25, lr=3e-2, n_steps=40).fit(np.eye(T), L, 10, acc, splits)
+    text = est.summary()
+    step = est.best_step_
+    assert f"selected step {step} of 40" in text and f"alpha = {est.alpha_:.4g}" in text
+    assert f"selection MSE {est.history_[step, 2]:.4g}" in text
+    assert est.history_[step, 2] <= est.history_[0, 2]  # selected on the selection split
+    assert f"<pre>{html.escape(text)}</pre>" in est._repr_html_()
+    with pytest.raises(ValueError, match="not fitted"):
+        CapabilitySalience(0.25).summary()

@@ -275,6 +275,25 @@ class CapabilitySalience(EstimatorDisplay):
         """Eq. 2 at the capability scores of the rows of L."""
         return sigmoid_law(self.capability_score(L), self.alpha_, self.beta_, self.gamma_)
 
+    def summary(self) -> str:
+        """The learned head (Algorithm 2): its token weights, the Eq. 2 law at the selected
+        step, and the alternating optimisation's train / selection MSE."""
+        self._check()
+        w = np.asarray(self.weights_, float)
+        step = int(self.best_step_)
+        _, tr_mse, sel_mse = self.history_[step]
+        return "\n".join([
+            f"Capability Salience head (Algorithm 2; {self.optimizer}, lr {self.lr:g}, "
+            f"{int(self.n_steps)} alternations, {self.activation} weights)",
+            f"token weights: {w.size} tokens, min {w.min():.4g}, median {np.median(w):.4g}, "
+            f"max {w.max():.4g}; N_c = {self.n_chars_} characters (Eq. 1)",
+            f"Eq. 2: alpha = {self.alpha_:.4g}, beta = {self.beta_:.4g}, "
+            f"gamma = {self.gamma_:.4g} (random accuracy, fixed)",
+            f"selected step {step} of {int(self.n_steps)}: train MSE {tr_mse:.4g}, "
+            f"selection MSE {sel_mse:.4g} (step 0, all weights equal: "
+            f"{self.history_[0, 1]:.4g} / {self.history_[0, 2]:.4g})",
+        ])  # fmt: skip
+
 
 def baseline_fit(C: np.ndarray, scores, splits, gamma: float) -> dict:
     """Fit Eq. 2 on a baseline score (all-token or label-token loss) of the train models and
