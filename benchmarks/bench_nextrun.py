@@ -100,7 +100,9 @@ def main() -> None:
         )
     adv = [a for a in res["advisor"]]
     lad = [b for b in res["ladder"]]
-    if all(a[2] for a in adv):
+    if all(a[2] for a in adv) and sum(a[0] for a in adv) == 0:
+        print(f"the starting runs already give width {args.width}: no new run needed")
+    elif all(a[2] for a in adv):
         ratio = sum(b[0] for b in lad) / sum(a[0] for a in adv)
         bound = "" if all(b[2] for b in lad) else " (lower bound: the ladder had not reached it)"
         print(f"compute to reach width {args.width}: ladder / advisor = {ratio:.2f}x{bound}")

@@ -42,7 +42,9 @@ def make_problem(n_texts, tokens_per_text, n_models, dim, seed=0):
     L = rng.gamma(2.0, 1.0, size=(n_models, T)) * (1 + 0.3 * offset[:, None])
     L[:, salient] *= np.exp(-0.5 * skill)[:, None]
     A = 0.25 + 0.75 * expit(2.5 * skill)
-    splits = np.array(["train"] * 30 + ["validation"] * 10 + ["test"] * (n_models - 40))
+    n_tr, n_va = max(2, 3 * n_models // 5), max(1, n_models // 5)  # 30 / 10 / 10 of 50 models
+    n_te = n_models - n_tr - n_va
+    splits = np.array(["train"] * n_tr + ["validation"] * n_va + ["test"] * n_te)
     return H, L, A, splits, int(T * 4.2)
 
 
