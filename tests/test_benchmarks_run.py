@@ -1,6 +1,6 @@
 """Every benchmark script runs at HEAD (reduced sizes): a performance claim in `benchmarks/` is
 only worth something if its script still runs. Scripts with their own test elsewhere
-(trust_*, downstream_*, bench_varpro, bench_cluster_bootstrap) are not repeated here. The ones
+(trust_*, the other downstream_*, bench_varpro, bench_cluster_bootstrap) are not repeated here. The ones
 that take 10 s or more at any size, or need the shared suites' cached forecasts (bench_report,
 bench_scale_out, bench_zoo_parallel, bench_osl_*, bench_distill*, bench_choose_teacher_memory,
 trust_disagreement), are run by hand; all but bench_report and trust_disagreement ran in the sixth
@@ -29,6 +29,7 @@ CASES = {
                         "16", "--steps", "10"], "ratio"),
     "bench_cli_startup": (["--repeat", "1"], "--version within 0.5 s"),
     "bench_zoo": ([], "speed-up"),
+    "downstream_trajectory_stage1": (["--tasks", "1", "--bootstrap", "10"], "intermediate"),
     # its baseline is another checkout; this one stands in for it (the script runs, both sides)
     "bench_trust_default": (["--runs", "60", "--baseline-src", str(BENCH.parent / "src")],
                             "ratio previous / this"),
