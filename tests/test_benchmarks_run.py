@@ -1,10 +1,10 @@
 """Every benchmark script runs at HEAD (reduced sizes): a performance claim in `benchmarks/` is
-only worth something if its script still runs. Scripts with their own test elsewhere
-(trust_*, the other downstream_*, bench_varpro, bench_cluster_bootstrap) are not repeated here. The ones
+only worth something if its script still runs. Scripts with their own test elsewhere (trust_*,
+the other downstream_*, bench_varpro, bench_cluster_bootstrap) are not repeated here. The ones
 that take 10 s or more at any size, or need the shared suites' cached forecasts (bench_report,
 bench_scale_out, bench_zoo_parallel, bench_osl_*, bench_distill*, bench_choose_teacher_memory,
-trust_disagreement), are run by hand; all but bench_report and trust_disagreement ran in the sixth
-session (this file was added after bench_supervised_intervals was found broken at HEAD)."""
+trust_disagreement), are run by hand; all but trust_disagreement ran in the sixth session (this
+file was added after bench_supervised_intervals was found broken at HEAD)."""
 
 from __future__ import annotations
 
