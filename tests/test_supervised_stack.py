@@ -148,3 +148,19 @@ def test_loso_calibrates_the_stack_scale_on_stacked_rows():
     assert k["default"] == cb.prior_k("default")  # no single-form rows: the prior is kept
     table, pooled, _ = cb.loso_table(f)
     assert 0.8 < pooled["coverage"] < 0.97
+
+
+@pytest.mark.slow  # one stacked fit with a small cluster bootstrap (~2 s)
+def test_bootstrap_only_interval_of_a_stacked_fit_holds_the_stack_forecast():
+    # intervals=False with a bootstrap: the interval is the form's bootstrap spread plus its
+    # run scatter, moved to the stack's forecast (what predict returns), as kind="prediction"
+    m = SupervisedScalingLaw(intervals=False, bootstrap=6, n_jobs=1).fit(_runs("compute"))
+    assert "intervals" not in m.result_.meta and m.result_.meta.get("stack")
+    N, D = np.array([2e9, 3e10]), np.array([4e10, 6e11])
+    p, form_only = m.predict(N, D), m.result_.predict(N=N, D=D)
+    assert not np.allclose(p, form_only, rtol=1e-3)
+    lo, hi = m.predict_interval(N, D)
+    flo, fhi = m.result_.predict_interval(kind="prediction", N=N, D=D)
+    assert lo / flo == pytest.approx(p / form_only, rel=1e-9)
+    assert hi / fhi == pytest.approx(p / form_only, rel=1e-9)
+    assert np.array_equal(m.predict_interval(N, D, kind="prediction")[0], lo)

@@ -367,20 +367,18 @@ class SupervisedScalingLaw(EstimatorDisplay):
         self._check()
         if not 0 < level < 1:
             raise InputError(f"level must be strictly between 0 and 1, got {level}")
-        if kind != "forecast":
-            if self.result_.meta.get("average"):
+        cal = self.result_.meta.get("intervals")
+        if kind != "forecast" or cal is None:  # bootstrap percentiles (+ residual scale)
+            if kind != "forecast" and self.result_.meta.get("average"):
                 raise ValueError("an averaged fit has only kind='forecast' intervals")
-            lo, hi = self.result_.predict_interval(level=level, kind=kind, N=N, D=D)
+            if kind == "forecast" and not self.result_.bootstrap:
+                raise ValueError("this fit has no intervals: fit with intervals=True")
+            k = "prediction" if kind == "forecast" else kind
+            lo, hi = self.result_.predict_interval(level=level, kind=k, N=N, D=D)
             if self.result_.meta.get("stack"):  # the form's spread around the stack's forecast
                 shift = self.predict(N, D) / self.result_.predict(N=N, D=D)
                 lo, hi = lo * shift, hi * shift
             return plain(lo), plain(hi)
-        cal = self.result_.meta.get("intervals")
-        if cal is None:
-            if self.result_.bootstrap:
-                lo, hi = self.result_.predict_interval(level=level, kind="prediction", N=N, D=D)
-                return plain(lo), plain(hi)
-            raise ValueError("this fit has no intervals: fit with intervals=True")
         t, tb, C, shape = self._targets(N, D)
         Nf, Df = (np.broadcast_to(np.asarray(v, float), shape).ravel() for v in (N, D))
         if "k" in cal:  # calibrated by the real-suite prior (supervised.calibration)
