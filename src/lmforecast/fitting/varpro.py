@@ -185,13 +185,18 @@ def projected_starts(
     return np.vstack(starts), np.vstack(keys)
 
 
+def _unit_theta(blk, nl: np.ndarray, X) -> np.ndarray:
+    """The block's fit-space parameters on grid `nl` with every linear coefficient 1."""
+    k = blk.basis(nl[:1], X).shape[-1]
+    with np.errstate(all="ignore"):
+        return blk.theta(nl, np.ones((nl.shape[0], k)), X)
+
+
 def exponent_columns(blk, X) -> dict[int, int]:
     """{theta index: grid column} of the block's exponents: the fit-space parameters that
     `blk.theta` copies from a grid column (found by evaluating it on the grid)."""
     nl = np.atleast_2d(np.asarray(blk.grid, float))
-    k = blk.basis(nl[:1], X).shape[-1]
-    with np.errstate(all="ignore"):
-        th = blk.theta(nl, np.ones((nl.shape[0], k)), X)
+    th = _unit_theta(blk, nl, X)
     out = {}
     for j in range(nl.shape[1]):
         if np.unique(nl[:, j]).size < 2:
@@ -208,13 +213,13 @@ def pinned(bounds: np.ndarray) -> np.ndarray:
     return np.flatnonzero(bounds[:, 0] == bounds[:, 1])
 
 
-def pin_grid(blk, nl: np.ndarray, bounds: np.ndarray, X) -> np.ndarray:
+def pin_grid(blk, nl: np.ndarray, bounds: np.ndarray, X, cols=None) -> np.ndarray:
     """The block's grid with every pinned exponent's column set to its pinned value (duplicate
-    rows dropped, order kept)."""
+    rows dropped, order kept); `cols`: the block's `exponent_columns`, when already known."""
     pins = pinned(bounds)
     if not pins.size:
         return nl
-    cols = exponent_columns(blk, X)
+    cols = exponent_columns(blk, X) if cols is None else cols
     hit = [(cols[i], bounds[i, 0]) for i in pins if i in cols]
     if not hit:
         return nl
@@ -235,10 +240,9 @@ def honours_pins(law: Law, X, bounds) -> bool:
         return True
     for blk in law.linear_blocks(X):
         cols = exponent_columns(blk, X)
-        nl = pin_grid(blk, np.atleast_2d(np.asarray(blk.grid, float)), b, X)
-        k = blk.basis(nl[:1], X).shape[-1]
-        with np.errstate(all="ignore"):
-            th = blk.theta(nl, np.ones((nl.shape[0], k)), X)
+        th = _unit_theta(
+            blk, pin_grid(blk, np.atleast_2d(np.asarray(blk.grid, float)), b, X, cols), X
+        )
         if all(i in cols or np.all(th[:, i] == b[i, 0]) for i in pins):
             return True
     return False

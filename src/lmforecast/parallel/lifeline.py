@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 POLL_S = 0.5
 GRACE_S = 2.0
@@ -132,8 +132,6 @@ def signal_number(exc: KeyboardInterrupt) -> int:
 def worker_config():
     """The context a joblib pool of the package opens in: inside a CLI command, loky workers
     with `worker_init` as their initializer; elsewhere joblib's own configuration."""
-    from contextlib import nullcontext
-
     if not _COMMAND_PID:
         return nullcontext()
     from joblib import parallel_config

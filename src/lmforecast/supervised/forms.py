@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..fitting import fit_law, huber
-from ..laws.compute_power import ComputePower
+from ..laws.compute_power import ComputeND
 
 AUTO = "auto"
 GAMMA_MIN_SIZES = 5
@@ -173,14 +173,12 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: 
 def compute_law(data: pd.DataFrame) -> dict:
     """The 1-D compute law L = E + A C^-a (C = 6ND) fitted to the same runs (Huber on log loss),
     shown beside every forecast: {"E", "A", "a", "theta"}."""
-    C = 6.0 * data["N"].to_numpy(float) * data["D"].to_numpy(float)
-    law = ComputePower()
+    X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = fit_law(law, {"C": C}, data["loss"].to_numpy(float), loss=huber(1e-3), n_polish=8)
+        res = fit_law(ComputeND(), X, data["loss"].to_numpy(float), loss=huber(1e-3), n_polish=8)
     return {**{k: float(v) for k, v in res.params.items()}, "theta": list(res.theta)}
 
 
 def compute_law_predict(cl: Mapping, N, D) -> np.ndarray:
-    C = 6.0 * np.asarray(N, float) * np.asarray(D, float)
-    return ComputePower().predict(np.asarray(cl["theta"], float), C=C)
+    return ComputeND().predict(np.asarray(cl["theta"], float), N=N, D=D)
