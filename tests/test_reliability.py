@@ -213,6 +213,20 @@ def test_cli_strips_numpy_scalar_reprs_that_slip_through():
     assert msg == "N=12480.0 x=3 m='a' True end"
 
 
+def test_cli_shows_a_users_cell_that_reads_like_a_numpy_repr_as_it_is(cli, tmp_path):
+    # a table written with repr() of numpy scalars: the message must show the cell as written,
+    # not strip it to '1e+08', which would read as a valid number refused
+    from lmforecast.cli.main import _one_line
+
+    assert _one_line(InputError("x 'np.float64(1.5)' y np.float64(2.5)")) == "x 'np.float64(1.5)' y 2.5"
+    (tmp_path / "r.csv").write_text(
+        "N,D,loss\nnp.float64(100000000.0),2e9,3.0\n2e8,4e9,2.9\n4e8,8e9,2.8\n"
+    )
+    code, _, err = cli("supervised", "fit", tmp_path / "r.csv", "--out", tmp_path / "f.json")
+    assert code == 2 and not (tmp_path / "f.json").exists()
+    assert "'np.float64(100000000.0)' is not a number" in err, err
+
+
 def test_supervised_duplicate_message_is_plain_and_says_how_to_fix(cli, tmp_path):
     df = pd.DataFrame({"N": [1e8, 2e8, 1e8], "D": [12480.0, 2e9, 12480.0], "loss": [3, 2.9, 3]})
     df.to_csv(tmp_path / "r.csv", index=False)

@@ -98,3 +98,23 @@ def test_on_real_constant_ratio_ladders_chinchilla_beats_the_compute_law(shared_
     t = mod.run(shared_dir / "data", ratios=(1.3,), forms=("chinchilla", "compute"), holds=(1,))
     assert len(t) >= 12 and set(t["suite"]) >= {"porian", "gemstones"}
     assert t["chinchilla"].mean() < 0.8 * t["compute"].mean()
+
+
+def test_compute_law_beside_a_fit_polishes_four_starts_and_reaches_the_stratified_optimum():
+    # forms.compute_law polishes only the 4 best grid starts (stratify=False); the engine's
+    # stratified choice (8 best + the best at every grid value) must not find a lower optimum
+    from lmforecast.fitting import fit_law, huber
+    from lmforecast.laws.compute_power import ComputeND
+    from lmforecast.supervised import forms as fm
+
+    df = _ladder(n=4, noise=0.01).iloc[:6]
+    rng = np.random.default_rng(3)
+    df = pd.concat([df, df.assign(D=df.D * 4, loss=df.loss * np.exp(rng.normal(-0.03, 0.01, 6)))])
+    X = {"N": df.N.to_numpy(float), "D": df.D.to_numpy(float)}
+    y = df.loss.to_numpy(float)
+    full = fit_law(ComputeND(), X, y, loss=huber(1e-3), n_polish=8)
+    quick = fit_law(ComputeND(), X, y, loss=huber(1e-3), n_polish=4, stratify=False)
+    assert quick.n_polished == 4 < full.n_polished
+    assert quick.objective <= full.objective * (1 + 1e-9)
+    cl = fm.compute_law(df)
+    np.testing.assert_allclose(cl["theta"], quick.theta, rtol=0, atol=0)

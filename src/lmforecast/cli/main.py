@@ -158,9 +158,12 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     sys.stderr.write(f"lmforecast: warning: {text}\n")
 
 
+# not right after a quote: a quoted value is the user's own text (a cell reading
+# 'np.float64(1.5)' is shown as it is, not as 1.5, which would hide why it is not a number)
 _NUMPY_REPR = re.compile(
-    r"np\.(?:float|int|uint|complex)\d*\(([^()]*)\)|np\.(?:str_|bool_?)\(([^()]*)\)"
+    r"(?<!['\"])(?:np\.(?:float|int|uint|complex)\d*\(([^()]*)\)|np\.(?:str_|bool_?)\(([^()]*)\))"
 )
+_NUMPY_BOOL = re.compile(r"(?<!['\"])np\.(True|False)_")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -168,7 +171,7 @@ def _one_line(exc: BaseException) -> str:
     (a safety net: messages are built with `errors.fmt_value`)."""
     msg = " ".join(str(exc).split()) or type(exc).__name__
     msg = _NUMPY_REPR.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), msg)
-    msg = msg.replace("np.True_", "True").replace("np.False_", "False")
+    msg = _NUMPY_BOOL.sub(r"\1", msg)
     return msg if len(msg) <= 400 else msg[:397] + "..."
 
 

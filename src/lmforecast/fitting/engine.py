@@ -268,6 +268,7 @@ def fit_law(
     progress: bool = False,
     scores: np.ndarray | None = None,
     method: str = "auto",
+    stratify: bool = True,
 ) -> FitResult:
     """Fit `law` to observations y at inputs X.
 
@@ -282,7 +283,9 @@ def fit_law(
     tolerance is meaningful (again while a restart still improves it, at most MAX_RESTARTS).
     `scores` may carry the objective at every start when a law has a
     faster exact scorer for its grid (e.g. a separable product grid); `grid` must then be the
-    matching (S, P) array. Returns a FitResult; a fit that fails to converge warns and sets
+    matching (S, P) array. `stratify=False` polishes only the `n_polish` best grid starts (not
+    also the best start at every grid value: for a law with one basin, such as the 1-D compute
+    law). Returns a FitResult; a fit that fails to converge warns and sets
     `converged=False` but still returns its best parameters.
     """
     loss = loss or huber(1e-3)
@@ -320,7 +323,7 @@ def fit_law(
         if not np.isfinite(scores).any():
             raise InputError(f"{law.name}: the objective is not finite at any initialisation")
         if order is None:
-            order = _select_starts(starts, scores, n_polish)
+            order = _select_starts(starts, scores, n_polish, stratify)
         thetas, objs, oks = polish_many(
             obj, starts[order], bnds, maxiter, progress, f"fit {law.name}"
         )
@@ -390,13 +393,15 @@ def _varpro_candidates(obj: Objective, extra_starts, bnds, n_polish: int):
     return starts, scores, chosen[np.isfinite(scores[chosen])]
 
 
-def _select_starts(starts: np.ndarray, scores: np.ndarray, n_best: int) -> np.ndarray:
+def _select_starts(
+    starts: np.ndarray, scores: np.ndarray, n_best: int, stratify: bool = True
+) -> np.ndarray:
     """The n_best lowest-objective starts, plus, for every grid value of every parameter, the
     best start having that value (so each exponent basin the grid spans is polished at least
     once, even when its starts score poorly before polishing)."""
     finite = np.isfinite(scores)
     chosen = list(np.argsort(scores)[: min(n_best, int(finite.sum()))])
-    if len(starts) > 4 * n_best:  # stratify only genuine grids
+    if stratify and len(starts) > 4 * n_best:  # stratify only genuine grids
         for j in range(starts.shape[1]):
             vals, inv = np.unique(starts[:, j], return_inverse=True)
             if len(vals) > 12:

@@ -176,7 +176,12 @@ def compute_law(data: pd.DataFrame) -> dict:
     X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = fit_law(ComputeND(), X, data["loss"].to_numpy(float), loss=huber(1e-3), n_polish=8)
+        # the 4 best grid starts reach the 8-best-plus-one-per-grid-value optimum (within 2e-15)
+        # on 174 real-suite fits, at a quarter of the polishes (docs/fitting.md)
+        res = fit_law(
+            ComputeND(), X, data["loss"].to_numpy(float), loss=huber(1e-3), n_polish=4,
+            stratify=False,
+        )  # fmt: skip
     return {**{k: float(v) for k, v in res.params.items()}, "theta": list(res.theta)}
 
 
