@@ -52,7 +52,8 @@ def main() -> None:
         (d / "base").mkdir()
         base = baseline_tree(args.baseline, d / "base")
         csv = d / "runs.csv"
-        rows = ["N,D,loss"] + [f"{a!r},{b!r},{c!r}" for a, b, c in zip(X["N"].tolist(), X["D"].tolist(), y.tolist())]
+        cols = zip(X["N"].tolist(), X["D"].tolist(), y.tolist())
+        rows = ["N,D,loss"] + [f"{a!r},{b!r},{c!r}" for a, b, c in cols]
         csv.write_text("\n".join(rows) + "\n")
         flags = {"point fit (--no-intervals --no-stack)": ["--no-intervals", "--no-stack"],
                  "point fit with the stack (--no-intervals)": ["--no-intervals"]}  # fmt: skip
@@ -71,8 +72,9 @@ def main() -> None:
             med = {k: statistics.median(v) for k, v in times.items()}
             objs = [json.loads((d / f"{i}.json").read_text())["objective"] for i in (0, 1)]
             print(f"{label} on {args.runs} runs, median of {args.repeat}:")
+            ratio = med["baseline"] / med["this tree"]
             print(f"  baseline {args.baseline}: {med['baseline']:.3f} s   this tree: "
-                  f"{med['this tree']:.3f} s   ratio {med['baseline'] / med['this tree']:.2f}x")  # fmt: skip
+                  f"{med['this tree']:.3f} s   ratio {ratio:.2f}x")  # fmt: skip
             print(f"  floor (python -c 'import numpy, pandas, scipy.optimize'): "
                   f"{med['floor']:.3f} s;  this tree above the floor: "
                   f"{med['this tree'] - med['floor']:.3f} s")  # fmt: skip

@@ -218,7 +218,8 @@ def test_cli_shows_a_users_cell_that_reads_like_a_numpy_repr_as_it_is(cli, tmp_p
     # not strip it to '1e+08', which would read as a valid number refused
     from lmforecast.cli.main import _one_line
 
-    assert _one_line(InputError("x 'np.float64(1.5)' y np.float64(2.5)")) == "x 'np.float64(1.5)' y 2.5"
+    msg = _one_line(InputError("x 'np.float64(1.5)' y np.float64(2.5)"))
+    assert msg == "x 'np.float64(1.5)' y 2.5"
     (tmp_path / "r.csv").write_text(
         "N,D,loss\nnp.float64(100000000.0),2e9,3.0\n2e8,4e9,2.9\n4e8,8e9,2.8\n"
     )

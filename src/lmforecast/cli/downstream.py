@@ -54,14 +54,22 @@ def check_chance(chance):
     return chance
 
 
-def add_evals_fit_flags(p: argparse.ArgumentParser, *, with_common: bool = True) -> None:
-    """Flags of a fit from a tidy evals table (shared with `flp fit --evals`)."""
+def add_evals_fit_flags(
+    p: argparse.ArgumentParser, *, with_common: bool = True, models: bool = True
+) -> None:
+    """Flags of a fit from a tidy evals table (shared with `flp fit --evals`; `backtest` names
+    its models with --fit-models/--target instead of --models)."""
     p.add_argument("--loss-task", default="auto",
                    help="task whose loss (ln perplexity, bits per byte, ...) is stage 1; auto "
                    "(default): the task's own loss when the table has one (e.g. bits_per_byte, "
                    "or a task <task>_bpb), else lambada_openai")  # fmt: skip
+    p.add_argument("--loss-metric", default=None,
+                   help="metric of --loss-task read as the loss (default: the first loss "
+                   "metric found: bits_per_byte, byte/word perplexity, nll, loss, "
+                   "ppl)")  # fmt: skip
     p.add_argument("--metric", default="acc", help="score metric of --task (default acc)")
-    p.add_argument("--models", metavar="M1,M2,...", help="fit only these models (default all)")
+    if models:
+        p.add_argument("--models", metavar="M1,M2,...", help="fit only these models (default all)")
     p.add_argument("--stage1", choices=list(STAGE1), default="saturating",
                    help="compute -> loss law (power = Chen et al. Eq. 1)")  # fmt: skip
     if with_common:
@@ -101,7 +109,7 @@ def fit_from_evals(args) -> int:
     est = DownstreamForecaster(method, stage1=args.stage1, bootstrap=args.bootstrap,
                                seed=args.seed, chance=chance)  # fmt: skip
     est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
-            models=_names(args.models, "--models"))  # fmt: skip
+            loss_metric=args.loss_metric, models=_names(args.models, "--models"))  # fmt: skip
     if out is not None:
         atomic_write_text(out, est.to_json())
     return emit(
@@ -188,14 +196,12 @@ def _backtest(args) -> int:
         raise InputError(
             f"--methods: unknown {', '.join(map(repr, bad))}; use {', '.join(METHODS)}"
         )
-    for m in ("fp", "persistence"):  # the two naive baselines always sit beside the methods
-        if m not in methods:
-            methods.append(m)
     bt = backtest(evals, fit_models=_names(args.fit_models, "--fit-models"),
                   target_model=args.target, tasks=_names(args.task, "--task"),
                   loss_task=args.loss_task, metric=args.metric, methods=methods,
                   level=args.level, bootstrap=args.bootstrap, seed=args.seed,
-                  stage1=args.stage1, chance=check_chance(args.chance))  # fmt: skip
+                  stage1=args.stage1, chance=check_chance(args.chance),
+                  loss_metric=args.loss_metric)  # fmt: skip
     if out is not None:
         atomic_write_text(out, bt.rows.to_csv(index=False) if out.suffix.lower() == ".csv"
                           else bt.rows.to_json(orient="records"))  # fmt: skip
@@ -226,7 +232,7 @@ def register(sub) -> None:
     b.add_argument("--fit-models", required=True, metavar="M1,M2,...", help="models to fit on")
     b.add_argument("--target", required=True, help="model whose final score is forecast")
     b.add_argument("--methods", metavar="M1,M2,...", help="methods (default: all)")
-    add_evals_fit_flags(b, with_common=False)
+    add_evals_fit_flags(b, with_common=False, models=False)
     b.add_argument("--bootstrap", type=int, default=100, help="bootstrap replicates per fit")
     b.add_argument("--seed", type=int, default=0)
     add_chance_flag(b)

@@ -152,9 +152,20 @@ def _flp_fit(args) -> int:
     if args.evals is not None:
         if args.runs or args.checkpoints:
             raise InputError("give either --evals or --runs/--checkpoints, not both")
+        if args.threshold != 5.0:
+            raise InputError("--threshold applies to --runs/--checkpoints fits; with "
+                             "--evals the FLP member keeps the paper's 5-point filter "
+                             "(Sec. 3.3)")  # fmt: skip
         return fit_from_evals(args)
     if args.runs is None:
         raise InputError("the following arguments are required: --runs (or --evals)")
+    only_evals = {"--models": args.models is not None, "--loss-task": args.loss_task != "auto",
+                  "--loss-metric": args.loss_metric is not None, "--metric": args.metric != "acc",
+                  "--stage1": args.stage1 != "saturating"}  # fmt: skip
+    given = [flag for flag, on in only_evals.items() if on]
+    if given:
+        raise InputError(f"{', '.join(given)} applies only with --evals TABLE (a --runs fit "
+                         "reads its score from the --task column)")  # fmt: skip
     args.method = args.method or "flp"
     if args.method not in METHODS:
         raise InputError(f"--method {args.method!r} needs --evals; with --runs use one of "

@@ -20,9 +20,10 @@ def _table_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="task name = its score column (points)")
     p.add_argument(
         "--random-performance",
+        "--chance",
         type=float,
         metavar="P",
-        help="random-level score in points (default: Table 2 value of the task)",
+        help="random-level (chance) score in points (default: Table 2 value of the task)",
     )
     p.add_argument(
         "--threshold",

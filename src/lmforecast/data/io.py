@@ -26,10 +26,15 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         raise InputError(f"{p}: no such file")
     if p.is_dir():
         raise InputError(f"{p}: is a directory, expected a table file")
-    kind = fmt or _FORMATS.get(p.suffix.lower())
+    suffix = p.suffix.lower()
+    gz = suffix == ".gz" and Path(p.stem).suffix.lower() in (".csv", ".tsv", ".jsonl", ".ndjson")
+    if gz:  # gzip-compressed text tables (`evals import --out t.csv.gz` writes them)
+        suffix = Path(p.stem).suffix.lower()
+    kind = fmt or _FORMATS.get(suffix)
     if kind is None:
         raise InputError(
-            f"{p}: unknown table format {p.suffix!r}; use .csv, .tsv, .parquet or .jsonl"
+            f"{p}: unknown table format {p.suffix!r}; use .csv, .tsv, .parquet or .jsonl "
+            "(.csv, .tsv and .jsonl may be gzipped: .csv.gz)"
         )
     if p.stat().st_size == 0:
         raise InputError(f"{p}: the file is empty")
@@ -38,6 +43,8 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
             df = pd.read_csv(p, na_values=["-", ""], keep_default_na=True)
         elif kind == "tsv":
             df = pd.read_csv(p, sep="\t", na_values=["-", ""])
+        elif kind == "jsonl" and gz:
+            df = pd.read_json(p, lines=True, compression="gzip")
         elif kind == "parquet":
             require("pyarrow", "parquet")
             df = pd.read_parquet(p)

@@ -31,6 +31,8 @@ def trajectory(est: DownstreamForecaster, N: float, D, *, level: float = 0.9) ->
     """Forecast, interval and stage-1 loss at every token count in `D` for a model of `N`
     parameters: columns `N, D, C, score, lo, hi, loss`."""
     D = np.atleast_1d(np.asarray(D, float))
+    if np.ndim(N) != 0:
+        raise InputError("trajectory: N is one model's parameter count (a single number)")
     if not (np.isfinite(N) and N > 0) or not (np.all(np.isfinite(D)) and (D > 0).all()):
         raise InputError("trajectory: N and every D must be finite and > 0")
     Nv = np.full(D.shape, float(N))

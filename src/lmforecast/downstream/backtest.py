@@ -134,6 +134,16 @@ def _view(est: DownstreamForecaster, name: str) -> DownstreamForecaster:
     return v
 
 
+def _largest(evals: pd.DataFrame, models: list[str]) -> str:
+    """The fitted model with the most training compute (the last one listed when the table
+    has no numeric flops column)."""
+    if not {"model", "flops"} <= set(evals.columns):
+        return models[-1]
+    c = pd.to_numeric(evals["flops"], errors="coerce").groupby(evals["model"]).max()
+    c = c.reindex(models)
+    return str(c.idxmax()) if c.notna().any() else models[-1]
+
+
 def backtest(
     evals: pd.DataFrame,
     *,
@@ -150,12 +160,19 @@ def backtest(
     stage1: str = "saturating",
     interval_methods=None,
     chance: float | None = None,
+    loss_metric: str | None = None,
 ) -> Backtest:
     """Fit each method on `fit_models`, forecast `target_model`'s final score per task.
     `interval_methods`: methods whose prediction intervals are computed (default all; the
     others are fitted without bootstrap, which is faster). `chance`: the chance level in points
     (default: the bundled table; a task without one is refused up front, naming `--chance`)."""
+    fit_models, tasks, methods = (
+        [v] if isinstance(v, str) else list(v) for v in (fit_models, tasks, methods)
+    )  # one name given as a string is that name, not its characters
     fit_models = list(dict.fromkeys(str(m) for m in fit_models))
+    # the two naive baselines always sit beside the methods (persistence is what "a forecast"
+    # must beat: `not_beating_persistence`, `summary`)
+    methods = list(dict.fromkeys([str(m) for m in methods] + ["fp", "persistence"]))
     if len(fit_models) < 2:
         raise InputError(f"--fit-models: a backtest fits >= 2 models, got {len(fit_models)}")
     tasks = [str(t) for t in tasks]
@@ -173,11 +190,11 @@ def backtest(
                                   + [f"{t}_bpb" for t in tasks])  # fmt: skip
         evals = evals[keep & evals["model"].isin(fit_models + [target_model])]
     with_iv = set(methods if interval_methods is None else interval_methods)
-    scenario = scenario or f"{target_model} from {fit_models[-1]} and smaller"
+    scenario = scenario or f"{target_model} from {_largest(evals, fit_models)} and smaller"
     rows, models, data = [], {}, {}
     for task in tasks:
         td_all = task_data(evals, task=task, loss_task=loss_task, metric=metric,
-                           models=fit_models + [target_model])  # fmt: skip
+                           loss_metric=loss_metric, models=fit_models + [target_model])  # fmt: skip
         ck = td_all.checkpoints
         tgt = td_all.runs[td_all.runs["model"] == target_model]
         if tgt.empty:

@@ -98,14 +98,19 @@ class DownstreamForecaster(EstimatorDisplay):
     ) -> None:
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-        if int(bootstrap) < 0:
-            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        if int(bootstrap) < 0 or int(bootstrap) == 1:
+            raise InputError(
+                f"bootstrap must be 0 (no interval) or >= 2 (an interval needs replicates), "
+                f"got {bootstrap}"
+            )
         if int(trend_points) < 2:
             raise InputError(f"trend_points must be >= 2, got {trend_points}")
         if not float(window) > 0:
             raise InputError(f"window must be > 0, got {window}")
         if not (math.isfinite(float(gain_sd)) and float(gain_sd) >= 0):
             raise InputError(f"gain_sd must be a finite number >= 0, got {gain_sd}")
+        if chance is not None and not (math.isfinite(float(chance)) and 0 <= float(chance) < 100):
+            raise InputError(f"chance must be in [0, 100) points, got {chance}")
         if combine not in ("median", "mean"):
             raise InputError(f"combine must be 'median' or 'mean', got {combine!r}")
         self.method, self.stage1, self.combine = method, stage1, combine
@@ -214,10 +219,19 @@ class DownstreamForecaster(EstimatorDisplay):
             raise RuntimeError("this DownstreamForecaster is not fitted yet; call fit() first")
 
     def _compute(self, flops, N, D):
+        if flops is not None and (N is not None or D is not None):
+            raise InputError("give flops, or N (parameters) and D (tokens), not both")
         if flops is None:
             if N is None or D is None:
                 raise InputError("give flops, or both N (parameters) and D (tokens)")
             N, D = np.atleast_1d(np.asarray(N, float)), np.atleast_1d(np.asarray(D, float))
+            try:
+                N, D = np.broadcast_arrays(N, D)
+            except ValueError:
+                raise InputError(
+                    f"N ({N.size} values) and D ({D.size} values) must have the same length "
+                    "(or one of them a single value)"
+                ) from None
             flops = 6.0 * N * D
         else:
             flops = np.atleast_1d(np.asarray(flops, float))
@@ -277,6 +291,11 @@ class DownstreamForecaster(EstimatorDisplay):
         C, N, D = self._compute(flops, N, D)
         name = self.selected_
         names = [m for m in ENSEMBLE if m not in self.refused_] if name == "ensemble" else [name]
+        if self.bootstrap < 2 and name != "persistence":
+            raise InputError(
+                f"this fit has no bootstrap replicates (bootstrap={self.bootstrap}), so no "
+                "interval: refit with bootstrap >= 2 (CLI: --bootstrap)"
+            )
         reps = [member_replicates(m, self.members_[m], self._s1(), self.stage1_, C, N, D,
                                   self.chance_, self.window) for m in names]  # fmt: skip
         B = min(r.shape[0] for r in reps)
@@ -415,10 +434,13 @@ class DownstreamForecaster(EstimatorDisplay):
             C = float(est.largest_["C"])
             if not (math.isfinite(C) and C > 0):
                 raise ValueError(f"largest.C must be a positive number, got {C}")
-            lo = hi = est.predict(C)  # a fit without replicates has no interval to check
-            if est.bootstrap > 0 or est.selected_ == "persistence":
-                lo, hi = est.predict_interval(C)
-            if not (np.all(np.isfinite(est.predict(C))) and np.all(np.isfinite([lo, hi]))):
+            # stage 1 'nd' needs N and D: any split of C exercises it (20 tokens per parameter)
+            N = math.sqrt(C / 120.0)
+            kw = {"N": N, "D": 20.0 * N} if est.stage1 == "nd" else {"flops": C}
+            pt = lo = hi = est.predict(**kw)  # a fit without replicates has no interval to check
+            if est.bootstrap > 1 or est.selected_ == "persistence":
+                lo, hi = est.predict_interval(**kw)
+            if not (np.all(np.isfinite(pt)) and np.all(np.isfinite([lo, hi]))):
                 raise ValueError("its forecast is not finite")
             return est
         except InputError:

@@ -88,9 +88,18 @@ def _metric(sub: pd.DataFrame, task: str, metrics, flag: str) -> tuple[pd.DataFr
     )
 
 
+def _row(df: pd.DataFrame, i: int) -> int:
+    """The table's own data-row number of position i (rows filtered out before still count)."""
+    label = df.index[i]
+    return int(label) + 1 if isinstance(label, int | np.integer) else i + 1
+
+
 def _check_numbers(df: pd.DataFrame) -> None:
-    """step, value, flops numeric (step and flops >= 0); each value one its metric can take."""
-    for c in ("step", "value", "flops"):
+    """step, value, flops, stderr numeric (step, flops and stderr >= 0); each value one its
+    metric can take. Row numbers are the table's own (data rows from 1)."""
+    for c in ("step", "value", "flops", "stderr"):
+        if c not in df.columns:
+            continue
         vals = pd.to_numeric(df[c], errors="coerce")
         bad = vals.isna() & df[c].notna()
         if c != "value":
@@ -98,13 +107,27 @@ def _check_numbers(df: pd.DataFrame) -> None:
         if bad.any():
             i = int(np.argmax(bad.to_numpy()))
             why = "is not a number" if pd.isna(vals.iloc[i]) else "must be a finite number >= 0"
-            raise InputError(f"evals: column {c!r} row {i + 1}: {df[c].iloc[i]!r} {why}")
+            raise InputError(f"evals: column {c!r} row {_row(df, i)}: {df[c].iloc[i]!r} {why}")
     val = pd.to_numeric(df["value"], errors="coerce")
     bad = bad_values(df["metric"], val) & val.notna().to_numpy()
     if bad.any():
         i = int(np.argmax(bad))
         why = value_problem(str(df["metric"].iloc[i]), val.iloc[i])
-        raise InputError(f"evals: column 'value' row {i + 1}: {val.iloc[i]!r} {why}")
+        raise InputError(f"evals: column 'value' row {_row(df, i)}: {val.iloc[i]!r} {why}")
+
+
+def _no_missing_value(sub: pd.DataFrame) -> pd.DataFrame:
+    """A row of the task (or loss task) with an empty value is refused, naming it: dropping it
+    would silently move the model's 'final' checkpoint to an earlier step."""
+    miss = sub["value"].isna().to_numpy()
+    if miss.any():
+        i = int(np.argmax(miss))
+        r = sub.iloc[i]
+        raise InputError(
+            f"evals: column 'value' row {_row(sub, i)} (model {r['model']!r}, task "
+            f"{r['task']!r}, metric {r['metric']!r}) is missing; a value cannot be missing"
+        )
+    return sub
 
 
 def _dedupe(d: pd.DataFrame, what: str) -> pd.DataFrame:
@@ -145,7 +168,7 @@ def task_data(
     check_columns(evals, EVALS_COLUMNS, "evals")
     df = evals
     if models is not None:
-        models = [str(m) for m in models]
+        models = [models] if isinstance(models, str) else [str(m) for m in models]
         missing = sorted(set(models) - set(df["model"].astype(str)))
         if missing:
             raise InputError(
@@ -162,8 +185,8 @@ def task_data(
         _rows(df, loss_task, "loss task (--loss-task)"), loss_task, lmets, "--loss-task"
     )
     ssub, _ = _metric(_rows(df, task, "task"), task, [metric], "--metric")
-    lsub = _dedupe(lsub, f"task {loss_task!r} metric {lmet!r}")
-    ssub = _dedupe(ssub, f"task {task!r} metric {metric!r}")
+    lsub = _dedupe(_no_missing_value(lsub), f"task {loss_task!r} metric {lmet!r}")
+    ssub = _dedupe(_no_missing_value(ssub), f"task {task!r} metric {metric!r}")
     loss = lsub["value"].to_numpy(float)
     if lmet in PERPLEXITIES:
         if (loss <= 0).any():
@@ -179,10 +202,21 @@ def task_data(
         raise InputError(
             f"evals: task {task!r} and loss task {loss_task!r} share no checkpoint with FLOPs > 0"
         )
+    if models is not None:  # a model asked for by name is never left out silently
+        lost = [x for x in models if x not in set(m["model"].astype(str))]
+        if lost:
+            raise InputError(
+                f"evals: model(s) {', '.join(map(repr, lost))} have no checkpoint with a "
+                f"{task!r} {metric!r} score, a {loss_task!r} loss and FLOPs > 0; drop them "
+                "from --models or complete their rows"
+            )
     score = m["value"].to_numpy(float)
     se = pd.to_numeric(m["stderr"], errors="coerce").to_numpy(float) if "stderr" in m.columns \
         else np.full(len(m), np.nan)  # fmt: skip
-    scale = score_scale(score, metric)
+    # fractions or points: read off every row of the task's metric, not the fitted subset (a
+    # points metric whose small models all score below 1 point would read as fractions)
+    every = evals[(evals["task"].astype(str) == task) & (evals["metric"].astype(str) == metric)]
+    scale = score_scale(pd.to_numeric(every["value"], errors="coerce").to_numpy(float), metric)
     N = m["params"].to_numpy(float) if "params" in m.columns else np.full(len(m), np.nan)
     D = m["tokens"].to_numpy(float) if "tokens" in m.columns else np.full(len(m), np.nan)
     ck = pd.DataFrame({
