@@ -1,0 +1,187 @@
+"""Paths a new user takes through `downstream`/`flp --evals` that once failed (the seventh
+session's user audit): saved `--stage1 nd` and `--bootstrap 0` fits, FP intervals that missed
+their own point, table rows dropped or renumbered silently, flags that did nothing."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.data.evals import load_pythia
+from lmforecast.downstream import DownstreamForecaster
+from lmforecast.downstream.backtest import backtest
+from lmforecast.errors import InputError
+
+MODELS = ["pythia-70m", "pythia-160m", "pythia-410m", "pythia-1b", "pythia-1.4b"]
+M = ",".join(MODELS)
+
+
+def _err(cli, *argv, must=(), out=None):
+    code, _, err = cli(*argv)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    for w in must:
+        assert w in err, (w, err)
+    if out is not None:
+        assert not out.exists()
+    return err
+
+
+@pytest.fixture(scope="module")
+def table():
+    e = load_pythia()
+    keep = e["model"].isin(MODELS + ["pythia-2.8b"]) & e["task"].isin(
+        ["piqa", "lambada_openai", "arc_challenge"]
+    )
+    return e[keep].reset_index(drop=True)
+
+
+def test_a_saved_stage1_nd_fit_loads_and_forecasts_at_params_and_tokens(cli, tmp_path):
+    out = tmp_path / "nd.json"
+    code, _, err = cli("downstream", "fit", "--evals", "pythia", "--task", "piqa", "--stage1",
+                       "nd", "--bootstrap", "10", "--models", M, "--out", out)  # fmt: skip
+    assert code == 0, err
+    code, stdout, err = cli("downstream", "predict", "--fit", out, "--params", "2.8e9",
+                            "--tokens", "3e11", "--json")  # fmt: skip
+    assert code == 0, err
+    res = json.loads(stdout)
+    lo, hi = res["interval"]
+    assert 0 <= lo <= res["performance"] <= hi <= 100
+    est = DownstreamForecaster.load(out)  # Python too
+    assert est.predict(N=2.8e9, D=3e11)[0] == pytest.approx(res["performance"], abs=0)
+
+
+def test_a_bootstrap_0_fit_forecasts_without_interval_and_1_is_refused(cli, tmp_path):
+    for method in ("ensemble", "trend"):
+        out = tmp_path / f"b0_{method}.json"
+        code, _, err = cli("downstream", "fit", "--evals", "pythia", "--task", "piqa",
+                           "--bootstrap", "0", "--method", method, "--out", out)  # fmt: skip
+        assert code == 0, err
+        code, stdout, err = cli("downstream", "predict", "--fit", out, "--flops", "5e21", "--json")
+        assert code == 0, err
+        res = json.loads(stdout)
+        assert res["interval"] is None and 50 < res["performance"] < 100
+    out = tmp_path / "b1.json"
+    _err(cli, "downstream", "fit", "--evals", "pythia", "--task", "piqa", "--bootstrap", "1",
+         "--out", out, must=["bootstrap", ">= 2"], out=out)  # fmt: skip
+
+
+def test_fp_interval_contains_its_point_on_a_near_chance_task(table):
+    # arc_challenge stays near chance up to 1.4B: FP's refits end on bounds; their percentile
+    # range once lay entirely below the point (22.3 vs [0, 17.9])
+    est = DownstreamForecaster("fp", bootstrap=100).fit(table, task="arc_challenge",
+                                                        models=MODELS)  # fmt: skip
+    C = np.logspace(17, 26, 30)
+    p = est.predict(C)
+    lo, hi = est.predict_interval(C)
+    assert np.all((lo <= p + 1e-9) & (p <= hi + 1e-9))
+    assert np.all(hi - lo > 0)
+
+
+def test_a_missing_score_is_refused_with_the_files_row_number(cli, table, tmp_path):
+    t = table.copy()
+    i = int(t.index[(t.model == "pythia-1b") & (t.task == "piqa") & (t.metric == "acc")
+                    & (t.step == t.step.max())][0])  # fmt: skip
+    t.loc[i, "value"] = np.nan
+    path = tmp_path / "t.csv"
+    t.to_csv(path, index=False)
+    err = _err(cli, "downstream", "fit", "--evals", path, "--task", "piqa", "--models",
+               "pythia-1b,pythia-1.4b,pythia-410m")  # fmt: skip
+    assert f"row {i + 1} " in err and "missing" in err and "pythia-1b" in err
+
+
+def test_a_negative_stderr_is_refused(cli, table, tmp_path):
+    t = table.copy()
+    t.loc[3, "stderr"] = -0.3
+    path = tmp_path / "t.csv"
+    t.to_csv(path, index=False)
+    _err(cli, "downstream", "fit", "--evals", path, "--task", "piqa", must=["'stderr' row 4"])
+
+
+def test_gzipped_tables_are_read_like_plain_ones(cli, table, tmp_path):
+    table.to_csv(tmp_path / "t.csv.gz", index=False)
+    table.to_csv(tmp_path / "t.csv", index=False)
+    res = []
+    for name in ("t.csv.gz", "t.csv"):
+        code, stdout, err = cli("downstream", "fit", "--evals", tmp_path / name, "--task", "piqa",
+                                "--bootstrap", "0", "--json")  # fmt: skip
+        assert code == 0, err
+        res.append(json.loads(stdout))
+    assert res[0] == res[1]
+
+
+def test_a_model_asked_for_but_without_usable_rows_is_named(cli, table, tmp_path):
+    t = table[~((table.model == "pythia-1b") & (table.task == "piqa"))]
+    path = tmp_path / "t.csv"
+    t.to_csv(path, index=False)
+    _err(cli, "downstream", "fit", "--evals", path, "--task", "piqa", "--models", M,
+         must=["'pythia-1b'", "--models"])  # fmt: skip
+
+
+def test_points_or_fractions_come_from_the_whole_table_not_the_fitted_models(table):
+    t = table[table.task.isin(["lambada_openai"])].copy()
+    sc = t[t.metric == "acc"].copy()
+    # a points-scale metric whose small models score below 1 point (10 a^4 points)
+    sc = sc.assign(task="hardbench", metric="score", stderr=np.nan,
+                   value=10.0 * sc["value"].to_numpy(float) ** 4)  # fmt: skip
+    both = pd.concat([t, sc], ignore_index=True)
+    small = ["pythia-70m", "pythia-160m", "pythia-410m"]
+    assert both.loc[both.task.eq("hardbench") & both.model.isin(small), "value"].max() < 1
+    assert both.loc[both.task.eq("hardbench"), "value"].max() > 1
+    a = DownstreamForecaster("trend", chance=0, bootstrap=0).fit(
+        both, task="hardbench", metric="score", models=small
+    )
+    b = DownstreamForecaster("trend", chance=0, bootstrap=0).fit(
+        both, task="hardbench", metric="score", models=MODELS
+    )
+    assert a.largest_["score"] < 1 and b.largest_["score"] < 100  # points, never x100
+
+
+def test_flags_that_did_nothing_are_refused_or_work(cli, tmp_path):
+    _err(cli, "flp", "fit", "--evals", "pythia", "--task", "piqa", "--method", "flp",
+         "--threshold", "30", must=["--threshold"])  # fmt: skip
+    # evals-only flags on a --runs fit
+    from lmforecast import examples
+
+    examples.copy(tmp_path)
+    _err(cli, "flp", "fit", "--runs", tmp_path / "flp" / "runs.csv", "--checkpoints",
+         tmp_path / "flp" / "checkpoints.csv", "--task", "ARC", "--models", "foo",
+         must=["--models", "--evals"])  # fmt: skip
+    # flp fit --evals takes the flag its own chance error names
+    code, _, err = cli("flp", "fit", "--evals", "pythia", "--task", "piqa", "--chance", "50",
+                       "--bootstrap", "0")  # fmt: skip
+    assert code == 0, err
+    code, _, err = cli("downstream", "backtest", "--evals", "pythia", "--task", "piqa",
+                       "--fit-models", "pythia-70m,pythia-160m", "--target", "pythia-410m",
+                       "--models", "pythia-70m")  # fmt: skip
+    assert code == 2 and "--models" in err
+
+
+def test_flp_refusal_names_the_task(table):
+    with pytest.raises(InputError, match="task 'arc_challenge'"):
+        DownstreamForecaster("flp", bootstrap=0).fit(table, task="arc_challenge", models=MODELS[:3])
+
+
+def test_python_takes_one_name_as_a_string_and_validates_chance(table):
+    bt = backtest(table, fit_models=MODELS[:4], target_model="pythia-1.4b", tasks="piqa",
+                  methods=["ensemble"], bootstrap=0)  # fmt: skip
+    assert set(bt.rows["task"]) == {"piqa"}
+    assert {"fp", "persistence"} <= set(bt.rows["method"])
+    assert "persistence" in bt.summary()
+    assert "from pythia-1b and smaller" in bt.summary()
+    bt2 = backtest(table, fit_models=list(reversed(MODELS[:4])), target_model="pythia-1.4b",
+                   tasks="piqa", methods="trend", bootstrap=0)  # fmt: skip
+    assert "from pythia-1b and smaller" in bt2.summary()  # the largest, not the last listed
+    with pytest.raises(InputError, match=">= 2 models"):  # the model, not its characters
+        DownstreamForecaster("trend", bootstrap=0).fit(table, task="piqa", models="pythia-70m")
+    est = DownstreamForecaster("trend", bootstrap=0).fit(table, task="piqa", models=MODELS)
+    with pytest.raises(InputError, match="not both"):
+        est.predict(5e21, N=1e3, D=1e3)
+    with pytest.raises(InputError, match="same length"):
+        est.predict(N=[1e9, 2e9], D=[1e10, 2e10, 3e10])
+    for bad in (150, -20):
+        with pytest.raises(InputError, match="chance"):
+            DownstreamForecaster("sigmoid-chance", chance=bad)
