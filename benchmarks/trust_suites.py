@@ -131,9 +131,14 @@ def main(argv=None) -> int:
     if args.write_prior:
         write_prior(k_all, f)
     if args.write_docs:
-        from lmforecast.supervised.trust_table import width_floor, write_docs
+        from lmforecast.supervised.trust_table import load_summary, width_floor, write_docs
 
-        write_docs(loso, pooled, raw, ROOT, floor=width_floor(f))
+        # rows of methods not re-run here (the pre-issue-21 `old-default`, whose code is gone
+        # from the package) are carried over from the committed table, unchanged
+        old = pd.DataFrame(load_summary()["table"])
+        kept = old[~old["method"].isin(set(loso["method"]))]
+        table = pd.concat([loso, kept], ignore_index=True) if len(kept) else loso
+        write_docs(table, pooled, raw, ROOT, floor=width_floor(f))
     return 0
 
 

@@ -185,3 +185,45 @@ def test_python_takes_one_name_as_a_string_and_validates_chance(table):
     for bad in (150, -20):
         with pytest.raises(InputError, match="chance"):
             DownstreamForecaster("sigmoid-chance", chance=bad)
+
+
+def test_backtest_chance_is_per_task_and_a_bare_value_for_several_is_refused(cli, table, tmp_path):
+    t = pd.concat([table, table[table.task == "piqa"].assign(task="my_task")], ignore_index=True)
+    src = tmp_path / "e.csv"
+    t.to_csv(src, index=False)
+    base = ["downstream", "backtest", "--evals", src, "--task", "piqa,my_task", "--fit-models",
+            ",".join(MODELS[:4]), "--target", "pythia-1.4b", "--bootstrap", "0", "--methods",
+            "sigmoid-chance", "--json"]  # fmt: skip
+    _err(cli, *base, "--chance", "50", must=["TASK=P"])
+    _err(cli, *base, must=["'my_task'", "--chance my_task=P"])
+    code, stdout, err = cli(*base, "--chance", "my_task=30")
+    assert code == 0, err
+    rows = {r["task"]: r for r in json.loads(stdout)["rows"] if r["method"] == "sigmoid-chance"}
+    one = cli(*[a if a != "piqa,my_task" else "piqa" for a in base])
+    piqa_alone = {r["task"]: r for r in json.loads(one[1])["rows"]
+                  if r["method"] == "sigmoid-chance"}  # fmt: skip
+    # piqa keeps its bundled chance (50): the same forecast as in a backtest of piqa alone
+    assert rows["piqa"]["predicted"] == piqa_alone["piqa"]["predicted"]
+    assert rows["my_task"]["predicted"] != rows["piqa"]["predicted"]  # my_task at 30
+
+
+def test_evals_import_names_a_misspelt_task_and_warns_on_text_values(cli, tmp_path):
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps({
+        "results": {"piqa": {"acc,none": None, "acc_norm,none": 0.6, "acc_stderr,none": 0.01}},
+        "config": {"model_args": "pretrained=EleutherAI/pythia-160m,revision=step1000"},
+    }))  # fmt: skip
+    ok = tmp_path / "ok.json"
+    ok.write_text(src.read_text().replace("null", "0.7"))
+    _err(cli, "evals", "import", ok, "--task", "piqa,piqaa", "--out", tmp_path / "a.csv",
+         must=["'piqaa'"], out=tmp_path / "a.csv")  # fmt: skip
+    code, _, err = cli("evals", "import", src, "--out", tmp_path / "b.csv")
+    assert code == 0 and "warning" in err and "'acc' = None" in err, err
+    err = _err(cli, "evals", "import", src, "--metric", "acc", "--out", tmp_path / "c.csv")
+    assert "is there but None is not a number" in err
+
+
+def test_rows_of_two_n_shot_settings_say_so(table):
+    t = pd.concat([table, table.assign(n_shot=5, value=table["value"] * 0.99)], ignore_index=True)
+    with pytest.raises(InputError, match="differ in n_shot"):
+        DownstreamForecaster("trend", bootstrap=0).fit(t, task="piqa")

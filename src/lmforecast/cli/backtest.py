@@ -65,6 +65,20 @@ def register(sub) -> None:
     p.set_defaults(handler=_backtest)
 
 
+PLOT_FORMATS = ("png", "pdf", "svg")
+
+
+def _plot_format(path) -> str:
+    """The figure format named by --plot's extension (png, pdf, svg; none: png)."""
+    if path is None:
+        return "png"
+    ext = path.suffix.lower().lstrip(".") or "png"
+    if ext not in PLOT_FORMATS:
+        raise InputError(f"--plot {str(path)!r}: unknown figure format {ext!r}; use .png, .pdf "
+                         "or .svg")  # fmt: skip
+    return ext
+
+
 def _parse_cutoffs(text: str | None) -> list[float] | None:
     if text is None:
         return None
@@ -88,6 +102,9 @@ def load_runs(args):
 
     df = read_table(require_runs(args))
     check_max_rows(df, args)
+    if args.compute_col != "C" and args.compute_col not in df.columns:
+        raise InputError(f"--compute-col: no column {args.compute_col!r} in {args.runs} "
+                         f"(columns: {', '.join(map(str, df.columns))})")  # fmt: skip
     data = runs_from_frame(
         df,
         n_col=args.n_col,
@@ -107,11 +124,22 @@ def _backtest(args) -> int:
 
     out = check_writable(args.out)
     plot = check_writable(args.plot)
+    fmt = _plot_format(plot)
     if args.n_cutoffs < 1:
         raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
+    if args.min_train < 1:
+        raise InputError(f"--min-train must be >= 1 (runs a cutoff fits on), got {args.min_train}")
     if args.bootstrap is not None and args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     cutoffs = _parse_cutoffs(args.cutoffs)
+    if args.suite:  # flags of the rolling-origin backtest that a suite table does not use
+        unused = {"--plot": args.plot is not None, "--cutoffs": args.cutoffs is not None,
+                  "--n-cutoffs": args.n_cutoffs != 4, "--min-train": args.min_train != 8,
+                  "--no-baselines": args.no_baselines}  # fmt: skip
+        given = [flag for flag, on in unused.items() if on]
+        if given:
+            raise InputError(f"{', '.join(given)} does not apply to --suite (its splits and "
+                             "simple laws are fixed: docs/trust.md)")  # fmt: skip
     data = load_runs(args)
     if args.suite:
         return _suite(args, data, out)
@@ -136,7 +164,7 @@ def _backtest(args) -> int:
 
         fig = plots.calibration(bt)
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight")
         png = buf.getvalue()
     if out is not None:
         atomic_write_text(out, bt.forecasts.to_csv(index=False))

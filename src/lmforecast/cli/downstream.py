@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import warnings
 from pathlib import Path
 
 from ..data.io import read_table
@@ -51,7 +52,37 @@ def add_chance_flag(p: argparse.ArgumentParser) -> None:
 def check_chance(chance):
     if chance is not None and not (math.isfinite(chance) and 0 <= chance < 100):
         raise InputError(f"--chance must be in [0, 100) points, got {chance}")
+    if chance is not None and 0 < chance < 1:  # likely a fraction: say how it is read
+        warnings.warn(f"--chance {chance:g} is read in points ({chance:g} of 100); for a "
+                      f"fraction give --chance {100 * chance:g}", stacklevel=2)  # fmt: skip
     return chance
+
+
+def task_chances(text: str | None, tasks: list[str]):
+    """`backtest --chance`: P (one task) or TASK=P[,TASK=P] (tasks not named keep their bundled
+    level); a bare P for several tasks would override every task's own level: refused."""
+    if text is None:
+        return None
+    if "=" not in text:
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(f"--chance: {text!r} is not a number (or TASK=P)") from None
+        if len(tasks) > 1:
+            raise InputError(f"--chance {text} with {len(tasks)} tasks would replace each "
+                             "task's own chance level; give --chance TASK=P[,TASK=P]")  # fmt: skip
+        return check_chance(value)
+    out = {}
+    for part in text.split(","):
+        name, _, val = part.partition("=")
+        name = name.strip()
+        if name not in tasks:
+            raise InputError(f"--chance: {name!r} is not one of --task ({', '.join(tasks)})")
+        try:
+            out[name] = check_chance(float(val))
+        except ValueError:
+            raise InputError(f"--chance: {val.strip()!r} for {name!r} is not a number") from None
+    return out
 
 
 def add_evals_fit_flags(
@@ -176,6 +207,8 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         if not math.isfinite(args.actual):
             raise InputError(f"--actual must be a number, got {args.actual}")
         res["abs_error"] = abs(P - args.actual)
+        # Chen et al. Eq. 4, as `flp predict --actual` reports it for a --runs fit
+        res["relative_error"] = abs(P - args.actual) / args.actual if args.actual > 0 else None
     msg = f"{est.task_} ({est.selected_}): {P:.2f} points"
     if res["interval"]:
         msg += f" [{res['interval'][0]:.2f}, {res['interval'][1]:.2f}] ({args.level:g} PI)"
@@ -196,11 +229,12 @@ def _backtest(args) -> int:
         raise InputError(
             f"--methods: unknown {', '.join(map(repr, bad))}; use {', '.join(METHODS)}"
         )
+    tasks = _names(args.task, "--task")
     bt = backtest(evals, fit_models=_names(args.fit_models, "--fit-models"),
-                  target_model=args.target, tasks=_names(args.task, "--task"),
+                  target_model=args.target, tasks=tasks,
                   loss_task=args.loss_task, metric=args.metric, methods=methods,
                   level=args.level, bootstrap=args.bootstrap, seed=args.seed,
-                  stage1=args.stage1, chance=check_chance(args.chance),
+                  stage1=args.stage1, chance=task_chances(args.chance, tasks),
                   loss_metric=args.loss_metric)  # fmt: skip
     if out is not None:
         atomic_write_text(out, bt.rows.to_csv(index=False) if out.suffix.lower() == ".csv"
@@ -235,7 +269,9 @@ def register(sub) -> None:
     add_evals_fit_flags(b, with_common=False, models=False)
     b.add_argument("--bootstrap", type=int, default=100, help="bootstrap replicates per fit")
     b.add_argument("--seed", type=int, default=0)
-    add_chance_flag(b)
+    b.add_argument("--chance", metavar="P|TASK=P,...",
+                   help="chance level in points: P for one task, TASK=P[,TASK=P] for several "
+                   "(tasks not named keep the bundled table)")  # fmt: skip
     b.add_argument("--out", help="rows as .csv, else JSON")
     add_level_flag(b)
     add_output_flags(b)

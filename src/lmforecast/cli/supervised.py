@@ -178,11 +178,23 @@ def _fit(args: argparse.Namespace) -> int:
                 "fixed": res.meta.get("fixed", {}),
                 "ci": res.ci,
                 "intervals": _interval_terms(res),
+                # the forecast `predict` gives is this stack's (docs/trust.md), not `params`'s
+                "stack": _stack_terms(res),
+                "compute_law": {k: v for k, v in res.meta["compute_law"].items() if k != "theta"},
             }
         )
     else:
         print(model.summary())
     return 0
+
+
+def _stack_terms(res) -> dict | None:
+    """The stack behind the fit's forecasts (weights, inner errors), or None (a single form)."""
+    stk = res.meta.get("stack")
+    if not stk:
+        return None
+    keys = ("weights", "inner_mae", "s_inner", "r_inner", "inner_forecasts")
+    return {k: stk[k] for k in keys} | {"overtrain_ls_params": stk["overtrain_ls"]["params"]}
 
 
 def _interval_terms(res) -> dict | None:
@@ -201,6 +213,8 @@ def _interval_terms(res) -> dict | None:
     }
     if "k" in cal:
         out.update(method=cal["method"], k_90=cal["k"], k_prior=cal.get("k_prior"))
+        if "k_stack" in cal:  # the stacked interval's scale (of s_inner), used instead of k
+            out.update(k_stack=cal["k_stack"])
         return out
     m, k, lam = iv.interval_terms(cal, 0.9)
     out.update(bias_slope=m, base_scale_90=lam, extrapolation_slope_90=k)

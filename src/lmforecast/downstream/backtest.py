@@ -10,6 +10,7 @@ and `summary()` says so.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -165,7 +166,8 @@ def backtest(
     """Fit each method on `fit_models`, forecast `target_model`'s final score per task.
     `interval_methods`: methods whose prediction intervals are computed (default all; the
     others are fitted without bootstrap, which is faster). `chance`: the chance level in points
-    (default: the bundled table; a task without one is refused up front, naming `--chance`)."""
+    of every task, or {task: points} (the others keep the bundled table); a task with neither
+    is refused up front, naming `--chance`."""
     fit_models, tasks, methods = (
         [v] if isinstance(v, str) else list(v) for v in (fit_models, tasks, methods)
     )  # one name given as a string is that name, not its characters
@@ -176,13 +178,17 @@ def backtest(
     if len(fit_models) < 2:
         raise InputError(f"--fit-models: a backtest fits >= 2 models, got {len(fit_models)}")
     tasks = [str(t) for t in tasks]
-    if chance is None:
-        missing = [t for t in tasks if chance_level(t) is None]
-        if missing:
-            raise InputError(
-                f"task {missing[0]!r} has no bundled chance level; give it with --chance P "
-                "(points; Python: chance=)"
-            )
+    per_task = dict(chance) if isinstance(chance, Mapping) else None
+
+    def chance_of(task: str) -> float | None:  # None: the bundled level
+        return per_task.get(task) if per_task is not None else chance
+
+    missing = [t for t in tasks if chance_of(t) is None and chance_level(t) is None]
+    if missing:
+        raise InputError(
+            f"task {missing[0]!r} has no bundled chance level; give it with --chance "
+            f"{missing[0]}=P (points; Python: chance={{task: P}})"
+        )
     if target_model in fit_models:
         raise InputError(f"target model {target_model!r} is also among the fitted models")
     if {"model", "task"} <= set(evals.columns):
@@ -213,13 +219,13 @@ def backtest(
                     if base is None:  # stored only once fitted: a failed fit is retried
                         base = DownstreamForecaster(
                             "ensemble", stage1=stage1, bootstrap=bootstrap, seed=seed,
-                            chance=chance,
+                            chance=chance_of(task),
                         ).fit_task_data(td)  # fmt: skip
                     est = _view(base, m)
                 else:
                     b = bootstrap if m in with_iv else 0
                     est = DownstreamForecaster(m, stage1=stage1, bootstrap=b, seed=seed,
-                                               chance=chance)  # fmt: skip
+                                               chance=chance_of(task))  # fmt: skip
                     est.fit_task_data(td)
                 models[(scenario, task, m)] = est
                 p = float(est.predict(C)[0])

@@ -67,6 +67,11 @@ def noisy_replicates(R, var, gain, gain_sd: float, z) -> np.ndarray:
     return np.clip(R + z * sd[None, :], 0.0, 100.0)
 
 
+def _labelled(names, values) -> str:
+    """'name value, ...' (summary lines a reader can map onto the method's equation)."""
+    return ", ".join(f"{k} {v:.4g}" for k, v in zip(names, values))
+
+
 def _persistence(runs: pd.DataFrame) -> float:
     """The largest fitted model's final score (the mean when several finals share the largest
     compute, e.g. a standard and a deduplicated model of one size)."""
@@ -341,12 +346,14 @@ class DownstreamForecaster(EstimatorDisplay):
             f"{self.largest_['C']:.3g} FLOPs)",
         ]
         if self.stage1_ is not None:
-            p = ", ".join(f"{v:.4g}" for v in self.stage1_["params"])
-            lines.append(f"stage 1 ({self.stage1}): params [{p}], residual sd "
+            p = _labelled(Stage1(self.stage1).law.names, self.stage1_["params"])
+            lines.append(f"stage 1 ({self.stage1}): {p}, residual sd "
                          f"{self.stage1_['resid_sd']:.3g}")  # fmt: skip
         for n, st in self.members_.items():
             if "params" in st:
-                lines.append(f"  {n}: params [{', '.join(f'{v:.4g}' for v in st['params'])}]")
+                names = (_map(n, self.chance_, self.window).names if n in TWO_STAGE
+                         else ("slope per ln C", "score at 1e18 FLOPs"))  # fmt: skip
+                lines.append(f"  {n}: {_labelled(names, st['params'])}")
             elif "value" in st:
                 lines.append(f"  {n}: {st['value']:.2f} points")
             else:

@@ -35,6 +35,7 @@ class LinearMap:
     """Chen et al. Eq. 2; params (w0, w1)."""
 
     name = "linear"
+    names = ("w0", "w1")
 
     def fit(self, L, P, w, start=None):
         a, b = np.polyfit(np.asarray(L, float), np.asarray(P, float), 1, w=np.sqrt(w))
@@ -69,6 +70,7 @@ class SigmoidMap:
     """P = floor + (ceil - floor) sigmoid(k (L0 - L)); params (log k, L0[, floor])."""
 
     name = "sigmoid"
+    names = ("log k", "L0", "floor")
 
     loss = "cauchy"  # robust: one checkpoint far off the curve (WSC jumps) cannot bend it
     f_scale = 1.5  # residuals beyond ~1.5 weighted standard errors are down-weighted

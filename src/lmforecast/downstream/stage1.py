@@ -32,6 +32,8 @@ def _ols(x, y, w=None):
 class PowerLoss:
     """Chen et al. Eq. 1: L = (C/C_N)^alpha; params (alpha, log C_N) in C_REF units."""
 
+    names = ("alpha", "log C_N")
+
     name = "power"
     needs = "finals"
 
@@ -46,6 +48,8 @@ class PowerLoss:
 
 class SaturatingLoss:
     """L = E + exp(b) (C/C_REF)^(-a), E in [0, min L), a > 0; params (E, a, b)."""
+
+    names = ("E", "a", "b")
 
     name = "saturating"
     needs = "finals"
@@ -84,6 +88,8 @@ class SaturatingLoss:
 
 class NDLoss:
     """Hoffmann et al. 2022 Eq. 2 form on all checkpoints: L = E + A/N^a + B/D^b."""
+
+    names = ("E", "log A", "a", "log B", "b")  # A, B at N = 1e8, D = 1e10
 
     name = "nd"
     needs = "checkpoints"

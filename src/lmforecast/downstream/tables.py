@@ -137,11 +137,16 @@ def _dedupe(d: pd.DataFrame, what: str) -> pd.DataFrame:
     if dup.any():
         r = d.iloc[int(np.argmax(dup))]
         step = "final" if not np.isfinite(r["step"]) else f"{r['step']:g}"
-        vals = d.loc[(d["model"] == r["model"]) & (d["step"] == r["step"]), "value"].tolist()
+        same = d[(d["model"] == r["model"]) & (d["step"] == r["step"])]
+        vals = same["value"].tolist()
         kind = "duplicate" if len(set(vals)) == 1 else "contradictory"
+        shots = same["n_shot"].dropna().unique().tolist() if "n_shot" in d.columns else []
+        hint = (f"; they differ in n_shot ({', '.join(f'{v:g}' for v in shots)}): keep the "
+                "rows of one n_shot (filter column 'n_shot')"
+                if len(shots) > 1 else "; keep one row per checkpoint")  # fmt: skip
         raise InputError(
             f"evals: {kind} rows for model {r['model']!r} step {step} {what} (values "
-            f"{', '.join(f'{v:g}' for v in vals)}); keep one row per checkpoint"
+            f"{', '.join(f'{v:g}' for v in vals)}){hint}"
         )
     return d
 

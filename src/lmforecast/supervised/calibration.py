@@ -74,6 +74,32 @@ def z_of(level: float) -> float:
     return z_normal(level)
 
 
+# forecasts of a size-cut backtest at least this far beyond the fitted runs (r = 0.05: 5% in
+# N, D or C) update k; nearer ones divided a miss by r ~ 1e-6 (k_90 ~ 9,000 on the bundled
+# example, an interval [0, inf]) before the seventh session
+R_INFORMATIVE = 0.05
+
+
+STACK_IGNORES_UPDATE = (
+    "; the prior+backtest update of k applies to a single form's interval, not to this "
+    "stacked one (scaled by the stack's own inner backtest, s_inner): use --no-stack "
+    "(stack=False) or an explicit --form for it"
+)
+
+
+def run_scatter(res, data: pd.DataFrame) -> float:
+    """The runs' scatter in log loss: the fit's robust residual scale, or the spread of seed
+    replicates where larger."""
+    return max(float(res.residual_scale), float(data.attrs.get("replicate_sd", 0.0)))
+
+
+def fitted_range(data: pd.DataFrame) -> dict:
+    """The fitted runs' largest compute (6ND), model size and data: where extrapolation starts."""
+    N, D = data["N"].to_numpy(float), data["D"].to_numpy(float)
+    return {"max_compute": float(np.max(6.0 * N * D)), "max_N": float(N.max()),
+            "max_D": float(D.max())}  # fmt: skip
+
+
 def needed_k(log_error, r, base, level: float = 0.9) -> np.ndarray:
     """Per forecast: the smallest k whose interval z (base + k r) covers it (0 if the base
     spread does; inf if it lies at r = 0 outside the base spread)."""
@@ -330,10 +356,13 @@ def user_update(est, form: str, data: pd.DataFrame, k_prior: float, level: float
         t = np.log(inner.predict(test["N"].to_numpy(float), test["D"].to_numpy(float)))
         e = np.log(test["loss"].to_numpy(float)) - t
         r = distance(data[tr], test)
-        needs.extend(needed_k(e, r, float(inner.result_.residual_scale), level).tolist())
+        far = r >= R_INFORMATIVE  # a miss at r ~ 0 says nothing of the growth per unit of r
+        need = needed_k(e[far], r[far], float(inner.result_.residual_scale), level)
+        needs.extend(need.tolist())
     n = len(needs)
     if not n:
-        return {"method": "prior (too few sizes for a backtest on these runs)"}
+        return {"method": "prior (too few sizes, or no forecast beyond the fitted runs, for a "
+                "backtest on these runs)"}  # fmt: skip
     k_user = choose_k(np.array(needs), np.ones(n), level)
     k = (PRIOR_WEIGHT * k_prior + n * k_user) / (PRIOR_WEIGHT + n)
     return {

@@ -10,6 +10,7 @@ rolling-origin backtest on the user's own runs (`supervised.intervals`, docs/tru
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Mapping
@@ -33,13 +34,18 @@ from . import stack as st
 from .allocation import numeric_allocation
 from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
-from .runs import runs_from_frame
+from .runs import runs_from_frame, runs_table
 from .schema import check_supervised_meta, check_trust_meta
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
 FORMS = (*BASE_FORMS, "compute", "average", fm.AUTO)
 CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
 DEFAULT_BOOTSTRAP = cb.CLUSTER_BOOTSTRAP
+
+
+# constructor arguments a saved fit keeps, so that a loaded estimator is the one that was fitted
+CONFIG_ARGS = ("form", "loss", "huber_delta", "bootstrap", "intervals", "calibration", "fixed",
+               "replicates", "ci_level", "seed", "stack")  # fmt: skip
 
 
 class SupervisedScalingLaw(EstimatorDisplay):
@@ -107,13 +113,11 @@ class SupervisedScalingLaw(EstimatorDisplay):
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
-        self, runs: pd.DataFrame | Mapping | None = None, *, N=None, D=None, loss=None, **cols
-    ) -> SupervisedScalingLaw:
-        """Fit to a table (columns N, D or C, loss; rename with n_col=..., etc.) or arrays."""
-        if runs is None:
-            runs = pd.DataFrame({"N": N, "D": D, "loss": loss})
-        elif not isinstance(runs, pd.DataFrame):
-            runs = pd.DataFrame(dict(runs))
+        self, runs: pd.DataFrame | Mapping | None = None, *, N=None, D=None, loss=None, C=None,
+        **cols,
+    ) -> SupervisedScalingLaw:  # fmt: skip
+        """Fit to a table (columns N, D or C, loss; n_col=... renames) or arrays N, D/C, loss."""
+        runs = runs_table(runs, N=N, D=D, C=C, loss=loss, cols=cols)
         data = runs_from_frame(runs, replicates=self.replicates, **cols)
         if np.unique(data["N"].to_numpy(float)).size < 2:
             raise InputError(
@@ -138,15 +142,19 @@ class SupervisedScalingLaw(EstimatorDisplay):
         res.meta["form_reason"] = why
         res.meta["compute_law"] = fm.compute_law(data)
         if self.form == fm.AUTO and self.stack:
-            stk = st.fit_stack(self, form, data)
+            stk = st.fit_stack(self, form, data, noise=cb.run_scatter(res, data))
             if stk is not None:
                 res.meta["stack"] = stk
                 if self.intervals:
                     res.meta["intervals"]["k_stack"] = cb.prior_k("stack")
+                if self.intervals and self.calibration == "prior+backtest":
+                    res.meta["intervals"]["method"] += cb.STACK_IGNORES_UPDATE
+                    warnings.warn(cb.STACK_IGNORES_UPDATE.lstrip("; "), stacklevel=2)
         if self.fixed:
             res.meta["fixed"] = {k: float(v) for k, v in self.fixed.items()}
         if data.attrs.get("replicate_sd"):
             res.meta["replicate_sd"] = float(data.attrs["replicate_sd"])
+        res.meta["config"] = {k: getattr(self, k) for k in CONFIG_ARGS}  # `load` rebuilds it
         self.result_ = res
         self.params_ = dict(res.params)
         self.data_ = data
@@ -193,10 +201,10 @@ class SupervisedScalingLaw(EstimatorDisplay):
 
     def _calibrate(self, form: str, data: pd.DataFrame, res: FitResult) -> dict:
         """The interval calibration (`supervised.calibration`): prior k, optionally updated."""
-        noise = max(float(res.residual_scale), float(data.attrs.get("replicate_sd", 0.0)))
+        noise = cb.run_scatter(res, data)
         cal = {
             "method": "prior",
-            **_fitted_range(data),
+            **cb.fitted_range(data),
             "noise": noise,
             "k": cb.prior_k(form),
             "k_prior": cb.prior_k(form),
@@ -292,7 +300,12 @@ class SupervisedScalingLaw(EstimatorDisplay):
             raise InputError(
                 f"fit is a {res.law!r} law, not a supervised form ({', '.join(FORMS)})"
             )
-        est = cls(form=form, huber_delta=res.loss.get("delta") or 1e-3)
+        cfg = res.meta.get("config")
+        if isinstance(cfg, Mapping) and set(cfg) <= set(CONFIG_ARGS):
+            est = cls(**cfg)  # the estimator as it was called (an invalid value: InputError)
+        else:  # fits saved before the seventh session, presets
+            form = fm.AUTO if res.meta.get("stack") else form
+            est = cls(form=form, huber_delta=res.loss.get("delta") or 1e-3)
         est.result_ = res
         est.params_ = dict(res.params)
         return est
@@ -406,7 +419,10 @@ class SupervisedScalingLaw(EstimatorDisplay):
         if self._fitted_form() == "compute":
             raise InputError(fm.NO_SPLIT)
         if self._fitted_form() in CHINCHILLA_FORMS and not self.result_.meta.get("average"):
-            return compute_optimal(self.params_, C, accounting, arch)
+            a = compute_optimal(self.params_, C, accounting, arch)
+            if self.result_.meta.get("stack"):  # L* is the forecast `predict` gives there
+                a = dataclasses.replace(a, loss=self.predict(a.N, a.D))
+            return a
         return numeric_allocation(self.predict, C, accounting, arch)
 
     def allocate_interval(self, C, level: float = 0.9, accounting: str = "6ND"):
@@ -476,16 +492,6 @@ class SupervisedScalingLaw(EstimatorDisplay):
         """a = beta/(alpha+beta) (N* ~ C^a) and b = alpha/(alpha+beta) (D* ~ C^b)."""
         al, be = self.params_["alpha"], self.params_["beta"]
         return {"a": be / (al + be), "b": al / (al + be)}
-
-
-def _fitted_range(data: pd.DataFrame) -> dict:
-    """The fitted runs' largest compute (6ND), model size and data: where extrapolation starts."""
-    N, D = data["N"].to_numpy(float), data["D"].to_numpy(float)
-    return {
-        "max_compute": float(np.max(6.0 * N * D)),
-        "max_N": float(N.max()),
-        "max_D": float(D.max()),
-    }
 
 
 def calibration_min_train(n_runs: int) -> int:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import numpy as np
 import pandas as pd
 
 from ..data.validate import numeric_column
@@ -35,7 +38,7 @@ def runs_from_frame(
         raise InputError(
             f"{what}: missing column(s) {', '.join(map(repr, missing))}; found "
             f"{', '.join(map(repr, cols))} (name them with --n-col/--d-col/--c-col/"
-            "--loss-col)"
+            "--loss-col; Python: n_col=, d_col=, c_col=, loss_col=)"
         )
     N = numeric_column(df, n_col, positive=True, what=what)
     if d_col in cols:
@@ -47,3 +50,33 @@ def runs_from_frame(
     out, sd = fm.collapse_replicates(out, replicates)
     out.attrs["replicate_sd"] = sd
     return out
+
+
+COLUMN_ARGS = ("n_col", "d_col", "c_col", "loss_col")
+
+
+def runs_table(runs, *, N=None, D=None, C=None, loss=None, cols=None) -> pd.DataFrame:
+    """The table a Python fit was given: a DataFrame, a mapping of columns, or arrays N, D (or
+    C), loss; anything else, both at once, or an unknown column argument is an InputError."""
+    bad = sorted(set(cols or {}) - set(COLUMN_ARGS))
+    if bad:
+        raise InputError(f"fit: unknown argument(s) {', '.join(bad)}; the column arguments are "
+                         f"{', '.join(COLUMN_ARGS)}")  # fmt: skip
+    arrays = {k: v for k, v in (("N", N), ("D", D), ("C", C), ("loss", loss)) if v is not None}
+    if runs is None:
+        if "N" not in arrays or "loss" not in arrays or not ({"D", "C"} & set(arrays)):
+            raise InputError("fit: give a table, or arrays N, D (or C) and loss")
+        try:
+            return pd.DataFrame({k: np.ravel(np.asarray(v, float)) for k, v in arrays.items()})
+        except ValueError as exc:
+            raise InputError(f"fit: arrays N, D/C, loss: {exc}") from None
+    if arrays:
+        raise InputError(f"fit: give a table or arrays ({', '.join(arrays)}), not both")
+    if isinstance(runs, pd.DataFrame):
+        return runs
+    if isinstance(runs, Mapping):
+        return pd.DataFrame(dict(runs))
+    raise InputError(
+        f"fit: expected a DataFrame or a mapping of columns (N, D or C, loss), got "
+        f"{type(runs).__name__}; for a plain array use pd.DataFrame(a, columns=['N', 'D', 'loss'])"
+    )

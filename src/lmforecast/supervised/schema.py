@@ -73,6 +73,24 @@ def check_trust_meta(d: Mapping, where: str) -> None:
         c.str_(c.get(ident, "reason", "meta.identification"), "meta.identification.reason")
     if "form_reason" in meta:
         c.str_(meta["form_reason"], "meta.form_reason")
+    if "config" in meta:  # the constructor arguments `load` rebuilds the estimator from
+        cfg = c.obj(meta["config"], "meta.config")
+        p = "meta.config"
+        c.keys(cfg, ("form", "loss", "huber_delta", "bootstrap", "intervals", "calibration",
+                     "fixed", "replicates", "ci_level", "seed", "stack"), p)  # fmt: skip
+        c.str_(c.get(cfg, "form", p), f"{p}.form")
+        c.str_(c.get(cfg, "loss", p), f"{p}.loss", ("huber", "squared"))
+        c.num(c.get(cfg, "huber_delta", p), f"{p}.huber_delta", lo=0.0, lo_open=True)
+        c.int_(c.get(cfg, "bootstrap", p), f"{p}.bootstrap", none=True)
+        c.str_(c.get(cfg, "calibration", p), f"{p}.calibration", ("prior", "prior+backtest"))
+        for k, v in c.obj(c.get(cfg, "fixed", p), f"{p}.fixed").items():
+            c.num(v, f"{p}.fixed.{k}")
+        c.str_(c.get(cfg, "replicates", p), f"{p}.replicates", ("mean", "keep"), none=True)
+        c.num(c.get(cfg, "ci_level", p), f"{p}.ci_level", lo=0.0, hi=1.0, lo_open=True,
+              hi_open=True)  # fmt: skip
+        c.int_(c.get(cfg, "seed", p), f"{p}.seed", lo=None)
+        for k in ("intervals", "stack"):
+            c.bool_(c.get(cfg, k, p), f"{p}.{k}")
     if "compute_law" in meta:
         cl = c.obj(meta["compute_law"], "meta.compute_law")
         for k in ("E", "A", "a"):

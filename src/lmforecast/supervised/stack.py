@@ -124,10 +124,22 @@ def inner_mae(e: Mapping[str, np.ndarray]) -> dict[str, float]:
             for c, v in e.items()}  # fmt: skip
 
 
-def stack_weights(e: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """w_c ~ 1 / mean|e_c|^2 over the inner backtest's errors (0 for a candidate that failed)."""
+def stack_weights(e: Mapping[str, np.ndarray], noise: float = 0.0) -> dict[str, float]:
+    """w_c ~ 1 / (mean|e_c|^2 - (2/pi) noise^2) over the inner backtest's errors (0 for a
+    candidate that failed).
+
+    Every candidate's held-out errors carry the same run-to-run scatter (`noise`, the fit's
+    robust residual scale): on its own it gives mean|e| = sqrt(2/pi) noise (Gaussian), which is
+    taken off so that well-fitted runs with scatter do not weigh a biased law like an unbiased
+    one. The remainder is floored at (noise / sqrt(n))^2, the resolution of a mean over n
+    held-out runs (and at MAE_FLOOR^2)."""
     mae = inner_mae(e)
-    inv = {c: (1.0 / max(m, MAE_FLOOR) ** 2 if np.isfinite(m) else 0.0) for c, m in mae.items()}
+    n = max(1, min(v.size for v in e.values()))
+    floor = max(MAE_FLOOR, float(noise) / float(np.sqrt(n))) ** 2
+    inv = {
+        c: (1.0 / max(m * m - (2.0 / np.pi) * float(noise) ** 2, floor) if np.isfinite(m) else 0.0)
+        for c, m in mae.items()
+    }
     tot = sum(inv.values())
     return {c: inv[c] / tot for c in CANDIDATES}
 
@@ -137,14 +149,15 @@ def stacked_errors(e: Mapping[str, np.ndarray], weights: Mapping[str, float]) ->
     return sum(weights[c] * np.nan_to_num(e[c]) for c in CANDIDATES if weights[c] > 0)
 
 
-def fit_stack(est, form: str, data: pd.DataFrame) -> dict | None:
-    """The stack of a fit (stored as ``meta.stack``), or None where no inner cut is possible."""
+def fit_stack(est, form: str, data: pd.DataFrame, noise: float = 0.0) -> dict | None:
+    """The stack of a fit (stored as ``meta.stack``), or None where no inner cut is possible.
+    `noise`: the runs' scatter (the form's robust residual scale), see `stack_weights`."""
     inner = inner_backtest(est, form, data)
     if inner is None:
         return None
     e, r_in = inner
     mae = inner_mae(e)
-    weights = stack_weights(e)
+    weights = stack_weights(e, noise)
     stacked = stacked_errors(e, weights)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

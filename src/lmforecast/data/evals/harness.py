@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -167,6 +168,15 @@ def _number(x) -> float | None:
         return float("inf")
 
 
+def _looks_numeric(x) -> bool:
+    """A string holding a number ("0.5"): a metric value written as text."""
+    try:
+        float(x)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(x, str)
+
+
 def _split_metric(key: str) -> tuple[str, str]:
     base, sep, filt = key.partition(",")
     return base, (filt if sep else "none")
@@ -201,7 +211,7 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple
             continue
         if not isinstance(entry, dict):
             raise InputError(f"{path}: results[{task!r}] is not an object")
-        values, errs = {}, {}
+        values, errs, skipped = {}, {}, {}
         # current layout: metrics are "<metric>,<filter>"; bare keys are metadata there
         # ("alias", "name", "sample_len"); the older layout has only bare metric keys
         current = any("," in str(k) for k in entry)
@@ -214,6 +224,8 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple
                 errs[(base[: -len("_stderr")], filt)] = np.nan if v is None else v
             elif v is not None:
                 values[(base, filt)] = v
+            elif current or isinstance(raw, bool | type(None)) or _looks_numeric(raw):
+                skipped[_metric_name(base, filt)] = raw  # a metric value that is not a number
         for (b, f), v in values.items():
             why = value_problem(b, v)
             if why is not None:
@@ -228,10 +240,16 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple
         if metrics is not None:
             for m in metrics:
                 if m not in named:
+                    there = f"; {m!r} is there but {skipped[m]!r} is not a number" \
+                        if m in skipped else ""  # fmt: skip
                     raise InputError(
                         f"{path}: results[{task!r}] has no metric {m!r} "
-                        f"(found {', '.join(sorted(named)) or 'none'})"
+                        f"(found {', '.join(sorted(named)) or 'none'}{there})"
                     )
+        if skipped:  # after the checks above: a refused file gets its one error line only
+            shown = ", ".join(f"{k!r} = {v!r}" for k, v in list(skipped.items())[:3])
+            warnings.warn(f"{path}: results[{task!r}]: skipped value(s) that are not numbers: "
+                          f"{shown}", stacklevel=2)  # fmt: skip
         n_shot = _n_shot(doc, task)
         for name, key in named.items():
             if metrics is not None and name not in metrics:
@@ -295,6 +313,12 @@ def read_harness(
     if not rows:
         raise InputError("no results found (check --task/--metric filters and the files given)")
     df = pd.DataFrame(rows, columns=COLUMNS)
+    absent = sorted(task_set - set(df["task"])) if task_set is not None else []
+    if absent:  # a misspelt --task is not dropped in silence
+        found = sorted(set(df["task"]))
+        more = " ..." if len(found) > 12 else ""
+        raise InputError(f"task(s) {', '.join(map(repr, absent))} in no results file (found "
+                         f"{', '.join(found[:12])}{more})")  # fmt: skip
     registry = models_registry(models).set_index("model")
     unknown = [m for m in df["model"].unique() if m not in registry.index]
     if unknown:

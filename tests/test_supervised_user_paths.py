@@ -1,0 +1,117 @@
+"""Paths a new user takes through `supervised`/`backtest` that once misled (the seventh
+session's user audit): flags that did nothing, an update of k that blew up, JSON and `allocate`
+that described another model than the one forecasting, Python inputs with raw errors."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.errors import InputError
+from lmforecast.supervised import SupervisedScalingLaw
+
+
+@pytest.fixture(scope="module")
+def runs_csv(tmp_path_factory):
+    from lmforecast import examples
+
+    d = tmp_path_factory.mktemp("ex")
+    examples.copy(d)
+    return d / "supervised" / "runs.csv"
+
+
+def _err(cli, *argv, must=()):
+    code, _, err = cli(*argv)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    for w in must:
+        assert w in err, (w, err)
+    return err
+
+
+def test_backtest_suite_refuses_the_rolling_origin_flags(cli, runs_csv, tmp_path):
+    for flags, name in ((["--plot", tmp_path / "s.png"], "--plot"),
+                        (["--cutoffs", "1e20"], "--cutoffs"),
+                        (["--no-baselines"], "--no-baselines")):  # fmt: skip
+        _err(cli, "backtest", "--suite", "--runs", runs_csv, *flags, must=[name, "--suite"])
+    assert not (tmp_path / "s.png").exists()
+
+
+def test_backtest_names_a_missing_compute_column_and_a_bad_min_train(cli, runs_csv):
+    _err(cli, "backtest", "--runs", runs_csv, "--compute-col", "flops", must=["'flops'"])
+    _err(cli, "backtest", "--runs", runs_csv, "--min-train", "0", must=["--min-train"])
+
+
+def test_backtest_plot_format_follows_the_extension(cli, runs_csv, tmp_path):
+    code, _, err = cli("backtest", "--runs", runs_csv, "--form", "chinchilla", "--n-cutoffs", "1",
+                       "--bootstrap", "0", "--quiet", "--plot", tmp_path / "bt.pdf")  # fmt: skip
+    assert code == 0, err
+    assert (tmp_path / "bt.pdf").read_bytes()[:5] == b"%PDF-"
+    _err(cli, "backtest", "--runs", runs_csv, "--plot", tmp_path / "bt.xyz", must=["'xyz'"])
+
+
+def test_prior_plus_backtest_gives_a_finite_k_and_says_when_the_stack_ignores_it(runs_csv):
+    df = pd.read_csv(runs_csv)
+    m = SupervisedScalingLaw(calibration="prior+backtest", stack=False, n_jobs=1).fit(df)
+    cal = m.result_.meta["intervals"]
+    # a forecast at r ~ 1e-6 beyond the fitted runs once asked for k ~ 9,000: [0, inf]
+    assert 0 < cal["k"] < 10 * cal["k_prior"]
+    lo, hi = m.predict_interval(7e10, 1.4e12)
+    assert np.isfinite(hi) and 0 < lo < float(m.predict(7e10, 1.4e12)) < hi
+    with pytest.warns(UserWarning, match="not to this stacked one"):
+        s = SupervisedScalingLaw(calibration="prior+backtest", n_jobs=1).fit(df)
+    assert "not to this stacked one" in s.result_.meta["intervals"]["method"]
+
+
+def test_fit_json_describes_the_stack_that_forecasts(cli, runs_csv, tmp_path):
+    code, stdout, err = cli("supervised", "fit", "--runs", runs_csv, "--json", "--quiet",
+                            "--out", tmp_path / "f.json")  # fmt: skip
+    assert code == 0, err
+    d = json.loads(stdout)
+    w = d["stack"]["weights"]
+    assert set(w) == {"form", "overtrain-ls", "compute-law"}
+    assert sum(w.values()) == pytest.approx(1.0)
+    assert d["intervals"]["k_stack"] > 0 and d["stack"]["s_inner"] > 0
+    assert set(d["compute_law"]) == {"E", "A", "a"}
+
+
+def test_python_inputs_get_messages_not_raw_errors(runs_csv):
+    df = pd.read_csv(runs_csv)
+    m = SupervisedScalingLaw(intervals=False, stack=False)
+    with pytest.raises(InputError, match="pd.DataFrame"):
+        m.fit(df[["N", "D", "loss"]].to_numpy())
+    with pytest.raises(InputError, match="not both"):
+        m.fit(df, N=df["N"].to_numpy())
+    with pytest.raises(InputError, match="los_col"):
+        m.fit(df, los_col="loss")
+    a = SupervisedScalingLaw(intervals=False, stack=False).fit(
+        N=df["N"], C=6 * df["N"] * df["D"], loss=df["loss"]
+    )
+    b = SupervisedScalingLaw(intervals=False, stack=False).fit(df[["N", "D", "loss"]])
+    assert a.params_ == pytest.approx(b.params_, rel=1e-9)
+
+
+@pytest.mark.parametrize("kw", [{}, {"loss": "squared", "bootstrap": 0},
+                                {"stack": False, "intervals": False}])  # fmt: skip
+def test_a_loaded_fit_is_the_estimator_that_was_fitted(runs_csv, tmp_path, kw):
+    df = pd.read_csv(runs_csv)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = SupervisedScalingLaw(**kw).fit(df)  # n_jobs (how, not what) is not saved
+    m.save(tmp_path / "f.json")
+    back = SupervisedScalingLaw.load(tmp_path / "f.json")
+    assert repr(back) == repr(m)  # was SupervisedScalingLaw(form='chinchilla-gamma') for all
+    assert back.predict(7e10, 1.4e12) == m.predict(7e10, 1.4e12)
+
+
+def test_data_constrained_refuses_the_flags_it_does_not_take(cli, tmp_path):
+    from lmforecast import examples
+
+    examples.copy(tmp_path)
+    runs = next((tmp_path / "dataconstrained").glob("*.csv"))
+    _err(cli, "supervised", "fit", "--runs", runs, "--form", "data-constrained",
+         "--replicates", "mean", must=["--replicates", "data-constrained"])  # fmt: skip
