@@ -204,3 +204,31 @@ def test_allocate_reports_the_loss_predict_gives_at_the_optimum(fits):
     a = m.allocate(1e22)
     assert a.loss == pytest.approx(float(m.predict(a.N, a.D)), rel=1e-12)
     assert m.result_.meta.get("stack")
+
+
+def test_too_few_held_out_runs_keep_the_single_form():
+    # a ladder of one run per size: the inner cuts hold out 1 and 2 runs, 3 in all; their RMS
+    # error is no scale (the bundled example's first cutoff: 48% of 84 forecasts covered)
+    N = np.geomspace(1e8, 3e9, 9)
+    D = 20 * N
+    L = (1.69 + 406.4 / N**0.34 + 410.7 / D**0.28) * np.exp(
+        np.random.default_rng(0).normal(0, 0.003, N.size)
+    )
+    m = SupervisedScalingLaw(intervals=False, n_jobs=1).fit(
+        pd.DataFrame({"N": N, "D": D, "loss": L})
+    )
+    assert "stack" not in m.result_.meta
+    assert sum(te.sum() for _, te in st.inner_cuts(m.data_)) < st.MIN_INNER
+
+
+@pytest.mark.slow
+def test_the_bundled_examples_rolling_origin_backtest_covers_near_nominal():
+    from lmforecast import examples
+    from lmforecast.backtest import rolling_origin
+    from lmforecast.supervised.adapter import SupervisedAdapter
+
+    runs = pd.read_csv(examples.path("supervised/runs.csv"))
+    bt = rolling_origin(runs, [SupervisedAdapter(n_jobs=1)], n_cutoffs=3, min_train=8)
+    f = bt.forecasts
+    cov = float(np.mean((f["lower"] <= f["truth"]) & (f["truth"] <= f["upper"])))
+    assert len(f) > 90 and cov >= 0.85  # 0.64 when 3 held-out runs set the stack's scale

@@ -115,3 +115,13 @@ def test_data_constrained_refuses_the_flags_it_does_not_take(cli, tmp_path):
     runs = next((tmp_path / "dataconstrained").glob("*.csv"))
     _err(cli, "supervised", "fit", "--runs", runs, "--form", "data-constrained",
          "--replicates", "mean", must=["--replicates", "data-constrained"])  # fmt: skip
+
+
+def test_a_size_or_token_count_that_is_not_positive_is_named():
+    m = SupervisedScalingLaw.from_preset("hoffmann2022")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warning on the way to the message
+        with pytest.raises(InputError, match="N must be finite and > 0, got 0"):
+            m.predict(0, 1e10)
+        with pytest.raises(InputError, match="D must be finite and > 0, got -1"):
+            m.predict_interval(1e9, -1)

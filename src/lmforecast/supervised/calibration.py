@@ -317,7 +317,12 @@ def loso_table(f: pd.DataFrame, method: str = "default", level: float = 0.9):
 def write_prior(k_all: Mapping | float, f: pd.DataFrame, path: Path = PRIOR_FILE) -> None:
     """Store the prior with its provenance (numbers derived from the suites, not their data)."""
     d = f[f["method"] == "default"]
-    ks = k_all if isinstance(k_all, Mapping) else {"default": float(k_all)}
+    ks = dict(k_all) if isinstance(k_all, Mapping) else {"default": float(k_all)}
+    # the single form's k is the fallback of small fits (too few sizes or held-out runs for a
+    # stack); fewer than three suites' fallbacks do not replace the five-suite single-form
+    # benchmark's value
+    if isinstance(k_all, Mapping) and np.unique(d.loc[~_is_stack(d), "suite"]).size < 3:
+        ks["default"] = prior_k("default")
     prov = {
         "suites": sorted(d["suite"].unique()),
         "forecasts": int(len(d)),

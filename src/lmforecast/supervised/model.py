@@ -34,7 +34,7 @@ from . import stack as st
 from .allocation import numeric_allocation
 from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
-from .runs import runs_from_frame, runs_table
+from .runs import positive_nd, runs_from_frame, runs_table
 from .schema import check_supervised_meta, check_trust_meta
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
@@ -43,9 +43,8 @@ CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
 DEFAULT_BOOTSTRAP = cb.CLUSTER_BOOTSTRAP
 
 
-# constructor arguments a saved fit keeps, so that a loaded estimator is the one that was fitted
 CONFIG_ARGS = ("form", "loss", "huber_delta", "bootstrap", "intervals", "calibration", "fixed",
-               "replicates", "ci_level", "seed", "stack")  # fmt: skip
+               "replicates", "ci_level", "seed", "stack")  # fmt: skip  # `load` rebuilds from it
 
 
 class SupervisedScalingLaw(EstimatorDisplay):
@@ -341,7 +340,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
 
     def _targets(self, N, D):
         """(point (n,), bootstrap (B, n) or None, compute (n,), shape) in log-loss space."""
-        N, D = np.asarray(N, float), np.asarray(D, float)
+        N, D = positive_nd(N, D)
         shape = np.broadcast_shapes(N.shape, D.shape)
         X = {"N": np.broadcast_to(N, shape).ravel(), "D": np.broadcast_to(D, shape).ravel()}
         t_point, t_boot = 0.0, 0.0
@@ -365,6 +364,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
         for a default (`form="auto"`) fit the stack of `supervised.stack`."""
         self._check()
         if not (self.result_.meta.get("average") or self.result_.meta.get("stack")):
+            N, D = positive_nd(N, D)
             return plain(self.result_.predict(N=N, D=D))
         t, _, _, shape = self._targets(N, D)
         return plain(np.exp(t).reshape(shape))

@@ -80,3 +80,14 @@ def runs_table(runs, *, N=None, D=None, C=None, loss=None, cols=None) -> pd.Data
         f"fit: expected a DataFrame or a mapping of columns (N, D or C, loss), got "
         f"{type(runs).__name__}; for a plain array use pd.DataFrame(a, columns=['N', 'D', 'loss'])"
     )
+
+
+def positive_nd(N, D) -> tuple[np.ndarray, np.ndarray]:
+    """N and D as float arrays; a value that is not finite and > 0 is an InputError naming it
+    (the laws' logarithms would otherwise return nan with numpy warnings)."""
+    N, D = np.asarray(N, float), np.asarray(D, float)
+    for name, v in (("N", N), ("D", D)):
+        bad = ~(np.isfinite(v) & (v > 0))
+        if bad.any():
+            raise InputError(f"{name} must be finite and > 0, got {v[bad].ravel()[0]:g}")
+    return N, D

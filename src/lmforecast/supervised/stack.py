@@ -20,8 +20,9 @@ the distances the real suites measured (r <= R_MEASURED = 2, about their 95th pe
 errors there did not grow with r once s_inner was known, and every growth we tried lost coverage
 on Gemstones leave-one-suite-out) and grows in proportion beyond them, where there is no evidence.
 
-A stack needs at least MIN_SIZES model sizes and MIN_RUNS runs below an inner cut; with fewer,
-the fit keeps its single form and the prior k r term (`calibration`).
+A stack needs at least MIN_SIZES model sizes and MIN_RUNS runs below an inner cut, and MIN_INNER
+held-out runs over its cuts; with fewer, the fit keeps its single form and the prior k r term
+(`calibration`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ HOLDOUTS = (1, 2)  # inner cuts: the largest fitted size out, the two largest ou
 HELD_SHARE = (0.05, 0.10)  # ... or at least this share of the runs, whichever is more
 MIN_SIZES = 3  # model sizes an inner fit needs below its cut
 MIN_RUNS = 8
+MIN_INNER = 5  # held-out runs below which the inner errors cannot set a scale or weights
 R_MEASURED = 2.0  # ~95th percentile of the distance r of the suites' held-out forecasts
 MAE_FLOOR = 1e-4  # a candidate that is exact on the inner backtest does not take every weight
 CANDIDATES = ("form", "overtrain-ls", "compute-law")
@@ -156,6 +158,8 @@ def fit_stack(est, form: str, data: pd.DataFrame, noise: float = 0.0) -> dict | 
     if inner is None:
         return None
     e, r_in = inner
+    if min(v.size for v in e.values()) < MIN_INNER:
+        return None
     mae = inner_mae(e)
     weights = stack_weights(e, noise)
     stacked = stacked_errors(e, weights)
