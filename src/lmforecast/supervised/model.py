@@ -35,16 +35,12 @@ from .allocation import numeric_allocation
 from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
 from .runs import positive_nd, runs_from_frame, runs_table
-from .schema import check_supervised_meta, check_trust_meta
+from .schema import CONFIG_ARGS, check_supervised_meta, check_trust_meta
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
 FORMS = (*BASE_FORMS, "compute", "average", fm.AUTO)
 CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
 DEFAULT_BOOTSTRAP = cb.CLUSTER_BOOTSTRAP
-
-
-CONFIG_ARGS = ("form", "loss", "huber_delta", "bootstrap", "intervals", "calibration", "fixed",
-               "replicates", "ci_level", "seed", "stack")  # fmt: skip  # `load` rebuilds from it
 
 
 class SupervisedScalingLaw(EstimatorDisplay):

@@ -13,6 +13,11 @@ from ..store import Checker
 PAIR_KEYS = ("log_error", "log_ratio", "noise", "weight", "cutoff")
 
 
+# constructor arguments a saved supervised fit keeps (meta.config): `load` rebuilds from them
+CONFIG_ARGS = ("form", "loss", "huber_delta", "bootstrap", "intervals", "calibration", "fixed",
+               "replicates", "ci_level", "seed", "stack")  # fmt: skip
+
+
 def check_supervised_meta(d: Mapping, where: str) -> None:
     """The interval calibration and model average a supervised fit carries in ``meta``
     (docs/trust.md): numbers where numbers are read, equal-length backtest pairs, positive
@@ -76,8 +81,7 @@ def check_trust_meta(d: Mapping, where: str) -> None:
     if "config" in meta:  # the constructor arguments `load` rebuilds the estimator from
         cfg = c.obj(meta["config"], "meta.config")
         p = "meta.config"
-        c.keys(cfg, ("form", "loss", "huber_delta", "bootstrap", "intervals", "calibration",
-                     "fixed", "replicates", "ci_level", "seed", "stack"), p)  # fmt: skip
+        c.keys(cfg, CONFIG_ARGS, p)
         c.str_(c.get(cfg, "form", p), f"{p}.form")
         c.str_(c.get(cfg, "loss", p), f"{p}.loss", ("huber", "squared"))
         c.num(c.get(cfg, "huber_delta", p), f"{p}.huber_delta", lo=0.0, lo_open=True)
