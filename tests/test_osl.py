@@ -343,7 +343,7 @@ def test_predict_new_models_matches_fit_predictions(paper77):
     est = ObservationalScalingLaw().fit(paper77, "GSM8K")
     pf = est.result_.predictions_frame()
     assert np.allclose(est.predict(paper77), pf["y_pred"], atol=1e-12)
-    with pytest.raises(InputError, match="unknown metric"):
+    with pytest.raises(InputError, match="no column 'MMLU', a benchmark the fit uses"):
         est.predict(paper77.drop(columns=["MMLU"]))
 
 

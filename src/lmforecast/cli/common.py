@@ -72,6 +72,25 @@ def check_writable(path: str | Path | None, inputs=(), flag: str = "--out") -> P
     return Path(path)
 
 
+# extensions that name a file format: an output written in another format under one of them
+# (JSON in `x.png`) is refused; names without a known extension are written as given
+KNOWN_FORMATS = {".json": "JSON", ".jsonl": "JSONL", ".ndjson": "JSONL", ".csv": "CSV",
+                 ".tsv": "TSV", ".parquet": "Parquet", ".png": "PNG", ".pdf": "PDF",
+                 ".svg": "SVG", ".jpg": "JPEG", ".jpeg": "JPEG", ".html": "HTML",
+                 ".htm": "HTML", ".txt": "text", ".md": "Markdown"}  # fmt: skip
+
+
+def check_out_format(path: Path | None, ok: tuple[str, ...], flag: str = "--out") -> None:
+    """Refuse an output name whose extension names another format than the one written."""
+    if path is None:
+        return
+    ext = path.suffix.lower()
+    if ext in KNOWN_FORMATS and ext not in ok:
+        want = KNOWN_FORMATS[ok[0]]
+        raise InputError(f"{flag} {path.name!r}: this command writes {want}, not "
+                         f"{KNOWN_FORMATS[ext]}; name it {path.stem}{ok[0]}")  # fmt: skip
+
+
 def check_not_input(out: Path, inputs, flag: str = "--out") -> None:
     """Refuse an output path that is one of the inputs (writing it would destroy the input)."""
     if not out.exists():

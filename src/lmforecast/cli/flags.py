@@ -240,18 +240,24 @@ def osl_notes(args: argparse.Namespace) -> list[str]:
     """OSL: which benchmark columns span the capability space and how many cells were missing
     (imputed as the paper does, App. B.3), or an InputError with ``--missing refuse``. The
     notes are printed after the verb succeeds (a failing verb prints only its error line)."""
+    import warnings
+
     import numpy as np
+    import pandas as pd
 
     from ..osl.data import BASE_METRICS, MODEL, default_metrics, read_benchmarks
 
     notes = []
     table = read_benchmarks(args.benchmarks)
     given = getattr(args, "metrics", None)
-    exclude = tuple(getattr(args, "exclude_metric", None) or ())
+    target = getattr(args, "target", None)  # the target is forecast, never a predictor
+    exclude = tuple(getattr(args, "exclude_metric", None) or ()) + ((target,) if target else ())
     if given:
         metrics = [t.strip() for t in given.split(",") if t.strip()]
     else:
-        metrics = default_metrics(table, exclude)
+        with warnings.catch_warnings():  # the verb itself says which columns it leaves out
+            warnings.simplefilter("ignore")
+            metrics = default_metrics(table, exclude)
         known = [m for m in BASE_METRICS if m in table.columns]
         absent = [m for m in BASE_METRICS if m not in table.columns and m not in exclude]
         if known and absent:
@@ -259,9 +265,11 @@ def osl_notes(args: argparse.Namespace) -> list[str]:
                 f"benchmarks: the capability space uses {', '.join(metrics)}; the paper's "
                 f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not in the table"
             )
-    metrics = [m for m in metrics if m in table.columns]
-    if not metrics:
+    metrics = [m for m in metrics if m in table.columns and m != target]
+    if not metrics or not all(pd.api.types.is_numeric_dtype(table[m]) for m in metrics):
         return notes  # the handler names the problem
+    if target in table.columns:  # models without the target are not fitted: not counted
+        table = table[table[target].notna()].reset_index(drop=True)
     miss = np.isnan(table[metrics].to_numpy(float))
     if not miss.any():
         return notes

@@ -31,6 +31,7 @@ from .common import (
     add_level_flag,
     add_output_flags,
     atomic_write_text,
+    check_out_format,
     check_writable,
     emit,
     positive_float,
@@ -274,6 +275,7 @@ def register(sub) -> None:
 def _fit(args: argparse.Namespace) -> int:
     metric_range = parse_metric_range(args.metric_range)
     out = check_writable(args.out)
+    check_out_format(out, (".json",))
     table = _read_benchmarks(args)
     targets = read_table(args.targets) if args.targets else None
     table = merge_targets(table, targets)
@@ -419,6 +421,7 @@ def _gap(args: argparse.Namespace) -> int:
 
 def _robustness(args: argparse.Namespace) -> int:
     out = check_writable(args.out)
+    check_out_format(out, (".json",))
     fractions = sweep_fractions(args.n_fractions, args.max_fraction, args.min_fraction)
     table = read_benchmarks(args.benchmarks)
     targets = read_table(args.targets) if args.targets else None

@@ -18,6 +18,7 @@ from .common import (
     add_level_flag,
     add_output_flags,
     atomic_write_text,
+    check_out_format,
     check_writable,
     positive_float,
     print_json,
@@ -223,6 +224,7 @@ def _fit(args) -> int:
     )
 
     out = check_writable(args.out)
+    check_out_format(out, (".json",))
     if args.preset is not None and args.preset not in PRESETS:
         raise InputError(f"--preset must be one of {', '.join(PRESETS)}, got {args.preset!r}")
     if args.steps is not None and args.steps < 0:
@@ -322,6 +324,7 @@ def _predict(args) -> int:
     from ..salience.result import SalienceFit
 
     out = check_writable(args.out)
+    check_out_format(out, (".csv",))
     fit = SalienceFit.from_json(args.fit)
     df = fit.predict_records(read_loss_records(args.losses), level=args.level)
     if out is not None:

@@ -9,6 +9,7 @@ model x benchmark) are pivoted into that shape.
 from __future__ import annotations
 
 import csv
+import warnings
 from importlib import resources
 from pathlib import Path
 
@@ -207,6 +208,8 @@ def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks")
         raw = df[c].replace({"-": np.nan, "": np.nan})
         vals = pd.to_numeric(raw, errors="coerce")
         bad = vals.isna() & raw.notna()
+        if c not in META_COLUMNS and bad.any() and bad.sum() == raw.notna().sum():
+            continue  # a text column (notes, links, dates): kept as text, never a benchmark
         if bad.any():
             i = int(np.argmax(bad.to_numpy()))
             raise InputError(
@@ -231,11 +234,19 @@ def default_metrics(table: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[
     The paper's benchmark names present in the table; otherwise every numeric non-metadata
     column (Arena-Elo and MTBench are never predictors, B.1.2).
     """
-    known = [c for c in (*BASE_METRICS, "Winogrande") if c in table.columns and c not in exclude]
-    if known:
-        return known
     skip = set(META_COLUMNS) | set(NOT_PREDICTORS) | set(exclude)
-    return [c for c in table.columns if c not in skip and pd.api.types.is_numeric_dtype(table[c])]
+    numeric = [c for c in table.columns
+               if c not in skip and pd.api.types.is_numeric_dtype(table[c])]  # fmt: skip
+    known = [c for c in (*BASE_METRICS, "Winogrande") if c in table.columns and c not in exclude]
+    if not known:
+        return numeric
+    left = [c for c in numeric if c not in known]
+    if left:  # never dropped in silence
+        warnings.warn(f"benchmarks: the capability space uses the paper's benchmarks "
+                      f"({', '.join(known)}); numeric column(s) {', '.join(map(repr, left))} "
+                      "are left out (name every predictor with --metrics to use them)",
+                      stacklevel=2)  # fmt: skip
+    return known
 
 
 def check_metrics(
@@ -245,11 +256,29 @@ def check_metrics(
     are imputed), and lie in [0, 1]."""
     for m in metrics:
         if m not in table.columns:
+            if what == "new models":  # a saved fit's predictor the new table lacks
+                raise InputError(f"new models: the table has no column {m!r}, a benchmark the "
+                                 f"fit uses ({', '.join(metrics)})")  # fmt: skip
             raise InputError(
                 f"{what}: unknown metric {m!r}; columns are "
                 f"{', '.join(repr(c) for c in table.columns if c not in META_COLUMNS)}"
             )
-        check_unit_interval(table, m, what, all_missing=all_missing)
+        if not pd.api.types.is_numeric_dtype(table[m]):
+            raise InputError(f"{what}: column {m!r} holds text, not benchmark scores")
+        check_unit_interval(table, m, what, all_missing=all_missing, benchmark=True)
+
+
+def check_observed(table: pd.DataFrame, metrics: list[str], what: str) -> None:
+    """A model with no score on any benchmark of the capability space has nothing to place it
+    by: its PCs would be pure imputation, presented as a forecast (refused, naming it)."""
+    none = np.isnan(table[metrics].to_numpy(float)).all(axis=1)
+    if none.any():
+        names = list(table.loc[none, MODEL])
+        raise InputError(
+            f"{what}: model(s) {', '.join(map(repr, names[:3]))}{' ...' if len(names) > 3 else ''}"
+            f" have no score on any benchmark the capability space uses ({', '.join(metrics)}); "
+            "add their scores or drop them"
+        )
 
 
 def check_unit_interval(
@@ -258,6 +287,8 @@ def check_unit_interval(
     what: str,
     allow_below: bool = False,
     all_missing: bool = False,
+    benchmark: bool = False,
+    raw: pd.Series | None = None,
 ) -> None:
     """Target values in [0, 1]; with `allow_below` (a metric-range-normalised target) values
     below 0 - models below chance - are legal and only values above 1 are refused."""
@@ -267,14 +298,17 @@ def check_unit_interval(
     bad = ((vals < 0) & (not allow_below)) | (vals > 1) | np.isinf(vals)
     if bad.any():
         i = int(np.argmax(bad))
-        hint = (
-            "is above the top of --metric-range"
-            if allow_below
-            else "is outside [0, 1]; rescale it (e.g. --scale 100 for percentages)"
-        )
+        if allow_below:
+            hint = "is above the top of --metric-range"
+        elif benchmark:  # --scale rescales the target only
+            hint = ("is outside [0, 1]; benchmark scores are fractions: divide percentages by "
+                    "100 in the table")  # fmt: skip
+        else:
+            hint = "is outside [0, 1]; rescale it (e.g. --scale 100 for percentages)"
+        shown = vals[i] if raw is None else float(raw.iloc[i])  # the user's own value
         raise InputError(
             f"{what}: column {col!r} row {i + 1} ({table[MODEL].iloc[i]}): value "
-            f"{float(vals[i]):g} {hint}"
+            f"{float(shown):g} {hint}"
         )
 
 

@@ -12,9 +12,7 @@ import pandas as pd
 from ..errors import InputError
 from ..fitting import FitResult, fit_law, squared
 from ..laws.sigmoid import ObservationalSigmoid
-from .data import (
-    MODEL,
-)
+from .data import META_COLUMNS, MODEL
 
 BACKTEST_FRACTIONS = (0.1, 0.2, 0.3)  # strongest training models forecast by `extrapolation_scale`
 
@@ -33,9 +31,18 @@ def merge_targets(
     if dup.any():
         i = int(np.argmax(dup))
         raise InputError(f"{what}: row {i + 1} repeats model {t[MODEL].iloc[i]!r}")
+    clash = [c for c in t.columns if c not in META_COLUMNS and c in benchmarks.columns]
+    if clash:  # which of two columns of one name is the target would be a silent choice
+        raise InputError(f"{what}: column(s) {', '.join(map(repr, clash))} are also in the "
+                         "benchmarks table; rename them in one of the two")  # fmt: skip
     extra = [c for c in t.columns if c != MODEL and c not in benchmarks.columns]
     if not set(t[MODEL]) & set(benchmarks[MODEL]):
         raise InputError(f"{what}: no model name matches the benchmarks table")
+    unknown = [m for m in t[MODEL] if m not in set(benchmarks[MODEL])]
+    if unknown:  # a misspelt model would lose its data point without a word
+        warnings.warn(f"{what}: {len(unknown)} model(s) not in the benchmarks table are "
+                      f"ignored: {', '.join(map(repr, unknown[:3]))}"
+                      f"{' ...' if len(unknown) > 3 else ''}", stacklevel=2)  # fmt: skip
     out = benchmarks.merge(t[[MODEL, *extra]], on=MODEL, how="left")
     for c in extra:
         vals = pd.to_numeric(out[c].replace({"-": np.nan, "": np.nan}), errors="coerce")

@@ -36,6 +36,7 @@ from .data import (
     MODEL,
     SIZE,
     check_metrics,
+    check_observed,
     check_unit_interval,
     default_metrics,
     parse_metric_range,
@@ -105,7 +106,9 @@ class ObservationalScalingLaw(EstimatorDisplay):
         return get_preset(name)
 
     # ---- validation ------------------------------------------------------------------------
-    def _validate(self, table: pd.DataFrame, target: str) -> tuple[pd.DataFrame, list[str]]:
+    def _validate(
+        self, table: pd.DataFrame, target: str, raw=None
+    ) -> tuple[pd.DataFrame, list[str]]:
         if self.x not in X_KINDS:
             raise InputError(f"--x must be one of {', '.join(X_KINDS)}, got {self.x!r}")
         if target not in table.columns:
@@ -126,7 +129,9 @@ class ObservationalScalingLaw(EstimatorDisplay):
             if not metrics:
                 raise InputError("no benchmark metrics left to build the capability space")
             check_metrics(table, metrics)
-        check_unit_interval(table, target, "targets", allow_below=self._range is not None)
+            check_observed(table[table[target].notna()], metrics, "benchmarks")
+        check_unit_interval(table, target, "targets", allow_below=self._range is not None,
+                            raw=raw)  # fmt: skip
         data = table[table[target].notna()].reset_index(drop=True)
         return data, metrics
 
@@ -161,11 +166,12 @@ class ObservationalScalingLaw(EstimatorDisplay):
         """Fit on the training split of the models that have the target; evaluate on the rest."""
         table = merge_targets(read_benchmarks(benchmarks), targets)
         self._range = parse_metric_range(self.metric_range, "metric_range")
+        raw = table[target] if target in table.columns else None
         if self._range is not None and target in table.columns:
             lo, hi = self._range
             table = table.copy()
             table[target] = (table[target].astype(float) - lo) / (hi - lo)
-        data, metrics = self._validate(table, target)
+        data, metrics = self._validate(table, target, raw)
         test = self._split(data, target)
         K = int(self.n_components) if self.x == "pcs" else 1
         dropped: list[str] = []
@@ -307,6 +313,7 @@ class ObservationalScalingLaw(EstimatorDisplay):
         table = read_benchmarks(benchmarks)
         if self.x == "pcs":
             check_metrics(table, res.metrics, "new models", all_missing=True)
+            check_observed(table, res.metrics, "new models")
             return self.space_.transform(table)
         col = FLOPS if self.x == "flops" else SIZE
         raw = table[col].to_numpy(float)

@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..laws.sigmoid import ObservationalSigmoid
 from ..store import Checker
 from .capability import Imputer
-from .data import FLOPS, MODEL, SIZE, check_metrics
+from .data import FLOPS, MODEL, SIZE, check_metrics, check_observed
 
 
 def models_without_target(table: pd.DataFrame, target: str, names: list[str]) -> list[str]:
@@ -64,7 +64,14 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
     needs get ``y_pred`` and ``interval`` None (warned)."""
     if res.x == "pcs":
         check_metrics(table, res.metrics, "new models", res.imputation is not None)
+        check_observed(table, res.metrics, "new models")
         B = table[res.metrics].to_numpy(float)
+        holes = np.isnan(B).any(axis=1)
+        if res.imputation is not None and holes.any():  # imputed, and said so per model
+            names = list(table.loc[holes, MODEL])
+            warnings.warn(f"new models: {int(np.isnan(B).sum())} empty benchmark cell(s) imputed "
+                          f"as the fit does (App. B.3), in {', '.join(names[:3])}"
+                          f"{' ...' if len(names) > 3 else ''}", stacklevel=2)  # fmt: skip
         if res.imputation is not None:
             imp = Imputer.from_dict(res.imputation, len(res.metrics), Checker("saved OSL fit"))
             B = imp.apply(B)

@@ -70,7 +70,8 @@ def enumerate_subsets(
     """
     F, K, _ = G_fam.shape
     if F > 62:
-        raise InputError(f"{F} families; the exact search supports at most 62")
+        raise InputError(f"{F} families; the exact search supports at most 62 (a table without a "
+                         "'Model Family' column makes every model its own family)")  # fmt: skip
     mask = np.zeros(1, np.int64)
     count = np.zeros(1, np.int64)
     nfam = np.zeros(1, np.int64)

@@ -1,0 +1,112 @@
+"""Paths a new user takes through `osl` (and one `salience` output) that once misled (the
+seventh session's user audit): a confident forecast for a model without scores, columns left
+out or refused in silence, messages that named the wrong value or flag."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.errors import InputError
+from lmforecast.osl import ObservationalScalingLaw, read_benchmarks
+
+BENCH = ["MMLU", "ARC-C", "HellaSwag", "Winograd", "TruthfulQA", "XWinograd", "HumanEval"]
+
+
+@pytest.fixture(scope="module")
+def base(shared_dir):
+    return shared_dir / "data/obsscaling/base_llm_benchmark_eval.csv"
+
+
+def _err(cli, *argv, must=()):
+    code, _, err = cli(*argv)
+    assert code == 2, err
+    assert err.strip().splitlines()[-1].startswith("lmforecast: error:"), err
+    for w in must:
+        assert w in err, (w, err)
+    return err
+
+
+def test_a_model_without_any_benchmark_score_is_refused_not_forecast(cli, base, tmp_path):
+    s = pd.read_csv(base)
+    new = s.tail(3).copy()
+    new.loc[new.index[1], BENCH] = np.nan
+    new.to_csv(tmp_path / "new.csv", index=False)
+    fit = tmp_path / "g.json"
+    code, _, err = cli("osl", "fit", "--benchmarks", base, "--target", "GSM8K", "--out", fit,
+                       "--quiet")  # fmt: skip
+    assert code == 0, err
+    name = new["Model"].iloc[1]
+    _err(cli, "osl", "predict", "--fit", fit, "--benchmarks", tmp_path / "new.csv",
+         must=[repr(name), "no score on any benchmark"])  # fmt: skip
+    # a model missing some scores is imputed, and the user is told which
+    new.iloc[[0, 2]].assign(MMLU=[np.nan, 0.5]).to_csv(tmp_path / "holes.csv", index=False)
+    code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks", tmp_path / "holes.csv")
+    assert code == 0 and "imputed" in err and new["Model"].iloc[0] in err, err
+    # fitting on such models is refused too
+    t = read_benchmarks(base)
+    t.loc[:4, BENCH] = np.nan
+    with pytest.raises(InputError, match="no score on any benchmark"):
+        ObservationalScalingLaw().fit(t, "GSM8K")
+
+
+def test_numeric_columns_beside_the_papers_are_named_and_text_columns_kept(base):
+    s = read_benchmarks(base)
+    custom = s[["Model", "Model Family", "MMLU", "ARC-C", "HellaSwag", "GSM8K"]].rename(
+        columns={"ARC-C": "MyArc"}
+    )
+    with pytest.warns(UserWarning, match="'MyArc'"):
+        ObservationalScalingLaw(n_components=2, holdout="none").fit(custom, "GSM8K")
+    raw = pd.read_csv(base).assign(Notes="a note")
+    law = ObservationalScalingLaw(metrics=["MMLU", "ARC-C", "HellaSwag"]).fit(raw, "GSM8K")
+    assert law.result_.metrics == ["MMLU", "ARC-C", "HellaSwag"]
+    with pytest.raises(InputError, match="'Notes' holds text"):
+        ObservationalScalingLaw(metrics=["MMLU", "Notes"]).fit(raw, "GSM8K")
+
+
+def test_the_target_is_no_benchmark_for_missing_cells(cli, base, tmp_path):
+    s = pd.read_csv(base).dropna(subset=["ARC-C", "XWinograd"])
+    s.to_csv(tmp_path / "t.csv", index=False)
+    code, _, err = cli("osl", "fit", "--benchmarks", tmp_path / "t.csv", "--target", "HumanEval",
+                       "--missing", "refuse", "--quiet")  # fmt: skip
+    assert code == 0, err  # HumanEval's empty cells are models without the target, not holes
+
+
+def test_targets_tables_never_lose_a_column_or_a_model_silently(cli, base, tmp_path):
+    s = pd.read_csv(base)
+    t = pd.DataFrame({"Model": s["Model"], "GSM8K": 0.5})
+    t.to_csv(tmp_path / "clash.csv", index=False)
+    _err(cli, "osl", "fit", "--benchmarks", base, "--targets", tmp_path / "clash.csv",
+         "--target", "GSM8K", must=["'GSM8K'", "also in the benchmarks"])  # fmt: skip
+    t = pd.DataFrame({"Model": [*s["Model"][:60], "not-a-model"], "y": 0.3})
+    t.to_csv(tmp_path / "extra.csv", index=False)
+    code, _, err = cli("osl", "fit", "--benchmarks", base, "--targets", tmp_path / "extra.csv",
+                       "--target", "y", "--holdout", "none", "--quiet")  # fmt: skip
+    assert "not-a-model" in err and "ignored" in err, err
+
+
+def test_messages_name_the_users_value_and_a_fix_that_exists(cli, base, tmp_path):
+    err = _err(cli, "osl", "fit", "--benchmarks", base, "--target", "GSM8K", "--metric-range",
+               "0.1,0.5")  # fmt: skip
+    assert "value 0.540561" in err  # the cell as written, not (y - LO) / (HI - LO) = 1.1014
+    pct = pd.read_csv(base)
+    pct["MMLU"] = pct["MMLU"] * 100
+    pct.to_csv(tmp_path / "pct.csv", index=False)
+    err = _err(cli, "osl", "fit", "--benchmarks", tmp_path / "pct.csv", "--target", "GSM8K")
+    assert "divide percentages by 100" in err and "--scale" not in err
+    no_fam = pd.read_csv(base).drop(columns=["Model Family"])
+    no_fam.to_csv(tmp_path / "nofam.csv", index=False)
+    _err(cli, "osl", "select", "--benchmarks", tmp_path / "nofam.csv", "--budget", "12",
+         must=["'Model Family'"])  # fmt: skip
+
+
+def test_outputs_are_refused_under_another_formats_name(cli, base, tmp_path):
+    _err(cli, "osl", "fit", "--benchmarks", base, "--target", "GSM8K", "--out",
+         tmp_path / "o.png", must=["writes JSON", "o.json"])  # fmt: skip
+    assert not (tmp_path / "o.png").exists()
+    code, out, err = cli("osl", "fit", "--benchmarks", base, "--target", "GSM8K", "--out",
+                         tmp_path / "o.json", "--quiet")  # fmt: skip
+    assert code == 0 and json.loads((tmp_path / "o.json").read_text())
