@@ -110,3 +110,20 @@ def test_outputs_are_refused_under_another_formats_name(cli, base, tmp_path):
     code, out, err = cli("osl", "fit", "--benchmarks", base, "--target", "GSM8K", "--out",
                          tmp_path / "o.json", "--quiet")  # fmt: skip
     assert code == 0 and json.loads((tmp_path / "o.json").read_text())
+
+
+def test_python_and_flag_paths_that_were_silent_or_raw(cli, base, tmp_path):
+    from lmforecast.osl import OSLResult, forecast_saved_fit
+
+    law = ObservationalScalingLaw().fit(read_benchmarks(base), "GSM8K")
+    res = OSLResult.from_json(law.result_.to_json())
+    new = read_benchmarks(base).tail(3)
+    with pytest.raises(InputError, match="forecast_saved_fit"):
+        res.predict_interval(new)
+    rows = forecast_saved_fit(res, new, 0.9)
+    assert len(rows) == 3 and all(r["interval"][0] <= r["y_pred"] <= r["interval"][1] for r in rows)
+    long = pd.DataFrame({"model": ["a", "a", "b", "b"], "benchmark": ["MMLU", "ARC-C"] * 2,
+                         "score": [0.5, 0.6, 0.4, 0.3]})  # fmt: skip
+    assert list(read_benchmarks(long)["Model"]) == ["a", "b"]  # `model` read as `Model`
+    _err(cli, "osl", "fit", "--benchmarks", base, "--target", "GSM8K", "--x", "flops", "--pcs",
+         "5", must=["--pcs"])  # fmt: skip

@@ -276,6 +276,8 @@ def _fit(args: argparse.Namespace) -> int:
     metric_range = parse_metric_range(args.metric_range)
     out = check_writable(args.out)
     check_out_format(out, (".json",))
+    if args.x != "pcs" and args.pcs != 3:
+        raise InputError(f"--pcs applies to --x pcs, not --x {args.x} (one predictor)")
     table = _read_benchmarks(args)
     targets = read_table(args.targets) if args.targets else None
     table = merge_targets(table, targets)

@@ -18,6 +18,7 @@ from .data import (
 )
 from .fit import merge_targets
 from .model import ObservationalScalingLaw
+from .newmodels import forecast_saved_fit
 from .posttraining import PostTrainingGap, post_training_gap
 from .presets import PRESETS, PreregisteredLaw, get_preset
 from .result import OSLResult
@@ -52,6 +53,7 @@ __all__ = [
     "capability_table",
     "cutoff_split",
     "family_fits",
+    "forecast_saved_fit",
     "list_split",
     "load_table_b1",
     "load_table_b2",

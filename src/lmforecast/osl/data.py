@@ -179,6 +179,10 @@ def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks")
         check_row_lengths(source, what)
     df = source.copy() if isinstance(source, pd.DataFrame) else read_table(source)
     df.columns = [str(c).strip() for c in df.columns]
+    if MODEL not in df.columns:  # `model` / `MODEL`, as tidy tables often spell it
+        alias = [c for c in df.columns if c.lower() == MODEL.lower()]
+        if len(alias) == 1:
+            df = df.rename(columns={alias[0]: MODEL})
     check_columns(df, [MODEL], what)
     lower = {c.lower() for c in df.columns}
     if any(c in lower for c in _LONG_BENCH) and not any(m in df.columns for m in BASE_METRICS):

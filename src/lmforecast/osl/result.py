@@ -170,6 +170,10 @@ class OSLResult(SummaryDisplay):
         self._check_intervals(level)
         if kind not in ("prediction", "confidence"):
             raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        if isinstance(X, pd.DataFrame):  # a benchmark table, not predictors
+            raise InputError("OSLResult.predict_interval takes predictors (PCs, or log10 FLOPs "
+                             "/ size); for a benchmark table use lmforecast.osl."
+                             "forecast_saved_fit(result, table, level)")  # fmt: skip
         X = np.atleast_2d(np.asarray(X, float))
         law = ObservationalSigmoid(self.n_components)
         th = np.asarray(self.fit.theta, float)[None, :]
