@@ -83,11 +83,12 @@ def runs_table(runs, *, N=None, D=None, C=None, loss=None, cols=None) -> pd.Data
 
 
 def positive_nd(N, D) -> tuple[np.ndarray, np.ndarray]:
-    """N and D as float arrays; a value that is not finite and > 0 is an InputError naming it
-    (the laws' logarithms would otherwise return nan with numpy warnings)."""
+    """N and D as float arrays; a value that is not > 0 (or NaN) is an InputError naming it (the
+    laws' logarithms would otherwise return nan with numpy warnings). +inf is kept: the law's
+    limit (infinite data, as the distillation ratios use it)."""
     N, D = np.asarray(N, float), np.asarray(D, float)
     for name, v in (("N", N), ("D", D)):
-        bad = ~(np.isfinite(v) & (v > 0))
+        bad = ~(v > 0)  # NaN, 0, negatives, -inf
         if bad.any():
-            raise InputError(f"{name} must be finite and > 0, got {v[bad].ravel()[0]:g}")
+            raise InputError(f"{name} must be > 0, got {v[bad].ravel()[0]:g}")
     return N, D
