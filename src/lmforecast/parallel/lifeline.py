@@ -85,9 +85,21 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _is_resource_tracker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"resource_tracker" in fh.read()
+    except OSError:
+        return False
+
+
 def end_children(grace_s: float = GRACE_S) -> None:
-    """Terminate every descendant of this process: SIGTERM, then SIGKILL after `grace_s`."""
-    kids = _children(os.getpid())
+    """Terminate every descendant of this process: SIGTERM, then SIGKILL after `grace_s`.
+
+    loky's resource tracker is left to exit with this process (it does when its pipe closes):
+    killed, it was relaunched by the unwinding pool and the new one printed a KeyError
+    traceback for a semaphore it never saw."""
+    kids = [k for k in _children(os.getpid()) if not _is_resource_tracker(k)]
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for k in kids:
             try:
