@@ -235,8 +235,9 @@ def read_benchmarks(source: str | Path | pd.DataFrame, what: str = "benchmarks")
 def default_metrics(table: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[str]:
     """Benchmark columns used for the capability space when none are named.
 
-    The paper's benchmark names present in the table; otherwise every numeric non-metadata
-    column (Arena-Elo and MTBench are never predictors, B.1.2).
+    The paper's benchmark names present in the table (other numeric columns are named in a
+    warning, never dropped in silence); otherwise every numeric non-metadata column (Arena-Elo
+    and MTBench are never predictors, B.1.2; a column of text only is never one).
     """
     skip = set(META_COLUMNS) | set(NOT_PREDICTORS) | set(exclude)
     numeric = [c for c in table.columns
