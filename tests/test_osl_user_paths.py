@@ -127,3 +127,19 @@ def test_python_and_flag_paths_that_were_silent_or_raw(cli, base, tmp_path):
     assert list(read_benchmarks(long)["Model"]) == ["a", "b"]  # `model` read as `Model`
     _err(cli, "osl", "fit", "--benchmarks", base, "--target", "GSM8K", "--x", "flops", "--pcs",
          "5", must=["--pcs"])  # fmt: skip
+
+
+def test_flags_that_a_preset_or_a_fit_figure_cannot_use_are_refused(cli, base, tmp_path):
+    from lmforecast import examples
+
+    _err(cli, "osl", "predict", "--preset", "gsm-cot", "--benchmarks", base, "--level", "0.5",
+         must=["--level", "--preset"])  # fmt: skip
+    ex = examples.path("salience/texts.jsonl").parent
+    fit = tmp_path / "s.json"
+    code, _, err = cli("salience", "fit", "--texts", ex / "texts.jsonl", "--losses",
+                       ex / "losses.jsonl", "--scores", ex / "scores.csv", "--task", "reasoning",
+                       "--random-accuracy", "0.25", "--steps", "0", "--out", fit)  # fmt: skip
+    assert code == 0, err
+    code, _, err = cli("salience", "plot", "--fit", fit, "--kind", "fit", "--texts",
+                       ex / "texts.jsonl", "--out", tmp_path / "f.png")  # fmt: skip
+    assert code == 0 and "warning: --texts and --text-id apply to --kind weights" in err, err

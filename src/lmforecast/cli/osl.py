@@ -340,6 +340,9 @@ def _predict_fit(args: argparse.Namespace) -> int:
 def _predict(args: argparse.Namespace) -> int:
     if args.fit is not None:
         return _predict_fit(args)
+    if args.level != 0.9:  # a preset has no interval to give at any level
+        raise InputError("--level applies to --fit; a --preset (Table C.1) publishes no "
+                         "uncertainty, so its forecasts have no interval")  # fmt: skip
     law = get_preset(args.preset)
     df = law.predictions(read_benchmarks(args.benchmarks))
     obj = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 
 from ..errors import InputError
@@ -402,6 +403,9 @@ def _plot(args: argparse.Namespace) -> int:
 
     out = check_writable(args.out)
     _check_figure_format(out, html_ok=args.kind == "weights")
+    if args.kind == "fit" and (args.texts or args.text_id):  # unused, and said so
+        warnings.warn("--texts and --text-id apply to --kind weights; --kind fit does not use "
+                      "them", stacklevel=2)  # fmt: skip
     fits = [SalienceFit.from_json(f) for f in args.fit]
     if args.kind == "fit":
         _save_figure(fit_figure(fits[0]) if len(fits) == 1 else tasks_figure(fits), out)
