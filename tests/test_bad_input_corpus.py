@@ -861,6 +861,78 @@ case("ledger-show-not-ledger", "ledger show --ledger notaledger.db", NOT_LEDGER)
 case("ledger-export-not-ledger", "ledger export --ledger notaledger.db --out x.csv", NOT_LEDGER)
 
 
+# -- the seventh session's user audit
+def _pythia_table(name, fn=None):
+    def setup(w):
+        from lmforecast.data.evals import load_pythia
+
+        e = load_pythia()
+        e = e[e["model"].isin(["pythia-70m", "pythia-160m", "pythia-410m", "pythia-1b"])
+              & e["task"].isin(["piqa", "lambada_openai"])].reset_index(drop=True)  # fmt: skip
+        (fn(e) if fn else e).to_csv(w / name, index=False)
+
+    return setup
+
+
+def _harness(w):
+    args = "pretrained=EleutherAI/pythia-160m,revision=step1000"
+    doc = {"results": {"piqa": {"acc,none": 0.6, "acc_stderr,none": 0.01}},
+           "config": {"model_args": args}}  # fmt: skip
+    (w / "h.json").write_text(json.dumps(doc))
+
+
+def _osl_fit_and_holes(w):
+    from lmforecast.osl import ObservationalScalingLaw, read_benchmarks
+
+    law = ObservationalScalingLaw().fit(read_benchmarks(w / "bench.csv"), "HumanEval")
+    (w / "osl.json").write_text(law.result_.to_json())
+    t = pd.read_csv(w / "bench.csv").tail(2)
+    t.loc[t.index[0], [c for c in t.columns if c not in ("Model", "Model Family")]] = np.nan
+    t.to_csv(w / "holes.csv", index=False)
+
+
+case("backtest-suite-plot", "backtest runs.csv --suite --plot s.png")
+case("backtest-suite-cutoffs", "backtest runs.csv --suite --cutoffs 1e20")
+case("backtest-compute-col-missing", "backtest runs.csv --compute-col flops")
+case("backtest-min-train-0", "backtest runs.csv --min-train 0")
+case("backtest-plot-format", "backtest runs.csv --form chinchilla --plot bt.xyz")
+case("supervised-fit-dc-replicates",
+     "supervised fit runs.csv --form data-constrained --replicates mean")  # fmt: skip
+case("downstream-fit-bootstrap-1", "downstream fit --evals pythia --task piqa --bootstrap 1 "
+     "--out d.json")  # fmt: skip
+case("downstream-backtest-bare-chance-two-tasks",
+     "downstream backtest --evals pythia --task piqa,arc_easy --fit-models "
+     "pythia-70m,pythia-160m,pythia-410m --target pythia-1b --chance 50")  # fmt: skip
+case(
+    "downstream-fit-missing-value",
+    "downstream fit --evals ev_na.csv --task piqa",
+    _pythia_table("ev_na.csv", lambda e: e.assign(value=e["value"].where(e.index != 5))),
+)
+case(
+    "downstream-fit-negative-stderr",
+    "downstream fit --evals ev_se.csv --task piqa",
+    _pythia_table("ev_se.csv", lambda e: e.assign(stderr=e["stderr"].where(e.index != 3, -0.3))),
+)
+case(
+    "downstream-fit-model-without-rows",
+    "downstream fit --evals ev_lost.csv --task piqa --models pythia-70m,pythia-160m,pythia-1b",
+    _pythia_table("ev_lost.csv", lambda e: e[~((e.model == "pythia-1b") & (e.task == "piqa"))]),
+)
+case("flp-fit-evals-threshold", "flp fit --evals pythia --task piqa --threshold 30")
+case("flp-fit-runs-models", FLP_FIT + " flp_runs.csv --models foo")
+case("evals-import-misspelt-task", "evals import h.json --task piqa,piqaa --out ev.csv", _harness)
+case("osl-fit-out-png", "osl fit --benchmarks bench.csv --target HumanEval --out o.png")
+case("osl-fit-pcs-with-flops", "osl fit --benchmarks bench.csv --target HumanEval --x flops "
+     "--pcs 5")  # fmt: skip
+case("osl-predict-preset-level", "osl predict --preset word-unscramble --benchmarks bench.csv "
+     "--level 0.5")  # fmt: skip
+case("osl-predict-model-without-scores", "osl predict --fit osl.json --benchmarks holes.csv",
+     _osl_fit_and_holes)  # fmt: skip
+case("osl-fit-targets-clash", "osl fit --benchmarks bench.csv --targets clash.csv --target MMLU",
+     edit_csv("bench.csv", "clash.csv", lambda df: df[["Model", "MMLU"]]))  # fmt: skip
+case("salience-predict-out-json", SAL_P + " sal.json --out p.json")
+
+
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(cli, work, cid, argv, setup):
     import shlex

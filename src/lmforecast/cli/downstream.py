@@ -126,8 +126,9 @@ def add_evals_fit_flags(
 def fit_from_evals(args) -> int:
     """Handler of `downstream fit` and `flp fit --evals`."""
     out = check_writable(args.out)
-    if args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.bootstrap < 0 or args.bootstrap == 1:
+        raise InputError(f"--bootstrap must be 0 (no interval) or >= 2 (an interval needs "
+                         f"replicates), got {args.bootstrap}")  # fmt: skip
     method = args.method or DEFAULT_METHOD
     if method not in METHODS:
         raise InputError(f"--method {method!r} does not apply to --evals; use one of "

@@ -278,11 +278,12 @@ def check_observed(table: pd.DataFrame, metrics: list[str], what: str) -> None:
     by: its PCs would be pure imputation, presented as a forecast (refused, naming it)."""
     none = np.isnan(table[metrics].to_numpy(float)).all(axis=1)
     if none.any():
-        names = list(table.loc[none, MODEL])
+        i = int(np.argmax(none))
+        more = f" (and {int(none.sum()) - 1} more)" if none.sum() > 1 else ""
         raise InputError(
-            f"{what}: model(s) {', '.join(map(repr, names[:3]))}{' ...' if len(names) > 3 else ''}"
-            f" have no score on any benchmark the capability space uses ({', '.join(metrics)}); "
-            "add their scores or drop them"
+            f"{what}: row {i + 1} (model {table[MODEL].iloc[i]!r}){more} has no score on any "
+            f"benchmark the capability space uses ({', '.join(metrics)}); add its scores or "
+            "drop it"
         )
 
 

@@ -317,8 +317,8 @@ def read_harness(
     if absent:  # a misspelt --task is not dropped in silence
         found = sorted(set(df["task"]))
         more = " ..." if len(found) > 12 else ""
-        raise InputError(f"task(s) {', '.join(map(repr, absent))} in no results file (found "
-                         f"{', '.join(found[:12])}{more})")  # fmt: skip
+        raise InputError(f"task(s) {', '.join(map(repr, absent))} (--task) in no results file "
+                         f"(found {', '.join(found[:12])}{more})")  # fmt: skip
     registry = models_registry(models).set_index("model")
     unknown = [m for m in df["model"].unique() if m not in registry.index]
     if unknown:
