@@ -12,7 +12,9 @@ from .common import (
     atomic_write_bytes,
     atomic_write_text,
     check_writable,
+    figure_format,
     print_json,
+    refuse_flags,
     require_runs,
 )
 from .flags import add_max_rows_flag, check_max_rows
@@ -65,20 +67,6 @@ def register(sub) -> None:
     p.set_defaults(handler=_backtest)
 
 
-PLOT_FORMATS = ("png", "pdf", "svg")
-
-
-def _plot_format(path) -> str:
-    """The figure format named by --plot's extension (png, pdf, svg; none: png)."""
-    if path is None:
-        return "png"
-    ext = path.suffix.lower().lstrip(".") or "png"
-    if ext not in PLOT_FORMATS:
-        raise InputError(f"--plot {str(path)!r}: unknown figure format {ext!r}; use .png, .pdf "
-                         "or .svg")  # fmt: skip
-    return ext
-
-
 def _parse_cutoffs(text: str | None) -> list[float] | None:
     if text is None:
         return None
@@ -124,7 +112,7 @@ def _backtest(args) -> int:
 
     out = check_writable(args.out)
     plot = check_writable(args.plot)
-    fmt = _plot_format(plot)
+    fmt = "png" if plot is None else figure_format(plot, flag="--plot")
     if args.n_cutoffs < 1:
         raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
     if args.min_train < 1:
@@ -133,13 +121,11 @@ def _backtest(args) -> int:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     cutoffs = _parse_cutoffs(args.cutoffs)
     if args.suite:  # flags of the rolling-origin backtest that a suite table does not use
-        unused = {"--plot": args.plot is not None, "--cutoffs": args.cutoffs is not None,
-                  "--n-cutoffs": args.n_cutoffs != 4, "--min-train": args.min_train != 8,
-                  "--no-baselines": args.no_baselines}  # fmt: skip
-        given = [flag for flag, on in unused.items() if on]
-        if given:
-            raise InputError(f"{', '.join(given)} does not apply to --suite (its splits and "
-                             "simple laws are fixed: docs/trust.md)")  # fmt: skip
+        refuse_flags({"--plot": args.plot is not None, "--cutoffs": args.cutoffs is not None,
+                      "--n-cutoffs": args.n_cutoffs != 4, "--min-train": args.min_train != 8,
+                      "--no-baselines": args.no_baselines},
+                     "does not apply to --suite (its splits and simple laws are fixed: "
+                     "docs/trust.md)")  # fmt: skip
     data = load_runs(args)
     if args.suite:
         return _suite(args, data, out)

@@ -72,6 +72,30 @@ def check_writable(path: str | Path | None, inputs=(), flag: str = "--out") -> P
     return Path(path)
 
 
+def figure_format(out: Path, html_ok: bool = False, flag: str = "--out") -> str:
+    """The figure format `out`'s extension names (png when it has none), checked before any
+    work: one matplotlib writes, or html where an HTML page is offered."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = out.suffix.lower().lstrip(".") or "png"
+    known = set(FigureCanvasBase.get_supported_filetypes())
+    if suffix in known or (html_ok and suffix in ("html", "htm")):
+        return suffix
+    extra = ", html" if html_ok else ""
+    raise InputError(
+        f"{flag} {out}: unknown figure format {suffix!r}; use one of "
+        f"{', '.join(sorted(known))}{extra}"
+    )
+
+
+def refuse_flags(given: dict[str, bool], why: str) -> None:
+    """One error naming every flag in `given` that was set (True) where it does not apply:
+    a flag is refused, never ignored."""
+    on = [flag for flag, is_set in given.items() if is_set]
+    if on:
+        raise InputError(f"{', '.join(on)} {why}")
+
+
 # extensions that name a file format: an output written in another format under one of them
 # (JSON in `x.png`) is refused; names without a known extension are written as given
 KNOWN_FORMATS = {".json": "JSON", ".jsonl": "JSONL", ".ndjson": "JSONL", ".csv": "CSV",

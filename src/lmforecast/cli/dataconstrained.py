@@ -17,6 +17,7 @@ from .common import (
     emit,
     positive_float,
     print_json,
+    refuse_flags,
     require_runs,
 )
 
@@ -53,14 +54,11 @@ def fit_from_args(args: argparse.Namespace) -> int:
     if args.bootstrap is not None and args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     # flags of the N, D forms that this law's own estimator does not take (never ignored)
-    other = {"--replicates": args.replicates is not None, "--fix": bool(args.fix),
-             "--calibration": args.calibration != "prior", "--loss": args.loss != "huber",
-             "--no-stack": args.no_stack, "--n-cutoffs": args.n_cutoffs != 4}  # fmt: skip
-    given = [flag for flag, on in other.items() if on]
-    if given:
-        raise InputError(f"{', '.join(given)} does not apply to --form data-constrained (it fits "
-                         "every row, seed replicates included, by Huber on log loss: "
-                         "docs/datablations.md)")  # fmt: skip
+    refuse_flags({"--replicates": args.replicates is not None, "--fix": bool(args.fix),
+                  "--calibration": args.calibration != "prior", "--loss": args.loss != "huber",
+                  "--no-stack": args.no_stack, "--n-cutoffs": args.n_cutoffs != 4},
+                 "does not apply to --form data-constrained (it fits every row, seed replicates "
+                 "included, by Huber on log loss: docs/datablations.md)")  # fmt: skip
     df = read_table(require_runs(args))
     n_boot = (
         0

@@ -21,6 +21,7 @@ from .common import (
     emit,
     positive_float,
     print_json,
+    refuse_flags,
 )
 from .downstream import add_evals_fit_flags, fit_from_evals, predict_from_fit
 from .flp_inputs import _columns, _load, _read, _table_flags
@@ -159,13 +160,11 @@ def _flp_fit(args) -> int:
         return fit_from_evals(args)
     if args.runs is None:
         raise InputError("the following arguments are required: --runs (or --evals)")
-    only_evals = {"--models": args.models is not None, "--loss-task": args.loss_task != "auto",
+    refuse_flags({"--models": args.models is not None, "--loss-task": args.loss_task != "auto",
                   "--loss-metric": args.loss_metric is not None, "--metric": args.metric != "acc",
-                  "--stage1": args.stage1 != "saturating"}  # fmt: skip
-    given = [flag for flag, on in only_evals.items() if on]
-    if given:
-        raise InputError(f"{', '.join(given)} applies only with --evals TABLE (a --runs fit "
-                         "reads its score from the --task column)")  # fmt: skip
+                  "--stage1": args.stage1 != "saturating"},
+                 "applies only with --evals TABLE (a --runs fit reads its score from the --task "
+                 "column)")  # fmt: skip
     args.method = args.method or "flp"
     if args.method not in METHODS:
         raise InputError(f"--method {args.method!r} needs --evals; with --runs use one of "

@@ -21,6 +21,7 @@ from .common import (
     atomic_write_text,
     check_out_format,
     check_writable,
+    figure_format,
     positive_float,
     print_json,
 )
@@ -402,7 +403,7 @@ def _plot(args: argparse.Namespace) -> int:
     from ..salience.result import SalienceFit
 
     out = check_writable(args.out)
-    _check_figure_format(out, html_ok=args.kind == "weights")
+    figure_format(out, html_ok=args.kind == "weights")
     if args.kind == "fit" and (args.texts or args.text_id):  # unused, and said so
         warnings.warn("--texts and --text-id apply to --kind weights; --kind fit does not use "
                       "them", stacklevel=2)  # fmt: skip
@@ -429,21 +430,6 @@ def _plot(args: argparse.Namespace) -> int:
         _save_figure(weights_figure(texts[tid], off, w, title=f"{fit.task}: {tid}"), out)
     print(f"wrote {out} (salience weights on text {tid})")
     return 0
-
-
-def _check_figure_format(out: Path, html_ok: bool) -> None:
-    """--out's extension names a format matplotlib writes (or .html for weights), before work."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    suffix = out.suffix.lower().lstrip(".") or "png"
-    known = set(FigureCanvasBase.get_supported_filetypes())
-    if suffix in known or (html_ok and suffix in ("html", "htm")):
-        return
-    extra = ", html" if html_ok else ""
-    raise InputError(
-        f"--out {out}: unknown figure format {suffix!r}; use one of "
-        f"{', '.join(sorted(known))}{extra}"
-    )
 
 
 def _save_figure(fig, out: Path) -> None:
