@@ -94,6 +94,19 @@ def test_auto_form_falls_back_when_sizes_cannot_identify_gamma():
     assert m2.form_ == "chinchilla-gamma"
 
 
+def test_auto_form_needs_more_runs_than_gamma_parameters():
+    # a ladder of one run per size (the final checkpoint of each) spanning two decades of D/N:
+    # enough sizes and range for gamma, but 5 runs for its 6 parameters (refused before)
+    sizes = (2e7, 5e7, 1e8, 2e8, 5e8, 1e9)
+    df = _runs(sizes=sizes, ratios=(20,)).iloc[:5].copy()
+    df["D"] = df["N"] * np.logspace(0.5, 2.5, 5)
+    with pytest.warns(UserWarning, match="5 runs"):
+        m = SupervisedScalingLaw(bootstrap=5).fit(df)
+    assert m.form_ == "chinchilla" and ">= 7 runs" in m.result_.meta["form_reason"]
+    lo, hi = m.predict_interval(1e9, 2e10)
+    assert np.isfinite(lo) and lo < m.predict(1e9, 2e10) < hi
+
+
 def test_fix_pins_a_parameter_and_refuses_unknown_or_out_of_bounds():
     df = _runs()
     m = SupervisedScalingLaw("chinchilla-gamma", intervals=False, fixed={"gamma": 1.0}).fit(df)

@@ -74,15 +74,17 @@ def suite_forecasts(
     level: float = 0.9,
     splits: Sequence[str] = SPLITS,
     progress=None,
+    min_train: int = 8,
 ) -> pd.DataFrame:
     """Forecasts of every method on every split of every sub-suite: columns suite, sub, split,
     method, N, D, truth, forecast, lower, upper, r (distance beyond the fitted runs) and, where a
-    fitted method exposes ``terms(test)``, its interval terms (noise, s_boot)."""
+    fitted method exposes ``terms(test)``, its interval terms (noise, s_boot). A split fits at
+    least `min_train` runs."""
     frames = []
     for suite, subs in suites.items():
         for sub, runs in subs.items():
             runs = runs.reset_index(drop=True)
-            for split, tr, te in suite_splits(runs, splits=splits):
+            for split, tr, te in suite_splits(runs, splits=splits, min_train=min_train):
                 train, test = runs[tr], runs[te]
                 r = distance(train, test)
                 for m in methods:

@@ -348,8 +348,9 @@ def fit_law(
                 break
             f_prev, ok_prev = f_b, ok2
 
-    tol = 1e-6 * abs(f_b) + 1e-300
-    n_at_best = int(np.sum(objs - f_b <= tol * 10))
+    # starts that reached the best polished basin (restarts may lower f_b below all of them)
+    f_min = float(np.min(objs))
+    n_at_best = int(np.sum(objs - f_min <= 1e-5 * abs(f_min) + 1e-300))
     if not converged:
         warnings.warn(
             f"{law.name} fit did not converge ({msg}); returning the best parameters found",

@@ -2,7 +2,8 @@
 
 - `choose_form("auto", data)`: the default form, gated on what the runs can identify (docs/trust.md
   gives the evidence): `chinchilla-gamma`'s extra exponent needs at least GAMMA_MIN_SIZES distinct
-  model sizes and a tokens-per-parameter range D/N of at least GAMMA_MIN_DN_DECADES decades;
+  model sizes, a tokens-per-parameter range D/N of at least GAMMA_MIN_DN_DECADES decades and
+  GAMMA_MIN_RUNS runs (its 6 parameters and one more);
   otherwise `chinchilla`; with fewer than CHINCHILLA_RUNS runs, the 1-D compute law `compute`
   (fewer than COMPUTE_RUNS: refused).
   Either way the choice and its reason are stored in the fit.
@@ -30,6 +31,7 @@ from ..laws.compute_power import ComputeND
 AUTO = "auto"
 GAMMA_MIN_SIZES = 5
 GAMMA_MIN_DN_DECADES = 1.0
+GAMMA_MIN_RUNS = 7  # chinchilla-gamma's 6 parameters and one run more to show the scatter
 CHINCHILLA_RUNS = 5  # fewer distinct runs: the 1-D compute law (form "compute")
 COMPUTE_RUNS = 4  # fewer: refused
 NO_SPLIT = ("the 1-D compute law depends on 6ND only: it has no compute-optimal N/D split (fit "
@@ -62,15 +64,16 @@ def choose_form(form: str, data: pd.DataFrame) -> tuple[str, str]:
             f"{CHINCHILLA_RUNS} parameters); the 1-D compute law E + A (6ND)^-a has 3 and no "
             "compute-optimal N/D split"
         )
-    if n_sizes >= GAMMA_MIN_SIZES and dec >= GAMMA_MIN_DN_DECADES:
+    if n_sizes >= GAMMA_MIN_SIZES and dec >= GAMMA_MIN_DN_DECADES and len(data) >= GAMMA_MIN_RUNS:
         return "chinchilla-gamma", (
             f"chinchilla-gamma: {n_sizes} model sizes and D/N over {dec:.2g} decades identify "
             "its extra exponent"
         )
     return "chinchilla", (
-        f"chinchilla (simpler): {n_sizes} model size(s) and D/N over {dec:.2g} decades cannot "
-        f"identify chinchilla-gamma's extra exponent (needs >= {GAMMA_MIN_SIZES} sizes and "
-        f">= {GAMMA_MIN_DN_DECADES:g} decade of D/N)"
+        f"chinchilla (simpler): {len(data)} runs at {n_sizes} model size(s) with D/N over "
+        f"{dec:.2g} decades cannot identify chinchilla-gamma's extra exponent (needs >= "
+        f"{GAMMA_MIN_SIZES} sizes, >= {GAMMA_MIN_DN_DECADES:g} decade of D/N and >= "
+        f"{GAMMA_MIN_RUNS} runs)"
     )
 
 
