@@ -373,3 +373,14 @@ def test_zoo_backtest_beats_naive_baselines_and_reports_coverage():
         assert mae < 0.5 * g["err_supervised_baseline"].abs().mean()
         assert mae < 0.5 * g["err_teacher_baseline"].abs().mean()
     assert np.all(bt["lo"] <= bt["hi"]) and bt["covered"].sum() >= 9
+
+
+def test_plan_interval_holds_the_plan_with_few_draws(preset):
+    # with a handful of draws the percentiles alone can miss the plan they are an interval of
+    for scenario in ("teacher-pretraining-inference", "teacher-inference"):
+        p = plan_distillation(preset, 3e9, [1e21, 1e22, 1e23], scenario)
+        iv = plan_interval(preset, 3e9, [1e21, 1e22, 1e23], scenario, max_draws=3)
+        for k, (lo, hi) in iv.items():
+            v = np.asarray(getattr(p, k), float)
+            assert np.all(lo <= v) and np.all(v <= hi), k
+            assert np.any(hi > lo), k  # still an interval, not the point

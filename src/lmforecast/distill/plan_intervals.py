@@ -55,7 +55,9 @@ def plan_interval(
     `model.noise_scale_` added on log L_S, as in `predict_interval`); the allocations (D_S*,
     N_T*, D_T*, L_T*) are confidence intervals of the optimiser's choice. Allocations pinned by
     the scenario (D_S* in the best case, D_T* at its bound with teacher inference) come out
-    degenerate. Returns {key: (lo, hi)} for PLAN_INTERVAL_KEYS, arrays of the broadcast shape.
+    degenerate. Each interval is widened to hold the plan itself where the draws' percentiles
+    miss it (few draws, or an optimum at a bound). Returns {key: (lo, hi)} for
+    PLAN_INTERVAL_KEYS, arrays of the broadcast shape.
     """
     _check_draw_args(level)
     outs: dict[str, list] = {k: [] for k in PLAN_INTERVAL_KEYS}
@@ -74,6 +76,8 @@ def plan_interval(
         T = np.stack(v).reshape(len(v), -1)
         sigma = model.noise_scale_ if k == "student_loss" else 0.0
         lo, hi = interval_from_draws(T, sigma, level)
+        point = np.asarray(getattr(p, k), float).ravel()
+        lo, hi = np.fmin(np.exp(lo), point), np.fmax(np.exp(hi), point)  # holds the plan itself
         shape = np.shape(getattr(p, k))
-        res[k] = (np.exp(lo).reshape(shape), np.exp(hi).reshape(shape))
+        res[k] = (lo.reshape(shape), hi.reshape(shape))
     return res
