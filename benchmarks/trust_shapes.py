@@ -58,10 +58,12 @@ SHAPES = {
 }
 
 
-def shape_suites(shared: Path) -> dict:
+def shape_suites(shared: Path, suites=None) -> dict:
     """{suite: {"sub/shape": ladder}} for every ladder of at least MIN_SIZES sizes."""
     out: dict = {}
     for suite, subs in load_all(shared).items():
+        if suites is not None and suite not in suites:
+            continue
         for sub, df in subs.items():
             for shape, make in SHAPES.items():
                 lad = make(df)
@@ -70,7 +72,7 @@ def shape_suites(shared: Path) -> dict:
     return out
 
 
-def run(shared: Path) -> pd.DataFrame:
+def run(shared: Path, suites=None) -> pd.DataFrame:
     """The default's forecasts (with its interval terms) of the largest one and two sizes."""
     from lmforecast.backtest.suites import suite_forecasts
     from lmforecast.supervised.adapter import SupervisedAdapter
@@ -80,7 +82,7 @@ def run(shared: Path) -> pd.DataFrame:
 
     with warnings.catch_warnings(), single_blas_thread():
         warnings.simplefilter("ignore")
-        f = suite_forecasts(shape_suites(shared), [SupervisedAdapter(name="default")],
+        f = suite_forecasts(shape_suites(shared, suites), [SupervisedAdapter(name="default")],
                             splits=("size-1", "size-2"), min_train=5, progress=prog)  # fmt: skip
     f["shape"] = f["sub"].str.rsplit("/", n=1).str[-1]
     return f
