@@ -93,3 +93,16 @@ def test_salience_head_summary_reports_the_selected_step():
     assert f"<pre>{html.escape(text)}</pre>" in est._repr_html_()
     with pytest.raises(ValueError, match="not fitted"):
         CapabilitySalience(0.25).summary()
+
+
+def test_preset_estimators_repr_as_the_call_that_builds_them():
+    from lmforecast.distill import DistillationScalingLaw
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    d = DistillationScalingLaw.from_preset("busbridge2025")
+    assert repr(d) == "DistillationScalingLaw.from_preset('busbridge2025')"
+    s = SupervisedScalingLaw.from_preset("hoffmann2022")
+    assert repr(s) == "SupervisedScalingLaw.from_preset('hoffmann2022')"
+    assert eval(repr(s), {"SupervisedScalingLaw": SupervisedScalingLaw}).params_ == s.params_
+    # a fit to runs still shows its constructor arguments
+    assert repr(SupervisedScalingLaw(form="chinchilla")) == "SupervisedScalingLaw(form='chinchilla')"

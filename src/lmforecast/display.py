@@ -32,7 +32,12 @@ def _short(value) -> str:
 
 
 def estimator_repr(obj) -> str:
-    """``Class(arg=value, ...)`` over the constructor arguments that differ from the defaults."""
+    """``Class(arg=value, ...)`` over the constructor arguments that differ from the defaults;
+    ``Class.from_preset('name')`` for an estimator built from published coefficients."""
+    res = getattr(obj, "result_", None)
+    preset = (getattr(res, "meta", None) or {}).get("preset")
+    if isinstance(preset, str) and hasattr(type(obj), "from_preset"):
+        return f"{type(obj).__name__}.from_preset({preset!r})"
     parts = []
     params = inspect.signature(type(obj).__init__).parameters
     stored = getattr(obj, "_param_attrs", {})  # argument -> attribute, where the names differ
