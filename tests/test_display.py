@@ -105,4 +105,6 @@ def test_preset_estimators_repr_as_the_call_that_builds_them():
     assert repr(s) == "SupervisedScalingLaw.from_preset('hoffmann2022')"
     assert eval(repr(s), {"SupervisedScalingLaw": SupervisedScalingLaw}).params_ == s.params_
     # a fit to runs still shows its constructor arguments
-    assert repr(SupervisedScalingLaw(form="chinchilla")) == "SupervisedScalingLaw(form='chinchilla')"
+    assert (
+        repr(SupervisedScalingLaw(form="chinchilla")) == "SupervisedScalingLaw(form='chinchilla')"
+    )
