@@ -931,6 +931,9 @@ case("osl-predict-model-without-scores", "osl predict --fit osl.json --benchmark
 case("osl-fit-targets-clash", "osl fit --benchmarks bench.csv --targets clash.csv --target MMLU",
      edit_csv("bench.csv", "clash.csv", lambda df: df[["Model", "MMLU"]]))  # fmt: skip
 case("salience-predict-out-json", SAL_P + " sal.json --out p.json")
+# eighth session's audit: a mistyped flag's value was taken for a second runs table
+case("mistyped-flag-with-value", "supervised fit --runs runs.csv --loss_col loss")
+case("mistyped-flag-backtest", "backtest --runs runs.csv --bootstraps 3")
 
 
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])

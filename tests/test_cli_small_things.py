@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from lmforecast.examples import path as example_path
 
 
@@ -38,3 +40,25 @@ def test_salience_plot_says_what_it_wrote(cli, tmp_path):
     code, out, _ = cli("salience", "plot", "--fit", fit, "--texts",
                        example_path(s + "texts.jsonl"), "--out", html)  # fmt: skip
     assert code == 0 and html.exists() and f"wrote {html}" in out
+
+
+def test_mistyped_flag_is_named_with_the_flag_it_resembles(tmp_path, capsys):
+    # `--loss_col val_loss` used to read as a second runs table ("given twice ... val_loss")
+    from lmforecast.cli.main import main
+
+    runs = tmp_path / "runs.csv"
+    runs.write_text("N,D,loss\n1e8,2e9,3.0\n2e8,4e9,2.8\n4e8,8e9,2.6\n8e8,1.6e10,2.5\n")
+    with pytest.raises(SystemExit) as e:
+        main(["supervised", "fit", "--runs", str(runs), "--loss_col", "loss"])
+    err = capsys.readouterr().err.strip()
+    assert e.value.code == 2 and err.count("\n") == 0
+    assert "unrecognized arguments: --loss_col" in err and "did you mean --loss-col?" in err
+    assert "given twice" not in err
+    # a second table given by position is still refused by name
+    code = main(["supervised", "fit", "--runs", str(runs), str(tmp_path / "other.csv")])
+    assert code == 2 and "given twice" in capsys.readouterr().err
+    # backtest takes the same compute-column flag as fit
+    from lmforecast.cli.main import build_parser
+
+    args = build_parser("backtest").parse_args(["backtest", "--runs", "r.csv", "--c-col", "F"])
+    assert args.compute_col == "F"

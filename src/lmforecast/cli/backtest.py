@@ -54,7 +54,13 @@ def register(sub) -> None:
     )
     p.add_argument("--min-train", type=int, default=8, help="fewest runs a chosen cutoff fits on")
     add_level_flag(p)
-    p.add_argument("--compute-col", default="C", help="compute column (default C; else 6ND)")
+    p.add_argument(
+        "--compute-col",
+        "--c-col",
+        dest="compute_col",
+        default="C",
+        help="compute column (default C; else 6ND)",
+    )
     p.add_argument("--n-col", default="N")
     p.add_argument("--d-col", default="D")
     p.add_argument("--loss-col", default="loss")

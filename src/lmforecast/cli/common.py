@@ -183,7 +183,10 @@ class _OldSpelling(argparse.Action):
             return
         current = getattr(namespace, "runs", None)
         if current is not None and current != values:
-            parser.error(f"the runs table is given twice ({current} and {values}); use --runs once")
+            # usually the value of a mistyped flag (`--loss_col val_loss`): argparse names that
+            # flag once parsing ends, so the clash is reported only if nothing else is wrong
+            namespace.runs_clash = values
+            return
         namespace.runs = values
 
 
@@ -198,6 +201,9 @@ def add_runs_flag(p: argparse.ArgumentParser, help: str) -> None:
 def require_runs(args: argparse.Namespace) -> str:
     """The runs table named by ``--runs`` (or the old positional); one-line error if missing."""
     path = getattr(args, "runs", None)
+    clash = getattr(args, "runs_clash", None)
+    if clash is not None:
+        raise InputError(f"the runs table is given twice ({path} and {clash}); use --runs once")
     if path is None:
         raise InputError("--runs TABLE is required (a CSV/TSV/Parquet/JSONL table of runs)")
     args.runs = path

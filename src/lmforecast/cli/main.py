@@ -18,6 +18,7 @@ help comes from the table `cli.commands.COMMANDS`, which a test keeps equal to t
 from __future__ import annotations
 
 import argparse
+import difflib
 import ast
 import functools
 import importlib
@@ -58,7 +59,36 @@ COMMAND_MODULES = [
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse's own convention)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {message}{_did_you_mean(self, message)}\n")
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of `parser` and of its sub-commands, recursively."""
+    out = set(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out |= _option_strings(sub)
+    return out
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """'; did you mean --loss-col?' for a mistyped flag in argparse's unrecognized-arguments
+    message (`--loss_col`, `--bootstraps`)."""
+    head = "unrecognized arguments: "
+    if not message.startswith(head):
+        return ""
+    known = sorted(_option_strings(parser))
+    hints = []
+    for tok in message[len(head) :].split():
+        if tok.startswith("--"):
+            flag = tok.split("=", 1)[0]
+            close = difflib.get_close_matches(flag.replace("_", "-"), known, n=1, cutoff=0.75)
+            if close:
+                hints.append((flag, close[0]))
+    if len(hints) == 1:
+        return f" (did you mean {hints[0][1]}?)"
+    return f" (did you mean {', '.join(f'{c} for {f}' for f, c in hints)}?)" if hints else ""
 
 
 @functools.cache
