@@ -125,3 +125,33 @@ def test_a_size_or_token_count_that_is_not_positive_is_named():
             m.predict(0, 1e10)
         with pytest.raises(InputError, match="D must be > 0, got -1"):
             m.predict_interval(1e9, -1)
+
+
+def test_rows_differing_only_in_unique_tokens_are_not_replicates(tmp_path, capsys):
+    # datablations-style table: same N and D, different U (epochs over fewer unique tokens);
+    # "--replicates mean" used to average them silently into one run
+    import pandas as pd
+
+    from lmforecast.cli.main import main
+    from lmforecast.errors import InputError
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    rows = [(n, 20 * n, u, 2 + 300 / n**0.3 + (0.2 if u < 20 * n else 0))
+            for n in (1e8, 2e8, 4e8, 8e8, 1.6e9) for u in (20 * n, 5 * n)]  # fmt: skip
+    df = pd.DataFrame(rows, columns=["N", "D", "U", "loss"])
+    with pytest.raises(
+        InputError, match=r"rows 1 and 2 share N=1e\+08.*not column 'U'.*data-constrained"
+    ):
+        SupervisedScalingLaw(replicates="mean", intervals=False).fit(df)
+    path = tmp_path / "runs.csv"
+    df.rename(columns={"U": "unique"}).to_csv(path, index=False)
+    out = tmp_path / "fit.json"
+    code = main(["supervised", "fit", "--runs", str(path), "--u-col", "unique",
+                 "--replicates", "mean", "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "'unique'" in err and "repeated-data" in err and not out.exists()
+    # true seed replicates (same U) are still averaged on request
+    seeds = df[df["U"] == df["D"]]
+    seeds = pd.concat([seeds, seeds.assign(loss=seeds["loss"] * 1.01)])
+    m = SupervisedScalingLaw(replicates="mean", intervals=False).fit(seeds)
+    assert m.result_.n_obs == 5

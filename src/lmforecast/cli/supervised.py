@@ -158,7 +158,8 @@ def _fit(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         stack=not args.no_stack,
     )
-    model.fit(df, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col)
+    model.fit(df, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col,
+              u_col=args.u_col)  # fmt: skip
     res = model.result_
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:

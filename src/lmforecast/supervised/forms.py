@@ -111,6 +111,26 @@ def _nat(v: float, tr: str) -> str:
     return f"{np.exp(v):.3g}" if tr == "exp" else f"{v:g}"
 
 
+def refuse_repeated_data(data: pd.DataFrame, U, u_col: str = "U") -> None:
+    """Rows sharing (N, D) but not their unique tokens U were trained on repeated data (more
+    epochs over fewer tokens): they are not seed replicates, and averaging them would mix
+    losses of different runs. One-line InputError naming two such rows."""
+    U = np.asarray(U, float)
+    g = pd.DataFrame({"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float), "U": U})
+    spread = g.groupby(["N", "D"])["U"].transform(lambda u: u.max() > u.min() * (1 + 1e-9))
+    if not spread.any():
+        return
+    i = int(np.flatnonzero(spread.to_numpy())[0])
+    same = (g["N"] == g["N"].iloc[i]) & (g["D"] == g["D"].iloc[i]) & (g["U"] != g["U"].iloc[i])
+    j = int(np.flatnonzero(same.to_numpy())[0])
+    raise InputError(
+        f"runs: rows {i + 1} and {j + 1} share N={g['N'].iloc[i]:.6g}, D={g['D'].iloc[i]:.6g} but "
+        f"not column {u_col!r} ({g['U'].iloc[i]:.6g} vs {g['U'].iloc[j]:.6g} unique tokens): "
+        "repeated-data runs, not seed replicates; fit them with --form data-constrained "
+        "(Muennighoff et al. 2023), or keep the single-epoch rows (D <= U)"
+    )
+
+
 def collapse_replicates(
     data: pd.DataFrame, mode: str | None, rows=None
 ) -> tuple[pd.DataFrame, float]:

@@ -20,11 +20,14 @@ def runs_from_frame(
     loss_col: str = "loss",
     what: str = "runs",
     replicates: str | None = None,
+    u_col: str = "U",
 ) -> pd.DataFrame:
     """Validate a runs table and return columns N, D, loss (D = C/(6N) when only C is given).
 
     Rows sharing (N, D) are refused unless `replicates` is "mean" or "keep"
-    (`forms.collapse_replicates`); the replicate spread is stored in ``attrs["replicate_sd"]``."""
+    (`forms.collapse_replicates`); the replicate spread is stored in ``attrs["replicate_sd"]``.
+    Rows sharing (N, D) whose unique tokens (column `u_col`, where present) differ are repeated-data
+    runs, not replicates: always refused (`--form data-constrained` models them)."""
     cols = list(df.columns)
     if n_col not in cols or loss_col not in cols or (d_col not in cols and c_col not in cols):
         need = [n_col, f"{d_col} (or {c_col})", loss_col]
@@ -47,12 +50,14 @@ def runs_from_frame(
         D = numeric_column(df, c_col, positive=True, what=what) / (6.0 * N)
     L = numeric_column(df, loss_col, positive=True, what=what)
     out = pd.DataFrame({"N": N, "D": D, "loss": L})
+    if u_col in cols:
+        fm.refuse_repeated_data(out, numeric_column(df, u_col, positive=True, what=what), u_col)
     out, sd = fm.collapse_replicates(out, replicates)
     out.attrs["replicate_sd"] = sd
     return out
 
 
-COLUMN_ARGS = ("n_col", "d_col", "c_col", "loss_col")
+COLUMN_ARGS = ("n_col", "d_col", "c_col", "loss_col", "u_col")
 
 
 def runs_table(runs, *, N=None, D=None, C=None, loss=None, cols=None) -> pd.DataFrame:
