@@ -118,3 +118,32 @@ def test_compute_law_beside_a_fit_polishes_four_starts_and_reaches_the_stratifie
     assert quick.objective <= full.objective * (1 + 1e-9)
     cl = fm.compute_law(df)
     np.testing.assert_allclose(cl["theta"], quick.theta, rtol=0, atol=0)
+
+
+def test_a_ladder_at_one_token_count_fits_the_compute_law_and_widens_off_its_d():
+    # final checkpoints of a ladder all trained on the same tokens: no D term can be fitted
+    # (a 19-size Gemstones ladder was called chinchilla-gamma with E and A on their bounds)
+    rng = np.random.default_rng(0)
+    N = np.array([7e7, 1.6e8, 4.1e8, 1e9, 1.4e9, 2.8e9, 6.9e9])
+    df = pd.DataFrame({"N": N, "D": 3e11, "loss": 1.8 + 400 / N**0.33 + rng.normal(0, 0.005, 7)})
+    with pytest.warns(UserWarning, match="one token count"):
+        m = SupervisedScalingLaw(bootstrap=5).fit(df.iloc[:-1])
+    assert m.form_ == "compute"
+    truth = df["loss"].iloc[-1]
+    lo, hi = m.predict_interval(6.9e9, 3e11)
+    assert lo < truth < hi
+    # 10x fewer tokens than every fitted run is 10x outside the runs: a wider interval
+    lo10, hi10 = m.predict_interval(6.9e9, 3e10)
+    assert np.log(hi10 / lo10) > 1.5 * np.log(hi / lo)
+
+
+def test_distance_counts_forecasts_below_the_fitted_runs():
+    from lmforecast.supervised.calibration import fitted_range
+    from lmforecast.supervised.intervals import distance
+
+    cal = fitted_range(pd.DataFrame({"N": [1e8, 1e9], "D": [2e9, 2e10]}))
+    r = distance([6 * 1e8 * 2e9, 6 * 1e7 * 2e9, 6 * 1e9 * 2e8], cal,
+                 N=[1e8, 1e7, 1e9], D=[2e9, 2e9, 2e8])  # fmt: skip
+    assert r[0] == 0 and r == pytest.approx([0, np.log(10), np.log(10)])
+    old = {k: v for k, v in cal.items() if not k.startswith("min_")}  # a fit saved before
+    assert distance([6 * 1e7 * 2e9], old, N=[1e7], D=[2e9])[0] == 0

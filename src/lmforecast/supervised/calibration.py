@@ -96,8 +96,10 @@ def run_scatter(res, data: pd.DataFrame) -> float:
 def fitted_range(data: pd.DataFrame) -> dict:
     """The fitted runs' largest compute (6ND), model size and data: where extrapolation starts."""
     N, D = data["N"].to_numpy(float), data["D"].to_numpy(float)
-    return {"max_compute": float(np.max(6.0 * N * D)), "max_N": float(N.max()),
-            "max_D": float(D.max())}  # fmt: skip
+    C = 6.0 * N * D
+    return {"max_compute": float(np.max(C)), "max_N": float(N.max()), "max_D": float(D.max()),
+            "min_compute": float(np.min(C)), "min_N": float(N.min()),
+            "min_D": float(D.min())}  # fmt: skip
 
 
 def needed_k(log_error, r, base, level: float = 0.9) -> np.ndarray:

@@ -4,8 +4,9 @@
   gives the evidence): `chinchilla-gamma`'s extra exponent needs at least GAMMA_MIN_SIZES distinct
   model sizes, a tokens-per-parameter range D/N of at least GAMMA_MIN_DN_DECADES decades and
   GAMMA_MIN_RUNS runs (its 6 parameters and one more);
-  otherwise `chinchilla`; with fewer than CHINCHILLA_RUNS runs, the 1-D compute law `compute`
-  (fewer than COMPUTE_RUNS: refused).
+  otherwise `chinchilla`; with fewer than CHINCHILLA_RUNS runs, or every run at about one token
+  count (D spanning less than ONE_D_DECADES decades: a ladder of final checkpoints trained on the
+  same tokens), the 1-D compute law `compute` (fewer than COMPUTE_RUNS: refused).
   Either way the choice and its reason are stored in the fit.
 - `fix_bounds(law, fixed)`: pin named natural parameters (E, alpha, ...) by equal bounds in fit
   space (`fit_law` treats equal bounds as fixed); unknown names or values outside the law's
@@ -31,6 +32,7 @@ from ..laws.compute_power import ComputeND
 AUTO = "auto"
 GAMMA_MIN_SIZES = 5
 GAMMA_MIN_DN_DECADES = 1.0
+ONE_D_DECADES = 0.1  # runs whose D spans less (26%) have one token count: no D term to fit
 GAMMA_MIN_RUNS = 7  # chinchilla-gamma's 6 parameters and one run more to show the scatter
 CHINCHILLA_RUNS = 5  # fewer distinct runs: the 1-D compute law (form "compute")
 COMPUTE_RUNS = 4  # fewer: refused
@@ -57,6 +59,14 @@ def choose_form(form: str, data: pd.DataFrame) -> tuple[str, str]:
             f"runs: only {len(data)} distinct runs (rows {runs}): a forecast needs at least "
             f"{COMPUTE_RUNS} (the 1-D compute law has 3 parameters, and one run more shows its "
             "scatter)"
+        )
+    d_dec = float(np.log10(data["D"].max() / data["D"].min()))
+    if d_dec < ONE_D_DECADES:
+        return "compute", (
+            f"compute (simplest): every run has about one token count (D = "
+            f"{data['D'].min():.3g} to {data['D'].max():.3g}), so the runs cannot separate a "
+            "law's N and D terms; at one D the 1-D compute law E + A (6ND)^-a is a law in N "
+            "(forecasts at another D are extrapolations: their distance r counts it)"
         )
     if len(data) < CHINCHILLA_RUNS:
         return "compute", (

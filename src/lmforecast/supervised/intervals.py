@@ -55,11 +55,16 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
 def distance(compute, cal: Mapping, N=None, D=None) -> np.ndarray:
     """r = max(0, ln(C / C_max), ln(N / N_max), ln(D / D_max)): how far a forecast lies beyond
     the fitted runs in log units. The N and D terms count only where `cal` stores ``max_N`` /
-    ``max_D`` (and N, D are given)."""
-    r = np.log(np.asarray(compute, float) / float(cal["max_compute"]))
+    ``max_D`` (and N, D are given). Below the fitted runs (fits since the eighth session store
+    ``min_compute``, ``min_N``, ``min_D``) the distance counts the same way: ln(C_min / C), ..."""
+    compute = np.asarray(compute, float)
+    r = np.log(compute / float(cal["max_compute"]))
     for key, v in (("max_N", N), ("max_D", D)):
         if v is not None and cal.get(key):
             r = np.maximum(r, np.log(np.asarray(v, float) / float(cal[key])))
+    for key, v in (("min_compute", compute), ("min_N", N), ("min_D", D)):
+        if v is not None and cal.get(key):
+            r = np.maximum(r, np.log(float(cal[key]) / np.asarray(v, float)))
     return np.maximum(0.0, r)
 
 
