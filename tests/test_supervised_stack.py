@@ -232,3 +232,28 @@ def test_the_bundled_examples_rolling_origin_backtest_covers_near_nominal():
     f = bt.forecasts
     cov = float(np.mean((f["lower"] <= f["truth"]) & (f["truth"] <= f["upper"])))
     assert len(f) > 90 and cov >= 0.85  # 0.64 when 3 held-out runs set the stack's scale
+
+
+def test_kept_seed_replicates_count_once_in_the_inner_backtest():
+    # three seeds per run kept as rows: the held-out errors are per configuration, so the
+    # stack's scale and weights are those of the averaged runs (the audit found s_inner halved)
+    runs = _runs("chinchilla", seed=1)
+    rng = np.random.default_rng(2)
+    seeds = pd.concat([runs.assign(loss=runs["loss"] * np.exp(rng.normal(0, 0.002, len(runs))))
+                       for _ in range(3)], ignore_index=True)  # fmt: skip
+    mean = seeds.groupby(["N", "D"], as_index=False)["loss"].apply(
+        lambda v: float(np.exp(np.mean(np.log(v))))
+    )
+    kw = {"intervals": False, "n_jobs": 1}
+    keep = SupervisedScalingLaw(replicates="keep", **kw).fit(seeds).result_.meta["stack"]
+    one = st.inner_backtest(SupervisedScalingLaw(**kw), "auto", mean)
+    assert keep["inner_forecasts"] == one[0]["form"].size  # one per configuration, not per seed
+
+
+def test_pinned_parameters_forecast_with_the_form_alone():
+    runs = _runs("chinchilla")
+    with pytest.warns(UserWarning, match="pinned form alone"):
+        m = SupervisedScalingLaw(intervals=False, n_jobs=1, fixed={"E": 1.69}).fit(runs)
+    assert not m.result_.meta.get("stack") and m.params_["E"] == 1.69
+    # far out, the forecast levels off at the pinned E, not at another law's
+    assert m.predict(1e15, 1e18) == pytest.approx(1.69, abs=0.01)

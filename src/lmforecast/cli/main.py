@@ -18,7 +18,6 @@ help comes from the table `cli.commands.COMMANDS`, which a test keeps equal to t
 from __future__ import annotations
 
 import argparse
-import difflib
 import ast
 import functools
 import importlib
@@ -78,6 +77,8 @@ def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
     head = "unrecognized arguments: "
     if not message.startswith(head):
         return ""
+    import difflib
+
     known = sorted(_option_strings(parser))
     hints = []
     for tok in message[len(head) :].split():

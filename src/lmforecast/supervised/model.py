@@ -136,7 +136,9 @@ class SupervisedScalingLaw(EstimatorDisplay):
         res.meta["form"] = form
         res.meta["form_reason"] = why
         res.meta["compute_law"] = fm.compute_law(data)
-        if self.form == fm.AUTO and self.stack:
+        if self.form == fm.AUTO and self.stack and self.fixed:
+            warnings.warn(st.FIX_NO_STACK, stacklevel=2)
+        if self.form == fm.AUTO and self.stack and not self.fixed:
             stk = st.fit_stack(self, form, data, noise=cb.run_scatter(res, data))
             if stk is not None:
                 res.meta["stack"] = stk

@@ -45,6 +45,10 @@ MIN_INNER = 5  # held-out runs below which the inner errors cannot set a scale o
 R_MEASURED = 2.0  # ~95th percentile of the distance r of the suites' held-out forecasts
 MAE_FLOOR = 1e-4  # a candidate that is exact on the inner backtest does not take every weight
 CANDIDATES = ("form", "overtrain-ls", "compute-law")
+FIX_NO_STACK = (
+    "--fix / fixed=: forecasting with the pinned form alone, not the stack (the over-training "
+    "and 1-D compute laws it averages with cannot take the form's pinned parameters)"
+)
 
 
 def inner_cuts(data: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -111,9 +115,13 @@ def inner_backtest(est, form: str, data: pd.DataFrame) -> tuple[dict, np.ndarray
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for tr, te in cuts:
-            train, test = data[tr].reset_index(drop=True), data[te]
+            train = data[tr].reset_index(drop=True)
+            # one held-out forecast per configuration: seed replicates kept as rows
+            # (`replicates="keep"`) are averaged, or they would count as independent errors
+            test = (data[te].assign(logl=np.log(data.loc[te, "loss"].to_numpy(float)))
+                    .groupby(["N", "D"], sort=False, as_index=False)["logl"].mean())  # fmt: skip
             N, D = test["N"].to_numpy(float), test["D"].to_numpy(float)
-            y = np.log(test["loss"].to_numpy(float))
+            y = test["logl"].to_numpy(float)
             for c, fit in fitters.items():
                 errs[c].append(y - np.log(np.asarray(fit(train)(N, D), float).ravel()))
             r_in.append(distance(train, test))
