@@ -155,3 +155,23 @@ def test_rows_differing_only_in_unique_tokens_are_not_replicates(tmp_path, capsy
     seeds = pd.concat([seeds, seeds.assign(loss=seeds["loss"] * 1.01)])
     m = SupervisedScalingLaw(replicates="mean", intervals=False).fit(seeds)
     assert m.result_.n_obs == 5
+
+
+def test_values_in_likely_wrong_units_are_warned_about_by_column():
+    from lmforecast.examples import path as example_path
+
+    df = pd.read_csv(example_path("supervised/runs.csv"))[["N", "D", "loss"]]
+    bad = df.assign(N=df["N"] / 1e6, D=df["D"] / 1e9, loss=df["loss"] * 100)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        SupervisedScalingLaw(intervals=False).fit(bad.rename(columns={"N": "params_m"}),
+                                                  n_col="params_m")  # fmt: skip
+    text = " | ".join(str(x.message) for x in w)
+    assert "column 'params_m': every value is below 1e6" in text
+    assert "column 'D': every value is below 1e7" in text and "perplexity" in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the example's own units: no unit warning
+        try:
+            SupervisedScalingLaw(intervals=False).fit(df)
+        except UserWarning as exc:
+            assert "column" not in str(exc), exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -10,6 +11,28 @@ import pandas as pd
 from ..data.validate import numeric_column
 from ..errors import InputError
 from . import forms as fm
+
+UNIT_LIMITS = (("N", 1e6, "1e6", "parameters are counted one by one (a 70M model is 7e7)"),
+               ("D", 1e7, "1e7", "tokens are counted one by one (20B tokens is 2e10)"))  # fmt: skip
+LOSS_MAX = 20.0  # nats: a language model's cross-entropy is a few nats, even at initialisation
+
+
+def warn_units(data: pd.DataFrame, n_col: str, d_col: str, loss_col: str) -> None:
+    """Warn (not refuse) about values in likely wrong units: N or D in millions or billions, a
+    loss in percent or a perplexity, which fit without error and forecast nonsense."""
+    names = {"N": n_col, "D": d_col}
+    for key, floor, floor_text, why in UNIT_LIMITS:
+        top = float(data[key].max())
+        if top < floor:
+            warnings.warn(f"column {names[key]!r}: every value is below {floor_text} (largest "
+                          f"{top:.4g}): {why}; in millions or billions?", stacklevel=4)  # fmt: skip
+    top = float(data["loss"].max())
+    if top > LOSS_MAX:
+        warnings.warn(
+            f"column {loss_col!r}: losses up to {top:.4g}, but a cross-entropy is a few nats; a "
+            "perplexity (use its log) or a percent?",
+            stacklevel=4,
+        )
 
 
 def runs_from_frame(
@@ -50,6 +73,7 @@ def runs_from_frame(
         D = numeric_column(df, c_col, positive=True, what=what) / (6.0 * N)
     L = numeric_column(df, loss_col, positive=True, what=what)
     out = pd.DataFrame({"N": N, "D": D, "loss": L})
+    warn_units(out, n_col, d_col if d_col in cols else c_col, loss_col)
     if u_col in cols:
         fm.refuse_repeated_data(out, numeric_column(df, u_col, positive=True, what=what), u_col)
     out, sd = fm.collapse_replicates(out, replicates)
