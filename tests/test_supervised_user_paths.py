@@ -175,3 +175,15 @@ def test_values_in_likely_wrong_units_are_warned_about_by_column():
             SupervisedScalingLaw(intervals=False).fit(df)
         except UserWarning as exc:
             assert "column" not in str(exc), exc
+
+
+def test_predict_far_beyond_the_fitted_runs_says_the_interval_is_a_guess(capsys):
+    from lmforecast.cli.main import main
+
+    assert main(["supervised", "predict", "--preset", "busbridge2025", "--params", "1e9",
+                 "--tokens", "2e10"]) == 0  # fmt: skip
+    assert "outside the fitted runs" not in capsys.readouterr().err  # inside the paper's runs
+    assert main(["supervised", "predict", "--preset", "busbridge2025", "--params", "1e13",
+                 "--tokens", "2e14"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "outside the fitted runs (r = " in err and "rough guess" in err
