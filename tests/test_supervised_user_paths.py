@@ -187,3 +187,25 @@ def test_predict_far_beyond_the_fitted_runs_says_the_interval_is_a_guess(capsys)
                  "--tokens", "2e14"]) == 0  # fmt: skip
     err = capsys.readouterr().err
     assert "outside the fitted runs (r = " in err and "rough guess" in err
+
+
+def test_predict_takes_flops_and_fit_json_names_its_runs(tmp_path, capsys):
+    from lmforecast.cli.main import main
+    from lmforecast.examples import path as example_path
+
+    runs = str(example_path("supervised/runs.csv"))
+    fit = tmp_path / "f.json"
+    assert main(["supervised", "fit", "--runs", runs, "--no-intervals", "--quiet", "--json",
+                 "--out", str(fit)]) == 0  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert d["n_runs"] == 80 and d["source"] == f"fitted to {runs}"
+    got = []
+    for amount in (["--tokens", "2e10"], ["--flops", "1.2e20"]):  # 1.2e20 = 6 x 1e9 x 2e10
+        assert main(["supervised", "predict", "--fit", str(fit), "--params", "1e9", *amount,
+                     "--json"]) == 0  # fmt: skip
+        got.append(json.loads(capsys.readouterr().out)["loss"])
+    assert got[0] == pytest.approx(got[1], rel=1e-12)
+    with pytest.raises(SystemExit) as e:
+        main(["supervised", "predict", "--fit", str(fit), "--params", "1e9", "--tokens", "2e10",
+              "--flops", "1e20"])  # fmt: skip
+    assert e.value.code == 2 and "not allowed with" in capsys.readouterr().err

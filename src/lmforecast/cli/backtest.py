@@ -216,7 +216,8 @@ def _suite(args, data, out) -> int:
         print(
             f"Trust table ({100 * args.level:g}% intervals; splits: "
             f"{', '.join(dict.fromkeys(f['split']))}; {len(f) // f['method'].nunique()} "
-            "forecasts per method; a non-finite interval counts as a miss)"
+            "forecasts per method; a non-finite interval counts as a miss; coverage and mean "
+            "error weigh each split equally, and each forecast within its split)"
         )
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     return 0

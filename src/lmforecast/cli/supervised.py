@@ -115,7 +115,10 @@ def register(sub) -> None:
     src.add_argument("--fit")
     src.add_argument("--preset")
     pr.add_argument("--params", type=positive_float("--params"), required=True, metavar="N")
-    pr.add_argument("--tokens", type=positive_float("--tokens"), required=True, metavar="D")
+    amount = pr.add_mutually_exclusive_group(required=True)
+    amount.add_argument("--tokens", type=positive_float("--tokens"), metavar="D")
+    amount.add_argument("--flops", type=positive_float("--flops"), metavar="C",
+                        help="training FLOPs instead of --tokens (D = C / 6N)")  # fmt: skip
     add_level_flag(pr)
     add_output_flags(pr)
     pr.set_defaults(handler=_predict)
@@ -169,6 +172,8 @@ def _fit(args: argparse.Namespace) -> int:
         print_json(
             {
                 "params": res.params,
+                "source": res.meta["source"],
+                "n_runs": res.n_obs,
                 "objective": res.objective,
                 "n_starts": res.n_starts,
                 "n_at_best": res.n_at_best,
@@ -303,6 +308,8 @@ def _warn_far(model, N: float, D: float) -> None:
 
 
 def _predict(args) -> int:
+    if args.tokens is None:
+        args.tokens = args.flops / (6.0 * args.params)
     model = load_law(args)
     L = float(model.predict(args.params, args.tokens))
     _warn_far(model, args.params, args.tokens)
