@@ -209,3 +209,15 @@ def test_predict_takes_flops_and_fit_json_names_its_runs(tmp_path, capsys):
         main(["supervised", "predict", "--fit", str(fit), "--params", "1e9", "--tokens", "2e10",
               "--flops", "1e20"])  # fmt: skip
     assert e.value.code == 2 and "not allowed with" in capsys.readouterr().err
+
+
+def test_a_csv_saved_with_semicolons_is_read_with_a_warning(tmp_path):
+    from lmforecast.data.io import read_table
+    from lmforecast.examples import path as example_path
+
+    df = pd.read_csv(example_path("supervised/runs.csv"))
+    path = tmp_path / "runs.csv"
+    df.to_csv(path, sep=";", index=False)
+    with pytest.warns(UserWarning, match="read with ';' as the delimiter"):
+        got = read_table(path)
+    pd.testing.assert_frame_equal(got, df)

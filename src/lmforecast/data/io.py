@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +18,20 @@ _FORMATS = {
     ".ndjson": "jsonl",
     ".json": "json",
 }
+
+
+def _other_delimiter(p: Path, df: pd.DataFrame) -> pd.DataFrame:
+    """A ".csv" saved with semicolons or tabs (a European spreadsheet's export) reads as one
+    column named "N;D;loss": read it again with that delimiter, and say so."""
+    if df.shape[1] != 1:
+        return df
+    head = str(df.columns[0])
+    sep = next((c for c in (";", "\t", "|") if c in head), None)
+    if sep is None:
+        return df
+    warnings.warn(f"{p}: read with {sep!r} as the delimiter (its header is {head!r})",
+                  stacklevel=3)  # fmt: skip
+    return pd.read_csv(p, sep=sep, na_values=["-", ""], keep_default_na=True)
 
 
 def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
@@ -41,6 +56,7 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
     try:
         if kind == "csv":
             df = pd.read_csv(p, na_values=["-", ""], keep_default_na=True)
+            df = _other_delimiter(p, df)
         elif kind == "tsv":
             df = pd.read_csv(p, sep="\t", na_values=["-", ""])
         elif kind == "jsonl" and gz:
