@@ -5,6 +5,7 @@ their own point, table rows dropped or renumbered silently, flags that did nothi
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -227,3 +228,20 @@ def test_rows_of_two_n_shot_settings_say_so(table):
     t = pd.concat([table, table.assign(n_shot=5, value=table["value"] * 0.99)], ignore_index=True)
     with pytest.raises(InputError, match="differ in n_shot"):
         DownstreamForecaster("trend", bootstrap=0).fit(t, task="piqa")
+
+
+def test_fractions_mixed_with_points_under_a_custom_metric_are_warned(table):
+    from lmforecast.downstream.tables import task_data
+
+    t = table[(table["task"] == "piqa") & (table["metric"] == "acc")].copy()
+    t["metric"] = "accuracy"  # a name the harness's fraction metrics do not protect
+    big = t["model"].isin(["pythia-1b", "pythia-1.4b"])
+    t.loc[big, "value"] = t.loc[big, "value"] * 100
+    both = pd.concat([t, table[table["task"] == "lambada_openai"]], ignore_index=True)
+    with pytest.warns(UserWarning, match=r"'pythia-1b'.*fractions mixed with points"):
+        task_data(both, task="piqa", metric="accuracy", loss_task="lambada_openai", models=MODELS)
+    t.loc[big, "value"] = t.loc[big, "value"] / 100  # all fractions again: no warning
+    both = pd.concat([t, table[table["task"] == "lambada_openai"]], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        task_data(both, task="piqa", metric="accuracy", loss_task="lambada_openai", models=MODELS)

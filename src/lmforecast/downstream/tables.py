@@ -13,6 +13,7 @@ task's score in percentage points and its standard error, and the training compu
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,6 +223,8 @@ def task_data(
     # points metric whose small models all score below 1 point would read as fractions)
     every = evals[(evals["task"].astype(str) == task) & (evals["metric"].astype(str) == metric)]
     scale = score_scale(pd.to_numeric(every["value"], errors="coerce").to_numpy(float), metric)
+    if scale == 1.0:
+        warn_mixed_scales(every, task, metric)
     N = m["params"].to_numpy(float) if "params" in m.columns else np.full(len(m), np.nan)
     D = m["tokens"].to_numpy(float) if "tokens" in m.columns else np.full(len(m), np.nan)
     ck = pd.DataFrame({
@@ -230,6 +233,30 @@ def task_data(
         "score": score * scale, "stderr": se * scale,
     }).sort_values(["C", "model", "step"]).reset_index(drop=True)  # fmt: skip
     return TaskData(str(task), str(metric), str(loss_task), ck, dropped)
+
+
+def warn_mixed_scales(rows: pd.DataFrame, task: str, metric: str) -> None:
+    """Points (0-100) with some models' scores all at most 1 while other models' scores are
+    mostly above 1: fractions mixed with percent? (A table edited by hand; a custom metric name
+    escapes the harness's own fraction metrics.) Warned, not refused: an emergent task's small
+    models can score below 1 point."""
+    v = pd.to_numeric(rows["value"], errors="coerce")
+    top = v.groupby(rows["model"].astype(str)).max().dropna()
+    small = top[top <= 1.0]
+    big = top[top > 1.0]
+    if len(small) and len(big) and float(big.median()) > 20 * float(small.median() + 1e-12):
+
+        def names(idx) -> str:
+            more = f" and {len(idx) - 3} more" if len(idx) > 3 else ""
+            return ", ".join(map(repr, idx[:3])) + more
+
+        warnings.warn(
+            f"evals: task {task!r} metric {metric!r}: model(s) {names(small.index)} score at "
+            f"most {float(small.max()):g} while {names(big.index)} score up to "
+            f"{float(big.max()):g}: fractions mixed with points? (the values are read as points "
+            "in [0, 100])",
+            stacklevel=3,
+        )
 
 
 def score_scale(score: np.ndarray, metric: str) -> float:
