@@ -245,3 +245,43 @@ def test_fractions_mixed_with_points_under_a_custom_metric_are_warned(table):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         task_data(both, task="piqa", metric="accuracy", loss_task="lambada_openai", models=MODELS)
+
+
+def test_cli_forecasts_a_trajectory_and_a_task_average(cli, table, tmp_path):
+    from lmforecast.downstream.aggregate import task_average, trajectory
+
+    ev = tmp_path / "ev.csv"
+    table.to_csv(ev, index=False)
+    fits = []
+    for t in ("piqa", "arc_challenge"):
+        fits.append(tmp_path / f"{t}.json")
+        code, _, err = cli("downstream", "fit", "--evals", ev, "--task", t, "--models", M,
+                           "--bootstrap", "20", "--out", fits[-1])  # fmt: skip
+        assert code == 0, err
+    code, out, err = cli("downstream", "predict", "--fit", fits[0], "--params", "2.8e9",
+                         "--tokens", "3e10,3e11", "--json")  # fmt: skip
+    assert code == 0, err
+    rows = json.loads(out)["forecasts"]
+    est = DownstreamForecaster.from_json(fits[0])
+    ref = trajectory(est, N=2.8e9, D=[3e10, 3e11])
+    assert [r["D"] for r in rows] == [3e10, 3e11]
+    assert np.allclose([r["performance"] for r in rows], ref["score"])
+    assert np.allclose([r["interval"] for r in rows], ref[["lo", "hi"]].to_numpy())
+    code, out, err = cli("downstream", "predict", "--fit", f"{fits[0]},{fits[1]}", "--flops",
+                         "5e21", "--json")  # fmt: skip
+    assert code == 0, err
+    avg = json.loads(out)["average"]
+    p, lo, hi = task_average([DownstreamForecaster.from_json(f) for f in fits], 5e21)
+    assert avg["tasks"] == ["piqa", "arc_challenge"]
+    assert avg["forecasts"][0]["performance"] == pytest.approx(float(np.ravel(p)[0]))
+    assert avg["forecasts"][0]["interval"] == pytest.approx([float(np.ravel(lo)[0]),
+                                                             float(np.ravel(hi)[0])])  # fmt: skip
+    _err(cli, "downstream", "predict", "--fit", f"{fits[0]},{fits[1]}", "--flops", "5e21",
+         "--actual", "60", must=("--actual",))  # fmt: skip
+
+
+def test_an_interval_does_not_depend_on_the_other_points_asked_for(table):
+    est = DownstreamForecaster(bootstrap=30).fit(table, task="piqa", models=MODELS)
+    lo1, hi1 = est.predict_interval(5e21)
+    lo3, hi3 = est.predict_interval([1e21, 5e21, 2e22])
+    assert lo3[1] == lo1[0] and hi3[1] == hi1[0]  # it did: the noise draws followed the shape

@@ -153,6 +153,20 @@ def positive_float(flag: str):
     return conv
 
 
+def positive_floats(flag: str):
+    """argparse type: one positive number or a comma-separated list of them (a tuple)."""
+    one = positive_float(flag)
+
+    def conv(text: str) -> tuple[float, ...]:
+        parts = [t.strip() for t in str(text).split(",")]
+        if not all(parts):
+            raise argparse.ArgumentTypeError(f"{text!r} has an empty item")
+        return tuple(one(t) for t in parts)
+
+    conv.__name__ = flag
+    return conv
+
+
 def open_unit_interval(text: str) -> float:
     """argparse type: a number strictly between 0 and 1 (e.g. an interval's level)."""
     try:

@@ -20,6 +20,7 @@ from .common import (
     check_writable,
     emit,
     positive_float,
+    positive_floats,
 )
 from .ledger import record_forecast
 
@@ -162,11 +163,19 @@ def fit_from_evals(args) -> int:
 
 
 def add_predict_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fit", required=True, help="saved fit (JSON)")
-    p.add_argument("--flops", type=positive_float("--flops"), metavar="C", help="training FLOPs")
+    p.add_argument("--fit", required=True, metavar="FIT[,FIT...]",
+                   help="saved fit (JSON); several (one per task, comma-separated) also forecast "
+                   "their task average")  # fmt: skip
+    p.add_argument("--flops", type=positive_floats("--flops"), metavar="C[,C...]",
+                   help="training FLOPs (a list: one forecast each)")  # fmt: skip
     p.add_argument("--params", type=positive_float("--params"), metavar="N",
                    help="parameters (with --tokens; FLOPs = 6 N D as in the table)")  # fmt: skip
-    p.add_argument("--tokens", type=positive_float("--tokens"), metavar="D", help="tokens")
+    p.add_argument(
+        "--tokens",
+        type=positive_floats("--tokens"),
+        metavar="D[,D...]",
+        help="tokens (a list: the model's trajectory, one forecast per checkpoint)",
+    )
     p.add_argument("--actual", type=float, help="actual score (points): also print the error")
     add_level_flag(p)
     add_output_flags(p)
@@ -186,15 +195,32 @@ def load_fit(path: str) -> DownstreamForecaster:
     return DownstreamForecaster.from_json(Path(s))
 
 
-def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
-    est = est or load_fit(args.fit)
+def _points(args) -> list[dict]:
+    """One keyword set per forecast point: {"flops": C} or {"N": N, "D": D}."""
     flops = getattr(args, "flops", None)
     N, D = getattr(args, "params", None), getattr(args, "tokens", None)
     if flops is None and (N is None or D is None):
         raise InputError("give --flops C, or both --params N and --tokens D")
     if flops is not None and (N is not None or D is not None):
         raise InputError("give either --flops or --params/--tokens, not both")
-    kw = {"flops": flops} if flops is not None else {"N": N, "D": D}
+    if flops is not None:
+        return [{"flops": c} for c in _as_tuple(flops)]
+    return [{"N": N, "D": d} for d in _as_tuple(D)]
+
+
+def _as_tuple(v) -> tuple:
+    return tuple(v) if isinstance(v, tuple | list) else (v,)
+
+
+def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
+    paths = [p.strip() for p in str(getattr(args, "fit", "") or "").split(",") if p.strip()]
+    points = _points(args)
+    if est is None and (len(paths) > 1 or len(points) > 1):
+        if args.actual is not None:
+            raise InputError("--actual compares one forecast: give one --fit and one point")
+        return _predict_many([load_fit(p) for p in paths], points, args)
+    est = est or load_fit(paths[0] if paths else args.fit)
+    kw = points[0]
     P = float(est.predict(**kw)[0])
     L = est.predict_loss(**kw)
     res = {"task": est.task_, "method": est.selected_, "performance": P,
@@ -219,6 +245,42 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         msg += f"; absolute error {res['abs_error']:.2f} points"
     record_forecast(args, res)
     return emit(args, res, msg)
+
+
+def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) -> int:
+    """Several points (a trajectory, or a list of budgets) and/or several tasks: each task's
+    forecast at each point, and with several tasks their average (`aggregate.task_average`)."""
+    import numpy as np
+
+    from ..downstream.aggregate import task_average
+
+    rows, avg = [], []
+    for kw in points:
+        where = {k: float(v) for k, v in kw.items()}
+        for est in ests:
+            lo, hi = est.predict_interval(**kw, level=args.level)
+            rows.append({"task": est.task_, "method": est.selected_, **where,
+                         "performance": float(est.predict(**kw)[0]),
+                         "interval": [float(lo[0]), float(hi[0])]})  # fmt: skip
+        if len(ests) > 1:
+            p, lo, hi = task_average(ests, kw.get("flops"), N=kw.get("N"), D=kw.get("D"),
+                                     level=args.level)  # fmt: skip
+            avg.append({**where, "performance": float(np.ravel(p)[0]),
+                        "interval": [float(np.ravel(lo)[0]), float(np.ravel(hi)[0])]})  # fmt: skip
+    res = {"level": args.level, "forecasts": rows}
+    if avg:
+        res["average"] = {"tasks": [e.task_ for e in ests], "forecasts": avg}
+    record_forecast(args, res)
+
+    def line(name, r):
+        at = f"C={r['flops']:.4g}" if "flops" in r else f"N={r['N']:.4g} D={r['D']:.4g}"
+        lo, hi = r["interval"]
+        return f"{name} at {at}: {r['performance']:.2f} points [{lo:.2f}, {hi:.2f}]"
+
+    text = [line(f"{r['task']} ({r['method']})", r) for r in rows]
+    text += [line(f"average of {len(ests)} tasks", r) for r in avg]
+    text.append(f"({args.level:g} prediction intervals)")
+    return emit(args, res, "\n".join(text))
 
 
 def _backtest(args) -> int:

@@ -320,7 +320,10 @@ class DownstreamForecaster(EstimatorDisplay):
         spread and the gain term included, clipped to [0, 100]; the interval is their
         percentile range."""
         R, var, spread, _, gain = self.interval_parts(flops, N=N, D=D)
-        z = np.random.default_rng(self.seed + 7).normal(0.0, 1.0, R.shape)
+        # one noise draw per replicate, shared by every point: a point's interval does not
+        # depend on which other points are asked for (and a trajectory's band is smooth)
+        z = np.random.default_rng(self.seed + 7).normal(0.0, 1.0, (R.shape[0], 1))
+        z = np.broadcast_to(z, R.shape)
         return noisy_replicates(
             R, EVAL_WEIGHT * var + SPREAD_WEIGHT * spread, gain, self.gain_sd, z
         )
