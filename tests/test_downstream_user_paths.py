@@ -285,3 +285,24 @@ def test_an_interval_does_not_depend_on_the_other_points_asked_for(table):
     lo1, hi1 = est.predict_interval(5e21)
     lo3, hi3 = est.predict_interval([1e21, 5e21, 2e22])
     assert lo3[1] == lo1[0] and hi3[1] == hi1[0]  # it did: the noise draws followed the shape
+
+
+def test_missing_stderr_is_warned_and_backtest_names_misspelt_task_and_small_target(
+    cli, table, tmp_path
+):
+    t = table.copy()
+    t["stderr"] = np.nan
+    with pytest.warns(
+        UserWarning, match=r"no 'stderr' for the largest fitted model \(pythia-1.4b\)"
+    ):
+        est = DownstreamForecaster(bootstrap=5).fit(t, task="piqa", models=MODELS)
+    assert est.eval_sd_ == 1.0
+    ev = tmp_path / "ev.csv"
+    table.to_csv(ev, index=False)
+    # misspelt: named as such (it used to ask for a chance level, then say it was absent)
+    _err(cli, "downstream", "backtest", "--evals", ev, "--task", "piqa,arc_chalenge",
+         "--fit-models", "pythia-160m,pythia-410m", "--target", "pythia-1b",
+         must=("'arc_chalenge' is not in column 'task'", "did you mean 'arc_challenge'"))  # fmt: skip
+    _err(cli, "downstream", "backtest", "--evals", ev, "--task", "piqa", "--fit-models",
+         "pythia-160m,pythia-1b", "--target", "pythia-70m",
+         must=("--target 'pythia-70m'", "not larger than fitted model 'pythia-1b'"))  # fmt: skip

@@ -10,6 +10,7 @@ and `summary()` says so.
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -145,6 +146,23 @@ def _largest(evals: pd.DataFrame, models: list[str]) -> str:
     return str(c.idxmax()) if c.notna().any() else models[-1]
 
 
+def _check_target_is_larger(evals: pd.DataFrame, fit_models: list, target: str) -> None:
+    """A backtest forecasts a LARGER model: a target with less final compute than a fitted
+    model is refused naming both (the numbers would read as a forecast and are not one)."""
+    if not {"model", "flops"} <= set(evals.columns):
+        return
+    c = pd.to_numeric(evals["flops"], errors="coerce").groupby(evals["model"].astype(str)).max()
+    if target not in c.index or not np.isfinite(c[target]):
+        return
+    fitted = c.reindex([str(m) for m in fit_models]).dropna()
+    if len(fitted) and c[target] <= fitted.max():
+        big = str(fitted.idxmax())
+        raise InputError(
+            f"--target {target!r} ({c[target]:.3g} FLOPs) is not larger than fitted model "
+            f"{big!r} ({fitted.max():.3g} FLOPs): a backtest forecasts a larger model"
+        )
+
+
 def backtest(
     evals: pd.DataFrame,
     *,
@@ -183,6 +201,15 @@ def backtest(
     def chance_of(task: str) -> float | None:  # None: the bundled level
         return per_task.get(task) if per_task is not None else chance
 
+    if "task" in evals.columns:  # a misspelt task is named as such, not as lacking a chance
+        present = set(evals["task"].astype(str))
+        unknown = [t for t in tasks if t not in present]
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], sorted(present), n=1)
+            raise InputError(
+                f"--task: {unknown[0]!r} is not in column 'task' ({len(present)} tasks"
+                + (f"; did you mean {near[0]!r}?)" if near else ")")
+            )
     missing = [t for t in tasks if chance_of(t) is None and chance_level(t) is None]
     if missing:
         raise InputError(
@@ -191,6 +218,7 @@ def backtest(
         )
     if target_model in fit_models:
         raise InputError(f"target model {target_model!r} is also among the fitted models")
+    _check_target_is_larger(evals, fit_models, target_model)
     if {"model", "task"} <= set(evals.columns):
         keep = evals["task"].isin(list(tasks) + [loss_task, DEFAULT_LOSS_TASK]
                                   + [f"{t}_bpb" for t in tasks])  # fmt: skip

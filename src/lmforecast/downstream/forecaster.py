@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,7 @@ GAIN_SD = 1.0  # chosen by the nested protocol of docs/downstream.md (selection 
 # weight of the harness stderr's variance (nested protocol): the target is scored on the same
 # items as the fitted models, so part of the item-sampling noise is shared with the fit
 EVAL_WEIGHT = 0.5
+NO_STDERR_SD = 1.0  # points: the evaluation noise assumed where the table has no stderr
 
 
 def _as_frame(evals) -> pd.DataFrame:
@@ -178,7 +180,15 @@ class DownstreamForecaster(EstimatorDisplay):
         self.largest_ = {"model": str(runs["model"].iloc[-1]), "C": float(runs["C"].iloc[-1]),
                          "score": _persistence(runs)}  # fmt: skip
         se = float(runs["stderr"].iloc[-1])
-        self.eval_sd_ = se if np.isfinite(se) and se > 0 else 1.0
+        self.eval_sd_ = se if np.isfinite(se) and se > 0 else NO_STDERR_SD
+        if not (np.isfinite(se) and se > 0):
+            warnings.warn(
+                f"task {td.task!r}: no 'stderr' for the largest fitted model "
+                f"({self.largest_['model']}); its evaluation noise is taken as "
+                f"{NO_STDERR_SD:g} point (the harness writes `<metric>_stderr`; a 100-question "
+                "task's is about 5)",
+                stacklevel=2,
+            )
         names = self._members_needed()
         self.members_, self.refused_, self.stage1_ = self._fit_members(
             td, names, self.bootstrap, self.seed
