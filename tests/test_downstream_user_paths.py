@@ -302,7 +302,28 @@ def test_missing_stderr_is_warned_and_backtest_names_misspelt_task_and_small_tar
     # misspelt: named as such (it used to ask for a chance level, then say it was absent)
     _err(cli, "downstream", "backtest", "--evals", ev, "--task", "piqa,arc_chalenge",
          "--fit-models", "pythia-160m,pythia-410m", "--target", "pythia-1b",
-         must=("'arc_chalenge' is not in column 'task'", "did you mean 'arc_challenge'"))  # fmt: skip
+         must=("'arc_chalenge' is not in column 'task'",
+               "did you mean 'arc_challenge'"))  # fmt: skip
     _err(cli, "downstream", "backtest", "--evals", ev, "--task", "piqa", "--fit-models",
          "pythia-160m,pythia-1b", "--target", "pythia-70m",
          must=("--target 'pythia-70m'", "not larger than fitted model 'pythia-1b'"))  # fmt: skip
+
+
+def test_backtest_summary_marks_fp_fallback_and_counts_refusals_without_numpy_noise():
+    from lmforecast.data.evals import load_pythia
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # overflow in exp leaked as a warning
+        bt = backtest(load_pythia(), fit_models=["pythia-160m", "pythia-410m", "pythia-1b"],
+                      target_model="pythia-1.4b", tasks=["piqa", "arc_challenge"],
+                      methods=["flp", "fp"], bootstrap=20)  # fmt: skip
+    text = bt.summary()
+    rows = bt.rows
+    fb = set(rows.loc[(rows["method"] == "fp") & (rows["fallback"] == True), "task"])  # noqa: E712
+    for t in fb:  # the header's "*" is printed beside each fallback's error
+        line = next(ln for ln in text.splitlines() if ln.startswith(t))
+        assert "*" in line, line
+    nref = int(rows.loc[rows["method"] == "flp", "refused"].sum())
+    if nref:
+        assert f"({nref} refused)" in bt.markdown(rows["scenario"].iloc[0])
+        assert f"over {2 - nref} of 2 tasks: {nref} refused" in text

@@ -114,11 +114,18 @@ class Backtest(SummaryDisplay):
         out = []
         for s in self.mae().index:
             out.append(f"== {s} (absolute error, points; * = fp fallback on all checkpoints)")
-            out.append(
-                self.errors(s).to_string(float_format=lambda v: f"{v:.2f}", na_rep="refused")
-            )
-            m = self.mae().loc[s]
-            out.append("MAE: " + ", ".join(f"{k} {v:.2f}" for k, v in m.items()))
+            e = self.errors(s)
+            rows = self.rows[self.rows["scenario"] == s]
+            fb = set(rows.loc[rows["fallback"] == True, "task"])  # noqa: E712
+            text = e.map(lambda v: "refused" if not np.isfinite(v) else f"{v:.2f}")
+            if "fp" in text.columns:
+                text["fp"] = [v + ("*" if t in fb else "") for t, v in zip(text.index, text["fp"])]
+            out.append(text.to_string())
+            m, nref = self.mae().loc[s], self.refused().loc[s]
+            out.append("MAE: " + ", ".join(
+                f"{k} {v:.2f}" + (f" (over {len(e) - nref[k]} of {len(e)} tasks: {nref[k]} "
+                                  "refused)" if nref[k] else "")
+                for k, v in m.items()))  # fmt: skip
             bad = self.not_beating_persistence()[s]
             out.append(
                 "do NOT beat persistence (not a forecast here): " + (", ".join(bad) or "none")

@@ -74,9 +74,10 @@ def bootstrap_closed_form(law, X, y, result: FitResult, *, n_boot: int, seed: in
         thetas = np.column_stack([b, a])
     lo_b, hi_b = np.array(law.bounds, float).T
     thetas = np.clip(thetas, lo_b, hi_b)
-    nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, th)] for th in thetas])
     q = (1 - level) / 2
-    lo, hi = np.quantile(nat, [q, 1 - q], axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):  # a bound's exp() can overflow to inf
+        nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, th)] for th in thetas])
+        lo, hi = np.quantile(nat, [q, 1 - q], axis=0)
     result.ci = {n: [float(u), float(v)] for n, u, v in zip(law.natural_names, lo, hi)}
     result.ci_level = float(level)
     result.bootstrap = thetas.tolist()

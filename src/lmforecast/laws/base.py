@@ -28,7 +28,10 @@ class Parameter:
         return self.natural or self.name
 
     def to_natural(self, v):
-        return np.exp(v) if self.transform == "exp" else v
+        if self.transform != "exp":
+            return v
+        with np.errstate(over="ignore"):  # a log-coefficient at a wide bound is inf naturally
+            return np.exp(v)
 
     def from_natural(self, v):
         return np.log(v) if self.transform == "exp" else v
