@@ -538,3 +538,17 @@ def test_salience_fit_from_evals_equals_scores_table(cli, tmp_path):
     assert a["baseline_mse"] == pytest.approx(b["baseline_mse"], rel=1e-7)
     code, _, err = cli("salience", "fit", *common, "--losses", losses)
     assert code == 2 and "exactly one of --scores and --evals" in err
+
+
+def test_text_values_of_known_metrics_are_warned_and_a_lone_misspelt_task_is_named(tmp_path):
+    # old layout: "alias" is metadata, but "acc": "abc" is a metric that is not a number
+    doc = old_layout(piqa={"acc": "abc", "acc_stderr": 0.01, "alias": "piqa"},
+                     arc_easy={"acc": 0.5, "acc_stderr": 0.01})  # fmt: skip
+    f = write(tmp_path / "a.json", doc)
+    with pytest.warns(UserWarning, match=r"results\['piqa'\]: skipped .*'acc' = 'abc'"):
+        df = read_harness(f)
+    assert set(df["task"]) == {"arc_easy"}
+    # one misspelt --task used to get the generic "no results found"
+    with pytest.raises(InputError, match=r"'arc_eazy' \(--task\) in no results file; did you "
+                                         r"mean 'arc_easy'\?"):  # fmt: skip
+        read_harness(f, tasks=["arc_eazy"])

@@ -37,6 +37,7 @@ as the observational-scaling-law tables do); 0 at step 0.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import warnings
@@ -50,7 +51,13 @@ from ...compute.flops import training_flops
 from ...errors import InputError
 from .registry import canonical_model_name, models_registry
 from .table import COLUMNS, normalize
-from .values import stderr_problem, value_problem
+from .values import (
+    FRACTION_METRICS,
+    LOSS_METRICS,
+    PERPLEXITY_METRICS,
+    stderr_problem,
+    value_problem,
+)
 
 _STEP_RE = re.compile(r"^step(\d+)$")
 _FINAL_REVISIONS = ("", "main")
@@ -168,6 +175,14 @@ def _number(x) -> float | None:
         return float("inf")
 
 
+def _known_metric(base: str) -> bool:
+    """A metric name the readers know (`acc`, `word_perplexity`, `bpb`, ...): its text value
+    ("N/A", "abc") is a skipped metric, not metadata such as "alias"."""
+    b = base.strip().lower()
+    return (b in FRACTION_METRICS or b in PERPLEXITY_METRICS or b in LOSS_METRICS
+            or b.endswith(("_ppl", "_bpb")))  # fmt: skip
+
+
 def _looks_numeric(x) -> bool:
     """A string holding a number ("0.5"): a metric value written as text."""
     try:
@@ -224,7 +239,8 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple
                 errs[(base[: -len("_stderr")], filt)] = np.nan if v is None else v
             elif v is not None:
                 values[(base, filt)] = v
-            elif current or isinstance(raw, bool | type(None)) or _looks_numeric(raw):
+            elif (current or isinstance(raw, bool | type(None)) or _looks_numeric(raw)
+                  or _known_metric(base)):  # fmt: skip
                 skipped[_metric_name(base, filt)] = raw  # a metric value that is not a number
         for (b, f), v in values.items():
             why = value_problem(b, v)
@@ -297,8 +313,11 @@ def read_harness(
     rows: list[tuple] = []
     seen: dict[tuple, str] = {}
     model_file: dict[str, str] = {}
+    every_task: set[str] = set()
     for path, source in _harness_files(paths):
         doc = _load_json(path)
+        if isinstance(doc, dict) and isinstance(doc.get("results"), dict):
+            every_task |= set(map(str, doc["results"]))
         for row in _file_rows(doc, path, source, task_set, metric_list):
             key = (row[0], -1 if row[2] is None else row[2], row[3], row[4], row[7])
             if key in seen:
@@ -310,15 +329,18 @@ def read_harness(
             seen[key] = str(path)
             model_file.setdefault(row[0], str(path))
             rows.append(row)
-    if not rows:
+    found_tasks = {r[3] for r in rows} if rows else every_task
+    absent = sorted(task_set - found_tasks) if task_set is not None else []
+    if not rows and not absent:
         raise InputError("no results found (check --task/--metric filters and the files given)")
     df = pd.DataFrame(rows, columns=COLUMNS)
-    absent = sorted(task_set - set(df["task"])) if task_set is not None else []
     if absent:  # a misspelt --task is not dropped in silence
-        found = sorted(set(df["task"]))
+        found = sorted(found_tasks)
         more = " ..." if len(found) > 12 else ""
-        raise InputError(f"task(s) {', '.join(map(repr, absent))} (--task) in no results file "
-                         f"(found {', '.join(found[:12])}{more})")  # fmt: skip
+        near = difflib.get_close_matches(absent[0], found, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise InputError(f"task(s) {', '.join(map(repr, absent))} (--task) in no results file"
+                         f"{hint} (found {', '.join(found[:12])}{more})")  # fmt: skip
     registry = models_registry(models).set_index("model")
     unknown = [m for m in df["model"].unique() if m not in registry.index]
     if unknown:
