@@ -327,3 +327,24 @@ def test_backtest_summary_marks_fp_fallback_and_counts_refusals_without_numpy_no
     if nref:
         assert f"({nref} refused)" in bt.markdown(rows["scenario"].iloc[0])
         assert f"over {2 - nref} of 2 tasks: {nref} refused" in text
+
+
+def test_predict_warns_below_persistence_few_replicates_and_a_fractional_actual(
+    cli, table, tmp_path
+):
+    ev = tmp_path / "ev.csv"
+    table.to_csv(ev, index=False)
+    fit = tmp_path / "flp.json"
+    code, _, err = cli("flp", "fit", "--evals", ev, "--task", "piqa", "--method", "flp",
+                       "--models", "pythia-160m,pythia-410m,pythia-1b", "--bootstrap", "5",
+                       "--out", fit)  # fmt: skip
+    assert code == 0 and "--bootstrap 5" in err and "rough" in err
+    est = DownstreamForecaster.from_json(fit)
+    code, out, err = cli("flp", "predict", "--fit", fit, "--flops", "5e21", "--json")
+    assert code == 0, err
+    P = json.loads(out)["performance"]
+    below = P < est.largest_["score"] - max(est.eval_sd_, 1.0)
+    assert below and "below pythia-1b's own score" in err, (P, est.largest_, err)
+    code, _, err = cli("downstream", "predict", "--fit", fit, "--flops", "5e21", "--actual",
+                       "0.7")  # fmt: skip
+    assert code == 0 and "--actual 0.7 is read in points" in err and "give 70" in err

@@ -17,6 +17,7 @@ from .common import (
     add_level_flag,
     add_output_flags,
     atomic_write_text,
+    check_out_format,
     check_writable,
     emit,
     positive_float,
@@ -124,12 +125,19 @@ def add_evals_fit_flags(
         add_output_flags(p)
 
 
+FEW_REPLICATES = 20
+
+
 def fit_from_evals(args) -> int:
     """Handler of `downstream fit` and `flp fit --evals`."""
     out = check_writable(args.out)
     if args.bootstrap < 0 or args.bootstrap == 1:
         raise InputError(f"--bootstrap must be 0 (no interval) or >= 2 (an interval needs "
                          f"replicates), got {args.bootstrap}")  # fmt: skip
+    if 2 <= args.bootstrap < FEW_REPLICATES:
+        warnings.warn(f"--bootstrap {args.bootstrap}: the interval's ends come from "
+                      f"{args.bootstrap} replicates and are rough; use {FEW_REPLICATES} or more "
+                      "(default 200)", stacklevel=2)  # fmt: skip
     method = args.method or DEFAULT_METHOD
     if method not in METHODS:
         raise InputError(f"--method {method!r} does not apply to --evals; use one of "
@@ -221,6 +229,7 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         return _predict_many([load_fit(p) for p in paths], points, args)
     est = est or load_fit(paths[0] if paths else args.fit)
     kw = points[0]
+    _warn_below_persistence(est, kw)
     P = float(est.predict(**kw)[0])
     L = est.predict_loss(**kw)
     res = {"task": est.task_, "method": est.selected_, "performance": P,
@@ -233,6 +242,10 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     if args.actual is not None:
         if not math.isfinite(args.actual):
             raise InputError(f"--actual must be a number, got {args.actual}")
+        if 0 < args.actual <= 1 < P:
+            warnings.warn(f"--actual {args.actual:g} is read in points (0-100), as the forecast "
+                          f"{P:.2f} is: a fraction? (give {100 * args.actual:g})",
+                          stacklevel=2)  # fmt: skip
         res["abs_error"] = abs(P - args.actual)
         # Chen et al. Eq. 4, as `flp predict --actual` reports it for a --runs fit
         res["relative_error"] = abs(P - args.actual) / args.actual if args.actual > 0 else None
@@ -245,6 +258,21 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         msg += f"; absolute error {res['abs_error']:.2f} points"
     record_forecast(args, res)
     return emit(args, res, msg)
+
+
+def _warn_below_persistence(est: DownstreamForecaster, kw: dict) -> None:
+    """A forecast for more compute than the largest fitted model that scores below that model's
+    own score (by more than its evaluation noise) contradicts persistence: say so."""
+    big = est.largest_
+    C = kw["flops"] if "flops" in kw else 6.0 * kw["N"] * kw["D"]
+    P = float(est.predict(**kw)[0])
+    if C > big["C"] and P < big["score"] - max(est.eval_sd_, 1.0):
+        warnings.warn(
+            f"{est.task_}: the forecast {P:.2f} at {C:.3g} FLOPs is below {big['model']}'s own "
+            f"score {big['score']:.2f} at {big['C']:.3g} FLOPs (the fitted {est.selected_} "
+            "trend falls here); persistence would say the latter",
+            stacklevel=2,
+        )
 
 
 def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) -> int:
@@ -285,6 +313,7 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
 
 def _backtest(args) -> int:
     out = check_writable(args.out)
+    check_out_format(out, (".csv", ".json"))
     evals = read_evals(args.evals)
     methods = _names(args.methods, "--methods") or list(BACKTEST_METHODS)
     bad = [m for m in methods if m not in METHODS]
