@@ -62,3 +62,13 @@ def test_mistyped_flag_is_named_with_the_flag_it_resembles(tmp_path, capsys):
 
     args = build_parser("backtest").parse_args(["backtest", "--runs", "r.csv", "--c-col", "F"])
     assert args.compute_col == "F"
+
+
+def test_a_negative_number_in_exponent_notation_is_a_value_not_a_flag(capsys):
+    from lmforecast.cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["supervised", "predict", "--preset", "hoffmann2022", "--params", "-1e9",
+              "--tokens", "2e10"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "'-1e9' must be a positive number" in err  # not "expected one"

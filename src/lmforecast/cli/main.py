@@ -57,6 +57,12 @@ COMMAND_MODULES = [
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # "-1e21" is a (negative) value, as "-1" and "-.5" are to argparse, so `--flops -1e21`
+        # says it must be positive instead of "expected one argument"
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$", re.I)
+
     def error(self, message):  # one line, exit 2 (argparse's own convention)
         self.exit(2, f"{self.prog}: error: {message}{_did_you_mean(self, message)}\n")
 
