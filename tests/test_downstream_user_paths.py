@@ -348,3 +348,24 @@ def test_predict_warns_below_persistence_few_replicates_and_a_fractional_actual(
     code, _, err = cli("downstream", "predict", "--fit", fit, "--flops", "5e21", "--actual",
                        "0.7")  # fmt: skip
     assert code == 0 and "--actual 0.7 is read in points" in err and "give 70" in err
+
+
+def test_predict_registers_one_point_and_every_point_of_a_list_in_the_ledger(cli, table, tmp_path):
+    # a list of --tokens broke `--ledger` for one point too ("D must be a number, got (3e11,)")
+    from lmforecast.ledger import Ledger
+
+    ev = tmp_path / "ev.csv"
+    table.to_csv(ev, index=False)
+    fit, db = tmp_path / "piqa.json", tmp_path / "l.db"
+    assert cli("downstream", "fit", "--evals", ev, "--task", "piqa", "--models", M,
+               "--bootstrap", "20", "--out", fit)[0] == 0  # fmt: skip
+    code, _, err = cli("downstream", "predict", "--fit", fit, "--params", "2.5e9", "--tokens",
+                       "3e11", "--ledger", db)  # fmt: skip
+    assert code == 0, err
+    code, _, err = cli("downstream", "predict", "--fit", fit, "--params", "2.5e9", "--tokens",
+                       "3e10,3e11", "--ledger", db)  # fmt: skip
+    assert code == 0 and "registered record(s) 2, 3" in err, err
+    with Ledger(db) as L:
+        recs = L.records()
+    assert list(recs["D"]) == [3e11, 3e10, 3e11] and set(recs["task"]) == {"piqa"}
+    assert recs["point"].iloc[0] == pytest.approx(recs["point"].iloc[2])

@@ -161,14 +161,23 @@ def test_values_in_likely_wrong_units_are_warned_about_by_column():
     from lmforecast.examples import path as example_path
 
     df = pd.read_csv(example_path("supervised/runs.csv"))[["N", "D", "loss"]]
-    bad = df.assign(N=df["N"] / 1e6, D=df["D"] / 1e9, loss=df["loss"] * 100)
+    bad = df.assign(N=df["N"] / 1e9, D=df["D"] / 1e9, loss=df["loss"] * 100)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         SupervisedScalingLaw(intervals=False).fit(bad.rename(columns={"N": "params_m"}),
                                                   n_col="params_m")  # fmt: skip
     text = " | ".join(str(x.message) for x in w)
-    assert "column 'params_m': every value is below 1e6" in text
-    assert "column 'D': every value is below 1e7" in text and "perplexity" in text
+    assert "column 'params_m': every value is below 1e3" in text
+    assert "column 'D': every value is below 1e5" in text and "perplexity" in text
+    # the bundled toy zoo's tiny models (N 3e3-1.5e5) are not taken for a unit slip
+    from lmforecast.zoo import load_zoo
+
+    z = load_zoo().runs
+    z = z[z["kind"] == "supervised"][["N", "D", "loss"]]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        SupervisedScalingLaw(intervals=False).fit(z)
+    assert not [x for x in w if "counted one by one" in str(x.message)]
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # the example's own units: no unit warning
         try:

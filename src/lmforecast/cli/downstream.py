@@ -229,6 +229,9 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         return _predict_many([load_fit(p) for p in paths], points, args)
     est = est or load_fit(paths[0] if paths else args.fit)
     kw = points[0]
+    for k in ("flops", "tokens"):  # one point: the ledger records plain numbers
+        if isinstance(getattr(args, k, None), tuple):
+            setattr(args, k, getattr(args, k)[0])
     _warn_below_persistence(est, kw)
     P = float(est.predict(**kw)[0])
     L = est.predict_loss(**kw)

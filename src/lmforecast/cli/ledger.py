@@ -81,9 +81,13 @@ def forecast_records(args: argparse.Namespace, out: dict) -> list[dict]:
         base["budget"] = sum(float(v) for v in str(args.flops_per_source).split(","))
     if cmd in ("supervised", "distill") and base["task"] is None:
         base["task"] = "loss"
-    items = out.get("predictions") or [out]
+    items = out.get("predictions") or out.get("forecasts") or [out]
     recs = []
     for it in items:
+        where = {"N": it.get("N"), "D": it.get("D"), "budget": it.get("flops")}  # per point
+        if any(v is not None for v in where.values()) and it is not out:
+            base = dict(base, **where, task=it.get("task") or base["task"],
+                        form=it.get("method") or base["form"])  # fmt: skip
         point = next((it[k] for k in ("student_loss", "performance", "y_pred", "loss", "predicted")
                       if it.get(k) is not None), None)  # fmt: skip
         if point is None:

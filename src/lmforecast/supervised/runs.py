@@ -12,8 +12,10 @@ from ..data.validate import numeric_column
 from ..errors import InputError
 from . import forms as fm
 
-UNIT_LIMITS = (("N", 1e6, "1e6", "parameters are counted one by one (a 70M model is 7e7)"),
-               ("D", 1e7, "1e7", "tokens are counted one by one (20B tokens is 2e10)"))  # fmt: skip
+# below these, no language model was ever trained (the bundled toy zoo: N >= 3e3, D >= 1.6e4,
+# largest D 3e6), but sizes in billions (N) or token counts in billions or millions (D) land
+UNIT_LIMITS = (("N", 1e3, "1e3", "parameters are counted one by one (a 70M model is 7e7)"),
+               ("D", 1e5, "1e5", "tokens are counted one by one (20B tokens is 2e10)"))  # fmt: skip
 LOSS_MAX = 20.0  # nats: a language model's cross-entropy is a few nats, even at initialisation
 
 
