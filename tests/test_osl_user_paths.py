@@ -143,3 +143,21 @@ def test_flags_that_a_preset_or_a_fit_figure_cannot_use_are_refused(cli, base, t
     code, _, err = cli("salience", "plot", "--fit", fit, "--kind", "fit", "--texts",
                        ex / "texts.jsonl", "--out", tmp_path / "f.png")  # fmt: skip
     assert code == 0 and "warning: --texts and --text-id apply to --kind weights" in err, err
+
+
+def test_predict_from_a_saved_fit_registers_its_forecasts_in_the_ledger(cli, tmp_path):
+    # only the --preset path recorded; `osl predict --fit ... --ledger` wrote nothing silently
+    from lmforecast.examples import path as example_path
+    from lmforecast.ledger import Ledger
+
+    bench = example_path("osl/base_models.csv")
+    fit, db = tmp_path / "osl.json", tmp_path / "o.db"
+    assert cli("osl", "fit", "--benchmarks", bench, "--target", "MMLU", "--out", fit)[0] == 0
+    code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks", bench, "--ledger", db,
+                         "--json")  # fmt: skip
+    assert code == 0 and "registered record(s)" in err, err
+    rows = [r for r in json.loads(out)["predictions"] if r["y_pred"] is not None]
+    with Ledger(db) as L:
+        recs = L.records()
+    assert len(recs) == len(rows) and set(recs["task"]) == {"MMLU"}
+    assert np.allclose(recs["point"], [r["y_pred"] for r in rows])

@@ -334,6 +334,7 @@ def _predict_fit(args: argparse.Namespace) -> int:
         else f"{r['model']}: no forecast (missing scores)"
         for r in rows
     )
+    record_forecast(args, {**obj, "task": res.target})
     return emit(args, obj, text)
 
 
