@@ -301,3 +301,20 @@ def test_plots_return_figures(model):
     ]
     assert all(isinstance(f, Figure) for f in figs)
     plt.close("all")
+
+
+def test_choose_teacher_with_a_budget_compares_with_supervised_training_on_all_of_it(model):
+    # the baseline was L(N_S, D_S) on the tokens left after each teacher's costs, which made
+    # every teacher look better than training supervised (1e9 student at 1e21 FLOPs: supervised
+    # on all of C reaches 2.221 and beats every teacher of the example table)
+    from lmforecast.distill.planning import choose_teacher
+
+    t = pd.DataFrame({"N_T": [1e9, 3e9, 7e9], "D_T": [2e10, 6e10, 1.4e11]})
+    C = 1e21
+    r = choose_teacher(model, t, 1e9, C=C, scenario="teacher-inference")
+    full = float(model.supervised_loss(1e9, C / (3.0 * F(1e9))))
+    assert np.allclose(r["supervised_loss"], full)
+    assert (r["D_S"] < C / (3.0 * F(1e9))).all()  # the student's own tokens are fewer
+    # with a token budget the comparison stays at equal student tokens
+    r = choose_teacher(model, t, 1e9, D_S=2e10)
+    assert np.allclose(r["supervised_loss"], model.supervised_loss(1e9, 2e10))

@@ -381,6 +381,16 @@ def _choose(args) -> int:
             f"showing the best {len(t):,} of {len(teachers):,} teachers (--top to change)",
             stacklevel=1,
         )
+    n_over = int(t["L_S"].isna().sum())
+    if n_over:
+        warnings.warn(f"{n_over} teacher(s) cost more than --flops {args.flops:.3g} in scenario "
+                      f"{args.scenario!r} (their rows are empty: no tokens left for the student)",
+                      stacklevel=1)  # fmt: skip
+    best = t.iloc[0]
+    if args.flops is not None and best["L_S"] >= best["supervised_loss"]:
+        warnings.warn(f"no teacher beats training the student supervised on all {args.flops:.3g} "
+                      f"FLOPs (L = {best['supervised_loss']:.4f}): train supervised",
+                      stacklevel=1)  # fmt: skip
     if args.json:
         best = t.iloc[0].to_dict()
         out = {"best": best, "ranking": t.to_dict(orient="records")}

@@ -340,7 +340,9 @@ def choose_teacher(
     token budget D_S every teacher distils on D_S tokens; with a compute budget C the student
     gets D_S = (C - delta_Pre 3F(N_T)D_T) / (3F(N_S) + delta_Lgt F(N_T)) tokens (Eq. 27).
     Returns the teachers with columns D_S, L_T, L_S, L_S_lo, L_S_hi (the `level` prediction
-    interval of L_S, when the model has parameter draws), supervised_loss, sorted best first;
+    interval of L_S, when the model has parameter draws), supervised_loss (with C: the student
+    trained supervised on all of C; with D_S: on the same D_S tokens), sorted best first;
+    a teacher whose costs exceed C has D_S and L_S NaN;
     with `top`, only the best `top` teachers (the point ranking covers every teacher, the
     intervals only those returned, computed in chunks: memory stays bounded at any table size).
     """
@@ -374,10 +376,15 @@ def choose_teacher(
     t.loc[ok, "L_S"] = model.predict(
         np.full(ok.sum(), float(N_S)), t.loc[ok, "D_S"].to_numpy(float), t.loc[ok, "L_T"]
     )
-    t["supervised_loss"] = np.nan
-    t.loc[ok, "supervised_loss"] = model.supervised_loss(
-        float(N_S), t.loc[ok, "D_S"].to_numpy(float)
-    )
+    if C is not None:  # the alternative to distilling: the student trained supervised on ALL of
+        # C (D = C / 3F(N_S)), the same for every teacher -- not on the tokens left after a
+        # teacher's costs, which would flatter every teacher (Eq. 9's comparison, as `plan`)
+        t["supervised_loss"] = float(model.supervised_loss(float(N_S), C / (3.0 * F(N_S))))
+    else:  # a token budget: supervised training on the same D_S tokens
+        t["supervised_loss"] = np.nan
+        t.loc[ok, "supervised_loss"] = model.supervised_loss(
+            float(N_S), t.loc[ok, "D_S"].to_numpy(float)
+        )
     t = t.sort_values("L_S", na_position="last", kind="stable").reset_index(drop=True)
     if top is not None:
         t = t.head(int(top)).copy()
