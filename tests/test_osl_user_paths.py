@@ -161,3 +161,19 @@ def test_predict_from_a_saved_fit_registers_its_forecasts_in_the_ledger(cli, tmp
         recs = L.records()
     assert len(recs) == len(rows) and set(recs["task"]) == {"MMLU"}
     assert np.allclose(recs["point"], [r["y_pred"] for r in rows])
+
+
+def test_a_text_target_or_a_text_cell_in_targets_is_one_line_not_a_crash(cli, tmp_path):
+    from lmforecast.examples import path as example_path
+
+    bench = example_path("osl/base_models.csv")
+    # a text column as the target crashed (exit 1, "could not convert string to float")
+    _err(cli, "osl", "fit", "--benchmarks", bench, "--target", "Model Family",
+         must=("column 'Model Family' row 1", "is text, not a score"))  # fmt: skip
+    b = pd.read_csv(bench)
+    t = b[["Model", "HumanEval"]].rename(columns={"HumanEval": "HE"}).astype({"HE": object})
+    t.loc[2, "HE"] = "good"  # a typo'd cell dropped that model without a word
+    (tmp_path / "b.csv").write_text(b.drop(columns=["HumanEval"]).to_csv(index=False))
+    t.to_csv(tmp_path / "t.csv", index=False)
+    _err(cli, "osl", "fit", "--benchmarks", tmp_path / "b.csv", "--targets", tmp_path / "t.csv",
+         "--target", "HE", must=("column 'HE' row 3", "'good' is not a number"))  # fmt: skip

@@ -298,7 +298,13 @@ def check_unit_interval(
 ) -> None:
     """Target values in [0, 1]; with `allow_below` (a metric-range-normalised target) values
     below 0 - models below chance - are legal and only values above 1 are refused."""
-    vals = table[col].to_numpy(float)
+    num = pd.to_numeric(table[col], errors="coerce")
+    text = table[col].notna() & num.isna()
+    if text.any():
+        i = int(np.flatnonzero(text.to_numpy())[0])
+        raise InputError(f"{what}: column {col!r} row {i + 1}: {table[col].iloc[i]!r} is text, "
+                         "not a score (name a column of numbers)")  # fmt: skip
+    vals = num.to_numpy(float)
     if np.isnan(vals).all() and not all_missing:
         raise InputError(f"{what}: column {col!r} is all missing")
     bad = ((vals < 0) & (not allow_below)) | (vals > 1) | np.isinf(vals)

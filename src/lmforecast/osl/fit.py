@@ -45,6 +45,13 @@ def merge_targets(
                       f"{' ...' if len(unknown) > 3 else ''}", stacklevel=2)  # fmt: skip
     out = benchmarks.merge(t[[MODEL, *extra]], on=MODEL, how="left")
     for c in extra:
+        raw = t[c].replace({"-": np.nan, "": np.nan})
+        num = pd.to_numeric(raw, errors="coerce")
+        text = raw.notna() & num.isna()
+        if text.any() and num.notna().any():  # a score column with a typo'd cell: it would
+            i = int(np.flatnonzero(text.to_numpy())[0])  # drop that model without a word
+            raise InputError(f"{what}: column {c!r} row {i + 1} (model {t[MODEL].iloc[i]!r}): "
+                             f"{t[c].iloc[i]!r} is not a number")  # fmt: skip
         vals = pd.to_numeric(out[c].replace({"-": np.nan, "": np.nan}), errors="coerce")
         out[c] = vals.astype(float)
     return out
