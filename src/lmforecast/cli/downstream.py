@@ -134,10 +134,6 @@ def fit_from_evals(args) -> int:
     if args.bootstrap < 0 or args.bootstrap == 1:
         raise InputError(f"--bootstrap must be 0 (no interval) or >= 2 (an interval needs "
                          f"replicates), got {args.bootstrap}")  # fmt: skip
-    if 2 <= args.bootstrap < FEW_REPLICATES:
-        warnings.warn(f"--bootstrap {args.bootstrap}: the interval's ends come from "
-                      f"{args.bootstrap} replicates and are rough; use {FEW_REPLICATES} or more "
-                      "(default 200)", stacklevel=2)  # fmt: skip
     method = args.method or DEFAULT_METHOD
     if method not in METHODS:
         raise InputError(f"--method {method!r} does not apply to --evals; use one of "
@@ -151,6 +147,10 @@ def fit_from_evals(args) -> int:
                                seed=args.seed, chance=chance)  # fmt: skip
     est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
             loss_metric=args.loss_metric, models=_names(args.models, "--models"))  # fmt: skip
+    if 2 <= args.bootstrap < FEW_REPLICATES:  # after the input checks: a refusal stays one line
+        warnings.warn(f"--bootstrap {args.bootstrap}: the interval's ends come from "
+                      f"{args.bootstrap} replicates and are rough; use {FEW_REPLICATES} or more "
+                      "(default 200)", stacklevel=2)  # fmt: skip
     if out is not None:
         atomic_write_text(out, est.to_json())
     return emit(
