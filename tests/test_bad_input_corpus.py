@@ -851,6 +851,11 @@ case("recipes-no-file", "compare-recipes --base nosuch.csv --new nosuch2.csv --f
 case("next-run-budget", "next-run --runs nosuch.csv --target-params 7e9 --target-tokens 1.4e11 "
      "--budget -1")  # fmt: skip
 case("shape-no-file", "shape test --runs nosuch.csv")
+# eighth session's audit: these ran (or crashed with exit 1) and gave nonsense
+case("isoflop-plot-txt", "isoflop plot --runs runs.csv --out iso.txt")
+case("shape-too-few-permutations", "shape test --runs runs.csv --permutations 5")
+case("next-run-bootstrap-1", "next-run --runs runs.csv --target-params 7e9 --target-tokens 1.4e11 "
+     "--bootstrap 1")  # fmt: skip
 case("runs-import-no-file", "runs import nosuch.jsonl --format jsonl --out r.csv")
 case("ledger-add-not-ledger", "ledger add --ledger notaledger.db --method supervised --point 2.3",
      NOT_LEDGER)  # fmt: skip
@@ -934,6 +939,8 @@ case("salience-predict-out-json", SAL_P + " sal.json --out p.json")
 # eighth session's audit: a mistyped flag's value was taken for a second runs table
 case("mistyped-flag-with-value", "supervised fit --runs runs.csv --loss_col loss")
 case("mistyped-flag-backtest", "backtest --runs runs.csv --bootstraps 3")
+case("teacher-loss-below-E",
+     "distill predict --student-params 1e9 --student-tokens 2e10 --teacher-loss 1.0")
 case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mean --out f.json",
      edit_csv("runs.csv", "rep_u.csv",
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip

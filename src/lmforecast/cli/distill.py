@@ -195,6 +195,11 @@ def _predict(args) -> int:
     if args.teacher_loss is not None and args.teacher_tokens is not None:
         raise InputError("--teacher-tokens goes with --teacher-params, not --teacher-loss")
     m = _model(args.coefficients)
+    if args.teacher_loss is not None and args.teacher_loss <= m.E_:
+        raise InputError(
+            f"--teacher-loss {args.teacher_loss:g} is at or below the irreducible loss E = "
+            f"{m.E_:.4g} of the supervised law: no teacher reaches it (Eq. 8 needs L_T > E)"
+        )
     LT = (
         args.teacher_loss
         if args.teacher_loss is not None

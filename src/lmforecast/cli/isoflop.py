@@ -14,6 +14,7 @@ from .common import (
     atomic_write_text,
     check_writable,
     emit,
+    figure_format,
     require_runs,
 )
 
@@ -79,13 +80,14 @@ def _fit(args) -> int:
 
 def _plot(args) -> int:
     out = check_writable(args.out)
+    fmt = figure_format(out)  # before any work: `--out o.txt` was an internal error
     t, res = _result(args)
     fig = plot_isoflops(t, res)
-    atomic_write_bytes(out, _figure_bytes(fig, out))
+    atomic_write_bytes(out, _figure_bytes(fig, fmt))
     return emit(args, {"out": str(out), **res.contract()}, f"wrote {out}")
 
 
-def _figure_bytes(fig, out) -> bytes:
+def _figure_bytes(fig, fmt: str) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format=out.suffix.lstrip(".") or "png", dpi=120)
+    fig.savefig(buf, format=fmt, dpi=120)
     return buf.getvalue()

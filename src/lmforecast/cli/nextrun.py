@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..data.io import read_table
+from ..errors import InputError
 from ..nextrun import advise
 from .common import (
     add_output_flags,
@@ -74,6 +75,9 @@ def register(sub) -> None:
 def _advise(args) -> int:
     runs = require_runs(args)
     out = check_writable(args.out, [runs])
+    if args.bootstrap < 2:  # one refit has no spread: widths of 0 and "-nan%" gains
+        raise InputError(f"--bootstrap must be >= 2 (the widths come from the refits' spread), "
+                         f"got {args.bootstrap}")  # fmt: skip
     a = advise(
         read_table(runs),
         args.target_params,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..data.io import read_table
+from ..errors import InputError
 from ..shape import shape_test
 from .common import (
     add_output_flags,
@@ -35,9 +36,15 @@ def register(sub) -> None:
     t.set_defaults(handler=_test)
 
 
+MIN_PERMUTATIONS = 19  # fewer can never give p < 0.05: (1 + 0) / (1 + n) >= 0.05
+
+
 def _test(args) -> int:
     runs = require_runs(args)
     out = check_writable(args.out, [runs])
+    if args.permutations < MIN_PERMUTATIONS:
+        raise InputError(f"--permutations must be >= {MIN_PERMUTATIONS} (fewer can never give "
+                         f"p < 0.05), got {args.permutations}")  # fmt: skip
     res = shape_test(
         read_table(runs),
         loss_col=args.loss_col,
