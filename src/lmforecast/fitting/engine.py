@@ -352,8 +352,15 @@ def fit_law(
     f_min = float(np.min(objs))
     n_at_best = int(np.sum(objs - f_min <= 1e-5 * abs(f_min) + 1e-300))
     if not converged:
+        why = (
+            f"{MAX_RESTARTS} restarts each still lowered the objective (the last by "
+            f"{improvement / max(abs(f_b), 1e-300):.1e} relative): it is flat along some "
+            "direction, so the parameters are weakly identified"
+            if stopped_cleanly
+            else f"the optimiser stopped: {msg}"
+        )
         warnings.warn(
-            f"{law.name} fit did not converge ({msg}); returning the best parameters found",
+            f"{law.name} fit did not converge ({why}); returning the best parameters found",
             ConvergenceWarning,
             stacklevel=2,
         )
