@@ -940,8 +940,10 @@ case("salience-predict-out-json", SAL_P + " sal.json --out p.json")
 # eighth session's audit: a mistyped flag's value was taken for a second runs table
 case("mistyped-flag-with-value", "supervised fit --runs runs.csv --loss_col loss")
 case("mistyped-flag-backtest", "backtest --runs runs.csv --bootstraps 3")
-case("teacher-loss-below-E",
-     "distill predict --student-params 1e9 --student-tokens 2e10 --teacher-loss 1.0")
+case(
+    "teacher-loss-below-E",
+    "distill predict --student-params 1e9 --student-tokens 2e10 --teacher-loss 1.0",
+)
 case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mean --out f.json",
      edit_csv("runs.csv", "rep_u.csv",
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip

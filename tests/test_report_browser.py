@@ -172,6 +172,18 @@ def test_planner_numbers_equal_the_cli(driver, report, tmp_path):
     assert _same(L, cli["loss"]) and _same(lo, cli["interval"][0]) and _same(hi, cli["interval"][1])
     assert lo < L < hi
 
+    # beyond the fitted runs, where the prior's k r term counts (the page dropped it: k = 0)
+    for N, D in (("3e10", "6e11"), ("2e7", "1e8")):  # above, and below the fitted runs
+        _set(driver, "plan-N", N)
+        _set(driver, "plan-D", D)
+        driver.find_element("id", "plan-run").click()
+        L, lo, hi = _read(driver, "plan-L", "plan-L-lo", "plan-L-hi")
+        cli = _cli_json("supervised", "predict", "--fit", fit, "--params", N, "--tokens", D,
+                        "--level", "0.8")  # fmt: skip
+        assert _same(lo, cli["interval"][0]) and _same(hi, cli["interval"][1]), (N, lo, hi, cli)
+    _set(driver, "plan-N", "3e9")
+    _set(driver, "plan-D", "6e10")
+
     # distillation vs supervised at this N and D (issue 26 "What to build" 4): the page's
     # student losses equal `distill predict --teacher-loss`, and its answer follows them
     for lt, helps in (("1.9", True), ("2.2", False)):

@@ -41,11 +41,21 @@ def planner_data(model) -> dict[str, Any]:
     if law.name not in ("chinchilla", "chinchilla-gamma"):
         raise ValueError(f"the planner supports the Chinchilla forms, not {law.name!r}")
     cal = res.meta.get("intervals") or {}
+    if res.meta.get("stack"):
+        raise ValueError("the planner repeats a single form's interval; fit with stack=False")
     terms = {}
     for lv in LEVELS:
-        m, k, lam = iv.interval_terms(cal, lv) if cal else (0.0, 0.0, 1.0)
+        if "k" in cal:  # the real-suite prior (docs/trust.md): z (sqrt(noise^2 + s_boot^2) + k r)
+            m, k, lam = 0.0, 0.0, 1.0
+        else:  # presets and fits saved before issue 21: the rolling-origin calibration
+            m, k, lam = iv.interval_terms(cal, lv) if cal else (0.0, 0.0, 1.0)
         terms[f"{lv:g}"] = {"z": float(norm.ppf(0.5 + lv / 2)), "m": m, "k": k, "lam": lam}
     return {
+        "k_prior": float(cal["k"]) if "k" in cal else None,
+        **{
+            key: float(cal[key]) if cal.get(key) else None
+            for key in ("min_compute", "min_N", "min_D")
+        },  # fmt: skip
         "form": law.name,
         "theta": [float(v) for v in res.theta],
         "draws": [[float(v) for v in th] for th in (res.bootstrap or [])],
@@ -98,12 +108,19 @@ function forecast(N, D, level){  // SupervisedScalingLaw.predict_interval (kind=
     const tb = P.draws.map(th => target(th, N, D));
     sb = 0.5 * (quantile(tb, 0.841345) - quantile(tb, 0.158655));
   }
-  let r = 0;
+  let r = 0;  // supervised.intervals.distance: beyond the fitted runs, above or below
   if (P.max_compute){
     r = Math.log(6 * N * D / P.max_compute);
     if (P.max_N) r = Math.max(r, Math.log(N / P.max_N));
     if (P.max_D) r = Math.max(r, Math.log(D / P.max_D));
+    if (P.min_compute) r = Math.max(r, Math.log(P.min_compute / (6 * N * D)));
+    if (P.min_N) r = Math.max(r, Math.log(P.min_N / N));
+    if (P.min_D) r = Math.max(r, Math.log(P.min_D / D));
     r = Math.max(0, r);
+  }
+  if (P.k_prior !== null){  // supervised.calibration.interval: the prior's k r, added linearly
+    const h = T.z * (Math.sqrt(sb * sb + P.noise * P.noise) + P.k_prior * r);
+    return {L: Math.exp(t), lo: Math.exp(t - h), hi: Math.exp(t + h)};
   }
   const s = Math.sqrt(T.lam * T.lam * (sb * sb + P.noise * P.noise) + (T.k * r) ** 2);
   return {L: Math.exp(t), lo: Math.exp(t - T.z * s - Math.max(0, -T.m * r)),
