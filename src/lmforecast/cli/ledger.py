@@ -193,7 +193,8 @@ def _records(args):
 
 def _add(args) -> int:
     check_forecast(method=args.method, point=args.point, lo=args.lo, hi=args.hi,
-                   level=args.level, N=args.params, D=args.tokens, budget=args.flops)  # fmt: skip
+                   level=args.level, N=args.params, D=args.tokens, budget=args.flops,
+                   point_inside=True)  # fmt: skip
     with Ledger(args.ledger, create=True) as L:
         rid = L.add(method=args.method, point=args.point, lo=args.lo, hi=args.hi,
                     level=args.level, label=args.label, form=args.form, run=args.run,

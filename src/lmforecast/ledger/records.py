@@ -75,8 +75,10 @@ def check_forecast(
     N=None,
     D=None,
     budget=None,
+    point_inside: bool = False,
 ) -> dict:
-    """The numeric fields of a forecast, validated (InputError naming the field)."""
+    """The numeric fields of a forecast, validated (InputError naming the field).
+    `point_inside`: also refuse a point outside its interval (a value typed by hand)."""
     if not isinstance(method, str) or not method.strip():
         raise InputError("ledger record: method must be a non-empty name")
     p = _opt_float("point", point)
@@ -94,6 +96,11 @@ def check_forecast(
         if lv is None or not 0 < lv < 1:
             raise InputError(
                 f"ledger record: an interval needs its level in (0, 1), got {fmt_value(level)}"
+            )
+        if point_inside and not lo_ <= p <= hi_:  # typed by hand: a typo
+            raise InputError(
+                f"ledger record: point {fmt_value(p)} lies outside its interval "
+                f"[{fmt_value(lo_)}, {fmt_value(hi_)}]"
             )
     elif lv is not None and not 0 < lv < 1:
         raise InputError(f"ledger record: level must be in (0, 1), got {fmt_value(level)}")
