@@ -36,6 +36,8 @@ def _report(args) -> int:
         secs = [s.strip() for s in args.sections.split(",") if s.strip()]
         if not secs:
             raise InputError("--sections: empty list; name at least one section, or omit the flag")
+        if "ledger" in secs and args.ledger is None:  # it would build an empty report
+            raise InputError("--sections ledger needs --ledger PATH (the ledger to report on)")
     if args.jobs == 0 or args.jobs < -1:
         raise InputError(f"--jobs must be a positive number of workers or -1, got {args.jobs}")
     for name in REPORT_FILES:  # before the (long) build: a folder or link in the way
