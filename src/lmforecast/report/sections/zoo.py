@@ -150,11 +150,12 @@ def build_section(ctx: ReportContext) -> Section:
     )
     tasks = z.tasks.set_index("name")
     arith_best = float(runs["arith"].max())
-    smallest = sup[sup["N"] == sup["N"].min()]["arith"].max()
+    small = sup[sup["N"] == sup["N"].min()]["arith"]
     arith_random = float(tasks.loc["arith", "random_performance"])
     sec.text(
-        f"Arithmetic exact match (the 155 single-digit problems) rises from {smallest:.1f}% for "
-        f"the smallest models (random {arith_random:.2f}%) to {arith_best:.1f}% for the best "
+        f"Arithmetic exact match (the 155 single-digit problems) rises from "
+        f"{small.min():.1f}-{small.max():.1f}% for the smallest models' {len(small)} runs "
+        f"(random {arith_random:.2f}%) to {arith_best:.1f}% for the best "
         f"({arith_best / arith_random:.1f}x chance)."
     )
     d = z.distillation
