@@ -856,6 +856,7 @@ case("isoflop-plot-txt", "isoflop plot --runs runs.csv --out iso.txt")
 case("ledger-add-point-outside-interval", "ledger add --ledger l.db --method supervised "
      "--point 3 --lo 2.25 --hi 2.38 --level 0.9")  # fmt: skip
 case("report-ledger-section-without-ledger", "report --out rep --sections ledger")
+case("examples-copy-unwritable", "examples copy /proc/lmforecast-examples")
 case("allocate-budget-too-small", "supervised allocate --preset hoffmann2022 --flops 1e3")
 case("shape-too-few-permutations", "shape test --runs runs.csv --permutations 5")
 case("next-run-bootstrap-1", "next-run --runs runs.csv --target-params 7e9 --target-tokens 1.4e11 "

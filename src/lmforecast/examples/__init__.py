@@ -118,9 +118,9 @@ def copy(dest: str | Path) -> list[Path]:
         parent.mkdir(parents=True, exist_ok=True)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name or 'examples'}-new-", dir=parent))
-    except OSError:
-        if kind is None:
-            raise
+    except OSError as exc:
+        if kind is None:  # name the user's folder, not the temporary one beside it
+            raise InputError(f"{dest}: cannot write in folder {parent} ({exc.strerror})") from None
         tmp = Path(tempfile.mkdtemp(prefix=".examples-new-", dir=dest))
     os.chmod(tmp, 0o777 & ~umask())
     moved: list[Path] = []  # files and folders created under dest, in creation order
