@@ -251,3 +251,28 @@ def test_auto_split_by_family_size(cli, tmp_path):
     assert code == 0, err
     ref = json.loads(cli("salience", "fit", *args, "--scores", SCORES, "--steps", 3, "--json")[1])
     assert json.loads(out) == ref  # the example files use exactly this split
+
+
+def test_warnings_for_a_floor_above_the_scores_far_capabilities_and_no_bootstrap(
+    cli, fitted, tmp_path
+):
+    # a floor above most scores fitted alpha ~ 1e-13, beta ~ 1e17 without a word
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--random-accuracy", "0.9", "--out",
+                       tmp_path / "f9.json")  # fmt: skip
+    assert code == 0 and "at or below random_accuracy 0.9" in err
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--random-accuracy", "0.25")
+    assert code == 0 and "random_accuracy" not in err
+    # losses on another scale: capability 1000x the fitted range, with a narrow interval
+    new = EX / "new_losses.jsonl"
+    huge = [dict(r, losses=[v * 1000 for v in r["losses"]]) for r in map(json.loads, new.open())]
+    code, _, err = cli("salience", "predict", "--fit", fitted, "--losses",
+                       _write_jsonl(tmp_path / "huge.jsonl", huge))  # fmt: skip
+    assert code == 0 and "far outside the fitted models'" in err
+    code, _, err = cli("salience", "predict", "--fit", fitted, "--losses", new)
+    assert code == 0 and "far outside" not in err
+    # a fit without bootstrap: predict says why there is no interval
+    b0 = tmp_path / "b0.json"
+    assert cli("salience", "fit", *FIT_ARGS, "--random-accuracy", "0.25", "--bootstrap", "0",
+               "--out", b0)[0] == 0  # fmt: skip
+    code, out, err = cli("salience", "predict", "--fit", b0, "--losses", new, "--json")
+    assert code == 0 and "no interval" in err and "bootstrap" in json.loads(out)["interval_note"]

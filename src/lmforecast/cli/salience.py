@@ -337,6 +337,10 @@ def _predict(args) -> int:
         r["interval"] = None if lo is None else [lo, hi]
         preds.append(r)
     res = {"task": fit.task, "level": args.level, "predictions": preds}
+    if not fit.bootstrap:  # as other verbs say it: no interval, and why
+        res["interval_note"] = ("this fit has no bootstrap refits (fitted with --bootstrap 0), "
+                                "so no interval: refit with --bootstrap > 0")  # fmt: skip
+        warnings.warn(res["interval_note"], stacklevel=1)
     if args.json:
         print_json(res)
     else:

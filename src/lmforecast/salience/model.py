@@ -14,6 +14,8 @@ All gradients are analytic numpy: dJ/dtheta = H^T [act'(z) * (L^T dJ/dC) / N_c].
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
@@ -203,6 +205,14 @@ class CapabilitySalience(EstimatorDisplay):
         va = splits == "validation"
         if tr.sum() < 2:
             raise InputError(f"need at least 2 train models, got {int(tr.sum())}")
+        below = int(np.sum(A[tr] <= gamma))
+        if below > tr.sum() / 2:  # Eq. 2 lives above gamma: a floor above most scores
+            warnings.warn(  # gives a degenerate fit (alpha ~ 0, beta ~ 1e17)
+                f"{below} of {int(tr.sum())} training scores are at or below random_accuracy "
+                f"{gamma:g}, the floor of Eq. 2: is it right (a fraction, e.g. 0.25 for four "
+                "choices)?",
+                stacklevel=2,
+            )
         sel = va if va.any() else tr
         Ltr, Atr = L[tr], A[tr]
         Hs = sp.csr_matrix(H) if sp.issparse(H) else np.asarray(H)

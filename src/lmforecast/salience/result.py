@@ -6,6 +6,7 @@ offsets and learned weights per text (the CSV W), the text lengths (N_c), and th
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -118,7 +119,26 @@ class SalienceFit(SummaryDisplay):
         if self.bootstrap:
             lo, hi = self.predict_interval(C, level)
             out["lower"], out["upper"] = lo, hi
+        self._warn_outside(out)
         return out
+
+    def _warn_outside(self, out: pd.DataFrame) -> None:
+        """Capability scores far outside the fitted models' range (by more than that range's
+        width) are extrapolations of Eq. 2 that its interval does not widen for: say so."""
+        c = np.asarray([v for v, s in zip(self.capability, self.splits) if s == "train"], float)
+        if c.size < 2:
+            return
+        lo, hi = float(c.min()), float(c.max())
+        far = (out["capability"] < lo - (hi - lo)) | (out["capability"] > hi + (hi - lo))
+        if far.any():
+            r = out[far].iloc[0]
+            warnings.warn(
+                f"model {r['model']!r}: capability {r['capability']:.4g} lies far outside the "
+                f"fitted models' [{lo:.4g}, {hi:.4g}] ({int(far.sum())} such model(s)): an "
+                "extrapolation of Eq. 2 that the interval does not account for (losses on "
+                "another scale or tokenizer?)",
+                stacklevel=3,
+            )
 
     def predict_interval(
         self, C, level: float = 0.9, kind: str = "prediction", seed: int = 0
