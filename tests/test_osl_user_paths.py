@@ -177,3 +177,19 @@ def test_a_text_target_or_a_text_cell_in_targets_is_one_line_not_a_crash(cli, tm
     t.to_csv(tmp_path / "t.csv", index=False)
     _err(cli, "osl", "fit", "--benchmarks", tmp_path / "b.csv", "--targets", tmp_path / "t.csv",
          "--target", "HE", must=("column 'HE' row 3", "'good' is not a number"))  # fmt: skip
+
+
+def test_a_cutoff_split_without_flops_names_the_column_and_a_tiny_holdout_warns(cli, tmp_path):
+    from lmforecast.examples import path as example_path
+
+    b = pd.read_csv(example_path("osl/base_models.csv"))
+    b.drop(columns=["FLOPs (1E21)"]).to_csv(tmp_path / "b.csv", index=False)
+    # it said "0 training models with target 'HumanEval'; need at least PCs + 2 = 5"
+    _err(cli, "osl", "fit", "--benchmarks", tmp_path / "b.csv", "--target", "HumanEval",
+         must=("needs column 'FLOPs (1E21)'", "--holdout-top"))  # fmt: skip
+    code, _, err = cli("osl", "fit", "--benchmarks", tmp_path / "b.csv", "--target", "HumanEval",
+                       "--holdout-top", "0.2")  # fmt: skip
+    assert code == 0, err
+    code, _, err = cli("osl", "fit", "--benchmarks", example_path("osl/base_models.csv"),
+                       "--target", "HumanEval", "--holdout-top", "0.01")  # fmt: skip
+    assert code == 0 and "rounds down to none held out" in err

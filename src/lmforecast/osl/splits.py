@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +18,12 @@ def cutoff_split(table: pd.DataFrame, cutoff_flops: float = LLAMA2_7B_FLOPS) -> 
     """Test mask: models above the FLOPs cutoff, and models with unknown FLOPs (4.7 item 11)."""
     if not cutoff_flops > 0:
         raise InputError(f"--cutoff-flops must be > 0, got {cutoff_flops}")
+    if FLOPS not in table.columns or not table[FLOPS].notna().any():
+        raise InputError(  # every model would be held out: "0 training models" said nothing
+            f"the FLOPs cutoff split needs column {FLOPS!r} (training compute in 1e21 FLOPs), "
+            "which the table lacks or leaves empty: add it, or hold out models another way "
+            "(--holdout-top F or --heldout MODELS)"
+        )
     flops = table[FLOPS].to_numpy(float) * FLOPS_UNIT
     return ~(flops <= cutoff_flops * (1 + 1e-12))
 
@@ -29,6 +36,9 @@ def top_split(table: pd.DataFrame, target: str, fraction: float = 0.1) -> np.nda
     if not 0 <= fraction < 1:
         raise InputError(f"--holdout-top must be in [0, 1), got {fraction}")
     n_test = int(fraction * len(table))
+    if fraction > 0 and n_test == 0:
+        warnings.warn(f"--holdout-top {fraction:g} of {len(table)} models rounds down to none "
+                      "held out: nothing is tested", stacklevel=3)  # fmt: skip
     order = np.argsort(-table[target].to_numpy(float), kind="stable")
     test = np.zeros(len(table), bool)
     test[order[:n_test]] = True
