@@ -193,3 +193,11 @@ def test_a_cutoff_split_without_flops_names_the_column_and_a_tiny_holdout_warns(
     code, _, err = cli("osl", "fit", "--benchmarks", example_path("osl/base_models.csv"),
                        "--target", "HumanEval", "--holdout-top", "0.01")  # fmt: skip
     assert code == 0 and "rounds down to none held out" in err
+
+
+def test_scale_on_a_target_already_in_fractions_warns(cli):
+    from lmforecast.examples import path as example_path
+
+    code, _, err = cli("osl", "fit", "--benchmarks", example_path("osl/base_models.csv"),
+                       "--target", "HumanEval", "--scale", "100")  # fmt: skip
+    assert code == 0 and "--scale 100: column 'HumanEval' is already in [0, 1]" in err
