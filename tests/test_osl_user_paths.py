@@ -201,3 +201,17 @@ def test_scale_on_a_target_already_in_fractions_warns(cli):
     code, _, err = cli("osl", "fit", "--benchmarks", example_path("osl/base_models.csv"),
                        "--target", "HumanEval", "--scale", "100")  # fmt: skip
     assert code == 0 and "--scale 100: column 'HumanEval' is already in [0, 1]" in err
+
+
+def test_no_score_row_is_the_row_of_the_users_table(cli, tmp_path):
+    # models without the target were skipped before counting: 'ghost' on data row 78 was
+    # called row 74
+    from lmforecast.examples import path as example_path
+
+    b = pd.read_csv(example_path("osl/base_models.csv"))
+    ghost = b.iloc[:1].copy()
+    ghost["Model"] = "ghost"
+    ghost[[c for c in BENCH if c != "HumanEval" and c in b.columns]] = np.nan
+    pd.concat([b, ghost]).to_csv(tmp_path / "g.csv", index=False)
+    _err(cli, "osl", "fit", "--benchmarks", tmp_path / "g.csv", "--target", "HumanEval",
+         must=(f"row {len(b) + 1} (model 'ghost')",))  # fmt: skip

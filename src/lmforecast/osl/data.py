@@ -279,9 +279,11 @@ def check_observed(table: pd.DataFrame, metrics: list[str], what: str) -> None:
     none = np.isnan(table[metrics].to_numpy(float)).all(axis=1)
     if none.any():
         i = int(np.argmax(none))
+        label = table.index[i]  # the row in the user's table (the caller may pass a subset)
+        row = int(label) + 1 if isinstance(label, int | np.integer) else i + 1
         more = f" (and {int(none.sum()) - 1} more)" if none.sum() > 1 else ""
         raise InputError(
-            f"{what}: row {i + 1} (model {table[MODEL].iloc[i]!r}){more} has no score on any "
+            f"{what}: row {row} (model {table[MODEL].iloc[i]!r}){more} has no score on any "
             f"benchmark the capability space uses ({', '.join(metrics)}); add its scores or "
             "drop it"
         )
