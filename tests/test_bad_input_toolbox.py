@@ -66,7 +66,7 @@ CASES = {
         "goal width must be > 0",
     ),
     "shape test, a model with two widths": (
-        ["shape", "test", "--runs", "shape.csv", "--model-col", "model", "--permutations", "9"],
+        ["shape", "test", "--runs", "shape.csv", "--model-col", "model", "--permutations", "19"],
         "has more than one width or depth",
     ),
 }
@@ -74,7 +74,7 @@ CASES = {
 
 OUT_CASES = {
     "next-run": [*NEXT_RUN, "--runs", "shape.csv"],
-    "shape test": ["shape", "test", "--runs", "shape.csv", "--permutations", "9"],
+    "shape test": ["shape", "test", "--runs", "shape.csv", "--permutations", "19"],
 }
 
 

@@ -37,7 +37,7 @@ def test_predict_bad_input(cli):
     code, _, err = cli(*base, "--teacher-loss", 2, "--coefficients", "nope")
     assert code == 2 and "unknown coefficients" in err and len(err.strip().splitlines()) == 1
     code, _, err = cli(*base, "--teacher-loss", 1.1)
-    assert code == 0 and "warning" in err and "irreducible" in err
+    assert code == 2 and "irreducible" in err and len(err.strip().splitlines()) == 1
 
 
 def test_plan_contract_and_errors(cli, tmp_path):

@@ -20,6 +20,7 @@ from .common import (
     print_json,
     require_runs,
 )
+from .flags import parse_fixed
 from .ledger import record_forecast
 
 _COEF_HELP = "busbridge2025 (Table 6, default) or a fit saved by `distill fit --out`"
@@ -245,19 +246,6 @@ def _interval(m, level, compute) -> dict:
     }
 
 
-def _parse_fixed(items: list[str]) -> dict[str, float]:
-    out = {}
-    for it in items:
-        name, sep, val = it.partition("=")
-        if not sep:
-            raise InputError(f"--fix: expected NAME=VALUE, got {it!r}")
-        try:
-            out[name.strip()] = float(val)
-        except ValueError:
-            raise InputError(f"--fix: {val!r} is not a number") from None
-    return out
-
-
 def _fit(args) -> int:
     from ..distill import DistillationScalingLaw
 
@@ -272,7 +260,7 @@ def _fit(args) -> int:
     model = DistillationScalingLaw(
         supervised=args.supervised,
         huber_delta=args.huber_delta,
-        fixed=_parse_fixed(args.fix),
+        fixed=parse_fixed(args.fix),
         bootstrap=args.bootstrap,
         boot_polish=args.boot_polish,
         boot_grid=args.boot_grid,
@@ -366,7 +354,7 @@ def _plan(args) -> int:
 
 
 def _choose(args) -> int:
-    from ..distill.planning import choose_teacher
+    from ..distill.planning import choose_teacher, choose_teacher_notes
 
     m = _model(args.coefficients)
     teachers = read_table(args.teachers)
@@ -386,16 +374,8 @@ def _choose(args) -> int:
             f"showing the best {len(t):,} of {len(teachers):,} teachers (--top to change)",
             stacklevel=1,
         )
-    n_over = int(t["L_S"].isna().sum())
-    if n_over:
-        warnings.warn(f"{n_over} teacher(s) cost more than --flops {args.flops:.3g} in scenario "
-                      f"{args.scenario!r} (their rows are empty: no tokens left for the student)",
-                      stacklevel=1)  # fmt: skip
-    best = t.iloc[0]
-    if args.flops is not None and best["L_S"] >= best["supervised_loss"]:
-        warnings.warn(f"no teacher beats training the student supervised on all {args.flops:.3g} "
-                      f"FLOPs (L = {best['supervised_loss']:.4f}): train supervised",
-                      stacklevel=1)  # fmt: skip
+    for note in choose_teacher_notes(t, args.flops, args.scenario):
+        warnings.warn(note, stacklevel=1)
     if args.json:
         best = t.iloc[0].to_dict()
         out = {"best": best, "ranking": t.to_dict(orient="records")}

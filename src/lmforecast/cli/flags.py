@@ -333,3 +333,17 @@ def check_other_outputs(args: argparse.Namespace) -> None:
         if v == getattr(args, "out", None):
             raise InputError(f"{flag} {v}: is also the --out file; choose another file")
         check_writable(v, _inputs(args), flag)
+
+
+def parse_fixed(items: list[str]) -> dict[str, float]:
+    """`--fix NAME=VALUE` (repeatable) as {name: value}; one-line error naming the item."""
+    out = {}
+    for it in items:
+        name, sep, val = it.partition("=")
+        if not sep:
+            raise InputError(f"--fix: expected NAME=VALUE, got {it!r}")
+        try:
+            out[name.strip()] = float(val)
+        except ValueError:
+            raise InputError(f"--fix: {val!r} is not a number") from None
+    return out

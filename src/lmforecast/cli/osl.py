@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..data.io import read_table
 from ..errors import InputError
@@ -19,6 +17,7 @@ from ..osl.data import (
     default_metrics,
     parse_metric_range,
     read_benchmarks,
+    scale_target,
 )
 from ..osl.fit import merge_targets
 from ..osl.model import ObservationalScalingLaw
@@ -284,7 +283,7 @@ def _fit(args: argparse.Namespace) -> int:
     targets = read_table(args.targets) if args.targets else None
     table = merge_targets(table, targets)
     if args.target in table.columns and args.scale != 1.0:
-        table[args.target] = _scaled(table[args.target], args.scale, args.target)
+        table[args.target] = scale_target(table[args.target], args.scale, args.target)
     new_models: list[str] = []
     if args.heldout is not None:
         names = _names(args.heldout, "--heldout") or []
@@ -321,17 +320,6 @@ def _fit(args: argparse.Namespace) -> int:
             for r in rows
         )
     return emit(args, contract, text)
-
-
-def _scaled(col, scale: float, name: str):
-    """The target divided by --scale; a column already in [0, 1] (all at most 1 before, so at
-    most 1/scale after) is warned about: the fit would run in the wrong units."""
-    v = pd.to_numeric(col, errors="coerce")
-    if scale > 1 and v.notna().any() and float(v.max()) <= 1.0:
-        warnings.warn(f"--scale {scale:g}: column {name!r} is already in [0, 1] (largest "
-                      f"{float(v.max()):.4g}), so it becomes at most {1 / scale:.3g}; drop "
-                      "--scale?", stacklevel=2)  # fmt: skip
-    return v / scale
 
 
 def _predict_fit(args: argparse.Namespace) -> int:
@@ -449,7 +437,7 @@ def _robustness(args: argparse.Namespace) -> int:
     if args.scale != 1.0:
         for t in names:
             if t in table.columns:
-                table[t] = _scaled(table[t], args.scale, t)
+                table[t] = scale_target(table[t], args.scale, t)
     sweep = RobustnessSweep(
         _names(args.predictors, "--predictors"),
         split=args.split,

@@ -20,7 +20,7 @@ from .common import (
     print_json,
     require_runs,
 )
-from .flags import add_max_rows_flag, check_max_rows
+from .flags import add_max_rows_flag, check_max_rows, parse_fixed
 from .ledger import record_forecast
 
 
@@ -144,11 +144,9 @@ def _fit(args: argparse.Namespace) -> int:
     check_max_rows(df, args)
     if args.n_cutoffs < 1:
         raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
-    from .distill import _parse_fixed
-
     model = SupervisedScalingLaw(
         form=args.form,
-        fixed=_parse_fixed(args.fix),
+        fixed=parse_fixed(args.fix),
         replicates=args.replicates,
         calibration=args.calibration,
         loss=args.loss,

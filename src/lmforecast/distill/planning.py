@@ -400,6 +400,22 @@ def choose_teacher(
     return t
 
 
+def choose_teacher_notes(ranked: pd.DataFrame, C: float | None, scenario: str) -> list[str]:
+    """What a user must be told about a `choose_teacher` ranking: teachers whose costs exceed
+    the budget (empty rows), and a budget where no teacher beats supervised training."""
+    notes = []
+    n_over = int(ranked["L_S"].isna().sum())
+    if n_over:
+        notes.append(f"{n_over} teacher(s) cost more than --flops {C:.3g} in scenario "
+                     f"{scenario!r} (their rows are empty: no tokens left for the "
+                     "student)")  # fmt: skip
+    best = ranked.iloc[0]
+    if C is not None and best["L_S"] >= best["supervised_loss"]:
+        notes.append(f"no teacher beats training the student supervised on all {C:.3g} FLOPs "
+                     f"(L = {best['supervised_loss']:.4f}): train supervised")  # fmt: skip
+    return notes
+
+
 CHOOSE_CHUNK_ELEMENTS = 1 << 22  # teachers x parameter draws per interval chunk (32 MB)
 
 

@@ -352,3 +352,14 @@ def parse_metric_range(value, flag: str = "--metric-range") -> tuple[float, floa
     if not lo < hi:
         raise InputError(f"{flag}: LO must be below HI, got LO={lo:g}, HI={hi:g}")
     return lo, hi
+
+
+def scale_target(col, scale: float, name: str):
+    """The target divided by --scale; a column already in [0, 1] (all at most 1 before, so at
+    most 1/scale after) is warned about: the fit would run in the wrong units."""
+    v = pd.to_numeric(col, errors="coerce")
+    if scale > 1 and v.notna().any() and float(v.max()) <= 1.0:
+        warnings.warn(f"--scale {scale:g}: column {name!r} is already in [0, 1] (largest "
+                      f"{float(v.max()):.4g}), so it becomes at most {1 / scale:.3g}; drop "
+                      "--scale?", stacklevel=2)  # fmt: skip
+    return v / scale
