@@ -369,3 +369,17 @@ def test_predict_registers_one_point_and_every_point_of_a_list_in_the_ledger(cli
         recs = L.records()
     assert list(recs["D"]) == [3e11, 3e10, 3e11] and set(recs["task"]) == {"piqa"}
     assert recs["point"].iloc[0] == pytest.approx(recs["point"].iloc[2])
+
+
+def test_a_list_of_points_from_a_fit_without_bootstrap_gives_points_without_intervals(
+    cli, table, tmp_path
+):
+    ev, fit = tmp_path / "ev.csv", tmp_path / "b0.json"
+    table.to_csv(ev, index=False)
+    assert cli("downstream", "fit", "--evals", ev, "--task", "piqa", "--models", M,
+               "--bootstrap", "0", "--out", fit)[0] == 0  # fmt: skip
+    code, out, err = cli("downstream", "predict", "--fit", fit, "--params", "2.8e9", "--tokens",
+                         "3e10,3e11", "--json")  # fmt: skip
+    assert code == 0, err
+    rows = json.loads(out)["forecasts"]
+    assert [r["interval"] for r in rows] == [None, None] and rows[1]["performance"] > 50

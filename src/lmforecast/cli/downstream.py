@@ -289,11 +289,14 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
     for kw in points:
         where = {k: float(v) for k, v in kw.items()}
         for est in ests:
-            lo, hi = est.predict_interval(**kw, level=args.level)
+            try:
+                lo, hi = est.predict_interval(**kw, level=args.level)
+                iv = [float(lo[0]), float(hi[0])]
+            except InputError:  # a fit saved with --bootstrap 0: no interval, as for one point
+                iv = None
             rows.append({"task": est.task_, "method": est.selected_, **where,
-                         "performance": float(est.predict(**kw)[0]),
-                         "interval": [float(lo[0]), float(hi[0])]})  # fmt: skip
-        if len(ests) > 1:
+                         "performance": float(est.predict(**kw)[0]), "interval": iv})  # fmt: skip
+        if len(ests) > 1 and all(r["interval"] for r in rows[-len(ests) :]):
             p, lo, hi = task_average(ests, kw.get("flops"), N=kw.get("N"), D=kw.get("D"),
                                      level=args.level)  # fmt: skip
             avg.append({**where, "performance": float(np.ravel(p)[0]),
@@ -305,8 +308,10 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
 
     def line(name, r):
         at = f"C={r['flops']:.4g}" if "flops" in r else f"N={r['N']:.4g} D={r['D']:.4g}"
-        lo, hi = r["interval"]
-        return f"{name} at {at}: {r['performance']:.2f} points [{lo:.2f}, {hi:.2f}]"
+        iv = r["interval"]
+        return f"{name} at {at}: {r['performance']:.2f} points" + (
+            f" [{iv[0]:.2f}, {iv[1]:.2f}]" if iv else " (no interval: a --bootstrap 0 fit)"
+        )
 
     text = [line(f"{r['task']} ({r['method']})", r) for r in rows]
     text += [line(f"average of {len(ests)} tasks", r) for r in avg]
