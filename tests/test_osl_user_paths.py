@@ -215,3 +215,12 @@ def test_no_score_row_is_the_row_of_the_users_table(cli, tmp_path):
     pd.concat([b, ghost]).to_csv(tmp_path / "g.csv", index=False)
     _err(cli, "osl", "fit", "--benchmarks", tmp_path / "g.csv", "--target", "HumanEval",
          must=(f"row {len(b) + 1} (model 'ghost')",))  # fmt: skip
+
+
+def test_a_reference_family_not_in_the_table_is_named_with_the_nearest(shared_dir):
+    # the instruct table has 'Llama-2-Chat', not the default 'Llama-2': every fit warned without
+    # saying so
+    t = read_benchmarks(shared_dir / "data/obsscaling/instruct_llm_benchmark_eval.csv")
+    with pytest.warns(UserWarning, match=r"not in column 'Model Family'; did you mean "
+                                         r"'Llama-2-Chat'\?"):  # fmt: skip
+        ObservationalScalingLaw().fit(t, "MMLU")

@@ -18,6 +18,7 @@ coverage of these intervals on held-out models.
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -287,8 +288,13 @@ class ObservationalScalingLaw(EstimatorDisplay):
             return
         ref = table[(table[FAMILY] == fam) & np.isfinite(table[FLOPS].to_numpy(float))]
         if len(ref) < 2:
+            fams = sorted(map(str, table[FAMILY].dropna().unique()))
+            near = difflib.get_close_matches(str(fam), fams, n=1, cutoff=0.6)
+            hint = "" if fam in fams else (
+                f" (not in column {FAMILY!r}" + (f"; did you mean {near[0]!r}?)" if near else ")")
+                + "; name one with --reference-family")  # fmt: skip
             warnings.warn(
-                f"reference family {fam!r} has {len(ref)} model(s) with known FLOPs; "
+                f"reference family {fam!r} has {len(ref)} model(s) with known FLOPs{hint}; "
                 "f-equivalent FLOPs (Eq. 8) are not computed",
                 DomainWarning,
                 stacklevel=3,
