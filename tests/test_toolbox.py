@@ -186,3 +186,17 @@ def test_report_sections_build_on_bundled_examples():
     assert rec["multiplier"] == pytest.approx(2.5, rel=0.2)
     dc = dataconstrained.build_section(ctx).numbers
     assert dc["params"]["RD_star"] == pytest.approx(15.4, rel=0.25)
+
+
+def test_isoflop_optimum_outside_its_sampled_sizes_warns():
+    import warnings
+
+    runs = simulate_isoflops(seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # both sides of every optimum sampled: no warning
+        fit_isoflop(isoflop_table(runs), 2, n_boot=10, seed=0)
+    C = sorted(runs["C"].unique())[-2]
+    at = runs[runs["C"] == C]
+    keep = ~((runs["C"] == C) & (runs["N"] > at["N"].sort_values().iloc[2]))
+    with pytest.warns(UserWarning, match="optimum outside the sampled sizes"):
+        fit_isoflop(isoflop_table(runs[keep]), 2, n_boot=10, seed=0)

@@ -12,6 +12,8 @@ once, else dropped and counted in `n_dropped`).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -48,6 +50,20 @@ def budget_minima(t: pd.DataFrame, approach: int) -> np.ndarray:
     return np.array(rows)
 
 
+def _warn_outside(t: pd.DataFrame, m: np.ndarray) -> None:
+    """A budget whose vertex N* lies outside the sizes it sampled is an extrapolation of its
+    parabola (Hoffmann et al. sample both sides of the optimum): say which, and how far."""
+    out = []
+    for (_, g), (C, N, _D, _L) in zip(t.groupby("budget", sort=True), m):
+        lo, hi = float(g["N"].min()), float(g["N"].max())
+        if not lo <= N <= hi:
+            out.append(f"C={C:.3g}: N*={N:.3g} outside its sizes [{lo:.3g}, {hi:.3g}]")
+    if out:
+        more = " ..." if len(out) > 3 else ""
+        warnings.warn(f"isoFLOP optimum outside the sampled sizes ({'; '.join(out[:3])}{more}): "
+                      "add sizes beyond it", stacklevel=3)  # fmt: skip
+
+
 def power_laws(m: np.ndarray) -> tuple[float, float, float, float]:
     """(a, log G_N, b, log G_D) of N* = G_N C^a, D* = G_D C^b by least squares in log-log."""
     lc = np.log(m[:, 0])
@@ -71,6 +87,7 @@ def fit_isoflop(
             "runs: an isoFLOP profile is concave in log N (no minimum); add sizes "
             "on both sides of the optimum"
         )
+    _warn_outside(t, m)
     a, ga, b, gb = power_laws(m)
     rng = np.random.default_rng(seed)
     groups = [g for _, g in t.groupby("budget", sort=True)]
