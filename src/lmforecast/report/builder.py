@@ -241,6 +241,8 @@ def build_report(
         if unknown:
             raise InputError(f"unknown report section(s) {unknown}; available: {sorted(keys)}")
         mods = [keys[s] for s in sections]
+    if ctx.ledger is None:  # the ledger section has nothing to show: not counted as built
+        mods = [m for m in mods if not m.endswith(".ledger")]
     built = [s for s in _build_sections(mods, ctx) if s is not None]  # None: section skipped
     meta = {
         "lmforecast_version": __version__,
