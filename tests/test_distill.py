@@ -318,3 +318,15 @@ def test_choose_teacher_with_a_budget_compares_with_supervised_training_on_all_o
     # with a token budget the comparison stays at equal student tokens
     r = choose_teacher(model, t, 1e9, D_S=2e10)
     assert np.allclose(r["supervised_loss"], model.supervised_loss(1e9, 2e10))
+
+
+def test_plan_notes_flag_sizes_outside_the_papers_models(model):
+    from lmforecast.distill import DistillationScalingLaw
+    from lmforecast.distill.planning import plan_notes
+
+    preset = DistillationScalingLaw.from_preset("busbridge2025")
+    small = plan_distillation(preset, 1e9, 1e18, "teacher-pretraining-inference")
+    assert float(small.teacher_params) < 1.03e8  # a tiny teacher at a tiny budget
+    assert any("N_T*" in n and "extrapolates Eq. 8" in n for n in plan_notes(preset, small))
+    big = plan_distillation(preset, 1e9, 1e22, "teacher-pretraining-inference")
+    assert plan_notes(preset, big) == []

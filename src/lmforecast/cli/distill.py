@@ -304,11 +304,13 @@ def _fit(args) -> int:
 
 def _plan(args) -> int:
     from ..distill.plan_intervals import plan_interval
-    from ..distill.planning import get_scenario, plan_distillation
+    from ..distill.planning import get_scenario, plan_distillation, plan_notes
 
     scenario = get_scenario(args.scenario)
     m = _model(args.coefficients)
     p = plan_distillation(m, args.student_params, args.flops, scenario)
+    for note in plan_notes(m, p):
+        warnings.warn(note, stacklevel=1)
     d = p.to_dict()
     ivs = {}
 

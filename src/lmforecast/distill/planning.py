@@ -400,6 +400,26 @@ def choose_teacher(
     return t
 
 
+PAPER_SIZES = (1.03e8, 1.26e10)  # Busbridge et al. Table 13: the models Eq. 8 was fitted on
+
+
+def plan_notes(model, plan) -> list[str]:
+    """For a plan from the published coefficients: the sizes it uses outside the models the
+    paper fitted Eq. 8 on (Table 13, 103M-12.6B), where its answer is an extrapolation."""
+    if (model.result_.meta or {}).get("preset") is None:
+        return []
+    lo, hi = PAPER_SIZES
+    out = []
+    for name, v in (("N_S", plan.student_params), ("N_T*", plan.teacher_params)):
+        v = np.atleast_1d(np.asarray(v, float))
+        bad = v[(v < lo) | (v > hi)]
+        if bad.size:
+            out.append(f"{name} = {bad[0]:.3g} lies outside the 103M-12.6B models the "
+                       "published coefficients were fitted on (Table 13): this plan "
+                       "extrapolates Eq. 8")  # fmt: skip
+    return out
+
+
 def choose_teacher_notes(ranked: pd.DataFrame, C: float | None, scenario: str) -> list[str]:
     """What a user must be told about a `choose_teacher` ranking: teachers whose costs exceed
     the budget (empty rows), and a budget where no teacher beats supervised training."""
