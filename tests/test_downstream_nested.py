@@ -4,14 +4,13 @@ average, on real small Pythia ladders (bundled table) and Gemstones (shared suit
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bench_scripts import load
 from lmforecast.data.evals import load_pythia
 from lmforecast.downstream import DownstreamForecaster
 from lmforecast.downstream.aggregate import task_average, trajectory
@@ -27,11 +26,7 @@ def evals():
 
 
 def _script(name):
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load(name)
 
 
 def test_bootstrap_closed_form_returns_every_replicate():

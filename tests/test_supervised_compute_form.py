@@ -86,15 +86,9 @@ def test_saved_compute_fit_round_trips_and_the_cli_refuses_allocate(tmp_path, cl
 def test_on_real_constant_ratio_ladders_chinchilla_beats_the_compute_law(shared_dir):
     """benchmarks/trust_constant_ratio.py at 20 tokens per parameter: the evidence for keeping
     a law in N and D on such ladders (docs/trust.md)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
+    from bench_scripts import load
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "trust_constant_ratio.py"
-    spec = importlib.util.spec_from_file_location("trust_constant_ratio", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["trust_constant_ratio"] = mod
-    spec.loader.exec_module(mod)
+    mod = load("trust_constant_ratio")
     t = mod.run(shared_dir / "data", ratios=(1.3,), forms=("chinchilla", "compute"), holds=(1,))
     assert len(t) >= 12 and set(t["suite"]) >= {"porian", "gemstones"}
     assert t["chinchilla"].mean() < 0.8 * t["compute"].mean()

@@ -3,26 +3,15 @@ run on the Gemstones suite with the default's intervals scored."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from bench_scripts import load
 
 
 def _script():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(
-        "trust_shapes", REPO / "benchmarks" / "trust_shapes.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["trust_shapes"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load("trust_shapes")
 
 
 def _grid():

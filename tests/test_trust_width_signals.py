@@ -3,25 +3,15 @@ its leave-one-suite-out scale rule on known errors, and a real run on two shared
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from bench_scripts import load
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "trust_width_signals", REPO / "benchmarks" / "trust_width_signals.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["trust_width_signals"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load("trust_width_signals")
 
 
 def _suite(name, sigma, n, rng):
