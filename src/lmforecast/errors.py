@@ -15,6 +15,15 @@ class InputError(LMForecastError, ValueError):
     """The user's input is invalid; the message names the column, row or value."""
 
 
+def did_you_mean(word: str, choices) -> str:
+    """'; did you mean 'x'?' for the choice nearest to a misspelt `word` ('' when none is
+    near): the tail of a message that names a name the user mistyped."""
+    import difflib
+
+    near = difflib.get_close_matches(str(word), sorted(map(str, choices)), n=1, cutoff=0.6)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
 def fmt_value(v) -> str:
     """A value as a user reads it in an error message: plain numbers, never ``np.float64(..)``.
 

@@ -232,8 +232,8 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     for k in ("flops", "tokens"):  # one point: the ledger records plain numbers
         if isinstance(getattr(args, k, None), tuple):
             setattr(args, k, getattr(args, k)[0])
-    _warn_below_persistence(est, kw)
     P = float(est.predict(**kw)[0])
+    _warn_below_persistence(est, kw, P)
     L = est.predict_loss(**kw)
     res = {"task": est.task_, "method": est.selected_, "performance": P,
            "loss": None if L is None else float(L[0]), "level": args.level}  # fmt: skip
@@ -263,12 +263,11 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     return emit(args, res, msg)
 
 
-def _warn_below_persistence(est: DownstreamForecaster, kw: dict) -> None:
-    """A forecast for more compute than the largest fitted model that scores below that model's
-    own score (by more than its evaluation noise) contradicts persistence: say so."""
+def _warn_below_persistence(est: DownstreamForecaster, kw: dict, P: float) -> None:
+    """A forecast P for more compute than the largest fitted model that scores below that
+    model's own score (by more than its evaluation noise) contradicts persistence: say so."""
     big = est.largest_
     C = kw["flops"] if "flops" in kw else 6.0 * kw["N"] * kw["D"]
-    P = float(est.predict(**kw)[0])
     if C > big["C"] and P < big["score"] - max(est.eval_sd_, 1.0):
         warnings.warn(
             f"{est.task_}: the forecast {P:.2f} at {C:.3g} FLOPs is below {big['model']}'s own "
@@ -285,22 +284,25 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
 
     from ..downstream.aggregate import task_average
 
-    rows, avg = [], []
-    for kw in points:
-        where = {k: float(v) for k, v in kw.items()}
-        for est in ests:
-            try:
-                lo, hi = est.predict_interval(**kw, level=args.level)
-                iv = [float(lo[0]), float(hi[0])]
-            except InputError:  # a fit saved with --bootstrap 0: no interval, as for one point
-                iv = None
-            rows.append({"task": est.task_, "method": est.selected_, **where,
-                         "performance": float(est.predict(**kw)[0]), "interval": iv})  # fmt: skip
-        if len(ests) > 1 and all(r["interval"] for r in rows[-len(ests) :]):
-            p, lo, hi = task_average(ests, kw.get("flops"), N=kw.get("N"), D=kw.get("D"),
-                                     level=args.level)  # fmt: skip
-            avg.append({**where, "performance": float(np.ravel(p)[0]),
-                        "interval": [float(np.ravel(lo)[0]), float(np.ravel(hi)[0])]})  # fmt: skip
+    where = [{k: float(v) for k, v in kw.items()} for kw in points]
+    at = {k: np.array([w[k] for w in where]) for k in where[0]}  # every point in one call
+    per_task = []
+    for est in ests:
+        try:
+            lo, hi = est.predict_interval(**at, level=args.level)
+            ivs = [[float(a), float(b)] for a, b in zip(lo, hi)]
+        except InputError:  # a fit saved with --bootstrap 0: no interval, as for one point
+            ivs = [None] * len(where)
+        per_task.append((est, np.asarray(est.predict(**at), float), ivs))
+    rows = [{"task": est.task_, "method": est.selected_, **w, "performance": float(P[i]),
+             "interval": ivs[i]}
+            for i, w in enumerate(where) for est, P, ivs in per_task]  # fmt: skip
+    avg = []
+    if len(ests) > 1 and all(ivs[0] for _, _, ivs in per_task):
+        p, lo, hi = (np.ravel(v) for v in task_average(
+            ests, at.get("flops"), N=at.get("N"), D=at.get("D"), level=args.level))  # fmt: skip
+        avg = [{**w, "performance": float(p[i]), "interval": [float(lo[i]), float(hi[i])]}
+               for i, w in enumerate(where)]  # fmt: skip
     res = {"level": args.level, "forecasts": rows}
     if avg:
         res["average"] = {"tasks": [e.task_ for e in ests], "forecasts": avg}

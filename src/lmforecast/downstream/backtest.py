@@ -10,7 +10,6 @@ and `summary()` says so.
 from __future__ import annotations
 
 import copy
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -18,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..display import SummaryDisplay
-from ..errors import InputError
+from ..errors import InputError, did_you_mean
 from .chance import chance_level
 from .forecaster import DownstreamForecaster
 from .tables import DEFAULT_LOSS_TASK, task_data
@@ -212,11 +211,8 @@ def backtest(
         present = set(evals["task"].astype(str))
         unknown = [t for t in tasks if t not in present]
         if unknown:
-            near = difflib.get_close_matches(unknown[0], sorted(present), n=1)
-            raise InputError(
-                f"--task: {unknown[0]!r} is not in column 'task' ({len(present)} tasks"
-                + (f"; did you mean {near[0]!r}?)" if near else ")")
-            )
+            raise InputError(f"--task: {unknown[0]!r} is not in column 'task' ({len(present)} "
+                             f"tasks{did_you_mean(unknown[0], present)})")  # fmt: skip
     missing = [t for t in tasks if chance_of(t) is None and chance_level(t) is None]
     if missing:
         raise InputError(

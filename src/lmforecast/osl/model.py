@@ -18,7 +18,6 @@ coverage of these intervals on held-out models.
 
 from __future__ import annotations
 
-import difflib
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..display import EstimatorDisplay
-from ..errors import DomainWarning, InputError
+from ..errors import DomainWarning, InputError, did_you_mean
 from .capability import CapabilitySpace
 from .data import (
     FAMILY,
@@ -289,10 +288,8 @@ class ObservationalScalingLaw(EstimatorDisplay):
         ref = table[(table[FAMILY] == fam) & np.isfinite(table[FLOPS].to_numpy(float))]
         if len(ref) < 2:
             fams = sorted(map(str, table[FAMILY].dropna().unique()))
-            near = difflib.get_close_matches(str(fam), fams, n=1, cutoff=0.6)
-            hint = "" if fam in fams else (
-                f" (not in column {FAMILY!r}" + (f"; did you mean {near[0]!r}?)" if near else ")")
-                + "; name one with --reference-family")  # fmt: skip
+            hint = "" if fam in fams else (f" (not in column {FAMILY!r}{did_you_mean(fam, fams)})"
+                                           "; name one with --reference-family")  # fmt: skip
             warnings.warn(
                 f"reference family {fam!r} has {len(ref)} model(s) with known FLOPs{hint}; "
                 "f-equivalent FLOPs (Eq. 8) are not computed",

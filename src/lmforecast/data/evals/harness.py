@@ -37,7 +37,6 @@ as the observational-scaling-law tables do); 0 at step 0.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import warnings
@@ -48,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ...compute.flops import training_flops
-from ...errors import InputError
+from ...errors import InputError, did_you_mean
 from .registry import canonical_model_name, models_registry
 from .table import COLUMNS, normalize
 from .values import (
@@ -337,10 +336,9 @@ def read_harness(
     if absent:  # a misspelt --task is not dropped in silence
         found = sorted(found_tasks)
         more = " ..." if len(found) > 12 else ""
-        near = difflib.get_close_matches(absent[0], found, n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
         raise InputError(f"task(s) {', '.join(map(repr, absent))} (--task) in no results file"
-                         f"{hint} (found {', '.join(found[:12])}{more})")  # fmt: skip
+                         f"{did_you_mean(absent[0], found)} (found {', '.join(found[:12])}"
+                         f"{more})")  # fmt: skip
     registry = models_registry(models).set_index("model")
     unknown = [m for m in df["model"].unique() if m not in registry.index]
     if unknown:
