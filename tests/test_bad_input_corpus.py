@@ -952,6 +952,10 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
      edit_csv("runs.csv", "rep_u.csv",
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip
 
+# ninth session's audit
+case("ledger-resolve-fractional-id", "ledger resolve --ledger l.db --table rt.csv",
+     write("rt.csv", "id,observed\n4.5,2.35\n"))  # fmt: skip
+
 
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(cli, work, cid, argv, setup):

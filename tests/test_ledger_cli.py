@@ -153,3 +153,20 @@ def test_salience_predict_registers_every_model(cli, tmp_path):
     assert df["fit_sha256"].iloc[0] == hashlib.sha256(fit.read_bytes()).hexdigest()
     with open(ex["new_losses.jsonl"], "rb") as fh:
         assert df["input_sha256"].iloc[0] == hashlib.sha256(fh.read()).hexdigest()
+
+
+def test_show_and_export_json_keep_full_precision_and_integer_ids(cli, tmp_path):
+    db = tmp_path / "l.db"
+    point, lo, hi = 1.9366454705587173, 1.9012345678901234, 1.9734567890123457
+    add = ["--point", repr(point), "--lo", repr(lo), "--hi", repr(hi), "--level", "0.9"]
+    code, _, err = cli("ledger", "add", "--ledger", db, "--method", "supervised", *add)
+    assert code == 0, err
+    code, out, err = cli("ledger", "show", "--ledger", db, "--json")
+    assert code == 0, err
+    rec = json.loads(out)[0]
+    assert (rec["point"], rec["lo"], rec["hi"]) == (point, lo, hi)  # pandas' to_json kept 10 digits
+    assert rec["id"] == 1 and isinstance(rec["id"], int) and rec["superseded_by"] is None
+    code, _, err = cli("ledger", "export", "--ledger", db, "--out", tmp_path / "e.jsonl")
+    assert code == 0, err
+    line = json.loads((tmp_path / "e.jsonl").read_text().splitlines()[0])
+    assert line["point"] == point and line["id"] == 1

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from .. import __version__
 from ..data.io import read_table
 from ..data.validate import check_columns, numeric_column
@@ -214,8 +216,15 @@ def _resolve(args) -> int:
         t = read_table(args.table)
         check_columns(t, ["id", "observed"], args.table)
         src = t["source"].fillna("").astype(str) if "source" in t else [args.source] * len(t)
-        items = list(zip(numeric_column(t, "id", what=args.table).astype(int),
-                         numeric_column(t, "observed", what=args.table), src))  # fmt: skip
+        ids = numeric_column(t, "id", lower=1, what=args.table)
+        frac = ids != np.round(ids)
+        if frac.any():  # a resolve is permanent: never truncate 4.5 to record 4
+            i = int(np.argmax(frac))
+            raise InputError(
+                f"{args.table}: column 'id' row {i + 1}: {ids[i]:g} is not a record id "
+                "(a whole number)"
+            )
+        items = list(zip(ids.astype(int), numeric_column(t, "observed", what=args.table), src))
     else:
         items = [(args.id, args.observed, args.source)]
     with Ledger(args.ledger) as L:
@@ -247,10 +256,24 @@ SHOW_COLUMNS = ["id", "created", "label", "method", "form", "run", "task", "N", 
                 "point", "lo", "hi", "level", "observed", "superseded_by"]  # fmt: skip
 
 
+ID_COLUMNS = ("id", "superseded_by", "corrects")
+
+
+def _json_records(df) -> list[dict]:
+    """Records at full float precision (pandas' to_json rounds to 10 digits), ids as integers,
+    missing values as null."""
+    recs = to_jsonable(df.astype(object).where(df.notna(), None).to_dict(orient="records"))
+    for r in recs:
+        for k in ID_COLUMNS:
+            if isinstance(r.get(k), float):
+                r[k] = int(r[k])
+    return recs
+
+
 def _show(args) -> int:
     df = _records(args)
     if args.json:
-        print_json(json.loads(df.to_json(orient="records")))
+        print_json(_json_records(df))
     elif df.empty:
         print("no records")
     else:
@@ -263,7 +286,7 @@ def _show(args) -> int:
 def _export(args) -> int:
     df = _records(args)
     if args.out.endswith(".jsonl"):
-        text = "".join(json.dumps(r) + "\n" for r in json.loads(df.to_json(orient="records")))
+        text = "".join(json.dumps(r, allow_nan=False) + "\n" for r in _json_records(df))
     elif args.out.endswith(".csv"):
         text = df.to_csv(index=False)
     else:

@@ -266,5 +266,11 @@ def build_report(
         body.append("</section>")
     text = page("lmforecast report", "\n".join(body), meta)
 
-    write_report_files(out, {"report.html": text, "report.json": json.dumps(numbers, indent=1)})
+    write_report_files(
+        out,
+        {
+            "report.html": text,
+            "report.json": json.dumps(to_jsonable(numbers), indent=1, allow_nan=False),
+        },
+    )
     return numbers

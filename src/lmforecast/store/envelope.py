@@ -3,6 +3,12 @@
 A saved result is a JSON object carrying ``kind`` (its result type) and ``format_version``;
 Python's float repr round-trips exactly, so a result loads back bit-for-bit. `Checker.kind`
 (in `store.checker`) refuses a file of another kind or of an unknown version.
+
+The text is strict JSON (RFC 8259: no ``NaN`` or ``Infinity`` tokens, which jq, JavaScript and
+most JSON libraries refuse). A non-finite float is written as ``null`` and its place and value are
+listed under the top-level key ``non_finite`` (``[[path, "NaN" | "Infinity" | "-Infinity"], ...]``,
+a path being the keys and list indices leading to it); `load_json` puts the values back, so the
+result still loads bit-for-bit. Older files written with bare ``NaN`` tokens still load.
 """
 
 from __future__ import annotations
@@ -84,13 +90,69 @@ def load_json(text_or_path: str | Path, what: str = "saved fit") -> dict:
         raise InputError(f"{label}: not a {what} ({why})") from None
     if not isinstance(d, dict):
         raise InputError(f"{label}: not a {what} (expected a JSON object)")
+    return _decode_non_finite(d, f"{label}: not a {what}")
+
+
+NON_FINITE = "non_finite"
+_TOKENS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _token(v: float) -> str:
+    return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+
+
+def _encode_non_finite(d: dict) -> dict:
+    """`d` with every non-finite float replaced by None and listed under NON_FINITE (a copy only
+    where something changed)."""
+    found: list[list] = []
+
+    def walk(obj, path):
+        if isinstance(obj, float | np.floating) and not math.isfinite(obj):
+            found.append([list(path), _token(float(obj))])
+            return None
+        if isinstance(obj, dict):
+            return {k: walk(v, (*path, k)) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):
+            return [walk(v, (*path, i)) for i, v in enumerate(obj)]
+        return obj
+
+    out = walk(d, ())
+    if found:
+        if NON_FINITE in d:
+            raise ValueError(f"a saved result may not use the key {NON_FINITE!r}")
+        out[NON_FINITE] = found
+    return out
+
+
+def _decode_non_finite(d: dict, where: str) -> dict:
+    """Put back the non-finite floats `_encode_non_finite` listed; InputError if the list is
+    not one it could have written."""
+    if NON_FINITE not in d:
+        return d
+    entries = d.pop(NON_FINITE)
+    bad = f"{where} ({NON_FINITE!r} must list [path, 'NaN' | 'Infinity' | '-Infinity'] pairs"
+    if not isinstance(entries, list):
+        raise InputError(f"{bad}, got {type(entries).__name__})")
+    for e in entries:
+        ok = isinstance(e, list) and len(e) == 2 and isinstance(e[0], list) and e[0]
+        if not ok or e[1] not in _TOKENS:
+            raise InputError(f"{bad}, got {e!r})")
+        parent = d
+        try:
+            for k in e[0][:-1]:
+                parent = parent[k]
+            if parent[e[0][-1]] is not None:
+                raise InputError(f"{bad}: {e[0]!r} is not null)")
+        except (KeyError, IndexError, TypeError):
+            raise InputError(f"{bad}: no value at {e[0]!r})") from None
+        parent[e[0][-1]] = _TOKENS[e[1]]
     return d
 
 
 def dump_json(d: dict, path: str | Path | None = None, indent: int | None = 1) -> str:
     """JSON text of a saved result (Python's float repr round-trips exactly), optionally written
     to `path`. Every result type of the package persists through this one function."""
-    text = json.dumps(d, indent=indent, allow_nan=True)
+    text = json.dumps(_encode_non_finite(d), indent=indent, allow_nan=False)
     if path is not None:  # atomic: a failed write leaves the previous file intact
         atomic_write_text(path, text)
     return text
