@@ -24,3 +24,36 @@ def test_every_family_in_the_pc_figure_has_its_own_colour():
     plt.close(fig)
     assert len(colours) >= 14  # Table B.1 has 14+ families with a FLOPs value
     assert len(set(colours)) == len(colours)
+
+
+def test_importing_the_plots_leaves_the_users_backend_alone():
+    import subprocess
+    import sys
+
+    code = (
+        "import matplotlib; matplotlib.use('pdf'); import lmforecast.plots.supervised, "
+        "lmforecast.plots.osl, lmforecast.report.html; print(matplotlib.get_backend())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "pdf"  # was switched to Agg by lmforecast.plots.style
+
+
+def test_plots_draw_on_a_given_axes_and_leave_no_pyplot_figure_open():
+    import pandas as pd
+
+    from lmforecast.examples import path
+    from lmforecast.plots import supervised as ps
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    runs = pd.read_csv(path("supervised/runs.csv"))
+    law = SupervisedScalingLaw("chinchilla", intervals=False).fit(runs)
+    before = plt.get_fignums()
+    fig = ps.parity(law, runs)  # a figure of its own, outside pyplot's registry
+    assert plt.get_fignums() == before and len(fig.axes) == 1 and fig.axes[0].collections
+    user_fig, ax = plt.subplots()
+    try:
+        out = ps.parity(law, runs, ax=ax)
+        assert out is user_fig and ax.collections  # drawn on the user's axes
+        assert len(user_fig.axes) == 1
+    finally:
+        plt.close(user_fig)

@@ -437,11 +437,6 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _save_figure(fig, out: Path) -> None:
-    import matplotlib.pyplot as plt
-
     suffix = out.suffix.lower() or ".png"
-    try:
-        with output_file(out, suffix=suffix) as tmp:  # atomic, mode per umask (safe_write)
-            fig.savefig(tmp, format=suffix.lstrip("."), dpi=120, bbox_inches="tight")
-    finally:
-        plt.close(fig)
+    with output_file(out, suffix=suffix) as tmp:  # atomic, mode per umask (safe_write)
+        fig.savefig(tmp, format=suffix.lstrip("."), dpi=120, bbox_inches="tight")

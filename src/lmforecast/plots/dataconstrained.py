@@ -7,10 +7,10 @@ import numpy as np
 from .style import new_figure
 
 
-def plot_epochs(advice: dict):
+def plot_epochs(advice: dict, *, ax=None):
     """`advice` is `DataConstrainedLaw.epochs_advice(...)`: loss (and interval) per epoch
     count, the half-value epoch count marked."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     ep = np.asarray(advice["epochs"])
     ax.plot(ep, advice["loss"], "o-", color="C0", label="forecast")
     if "interval" in advice:

@@ -15,9 +15,9 @@ from ..compute.flops import forward_flops_per_token as F
 from .style import new_figure
 
 
-def isoflop_profiles(model, teacher_loss: float, budgets: Sequence[float], runs=None):
+def isoflop_profiles(model, teacher_loss: float, budgets: Sequence[float], runs=None, *, ax=None):
     """Student loss along IsoFLOP profiles D_S = C / 3F(N_S) for one teacher (Fig. 2)."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     N = np.logspace(8, 10.5, 200)
     for C in budgets:
         D = C / (3.0 * F(N))
@@ -33,13 +33,15 @@ def isoflop_profiles(model, teacher_loss: float, budgets: Sequence[float], runs=
     return fig
 
 
-def student_loss_contours(model, student_tokens: float, teacher_losses=None, student_params=None):
+def student_loss_contours(
+    model, student_tokens: float, teacher_losses=None, student_params=None, *, ax=None
+):
     """L_S - L~_S over (teacher loss, student size) at fixed D_S, with L_T*(N_S) (Fig. 7)."""
     LT = np.linspace(model.E_ + 0.15, 3.0, 160) if teacher_losses is None else teacher_losses
     NS = np.logspace(8, 11, 120) if student_params is None else student_params
     G_LT, G_N = np.meshgrid(LT, NS)
     diff = model.predict(G_N, student_tokens, G_LT) - model.supervised_loss(G_N, student_tokens)
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     lo, hi = float(np.nanmin(diff)), float(np.nanmax(diff))
     norm = TwoSlopeNorm(0.0, vmin=min(lo, -1e-6), vmax=max(hi, 1e-6))
     cs = ax.contourf(G_LT, G_N, diff, levels=21, cmap="RdBu_r", norm=norm)
@@ -84,10 +86,10 @@ def compute_optimal_allocations(plans):
     return fig
 
 
-def zoo_students_vs_teacher(model, runs):
+def zoo_students_vs_teacher(model, runs, *, ax=None):
     """Zoo students: measured L_S against teacher loss L_T, one colour per student (N_S, D_S),
     with the fitted Eq. 8 curve and (dashed) the student trained supervised (Fig. 7 slices)."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     LT = np.linspace(float(runs["L_T"].min()) * 0.85, float(runs["L_T"].max()) * 1.08, 120)
     for i, ((ns, ds), g) in enumerate(runs.groupby(["N_S", "D_S"])):
         color = f"C{i}"

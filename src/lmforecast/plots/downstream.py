@@ -20,10 +20,12 @@ def _by_model(ax, ck: pd.DataFrame, x: str):
         ax.plot(d[x], d["score"], "o-", ms=2.5, lw=0.6, color=c, label=m, alpha=0.8)
 
 
-def score_vs_loss(est, checkpoints: pd.DataFrame, target: dict | None = None, level=0.9):
+def score_vs_loss(
+    est, checkpoints: pd.DataFrame, target: dict | None = None, level=0.9, *, ax=None
+):
     """Checkpoints' score vs stage-1 loss (one line per model), the fitted sigmoid and
     local-linear maps, the forecast at the predicted loss (interval bar) and the actual."""
-    fig, ax = new_figure(width=5.6)
+    fig, ax = new_figure(ax=ax, width=5.6)
     _by_model(ax, checkpoints, "loss")
     L = checkpoints["loss"].to_numpy(float)
     lo = L.min() - 0.4
@@ -52,10 +54,10 @@ def score_vs_loss(est, checkpoints: pd.DataFrame, target: dict | None = None, le
 
 
 def score_vs_flops(est, runs: pd.DataFrame, target: dict | None = None, level=0.9,
-                   baselines: dict | None = None):  # fmt: skip
+                   baselines: dict | None = None, *, ax=None):  # fmt: skip
     """Final checkpoints' score vs training FLOPs, the forecast curve with its interval band,
     the target's actual score and (optionally) baseline forecasts {name: (C, P)}."""
-    fig, ax = new_figure(width=5.6)
+    fig, ax = new_figure(ax=ax, width=5.6)
     C = runs["C"].to_numpy(float)
     hi = C.max() if target is None else max(C.max(), target["C"])
     # the forecast is built for extrapolation upward: draw it from the third-largest model on

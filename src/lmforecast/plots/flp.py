@@ -9,9 +9,9 @@ from .style import new_figure
 
 
 def flops_to_loss(est, runs: pd.DataFrame, targets: pd.DataFrame | None = None, c_col="C",
-                  loss_col="loss"):  # fmt: skip
+                  loss_col="loss", *, ax=None):  # fmt: skip
     """Stage 1 of FLP: final sampling models and the fitted L(C) = (C/C_N)^alpha (Eq. 1)."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     C = runs[c_col].to_numpy(float)
     hi = C.max() if targets is None else max(C.max(), targets[c_col].max())
     grid = np.logspace(np.log10(C.min()) - 0.1, np.log10(hi) + 0.1, 200)
@@ -34,10 +34,10 @@ def flops_to_loss(est, runs: pd.DataFrame, targets: pd.DataFrame | None = None, 
 
 
 def loss_to_performance(est, checkpoints: pd.DataFrame, targets: pd.DataFrame | None = None,
-                        loss_col="loss"):  # fmt: skip
+                        loss_col="loss", *, ax=None):  # fmt: skip
     """Stage 2 of FLP (Fig. 1/2 style): emerged (kept) and dropped checkpoints, the linear map,
     the random level and the +threshold line."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     L = checkpoints[loss_col].to_numpy(float)
     P = checkpoints[est.task].to_numpy(float) if est.task in checkpoints else None
     if P is None:
@@ -71,10 +71,10 @@ def loss_to_performance(est, checkpoints: pd.DataFrame, targets: pd.DataFrame | 
     return fig
 
 
-def predicted_vs_actual(predicted, actual, labels=None, title: str = ""):
+def predicted_vs_actual(predicted, actual, labels=None, title: str = "", *, ax=None):
     """Fig. 4 style: predicted score against actual, with the identity line. `predicted` may be
     a dict of method -> array (one colour each)."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     actual = np.asarray(actual, float)
     series = predicted if isinstance(predicted, dict) else {"prediction": predicted}
     for i, (name, pred) in enumerate(series.items()):
@@ -93,10 +93,10 @@ def predicted_vs_actual(predicted, actual, labels=None, title: str = ""):
     return fig
 
 
-def mixture_curves(curves: dict, markers: dict | None = None):
+def mixture_curves(curves: dict, markers: dict | None = None, *, ax=None):
     """Fig. 6 style: predicted score against the last source's share, one line per task; the
     best ratio is marked. `markers` maps task -> (ratios, actual scores) to overlay."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     for i, (task, mc) in enumerate(curves.items()):
         r = mc.ratios[:, -1]
         ax.plot(r, mc.performance, color=f"C{i}", label=f"{task} (best {mc.best_ratio:.2f})")
@@ -160,11 +160,11 @@ def _grouped_bars(ax, table: pd.DataFrame, hatched=()):
               frameon=False)  # fmt: skip
 
 
-def loss_to_performance_candidates(result, title: str = ""):
+def loss_to_performance_candidates(result, title: str = "", *, ax=None):
     """Fig. 8 style: relative error of the Sec. 6.2 loss -> performance candidates per task
     (a `LossToPerformanceComparison`); the constant reference is hatched. Log scale when the
     errors span more than 50x."""
-    fig, ax = new_figure(width=6.2)
+    fig, ax = new_figure(ax=ax, width=6.2)
     _grouped_bars(ax, result.errors(), hatched=("Constant",))
     ax.set_title(title or f"loss -> performance ({result.settings['losses']} target losses)",
                  fontsize=9)  # fmt: skip
@@ -172,10 +172,10 @@ def loss_to_performance_candidates(result, title: str = ""):
     return fig
 
 
-def single_distribution(result, title: str = ""):
+def single_distribution(result, title: str = "", *, ax=None):
     """Fig. 9 style: relative error of FLP and FLP-M per task when every sampling LM shares one
     data distribution (a `SingleDistributionCheck`)."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     _grouped_bars(ax, result.errors())
     ax.set_title(title or "one data distribution: FLP vs FLP-M", fontsize=9)
     fig.tight_layout()

@@ -13,9 +13,9 @@ from ..osl.sweep_result import RobustnessResult
 from .style import new_figure
 
 
-def explained_variance(space: CapabilitySpace):
+def explained_variance(space: CapabilitySpace, *, ax=None):
     """Bar chart of the explained-variance ratio per PC with the cumulative line (Fig. 2a)."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     ev = np.asarray(space.explained_variance_ratio_)
     idx = np.arange(1, ev.size + 1)
     ax.bar(idx, ev, color="tab:blue", label="per PC")
@@ -27,10 +27,10 @@ def explained_variance(space: CapabilitySpace):
     return fig
 
 
-def loadings_heatmap(space: CapabilitySpace):
+def loadings_heatmap(space: CapabilitySpace, *, ax=None):
     """Loadings gamma, one row per PC, one column per benchmark (Fig. 2b)."""
     load = space.loadings()
-    fig, ax = new_figure(width=1.0 + 0.8 * load.shape[1], height=0.6 + 0.6 * load.shape[0])
+    fig, ax = new_figure(ax=ax, width=1.0 + 0.8 * load.shape[1], height=0.6 + 0.6 * load.shape[0])
     ax.grid(False)
     lim = float(np.max(np.abs(load.to_numpy())))
     im = ax.imshow(load.to_numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
@@ -43,9 +43,9 @@ def loadings_heatmap(space: CapabilitySpace):
     return fig
 
 
-def pc_vs_flops(table: pd.DataFrame, S: np.ndarray, fits: pd.DataFrame, pc: int = 1):
+def pc_vs_flops(table: pd.DataFrame, S: np.ndarray, fits: pd.DataFrame, pc: int = 1, *, ax=None):
     """PC-k against log10 training FLOPs, one colour and fitted line per family (Fig. 3)."""
-    fig, ax = new_figure(width=6.5, height=4.5)
+    fig, ax = new_figure(ax=ax, width=6.5, height=4.5)
     logc = np.log10(table[FLOPS].to_numpy(float) * FLOPS_UNIT)
     name = f"PC-{pc}"
     sub = fits[fits["pc"] == name].set_index(FAMILY) if len(fits) else pd.DataFrame()
@@ -65,13 +65,13 @@ def pc_vs_flops(table: pd.DataFrame, S: np.ndarray, fits: pd.DataFrame, pc: int 
     return fig
 
 
-def scaling_curve(result: OSLResult):
+def scaling_curve(result: OSLResult, *, ax=None):
     """Observed vs fitted sigmoid with train/test points (Fig. 4 style).
 
     x-axis: log10 reference-family-equivalent FLOPs when available (Eq. 8), otherwise the
     predictor itself (log10 FLOPs / size) or the linear index beta^T S + alpha.
     """
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     pf = result.predictions_frame()
     p = result.params
     h = p["h"]
@@ -105,10 +105,10 @@ def scaling_curve(result: OSLResult):
     return fig
 
 
-def weight_bars(result: OSLResult):
+def weight_bars(result: OSLResult, *, ax=None):
     """beta^T gamma: the weight of each base benchmark in the fitted law (Fig. 5c/6b)."""
     w = result.benchmark_weights().drop("intercept")
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     colors = ["tab:blue" if v >= 0 else "tab:red" for v in w]
     ax.bar(range(len(w)), w.to_numpy(), color=colors)
     ax.set_xticks(range(len(w)), w.index, rotation=45, ha="right")
@@ -118,9 +118,9 @@ def weight_bars(result: OSLResult):
     return fig
 
 
-def selection_objectives(best: float, random: list[float]):
+def selection_objectives(best: float, random: list[float], *, ax=None):
     """Eq. 9 objective of the V-optimal subset against random family subsets (Sec. 5)."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     ax.hist(random, bins=min(20, max(len(random), 1)), color="tab:gray", label="random subsets")
     ax.axvline(best, color="tab:red", label="V-optimal")
     ax.set_xscale("log")
@@ -173,10 +173,10 @@ def robustness_curves(result: RobustnessResult, targets: list[str] | None = None
     return fig
 
 
-def aue_bars(result: RobustnessResult):
+def aue_bars(result: RobustnessResult, *, ax=None):
     """AUE per predictor, grouped by target (log scale; lower is better)."""
     table = result.aue_table()
-    fig, ax = new_figure(width=max(5.2, 1.1 * len(table.columns) + 2.0))
+    fig, ax = new_figure(ax=ax, width=max(5.2, 1.1 * len(table.columns) + 2.0))
     width = 0.8 / len(table.index)
     x = np.arange(len(table.columns))
     for i, p in enumerate(table.index):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from .style import new_figure
 
 
-def plot_multiplier(res):
+def plot_multiplier(res, *, ax=None):
     """`res` is a `recipes.RecipeComparison`: k(C) over the shared budgets, the asked budget
     marked with its interval."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     ax.plot(res.curve["C"], res.curve["multiplier"], color="C0", label="k(C), point fit")
     if res.interval:
         lo, hi = res.interval

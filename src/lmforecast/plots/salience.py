@@ -52,7 +52,9 @@ def weights_html(text: str, offsets, weights, title: str = "") -> str:
     )
 
 
-def weights_figure(text: str, offsets, weights, title: str = "", width: int = 80, max_chars=1600):
+def weights_figure(
+    text: str, offsets, weights, title: str = "", width: int = 80, max_chars=1600, *, ax=None
+):
     """PNG-able version of `weights_html`: characters on a grid, shaded by their token weight."""
     import matplotlib.colors as mcolors
     from matplotlib.patches import Rectangle
@@ -70,7 +72,7 @@ def weights_figure(text: str, offsets, weights, title: str = "", width: int = 80
         cells.append((row, col, ch, w))
         col += 1
     n_rows = row + 1
-    fig, ax = new_figure(width=max(6.0, width * 0.11), height=max(1.5, 0.28 * n_rows + 0.6))
+    fig, ax = new_figure(ax=ax, width=max(6.0, width * 0.11), height=max(1.5, 0.28 * n_rows + 0.6))
     ax.grid(False)
     cmap = mcolors.LinearSegmentedColormap.from_list("w", ["#ffffff", "#d62728"])
     for r, c, ch, w in cells:

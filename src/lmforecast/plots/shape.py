@@ -7,9 +7,9 @@ import numpy as np
 from .style import new_figure
 
 
-def plot_shape(res):
+def plot_shape(res, *, ax=None):
     """`res` is a `shape.ShapeTest`."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     w = np.array([m["width"] for m in res.models])
     d = np.array([m["depth"] for m in res.models])
     r = np.array([m["residual"] for m in res.models])

@@ -1,4 +1,9 @@
-"""Shared matplotlib setup: a non-interactive backend and a consistent look.
+"""Shared matplotlib setup: figures outside pyplot and a consistent look.
+
+Figures are `matplotlib.figure.Figure` objects made without pyplot: importing lmforecast never
+changes the user's backend (a notebook keeps its inline backend), no figure is left open in
+pyplot's registry, and `fig.savefig` works headless. A notebook shows a returned figure as any
+other; `plt.show()` does not know about it.
 
 Every axes cycles through `PALETTE`: matplotlib's ten tab10 colours followed by ten darker,
 distinct ones, so a figure with up to 20 groups (the OSL figures draw 14 model families) never
@@ -7,10 +12,8 @@ gives two groups one colour.
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg", force=False)
-import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 #: 20 distinct colours: tab10, then the dark shades of tab20b/tab20c (none repeats a tab10 hue
 #: closely enough to be confused at marker size).
@@ -22,8 +25,19 @@ PALETTE = (
 )  # fmt: skip
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float = 5.2, height: float = 3.8):
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+def new_figure(ncols: int = 1, nrows: int = 1, width: float = 5.2, height: float = 3.8, *, ax=None):
+    """A styled figure and its axes; with `ax` (one-axes plots only), draw on the user's axes
+    and return their figure (only the colour cycle is set: some plots draw up to 20 groups)."""
+    if ax is not None:
+        if nrows * ncols != 1:
+            raise ValueError("ax= is only for one-axes figures")
+        if not hasattr(ax, "plot") or getattr(ax, "figure", None) is None:
+            raise TypeError(f"ax= takes matplotlib Axes, got {type(ax).__name__}")
+        ax.set_prop_cycle(color=list(PALETTE))
+        return ax.figure, ax
+    fig = Figure(figsize=(width * ncols, height * nrows))
+    FigureCanvasAgg(fig)  # drawn and saved by Agg whatever the user's backend
+    axes = fig.subplots(nrows, ncols, squeeze=False)
     for ax in axes.ravel():
         ax.grid(True, which="major", alpha=0.3)
         ax.set_prop_cycle(color=list(PALETTE))

@@ -8,9 +8,9 @@ import pandas as pd
 from .style import new_figure
 
 
-def isoflop_profiles(law, runs: pd.DataFrame):
+def isoflop_profiles(law, runs: pd.DataFrame, *, ax=None):
     """Observed loss vs N on each IsoFLOP budget with the fitted law along the same budget."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     iso = (
         runs[runs["protocol"].astype(str).str.startswith("isoflop")] if "protocol" in runs else runs
     )
@@ -33,9 +33,9 @@ def isoflop_profiles(law, runs: pd.DataFrame):
     return fig
 
 
-def parity(law, runs: pd.DataFrame, holdout_mask=None):
+def parity(law, runs: pd.DataFrame, holdout_mask=None, *, ax=None):
     """Predicted vs observed loss; held-out runs (if any) in a second colour."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     pred = law.predict(runs["N"].to_numpy(), runs["D"].to_numpy())
     m = np.zeros(len(runs), bool) if holdout_mask is None else np.asarray(holdout_mask)
     ax.scatter(runs["loss"][~m], pred[~m], s=12, label="fitted runs")

@@ -8,10 +8,10 @@ import pandas as pd
 from .style import new_figure
 
 
-def loss_vs_compute(runs: pd.DataFrame, law=None):
+def loss_vs_compute(runs: pd.DataFrame, law=None, *, ax=None):
     """Final validation loss against training FLOPs (6ND), one colour per model size; with a
     fitted supervised law (anything with ``predict(N, D)``), its curve at each size."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     sizes = sorted(runs["N"].unique())
     cmap = __import__("matplotlib").colormaps["viridis"]
     for i, n in enumerate(sizes):
@@ -44,10 +44,10 @@ def score_vs_loss(checkpoints: pd.DataFrame, tasks: pd.DataFrame):
     return fig
 
 
-def student_vs_teacher(distillation: pd.DataFrame):
+def student_vs_teacher(distillation: pd.DataFrame, *, ax=None):
     """Distilled student loss against teacher loss, one line per student (N_S, D_S); the
     supervised student at the same (N_S, D_S) as a dashed level."""
-    fig, ax = new_figure()
+    fig, ax = new_figure(ax=ax)
     for (n, d), g in distillation.groupby(["N_S", "D_S"]):
         g = g.sort_values("L_T")
         line = ax.plot(g["L_T"], g["L_S"], marker="o", label=f"N_S={n:,}, D_S={d:,}")[0]

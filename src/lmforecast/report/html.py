@@ -31,15 +31,12 @@ def page(title: str, body: str, meta: dict) -> str:
 
 
 def figure_png(fig, dpi: int = 110) -> bytes:
-    import matplotlib.pyplot as plt
-
     buf = io.BytesIO()
     # the tight box computed once: bbox_inches="tight" draws the figure twice (a dry run for
     # the box); the same pixels on every report figure, ~15% less time
     fig.set_dpi(dpi)
     box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches=box)
-    plt.close(fig)
     return buf.getvalue()
 
 

@@ -14,7 +14,6 @@ from ..builder import ReportContext, Section
 
 def build_section(ctx: ReportContext) -> Section:
     """Refit Eq. 8 on runs simulated from Table 6, check extrapolation, and plan distillation."""
-    import matplotlib.pyplot as plt
 
     from ...distill import DistillationScalingLaw, simulate_distillation_runs
     from ...distill.planning import SCENARIOS, plan_distillation
@@ -86,7 +85,6 @@ def build_section(ctx: ReportContext) -> Section:
     plans = [plan_distillation(preset, 3e9, C, s) for s in SCENARIOS]
     sec.figure(compute_optimal_allocations(plans), "Compute-optimal distillation, N_S = 3B")
     sec.figure(student_loss_contours(preset, 1e12), "Distilled minus supervised loss, D_S = 1T")
-    plt.close("all")
     sec.numbers.update(
         n_runs=len(runs),
         refit_max_rel_error=float(err.max()),
@@ -182,7 +180,6 @@ def zoo_distillation_summary(zoo, *, n_polish: int = 8, leave_one_out: bool = Tr
 
 
 def _zoo_part(sec: Section, ctx: ReportContext) -> None:
-    import matplotlib.pyplot as plt
 
     from ...plots.distill import zoo_students_vs_teacher
     from ...zoo.tables import load_zoo
@@ -249,5 +246,4 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
         "Zoo students against teacher loss with the Eq. 8 fit; dashed: the measured "
         "supervised student.",
     )
-    plt.close("all")
     sec.numbers["zoo"] = {k: v for k, v in s.items() if k not in ("runs", "law", "supervised")}

@@ -390,9 +390,6 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
         "flpm": {k: v for k, v in m.items() if k not in ("table", "predicted", "actual")},
     }
     _zoo_ablations(sec, z, ctx)
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
 
 
 def _zoo_ablations(sec: Section, z, ctx: ReportContext) -> None:

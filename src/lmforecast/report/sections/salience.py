@@ -152,7 +152,6 @@ def zoo_salience_summary(zoo, tasks=None, *, n_steps: int = 300, seed: int = 0) 
 
 
 def _zoo_part(sec: Section, ctx: ReportContext) -> None:
-    import matplotlib.pyplot as plt
 
     from ...zoo.tables import load_zoo
 
@@ -212,5 +211,4 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
     sec.text("; ".join(verdict) + ".")
     t0 = min(res, key=lambda t: res[t]["test_mse"] / res[t]["all_token_test_mse"])
     sec.figure(fit_figure(s["fits"][t0]), f"Zoo, {t0}: Eq. 2 fit on the CSV score")
-    plt.close("all")
     sec.numbers["zoo"] = res
