@@ -240,3 +240,22 @@ def test_pythia_split_report_table_states_the_real_model_backtest():
     assert "deduped: the default form's median error is 4.1%" in v and "power-law-C" in v
     gam = t[(t["suite"] == "deduped") & (t["method"] == "supervised:chinchilla-gamma")].iloc[0]
     assert gam[err] > 10  # the form auto would not choose here is far off (12.7%)
+
+
+def test_one_budget_is_one_compute_level_whatever_its_last_bits():
+    # the bundled C equals 6ND to 5e-8: an exact comparison split a 3e19 budget across a cutoff
+    from lmforecast.examples import path
+    from lmforecast.supervised.adapter import SupervisedAdapter
+
+    runs = pd.read_csv(path("supervised/runs.csv"))
+    ad = [SupervisedAdapter("chinchilla", intervals=False)]
+    with_c = rolling_origin(runs, ad, n_cutoffs=3)
+    without = rolling_origin(runs.drop(columns="C"), ad, n_cutoffs=3)
+    a = with_c.forecasts.groupby("cutoff").n_train.first().to_numpy()
+    b = without.forecasts.groupby("cutoff").n_train.first().to_numpy()
+    assert np.array_equal(a, b)
+    assert np.allclose(with_c.cutoffs, without.cutoffs, rtol=1e-6)
+    jitter = runs.assign(C=runs["C"] * (1 + 1e-8 * np.cos(np.arange(len(runs)))))
+    c = rolling_origin(jitter, ad, cutoffs=[3e19])
+    n_lo = int((runs["C"] <= 3e19).sum())  # the whole 3e19 budget, however it is jittered
+    assert c.forecasts["n_train"].iloc[0] == n_lo

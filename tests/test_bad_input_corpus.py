@@ -953,6 +953,12 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip
 
 # ninth session's audit
+case("flp-fit-bootstrap-1", FLP_FIT + " flp_runs.csv --bootstrap 1")
+case("isoflop-fit-bootstrap-1", "isoflop fit --runs iso.csv --bootstrap 1")
+case("flp-fit-stage1-with-runs", FLP_FIT + " flp_runs.csv --stage1 saturating")
+case("flp-fit-checkpoints-without-order", FLP_FIT_CK + " ck_noorder.csv",
+     edit_csv("flp_checkpoints.csv", "ck_noorder.csv",
+              lambda df: df.drop(columns=["step", "C"]).assign(D=1e9)))  # fmt: skip
 case("ledger-resolve-fractional-id", "ledger resolve --ledger l.db --table rt.csv",
      write("rt.csv", "id,observed\n4.5,2.35\n"))  # fmt: skip
 

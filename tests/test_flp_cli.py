@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -367,3 +368,54 @@ def test_forecast_below_emergence_warns_and_runs_only_mode(cli, tmp_path):
     assert code == 0
     assert err.startswith("lmforecast: warning: ") and "non-emergent phase" in err
     assert json.loads(out_)["interval"] is None
+
+
+def test_ratio_scan_never_passes_stop(cli, flpm_fit_file):
+    # 0:0.5:0.3 scanned 0, 0.3 and 0.6 (and reported 0.6 as the best share)
+    for spec, want in (("0:0.5:0.3", [0.0, 0.3]), ("0:1:0.3", [0.0, 0.3, 0.6, 0.9])):
+        code, out, err = cli("flpm", "optimize-mixture", "--fit", flpm_fit_file, "--flops",
+                             "9.76e20", "--ratios", spec, "--json")  # fmt: skip
+        assert code == 0, err
+        assert [r for r, _ in json.loads(out)["curve"]] == want
+
+
+def test_checkpoint_order_comes_from_step_or_compute_never_the_file_order(tmp_path):
+    from lmforecast.flp import FLP
+
+    runs = pd.read_csv(EX / "runs.csv")
+    ck = pd.read_csv(EX / "checkpoints.csv")
+    ref = FLP("ARC", bootstrap=0).fit(runs, ck)
+    shuffled = ck.drop(columns="step").sample(frac=1, random_state=0)
+    est = FLP("ARC", bootstrap=0).fit(runs, shuffled)  # ordered by C: the same checkpoints
+    assert est.n_points_ == ref.n_points_ == 11
+    assert est.predict([5e22])[0] == pytest.approx(ref.predict([5e22])[0], rel=1e-9)
+    from lmforecast.errors import InputError
+
+    with pytest.raises(InputError, match="'step'"):
+        FLP("ARC", bootstrap=0).fit(runs, shuffled.drop(columns="C").assign(D=1e9))
+
+
+def test_stage1_flag_is_refused_with_runs_whatever_its_value(cli):
+    for law in ("power", "saturating"):  # saturating (the default's name) was silently ignored
+        code, _, err = cli("flp", "fit", "--runs", EX / "runs.csv", "--checkpoints",
+                           EX / "checkpoints.csv", "--task", "ARC", "--stage1", law)  # fmt: skip
+        assert code == 2 and "--stage1" in err and "--evals" in err
+
+
+def test_an_interval_does_not_depend_on_the_other_points_asked_for():
+    from lmforecast.flp import FLP, FLPM
+
+    runs, ck = pd.read_csv(EX / "runs.csv"), pd.read_csv(EX / "checkpoints.csv")
+    est = FLP("ARC", bootstrap=40).fit(runs, ck)
+    one = np.array(est.predict_interval([1e21]))[:, 0]
+    two = np.array(est.predict_interval([1e21, 5e22]))[:, 0]
+    rev = np.array(est.predict_interval([5e22, 1e21]))[:, 1]
+    # the same to rounding (they differed by ~0.3 points when the noise followed the shape)
+    assert np.allclose(one, two, rtol=1e-12) and np.allclose(one, rev, rtol=1e-12)
+    m = FLPM("HumanEval", bootstrap=20, steps=300).fit(
+        pd.read_csv(EX / "mixture_runs.csv"), pd.read_csv(EX / "mixture_checkpoints.csv")
+    )
+    F = np.array([[6.7e21, 2.9e21], [1e21, 1e21]])
+    a = np.array(m.predict_interval(F[:1]))[:, 0]
+    b = np.array(m.predict_interval(F))[:, 0]
+    assert np.allclose(a, b, rtol=1e-12)

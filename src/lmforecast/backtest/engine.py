@@ -69,6 +69,26 @@ def compute_of(df: pd.DataFrame, compute_col: str = "C") -> np.ndarray:
     return c
 
 
+#: Relative tolerance within which two runs share a compute level: a C column and 6 N D of the
+#: same isoFLOP budget differ in their last bits (5e-8 on the bundled runs), and an exact
+#: comparison put half a budget on each side of a cutoff.
+LEVEL_RTOL = 1e-6
+
+
+def snap_levels(compute: np.ndarray, rtol: float = LEVEL_RTOL) -> np.ndarray:
+    """`compute` with values that agree within `rtol` (chained in sorted order) replaced by the
+    smallest of them, so one budget is one level whatever its last bits."""
+    c = np.asarray(compute, float)
+    order = np.argsort(c, kind="stable")
+    s = c[order]
+    new_group = np.ones(s.size, bool)
+    new_group[1:] = s[1:] > s[:-1] * (1.0 + rtol)
+    first = s[np.flatnonzero(new_group)][np.cumsum(new_group) - 1]
+    out = np.empty_like(c)
+    out[order] = first
+    return out
+
+
 def choose_cutoffs(compute: np.ndarray, n_cutoffs: int = 4, min_train: int = 1) -> list[float]:
     """`n_cutoffs` cutoffs (existing compute levels) spread evenly in log compute among the levels
     that leave at least `min_train` runs at or below them and at least one run above."""
@@ -101,7 +121,8 @@ def check_cutoffs(compute: np.ndarray, cutoffs: Sequence[float]) -> list[float]:
     out = []
     for c in cutoffs:
         c = float(c)
-        n_lo, n_hi = int(np.sum(compute <= c)), int(np.sum(compute > c))
+        below = compute <= c * (1.0 + LEVEL_RTOL)
+        n_lo, n_hi = int(np.sum(below)), int(np.sum(~below))
         if not (np.isfinite(c) and n_lo and n_hi):
             raise InputError(
                 f"--cutoffs: cutoff {c:g} leaves {n_lo} run(s) to fit and {n_hi} to forecast; "
@@ -269,7 +290,7 @@ def rolling_origin(
     df = runs.reset_index(drop=True)
     if target_col not in df.columns:
         raise InputError(f"runs: missing target column {target_col!r}")
-    C = compute_of(df, compute_col)
+    C = snap_levels(compute_of(df, compute_col))
     y = pd.to_numeric(df[target_col], errors="coerce").to_numpy(float)
     if cutoffs is None:
         cuts = choose_cutoffs(C, n_cutoffs, min_train)
@@ -298,7 +319,8 @@ def _backtest_task(payload, shared) -> pd.DataFrame:
     i, j = payload
     df, C, y = shared["df"], shared["C"], shared["y"]
     cut, ad, level = shared["cuts"][i], shared["adapters"][j], shared["level"]
-    tr, te = C <= cut, C > cut
+    tr = C <= cut * (1.0 + LEVEL_RTOL)
+    te = ~tr
     train, test = df[tr], df[te]
     cmax = float(C[tr].max())
     fitted = ad.fit(train)

@@ -103,8 +103,9 @@ def add_evals_fit_flags(
     p.add_argument("--metric", default="acc", help="score metric of --task (default acc)")
     if models:
         p.add_argument("--models", metavar="M1,M2,...", help="fit only these models (default all)")
-    p.add_argument("--stage1", choices=list(STAGE1), default="saturating",
-                   help="compute -> loss law (power = Chen et al. Eq. 1)")  # fmt: skip
+    p.add_argument("--stage1", choices=list(STAGE1), default=None,
+                   help="compute -> loss law on an evaluation table (power = Chen et al. Eq. 1; "
+                   "default: saturating)")  # fmt: skip
     if with_common:
         p.add_argument(
             "--evals",
@@ -143,7 +144,8 @@ def fit_from_evals(args) -> int:
     if chance is None:  # `flp fit --evals` spells it --random-performance
         chance = getattr(args, "random_performance", None)
     check_chance(chance)
-    est = DownstreamForecaster(method, stage1=args.stage1, bootstrap=args.bootstrap,
+    stage1 = args.stage1 or "saturating"
+    est = DownstreamForecaster(method, stage1=stage1, bootstrap=args.bootstrap,
                                seed=args.seed, chance=chance)  # fmt: skip
     est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
             loss_metric=args.loss_metric, models=_names(args.models, "--models"))  # fmt: skip
@@ -336,7 +338,7 @@ def _backtest(args) -> int:
                   target_model=args.target, tasks=tasks,
                   loss_task=args.loss_task, metric=args.metric, methods=methods,
                   level=args.level, bootstrap=args.bootstrap, seed=args.seed,
-                  stage1=args.stage1, chance=task_chances(args.chance, tasks),
+                  stage1=args.stage1 or "saturating", chance=task_chances(args.chance, tasks),
                   loss_metric=args.loss_metric)  # fmt: skip
     if out is not None:
         atomic_write_text(out, bt.rows.to_csv(index=False) if out.suffix.lower() == ".csv"

@@ -123,13 +123,29 @@ def _named(conv, flag: str):
     return named
 
 
+_COUNT = int_range(0, MAX_BOOTSTRAP)
+
+
+def bootstrap_count(text: str) -> int:
+    """--bootstrap: 0 (no interval) or 2 and more; one resample has no spread, and its
+    "interval" is a point that need not even contain the forecast."""
+    n = _COUNT(text)
+    if n == 1:
+        raise argparse.ArgumentTypeError(
+            "must be 0 (no interval) or >= 2 (an interval needs resamples to spread), got 1"
+        )
+    return n
+
+
+bootstrap_count.__name__ = "int"
+
 #: Flag name -> checked type. Applied to every verb that declares the flag.
 FLAG_TYPES = {
     "--level": open_unit_interval,
     "--ci-level": open_unit_interval,
     "--seed": int_range(0, MAX_SEED),
     "--jobs": int_range(-MAX_JOBS, MAX_JOBS, nonzero=True, why=" (-1: all cores)"),
-    "--bootstrap": int_range(0, MAX_BOOTSTRAP),
+    "--bootstrap": bootstrap_count,
     "--steps": int_range(1, MAX_STEPS),
     "--pcs": int_range(1, 100),
     "--budget": int_range(1),

@@ -162,7 +162,7 @@ def _flp_fit(args) -> int:
         raise InputError("the following arguments are required: --runs (or --evals)")
     refuse_flags({"--models": args.models is not None, "--loss-task": args.loss_task != "auto",
                   "--loss-metric": args.loss_metric is not None, "--metric": args.metric != "acc",
-                  "--stage1": args.stage1 != "saturating"},
+                  "--stage1": args.stage1 is not None},
                  "applies only with --evals TABLE (a --runs fit reads its score from the --task "
                  "column)")  # fmt: skip
     args.method = args.method or "flp"

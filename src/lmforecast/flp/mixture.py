@@ -29,7 +29,7 @@ from ..laws.flp import MIXTURE_FORMS
 from ..store import dump_json, load_json, source_label
 from .fitting import fit_from_closed_form
 from .mixture_scan import MixtureScan
-from .model import SCORE_RANGE, clip_scores, stage_noise
+from .model import SCORE_RANGE, clip_scores, shared_t, stage_noise
 from .network import TwoLayerNetwork
 from .schema import MAPPERS, check_flpm, init_args
 from .tables import (
@@ -318,7 +318,7 @@ class FLPM(EstimatorDisplay, MixtureScan):
                 )
                 return None
             s = self.residual_scale_ * np.sqrt(self.n_points_ / dof)
-            P = P + s * rng.standard_t(dof, size=P.shape)
+            P = P + s * shared_t(dof, P.shape, rng)
         return P
 
     def _fit_mapper(self, Lk: np.ndarray, P: np.ndarray) -> None:

@@ -140,14 +140,15 @@ def ratio_grid(K: int, start=0.0, stop=0.5, step=0.01) -> np.ndarray:
     if not (0 <= start <= stop <= 1) or not step > 0:
         raise InputError(f"ratio grid needs 0 <= start <= stop <= 1 and step > 0; got "
                          f"{start:g}, {stop:g}, {step:g}")  # fmt: skip
-    n_vals = math.floor((stop - start) / step + 0.5) + 1  # checked before any array exists
+    # start, start + step, ... up to stop (never past it: 0:0.5:0.3 is 0 and 0.3)
+    n_vals = math.floor((stop - start) / step + 1e-9) + 1  # checked before any array exists
     points = n_vals ** (K - 1) if n_vals <= MAX_RATIO_GRID else n_vals
     if points > MAX_RATIO_GRID:
         raise InputError(
             f"ratio grid {start:g}:{stop:g}:{step:g} for {K} sources has {points:,} candidate "
             f"points, more than the limit of {MAX_RATIO_GRID:,}; use a coarser step"
         )
-    vals = np.round(np.arange(start, stop + step / 2, step), 10)
+    vals = np.round(start + step * np.arange(n_vals), 10)
     if K == 2:
         return np.column_stack([1 - vals, vals])
     rows = [r for r in itertools.product(vals, repeat=K - 1) if sum(r) <= 1 + 1e-9]

@@ -72,7 +72,16 @@ def stage_noise(res: FitResult, shape, rng) -> np.ndarray | None:
     if dof < 1:
         return None
     s = float(res.rmse_target) * np.sqrt(n / dof)
-    return s * rng.standard_t(dof, size=shape)
+    return s * shared_t(dof, shape, rng)
+
+
+def shared_t(dof: int, shape, rng) -> np.ndarray:
+    """Student-t draws of `shape` (B, m, ...) with one draw per bootstrap row, shared by the m
+    points: a point's interval then depends only on the fit and that point, not on which
+    other points are asked for in the same call (the draws followed the array shape before)."""
+    shape = tuple(shape)
+    one = (shape[0],) + (1,) * (len(shape) - 1)
+    return np.broadcast_to(rng.standard_t(dof, size=one), shape)
 
 
 def relative_error(predicted, actual) -> np.ndarray:

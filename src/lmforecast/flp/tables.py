@@ -117,11 +117,16 @@ def filter_checkpoints(
     n = len(ckpts)
     if cols.train_loss in ckpts.columns:
         tl = numeric_column(ckpts, cols.train_loss, positive=True, what="checkpoints")
-        steps = (
-            numeric_column(ckpts, cols.step, what="checkpoints")
-            if cols.step in ckpts.columns
-            else np.arange(n, dtype=float)
-        )
+        # training order within a model: the step, else the compute (C grows with the step);
+        # never the file's row order, which a sort or a merge can shuffle
+        order_col = next((c for c in (cols.step, cols.C) if c in ckpts.columns), None)
+        if order_col is None:
+            raise InputError(
+                f"checkpoints: the training-loss filter (Sec. 3.3) needs each checkpoint's "
+                f"position in training: add a {cols.step!r} (or {cols.C!r}) column; found "
+                f"{', '.join(map(repr, ckpts.columns))}"
+            )
+        steps = numeric_column(ckpts, order_col, what="checkpoints")
         improved = improved_loss_mask(ckpts[cols.model].to_numpy(), steps, tl, decimals)
     else:
         improved = np.ones(n, bool)

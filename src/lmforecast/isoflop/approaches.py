@@ -20,7 +20,7 @@ import pandas as pd
 from ..errors import InputError
 from ..fitting import fit_law, huber
 from ..laws import get_law
-from .profiles import MIN_SIZES
+from .profiles import MIN_SIZES, isoflop_table
 from .result import IsoFlopResult
 
 APPROACHES = (1, 2)
@@ -79,6 +79,8 @@ def fit_isoflop(
     intervals over `n_boot` within-budget resamples."""
     if approach not in APPROACHES:
         raise InputError(f"--approach must be 1 or 2, got {approach}")
+    if "budget" not in t.columns:  # a raw runs table: group it first
+        t = isoflop_table(t)
     if not 0 < level < 1:
         raise InputError(f"level must be strictly between 0 and 1, got {level}")
     m = budget_minima(t, approach)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from ..data.validate import numeric_column
-from ..errors import InputError
+from ..errors import DomainWarning, InputError
 
 MIN_SIZES = 3  # a parabola in log N needs three sizes per budget
 
@@ -27,6 +29,8 @@ def isoflop_table(
     `min_sizes` distinct sizes.
     """
     cols = list(df.columns)
+    if len(df) == 0:
+        raise InputError(f"{what}: the table has no rows")
     missing = [c for c in (n_col, loss_col) if c not in cols]
     if d_col not in cols and c_col not in cols:
         missing.append(f"{d_col} (or {c_col})")
@@ -46,6 +50,19 @@ def isoflop_table(
     out = pd.DataFrame({"C": C, "N": N, "D": D, "loss": L})
     budgets = np.unique(C)
     out["budget"] = np.searchsorted(budgets, C)
+    # one order whatever the file's: the bootstrap resamples rows by position
+    out = out.sort_values(["budget", "N", "loss"], kind="stable").reset_index(drop=True)
+    rep = out.duplicated(["budget", "N"], keep=False)
+    if rep.any():
+        g = out[rep].iloc[0]
+        warnings.warn(
+            f"{what}: {int(rep.sum())} rows share a budget and a size with another row "
+            f"(e.g. C={g['C']:.4g}, N={g['N']:.4g}): seed replicates are fine, but several "
+            "recipes or data sets mixed in one table give an exponent of none of them; "
+            "fit each recipe on its own",
+            DomainWarning,
+            stacklevel=2,
+        )
     for b, g in out.groupby("budget"):
         k = g["N"].nunique()
         if k < min_sizes:

@@ -111,7 +111,9 @@ def extrapolation_scale(
     top f. Pooled over fractions; None when no split leaves enough models (p + 2) to fit."""
     X, y, key = np.asarray(X, float), np.asarray(y, float), np.asarray(key, float)
     n, K = X.shape
-    order = np.argsort(key, kind="stable")
+    # ties in `key` (models of equal FLOPs) broken by the data, not the row order: a shuffled
+    # table gives the same splits
+    order = np.lexsort((y, *X.T[::-1], key))
     errs = []
     extra = None if start is None else np.atleast_2d(start)
     for f in fractions:
