@@ -223,3 +223,51 @@ def test_tensorboard_tf2_style_tensor_scalars(tmp_path):
     r = res.runs.iloc[0]
     assert (r["model"], r["D"], r["steps"]) == ("tf2run", 50000.0, 50)
     assert r["loss"] == pytest.approx(3.5, abs=1e-6)
+
+
+def _jsonl(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _curve(n=10, loss_key="loss"):
+    return [{"step": 10 * (i + 1), "tokens": 1e4 * (i + 1), loss_key: 5.0 - 0.1 * i}
+            for i in range(n)]  # fmt: skip
+
+
+def test_a_run_without_the_loss_key_is_named_not_dropped(tmp_path):
+    a = _jsonl(tmp_path / "a.jsonl", _curve())
+    b = _jsonl(tmp_path / "b.jsonl", _curve(loss_key="val_loss"))
+    with pytest.raises(InputError, match=r"run 'b' has no values in column 'loss'"):
+        import_logs([a, b], "jsonl", params=1e8)  # imported 1 of the 2 runs, silently
+
+
+def test_a_diverged_loss_is_refused_not_read_as_a_shorter_run(tmp_path):
+    rows = _curve()
+    text = "".join(json.dumps(r) + "\n" for r in rows[:-1])
+    text += '{"step": 100, "tokens": 100000.0, "loss": NaN}\n'  # what json.dumps(nan) writes
+    (tmp_path / "d.jsonl").write_text(text)
+    with pytest.raises(InputError, match="row 10.*NaN.*diverged"):
+        import_logs([tmp_path / "d.jsonl"], "jsonl", params=1e8)
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda r: r[5].update(loss=-2.0), "row 6.*a loss must be > 0"),
+        (lambda r: r[5].update(tokens=10.0), "row 6: tokens go down"),
+    ],
+)
+def test_impossible_curves_are_refused_by_row(tmp_path, edit, match):
+    rows = _curve()
+    edit(rows)
+    with pytest.raises(InputError, match=match):
+        import_logs([_jsonl(tmp_path / "x.jsonl", rows)], "jsonl", params=1e8)
+
+
+def test_final_mean_needs_as_many_evaluations(tmp_path):
+    p = _jsonl(tmp_path / "x.jsonl", _curve())
+    with pytest.raises(InputError, match="mean:50.*only 10 evaluation"):
+        import_logs([p], "jsonl", params=1e8, final="mean:50")
+    res = import_logs([p], "jsonl", params=1e8, final="mean:3")
+    assert res.runs["loss"].iloc[0] == pytest.approx(np.mean([4.3, 4.2, 4.1]))

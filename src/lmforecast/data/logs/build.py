@@ -113,11 +113,19 @@ def _read_all(paths, fmt, run_col) -> pd.DataFrame:
 def _numeric(df, col, where, flag) -> np.ndarray:
     v = pd.to_numeric(df[col], errors="coerce")
     bad = v.isna() & df[col].notna()
+    bad = bad | np.isinf(v)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
+        raw = df[col].iloc[i]
+        diverged = str(raw).lstrip("+-") in ("NaN", "nan", "Infinity", "inf") or np.isinf(v.iloc[i])
+        hint = (
+            " (a diverged run? cut its log before the divergence, or leave the run out)"
+            if diverged
+            else ""
+        )
         raise InputError(
-            f"{where}: row {int(df['_row'].iloc[i])}: column {col!r} ({flag}) holds "
-            f"{fmt_value(df[col].iloc[i])}, not a number"
+            f"{df['_file'].iloc[i]}: run {df[RUN].iloc[i]!r}: row {int(df['_row'].iloc[i])}: "
+            f"column {col!r} ({flag}) holds {fmt_value(raw)}, not a number{hint}"
         )
     return v.to_numpy(dtype=float)
 
@@ -214,9 +222,18 @@ def import_logs(
         df[c] = pd.to_numeric(df[c], errors="coerce")
     if not summary:  # eval and train keys logged on separate lines at one step: merge them
         df = df.groupby([RUN, "_step"], sort=False, as_index=False).last()
+    before = df[[RUN, "_file"]].drop_duplicates(RUN)
     df = df[df["_loss"].notna()]  # steps that logged other keys only
     if df.empty:
         raise InputError(f"{where}: column {lo!r} (--loss) holds no values")
+    lost = before[~before[RUN].isin(df[RUN])]
+    if len(lost):  # a run that logs its loss under another name was dropped silently
+        r = lost.iloc[0]
+        raise InputError(
+            f"{r['_file']}: run {r[RUN]!r} has no values in column {lo!r} (--loss); does it "
+            "log its loss under another name? import it on its own with --loss NAME"
+        )
+    _check_increasing_and_positive(df, lo, tk)
     runs = list(dict.fromkeys(df[RUN]))
     N = _params(df, runs, params, "--params", models, "N")
     if N is None:
@@ -234,6 +251,30 @@ def import_logs(
     n_bad = 0 if summary else int((~ck["valid"]).sum())
     cols = {"step": st, "loss": lo, "tokens": tk, "train_loss": tl}
     return ImportedRuns(table, None if summary else ck, cols, schedule, n_bad)
+
+
+def _check_increasing_and_positive(df: pd.DataFrame, lo: str, tk: str | None) -> None:
+    """A loss must be > 0 (a cross-entropy), and tokens seen never go down within a run."""
+    bad = np.flatnonzero(df["_loss"].to_numpy() <= 0)
+    if len(bad):
+        i = int(bad[0])
+        raise InputError(
+            f"{df['_file'].iloc[i]}: run {df[RUN].iloc[i]!r}: row {int(df['_row'].iloc[i])}: "
+            f"column {lo!r} (--loss) holds {fmt_value(df['_loss'].iloc[i])}; a loss must be > 0"
+        )
+    for r, g in df.groupby(RUN, sort=False):
+        t = g.sort_values("_step", kind="stable")["_tokens"].to_numpy() if "_step" in g else None
+        if t is None or not np.isfinite(t).all():
+            continue
+        back = np.flatnonzero(t[1:] < t[:-1])
+        if len(back):
+            row = g.sort_values("_step", kind="stable").iloc[int(back[0]) + 1]
+            raise InputError(
+                f"{row['_file']}: run {r!r}: row {int(row['_row'])}: tokens go down "
+                f"({fmt_value(t[back[0] + 1])} after {fmt_value(t[back[0]])}, column "
+                f"{tk or 'step x --tokens-per-step'!r}); a restarted run? keep one continuous "
+                "log per run"
+            )
 
 
 def _check_steps(df: pd.DataFrame, st: str) -> None:
@@ -281,6 +322,14 @@ def _checkpoints(df, N, N_total, tl, keep, schedule, cooldown_ends) -> pd.DataFr
 
 def _runs_table(ck: pd.DataFrame, k: int, keep, summary: bool) -> pd.DataFrame:
     rows = []
+    n_evals = ck.groupby("model", sort=False).size()
+    if k > 1 and (n_evals < k).any():  # mean:50 of 10 evaluations averaged the whole curve
+        m = n_evals[n_evals < k].index[0]
+        raise InputError(
+            f"--final mean:{k}: run {m!r} has only {int(n_evals[m])} evaluation(s); averaging "
+            f"more than it has would average the training curve, not its end (use a k of at "
+            f"most {int(n_evals.min())})"
+        )
     for m, g in ck.groupby("model", sort=False):
         g = g.sort_values("step", kind="stable") if not summary else g
         tail = g.tail(k)

@@ -78,8 +78,8 @@ def _read_jsonl(p: Path) -> pd.DataFrame:
             for i, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                try:
-                    obj = json.loads(line)
+                try:  # NaN / Infinity kept as text: a diverged loss must not read as "not logged"
+                    obj = json.loads(line, parse_constant=str)
                 except ValueError:
                     raise InputError(f"{p}: line {i} is not valid JSON") from None
                 if not isinstance(obj, dict):
