@@ -20,6 +20,7 @@ from .common import (
     refuse_flags,
     require_runs,
 )
+from .flags import check_max_rows
 
 FORM = "data-constrained"
 DEFAULT_BOOTSTRAP = 40
@@ -60,12 +61,14 @@ def fit_from_args(args: argparse.Namespace) -> int:
                  "does not apply to --form data-constrained (it fits every row, seed replicates "
                  "included, by Huber on log loss: docs/datablations.md)")  # fmt: skip
     df = read_table(require_runs(args))
+    check_max_rows(df, args)
     n_boot = (
         0
         if args.no_intervals
         else (DEFAULT_BOOTSTRAP if args.bootstrap is None else args.bootstrap)
     )
     model = DataConstrainedLaw(
+        fit=args.dc_fit or "joint",
         huber_delta=args.huber_delta,
         bootstrap=n_boot,
         ci_level=args.ci_level,

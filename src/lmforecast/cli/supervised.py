@@ -75,7 +75,7 @@ def register(sub) -> None:
         default=None,
         metavar="B",
         help="cluster-bootstrap resamples of model sizes, each fitted from scratch (default 20; "
-        "0: none)",
+        "0: none); --form data-constrained: warm-started row resamples (default 40)",
     )
     f.add_argument(
         "--no-intervals",
@@ -96,6 +96,14 @@ def register(sub) -> None:
     f.add_argument("--c-col", default="C")
     f.add_argument("--loss-col", default="loss")
     f.add_argument("--u-col", default="U", help="column holding unique tokens U (data-constrained)")
+    f.add_argument(
+        "--dc-fit",
+        choices=("joint", "two-stage"),
+        default=None,
+        help="data-constrained only: joint (default) fits all 7 parameters at once; two-stage "
+        "fits E, A, B, alpha, beta on the single-epoch runs first, then R*_D, R*_N on all "
+        "(docs/datablations.md)",
+    )
     f.add_argument("--out", help="save the fit as JSON")
     add_output_flags(f)
     f.set_defaults(handler=_fit)
@@ -135,6 +143,8 @@ def load_law(args) -> SupervisedScalingLaw:
 def _fit(args: argparse.Namespace) -> int:
     if args.form == "data-constrained":  # Muennighoff et al. 2023: its own estimator
         return dataconstrained.fit_from_args(args)
+    if args.dc_fit is not None:
+        raise InputError("--dc-fit applies only to --form data-constrained")
     out = check_writable(args.out)
     if args.bootstrap is not None and args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")

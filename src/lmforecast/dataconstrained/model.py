@@ -12,12 +12,14 @@ compares both with the paper's R*_D = 15.4, R*_N = 5.3).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from ..data.validate import check_min_rows, numeric_column
 from ..display import EstimatorDisplay
-from ..errors import InputError
+from ..errors import DomainWarning, InputError
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
 from ..laws.data_constrained import effective
@@ -126,8 +128,12 @@ class DataConstrainedLaw(EstimatorDisplay):
                 bounds=bounds,
                 n_starts=4,
             )
-        res.meta.update({"form": "data-constrained", "fit": self.fit_kind})
+        epochs = data["D"].to_numpy() / data["U"].to_numpy()
+        res.meta.update(
+            {"form": "data-constrained", "fit": self.fit_kind, "max_epochs": float(epochs.max())}
+        )
         self.result_, self.params_, self.data_ = res, dict(res.params), data
+        _warn_unidentified(law, res, data)
         return self
 
     # ---- predictions -----------------------------------------------------------------------
@@ -158,6 +164,15 @@ class DataConstrainedLaw(EstimatorDisplay):
         ep = np.asarray(epochs if epochs is not None else [1, 2, 4, 8, 16, 32, 64], float)
         if (ep < 1).any():
             raise InputError(f"epochs must be >= 1, got {ep.min():g}")
+        seen = self.result_.meta.get("max_epochs")  # absent from fits saved before it
+        if seen is not None:
+            if ep.max() > seen * 1.01:
+                warnings.warn(
+                    f"epochs up to {ep.max():g}, but the fitted runs repeat data at most "
+                    f"{seen:.3g} times: the losses beyond are extrapolated",
+                    DomainWarning,
+                    stacklevel=2,
+                )
         p = self.params_
         out = {"N": float(N), "U": float(U), "epochs": ep.tolist()}
         out["loss"] = self.predict(N, U * ep, U).tolist()
@@ -197,10 +212,25 @@ class DataConstrainedLaw(EstimatorDisplay):
             f"Data-constrained law (Muennighoff et al. 2023, Eq. 5-7), {r.meta['fit']} fit, "
             f"{r.n_obs} runs"
         ]
+        if r.ci:
+            lvl = r.ci_level if r.ci_level is not None else self.ci_level
+            lines.append(
+                f"  {'':8s} {'estimate':>9s}  {100 * lvl:g}% bootstrap percentile interval "
+                f"({len(r.bootstrap)} warm-started refits)"
+            )
+        outside = []
         for k, v in r.params.items():
             ci = r.ci.get(k)
             extra = f"  [{ci[0]:.4g}, {ci[1]:.4g}]" if ci else ""
-            lines.append(f"  {k:8s} {v:.4g}{extra}")
+            if ci and not ci[0] <= v <= ci[1]:
+                extra += "  *"
+                outside.append(k)
+            lines.append(f"  {k:8s} {v:9.4g}{extra}")
+        if outside:
+            lines.append(
+                f"  * estimate outside its own interval ({', '.join(outside)}): the refits do "
+                "not agree with the fit; treat as not identified (more resamples or runs)"
+            )
         return "\n".join(lines)
 
     def save(self, path) -> str:
@@ -215,3 +245,29 @@ class DataConstrainedLaw(EstimatorDisplay):
         est = cls(fit=res.meta.get("fit", "joint"), bootstrap=len(res.bootstrap))
         est.result_, est.params_ = res, dict(res.params)
         return est
+
+
+def _warn_unidentified(law, res: FitResult, data: pd.DataFrame) -> None:
+    """Say when R*_D, R*_N cannot be read from the runs: no run repeats data (they only enter
+    through D > U), or the fit ended on a bound (0.01 or 1e5)."""
+    if not (data["D"].to_numpy() > data["U"].to_numpy() * (1 + 1e-9)).any():
+        warnings.warn(
+            "runs: no run repeats data (every D <= U), so R*_D and R*_N are not identified: "
+            "their values are starting points, not estimates; add runs of more than one epoch",
+            DomainWarning,
+            stacklevel=3,
+        )
+        return
+    at = [
+        f"{par.natural_name} = {res.params[par.natural_name]:.4g}"
+        for par, v in zip(law.parameters[5:], np.asarray(res.theta)[5:])
+        if v <= par.lower + 1e-6 or v >= par.upper - 1e-6
+    ]
+    if at:
+        warnings.warn(
+            f"{', '.join(at)} ended on its bound (0.01 or 1e5): the runs do not pin it (the "
+            "decay constant trades against the exponent; docs/datablations.md); what depends "
+            "on it (epochs advice: R*_D; the excess-parameter decay: R*_N) is unsupported",
+            DomainWarning,
+            stacklevel=3,
+        )
