@@ -439,3 +439,19 @@ def test_flpm_forecast_lies_inside_its_own_interval_across_a_scan():
         lo, hi = m.predict_interval(F)
     assert np.all((lo - 1e-9 <= p) & (p <= hi + 1e-9))
     assert np.median(hi - lo) > 0.5  # and not by collapsing the interval
+
+
+def test_flpm_predict_warns_outside_the_sampled_shares(cli, flpm_fit_file):
+    # 90% code; the sampling models had 0-50%
+    code, _, err = cli("flpm", "predict", "--fit", flpm_fit_file, "--flops-per-source",
+                       "1e21,9e21")  # fmt: skip
+    assert code == 0 and "leaves the sampling models' shares" in err and "code 0.9 " in err
+    code, _, err = cli("flpm", "predict", "--fit", flpm_fit_file, "--flops-per-source",
+                       "6.7e21,2.9e21")  # fmt: skip
+    assert code == 0 and "shares" not in err
+
+
+def test_flp_predict_actual_given_as_a_fraction_is_named(cli, flp_fit_file):
+    code, out, err = cli("flp", "predict", "--fit", flp_fit_file, "--flops", "5.09208e22",
+                         "--actual", "0.45", "--json")  # fmt: skip
+    assert code == 0 and "a fraction? (give 45)" in err

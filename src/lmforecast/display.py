@@ -11,8 +11,10 @@ from __future__ import annotations
 import html
 import inspect
 
+from .errors import not_fitted
+
 MAX_VALUE_CHARS = 60
-_NOT_FITTED = (RuntimeError, ValueError)  # what `summary()` raises before `fit`
+_NOT_FITTED = (RuntimeError, ValueError)  # what `summary()` raises before `fit` (NotFittedError)
 
 
 def _same(value, default) -> bool:
@@ -58,6 +60,11 @@ def summary_html(text: str) -> str:
     return f"<pre>{html.escape(text)}</pre>"
 
 
+def _fitted(obj) -> bool:
+    """Whether `fit` has run: it sets attributes ending in ``_`` (scikit-learn's convention)."""
+    return any(k.endswith("_") and not k.startswith("_") for k in vars(obj))
+
+
 class EstimatorDisplay:
     """Mixin for estimators: constructor arguments stored under their own names, or under the
     names a class maps them to in ``_param_attrs`` (an alias kept for old callers maps to
@@ -65,6 +72,13 @@ class EstimatorDisplay:
 
     def __repr__(self) -> str:
         return estimator_repr(self)
+
+    def __getattr__(self, name: str):
+        # only reached when normal lookup fails, e.g. `exponents_` before fit (whose property
+        # read a missing `params_`): name what is wrong, not an internal attribute
+        if name.endswith("_") and not name.startswith("__") and not _fitted(self):
+            raise not_fitted(self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _repr_html_(self) -> str:
         head = f"<code>{html.escape(repr(self))}</code>"

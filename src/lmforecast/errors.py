@@ -15,6 +15,16 @@ class InputError(LMForecastError, ValueError):
     """The user's input is invalid; the message names the column, row or value."""
 
 
+class NotFittedError(LMForecastError, RuntimeError, ValueError, AttributeError):
+    """An estimator used before `fit` (the same type for every estimator; an AttributeError
+    too, so ``hasattr(est, "params_")`` is False before fitting, as in scikit-learn)."""
+
+
+def not_fitted(obj) -> NotFittedError:
+    name = type(obj).__name__
+    return NotFittedError(f"this {name} is not fitted yet; call fit() first")
+
+
 def did_you_mean(word: str, choices) -> str:
     """'; did you mean 'x'?' for the choice nearest to a misspelt `word` ('' when none is
     near): the tail of a message that names a name the user mistyped."""

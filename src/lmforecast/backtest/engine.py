@@ -287,6 +287,12 @@ def rolling_origin(
     if isinstance(adapters, Adapter) or hasattr(adapters, "fit"):
         adapters = [adapters]  # type: ignore[list-item]
     adapters = list(adapters)
+    for a in adapters:
+        if not (hasattr(a, "fit") and hasattr(a, "name")):
+            raise InputError(
+                f"adapters: {a!r} is not an adapter (an object with `name` and `fit`; e.g. "
+                "lmforecast.supervised.adapter.SupervisedAdapter('chinchilla'))"
+            )
     df = runs.reset_index(drop=True)
     if target_col not in df.columns:
         raise InputError(f"runs: missing target column {target_col!r}")

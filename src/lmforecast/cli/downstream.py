@@ -22,6 +22,7 @@ from .common import (
     emit,
     positive_float,
     positive_floats,
+    warn_if_fraction_actual,
 )
 from .ledger import record_forecast
 
@@ -247,10 +248,7 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     if args.actual is not None:
         if not math.isfinite(args.actual):
             raise InputError(f"--actual must be a number, got {args.actual}")
-        if 0 < args.actual <= 1 < P:
-            warnings.warn(f"--actual {args.actual:g} is read in points (0-100), as the forecast "
-                          f"{P:.2f} is: a fraction? (give {100 * args.actual:g})",
-                          stacklevel=2)  # fmt: skip
+        warn_if_fraction_actual(args.actual, P)
         res["abs_error"] = abs(P - args.actual)
         # Chen et al. Eq. 4, as `flp predict --actual` reports it for a --runs fit
         res["relative_error"] = abs(P - args.actual) / args.actual if args.actual > 0 else None

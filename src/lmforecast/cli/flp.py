@@ -22,6 +22,7 @@ from .common import (
     positive_float,
     print_json,
     refuse_flags,
+    warn_if_fraction_actual,
 )
 from .downstream import add_evals_fit_flags, fit_from_evals, predict_from_fit
 from .flp_inputs import _columns, _load, _read, _table_flags
@@ -217,6 +218,7 @@ def _flp_predict(args) -> int:
         res["interval"] = None
     est.warn_if_not_emerged(P, None if res["interval"] is None else res["interval"][0])
     if args.actual is not None:
+        warn_if_fraction_actual(args.actual, P)
         res["relative_error"] = float(relative_error(P, args.actual))
     record_forecast(args, res)
     if args.json:

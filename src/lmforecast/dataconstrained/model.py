@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..data.validate import check_min_rows, numeric_column
 from ..display import EstimatorDisplay
-from ..errors import DomainWarning, InputError
+from ..errors import DomainWarning, InputError, not_fitted
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
 from ..laws.data_constrained import effective
@@ -139,7 +139,7 @@ class DataConstrainedLaw(EstimatorDisplay):
     # ---- predictions -----------------------------------------------------------------------
     def _check(self):
         if not hasattr(self, "result_"):
-            raise ValueError("not fitted: call fit() first")
+            raise not_fitted(self)
 
     def predict(self, N, D, U) -> np.ndarray:
         self._check()
@@ -166,6 +166,9 @@ class DataConstrainedLaw(EstimatorDisplay):
             raise InputError(f"epochs must be >= 1, got {ep.min():g}")
         seen = self.result_.meta.get("max_epochs")  # absent from fits saved before it
         if seen is not None:
+            if isinstance(seen, bool) or not isinstance(seen, int | float) or not seen >= 1:
+                raise InputError(f"saved fit: field 'meta.max_epochs' must be a number >= 1, "
+                                 f"got {seen!r}")  # fmt: skip
             if ep.max() > seen * 1.01:
                 warnings.warn(
                     f"epochs up to {ep.max():g}, but the fitted runs repeat data at most "

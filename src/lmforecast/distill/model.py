@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..display import EstimatorDisplay
-from ..errors import DomainWarning, InputError
+from ..errors import DomainWarning, InputError, not_fitted
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
 from ..laws.distillation import DistillationLaw
@@ -315,7 +315,7 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
     # ---- predictions -----------------------------------------------------------------------
     def _check(self):
         if not hasattr(self, "result_"):
-            raise RuntimeError("this DistillationScalingLaw is not fitted; call fit() first")
+            raise not_fitted(self)
 
     @property
     def E_(self) -> float:

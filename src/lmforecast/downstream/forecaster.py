@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..display import EstimatorDisplay
-from ..errors import InputError
+from ..errors import InputError, not_fitted
 from ..store import dump_json
 from .chance import chance_level
 from .members import (
@@ -231,7 +231,7 @@ class DownstreamForecaster(EstimatorDisplay):
     # ---- prediction -----------------------------------------------------------------------
     def _check(self):
         if not hasattr(self, "members_"):
-            raise RuntimeError("this DownstreamForecaster is not fitted yet; call fit() first")
+            raise not_fitted(self)
 
     def _compute(self, flops, N, D):
         if flops is not None and (N is not None or D is not None):

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..data.validate import numeric_column
 from ..display import EstimatorDisplay
-from ..errors import DomainWarning, InputError
+from ..errors import DomainWarning, InputError, not_fitted
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
@@ -340,7 +340,7 @@ class FLPM(EstimatorDisplay, MixtureScan):
     # ---- forecasting -----------------------------------------------------------------------
     def _check(self):
         if not hasattr(self, "stage1_"):
-            raise RuntimeError("this FLPM is not fitted yet; call fit() first")
+            raise not_fitted(self)
 
     def _as_flops(self, flops_per_source) -> np.ndarray:
         F = np.atleast_2d(np.asarray(flops_per_source, float))

@@ -58,7 +58,7 @@ class MixtureScan:
             ratio = [rlo.tolist(), rhi.tolist()]
         return {"performance": [float(lo[0]), float(hi[0])], "best_ratio": ratio}
 
-    def _warn_outside_shares(self, R: np.ndarray) -> None:
+    def _warn_outside_shares(self, R: np.ndarray, what: str = "mixture scan") -> None:
         """DomainWarning when scanned mixtures give a source a share outside the sampling
         models' range (the law has not seen such mixtures: extrapolation in mixture space)."""
         rng = self.share_range_
@@ -68,11 +68,12 @@ class MixtureScan:
         for i, s in enumerate(self.sources_):
             lo, hi = rng[s]
             if R[:, i].max() > hi + 1e-9 or R[:, i].min() < lo - 1e-9:
-                got = f"{R[:, i].min():.3g}-{R[:, i].max():.3g}"
+                a, b = f"{R[:, i].min():.3g}", f"{R[:, i].max():.3g}"
+                got = a if a == b else f"{a}-{b}"
                 out.append(f"{s} {got} (fitted {lo:.3g}-{hi:.3g})")
         if out:
             warnings.warn(
-                "mixture scan leaves the sampling models' shares: "
+                f"{what} leaves the sampling models' shares: "
                 + "; ".join(out)
                 + "; forecasts there extrapolate in mixture space",
                 DomainWarning,
@@ -80,8 +81,11 @@ class MixtureScan:
             )
 
     def warn_if_extrapolating(self, flops_per_source) -> None:
-        """DomainWarning when a total compute exceeds 10x the largest sampling model's."""
-        total = float(self._as_flops(flops_per_source).sum(1).max())
+        """DomainWarning when a total compute exceeds 10x the largest sampling model's, or a
+        mixture gives a source a share the sampling models never had."""
+        F = self._as_flops(flops_per_source)
+        self._warn_outside_shares(F / F.sum(1, keepdims=True), "the forecast mixture")
+        total = float(F.sum(1).max())
         if total > 10 * self.max_flops_:
             warnings.warn(
                 f"forecast at {total:.3g} FLOPs extrapolates {total / self.max_flops_:.3g}x "

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..data.validate import check_columns, numeric_column
 from ..display import EstimatorDisplay
-from ..errors import DomainWarning, InputError
+from ..errors import DomainWarning, InputError, not_fitted
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
 from ..store import dump_json, load_json, source_label
@@ -234,7 +234,7 @@ class FLP(EstimatorDisplay):
     # ---- forecasting -----------------------------------------------------------------------
     def _check(self):
         if not hasattr(self, "stage2_"):
-            raise RuntimeError("this FLP is not fitted yet; call fit() first")
+            raise not_fitted(self)
 
     def _stage_input(self) -> str:
         return {"flp": "L", "llama3": "nll"}.get(self.method, "C")

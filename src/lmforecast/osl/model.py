@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..display import EstimatorDisplay
-from ..errors import DomainWarning, InputError, did_you_mean
+from ..errors import DomainWarning, InputError, did_you_mean, not_fitted
 from .capability import CapabilitySpace
 from .data import (
     FAMILY,
@@ -308,7 +308,7 @@ class ObservationalScalingLaw(EstimatorDisplay):
     def summary(self) -> str:
         """The fitted law's summary (`OSLResult.summary`: Eq. 6, App. C.8 intervals)."""
         if not hasattr(self, "result_"):
-            raise RuntimeError("this ObservationalScalingLaw is not fitted yet; call fit() first")
+            raise not_fitted(self)
         return self.result_.summary()
 
     def _predictors(self, benchmarks) -> np.ndarray:

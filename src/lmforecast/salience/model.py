@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from ..display import EstimatorDisplay
-from ..errors import InputError, fmt_value
+from ..errors import InputError, fmt_value, not_fitted
 from ..fitting.result import FitResult
 from ..laws.salience import SalienceSigmoid, lm_fit
 
@@ -274,7 +274,7 @@ class CapabilitySalience(EstimatorDisplay):
     # ---- prediction ------------------------------------------------------------------------
     def _check(self):
         if not hasattr(self, "weights_"):
-            raise InputError("CapabilitySalience is not fitted yet: call fit() first")
+            raise not_fitted(self)
 
     def capability_score(self, L: np.ndarray) -> np.ndarray:
         """Eq. 1 for each row of L (models x target tokens)."""

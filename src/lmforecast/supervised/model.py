@@ -23,7 +23,7 @@ from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..display import EstimatorDisplay
-from ..errors import InputError
+from ..errors import InputError, not_fitted
 from ..fitting import FitResult, fit_law, huber, squared
 from ..fitting.bootstrap import attach_bootstrap
 from ..laws import get_law
@@ -36,6 +36,7 @@ from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
 from .runs import positive_nd, runs_from_frame, runs_table
 from .schema import CONFIG_ARGS, check_supervised_meta, check_trust_meta
+from .settings import check_settings
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
 FORMS = (*BASE_FORMS, "compute", "average", fm.AUTO)
@@ -81,24 +82,9 @@ class SupervisedScalingLaw(EstimatorDisplay):
         progress: bool = False,
         stack: bool = True,
     ) -> None:
-        if form not in FORMS:
-            raise InputError(f"unknown form {form!r}; use one of {', '.join(FORMS)}")
-        if loss not in ("huber", "squared"):
-            raise InputError(f"unknown loss {loss!r}; use 'huber' or 'squared'")
-        if loss == "huber" and not huber_delta > 0:
-            raise InputError(f"--huber-delta must be > 0, got {huber_delta}")
-        if bootstrap is not None and bootstrap < 0:
-            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
-        if not 0 < ci_level < 1:
-            raise InputError(f"ci_level must be strictly between 0 and 1, got {ci_level}")
-        if calibration not in ("prior", "prior+backtest"):
-            raise InputError(
-                f"calibration must be 'prior' or 'prior+backtest', got {calibration!r}"
-            )
-        if replicates not in (None, "mean", "keep"):
-            raise InputError(f"--replicates must be 'mean' or 'keep', got {replicates!r}")
-        if fixed and form == "average":
-            raise InputError("--fix needs one form, not 'average'")
+        check_settings(
+            FORMS, form, loss, huber_delta, bootstrap, ci_level, calibration, replicates, fixed
+        )
         self.form, self.loss, self.huber_delta = form, loss, huber_delta
         self.grid, self.n_polish, self.bootstrap = grid, n_polish, bootstrap
         self.intervals, self.calibration, self.n_cutoffs = intervals, calibration, n_cutoffs
@@ -325,7 +311,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
     # ---- using the law ---------------------------------------------------------------------
     def _check(self):
         if not hasattr(self, "result_"):
-            raise RuntimeError("this SupervisedScalingLaw is not fitted yet; call fit() first")
+            raise not_fitted(self)
 
     def _fitted_form(self) -> str:
         return self.result_.meta.get("form", self.form)
@@ -357,17 +343,18 @@ class SupervisedScalingLaw(EstimatorDisplay):
             t_boot, t_point = t_boot + (t_stack - t_point), t_stack
         return t_point, (t_boot if has_boot else None), 6.0 * X["N"] * X["D"], shape
 
-    def predict(self, N, D) -> np.ndarray:
+    def predict(self, N, D=None) -> np.ndarray:
         """Loss L(N, D) (Eq. 1); for `average`, the weighted geometric mean of the forms, and
-        for a default (`form="auto"`) fit the stack of `supervised.stack`."""
+        for a default (`form="auto"`) fit the stack of `supervised.stack`. `N` may be a table
+        with columns N and D (as `fit` takes)."""
         self._check()
+        N, D = positive_nd(N, D)
         if not (self.result_.meta.get("average") or self.result_.meta.get("stack")):
-            N, D = positive_nd(N, D)
             return plain(self.result_.predict(N=N, D=D))
         t, _, _, shape = self._targets(N, D)
         return plain(np.exp(t).reshape(shape))
 
-    def predict_interval(self, N, D, level: float = 0.9, kind: str = "forecast"):
+    def predict_interval(self, N, D=None, level: float = 0.9, kind: str = "forecast"):
         """(lower, upper) loss at `level`.
 
         kind="forecast" (default): the calibrated interval of docs/trust.md (bootstrap spread +
@@ -376,6 +363,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
         form's spread; for a stacked fit centred on the stack's forecast).
         """
         self._check()
+        N, D = positive_nd(N, D)
         if not 0 < level < 1:
             raise InputError(f"level must be strictly between 0 and 1, got {level}")
         cal = self.result_.meta.get("intervals")

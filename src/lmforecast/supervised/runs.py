@@ -53,6 +53,8 @@ def runs_from_frame(
     (`forms.collapse_replicates`); the replicate spread is stored in ``attrs["replicate_sd"]``.
     Rows sharing (N, D) whose unique tokens (column `u_col`, where present) differ are repeated-data
     runs, not replicates: always refused (`--form data-constrained` models them)."""
+    if len(df) == 0:
+        raise InputError(f"{what}: the table has no rows")
     cols = list(df.columns)
     if n_col not in cols or loss_col not in cols or (d_col not in cols and c_col not in cols):
         need = [n_col, f"{d_col} (or {c_col})", loss_col]
@@ -117,9 +119,36 @@ def positive_nd(N, D) -> tuple[np.ndarray, np.ndarray]:
     """N and D as float arrays; a value that is not > 0 (or NaN) is an InputError naming it (the
     laws' logarithms would otherwise return nan with numpy warnings). +inf is kept: the law's
     limit (infinite data, as the distillation ratios use it)."""
-    N, D = np.asarray(N, float), np.asarray(D, float)
+    if isinstance(N, pd.DataFrame):  # predict(runs) as fit(runs): its N and D columns
+        if D is not None:
+            raise InputError("give a table with columns N and D, or N and D, not both")
+        missing = [c for c in ("N", "D") if c not in N.columns]
+        if missing:
+            raise InputError(
+                f"table: missing column(s) {', '.join(map(repr, missing))}; found "
+                f"{', '.join(map(repr, N.columns))}"
+            )
+        N, D = N["N"], N["D"]
+    if D is None:
+        raise InputError("give D (training tokens) beside N, or a table with columns N and D")
+    try:
+        N, D = np.asarray(N, float), np.asarray(D, float)
+    except (TypeError, ValueError):
+        bad = next(x for x in (N, D) if not _is_numeric(x))
+        raise InputError(
+            f"N and D must be numbers, got {bad!r}"
+            + (" (write 7e9, not '7B')" if isinstance(bad, str) else "")
+        ) from None
     for name, v in (("N", N), ("D", D)):
         bad = ~(v > 0)  # NaN, 0, negatives, -inf
         if bad.any():
             raise InputError(f"{name} must be > 0, got {v[bad].ravel()[0]:g}")
     return N, D
+
+
+def _is_numeric(x) -> bool:
+    try:
+        np.asarray(x, float)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -1,0 +1,29 @@
+"""Checks of `SupervisedScalingLaw`'s constructor arguments, at the door."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+
+
+def check_settings(
+    forms, form, loss, huber_delta, bootstrap, ci_level, calibration, replicates, fixed
+) -> None:
+    """One-line InputError naming the first bad argument (`forms`: the valid form names)."""
+    if form not in forms:
+        raise InputError(f"unknown form {form!r}; use one of {', '.join(forms)}")
+    if loss not in ("huber", "squared"):
+        raise InputError(f"unknown loss {loss!r}; use 'huber' or 'squared'")
+    if loss == "huber" and not huber_delta > 0:
+        raise InputError(f"--huber-delta must be > 0, got {huber_delta}")
+    if bootstrap is not None and (
+        isinstance(bootstrap, bool) or bootstrap != int(bootstrap) or bootstrap < 0
+    ):
+        raise InputError(f"bootstrap must be a whole number >= 0, got {bootstrap!r}")
+    if not 0 < ci_level < 1:
+        raise InputError(f"ci_level must be strictly between 0 and 1, got {ci_level}")
+    if calibration not in ("prior", "prior+backtest"):
+        raise InputError(f"calibration must be 'prior' or 'prior+backtest', got {calibration!r}")
+    if replicates not in (None, "mean", "keep"):
+        raise InputError(f"--replicates must be 'mean' or 'keep', got {replicates!r}")
+    if fixed and form == "average":
+        raise InputError("--fix needs one form, not 'average'")

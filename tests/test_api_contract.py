@@ -1,0 +1,75 @@
+"""The estimator contract a notebook user relies on (ninth-session API audit): one not-fitted
+error for every estimator, predict takes the table fit takes, and mistakes at the door are
+InputErrors that name the value, never internal tracebacks."""
+
+import pandas as pd
+import pytest
+
+from lmforecast.backtest import rolling_origin
+from lmforecast.dataconstrained import DataConstrainedLaw
+from lmforecast.distill import DistillationScalingLaw
+from lmforecast.downstream import DownstreamForecaster
+from lmforecast.errors import InputError, NotFittedError
+from lmforecast.examples import path
+from lmforecast.flp import FLP, FLPM
+from lmforecast.osl import ObservationalScalingLaw
+from lmforecast.salience import CapabilitySalience
+from lmforecast.supervised import SupervisedScalingLaw
+
+RUNS = pd.read_csv(path("supervised/runs.csv"))
+
+UNFITTED = [
+    (SupervisedScalingLaw, "exponents_"),  # a property reading the missing params_
+    (SupervisedScalingLaw, "result_"),
+    (DistillationScalingLaw, "E_"),
+    (FLP, "max_flops_"),
+    (FLPM, "share_range_"),
+    (ObservationalScalingLaw, "result_"),
+    (DataConstrainedLaw, "params_"),
+    (DownstreamForecaster, "result_"),
+    (CapabilitySalience, "fit_"),
+]
+
+
+def _make(cls):
+    if cls in (FLP, FLPM):
+        return cls("ARC")
+    if cls is DownstreamForecaster:
+        return cls("flp")
+    if cls is CapabilitySalience:
+        return cls(random_accuracy=0.25)
+    return cls()
+
+
+@pytest.mark.parametrize("cls, attr", UNFITTED, ids=[f"{c.__name__}.{a}" for c, a in UNFITTED])
+def test_a_learned_attribute_before_fit_is_one_not_fitted_error(cls, attr):
+    est = _make(cls)
+    with pytest.raises(NotFittedError, match=f"this {cls.__name__} is not fitted yet"):
+        getattr(est, attr)
+    assert not hasattr(est, attr)  # an AttributeError too, as in scikit-learn
+
+
+def test_summary_and_predict_before_fit_raise_the_same_error():
+    with pytest.raises(NotFittedError):
+        ObservationalScalingLaw().predict(RUNS)  # was AttributeError: ... 'result_'
+    with pytest.raises(NotFittedError):
+        SupervisedScalingLaw().summary()
+
+
+def test_predict_takes_the_table_fit_takes():
+    law = SupervisedScalingLaw("chinchilla", intervals=False).fit(RUNS)
+    head = RUNS.head(3)
+    assert list(law.predict(head)) == list(law.predict(head["N"], head["D"]))
+    with pytest.raises(InputError, match="missing column.*'D'"):
+        law.predict(head.drop(columns="D"))
+    with pytest.raises(InputError, match=r"got '7B' \(write 7e9"):
+        law.predict(N="7B", D=1e10)
+
+
+def test_mistakes_at_the_door_name_the_value():
+    with pytest.raises(InputError, match="no rows"):
+        SupervisedScalingLaw(intervals=False).fit(RUNS.iloc[:0])
+    with pytest.raises(InputError, match="whole number >= 0, got 2.5"):
+        SupervisedScalingLaw(bootstrap=2.5)
+    with pytest.raises(InputError, match="'chinchilla' is not an adapter"):
+        rolling_origin(RUNS, ["chinchilla"])
