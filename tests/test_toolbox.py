@@ -200,3 +200,23 @@ def test_isoflop_optimum_outside_its_sampled_sizes_warns():
     keep = ~((runs["C"] == C) & (runs["N"] > at["N"].sort_values().iloc[2]))
     with pytest.warns(UserWarning, match="optimum outside the sampled sizes"):
         fit_isoflop(isoflop_table(runs[keep]), 2, n_boot=10, seed=0)
+
+
+def test_recipe_comparison_says_why_it_has_no_interval_and_checks_c_against_6nd(tmp_path):
+    import warnings
+
+    import pandas as pd
+
+    from lmforecast.errors import DomainWarning
+    from lmforecast.examples import path
+
+    base, new = pd.read_csv(path("recipes/base.csv")), pd.read_csv(path("recipes/new.csv"))
+    none = compare_recipes(base, new, 1e20, n_boot=0)
+    assert "not computed (--bootstrap 0)" in none.summary()  # was "unbounded (failed)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no raw numpy warning far outside the budgets
+        far = compare_recipes(base, new, 1e25, n_boot=50)
+    assert far.interval is None or far.interval[0] <= far.multiplier <= far.interval[1]
+    c = base["C"] if "C" in base else 6 * base["N"] * base["D"]
+    with pytest.warns(DomainWarning, match="10x 6 N D"):
+        compare_recipes(base.assign(C=10 * c), new, 1e20, n_boot=0)

@@ -79,6 +79,17 @@ def _runs(df: pd.DataFrame) -> pd.DataFrame:
         D = numeric_column(df, "D", positive=True, what="runs")
     else:
         D = numeric_column(df, "C", positive=True, what="runs") / (6 * N)
+    if "U" in df.columns:  # the plain law has no term for repeated data
+        U = numeric_column(df, "U", positive=True, what="runs")
+        rep = np.flatnonzero(D > U * (1 + 1e-9))
+        if len(rep):
+            i = int(rep[0])
+            raise InputError(
+                f"runs: row {i + 1} repeats data (D={D[i]:.4g} tokens of U={U[i]:.4g} unique, "
+                f"{D[i] / U[i]:.3g} epochs; {len(rep)} such rows): the advisor fits the plain "
+                "law L(N, D), which has no term for repetition; keep the single-epoch rows "
+                "(D <= U)"
+            )
     return pd.DataFrame(
         {"N": N, "D": D, "loss": numeric_column(df, "loss", positive=True, what="runs")}
     )

@@ -10,6 +10,7 @@ interval with an infinite end is reported as failed (None), never as covering.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -17,7 +18,7 @@ import pandas as pd
 
 from ..data.validate import check_min_rows, numeric_column
 from ..display import SummaryDisplay
-from ..errors import InputError
+from ..errors import DomainWarning, InputError
 from ..fitting import bootstrap_fit, fit_law, huber
 from ..laws import get_law
 from ..store import dump_json, load_json, source_label
@@ -30,6 +31,21 @@ def frontier(df: pd.DataFrame, what: str, n_col="N", d_col="D", c_col="C", loss_
     cols = list(df.columns)
     if c_col in cols:
         C = numeric_column(df, c_col, positive=True, what=what)
+        if n_col in cols and d_col in cols:  # both given: say when they disagree
+            nd = (
+                6.0
+                * numeric_column(df, n_col, positive=True, what=what)
+                * numeric_column(df, d_col, positive=True, what=what)
+            )
+            r = float(np.median(C / nd))
+            if not 0.5 < r < 2.0:
+                warnings.warn(
+                    f"{what}: column {c_col!r} is {r:.3g}x 6 N D (median over rows); the "
+                    f"budgets and the multiplier use {c_col!r}: check its units (6 N D counts "
+                    "the usual training FLOPs; attention adds well under 2x)",
+                    DomainWarning,
+                    stacklevel=3,
+                )
     elif n_col in cols and d_col in cols:
         C = (
             6.0
@@ -80,11 +96,12 @@ class RecipeComparison(SummaryDisplay):
         return cls(**{k: v for k, v in d.items() if k not in ("kind", "format_version")})
 
     def summary(self) -> str:
-        iv = (
-            f"[{self.interval[0]:.3g}, {self.interval[1]:.3g}]"
-            if self.interval
-            else "unbounded (failed)"
-        )
+        if self.interval:
+            iv = f"[{self.interval[0]:.3g}, {self.interval[1]:.3g}]"
+        elif not self.n_boot:
+            iv = "not computed (--bootstrap 0)"
+        else:
+            iv = "unbounded (a resample put the new recipe below the base's floor)"
         ex = " (outside both recipes' shared budgets: extrapolated)" if self.extrapolated else ""
         return (
             f"At C = {self.flops:.4g} FLOPs{ex}, the new recipe reaches the loss the base "
@@ -129,7 +146,8 @@ def compare_recipes(
     if n_boot:
         ks = _multiplier(law, np.asarray(ra.bootstrap), np.asarray(rb.bootstrap), flops)
         n_inf = int((~np.isfinite(ks)).sum())
-        q = np.quantile(ks, [(1 - level) / 2, (1 + level) / 2])
+        with np.errstate(invalid="ignore"):  # inf draws: the interval is unbounded, said below
+            q = np.quantile(ks, [(1 - level) / 2, (1 + level) / 2])
         interval = q.tolist() if np.isfinite(q).all() else None
     grid = np.geomspace(lo, hi, 9)
     curve = {
@@ -157,6 +175,11 @@ def _multiplier(law, ta, tb, C) -> np.ndarray:
     """k = L_A^{-1}(L_B(C)) / C for paired thetas (S, 3); (S,) for scalar C, else (S, n)->(n,)
     when S = 1."""
     C = np.atleast_1d(np.asarray(C, float))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # counted, not printed
+        return _multiplier_raw(law, ta, tb, C)
+
+
+def _multiplier_raw(law, ta, tb, C: np.ndarray) -> np.ndarray:
     Lb = np.exp(law.predict_target(tb, {"C": C}))  # (S, n)
     S = max(len(ta), len(tb))
     ta = np.broadcast_to(ta, (S, ta.shape[1]))

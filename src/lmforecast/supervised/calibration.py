@@ -29,6 +29,7 @@ A forecast's 90% interval in log loss is
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..backtest.suites import distance, score_forecasts, suite_splits
-from ..errors import InputError
+from ..errors import ConvergenceWarning, InputError
 from ..fitting import fit_law
 from ..fitting.engine import Objective, clip_to_bounds, grid_to_array, use_varpro
 from ..fitting.losses import Loss
@@ -273,8 +274,10 @@ def _boot_chunk(counts_list, shared) -> list:
                 best = gv[representatives(keys, obj.batch(gv), BOOT_STARTS)]
             else:
                 best = g[np.argsort(obj.batch(g))[:BOOT_STARTS]]
-            res = fit_law(law, Xb, y[keep], loss=lossf, grid=best, n_polish=BOOT_STARTS,
-                          weights=w[keep], bounds=bounds, maxiter=BOOT_MAXITER)  # fmt: skip
+            with warnings.catch_warnings():  # capped refits by design: not the user's fit
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                res = fit_law(law, Xb, y[keep], loss=lossf, grid=best, n_polish=BOOT_STARTS,
+                              weights=w[keep], bounds=bounds, maxiter=BOOT_MAXITER)  # fmt: skip
             out.append(res.theta)
     return out
 
