@@ -953,8 +953,9 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip
 
 # ninth session's audit
-case("next-run-repeated-data", "next-run --runs rep.csv --target-params 7e9 --target-tokens 1.4e11",
-     edit_csv("runs.csv", "rep.csv", lambda df: df.assign(U=df["D"].astype(float) / 4)))  # fmt: skip
+case("next-run-repeated-data", "next-run --runs rep.csv --target-params 7e9 --target-tokens 7e11",
+     edit_csv("runs.csv", "rep.csv", lambda df: df.assign(U=df["D"].astype(float) / 4)),
+     )  # fmt: skip
 case("dc-fit-max-rows", "supervised fit --form data-constrained --runs runs.csv --max-rows 5")
 case("dc-fit-flag-on-plain-form", "supervised fit --runs runs.csv --dc-fit two-stage")
 case("flp-fit-bootstrap-1", FLP_FIT + " flp_runs.csv --bootstrap 1")
