@@ -953,6 +953,9 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip
 
 # ninth session's audit
+case("isoflop-fit-concave-budget", "isoflop fit --runs iso.csv",
+     write("iso.csv", "N,C,loss\n1e7,1e18,3.0\n3e7,1e18,2.9\n1e8,1e18,3.0\n"
+                      "1e7,1e19,2.5\n3e7,1e19,2.9\n1e8,1e19,2.5\n"))  # fmt: skip
 case("next-run-repeated-data", "next-run --runs rep.csv --target-params 7e9 --target-tokens 7e11",
      edit_csv("runs.csv", "rep.csv", lambda df: df.assign(U=df["D"].astype(float) / 4)),
      )  # fmt: skip

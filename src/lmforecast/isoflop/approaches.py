@@ -39,13 +39,13 @@ def budget_minima(t: pd.DataFrame, approach: int) -> np.ndarray:
             continue
         c2, c1, c0 = np.polyfit(x, y, 2)
         if not c2 > 0:
-            return np.full((1, 4), np.nan)  # concave: no minimum
+            return np.array([[C, np.nan, np.nan, np.nan]])  # concave: no minimum at budget C
         lnN = -c1 / (2 * c2)
         L = c0 - c1 * c1 / (4 * c2)
         with np.errstate(over="ignore", under="ignore"):
             N = float(np.exp(lnN))
         if not 0 < N < np.inf:
-            return np.full((1, 4), np.nan)  # vertex at 0 or infinity: no usable minimum
+            return np.array([[C, np.nan, np.nan, np.nan]])  # vertex at 0 or infinity
         rows.append((C, N, C / (6.0 * N), float(L)))
     return np.array(rows)
 
@@ -86,8 +86,9 @@ def fit_isoflop(
     m = budget_minima(t, approach)
     if not np.isfinite(m).all():
         raise InputError(
-            "runs: an isoFLOP profile is concave in log N (no minimum); add sizes "
-            "on both sides of the optimum"
+            f"runs: the isoFLOP profile of budget C={m[0, 0]:.4g} is concave in log N (no "
+            "minimum); add sizes on both sides of its optimum, or check that budget's losses "
+            "(column 'loss')"
         )
     _warn_outside(t, m)
     a, ga, b, gb = power_laws(m)
