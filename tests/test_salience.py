@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from lmforecast.errors import InputError, OptionalDependencyError
+from lmforecast.errors import InputError, NotFittedError, OptionalDependencyError
 from lmforecast.fitting import FitResult
 from lmforecast.laws import get_law
 from lmforecast.laws.salience import SalienceSigmoid
@@ -212,7 +212,7 @@ def test_estimator_validates_inputs():
         CapabilitySalience(0.25).fit(np.eye(2), np.ones((2, 2)), 2, [50, 0.5], ["train", "train"])
     with pytest.raises(InputError, match="features have shape"):
         CapabilitySalience(0.25).fit(np.eye(3), np.ones((2, 2)), 2, [0.5, 0.5], ["train", "train"])
-    with pytest.raises(InputError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):  # one error type for every estimator
         CapabilitySalience(0.25).predict(np.ones((1, 2)))
 
 
