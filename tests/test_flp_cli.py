@@ -455,3 +455,20 @@ def test_flp_predict_actual_given_as_a_fraction_is_named(cli, flp_fit_file):
     code, out, err = cli("flp", "predict", "--fit", flp_fit_file, "--flops", "5.09208e22",
                          "--actual", "0.45", "--json")  # fmt: skip
     assert code == 0 and "a fraction? (give 45)" in err
+
+
+def test_a_final_model_listed_twice_is_refused_and_nan_flops_too():
+    from lmforecast.errors import InputError
+    from lmforecast.flp import FLP, FLPM
+
+    runs, ck = pd.read_csv(EX / "runs.csv"), pd.read_csv(EX / "checkpoints.csv")
+    with pytest.raises(InputError, match="row 13 duplicates row 1"):  # weighed double before
+        FLP("ARC", bootstrap=0).fit(pd.concat([runs, runs.iloc[:1]]), ck)
+    mix = pd.read_csv(EX / "mixture_runs.csv")
+    with pytest.raises(InputError, match="duplicates row 1"):
+        FLPM("HumanEval", bootstrap=0, steps=50).fit(
+            pd.concat([mix, mix.iloc[:1]]), pd.read_csv(EX / "mixture_checkpoints.csv")
+        )
+    est = FLP("ARC", bootstrap=0).fit(runs, ck)
+    with pytest.raises(InputError, match="got nan"):
+        est.predict([float("nan")])  # forecast nan before

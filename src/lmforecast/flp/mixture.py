@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.validate import numeric_column
+from ..data.validate import check_no_duplicates, numeric_column
 from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, not_fitted
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
@@ -130,6 +130,8 @@ class FLPM(EstimatorDisplay, MixtureScan):
         ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
         if checkpoints is not None:
             check_models_have_runs(ck, runs, columns.model)
+        if columns.model in runs.columns:  # a final model listed twice would weigh double
+            check_no_duplicates(runs, [columns.model], "runs")
         sources, F = source_flops(runs, columns, what="runs")
         runs_all, F_all = runs, F
         if len(sources) < 2:
@@ -274,8 +276,7 @@ class FLPM(EstimatorDisplay, MixtureScan):
         if P is None:  # no stage-2 noise estimate: the whole range
             n = len(self._as_flops(flops_per_source))
             return np.full(n, SCORE_RANGE[0]), np.full(n, SCORE_RANGE[1])
-        a = (1 - level) / 2
-        lo, hi = np.quantile(P, [a, 1 - a], axis=0)
+        lo, hi = np.quantile(P, [(1 - level) / 2, (1 + level) / 2], axis=0)
         return clip_scores(lo, warn=False), clip_scores(hi, warn=False)
 
     def score_draws(self, flops_per_source, kind: str = "prediction") -> np.ndarray | None:
@@ -304,9 +305,8 @@ class FLPM(EstimatorDisplay, MixtureScan):
             Z = (Ls - self.network_.x_mean_) / self.network_.x_std_
             out = np.maximum(Z @ W1 + c1, 0.0) @ W2 + c2
             P = out[:, :, 0] * self.network_.y_std_ + self.network_.y_mean_
-            # each bootstrap network is one seeded start, the main one the best of n_init: the
-            # ensemble's centre drifts from the forecast (30 of 99 forecasts fell outside their
-            # own interval); keep its spread, centre it on the forecast (median-unbiased)
+            # one seeded start each (the main net: best of n_init), the ensemble drifted off the
+            # forecast (30 of 99 outside their own interval): keep its spread, centre it
             P = P + (self.predict(F, clip=False) - np.median(P, axis=0))
         else:
             x = Ls if self.mapper == "domain-linear" else Ls.mean(-1, keepdims=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.validate import check_columns, numeric_column
+from ..data.validate import check_columns, check_no_duplicates, numeric_column
 from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, not_fitted
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
@@ -161,6 +161,8 @@ class FLP(EstimatorDisplay):
         ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
         if checkpoints is not None:
             check_models_have_runs(ck, runs, columns.model)
+        if columns.model in runs.columns:  # a final model listed twice would weigh double
+            check_no_duplicates(runs, [columns.model], "runs")
         C_final = final_flops(runs, columns, "runs")
         ck, P, rep = emerged_checkpoints(
             ck,
@@ -270,8 +272,8 @@ class FLP(EstimatorDisplay):
         with a DomainWarning when a forecast falls outside (`clip=False`: the raw law)."""
         self._check()
         C = np.asarray(C, float)
-        if (C <= 0).any():
-            raise InputError("FLOPs must be > 0")
+        if not (C > 0).all():  # NaN included (it forecast NaN before)
+            raise InputError(f"FLOPs must be > 0, got {C[~(C > 0)].ravel()[0]:g}")
         x = C if self.stage1_ is None else self.predict_loss(C)
         P = self.stage2_.predict(**{self._stage_input(): x})
         return clip_scores(P) if clip else P
