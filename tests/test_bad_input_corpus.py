@@ -956,7 +956,7 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
 case("flp-fit-run-listed-twice", FLP_FIT + " dup.csv",
      edit_csv("flp_runs.csv", "dup.csv", lambda df: pd.concat([df, df.iloc[:1]])))  # fmt: skip
 case("flpm-fit-run-listed-twice", FLPM_FIT + " dupm.csv",
-     edit_csv("flp_mixture_runs.csv", "dupm.csv", lambda d: pd.concat([d, d.iloc[:2]])))  # fmt: skip
+     edit_csv("flp_mixture_runs.csv", "dupm.csv", lambda d: pd.concat([d, d[:2]])))  # fmt: skip
 case("isoflop-fit-concave-budget", "isoflop fit --runs iso.csv",
      write("iso.csv", "N,C,loss\n1e7,1e18,3.0\n3e7,1e18,2.9\n1e8,1e18,3.0\n"
                       "1e7,1e19,2.5\n3e7,1e19,2.9\n1e8,1e19,2.5\n"))  # fmt: skip
