@@ -355,3 +355,9 @@ def test_float32_features_match_float64(planted):
     c = CapabilitySalience(0.25, **kw).fit(feats.H, L, feats.n_chars, sc["score"], sc["split"])
     np.testing.assert_allclose(b.weights_, a.weights_, rtol=1e-4)
     np.testing.assert_allclose(c.weights_, a.weights_, rtol=1e-6)  # sparse: summation order
+
+
+def test_repr_is_a_line_not_every_weight(planted_fit):
+    r = repr(planted_fit)  # the dataclass repr was 65 KB
+    assert r.startswith("SalienceFit(task='reasoning', alpha=") and len(r) < 300
+    assert f"{len(planted_fit.theta)} head weights" in r

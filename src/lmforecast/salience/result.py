@@ -27,9 +27,16 @@ from .schema import check_salience
 FORMAT_VERSION = 1
 
 
-@dataclass
+@dataclass(repr=False)
 class SalienceFit(SummaryDisplay):
     """Result of `fit_salience`; `to_json`/`from_json` round-trip bit-for-bit."""
+
+    def __repr__(self) -> str:  # the dataclass repr printed every weight (65 KB)
+        return (
+            f"SalienceFit(task={self.task!r}, alpha={self.alpha:.6g}, beta={self.beta:.6g}, "
+            f"gamma={self.gamma:g}, {len(self.text_ids)} texts, {len(self.models)} models, "
+            f"{len(self.theta)} head weights)"
+        )
 
     task: str
     gamma: float
