@@ -953,6 +953,8 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip
 
 # ninth session's audit
+case("next-run-min-gain-over-1", "next-run --runs runs.csv --target-params 7e9 "
+     "--target-tokens 1.4e11 --min-gain 2")  # fmt: skip
 case("flp-fit-run-listed-twice", FLP_FIT + " dup.csv",
      edit_csv("flp_runs.csv", "dup.csv", lambda df: pd.concat([df, df.iloc[:1]])))  # fmt: skip
 case("flpm-fit-run-listed-twice", FLPM_FIT + " dupm.csv",

@@ -220,3 +220,21 @@ def test_recipe_comparison_says_why_it_has_no_interval_and_checks_c_against_6nd(
     c = base["C"] if "C" in base else 6 * base["N"] * base["D"]
     with pytest.warns(DomainWarning, match="10x 6 N D"):
         compare_recipes(base.assign(C=10 * c), new, 1e20, n_boot=0)
+
+
+def test_best_next_run_shrinks_by_at_least_min_gain():
+    import re
+
+    import pandas as pd
+
+    from lmforecast.examples import path
+    from lmforecast.nextrun import advise
+
+    runs = pd.read_csv(path("nextrun/runs.csv"))
+    top = advise(runs, 7e9, 1.4e11, n_boot=20).candidates[0]["shrink"]
+    a = advise(runs, 7e9, 1.4e11, n_boot=20, min_gain=top + 0.01)
+    if not a.stop:  # the top-ranked run no longer qualifies: a costlier one is named
+        m = re.search(r"best next run: N=([\d.e+]+), D=([\d.e+]+)", a.message)
+        best = next(c for c in a.candidates if f"{c['N']:.3g}" == m.group(1)
+                    and f"{c['D']:.3g}" == m.group(2))  # fmt: skip
+        assert best["shrink"] >= top + 0.01 and "shrinks it by only" in a.message

@@ -217,8 +217,7 @@ def advise(
         f"{100 * best_rel:.2g}% (< {100 * min_gain:g}%); what remains is run scatter and "
         "extrapolation"
         if stop
-        else f"best next run: N={rows[0]['N']:.3g}, D={rows[0]['D']:.3g} "
-        f"(expected width {rows[0]['expected_width']:.4f}, -{100 * rows[0]['shrink']:.2g}%)"
+        else _best_message(next(r for r in rows if r["shrink"] >= min_gain), rows[0])
     )
     return NextRunAdvice(
         target={"N": float(target_N), "D": float(target_D)},
@@ -229,3 +228,18 @@ def advise(
         message=msg,
         n_boot=len(th),
     )
+
+
+def _best_message(best: dict, cheapest: dict) -> str:
+    """The best next run is the most shrink per FLOP among runs that shrink by `min_gain`; the
+    top-ranked run may shrink the interval by less (a cheap run with a tiny gain)."""
+    msg = (
+        f"best next run: N={best['N']:.3g}, D={best['D']:.3g} (expected width "
+        f"{best['expected_width']:.4f}, -{100 * best['shrink']:.2g}%)"
+    )
+    if best is not cheapest:
+        msg += (
+            f"; the top-ranked N={cheapest['N']:.3g}, D={cheapest['D']:.3g} gains more per FLOP "
+            f"but shrinks it by only {100 * cheapest['shrink']:.2g}%"
+        )
+    return msg
