@@ -238,3 +238,25 @@ def test_best_next_run_shrinks_by_at_least_min_gain():
         best = next(c for c in a.candidates if f"{c['N']:.3g}" == m.group(1)
                     and f"{c['D']:.3g}" == m.group(2))  # fmt: skip
         assert best["shrink"] >= top + 0.01 and "shrinks it by only" in a.message
+
+
+def test_isoflop_reads_n_star_at_a_new_budget_with_its_interval(cli, tmp_path):
+    from lmforecast.examples import path
+
+    it = isoflop_table(__import__("pandas").read_csv(path("isoflop/runs.csv")))
+    res = fit_isoflop(it, n_boot=100, at_flops=[1e21, 1e23])
+    for r in res.meta["at_flops"]:
+        N, D = res.optimal(r["C"])
+        assert r["N_star"] == pytest.approx(N) and r["D_star"] == pytest.approx(D)
+        assert r["N_interval"][0] <= r["N_star"] <= r["N_interval"][1]
+        assert r["D_interval"][0] <= r["D_star"] <= r["D_interval"][1]
+        assert 6 * r["N_star"] * r["D_star"] == pytest.approx(r["C"], rel=0.05)
+    far, near = res.meta["at_flops"][1], res.meta["at_flops"][0]
+    rel = lambda r: r["N_interval"][1] / r["N_interval"][0]  # noqa: E731
+    assert rel(far) > rel(near)  # wider further out
+    code, out, err = cli("isoflop", "fit", "--runs", path("isoflop/runs.csv"), "--flops", "1e21",
+                         "--json", "--out", tmp_path / "iso.json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["at_flops"][0]["C"] == 1e21
+    back = IsoFlopResult.from_json(tmp_path / "iso.json")
+    assert back.to_json() == (tmp_path / "iso.json").read_text()

@@ -15,6 +15,7 @@ from .common import (
     check_writable,
     emit,
     figure_format,
+    positive_floats,
     require_runs,
 )
 
@@ -45,6 +46,13 @@ def register(sub) -> None:
         )
         f.add_argument("--ci-level", type=float, default=0.9)
         f.add_argument("--seed", type=int, default=0)
+        if name == "fit":
+            f.add_argument(
+                "--flops",
+                type=positive_floats("--flops"),
+                metavar="C1,C2,...",
+                help="budgets at which to read N*(C), D*(C) with their intervals",
+            )
         for col, default in (
             ("--n-col", "N"),
             ("--d-col", "D"),
@@ -65,7 +73,8 @@ def _result(args):
     t = isoflop_table(
         read_table(require_runs(args)), args.n_col, args.d_col, args.c_col, args.loss_col
     )
-    res = fit_isoflop(t, args.approach, n_boot=args.bootstrap, level=args.ci_level, seed=args.seed)
+    res = fit_isoflop(t, args.approach, n_boot=args.bootstrap, level=args.ci_level,
+                      seed=args.seed, at_flops=getattr(args, "flops", None) or ())  # fmt: skip
     res.meta["source"] = f"fitted to {args.runs}"
     return t, res
 

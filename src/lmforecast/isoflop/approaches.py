@@ -73,10 +73,18 @@ def power_laws(m: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def fit_isoflop(
-    t: pd.DataFrame, approach: int = 2, *, n_boot: int = 200, level: float = 0.9, seed: int = 0
+    t: pd.DataFrame,
+    approach: int = 2,
+    *,
+    n_boot: int = 200,
+    level: float = 0.9,
+    seed: int = 0,
+    at_flops=(),
 ) -> IsoFlopResult:
-    """Approach 1 or 2 on an `isoflop_table`; returns an IsoFlopResult with percentile
-    intervals over `n_boot` within-budget resamples."""
+    """Approach 1 or 2 on an `isoflop_table` (or a raw runs table); returns an IsoFlopResult
+    with percentile intervals over `n_boot` within-budget resamples. `at_flops`: budgets at
+    which N*(C), D*(C) are read off the power laws, with intervals from the same resamples
+    (`meta["at_flops"]`)."""
     if approach not in APPROACHES:
         raise InputError(f"--approach must be 1 or 2, got {approach}")
     if "budget" not in t.columns:  # a raw runs table: group it first
@@ -111,6 +119,18 @@ def fit_isoflop(
     def iv(col):
         return np.quantile(boots[:, col], q).tolist() if len(boots) else [float("nan")] * 2
 
+    at = []
+    for C in np.atleast_1d(np.asarray(at_flops, float)):
+        if not (np.isfinite(C) and C > 0):
+            raise InputError(f"--flops must be a positive number, got {C:g}")
+        lc = np.log(C)
+        row = {"C": float(C), "N_star": float(np.exp(ga + a * lc)),
+               "D_star": float(np.exp(gb + b * lc))}  # fmt: skip
+        if len(boots):
+            row["N_interval"] = np.exp(np.quantile(boots[:, 1] + boots[:, 0] * lc, q)).tolist()
+            row["D_interval"] = np.exp(np.quantile(boots[:, 3] + boots[:, 2] * lc, q)).tolist()
+        at.append(row)
+
     return IsoFlopResult(
         approach=approach,
         a=a,
@@ -125,6 +145,7 @@ def fit_isoflop(
         seed=seed,
         budgets=m.tolist(),
         n_runs=len(t),
+        meta={"at_flops": at} if at else {},
     )
 
 
