@@ -224,3 +224,16 @@ def test_a_reference_family_not_in_the_table_is_named_with_the_nearest(shared_di
     with pytest.warns(UserWarning, match=r"not in column 'Model Family'; did you mean "
                                          r"'Llama-2-Chat'\?"):  # fmt: skip
         ObservationalScalingLaw().fit(t, "MMLU")
+
+
+def test_python_predict_says_which_new_model_was_imputed():
+    import numpy as np
+
+    from lmforecast.osl import ObservationalScalingLaw, load_table_b1
+
+    t = load_table_b1()
+    est = ObservationalScalingLaw().fit(t, "MMLU")
+    new = t.head(2).copy()
+    new.loc[new.index[0], "ARC-C"] = np.nan  # imputed silently before (the CLI said so)
+    with pytest.warns(UserWarning, match=r"1 empty benchmark cell\(s\) imputed.*Llama-2-7b"):
+        est.predict(new)

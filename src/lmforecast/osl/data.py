@@ -363,3 +363,18 @@ def scale_target(col, scale: float, name: str):
                       f"{float(v.max()):.4g}), so it becomes at most {1 / scale:.3g}; drop "
                       "--scale?", stacklevel=2)  # fmt: skip
     return v / scale
+
+
+def warn_imputed(table: pd.DataFrame, metrics: list[str], stacklevel: int = 2) -> None:
+    """Say which new models had empty benchmark cells that the capability space imputes (their
+    forecast rests partly on the imputation, App. B.3)."""
+    B = table[metrics].to_numpy(float)
+    holes = np.isnan(B).any(axis=1)
+    if holes.any():
+        names = list(table.loc[holes, MODEL])
+        warnings.warn(
+            f"new models: {int(np.isnan(B).sum())} empty benchmark cell(s) imputed as the fit "
+            f"does (App. B.3), in {', '.join(map(str, names[:3]))}"
+            f"{' ...' if len(names) > 3 else ''}",
+            stacklevel=stacklevel + 1,
+        )

@@ -41,6 +41,7 @@ from .data import (
     default_metrics,
     parse_metric_range,
     read_benchmarks,
+    warn_imputed,
 )
 from .fit import (
     extrapolation_scale,
@@ -317,6 +318,7 @@ class ObservationalScalingLaw(EstimatorDisplay):
         if self.x == "pcs":
             check_metrics(table, res.metrics, "new models", all_missing=True)
             check_observed(table, res.metrics, "new models")
+            warn_imputed(table, res.metrics, stacklevel=3)
             return self.space_.transform(table)
         col = FLOPS if self.x == "flops" else SIZE
         raw = table[col].to_numpy(float)

@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..laws.sigmoid import ObservationalSigmoid
 from ..store import Checker
 from .capability import Imputer
-from .data import FLOPS, MODEL, SIZE, check_metrics, check_observed
+from .data import FLOPS, MODEL, SIZE, check_metrics, check_observed, warn_imputed
 
 
 def models_without_target(table: pd.DataFrame, target: str, names: list[str]) -> list[str]:
@@ -66,12 +66,8 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
         check_metrics(table, res.metrics, "new models", res.imputation is not None)
         check_observed(table, res.metrics, "new models")
         B = table[res.metrics].to_numpy(float)
-        holes = np.isnan(B).any(axis=1)
-        if res.imputation is not None and holes.any():  # imputed, and said so per model
-            names = list(table.loc[holes, MODEL])
-            warnings.warn(f"new models: {int(np.isnan(B).sum())} empty benchmark cell(s) imputed "
-                          f"as the fit does (App. B.3), in {', '.join(names[:3])}"
-                          f"{' ...' if len(names) > 3 else ''}", stacklevel=2)  # fmt: skip
+        if res.imputation is not None:  # imputed, and said so per model
+            warn_imputed(table, res.metrics, stacklevel=3)
         if res.imputation is not None:
             imp = Imputer.from_dict(res.imputation, len(res.metrics), Checker("saved OSL fit"))
             B = imp.apply(B)
