@@ -73,3 +73,17 @@ def test_mistakes_at_the_door_name_the_value():
         SupervisedScalingLaw(bootstrap=2.5)
     with pytest.raises(InputError, match="'chinchilla' is not an adapter"):
         rolling_origin(RUNS, ["chinchilla"])
+
+
+def test_supervised_fit_round_trips_through_to_json_as_the_other_estimators_do(tmp_path):
+    law = SupervisedScalingLaw(bootstrap=4, n_jobs=1).fit(RUNS)
+    text = law.to_json(tmp_path / "fit.json")
+    assert (tmp_path / "fit.json").read_text() == text
+    for back in (
+        SupervisedScalingLaw.from_json(text),
+        SupervisedScalingLaw.load(tmp_path / "fit.json"),
+    ):
+        assert back.to_json() == text
+        assert list(back.predict_interval(RUNS.head(2))[0]) == list(
+            law.predict_interval(RUNS.head(2))[0]
+        )

@@ -27,6 +27,7 @@ from ..errors import InputError, not_fitted
 from ..fitting import FitResult, fit_law, huber, squared
 from ..fitting.bootstrap import attach_bootstrap
 from ..laws import get_law
+from ..store import source_label
 from . import calibration as cb
 from . import forms as fm
 from . import intervals as iv
@@ -295,18 +296,27 @@ class SupervisedScalingLaw(EstimatorDisplay):
 
     @classmethod
     def load(cls, path: str | Path) -> SupervisedScalingLaw:
+        return cls.from_json(Path(path))
 
-        res = FitResult.from_json(Path(path))
-        check_supervised_meta(res.to_dict(), str(path))
-        check_trust_meta(res.to_dict(), str(path))
+    @classmethod
+    def from_json(cls, text_or_path) -> SupervisedScalingLaw:
+        """A fit saved by `save` / `to_json`, from a path or the JSON text itself."""
+        res = FitResult.from_json(text_or_path)
+        where = source_label(text_or_path)
+        check_supervised_meta(res.to_dict(), where)
+        check_trust_meta(res.to_dict(), where)
         try:
             return cls.from_result(res)
         except InputError as exc:
-            raise InputError(f"{path}: {exc}") from None
+            raise InputError(f"{where}: {exc}") from None
 
     def save(self, path: str | Path) -> None:
+        self.to_json(path)
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """The fit as JSON text (also written to `path`); loads back bit-for-bit."""
         self._check()
-        self.result_.to_json(path)
+        return self.result_.to_json(path)
 
     # ---- using the law ---------------------------------------------------------------------
     def _check(self):
