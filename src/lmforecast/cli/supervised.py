@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 from ..data.io import read_table
@@ -293,34 +292,11 @@ def _allocate(args) -> int:
     return 0
 
 
-def _warn_far(model, N: float, D: float) -> None:
-    """A forecast beyond the distances the interval's prior was measured at (r > R_MEASURED,
-    about 7x past the fitted runs in N, D or compute) says so."""
-    import math
-
-    from ..supervised.intervals import distance
-    from ..supervised.stack import R_MEASURED
-
-    cal = model.result_.meta.get("intervals")
-    if not cal or "max_compute" not in cal:
-        return
-    r = float(distance([6.0 * N * D], cal, N=[N], D=[D])[0])
-    if r > R_MEASURED:
-        warnings.warn(
-            f"N={N:.4g}, D={D:.4g} lies {math.exp(r):.3g}x outside the fitted runs (r = {r:.2f}); "
-            f"the interval's scale was measured on real suites up to about "
-            f"{math.exp(R_MEASURED):.0f}x (r = {R_MEASURED:g}) and only grows in proportion "
-            "beyond: read it as a rough guess",
-            stacklevel=2,
-        )
-
-
 def _predict(args) -> int:
     if args.tokens is None:
         args.tokens = args.flops / (6.0 * args.params)
     model = load_law(args)
     L = float(model.predict(args.params, args.tokens))
-    _warn_far(model, args.params, args.tokens)
     out = {"loss": L}
     interval = _interval(model, args.params, args.tokens, args.level)
     if interval is not None:

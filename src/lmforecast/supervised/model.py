@@ -35,6 +35,7 @@ from . import stack as st
 from .allocation import numeric_allocation
 from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
+from .reach import reach_warnings
 from .runs import positive_nd, runs_from_frame, runs_table
 from .schema import CONFIG_ARGS, check_supervised_meta, check_trust_meta
 from .settings import check_settings
@@ -377,6 +378,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
         if not 0 < level < 1:
             raise InputError(f"level must be strictly between 0 and 1, got {level}")
         cal = self.result_.meta.get("intervals")
+        reach_warnings(cal if kind == "forecast" else None, N, D)
         if kind != "forecast" or cal is None:  # bootstrap percentiles (+ residual scale)
             if kind != "forecast" and self.result_.meta.get("average"):
                 raise ValueError("an averaged fit has only kind='forecast' intervals")

@@ -1,0 +1,53 @@
+"""How far a forecast reaches beyond what its interval was tested on, said at predict time.
+
+Two cases get a warning (the interval is unchanged; docs/trust.md "Where the intervals fail"):
+- r > R_MEASURED: further out than the real suites' held-out forecasts the prior was measured
+  on (about 7x past the fitted runs); the scale only grows in proportion beyond.
+- runs at one token count (their D spans less than `forms.ONE_D_DECADES`) and a forecast at
+  another D: the runs say nothing about how loss moves with D, and no inner check could test
+  it (a Gemstones ladder at D = 20B forecast at 350B missed by 14-25% inside a 3% interval).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+
+from .forms import ONE_D_DECADES
+from .intervals import distance
+from .stack import R_MEASURED
+
+
+def reach_warnings(cal: Mapping | None, N, D, stacklevel: int = 3) -> None:
+    """Warn (once per call) for the forecasts at (N, D) that reach past the tested range."""
+    if not cal or "max_compute" not in cal:
+        return
+    N, D = np.atleast_1d(np.asarray(N, float)), np.atleast_1d(np.asarray(D, float))
+    N, D = np.broadcast_arrays(N, D)
+    r = distance(6.0 * N * D, cal, N=N, D=D)
+    i = int(np.argmax(r))
+    if r[i] > R_MEASURED:
+        warnings.warn(
+            f"N={N.flat[i]:.4g}, D={D.flat[i]:.4g} lies {math.exp(r[i]):.3g}x outside the fitted "
+            f"runs (r = {r[i]:.2f}); the interval's scale was measured on real suites up to "
+            f"about {math.exp(R_MEASURED):.0f}x (r = {R_MEASURED:g}) and only grows in "
+            "proportion beyond: read it as a rough guess",
+            stacklevel=stacklevel,
+        )
+    lo, hi = cal.get("min_D"), cal.get("max_D")
+    if not (lo and hi) or math.log10(hi / lo) >= ONE_D_DECADES:
+        return
+    off = np.maximum(D / hi, lo / D)
+    j = int(np.argmax(off))
+    if off[j] > 10**ONE_D_DECADES:
+        warnings.warn(
+            f"the runs were all trained on about D={math.sqrt(lo * hi):.3g} tokens, and this "
+            f"forecast is at D={D.flat[j]:.4g} ({off[j]:.3g}x away): the runs carry no "
+            "information on how the loss moves with D and no check tested it, so the forecast "
+            "leans on C = 6ND alone and its interval can be far too narrow; add runs at other "
+            "token counts",
+            stacklevel=stacklevel,
+        )
