@@ -953,6 +953,9 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip
 
 # ninth session's audit
+case("runs-import-params-total-below-params", "runs import log.jsonl --format jsonl --params 1e8 "
+     "--params-total 5e7 --out r.csv",
+     write("log.jsonl", '{"step": 1, "tokens": 10, "loss": 3.0}\n'))  # fmt: skip
 case("next-run-min-gain-over-1", "next-run --runs runs.csv --target-params 7e9 "
      "--target-tokens 1.4e11 --min-gain 2")  # fmt: skip
 case("flp-fit-run-listed-twice", FLP_FIT + " dup.csv",

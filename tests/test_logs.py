@@ -271,3 +271,14 @@ def test_final_mean_needs_as_many_evaluations(tmp_path):
         import_logs([p], "jsonl", params=1e8, final="mean:50")
     res = import_logs([p], "jsonl", params=1e8, final="mean:3")
     assert res.runs["loss"].iloc[0] == pytest.approx(np.mean([4.3, 4.2, 4.1]))
+
+
+def test_conflicting_flags_and_a_log_given_twice_are_refused(tmp_path):
+    p = _jsonl(tmp_path / "x.jsonl", _curve())
+    with pytest.raises(InputError, match="same log is given twice"):  # said "step goes backwards"
+        import_logs([p, p], "jsonl", params=1e8)
+    with pytest.raises(InputError, match="--tokens-per-step only for logs without one"):
+        import_logs([p], "jsonl", params=1e8, tokens_per_step=5)  # was ignored silently
+    with pytest.raises(InputError, match="total parameters 5e\\+07.*fewer than"):
+        import_logs([p], "jsonl", params=1e8, params_total=5e7)
+    assert import_logs([p], "jsonl", params=1e8, params_total=2e8).runs["N_total"].iloc[0] == 2e8

@@ -98,6 +98,9 @@ def _number_or_column(v):
 
 def _read_all(paths, fmt, run_col) -> pd.DataFrame:
     frames, seen = [], {}
+    twice = [p for i, p in enumerate(paths) if p.resolve() in {q.resolve() for q in paths[:i]}]
+    if twice:
+        raise InputError(f"{twice[0]}: the same log is given twice")
     for p in paths:
         df = read_log(p, fmt, run_col)
         df["_row"] = np.arange(1, len(df) + 1)
@@ -209,6 +212,11 @@ def import_logs(
         df["_step"] = _numeric(df, st, where, "--step")
         _check_steps(df, st)
     if tk is not None:
+        if tokens_per_step is not None:  # never silently ignored
+            raise InputError(
+                f"{where}: the log has a tokens column ({tk!r}); give --tokens-per-step only "
+                "for logs without one (or name another column with --tokens)"
+            )
         df["_tokens"] = _numeric(df, tk, where, "--tokens")
     elif tokens_per_step is not None and not summary:
         df["_tokens"] = df["_step"] * float(tokens_per_step)
@@ -242,6 +250,12 @@ def import_logs(
             "TABLE with columns model, N (and N_total with embeddings)"
         )
     N_total = _params(df, runs, params_total, "--params-total", models, "N_total")
+    if N_total is not None and (N_total < N).any():  # totals include the embeddings
+        r = N_total.index[(N_total < N).to_numpy()][0]
+        raise InputError(
+            f"run {r!r}: total parameters {N_total[r]:.4g} (--params-total) are fewer than the "
+            f"non-embedding ones {N[r]:.4g} (--params); the total includes the embeddings"
+        )
     ck = _checkpoints(df, N, N_total, tl, keep, schedule, cooldown_ends)
     table = _runs_table(ck, k, keep, summary)
     for t, cols in ((ck, ("step",)), (table, ("steps", "n_final"))):
