@@ -85,3 +85,21 @@ def test_runs_tables_are_named_runs_everywhere_old_positional_still_works(cli, t
     assert code == 2 and "--runs" in err and err.count("\n") == 1
     code, _, err = cli(*base, "--runs", runs, tmp_path / "other.csv")
     assert code == 2 and "given twice" in err
+
+
+def test_top_level_and_group_help_show_examples_that_run(tmp_path, monkeypatch):
+    from cli_lines import run_main
+    from lmforecast.cli.help import GETTING_STARTED
+    from lmforecast.examples import copy
+
+    top = build_parser().format_help()
+    assert all(line in top for line in GETTING_STARTED)
+    group = next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices)
+    assert "lmforecast supervised predict" in group.choices["supervised"].format_help()
+    copy(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for line in GETTING_STARTED:
+        cmd = line.split("#")[0].split()
+        if cmd[1] in ("report", "examples"):  # the README test runs these
+            continue
+        assert run_main(cmd[1:]) == 0, line

@@ -61,6 +61,16 @@ OPTION_HELP = {
     "--u-col": "column holding unique training tokens U (epochs = D/U)",
 }
 
+#: `lmforecast --help`: the first commands a new user runs.
+GETTING_STARTED = [
+    "lmforecast report --out report            # every analysis on the bundled data",
+    "lmforecast examples copy .                # the example tables, to try each verb",
+    "lmforecast supervised fit --runs supervised/runs.csv --out fit.json",
+    "lmforecast supervised predict --fit fit.json --params 7e9 --tokens 1.4e11",
+    "lmforecast backtest --suite --runs supervised/runs.csv   # how far to trust it",
+    "lmforecast downstream fit --evals pythia --task piqa --out piqa.json",
+]
+
 EXAMPLES = {
     # toolbox (issue 24): data-constrained law, isoFLOP approaches, recipes, next run
     "data-constrained epochs": [
@@ -264,7 +274,10 @@ def decorate(parser: argparse.ArgumentParser) -> None:
                     a.option_strings[0]
                 )
         name = " ".join(key)
-        if name in EXAMPLES and not p.epilog:
+        lines = EXAMPLES.get(name) or GETTING_STARTED if not name else EXAMPLES.get(name)
+        if lines is None:  # a group: the first example of each of its verbs
+            lines = [v[0] for k, v in EXAMPLES.items() if k.startswith(name + " ") and v]
+        if lines and not p.epilog:
             p.epilog = "examples (after `lmforecast examples copy .`):\n" + "\n".join(
-                "  " + line for line in EXAMPLES[name]
+                "  " + line for line in lines
             )
