@@ -16,6 +16,7 @@ import pandas as pd
 from ..backtest.adapters import PersistenceBaseline, PowerLawBaseline
 from .model import SupervisedScalingLaw
 from .point_adapter import PointFitAdapter, _n_d
+from .reach import ReachWarning
 
 
 class SupervisedAdapter:
@@ -50,7 +51,11 @@ class _Fitted:
         return self.est.predict(*_n_d(test, **self.cols))
 
     def interval(self, test, level):
-        return self.est.predict_interval(*_n_d(test, **self.cols), level=level)
+        with (
+            warnings.catch_warnings()
+        ):  # a backtest extrapolates on purpose (its table says how far)
+            warnings.simplefilter("ignore", ReachWarning)
+            return self.est.predict_interval(*_n_d(test, **self.cols), level=level)
 
     def terms(self, test) -> dict:
         N, D = _n_d(test, **self.cols)

@@ -16,9 +16,15 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..errors import DomainWarning
 from .forms import ONE_D_DECADES
 from .intervals import distance
 from .stack import R_MEASURED
+
+
+class ReachWarning(DomainWarning):
+    """A forecast reaches past what its interval was tested on (silenced inside backtests,
+    which extrapolate on purpose and report the distance in their table)."""
 
 
 def reach_warnings(cal: Mapping | None, N, D, stacklevel: int = 3) -> None:
@@ -35,6 +41,7 @@ def reach_warnings(cal: Mapping | None, N, D, stacklevel: int = 3) -> None:
             f"runs (r = {r[i]:.2f}); the interval's scale was measured on real suites up to "
             f"about {math.exp(R_MEASURED):.0f}x (r = {R_MEASURED:g}) and only grows in "
             "proportion beyond: read it as a rough guess",
+            ReachWarning,
             stacklevel=stacklevel,
         )
     lo, hi = cal.get("min_D"), cal.get("max_D")
@@ -49,5 +56,6 @@ def reach_warnings(cal: Mapping | None, N, D, stacklevel: int = 3) -> None:
             "information on how the loss moves with D and no check tested it, so the forecast "
             "leans on C = 6ND alone and its interval can be far too narrow; add runs at other "
             "token counts",
+            ReachWarning,
             stacklevel=stacklevel,
         )
