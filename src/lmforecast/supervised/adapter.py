@@ -66,6 +66,8 @@ class _Fitted:
             "s_inner": np.full(len(N), t["s_inner"]),
             "r_inner": np.full(len(N), t["r_inner"]),
         }
+        if t["excess"] is not None:  # the stack's untested reach (`stack.untested_reach`)
+            out["excess"] = t["excess"]
         cal = self.est.result_.meta.get("intervals") or {}
         if "k_user" in cal:  # calibration="prior+backtest": the user's own k and its count
             out["k_user"] = np.full(len(N), cal["k_user"])

@@ -133,10 +133,14 @@ def interval(t, s_boot, noise, r, k, level: float = 0.9):
     return spread_interval(t, s_boot, noise, k * np.asarray(r, float), level)
 
 
-def stack_interval(t, s_boot, noise, r, stack: Mapping, k_stack: float, level: float = 0.9):
+def stack_interval(
+    t, s_boot, noise, r, stack: Mapping, k_stack: float, level: float = 0.9, excess=None, k=0.0
+):
     """(lower, upper) in log space of a stacked forecast (`supervised.stack`): the base spread
-    plus k_stack times the inner backtest's RMS error, growing beyond the distance it measured."""
-    return spread_interval(t, s_boot, noise, extrapolation_term(stack, r, k_stack), level)
+    plus k_stack times the inner backtest's RMS error, growing beyond the distance it measured,
+    and never below k x `excess` (`stack.untested_reach`; k: the single form's prior)."""
+    term = extrapolation_term(stack, r, k_stack, excess, k)
+    return spread_interval(t, s_boot, noise, term, level)
 
 
 def suite_weights(f: pd.DataFrame) -> np.ndarray:
@@ -188,7 +192,11 @@ def rescale(f: pd.DataFrame, k: Mapping | float, level: float = 0.9) -> pd.DataF
     st = _is_stack(f)
     kk = np.where(st, ks.get("stack", prior_k("stack")), ks["default"])
     t = np.log(f["forecast"].to_numpy(float))
-    lo, hi = spread_interval(t, f["s_boot"], f["noise"].to_numpy(float), kk * _unit(f), level)
+    term = kk * _unit(f)
+    if "excess" in f.columns:  # as predict_interval: never below the single form's prior k r
+        ex = np.nan_to_num(f["excess"].to_numpy(float))
+        term = np.where(st, np.maximum(term, prior_k("default") * ex), term)
+    lo, hi = spread_interval(t, f["s_boot"], f["noise"].to_numpy(float), term, level)
     return f.assign(lower=np.exp(lo), upper=np.exp(hi))
 
 

@@ -1,11 +1,12 @@
 """How far a forecast reaches beyond what its interval was tested on, said at predict time.
 
-Two cases get a warning (the interval is unchanged; docs/trust.md "Where the intervals fail"):
+Two cases get a warning (docs/trust.md "Where the intervals fail"):
 - r > R_MEASURED: further out than the real suites' held-out forecasts the prior was measured
   on (about 7x past the fitted runs); the scale only grows in proportion beyond.
 - runs at one token count (their D spans less than `forms.ONE_D_DECADES`) and a forecast at
   another D: the runs say nothing about how loss moves with D, and no inner check could test
-  it (a Gemstones ladder at D = 20B forecast at 350B missed by 14-25% inside a 3% interval).
+  it (a Gemstones ladder at D = 20B forecast at 350B missed by 14-25% inside a 3% interval
+  before `stack.untested_reach` widened such intervals).
 """
 
 from __future__ import annotations
@@ -53,9 +54,9 @@ def reach_warnings(cal: Mapping | None, N, D, stacklevel: int = 3) -> None:
         warnings.warn(
             f"the runs were all trained on about D={math.sqrt(lo * hi):.3g} tokens, and this "
             f"forecast is at D={D.flat[j]:.4g} ({off[j]:.3g}x away): the runs carry no "
-            "information on how the loss moves with D and no check tested it, so the forecast "
-            "leans on C = 6ND alone and its interval can be far too narrow; add runs at other "
-            "token counts",
+            "information on how the loss moves with D and no check tested it: the forecast "
+            "leans on C = 6ND alone, and its interval counts that distance at the single "
+            "form's prior scale (wide, untested); add runs at other token counts",
             ReachWarning,
             stacklevel=stacklevel,
         )

@@ -202,9 +202,27 @@ def unit_term(s_inner, r) -> np.ndarray:
     return np.asarray(s_inner, float) * np.maximum(1.0, np.asarray(r, float) / R_MEASURED)
 
 
-def extrapolation_term(stack: Mapping, r: np.ndarray, k_stack: float) -> np.ndarray:
-    """k_stack s_inner max(1, r / R_MEASURED)."""
-    return k_stack * unit_term(float(stack["s_inner"]), r)
+def extrapolation_term(
+    stack: Mapping, r: np.ndarray, k_stack: float, excess=None, k_single: float = 0.0
+) -> np.ndarray:
+    """k_stack s_inner max(1, r / R_MEASURED), never below k_single x `excess`
+    (`untested_reach`)."""
+    term = k_stack * unit_term(float(stack["s_inner"]), r)
+    return term if excess is None else np.maximum(term, k_single * np.asarray(excess, float))
+
+
+def untested_reach(cal: Mapping, D) -> np.ndarray | None:
+    """For runs at one token count (D spanning less than `forms.ONE_D_DECADES`): how far, in
+    log units, a forecast's D lies outside theirs; None otherwise. Such runs carry nothing on
+    how loss moves with D, and the stack's inner check (which holds out sizes at that same D)
+    tests nothing there: its error set a 3% interval around forecasts 14-25% too high (a
+    Gemstones ladder at D = 20B forecast at 350B). Over that distance the single form's prior
+    k r applies instead (docs/trust.md)."""
+    lo, hi = cal.get("min_D"), cal.get("max_D")
+    if not (lo and hi) or np.log10(hi / lo) >= fm.ONE_D_DECADES:
+        return None
+    D = np.asarray(D, float)
+    return np.maximum(0.0, np.maximum(np.log(D / hi), np.log(lo / D)))
 
 
 def describe(stack: Mapping) -> str:
@@ -219,6 +237,7 @@ __all__ = [
     "CANDIDATES",
     "describe",
     "extrapolation_term",
+    "untested_reach",
     "fit_stack",
     "inner_backtest",
     "stack_weights",
