@@ -472,3 +472,14 @@ def test_a_final_model_listed_twice_is_refused_and_nan_flops_too():
     est = FLP("ARC", bootstrap=0).fit(runs, ck)
     with pytest.raises(InputError, match="got nan"):
         est.predict([float("nan")])  # forecast nan before
+
+
+def test_a_domain_only_the_checkpoints_have_is_named():
+    from lmforecast.errors import DomainWarning
+    from lmforecast.flp import FLPM
+
+    runs = pd.read_csv(EX / "mixture_runs.csv").drop(columns="loss_math")
+    ck = pd.read_csv(EX / "mixture_checkpoints.csv")
+    with pytest.warns(DomainWarning, match="'loss_math' are not in runs: FLP-M uses the 4"):
+        m = FLPM("HumanEval", bootstrap=0, steps=50).fit(runs, ck)  # dropped silently before
+    assert "math" not in m.domains_ and len(m.domains_) == 4

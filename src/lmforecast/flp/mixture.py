@@ -36,8 +36,8 @@ from .tables import (
     Columns,
     FilterReport,
     check_models_have_runs,
-    domain_columns,
     emerged_checkpoints,
+    mixture_domains,
     source_flops,
 )
 from .tasks import EMERGENCE_THRESHOLD, TaskSettings, task_settings
@@ -137,10 +137,7 @@ class FLPM(EstimatorDisplay, MixtureScan):
         if len(sources) < 2:
             raise InputError(f"runs: FLP-M needs at least two sources, found {sources}")
         self.sources_ = sources
-        dcols = domain_columns(runs, "runs")
-        missing = [c for c in dcols if c not in ck.columns]
-        if missing:
-            raise InputError(f"checkpoints: missing domain loss column(s) {missing}")
+        dcols = mixture_domains(runs, ck)
         self.domains_ = tuple(c[5:] for c in dcols)
         zero = (F <= 0).any(axis=1)
         if self.zero_share == "drop" and zero.any():

@@ -8,13 +8,14 @@ RUNS (final, fully trained sampling models): `model`, `N`, `D` or `C`, `loss`; f
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ..data.validate import check_columns, numeric_column
-from ..errors import InputError, fmt_value
+from ..errors import DomainWarning, InputError, fmt_value
 
 DEFAULT_SOURCES = ("general", "code")
 
@@ -232,3 +233,21 @@ def domain_columns(df: pd.DataFrame, what: str = "runs") -> list[str]:
             f"{', '.join(map(repr, df.columns))}"
         )
     return cols
+
+
+def mixture_domains(runs: pd.DataFrame, ck: pd.DataFrame) -> list[str]:
+    """The runs' domain loss columns, which the checkpoints must have too; a domain only the
+    checkpoints have is left out of FLP-M, and said so (it was dropped silently)."""
+    dcols = domain_columns(runs, "runs")
+    missing = [c for c in dcols if c not in ck.columns]
+    if missing:
+        raise InputError(f"checkpoints: missing domain loss column(s) {missing}")
+    extra = [c for c in ck.columns if c.startswith("loss_") and c not in dcols]
+    if extra:
+        warnings.warn(
+            f"checkpoints: domain loss column(s) {', '.join(map(repr, extra))} are not in runs: "
+            f"FLP-M uses the {len(dcols)} domains the runs have",
+            DomainWarning,
+            stacklevel=3,
+        )
+    return dcols
