@@ -483,3 +483,11 @@ def test_a_domain_only_the_checkpoints_have_is_named():
     with pytest.warns(DomainWarning, match="'loss_math' are not in runs: FLP-M uses the 4"):
         m = FLPM("HumanEval", bootstrap=0, steps=50).fit(runs, ck)  # dropped silently before
     assert "math" not in m.domains_ and len(m.domains_) == 4
+
+
+def test_a_missing_target_task_lists_the_users_columns_only(cli):
+    code, _, err = cli("flpm", "compare", "--runs", EX / "mixture_runs.csv", "--checkpoints",
+                       EX / "mixture_checkpoints.csv", "--targets", EX / "mixture_targets.csv",
+                       "--task", "HumanEval,ARC")  # fmt: skip
+    assert code == 2 and "no score column for task 'ARC'" in err
+    assert "'HumanEval'" in err and "'C'," not in err and "'loss'" not in err  # added inside

@@ -72,6 +72,7 @@ def prepare_tables(
     dcols = domain_columns(runs, "runs")
     check_columns(ck, dcols, "checkpoints")
     check_columns(targets, dcols, "targets")
+    user_cols = list(targets.columns)  # what an error names (C and loss may be added below)
     if columns.C not in runs.columns:
         runs = runs.assign(**{columns.C: F.sum(1)})
     if columns.C not in targets.columns:
@@ -92,6 +93,7 @@ def prepare_tables(
         for name, df in tables.items():
             L = np.column_stack([numeric_column(df, c, positive=True, what=name) for c in dcols])
             tables[name] = df.assign(**{columns.loss: L.mean(1)})
+    tables["targets"].attrs["user_columns"] = user_cols
     return StudyTables(
         tables["runs"], tables["checkpoints"], tables["targets"], sources, dcols, F, Ft,
         average, columns,
@@ -119,7 +121,8 @@ def random_level(random_performance, task: str) -> float | None:
 
 def target_scores(targets: pd.DataFrame, task: str) -> np.ndarray:
     """The targets' actual scores (points, > 0: Eq. 4 divides by them)."""
-    col = score_column(targets, task, "targets")
+    cols = targets.attrs.get("user_columns")
+    col = score_column(targets[cols] if cols else targets, task, "targets")
     return numeric_column(targets, col, positive=True, what="targets")
 
 
