@@ -489,5 +489,6 @@ def test_a_missing_target_task_lists_the_users_columns_only(cli):
     code, _, err = cli("flpm", "compare", "--runs", EX / "mixture_runs.csv", "--checkpoints",
                        EX / "mixture_checkpoints.csv", "--targets", EX / "mixture_targets.csv",
                        "--task", "HumanEval,ARC")  # fmt: skip
-    assert code == 2 and "no score column for task 'ARC'" in err
-    assert "'HumanEval'" in err and "'C'," not in err and "'loss'" not in err  # added inside
+    line = next(ln for ln in err.splitlines() if "error:" in ln)
+    assert code == 2 and "no score column for task 'ARC'" in line
+    assert "'HumanEval'" in line and "'C'," not in line and "'loss'" not in line  # added inside
