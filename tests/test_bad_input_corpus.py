@@ -953,6 +953,8 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip
 
 # ninth session's audit
+case("flp-fit-one-final-run", FLP_FIT + " one.csv",
+     edit_csv("flp_runs.csv", "one.csv", lambda df: df.tail(1)))  # fmt: skip
 case("runs-import-params-total-below-params", "runs import log.jsonl --format jsonl --params 1e8 "
      "--params-total 5e7 --out r.csv",
      write("log.jsonl", '{"step": 1, "tokens": 10, "loss": 3.0}\n'))  # fmt: skip

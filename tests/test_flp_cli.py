@@ -492,3 +492,14 @@ def test_a_missing_target_task_lists_the_users_columns_only(cli):
     line = next(ln for ln in err.splitlines() if "error:" in ln)
     assert code == 2 and "no score column for task 'ARC'" in line
     assert "'HumanEval'" in line and "'C'," not in line and "'loss'" not in line  # added inside
+
+
+def test_one_final_run_is_one_line_without_a_numpy_warning(cli, tmp_path):
+    runs = pd.read_csv(EX / "runs.csv").tail(1)
+    ck = pd.read_csv(EX / "checkpoints.csv")
+    runs.to_csv(tmp_path / "r.csv", index=False)
+    ck[ck["model"].isin(runs["model"])].to_csv(tmp_path / "c.csv", index=False)
+    code, _, err = cli("flp", "fit", "--runs", tmp_path / "r.csv", "--checkpoints",
+                       tmp_path / "c.csv", "--task", "ARC")  # fmt: skip
+    assert code == 2 and "1 usable row(s)" in err
+    assert "Polyfit" not in err and len(err.strip().splitlines()) == 1

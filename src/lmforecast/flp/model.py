@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.validate import check_columns, check_no_duplicates, numeric_column
+from ..data.validate import check_columns, check_min_rows, check_no_duplicates, numeric_column
 from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, not_fitted
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
@@ -164,6 +164,8 @@ class FLP(EstimatorDisplay):
         if columns.model in runs.columns:  # a final model listed twice would weigh double
             check_no_duplicates(runs, [columns.model], "runs")
         C_final = final_flops(runs, columns, "runs")
+        if self.method in ("flp", "llama3"):  # before any start is computed from them
+            check_min_rows(len(C_final), 2, "runs", "stage 1 (Eq. 1) has 2 parameters")
         ck, P, rep = emerged_checkpoints(
             ck,
             self.task,
