@@ -361,3 +361,13 @@ def test_repr_is_a_line_not_every_weight(planted_fit):
     r = repr(planted_fit)  # the dataclass repr was 65 KB
     assert r.startswith("SalienceFit(task='reasoning', alpha=") and len(r) < 300
     assert f"{len(planted_fit.theta)} head weights" in r
+
+
+def test_summary_gives_alpha_beta_their_bootstrap_intervals(planted_fit):
+    import re
+
+    s = planted_fit.summary()  # 200 resamples (asserted above)
+    m = re.search(r"over 200 resamples: alpha \[(\S+), (\S+)\]\s+beta \[(\S+), (\S+)\]", s)
+    assert m, s
+    a0, a1, b0, b1 = map(float, m.groups())
+    assert a0 <= planted_fit.alpha <= a1 and b0 <= planted_fit.beta <= b1

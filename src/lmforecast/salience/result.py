@@ -192,8 +192,21 @@ class SalienceFit(SummaryDisplay):
         return n_val if n_val else max(self.splits.count("train") - 2, 1)
 
     # ---- reporting -------------------------------------------------------------------------
+    def _param_interval_line(self, level: float = 0.9) -> list[str]:
+        """alpha, beta with percentile intervals over the bootstrap resamples (none without)."""
+        b = np.asarray(self.bootstrap, float).reshape(-1, 2)
+        b = b[np.isfinite(b).all(axis=1)]
+        if len(b) < 2:
+            return []
+        (a0, a1), (b0, b1) = np.quantile(b, [(1 - level) / 2, (1 + level) / 2], axis=0).T
+        return [
+            f"{100 * level:g}% percentile intervals over {len(b)} resamples: alpha "
+            f"[{a0:.5g}, {a1:.5g}]    beta [{b0:.5g}, {b1:.5g}]"
+        ]
+
     def summary(self) -> str:
-        """Plain-text table: law parameters, held-out MSEs against the baselines."""
+        """Plain-text table: law parameters (with bootstrap intervals), held-out MSEs against
+        the baselines."""
         m = self.metrics
         w = np.concatenate([np.asarray(x) for x in self.weights]) if self.weights else np.zeros(0)
         lines = [
@@ -202,6 +215,7 @@ class SalienceFit(SummaryDisplay):
             f"{self.n_chars}    models: {len(self.models)}    best step: {m.get('best_step')}",
             f"law: A = gamma + (1-gamma) sigmoid(alpha (C - beta))    alpha = {self.alpha:.5g}"
             f"    beta = {self.beta:.5g}",
+            *self._param_interval_line(),
             "-" * 60,
             f"{'predictor':<14}{'train MSE':>15}{'valid MSE':>15}{'test MSE':>15}",
             "-" * 60,
