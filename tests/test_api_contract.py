@@ -87,3 +87,20 @@ def test_supervised_fit_round_trips_through_to_json_as_the_other_estimators_do(t
         assert list(back.predict_interval(RUNS.head(2))[0]) == list(
             law.predict_interval(RUNS.head(2))[0]
         )
+
+
+def test_downstream_summary_gives_member_parameters_their_intervals():
+    import re
+    import warnings
+
+    from lmforecast.data import load_pythia
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DownstreamForecaster("ensemble", bootstrap=40).fit(load_pythia(), task="piqa")
+    s = est.summary()
+    line = next(ln for ln in s.splitlines() if ln.strip().startswith("local-linear:"))
+    vals = re.findall(r"(w[01]) (\S+) \[(\S+), (\S+)\]", line)
+    assert len(vals) == 2, line
+    for _, v, lo, hi in vals:
+        assert float(lo.rstrip(",")) <= float(v.rstrip(",")) <= float(hi.rstrip("],"))

@@ -69,9 +69,16 @@ def noisy_replicates(R, var, gain, gain_sd: float, z) -> np.ndarray:
     return np.clip(R + z * sd[None, :], 0.0, 100.0)
 
 
-def _labelled(names, values) -> str:
-    """'name value, ...' (summary lines a reader can map onto the method's equation)."""
-    return ", ".join(f"{k} {v:.4g}" for k, v in zip(names, values))
+def _labelled(names, values, boot=None) -> str:
+    """'name value [lo, hi], ...' (summary lines a reader can map onto the method's equation;
+    90% percentile intervals over the bootstrap replicates `boot` when there are some)."""
+    B = np.asarray(boot if boot is not None else [], float)
+    ok = B.ndim == 2 and len(B) >= 2 and B.shape[1] == len(values)
+    q = np.nanquantile(B, [0.05, 0.95], axis=0) if ok else None
+    return ", ".join(
+        f"{k} {v:.4g}" + (f" [{q[0, i]:.4g}, {q[1, i]:.4g}]" if ok else "")
+        for i, (k, v) in enumerate(zip(names, values))
+    )
 
 
 def _persistence(runs: pd.DataFrame) -> float:
@@ -366,12 +373,14 @@ class DownstreamForecaster(EstimatorDisplay):
             if "params" in st:
                 names = (_map(n, self.chance_, self.window).names if n in TWO_STAGE
                          else ("slope per ln C", "score at 1e18 FLOPs"))  # fmt: skip
-                lines.append(f"  {n}: {_labelled(names, st['params'])}")
+                lines.append(f"  {n}: {_labelled(names, st['params'], st.get('boot'))}")
             elif "value" in st:
                 lines.append(f"  {n}: {st['value']:.2f} points")
             else:
                 fb = " (fallback: all checkpoints)" if st.get("fallback") else ""
                 lines.append(f"  {n}: FLP-package fit{fb}")
+        if any("boot" in st for st in self.members_.values()):
+            lines.append("  (members: [5%, 95%] of the bootstrap replicates' parameters)")
         for n, why in self.refused_.items():
             lines.append(f"  {n}: refused ({why})")
         if self.selection_errors_:
