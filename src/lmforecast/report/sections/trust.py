@@ -104,7 +104,8 @@ def _suites_table(sec: Section) -> None:
         "chosen on the other four; splits: largest size out, two largest sizes out, top 20% "
         "compute out, fitting only rows below the cut. Beside the default: the 1-D compute law, "
         f"chinchilla and the over-training law. Pooled coverage: {summ['pooled']['coverage']:.2f}"
-        " of nominal 0.90 (docs/trust.md says what to expect)."
+        " of nominal 0.90, each suite weighing equally (within a suite each split equally, "
+        "and each forecast within a split; docs/trust.md says what to expect)."
     )
     sec.table(t, "Real suites, leave-one-suite-out (stored)", "{:.3g}", na_rep="-")
     sec.numbers["suites_loso"] = summ
