@@ -282,3 +282,22 @@ def test_conflicting_flags_and_a_log_given_twice_are_refused(tmp_path):
     with pytest.raises(InputError, match="total parameters 5e\\+07.*fewer than"):
         import_logs([p], "jsonl", params=1e8, params_total=5e7)
     assert import_logs([p], "jsonl", params=1e8, params_total=2e8).runs["N_total"].iloc[0] == 2e8
+
+
+def test_nan_for_a_step_without_evaluation_is_read_as_missing(tmp_path):
+    # json.dumps writes NaN for the keys a step did not log: not a divergence (the run goes on)
+    lines = []
+    for i in range(1, 11):
+        ev = 5.0 - 0.1 * i if i % 2 == 0 else "NaN"
+        lines.append(f'{{"step": {10 * i}, "tokens": {1e4 * i}, "train_loss": {5.1 - 0.1 * i}, '
+                     f'"eval_loss": {ev}}}')  # fmt: skip
+    (tmp_path / "w.jsonl").write_text("\n".join(lines) + "\n")
+    res = import_logs([tmp_path / "w.jsonl"], "jsonl", params=1e8, loss="eval_loss",
+                      train_loss="train_loss")  # fmt: skip
+    assert res.runs["loss"].iloc[0] == pytest.approx(4.0) and len(res.checkpoints) == 5
+    # the last step not evaluated, but trained (finite training loss): still not a divergence
+    (tmp_path / "w2.jsonl").write_text("\n".join(lines[:-1]) + "\n" + lines[-1].replace(
+        '"eval_loss": 4.0', '"eval_loss": NaN') + "\n")  # fmt: skip
+    res = import_logs([tmp_path / "w2.jsonl"], "jsonl", params=1e8, loss="eval_loss",
+                      train_loss="train_loss")  # fmt: skip
+    assert res.runs["loss"].iloc[0] == pytest.approx(4.2)

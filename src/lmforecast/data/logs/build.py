@@ -205,6 +205,7 @@ def import_logs(
     tl = _pick(shown, train_loss, "train_loss", "--train-loss", where)
     for c in keep:
         _pick(shown, c, c, "--keep", where)
+    df[lo] = _trailing_non_finite(df, lo, st, tl)
     df["_loss"] = _numeric(df, lo, where, "--loss")
     if summary:
         df["_step"] = np.nan
@@ -265,6 +266,28 @@ def import_logs(
     n_bad = 0 if summary else int((~ck["valid"]).sum())
     cols = {"step": st, "loss": lo, "tokens": tk, "train_loss": tl}
     return ImportedRuns(table, None if summary else ck, cols, schedule, n_bad)
+
+
+_NON_FINITE = ("NaN", "Infinity", "-Infinity")
+
+
+def _trailing_non_finite(df: pd.DataFrame, lo: str, st: str | None, tl: str | None) -> pd.Series:
+    """The loss column with NaN / Infinity written in a JSONL log read as "not evaluated here"
+    (json.dumps writes NaN for a step that logged other keys), except where it is a run's last
+    logged loss and no finite training loss stands beside it: that run diverged, and the text
+    is left for `_numeric` to refuse by row (it was read as a shorter, healthy run)."""
+    raw = df[lo]
+    text = raw.isin(_NON_FINITE)
+    if not text.any():
+        return raw
+    keep = pd.Series(False, index=df.index)
+    order = pd.to_numeric(df[st], errors="coerce") if st else pd.Series(0.0, index=df.index)
+    for _, g in df.assign(_o=order.to_numpy()).groupby(RUN, sort=False):
+        g = g[g[lo].notna()].sort_values("_o", kind="stable")
+        if len(g) and g[lo].iloc[-1] in _NON_FINITE:
+            beside = pd.to_numeric(g[tl], errors="coerce").iloc[-1] if tl else np.nan
+            keep[g.index[-1]] = not np.isfinite(beside)
+    return raw.where(~text | keep, np.nan)
 
 
 def _check_increasing_and_positive(df: pd.DataFrame, lo: str, tk: str | None) -> None:
