@@ -503,3 +503,10 @@ def test_one_final_run_is_one_line_without_a_numpy_warning(cli, tmp_path):
                        tmp_path / "c.csv", "--task", "ARC")  # fmt: skip
     assert code == 2 and "1 usable row(s)" in err
     assert "Polyfit" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_one_table_as_runs_and_checkpoints_is_not_a_duplicate():
+    from lmforecast.flp import FLP
+
+    ck = pd.read_csv(EX / "checkpoints.csv")  # many rows per model: checkpoints, not duplicates
+    assert np.isfinite(FLP("ARC", method="fp", bootstrap=0).fit(ck).predict([1e23])[0])

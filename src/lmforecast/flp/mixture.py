@@ -130,8 +130,8 @@ class FLPM(EstimatorDisplay, MixtureScan):
         ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
         if checkpoints is not None:
             check_models_have_runs(ck, runs, columns.model)
-        if columns.model in runs.columns:  # a final model listed twice would weigh double
-            check_no_duplicates(runs, [columns.model], "runs")
+        if checkpoints is not None and columns.model in runs.columns:  # else RUNS are both
+            check_no_duplicates(runs, [columns.model], "runs")  # a final model would weigh double
         sources, F = source_flops(runs, columns, what="runs")
         runs_all, F_all = runs, F
         if len(sources) < 2:

@@ -161,8 +161,8 @@ class FLP(EstimatorDisplay):
         ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
         if checkpoints is not None:
             check_models_have_runs(ck, runs, columns.model)
-        if columns.model in runs.columns:  # a final model listed twice would weigh double
-            check_no_duplicates(runs, [columns.model], "runs")
+        if checkpoints is not None and columns.model in runs.columns:  # else RUNS are both
+            check_no_duplicates(runs, [columns.model], "runs")  # a final model would weigh double
         C_final = final_flops(runs, columns, "runs")
         if self.method in ("flp", "llama3"):  # before any start is computed from them
             check_min_rows(len(C_final), 2, "runs", "stage 1 (Eq. 1) has 2 parameters")
