@@ -57,3 +57,19 @@ def test_plots_draw_on_a_given_axes_and_leave_no_pyplot_figure_open():
         assert len(user_fig.axes) == 1
     finally:
         plt.close(user_fig)
+
+
+def test_a_plot_on_a_subfigure_axes_keeps_the_users_layout():
+    from lmforecast.plots.recipes import plot_multiplier
+    from lmforecast.recipes.simulate import simulate_pair
+    from lmforecast.recipes import compare_recipes
+
+    base, new = simulate_pair(seed=0)[:2]
+    res = compare_recipes(base, new, 1e20, n_boot=0)
+    fig = plt.figure(layout="constrained")
+    ax = fig.subfigures(1, 2)[1].subplots()
+    try:
+        plot_multiplier(res, ax=ax)  # called fig.tight_layout(): no such method on a SubFigure
+        assert fig.get_layout_engine().__class__.__name__ == "ConstrainedLayoutEngine"
+    finally:
+        plt.close(fig)

@@ -35,5 +35,6 @@ def plot_epochs(advice: dict, *, ax=None):
     ax.set_ylabel("loss")
     ax.set_title(f"N = {advice['N']:.3g} parameters")
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    if ax is None:  # a user's axes: their figure keeps its own layout
+        fig.tight_layout()
     return fig

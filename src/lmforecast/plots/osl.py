@@ -39,7 +39,8 @@ def loadings_heatmap(space: CapabilitySpace, *, ax=None):
     for (i, j), v in np.ndenumerate(load.to_numpy()):
         ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
+    if ax is None:  # a user's axes: their figure keeps its own layout
+        fig.tight_layout()
     return fig
 
 
@@ -114,7 +115,8 @@ def weight_bars(result: OSLResult, *, ax=None):
     ax.set_xticks(range(len(w)), w.index, rotation=45, ha="right")
     ax.set_ylabel("weight on benchmark score")
     ax.set_title(f"{result.target}: beta^T gamma", fontsize=10)
-    fig.tight_layout()
+    if ax is None:  # a user's axes: their figure keeps its own layout
+        fig.tight_layout()
     return fig
 
 
@@ -186,5 +188,6 @@ def aue_bars(result: RobustnessResult, *, ax=None):
     ax.set_yscale("log")
     ax.set_ylabel("AUE (area under test MSE vs test fraction)")
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    if ax is None:  # a user's axes: their figure keeps its own layout
+        fig.tight_layout()
     return fig
