@@ -61,8 +61,8 @@ def test_plots_draw_on_a_given_axes_and_leave_no_pyplot_figure_open():
 
 def test_a_plot_on_a_subfigure_axes_keeps_the_users_layout():
     from lmforecast.plots.recipes import plot_multiplier
-    from lmforecast.recipes.simulate import simulate_pair
     from lmforecast.recipes import compare_recipes
+    from lmforecast.recipes.simulate import simulate_pair
 
     base, new = simulate_pair(seed=0)[:2]
     res = compare_recipes(base, new, 1e20, n_boot=0)
