@@ -52,10 +52,10 @@ def test_epochs_beyond_the_fitted_runs_warn_even_from_a_saved_fit(tmp_path):
     m.save(tmp_path / "dc.json")
     back = DataConstrainedLaw.load(tmp_path / "dc.json")
     with pytest.warns(DomainWarning, match="epochs up to 64.*at most 4"):
-        back.epochs_advice(1e9, 1e10)
+        back.epochs_advice(1e9, 1e10, epochs=[1, 2, 4, 8, 16, 32, 64])
     with warnings.catch_warnings():
         warnings.simplefilter("error", DomainWarning)
-        back.epochs_advice(1e9, 1e10, epochs=[1, 2, 4])
+        assert back.epochs_advice(1e9, 1e10)["epochs"] == [1, 2, 4]  # default grid stops there
 
 
 def test_cli_two_stage_fit_and_max_rows(cli, tmp_path):

@@ -275,8 +275,10 @@ def decorate(parser: argparse.ArgumentParser) -> None:
                 )
         name = " ".join(key)
         lines = EXAMPLES.get(name) or GETTING_STARTED if not name else EXAMPLES.get(name)
-        if lines is None:  # a group: the first example of each of its verbs
-            lines = [v[0] for k, v in EXAMPLES.items() if k.startswith(name + " ") and v]
+        if lines is None:  # a group: its verbs' examples, in order (a fit before its use)
+            lines = list(dict.fromkeys(
+                ln for k, v in EXAMPLES.items() if k.startswith(name + " ") for ln in v
+            ))  # fmt: skip
         if lines and not p.epilog:
             p.epilog = "examples (after `lmforecast examples copy .`):\n" + "\n".join(
                 "  " + line for line in lines

@@ -153,8 +153,9 @@ class DataConstrainedLaw(EstimatorDisplay):
     def epochs_advice(self, N: float, U: float, epochs=None, level: float = 0.9) -> dict:
         """How many epochs of U unique tokens are worth training a model of N parameters.
 
-        Returns the loss (point and interval) at each epoch count, the epoch count at which a
-        repeated token is worth half a fresh one (dD'/dD = exp(-R_D/R*_D) = 1/2, i.e.
+        Returns the loss (point and interval) at each epoch count (default: 1, 2, 4, ..., 64,
+        up to the most epochs the fitted runs reached; a longer `epochs` grid warns), the epoch
+        count at which a repeated token is worth half a fresh one (dD'/dD = exp(-R_D/R*_D) = 1/2, i.e.
         epochs = 1 + R*_D ln 2) with its bootstrap interval, and the loss floor of infinite
         repetition, E + A/N'^alpha + B/(U (1 + R*_D))^beta.
         """
@@ -169,7 +170,9 @@ class DataConstrainedLaw(EstimatorDisplay):
             if isinstance(seen, bool) or not isinstance(seen, int | float) or not seen >= 1:
                 raise InputError(f"saved fit: field 'meta.max_epochs' must be a number >= 1, "
                                  f"got {seen!r}")  # fmt: skip
-            if ep.max() > seen * 1.01:
+            if epochs is None:  # the default grid stops where the fitted runs stop
+                ep = np.unique(np.r_[ep[ep <= seen * 1.01], float(f"{seen:.3g}")])
+            elif ep.max() > seen * 1.01:
                 warnings.warn(
                     f"epochs up to {ep.max():g}, but the fitted runs repeat data at most "
                     f"{seen:.3g} times: the losses beyond are extrapolated",
