@@ -61,7 +61,7 @@ def test_predict_takes_the_table_fit_takes():
     head = RUNS.head(3)
     assert list(law.predict(head)) == list(law.predict(head["N"], head["D"]))
     with pytest.raises(InputError, match="missing column.*'D'"):
-        law.predict(head.drop(columns="D"))
+        law.predict(head.drop(columns=["D", "C"], errors="ignore"))
     with pytest.raises(InputError, match=r"got '7B' \(write 7e9"):
         law.predict(N="7B", D=1e10)
 
@@ -104,3 +104,10 @@ def test_downstream_summary_gives_member_parameters_their_intervals():
     assert len(vals) == 2, line
     for _, v, lo, hi in vals:
         assert float(lo.rstrip(",")) <= float(v.rstrip(",")) <= float(hi.rstrip("],"))
+
+
+def test_predict_takes_a_table_with_c_instead_of_d():
+    law = SupervisedScalingLaw("chinchilla", intervals=False).fit(RUNS)
+    head = RUNS.head(3)
+    with_c = head[["N"]].assign(C=6.0 * head["N"] * head["D"])
+    assert law.predict(with_c) == pytest.approx(law.predict(head))

@@ -53,3 +53,8 @@ def test_isoflop_fit_without_bootstrap_saves_strict_json(tmp_path):
     text = res.to_json(tmp_path / "iso.json")
     _strict(text)
     assert IsoFlopResult.from_json(tmp_path / "iso.json").to_json() == text
+
+
+def test_a_non_finite_value_under_a_number_key_loads_back():
+    text = dump_json({"kind": "X", "a": {1: math.nan}})  # JSON writes the key as "1"
+    assert math.isnan(load_json(text)["a"]["1"])

@@ -59,3 +59,18 @@ def test_a_stacked_one_d_ladder_gets_the_single_forms_width_at_another_d():
     half = 0.5 * np.log(hi / lo)
     assert half >= z_of(0.9) * prior_k("default") * np.log(17.5) * 0.99
     assert 0.5 * np.log(hi0 / lo0) < half / 3  # untouched where the ladder has data
+
+
+def test_a_loop_of_far_forecasts_warns_once_and_empty_input_is_empty():
+    from lmforecast.examples import path
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        law = SupervisedScalingLaw(n_jobs=1).fit(pd.read_csv(path("supervised/runs.csv")))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for N in np.geomspace(1e10, 1e11, 20):  # each message names its own N: no dedup
+            law.predict_interval(N, 20 * N)
+    assert len(w) == 1 and "rough guess" in str(w[0].message)
+    lo, hi = law.predict_interval(np.array([]), np.array([]))  # argmax of nothing before
+    assert lo.size == hi.size == 0

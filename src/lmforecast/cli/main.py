@@ -91,7 +91,7 @@ def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
         if tok.startswith("--"):
             flag = tok.split("=", 1)[0]
             close = difflib.get_close_matches(flag.replace("_", "-"), known, n=1, cutoff=0.75)
-            if close:
+            if close and close[0] != flag:  # a flag of another verb is not a typo of itself
                 hints.append((flag, close[0]))
     if len(hints) == 1:
         return f" (did you mean {hints[0][1]}?)"

@@ -153,9 +153,10 @@ class DataConstrainedLaw(EstimatorDisplay):
     def epochs_advice(self, N: float, U: float, epochs=None, level: float = 0.9) -> dict:
         """How many epochs of U unique tokens are worth training a model of N parameters.
 
-        Returns the loss (point and interval) at each epoch count (default: 1, 2, 4, ..., 64,
-        up to the most epochs the fitted runs reached; a longer `epochs` grid warns), the epoch
-        count at which a repeated token is worth half a fresh one (dD'/dD = exp(-R_D/R*_D) = 1/2, i.e.
+        Returns the loss (point and interval) at each epoch count (default: 1, 2, 4, ...,
+        64, up to the most epochs the fitted runs reached; a longer `epochs` grid warns), the
+        epoch count at which a repeated token is worth half a fresh one
+        (dD'/dD = exp(-R_D/R*_D) = 1/2, i.e.
         epochs = 1 + R*_D ln 2) with its bootstrap interval, and the loss floor of infinite
         repetition, E + A/N'^alpha + B/(U (1 + R*_D))^beta.
         """

@@ -111,7 +111,7 @@ def _encode_non_finite(d: dict) -> dict:
             found.append([list(path), _token(float(obj))])
             return None
         if isinstance(obj, dict):
-            return {k: walk(v, (*path, k)) for k, v in obj.items()}
+            return {k: walk(v, (*path, str(k))) for k, v in obj.items()}  # JSON keys: text
         if isinstance(obj, list | tuple):
             return [walk(v, (*path, i)) for i, v in enumerate(obj)]
         return obj

@@ -379,7 +379,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
         if not 0 < level < 1:
             raise InputError(f"level must be strictly between 0 and 1, got {level}")
         cal = self.result_.meta.get("intervals")
-        reach_warnings(cal if kind == "forecast" else None, N, D)
+        reach_warnings(self, cal if kind == "forecast" else None, N, D)
         if kind != "forecast" or cal is None:  # bootstrap percentiles (+ residual scale)
             if kind != "forecast" and self.result_.meta.get("average"):
                 raise ValueError("an averaged fit has only kind='forecast' intervals")

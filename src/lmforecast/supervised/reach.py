@@ -28,15 +28,21 @@ class ReachWarning(DomainWarning):
     which extrapolate on purpose and report the distance in their table)."""
 
 
-def reach_warnings(cal: Mapping | None, N, D, stacklevel: int = 3) -> None:
-    """Warn (once per call) for the forecasts at (N, D) that reach past the tested range."""
+def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> None:
+    """Warn for the forecasts at (N, D) that reach past the tested range: each kind once per
+    `owner` (a fitted law; its first far forecast says it, a loop over many does not repeat
+    it, since each message names its own N and D)."""
     if not cal or "max_compute" not in cal:
         return
+    said = owner.__dict__.setdefault("_reach_said", set())
     N, D = np.atleast_1d(np.asarray(N, float)), np.atleast_1d(np.asarray(D, float))
     N, D = np.broadcast_arrays(N, D)
+    if N.size == 0:
+        return
     r = distance(6.0 * N * D, cal, N=N, D=D)
     i = int(np.argmax(r))
-    if r[i] > R_MEASURED:
+    if r[i] > R_MEASURED and "far" not in said:
+        said.add("far")
         warnings.warn(
             f"N={N.flat[i]:.4g}, D={D.flat[i]:.4g} lies {math.exp(r[i]):.3g}x outside the fitted "
             f"runs (r = {r[i]:.2f}); the interval's scale was measured on real suites up to "
@@ -50,7 +56,8 @@ def reach_warnings(cal: Mapping | None, N, D, stacklevel: int = 3) -> None:
         return
     off = np.maximum(D / hi, lo / D)
     j = int(np.argmax(off))
-    if off[j] > 10**ONE_D_DECADES:
+    if off[j] > 10**ONE_D_DECADES and "one-D" not in said:
+        said.add("one-D")
         warnings.warn(
             f"the runs were all trained on about D={math.sqrt(lo * hi):.3g} tokens, and this "
             f"forecast is at D={D.flat[j]:.4g} ({off[j]:.3g}x away): the runs carry no "

@@ -122,13 +122,16 @@ def positive_nd(N, D) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(N, pd.DataFrame):  # predict(runs) as fit(runs): its N and D columns
         if D is not None:
             raise InputError("give a table with columns N and D, or N and D, not both")
-        missing = [c for c in ("N", "D") if c not in N.columns]
+        t = N
+        if "D" not in t.columns and {"N", "C"} <= set(t.columns):  # as fit: D = C / (6 N)
+            t = t.assign(D=t["C"].to_numpy(float) / (6.0 * t["N"].to_numpy(float)))
+        missing = [c for c in ("N", "D") if c not in t.columns]
         if missing:
             raise InputError(
-                f"table: missing column(s) {', '.join(map(repr, missing))}; found "
-                f"{', '.join(map(repr, N.columns))}"
+                f"table: missing column(s) {', '.join(map(repr, missing))} (or 'C' for D); "
+                f"found {', '.join(map(repr, t.columns))}"
             )
-        N, D = N["N"], N["D"]
+        N, D = t["N"], t["D"]
     if D is None:
         raise InputError("give D (training tokens) beside N, or a table with columns N and D")
     try:
