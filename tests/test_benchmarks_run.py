@@ -30,6 +30,8 @@ CASES = {
     "bench_cli_startup": (["--repeat", "1"], "--version within 0.5 s"),
     "bench_zoo": ([], "speed-up"),
     "downstream_trajectory_stage1": (["--tasks", "1", "--bootstrap", "10"], "intermediate"),
+    # three real fits (reads ../shared like the other trust scripts)
+    "trust_new_splits": (["--only", "datab", "--jobs", "1"], "pooled per-forecast coverage"),
     # its baseline is another checkout; this one stands in for it (the script runs, both sides)
     "bench_trust_default": (["--runs", "60", "--baseline-src", str(BENCH.parent / "src")],
                             "ratio previous / this"),
