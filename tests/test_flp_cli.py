@@ -510,3 +510,17 @@ def test_one_table_as_runs_and_checkpoints_is_not_a_duplicate():
 
     ck = pd.read_csv(EX / "checkpoints.csv")  # many rows per model: checkpoints, not duplicates
     assert np.isfinite(FLP("ARC", method="fp", bootstrap=0).fit(ck).predict([1e23])[0])
+
+
+def test_a_total_c_that_disagrees_with_the_per_source_flops_is_named():
+    from lmforecast.errors import DomainWarning
+    from lmforecast.flp.tables import source_flops
+
+    runs = pd.read_csv(EX / "mixture_runs.csv")
+    bad = runs.assign(C=3 * (runs["C_general"] + runs["C_code"]))  # ignored silently before
+    with pytest.warns(DomainWarning, match="row 1: column 'C'.*disagrees with C_general, C_code"):
+        source_flops(bad)
+    share = runs["C_code"] / (runs["C_general"] + runs["C_code"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        source_flops(runs.assign(C=runs["C_general"] + runs["C_code"], ratio=share))

@@ -190,6 +190,7 @@ def source_flops(
     if c_cols:
         names = tuple(c[2:] for c in c_cols)
         F = np.column_stack([numeric_column(df, c, lower=0.0, what=what) for c in c_cols])
+        _warn_disagreeing_totals(df, cols, F, c_cols, what)
     elif r_cols or "ratio" in df.columns:
         C = final_flops(df, cols, what)
         if r_cols:
@@ -223,6 +224,32 @@ def source_flops(
         i = int(np.argmax(tot <= 0))
         raise InputError(f"{what}: row {i + 1}: total FLOPs must be > 0")
     return names, F
+
+
+def _warn_disagreeing_totals(df, cols: Columns, F: np.ndarray, c_cols, what: str) -> None:
+    """A `C` or `ratio` column beside `C_<source>` columns is not read: say when it disagrees
+    with them by more than 1% (a C three times their sum was ignored silently)."""
+    tot = F.sum(axis=1)
+    checks = []
+    if cols.C in df.columns:
+        C = pd.to_numeric(df[cols.C], errors="coerce").to_numpy(float)
+        checks.append((cols.C, C, tot))
+    if "ratio" in df.columns and F.shape[1] == 2:
+        r = pd.to_numeric(df["ratio"], errors="coerce").to_numpy(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            checks.append(("ratio", r, F[:, 1] / tot))
+    for name, given, implied in checks:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            off = np.abs(given - implied) > 0.01 * np.maximum(np.abs(implied), 1e-12)
+        if off.any():
+            i = int(np.argmax(off))
+            warnings.warn(
+                f"{what}: row {i + 1}: column {name!r} ({given[i]:.4g}) disagrees with "
+                f"{', '.join(c_cols)} ({implied[i]:.4g}); the {', '.join(c_cols)} columns are "
+                "used",
+                DomainWarning,
+                stacklevel=4,
+            )
 
 
 def domain_columns(df: pd.DataFrame, what: str = "runs") -> list[str]:
