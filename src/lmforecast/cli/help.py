@@ -274,7 +274,7 @@ def decorate(parser: argparse.ArgumentParser) -> None:
                     a.option_strings[0]
                 )
         name = " ".join(key)
-        lines = EXAMPLES.get(name) or GETTING_STARTED if not name else EXAMPLES.get(name)
+        lines = EXAMPLES.get(name) if name else GETTING_STARTED
         if lines is None:  # a group: its verbs' examples, in order (a fit before its use)
             lines = list(dict.fromkeys(
                 ln for k, v in EXAMPLES.items() if k.startswith(name + " ") for ln in v

@@ -119,19 +119,7 @@ def fit_isoflop(
     def iv(col):
         return np.quantile(boots[:, col], q).tolist() if len(boots) else [float("nan")] * 2
 
-    at = []
-    for C in np.atleast_1d(np.asarray(at_flops, float)):
-        if not (np.isfinite(C) and C > 0):
-            raise InputError(f"--flops must be a positive number, got {C:g}")
-        lc = np.log(C)
-        row = {"C": float(C), "N_star": float(np.exp(ga + a * lc)),
-               "D_star": float(np.exp(gb + b * lc))}  # fmt: skip
-        if len(boots):
-            row["N_interval"] = np.exp(np.quantile(boots[:, 1] + boots[:, 0] * lc, q)).tolist()
-            row["D_interval"] = np.exp(np.quantile(boots[:, 3] + boots[:, 2] * lc, q)).tolist()
-        at.append(row)
-
-    return IsoFlopResult(
+    res = IsoFlopResult(
         approach=approach,
         a=a,
         b=b,
@@ -145,8 +133,25 @@ def fit_isoflop(
         seed=seed,
         budgets=m.tolist(),
         n_runs=len(t),
-        meta={"at_flops": at} if at else {},
     )
+    at = [_at_budget(res, C, boots, q) for C in np.atleast_1d(np.asarray(at_flops, float))]
+    if at:
+        res.meta["at_flops"] = at
+    return res
+
+
+def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, q) -> dict:
+    """N*(C), D*(C) at a budget (`IsoFlopResult.optimal`), with percentile intervals over the
+    resampled power laws (rows a, log G_N, b, log G_D)."""
+    if not (np.isfinite(C) and C > 0):
+        raise InputError(f"--flops must be a positive number, got {C:g}")
+    N, D = res.optimal(C)
+    row = {"C": float(C), "N_star": float(N), "D_star": float(D)}
+    if len(boots):
+        lc = np.log(C)
+        row["N_interval"] = np.exp(np.quantile(boots[:, 1] + boots[:, 0] * lc, q)).tolist()
+        row["D_interval"] = np.exp(np.quantile(boots[:, 3] + boots[:, 2] * lc, q)).tolist()
+    return row
 
 
 def approach3(t: pd.DataFrame, huber_delta: float = 1e-3) -> dict:

@@ -67,13 +67,16 @@ class IsoFlopResult(SummaryDisplay):
             "         C           N*           D*       L*",
         ]
         lines += [f"  {c:10.4g}  {n:11.4g}  {d:11.4g}  {lo:.4f}" for c, n, d, lo in self.budgets]
+        top = max(c for c, *_ in self.budgets)
+
+        def iv(v) -> str:
+            return f" {p:g}% [{v[0]:.4g}, {v[1]:.4g}]" if v else ""
+
         for r in self.meta.get("at_flops", []):
-            top = max(c for c, *_ in self.budgets)
             far = f" ({r['C'] / top:.3g}x the largest budget)" if r["C"] > top * 1.01 else ""
-            ni, di = r.get("N_interval"), r.get("D_interval")
-            iv = lambda v: f" {p:g}% [{v[0]:.4g}, {v[1]:.4g}]" if v else ""  # noqa: E731
-            lines.append(f"  at C = {r['C']:.4g}{far}: N* = {r['N_star']:.4g}{iv(ni)}, "
-                         f"D* = {r['D_star']:.4g}{iv(di)}")  # fmt: skip
+            lines.append(f"  at C = {r['C']:.4g}{far}: N* = {r['N_star']:.4g}"
+                         f"{iv(r.get('N_interval'))}, D* = {r['D_star']:.4g}"
+                         f"{iv(r.get('D_interval'))}")  # fmt: skip
         return "\n".join(lines)
 
     def contract(self) -> dict:

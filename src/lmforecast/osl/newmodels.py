@@ -68,7 +68,6 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
         B = table[res.metrics].to_numpy(float)
         if res.imputation is not None:  # imputed, and said so per model
             warn_imputed(table, res.metrics, stacklevel=3)
-        if res.imputation is not None:
             imp = Imputer.from_dict(res.imputation, len(res.metrics), Checker("saved OSL fit"))
             B = imp.apply(B)
         ok = np.isfinite(B).all(axis=1)

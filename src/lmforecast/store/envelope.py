@@ -102,8 +102,8 @@ def _token(v: float) -> str:
 
 
 def _encode_non_finite(d: dict) -> dict:
-    """`d` with every non-finite float replaced by None and listed under NON_FINITE (a copy only
-    where something changed)."""
+    """A copy of `d` with every non-finite float replaced by None and listed under NON_FINITE
+    (absent when there is none)."""
     found: list[list] = []
 
     def walk(obj, path):

@@ -51,9 +51,8 @@ class _Fitted:
         return self.est.predict(*_n_d(test, **self.cols))
 
     def interval(self, test, level):
-        with (
-            warnings.catch_warnings()
-        ):  # a backtest extrapolates on purpose (its table says how far)
+        # a backtest extrapolates on purpose (its table says how far): no reach warnings
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", ReachWarning)
             return self.est.predict_interval(*_n_d(test, **self.cols), level=level)
 

@@ -291,7 +291,7 @@ def _boot_chunk(counts_list, shared) -> list:
 
 
 def s_boot_of(t_boot: np.ndarray | None, n: int) -> np.ndarray:
-    if t_boot is None or not len(t_boot) or not np.size(t_boot) or n == 0:
+    if t_boot is None or np.size(t_boot) == 0 or n == 0:
         return np.zeros(n)
     q16, q84 = np.nanquantile(t_boot, [0.158655, 0.841345], axis=0)
     return np.nan_to_num(0.5 * (q84 - q16), nan=0.0)

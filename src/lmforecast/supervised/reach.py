@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import DomainWarning
 from .forms import ONE_D_DECADES
 from .intervals import distance
-from .stack import R_MEASURED
+from .stack import R_MEASURED, untested_reach
 
 
 class ReachWarning(DomainWarning):
@@ -51,16 +51,16 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
             ReachWarning,
             stacklevel=stacklevel,
         )
-    lo, hi = cal.get("min_D"), cal.get("max_D")
-    if not (lo and hi) or math.log10(hi / lo) >= ONE_D_DECADES:
+    ex = untested_reach(cal, D)  # ln of how far D lies outside a one-token-count ladder's
+    if ex is None:
         return
-    off = np.maximum(D / hi, lo / D)
-    j = int(np.argmax(off))
-    if off[j] > 10**ONE_D_DECADES and "one-D" not in said:
+    j = int(np.argmax(ex))
+    if ex.flat[j] > ONE_D_DECADES * math.log(10) and "one-D" not in said:
         said.add("one-D")
         warnings.warn(
-            f"the runs were all trained on about D={math.sqrt(lo * hi):.3g} tokens, and this "
-            f"forecast is at D={D.flat[j]:.4g} ({off[j]:.3g}x away): the runs carry no "
+            f"the runs were all trained on about D={math.sqrt(cal['min_D'] * cal['max_D']):.3g} "
+            f"tokens, and this forecast is at D={D.flat[j]:.4g} ({math.exp(ex.flat[j]):.3g}x "
+            "away): the runs carry no "
             "information on how the loss moves with D and no check tested it: the forecast "
             "leans on C = 6ND alone, and its interval counts that distance at the single "
             "form's prior scale (wide, untested); add runs at other token counts",

@@ -113,6 +113,10 @@ def _read_all(paths, fmt, run_col) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True, sort=False)
 
 
+#: How a JSONL log's NaN / Infinity read (`readers._read_jsonl` keeps them as text).
+_NON_FINITE = ("NaN", "Infinity", "-Infinity")
+
+
 def _numeric(df, col, where, flag) -> np.ndarray:
     v = pd.to_numeric(df[col], errors="coerce")
     bad = v.isna() & df[col].notna()
@@ -120,7 +124,7 @@ def _numeric(df, col, where, flag) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raw = df[col].iloc[i]
-        diverged = str(raw).lstrip("+-") in ("NaN", "nan", "Infinity", "inf") or np.isinf(v.iloc[i])
+        diverged = raw in _NON_FINITE or np.isinf(v.iloc[i])
         hint = (
             " (a diverged run? cut its log before the divergence, or leave the run out)"
             if diverged
@@ -268,9 +272,6 @@ def import_logs(
     return ImportedRuns(table, None if summary else ck, cols, schedule, n_bad)
 
 
-_NON_FINITE = ("NaN", "Infinity", "-Infinity")
-
-
 def _trailing_non_finite(df: pd.DataFrame, lo: str, st: str | None, tl: str | None) -> pd.Series:
     """The loss column with NaN / Infinity written in a JSONL log read as "not evaluated here"
     (json.dumps writes NaN for a step that logged other keys), except where it is a run's last
@@ -300,12 +301,15 @@ def _check_increasing_and_positive(df: pd.DataFrame, lo: str, tk: str | None) ->
             f"column {lo!r} (--loss) holds {fmt_value(df['_loss'].iloc[i])}; a loss must be > 0"
         )
     for r, g in df.groupby(RUN, sort=False):
-        t = g.sort_values("_step", kind="stable")["_tokens"].to_numpy() if "_step" in g else None
-        if t is None or not np.isfinite(t).all():
+        if "_step" not in g:
+            continue
+        g = g.sort_values("_step", kind="stable")
+        t = g["_tokens"].to_numpy()
+        if not np.isfinite(t).all():
             continue
         back = np.flatnonzero(t[1:] < t[:-1])
         if len(back):
-            row = g.sort_values("_step", kind="stable").iloc[int(back[0]) + 1]
+            row = g.iloc[int(back[0]) + 1]
             raise InputError(
                 f"{row['_file']}: run {r!r}: row {int(row['_row'])}: tokens go down "
                 f"({fmt_value(t[back[0] + 1])} after {fmt_value(t[back[0]])}, column "
