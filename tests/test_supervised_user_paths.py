@@ -230,3 +230,23 @@ def test_a_csv_saved_with_semicolons_is_read_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="read with ';' as the delimiter"):
         got = read_table(path)
     pd.testing.assert_frame_equal(got, df)
+
+
+def test_python_messages_name_the_keyword_beside_the_flag(runs_csv):
+    """A Python user reads `fixed=` / `n_cutoffs=` / `x=`, not only the CLI's `--fix` (the
+    library's messages were written for the CLI)."""
+    from lmforecast.backtest import rolling_origin
+    from lmforecast.osl import ObservationalScalingLaw
+    from lmforecast.supervised.adapter import PointAdapter
+
+    df = pd.read_csv(runs_csv)
+    with pytest.raises(InputError, match=r"--fix \(fixed=\): .* no parameter 'zz'"):
+        SupervisedScalingLaw(fixed={"zz": 1.0}, intervals=False, stack=False).fit(df)
+    with pytest.raises(InputError, match=r"--huber-delta \(huber_delta=\)"):
+        SupervisedScalingLaw(huber_delta=0)
+    with pytest.raises(InputError, match=r"--n-cutoffs \(n_cutoffs=\) must be >= 1, got 0"):
+        rolling_origin(df, PointAdapter("chinchilla"), n_cutoffs=0)
+    with pytest.raises(InputError, match=r"--level \(level=\)"):
+        rolling_origin(df, PointAdapter("chinchilla"), level=1.5)
+    with pytest.raises(InputError, match=r"--x \(x=\) must be one of"):
+        ObservationalScalingLaw(x="pca").fit(pd.DataFrame({"model": ["a"], "t": [0.5]}), "t")

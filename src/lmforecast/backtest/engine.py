@@ -57,7 +57,7 @@ def compute_of(df: pd.DataFrame, compute_col: str = "C") -> np.ndarray:
     else:
         raise InputError(
             f"runs: no compute column {compute_col!r} (and no N and D columns to compute 6ND); "
-            "name it with --compute-col"
+            "name it with --compute-col (compute_col=)"
         )
     bad = ~(np.isfinite(c) & (c > 0))
     if bad.any():
@@ -99,7 +99,7 @@ def choose_cutoffs(compute: np.ndarray, n_cutoffs: int = 4, min_train: int = 1) 
             f"runs: a backtest needs at least two compute levels, found {int(levels.size)}"
         )
     if n_cutoffs < 1:
-        raise InputError(f"--n-cutoffs must be >= 1, got {n_cutoffs}")
+        raise InputError(f"--n-cutoffs (n_cutoffs=) must be >= 1, got {n_cutoffs}")
     cand = np.array([lv for lv in levels[:-1] if np.sum(compute <= lv) >= min_train])
     if cand.size == 0:
         raise InputError(
@@ -125,7 +125,8 @@ def check_cutoffs(compute: np.ndarray, cutoffs: Sequence[float]) -> list[float]:
         n_lo, n_hi = int(np.sum(below)), int(np.sum(~below))
         if not (np.isfinite(c) and n_lo and n_hi):
             raise InputError(
-                f"--cutoffs: cutoff {c:g} leaves {n_lo} run(s) to fit and {n_hi} to forecast; "
+                f"--cutoffs (cutoffs=): cutoff {c:g} leaves {n_lo} run(s) to fit and {n_hi} to "
+                f"forecast; "
                 f"pick a value between {float(levels[0]):g} and {float(levels[-2]):g}"
             )
         out.append(c)
@@ -283,7 +284,7 @@ def rolling_origin(
     in order; the table is the same either way. `progress` shows a bar of (cutoff, method) fits
     done."""
     if not 0.0 < level < 1.0:
-        raise InputError(f"--level must be strictly between 0 and 1, got {level}")
+        raise InputError(f"--level (level=) must be strictly between 0 and 1, got {level}")
     if isinstance(adapters, Adapter) or hasattr(adapters, "fit"):
         adapters = [adapters]  # type: ignore[list-item]
     adapters = list(adapters)

@@ -41,8 +41,8 @@ def constrained_runs(
     cols = list(df.columns)
     if u_col not in cols:
         raise InputError(
-            f"{what}: missing unique-tokens column {u_col!r} (name it with --u-col); found "
-            f"{', '.join(map(repr, cols))}"
+            f"{what}: missing unique-tokens column {u_col!r} (name it with --u-col or u_col=); "
+            f"found {', '.join(map(repr, cols))}"
         )
     N = numeric_column(df, n_col, positive=True, what=what)
     if d_col in cols:

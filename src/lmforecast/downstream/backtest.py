@@ -164,7 +164,8 @@ def _check_target_is_larger(evals: pd.DataFrame, fit_models: list, target: str) 
     if len(fitted) and c[target] <= fitted.max():
         big = str(fitted.idxmax())
         raise InputError(
-            f"--target {target!r} ({c[target]:.3g} FLOPs) is not larger than fitted model "
+            f"--target (target_model=) {target!r} ({c[target]:.3g} FLOPs) is not larger than "
+            f"fitted model "
             f"{big!r} ({fitted.max():.3g} FLOPs): a backtest forecasts a larger model"
         )
 
@@ -200,7 +201,9 @@ def backtest(
     # must beat: `not_beating_persistence`, `summary`)
     methods = list(dict.fromkeys([str(m) for m in methods] + ["fp", "persistence"]))
     if len(fit_models) < 2:
-        raise InputError(f"--fit-models: a backtest fits >= 2 models, got {len(fit_models)}")
+        raise InputError(
+            f"--fit-models (fit_models=): a backtest fits >= 2 models, got {len(fit_models)}"
+        )
     tasks = [str(t) for t in tasks]
     per_task = dict(chance) if isinstance(chance, Mapping) else None
 
@@ -211,8 +214,10 @@ def backtest(
         present = set(evals["task"].astype(str))
         unknown = [t for t in tasks if t not in present]
         if unknown:
-            raise InputError(f"--task: {unknown[0]!r} is not in column 'task' ({len(present)} "
-                             f"tasks{did_you_mean(unknown[0], present)})")  # fmt: skip
+            raise InputError(
+                f"--task (tasks=): {unknown[0]!r} is not in column 'task' ({len(present)} "
+                f"tasks{did_you_mean(unknown[0], present)})"
+            )
     missing = [t for t in tasks if chance_of(t) is None and chance_level(t) is None]
     if missing:
         raise InputError(

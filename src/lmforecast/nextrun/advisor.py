@@ -150,7 +150,7 @@ def advise(
     if not (target_N > 0 and target_D > 0):
         raise InputError(f"target N and D must be > 0, got {target_N}, {target_D}")
     if budget is not None and not budget > 0:
-        raise InputError(f"--budget must be > 0 FLOPs, got {budget}")
+        raise InputError(f"--budget (budget=) must be > 0 FLOPs, got {budget}")
     data = _runs(runs)
     if len(data) < 6:
         raise InputError(
@@ -158,7 +158,7 @@ def advise(
         )
     cand = candidate_grid(data, target_N, budget) if candidates is None else candidates
     if len(cand) == 0:
-        raise InputError(f"no candidate run fits in --budget {budget:.3g} FLOPs (6ND)")
+        raise InputError(f"no candidate run fits in --budget (budget=) {budget:.3g} FLOPs (6ND)")
     law, res = fitted if fitted is not None else fit_with_bootstrap(data, n_boot, seed, level)
     th = np.asarray(res.bootstrap)
     Nc, Dc = cand["N"].to_numpy(float), cand["D"].to_numpy(float)

@@ -195,7 +195,10 @@ class CapabilitySpace:
         n, T = B.shape
         K = int(self.n_components)
         if K < 1 or K > min(n, T):
-            raise InputError(f"--pcs {K}: must be between 1 and min(models, metrics) = {min(n, T)}")
+            raise InputError(
+                f"--pcs (n_components=) {K}: must be between 1 and min(models, "
+                f"metrics) = {min(n, T)}"
+            )
         imp, Z, miss = fit_imputer(B, n_components=self.impute_components)
         self.imputer_ = imp
         B = _unscale(B, imp, Z, miss, (0.0, 1.0))

@@ -111,14 +111,14 @@ class ObservationalScalingLaw(EstimatorDisplay):
         self, table: pd.DataFrame, target: str, raw=None
     ) -> tuple[pd.DataFrame, list[str]]:
         if self.x not in X_KINDS:
-            raise InputError(f"--x must be one of {', '.join(X_KINDS)}, got {self.x!r}")
+            raise InputError(f"--x (x=) must be one of {', '.join(X_KINDS)}, got {self.x!r}")
         if target not in table.columns:
             raise InputError(
                 f"unknown target {target!r}; columns are {', '.join(map(repr, table.columns))}"
             )
         for m in self.exclude_metrics:
             if m not in table.columns:
-                raise InputError(f"--exclude-metric: unknown metric {m!r}")
+                raise InputError(f"--exclude-metric (exclude_metrics=): unknown metric {m!r}")
         if self.metrics:
             metrics = list(self.metrics)
             if target in metrics:

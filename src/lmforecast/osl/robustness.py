@@ -96,7 +96,8 @@ def _parse_predictor(name: str) -> int:
     m = _PCS.match(name)
     if not m or int(m.group(1)) < 1:
         raise InputError(
-            f"--predictors: unknown predictor {name!r}; use pcs:K (K >= 1), flops or size"
+            f"--predictors (predictors=): unknown predictor {name!r}; use pcs:K (K >= 1), flops "
+            f"or size"
         )
     return int(m.group(1))
 
@@ -144,10 +145,12 @@ class RobustnessSweep:
     # ---- validation ------------------------------------------------------------------------
     def _check_config(self) -> tuple[list[str], dict[str, int], np.ndarray]:
         if self.split not in SPLITS:
-            raise InputError(f"--split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+            raise InputError(
+                f"--split (split=) must be one of {', '.join(SPLITS)}, got {self.split!r}"
+            )
         predictors = list(dict.fromkeys(self.predictors))
         if not predictors:
-            raise InputError("--predictors: name at least one predictor")
+            raise InputError("--predictors (predictors=): name at least one predictor")
         dims = {p: _parse_predictor(p) for p in predictors}
         fr = sweep_fractions() if self.fractions is None else np.asarray(self.fractions, float)
         if fr.ndim != 1 or fr.size < 2:
@@ -164,7 +167,7 @@ class RobustnessSweep:
     def _metrics_for(self, table: pd.DataFrame, target: str) -> list[str]:
         for m in self.exclude_metrics:
             if m not in table.columns:
-                raise InputError(f"--exclude-metric: unknown metric {m!r}")
+                raise InputError(f"--exclude-metric (exclude_metrics=): unknown metric {m!r}")
         if self.metrics:
             if target in self.metrics:
                 raise InputError(f"target {target!r} is also a predictor metric; drop it")

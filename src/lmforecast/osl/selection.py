@@ -168,7 +168,9 @@ class SubsetSelector:
         """Build the capability space of the candidate pool (imputation + PCA, App. B.3)."""
 
         if self.max_families < 1:
-            raise InputError(f"--max-families must be >= 1, got {self.max_families}")
+            raise InputError(
+                f"--max-families (max_families=) must be >= 1, got {self.max_families}"
+            )
         metrics = list(self.metrics) if self.metrics else default_metrics(table)
         check_metrics(table, metrics)
         pool = table
@@ -179,12 +181,13 @@ class SubsetSelector:
         for f in self.include:
             if f not in families:
                 raise InputError(
-                    f"--include: family {f!r} is not in the table; families are "
+                    f"--include (include=): family {f!r} is not in the table; families are "
                     f"{', '.join(families)}"
                 )
         if len(pool) < self.n_components + 1:
             raise InputError(
-                f"{len(pool)} candidate models; need more than --pcs {self.n_components}"
+                f"{len(pool)} candidate models; need more than --pcs (n_components=) "
+                f"{self.n_components}"
             )
         self.space_ = CapabilitySpace(self.n_components).fit(pool, metrics)
         S = self.space_.transform(pool)
@@ -204,7 +207,7 @@ class SubsetSelector:
     def search(self, budget: int) -> Selection:
         """Exact minimiser of Eq. 9 over whole-family subsets with <= budget models."""
         if budget < 1:
-            raise InputError(f"--budget must be >= 1, got {budget}")
+            raise InputError(f"--budget (budget=) must be >= 1, got {budget}")
         forced = self._forced()
         if forced.sum() > self.max_families:
             raise InputError(

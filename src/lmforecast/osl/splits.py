@@ -17,7 +17,7 @@ LLAMA2_7B_FLOPS = 8.4e22  # Sec. 4: default cutoff, Llama-2-7B's training FLOPs 
 def cutoff_split(table: pd.DataFrame, cutoff_flops: float = LLAMA2_7B_FLOPS) -> np.ndarray:
     """Test mask: models above the FLOPs cutoff, and models with unknown FLOPs (4.7 item 11)."""
     if not cutoff_flops > 0:
-        raise InputError(f"--cutoff-flops must be > 0, got {cutoff_flops}")
+        raise InputError(f"--cutoff-flops (cutoff_flops=) must be > 0, got {cutoff_flops}")
     if FLOPS not in table.columns or not table[FLOPS].notna().any():
         raise InputError(  # every model would be held out: "0 training models" said nothing
             f"the FLOPs cutoff split needs column {FLOPS!r} (training compute in 1e21 FLOPs), "

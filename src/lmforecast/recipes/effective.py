@@ -122,7 +122,7 @@ def compare_recipes(
 ) -> RecipeComparison:
     """Effective-compute multiplier of `new` over `base` at `flops` (see module doc)."""
     if not flops > 0:
-        raise InputError(f"--flops must be > 0, got {flops}")
+        raise InputError(f"--flops (flops=) must be > 0, got {flops}")
     Ca, La = frontier(base, "base", **cols)
     Cb, Lb = frontier(new, "new", **cols)
     lo, hi = max(Ca.min(), Cb.min()), min(Ca.max(), Cb.max())

@@ -110,7 +110,7 @@ def shape_test(
     if (t.groupby("model")[["width", "depth"]].nunique() > 1).any().any():
         raise InputError(
             f"{what}: a model has more than one width or depth; name the model "
-            "column with --model-col"
+            "column with --model-col (model_col=)"
         )
     check_min_rows(len(m), 6, "models", "the residual test fits 3 shape coefficients")
     x_raw = np.log(m["width"].to_numpy() / m["depth"].to_numpy())

@@ -100,17 +100,19 @@ def fix_bounds(law, fixed: Mapping[str, float] | None) -> list[tuple[float, floa
     for name, value in fixed.items():
         if name not in by_nat:
             names = ", ".join(dict.fromkeys(n for n in by_nat if not n.startswith("log_")))
-            raise InputError(f"--fix: {law.name} has no parameter {name!r}; use one of {names}")
+            raise InputError(
+                f"--fix (fixed=): {law.name} has no parameter {name!r}; use one of {names}"
+            )
         i, tr = by_nat[name]
         v = float(value)
         if tr == "exp" and not name.startswith("log_"):
             if not v > 0:
-                raise InputError(f"--fix: {name} must be > 0, got {value}")
+                raise InputError(f"--fix (fixed=): {name} must be > 0, got {value}")
             v = float(np.log(v))
         lo, hi = bounds[i]
         if not (np.isfinite(v) and lo <= v <= hi):
             raise InputError(
-                f"--fix: {name}={value} is outside the bounds of {law.name} "
+                f"--fix (fixed=): {name}={value} is outside the bounds of {law.name} "
                 f"({_nat(lo, tr)} to {_nat(hi, tr)})"
             )
         bounds[i] = (v, v)
@@ -146,7 +148,7 @@ def collapse_replicates(
 ) -> tuple[pd.DataFrame, float]:
     """(runs, replicate noise floor): see the module docstring. `rows`: 1-based row numbers."""
     if mode not in (None, "mean", "keep"):
-        raise InputError(f"--replicates must be 'mean' or 'keep', got {mode!r}")
+        raise InputError(f"--replicates (replicates=) must be 'mean' or 'keep', got {mode!r}")
     key = data[["N", "D"]]
     dup = key.duplicated(keep=False).to_numpy()
     if not dup.any():
@@ -158,7 +160,7 @@ def collapse_replicates(
         raise InputError(
             f"runs: row {num(i)} duplicates row {num(j)} (N={data['N'].iloc[i]:.6g}, "
             f"D={data['D'].iloc[i]:.6g}; seed replicates?): pass --replicates mean or "
-            "--replicates keep"
+            "--replicates keep (Python: replicates='mean' or 'keep')"
         )
     logl = np.log(data["loss"].to_numpy(float))
     g = pd.Series(logl).groupby([data["N"].to_numpy(), data["D"].to_numpy()])

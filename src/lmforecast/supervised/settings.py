@@ -14,7 +14,7 @@ def check_settings(
     if loss not in ("huber", "squared"):
         raise InputError(f"unknown loss {loss!r}; use 'huber' or 'squared'")
     if loss == "huber" and not huber_delta > 0:
-        raise InputError(f"--huber-delta must be > 0, got {huber_delta}")
+        raise InputError(f"--huber-delta (huber_delta=) must be > 0, got {huber_delta}")
     if bootstrap is not None and (
         isinstance(bootstrap, bool) or bootstrap != int(bootstrap) or bootstrap < 0
     ):
@@ -24,6 +24,6 @@ def check_settings(
     if calibration not in ("prior", "prior+backtest"):
         raise InputError(f"calibration must be 'prior' or 'prior+backtest', got {calibration!r}")
     if replicates not in (None, "mean", "keep"):
-        raise InputError(f"--replicates must be 'mean' or 'keep', got {replicates!r}")
+        raise InputError(f"--replicates (replicates=) must be 'mean' or 'keep', got {replicates!r}")
     if fixed and form == "average":
-        raise InputError("--fix needs one form, not 'average'")
+        raise InputError("--fix (fixed=) needs one form, not 'average'")
