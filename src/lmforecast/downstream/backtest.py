@@ -164,7 +164,7 @@ def _check_target_is_larger(evals: pd.DataFrame, fit_models: list, target: str) 
     if len(fitted) and c[target] <= fitted.max():
         big = str(fitted.idxmax())
         raise InputError(
-            f"--target (target_model=) {target!r} ({c[target]:.3g} FLOPs) is not larger than "
+            f"--target {target!r} (target_model=; {c[target]:.3g} FLOPs) is not larger than "
             f"fitted model "
             f"{big!r} ({fitted.max():.3g} FLOPs): a backtest forecasts a larger model"
         )
