@@ -96,11 +96,11 @@ def test_auto_form_falls_back_when_sizes_cannot_identify_gamma():
 
 def test_auto_form_needs_more_runs_than_gamma_parameters():
     # a ladder of one run per size (the final checkpoint of each) spanning two decades of D/N:
-    # enough sizes and range for gamma, but 5 runs for its 6 parameters (refused before)
+    # enough sizes and range for gamma, but 6 runs for its 6 parameters (refused before)
     sizes = (2e7, 5e7, 1e8, 2e8, 5e8, 1e9)
-    df = _runs(sizes=sizes, ratios=(20,)).iloc[:5].copy()
-    df["D"] = df["N"] * np.logspace(0.5, 2.5, 5)
-    with pytest.warns(UserWarning, match="5 runs"):
+    df = _runs(sizes=sizes, ratios=(20,)).iloc[:6].copy()
+    df["D"] = df["N"] * np.logspace(0.5, 2.5, 6)
+    with pytest.warns(UserWarning, match="6 runs"):
         m = SupervisedScalingLaw(bootstrap=5).fit(df)
     assert m.form_ == "chinchilla" and ">= 7 runs" in m.result_.meta["form_reason"]
     lo, hi = m.predict_interval(1e9, 2e10)

@@ -89,9 +89,14 @@ STACK_IGNORES_UPDATE = (
 
 
 def run_scatter(res, data: pd.DataFrame) -> float:
-    """The runs' scatter in log loss: the fit's robust residual scale, or the spread of seed
-    replicates where larger."""
-    return max(float(res.residual_scale), float(data.attrs.get("replicate_sd", 0.0)))
+    """The runs' scatter in log loss: the fit's robust residual scale corrected for the
+    parameters it fitted (x sqrt(n / (n - p)), p free parameters: a law through n runs leaves
+    residuals smaller than the scatter; 5-8 runs gave 0.0-0.3% intervals around 1-8% errors),
+    or the spread of seed replicates where larger."""
+    n = int(res.n_obs)
+    p = int((res.meta.get("identification") or {}).get("n_free", len(res.theta)))
+    dof = float(np.sqrt(n / max(n - p, 1)))
+    return max(float(res.residual_scale) * dof, float(data.attrs.get("replicate_sd", 0.0)))
 
 
 def fitted_range(data: pd.DataFrame) -> dict:

@@ -34,7 +34,7 @@ GAMMA_MIN_SIZES = 5
 GAMMA_MIN_DN_DECADES = 1.0
 ONE_D_DECADES = 0.1  # runs whose D spans less (26%) have one token count: no D term to fit
 GAMMA_MIN_RUNS = 7  # chinchilla-gamma's 6 parameters and one run more to show the scatter
-CHINCHILLA_RUNS = 5  # fewer distinct runs: the 1-D compute law (form "compute")
+CHINCHILLA_RUNS = 6  # chinchilla's 5 parameters and one run more; fewer: form "compute"
 COMPUTE_RUNS = 4  # fewer: refused
 NO_SPLIT = ("the 1-D compute law depends on 6ND only: it has no compute-optimal N/D split (fit "
             "runs at several D/N for a law in N and D)")  # fmt: skip
@@ -71,7 +71,8 @@ def choose_form(form: str, data: pd.DataFrame) -> tuple[str, str]:
     if len(data) < CHINCHILLA_RUNS:
         return "compute", (
             f"compute (simplest): {len(data)} runs cannot fit a law in N and D (chinchilla has "
-            f"{CHINCHILLA_RUNS} parameters); the 1-D compute law E + A (6ND)^-a has 3 and no "
+            f"{CHINCHILLA_RUNS - 1} parameters and needs one run more to show the runs' scatter); "
+            "the 1-D compute law E + A (6ND)^-a has 3 and no "
             "compute-optimal N/D split"
         )
     if n_sizes >= GAMMA_MIN_SIZES and dec >= GAMMA_MIN_DN_DECADES and len(data) >= GAMMA_MIN_RUNS:
@@ -195,10 +196,12 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: 
             f"its exponents: only {len(boot)} of {requested} size resamples could be refitted "
             "(a resample needs at least as many distinct runs as free parameters)"
         )
+    n_free = int(np.sum(bnds[:, 0] != bnds[:, 1]))  # the residual scale's degrees of freedom
     if not probs:
-        return {"identified": True, "reason": "every exponent pinned by the runs"}
+        return {"identified": True, "reason": "every exponent pinned by the runs", "n_free": n_free}
     return {
         "identified": False,
+        "n_free": n_free,
         "reason": "the runs do not pin "
         + "; ".join(probs)
         + "; use a simpler form or --fix (docs/trust.md)",

@@ -214,7 +214,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
             "k": float(cal.get("k", 0.0)),
             "s_inner": float(stk["s_inner"]) if stk else float("nan"),
             "r_inner": float(stk["r_inner"]) if stk else float("nan"),
-            "excess": st.untested_reach(cal, Df) if stk and cal else None,
+            "excess": st.untested_reach(cal, Df, Nf, stk) if stk and cal else None,
         }
 
     def _fit_average(self, data: pd.DataFrame, n_boot: int) -> FitResult:
@@ -398,7 +398,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
             sb = cb.s_boot_of(tb, t.size)
             stk = self.result_.meta.get("stack")
             if stk and "k_stack" in cal:
-                ex = st.untested_reach(cal, Df)
+                ex = st.untested_reach(cal, Df, Nf, stk)
                 lo, hi = cb.stack_interval(t, sb, float(cal["noise"]), r, stk, cal["k_stack"],
                                            level, ex, float(cal["k"]))  # fmt: skip
             else:

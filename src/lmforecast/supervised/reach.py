@@ -7,6 +7,8 @@ Two cases get a warning (docs/trust.md "Where the intervals fail"):
   another D: the runs say nothing about how loss moves with D, and no inner check could test
   it (a Gemstones ladder at D = 20B forecast at 350B missed by 14-25% inside a 3% interval
   before `stack.untested_reach` widened such intervals).
+- a token ratio D/N outside the fitted runs' range, beyond what the stack's inner check held
+  out: the forecast leans on the laws' N-D trade-off where nothing tested it.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
             ReachWarning,
             stacklevel=stacklevel,
         )
+    _ratio_warning(owner, said, N, D, stacklevel + 1)
     ex = untested_reach(cal, D)  # ln of how far D lies outside a one-token-count ladder's
     if ex is None:
         return
@@ -64,6 +67,26 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
             "information on how the loss moves with D and no check tested it: the forecast "
             "leans on C = 6ND alone, and its interval counts that distance at the single "
             "form's prior scale (wide, untested); add runs at other token counts",
+            ReachWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def _ratio_warning(owner, said: set, N, D, stacklevel: int) -> None:
+    stk = getattr(getattr(owner, "result_", None), "meta", {}).get("stack")
+    if not stk or "ratio_range" not in stk or "ratio" in said:
+        return
+    ex = untested_reach({}, D, N, stk)
+    j = int(np.argmax(ex))
+    if ex.flat[j] > ONE_D_DECADES * math.log(10):
+        said.add("ratio")
+        lo, hi = stk["ratio_range"]
+        warnings.warn(
+            f"N={N.flat[j]:.4g}, D={D.flat[j]:.4g} trains {D.flat[j] / N.flat[j]:.3g} tokens per "
+            f"parameter, outside the fitted runs' D/N of {lo:.3g} to {hi:.3g} and past what the "
+            "fit's inner check tested: the forecast leans on the laws' N-D trade-off untested, "
+            "and its interval counts that distance at the single form's prior scale; add runs "
+            "near that ratio",
             ReachWarning,
             stacklevel=stacklevel,
         )

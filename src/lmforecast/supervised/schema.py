@@ -121,4 +121,7 @@ def _check_stack(c: Checker, stack, where: str) -> None:
     for k in ("s_inner", "r_inner"):
         c.num(c.get(stk, k, "meta.stack"), f"meta.stack.{k}", lo=0.0)
     c.num(c.get(stk, "inner_forecasts", "meta.stack"), "meta.stack.inner_forecasts", lo=1.0)
+    for k, lo in (("ratio_range", 1e-300), ("ratio_tested", 0.0)):  # since the tenth session
+        if k in stk:
+            c.nums(stk[k], f"meta.stack.{k}", length=2, lo=lo)
     check_fit_result(c.get(stk, "overtrain_ls", "meta.stack"), where, "meta.stack.overtrain_ls")

@@ -20,6 +20,13 @@ the distances the real suites measured (r <= R_MEASURED = 2, about their 95th pe
 errors there did not grow with r once s_inner was known, and every growth we tried lost coverage
 on Gemstones leave-one-suite-out) and grows in proportion beyond them, where there is no evidence.
 
+The over-training law enters only where the runs span at least MIN_RATIOS token ratios D/N:
+its M-term a M^eta + b M^-eta has three parameters, and at two ratios a whole family of them
+fits equally well (their forecasts off those ratios differed 2.8 vs 12.9 on one table, by row
+order). A forecast at a D/N outside the fitted runs' range, further than the inner check's
+held-out runs lay outside theirs, is untested: `untested_reach` counts that distance at the
+single form's prior scale.
+
 A stack needs at least MIN_SIZES model sizes and MIN_RUNS runs below an inner cut, and MIN_INNER
 held-out runs over its cuts; with fewer, the fit keeps its single form and the prior k r term
 (`calibration`).
@@ -45,6 +52,8 @@ MIN_INNER = 5  # held-out runs below which the inner errors cannot set a scale o
 R_MEASURED = 2.0  # ~95th percentile of the distance r of the suites' held-out forecasts
 MAE_FLOOR = 1e-4  # a candidate that is exact on the inner backtest does not take every weight
 CANDIDATES = ("form", "overtrain-ls", "compute-law")
+MIN_RATIOS = 4  # token ratios D/N the over-training law's M-term (a, b, eta) needs, and one more
+RATIO_GAP = 0.02  # decades: ratios closer than this (5%) are one ratio (rounded N or D)
 FIX_NO_STACK = (
     "--fix / fixed=: forecasting with the pinned form alone, not the stack (the over-training "
     "and 1-D compute laws it averages with cannot take the form's pinned parameters)"
@@ -70,6 +79,30 @@ def inner_cuts(data: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]]:
         seen.add(j)
         out.append((tr, ~tr))
     return out
+
+
+def token_ratios(data: pd.DataFrame) -> int:
+    """How many distinct token ratios D/N the runs have (ratios within RATIO_GAP decades of
+    their neighbour count as one)."""
+    lr = np.sort(np.log10(data["D"].to_numpy(float) / data["N"].to_numpy(float)))
+    return int(1 + np.sum(np.diff(lr) > RATIO_GAP)) if lr.size else 0
+
+
+def _ratio_excess(lo: float, hi: float, ratio) -> tuple[np.ndarray, np.ndarray]:
+    """ln of how far each ratio lies below `lo` and above `hi` (0 inside)."""
+    ratio = np.asarray(ratio, float)
+    return np.maximum(0.0, np.log(lo / ratio)), np.maximum(0.0, np.log(ratio / hi))
+
+
+def ratio_reach(data: pd.DataFrame) -> dict:
+    """The fitted runs' token-ratio range and how far below / above the training runs' range
+    the inner check's held-out runs lay (the ratio distance it tested)."""
+    ratio = data["D"].to_numpy(float) / data["N"].to_numpy(float)
+    tested = [0.0, 0.0]
+    for tr, te in inner_cuts(data):
+        below, above = _ratio_excess(ratio[tr].min(), ratio[tr].max(), ratio[te])
+        tested = [max(tested[0], float(below.max())), max(tested[1], float(above.max()))]
+    return {"ratio_range": [float(ratio.min()), float(ratio.max())], "ratio_tested": tested}
 
 
 def _point_fit(est, form: str, loss: str, fixed, data: pd.DataFrame) -> FitResult:
@@ -110,6 +143,8 @@ def inner_backtest(est, form: str, data: pd.DataFrame) -> tuple[dict, np.ndarray
     if not cuts:
         return None
     fitters = _fitters(est, form)
+    if token_ratios(data) < MIN_RATIOS:  # its M-term is not identified: never weighted
+        fitters["overtrain-ls"] = lambda d: lambda N, D: np.full(np.size(N), np.nan)
     errs = {c: [] for c in CANDIDATES}
     r_in = []
     with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -174,8 +209,17 @@ def fit_stack(est, form: str, data: pd.DataFrame, noise: float = 0.0) -> dict | 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ot = _point_fit(est, "overtrain", "squared", None, data)
+    n_ratios = token_ratios(data)
+    excluded = {}
+    if n_ratios < MIN_RATIOS:
+        excluded["overtrain-ls"] = (
+            f"the runs have {n_ratios} token ratio(s) D/N; the over-training law's M-term needs "
+            f">= {MIN_RATIOS}"
+        )
     return {
         "weights": weights,
+        "excluded": excluded,
+        **ratio_reach(data),
         "inner_mae": {c: (m if np.isfinite(m) else None) for c, m in mae.items()},
         "s_inner": float(np.sqrt(np.mean(stacked**2))),
         "r_inner": float(np.median(r_in)),
@@ -211,26 +255,39 @@ def extrapolation_term(
     return term if excess is None else np.maximum(term, k_single * np.asarray(excess, float))
 
 
-def untested_reach(cal: Mapping, D) -> np.ndarray | None:
-    """For runs at one token count (D spanning less than `forms.ONE_D_DECADES`): how far, in
-    log units, a forecast's D lies outside theirs; None otherwise. Such runs carry nothing on
-    how loss moves with D, and the stack's inner check (which holds out sizes at that same D)
-    tests nothing there: its error set a 3% interval around forecasts 14-25% too high (a
-    Gemstones ladder at D = 20B forecast at 350B). Over that distance the single form's prior
-    k r applies instead (docs/trust.md)."""
-    lo, hi = cal.get("min_D"), cal.get("max_D")
-    if not (lo and hi) or np.log10(hi / lo) >= fm.ONE_D_DECADES:
-        return None
+def untested_reach(cal: Mapping, D, N=None, stack: Mapping | None = None) -> np.ndarray | None:
+    """How far, in log units, a stacked forecast lies where the inner check tested nothing;
+    None where no such direction applies (fits saved before a direction was stored).
+
+    - Runs at one token count (D spanning less than `forms.ONE_D_DECADES`): how far D lies
+      outside theirs. They carry nothing on how loss moves with D, and the inner check (which
+      holds out sizes at that same D) tests nothing there: its error set a 3% interval around
+      forecasts 14-25% too high (a Gemstones ladder at D = 20B forecast at 350B).
+    - A token ratio D/N outside the fitted runs' range, beyond how far the inner check's
+      held-out runs lay outside theirs (`ratio_reach`): a forecast inside the fitted N, D and C
+      but off their ratios (r = 0) leaned on the laws' N-D trade-off untested.
+    Over that distance the single form's prior k r applies instead (docs/trust.md)."""
     D = np.asarray(D, float)
-    return np.maximum(0.0, np.maximum(np.log(D / hi), np.log(lo / D)))
+    parts = []
+    lo, hi = cal.get("min_D"), cal.get("max_D")
+    if lo and hi and np.log10(hi / lo) < fm.ONE_D_DECADES:
+        parts.append(np.maximum(0.0, np.maximum(np.log(D / hi), np.log(lo / D))))
+    if N is not None and stack and "ratio_range" in stack:
+        below, above = _ratio_excess(*stack["ratio_range"], D / np.asarray(N, float))
+        tb, ta = stack["ratio_tested"]
+        parts.append(np.maximum(0.0, np.maximum(below - tb, above - ta)))
+    return np.maximum.reduce(parts) if parts else None
 
 
 def describe(stack: Mapping) -> str:
     w = ", ".join(f"{c} {stack['weights'][c]:.2f}" for c in CANDIDATES)
-    return (
+    out = (
         f"Forecast: stack weighted by an inner backtest ({stack['inner_forecasts']} held-out "
         f"runs of the largest fitted sizes): {w}; inner RMS error {stack['s_inner']:.3g}"
     )
+    for c, why in (stack.get("excluded") or {}).items():
+        out += f"; {c} left out: {why}"
+    return out
 
 
 __all__ = [
@@ -243,5 +300,6 @@ __all__ = [
     "stack_weights",
     "stacked_errors",
     "stacked_target",
+    "token_ratios",
     "unit_term",
 ]
