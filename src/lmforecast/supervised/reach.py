@@ -77,6 +77,8 @@ def _ratio_warning(owner, said: set, N, D, stacklevel: int) -> None:
     if not stk or "ratio_range" not in stk or "ratio" in said:
         return
     ex = untested_reach({}, D, N, stk)
+    if ex is None:
+        return
     j = int(np.argmax(ex))
     if ex.flat[j] > ONE_D_DECADES * math.log(10):
         said.add("ratio")

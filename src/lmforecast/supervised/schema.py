@@ -29,7 +29,7 @@ def check_supervised_meta(d: Mapping, where: str) -> None:
         cal = c.obj(cal, "meta.intervals")
         c.num(c.get(cal, "max_compute", "meta.intervals"), "meta.intervals.max_compute",
               lo=0.0, lo_open=True)  # fmt: skip
-        for k in ("max_N", "max_D", "min_compute", "min_N", "min_D"):
+        for k in ("max_N", "max_D", "min_compute", "min_N", "min_D", "min_ratio", "max_ratio"):
             if cal.get(k) is not None:
                 c.num(cal[k], f"meta.intervals.{k}", lo=0.0, lo_open=True)
         c.num(cal.get("noise", 0.0), "meta.intervals.noise", lo=0.0)

@@ -272,7 +272,7 @@ def untested_reach(cal: Mapping, D, N=None, stack: Mapping | None = None) -> np.
     lo, hi = cal.get("min_D"), cal.get("max_D")
     if lo and hi and np.log10(hi / lo) < fm.ONE_D_DECADES:
         parts.append(np.maximum(0.0, np.maximum(np.log(D / hi), np.log(lo / D))))
-    if N is not None and stack and "ratio_range" in stack:
+    if N is not None and stack and {"ratio_range", "ratio_tested"} <= set(stack):
         below, above = _ratio_excess(*stack["ratio_range"], D / np.asarray(N, float))
         tb, ta = stack["ratio_tested"]
         parts.append(np.maximum(0.0, np.maximum(below - tb, above - ta)))
