@@ -19,7 +19,7 @@ def test_predict_contract(cli, preset):
     assert code == 0
     d = json.loads(out)
     assert set(d) == {"student_loss", "teacher_loss", "supervised_loss", "interval", "level",
-                      "interval_basis"}  # fmt: skip
+                      "interval_basis", "verdict"}  # fmt: skip
     LT = float(preset.teacher_loss(7.75e9, 1.55e11))
     assert d["teacher_loss"] == pytest.approx(LT)
     assert d["student_loss"] == pytest.approx(float(preset.predict(1e9, 2e10, LT)))
@@ -47,7 +47,7 @@ def test_plan_contract_and_errors(cli, tmp_path):
     d = json.loads(out)
     assert set(d) == {"student_tokens", "teacher_params", "teacher_tokens", "teacher_loss",
                       "student_loss", "supervised_loss", "flops", "interval", "level",
-                      "intervals", "interval_basis"}  # fmt: skip
+                      "intervals", "interval_basis", "verdict", "at_search_bound"}  # fmt: skip
     assert set(d["flops"]) == {"student_training", "teacher_inference", "teacher_pretraining"}
     assert sum(d["flops"].values()) == pytest.approx(1e22, rel=1e-9)
     code, _, err = cli("distill", "plan", "--student-params", 3e9, "--flops", 1e22,

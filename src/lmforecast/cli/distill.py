@@ -191,6 +191,8 @@ def _model(spec: str):
 
 
 def _predict(args) -> int:
+    from .distill_out import predict, predict_text
+
     if args.teacher_params is not None and args.teacher_tokens is None:
         raise InputError("--teacher-params needs --teacher-tokens")
     if args.teacher_loss is not None and args.teacher_tokens is not None:
@@ -201,53 +203,18 @@ def _predict(args) -> int:
             f"--teacher-loss {args.teacher_loss:g} is at or below the irreducible loss E = "
             f"{m.E_:.4g} of the supervised law: no teacher reaches it (Eq. 8 needs L_T > E)"
         )
-    LT = (
-        args.teacher_loss
-        if args.teacher_loss is not None
-        else float(m.teacher_loss(args.teacher_params, args.teacher_tokens))
-    )
-    LS = float(m.predict(args.student_params, args.student_tokens, LT))
-    sup = float(m.supervised_loss(args.student_params, args.student_tokens))
-    out = {"student_loss": LS, "teacher_loss": LT, "supervised_loss": sup}
-    out.update(_interval(m, args.level, lambda: m.predict_interval(
-        args.student_params, args.student_tokens, LT, level=args.level)))  # fmt: skip
+    out = predict(m, args)
     record_forecast(args, out)
     if args.json:
         print_json(out)
     else:
-        iv = out["interval"]
-        band = (
-            f" [{100 * args.level:g}% interval {iv[0]:.4f} to {iv[1]:.4f}]"
-            if iv is not None
-            else f" [no interval: {out['interval_note']}]"
-        )
-        print(
-            f"student L_S = {LS:.4f}{band}  (teacher L_T = {LT:.4f}; supervised student "
-            f"L~_S = {sup:.4f}; distillation {'helps' if LS < sup else 'does not help'})"
-            + (f"\n  interval: {out['interval_basis']}" if iv is not None else "")
-        )
+        print(predict_text(out, args.level))
     return 0
-
-
-def _interval(m, level, compute) -> dict:
-    """The JSON interval fields: "interval": [lo, hi] and "level", or null with a note when the
-    coefficients carry no draws (a fit saved with --bootstrap 0)."""
-    if not m.has_intervals():
-        return {
-            "interval": None,
-            "level": level,
-            "interval_note": "the fit has no bootstrap samples (refit with --bootstrap B > 0)",
-        }
-    lo, hi = compute()
-    return {
-        "interval": [float(lo), float(hi)],
-        "level": level,
-        "interval_basis": m.interval_basis(),
-    }
 
 
 def _fit(args) -> int:
     from ..distill import DistillationScalingLaw
+    from .distill_out import fit_table_text
 
     out = check_writable(args.out)
     if args.bootstrap < 0:
@@ -291,6 +258,7 @@ def _fit(args) -> int:
                 "ci": res.ci,
                 "ci_relative_width": widths,
                 "identifiability": tab["status"].to_dict(),
+                "outside_interval": list(tab.index[tab["outside_interval"]]),
                 "bootstrap": res.meta.get("bootstrap", {}),
                 "uncertainty": model.uncertainty_report(),
             }
@@ -298,65 +266,26 @@ def _fit(args) -> int:
     else:
         print(model.summary())
         print("\nCoefficients and identified combinations (docs/distill.md):")
-        print(model.coefficient_table().to_string(float_format=lambda v: f"{v:.4g}"))
+        print(fit_table_text(model.coefficient_table()))
     return 0
 
 
 def _plan(args) -> int:
-    from ..distill.plan_intervals import plan_interval
-    from ..distill.planning import get_scenario, plan_distillation, plan_notes
+    from ..distill.planning import get_scenario
+    from .distill_out import plan, plan_text
 
     scenario = get_scenario(args.scenario)
-    m = _model(args.coefficients)
-    p = plan_distillation(m, args.student_params, args.flops, scenario)
-    for note in plan_notes(m, p):
-        warnings.warn(note, stacklevel=1)
-    d = p.to_dict()
-    ivs = {}
-
-    def compute():
-        ivs.update(plan_interval(m, args.student_params, args.flops, scenario, args.level))
-        return ivs["student_loss"]
-
-    d.update(_interval(m, args.level, compute))
-    if ivs:
-        d["intervals"] = {k: [float(lo), float(hi)] for k, (lo, hi) in ivs.items()}
+    d = plan(_model(args.coefficients), args, scenario)
     if args.json:
         print_json(d)
     else:
-        fl = d["flops"]
-        tot = sum(fl.values())
-
-        def band(k):
-            if k not in d.get("intervals", {}):
-                return ""
-            lo, hi = d["intervals"][k]
-            return f" [{lo:.4g}, {hi:.4g}]"
-
-        print(
-            f"{scenario.name}: N_S = {args.student_params:.4g}, C = {args.flops:.4g} FLOPs"
-            + (f"  ({100 * args.level:g}% intervals in brackets)" if ivs else "")
-            + f"\n  student tokens D_S* = {d['student_tokens']:.4g}{band('student_tokens')}\n"
-            f"  teacher N_T* = {d['teacher_params']:.4g}{band('teacher_params')}, "
-            f"D_T* = {d['teacher_tokens']:.4g}{band('teacher_tokens')}, "
-            f"L_T* = {d['teacher_loss']:.4f}{band('teacher_loss')}\n"
-            f"  student L_S* = {d['student_loss']:.4f}{band('student_loss')}   supervised at "
-            f"same compute = {d['supervised_loss']:.4f}   -> "
-            f"{'distill' if d['student_loss'] < d['supervised_loss'] else 'train supervised'}\n"
-            f"  compute split: student {fl['student_training'] / tot:.1%}, teacher inference "
-            f"{fl['teacher_inference'] / tot:.1%}, teacher pretraining "
-            f"{fl['teacher_pretraining'] / tot:.1%}"
-            + (
-                f"\n  intervals: {d['interval_basis']}"
-                if ivs
-                else f"\n  no interval: {d['interval_note']}"
-            )
-        )
+        print(plan_text(d, args, scenario))
     return 0
 
 
 def _choose(args) -> int:
     from ..distill.planning import choose_teacher, choose_teacher_notes
+    from .distill_out import choose_json, choose_notes, choose_text, warn_notes
 
     m = _model(args.coefficients)
     teachers = read_table(args.teachers)
@@ -376,17 +305,14 @@ def _choose(args) -> int:
             f"showing the best {len(t):,} of {len(teachers):,} teachers (--top to change)",
             stacklevel=1,
         )
-    for note in choose_teacher_notes(t, args.flops, args.scenario):
+    warn_notes(choose_notes(m, args, t, teachers))
+    for note in choose_teacher_notes(t, args.flops, args.scenario, D_S=args.student_tokens):
         warnings.warn(note, stacklevel=1)
+    by_size = "L_T" not in teachers.columns
     if args.json:
-        best = t.iloc[0].to_dict()
-        out = {"best": best, "ranking": t.to_dict(orient="records")}
-        out["interval"] = [best["L_S_lo"], best["L_S_hi"]] if "L_S_lo" in best else None
-        out["level"] = args.level
-        out["interval_basis"] = m.interval_basis()
-        print_json(out)
+        print_json(choose_json(m, t, args.level, by_size))
     else:
-        print(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(choose_text(m, t, args.level, by_size))
     return 0
 
 
@@ -491,5 +417,6 @@ _RATIO_BASIS = (
 _RATIO_NOTE = (
     "ratio = distillation / supervised at equal N_S and L_S (< 1: distillation cheaper); tokens "
     "per Eq. 34: D_S + D_T when teacher pretraining is paid; nan: target at or below the "
-    "supervised limit; inf: not reached within 1000x the supervised compute"
+    "supervised limit, or reached supervised in under 1e6 tokens (below the planner's smallest "
+    "budget: no ratio); inf: not reached within 1000x the supervised compute"
 )

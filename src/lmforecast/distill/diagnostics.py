@@ -8,6 +8,8 @@ import pandas as pd
 
 from .uncertainty import spread_status
 
+UNKNOWN = "unknown (no bootstrap)"
+
 
 class Diagnostics:
     """What a fitted `DistillationScalingLaw` reports about its coefficients: the coefficient
@@ -24,6 +26,8 @@ class Diagnostics:
         (c1, d1) pair when c1 alone is flat. `status` comes from
         `identifiability()`; a zero-width interval on a coefficient marked "not identified"
         means the objective is flat there (resamples do not move it), not that it is pinned.
+        `outside_interval` is True where the estimate lies outside its own bootstrap interval
+        (the refits disagree with the fit: treat it as not identified; the CLI marks it `*`).
         """
         self._check()
         boot = np.asarray(self.result_.bootstrap, float)
@@ -44,10 +48,17 @@ class Diagnostics:
         df = pd.DataFrame(rows, columns=["coefficient", "estimate", "lower", "upper", "status"])
         with np.errstate(all="ignore"):
             df.insert(4, "relative_width", (df["upper"] - df["lower"]) / df["estimate"].abs())
+            slack = 1e-9 * df["estimate"].abs()
+            df["outside_interval"] = (df["estimate"] < df["lower"] - slack) | (
+                df["estimate"] > df["upper"] + slack
+            )
         return df.set_index("coefficient")
 
     def identifiability(self, negligible: float = 0.01) -> dict[str, str]:
         """Which coefficients the fitted runs can determine (see docs/distill.md).
+
+        Without bootstrap samples (bootstrap=0) nothing can confirm a coefficient: its status
+        is "unknown (no bootstrap)" unless a structural check below says it is not identified.
 
         With bootstrap samples, a coefficient whose resampled values span more than a decade
         (`uncertainty.spread_status`: P95/P5 > 10; exponents: 5-95% range > median) is "not
@@ -69,7 +80,10 @@ class Diagnostics:
             br = (1.0 + x ** (1.0 / p["f1"])) ** (-p["c1"] * p["f1"])
         inside = float(np.mean((br > 0.01) & (br < 0.99)))
         fixed = set((self.result_.meta.get("fixed") or {}).keys())
-        out = {k: "identified" for k in self.params_}
+        # without resamples nothing says a coefficient is pinned: only the structural checks
+        # below (which need no bootstrap) can say it is not
+        ok = "identified" if self.result_.bootstrap else UNKNOWN
+        out = {k: ok for k in [*self.params_, *_combinations(self.result_.theta)]}
         pairs = {"A'": ("A'", "alpha'", share_a), "B'": ("B'", "beta'", share_b)}
         for c, e, share in pairs.values():
             if np.max(share) < negligible:
@@ -78,7 +92,7 @@ class Diagnostics:
                 out[f"gamma' log {c}"] = out[f"{e} gamma'"] = out[c]
                 joint = f"only via gamma' log {other} and {oe} gamma'"
                 out[other] = out[oe] = out["gamma'"] = joint
-                out[f"gamma' log {other}"] = out[f"{oe} gamma'"] = "identified"
+                out[f"gamma' log {other}"] = out[f"{oe} gamma'"] = ok
         if inside < 0.05:
             for c in ("c1", "f1", "d1"):
                 out[c] = "weakly identified (few runs inside the break)"
@@ -90,7 +104,6 @@ class Diagnostics:
                 and hi - lo <= 1e-6 * abs(self.params_[c])
             ):
                 out[c] = "flat (resamples do not move it)"
-        out["break L_T/L~_S"] = "identified"
         if out.get("c1", "").startswith("flat") and out.get("d1") == "identified":
             out["c1"] = out["d1"] = "only via the break location (c1 flat)"
         # the bootstrap rule is decisive: resamples spanning a decade are never "identified"

@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import check_no_duplicates, numeric_column
-from ..errors import InputError
+from ..errors import InputError, did_you_mean
 from ..fitting import FitResult
 from ..laws import get_law
 from ..supervised import SupervisedScalingLaw
+from ..supervised.presets import PRESETS as SUPERVISED_PRESETS
 
 PAPER_SUPERVISED = ("busbridge2025", "paper")  # explicit opt-in names for Table 6's C4 law
 MIN_SUPERVISED_RUNS = 6  # Eq. 1 has six coefficients
@@ -50,6 +51,12 @@ def _supervised_from(spec) -> SupervisedScalingLaw:
         if not Path(s).exists():
             raise InputError(f"{s}: no such file")
         return SupervisedScalingLaw.load(s)
+    if s not in SUPERVISED_PRESETS:
+        raise InputError(
+            f"unknown supervised law {s!r} (--supervised): use a preset "
+            f"({', '.join(sorted(SUPERVISED_PRESETS))}), paper (= busbridge2025) or a "
+            "`supervised fit --out` JSON" + did_you_mean(s, [*SUPERVISED_PRESETS, "paper"])
+        )
     return SupervisedScalingLaw.from_preset(s)
 
 
@@ -97,6 +104,14 @@ def distill_runs_from_frame(
     supervised runs with columns N, D, loss). Row numbers in errors are those of `df`.
     """
     need = [ns_col, ds_col, lt_col, ls_col]
+    seen: dict[str, str] = {}
+    for flag, c in zip(("--ns-col", "--ds-col", "--lt-col", "--ls-col"), need):
+        if c in seen:
+            raise InputError(
+                f"{what}: {flag} {c!r} is the same column as {seen[c]}: student size, student "
+                "tokens, teacher loss and student loss must be four different columns"
+            )
+        seen[c] = flag
     missing = [c for c in need if c not in df.columns]
     if missing:
         raise InputError(

@@ -24,6 +24,7 @@ from ..laws import get_law
 from ..laws.distillation import DistillationLaw
 from ..store import load_json
 from ..supervised import SupervisedScalingLaw
+from .checks import fitted_ranges, run_notes
 from .diagnostics import Diagnostics
 from .fitting import score_product_grid
 from .inputs import (
@@ -111,13 +112,24 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
 
         Order of App. F: the supervised law first (from the rows with an empty L_T unless one
         was given to the constructor), then Eq. 8 with L~_S from it and each run's measured L_T.
+        Warns (DomainWarning, naming the row) on runs with L_S at or below the supervised law's
+        E, L_S more than 0.1 nats below L_T, or sizes/tokens that look like the wrong units
+        (`checks.run_notes`); keeps the runs' ranges of N_S, D_S, D_S/N_S, L_T and model sizes
+        in ``result_.meta["ranges"]`` (saved), which forecasts check (`checks.range_notes`).
         """
         if runs is None:
             runs = pd.DataFrame({"N_S": N_S, "D_S": D_S, "L_T": L_T, "L_S": L_S})
         elif not isinstance(runs, pd.DataFrame):
             runs = pd.DataFrame(dict(runs))
+        runs = runs.reset_index(drop=True)  # index + 1 = the row number warnings name
         data, sup_runs = distill_runs_from_frame(runs, supervised_rows=True, **cols)
         self._resolve_supervised(sup_runs, cols.get("lt_col", "L_T"))
+        for note in run_notes(data, self.E_, cols):
+            warnings.warn(note, DomainWarning, stacklevel=2)
+        sizes = [sup_runs["N"].to_numpy(float)]
+        if "N_T" in runs.columns and cols.get("ns_col", "N_S") != "N_T":
+            sizes.append(pd.to_numeric(runs["N_T"], errors="coerce").to_numpy(float))
+        ranges = fitted_ranges(data, np.concatenate(sizes))
         data = data.reset_index(drop=True)
         law: DistillationLaw = get_law(LAW_NAME)
         n_free = len(law.parameters) - len(self.fixed or {})
@@ -180,6 +192,7 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
             supervised=self.supervised_.params_,
             supervised_source=self.supervised_source_,
             fixed=dict(self.fixed or {}),
+            ranges=ranges,
         )
         if self.bootstrap and len(data) <= LOO_MAX_RUNS:  # only intervals use the noise
             res.meta["noise"] = loo_noise(law, X, y, res, loss, bounds)

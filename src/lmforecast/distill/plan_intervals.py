@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import InputError
 from ..laws import get_law
 from .model import DistillationScalingLaw
-from .planning import Scenario, plan_distillation
+from .planning import VAR_MAX, VAR_MIN, Scenario, plan_distillation
 from .uncertainty import interval_from_draws
 
 PLAN_INTERVAL_KEYS = (
@@ -18,6 +18,15 @@ PLAN_INTERVAL_KEYS = (
     "teacher_tokens",
     "teacher_loss",
 )
+
+BOUNDED_KEYS = ("student_tokens", "teacher_params", "teacher_tokens")  # App. D.4 bounds
+
+
+def _snap(v: np.ndarray) -> np.ndarray:
+    """Values within rounding (1e-9) of the search bounds VAR_MIN, VAR_MAX set onto them."""
+    for b in (VAR_MIN, VAR_MAX):
+        v = np.where(np.abs(v / b - 1.0) < 1e-9, b, v)
+    return v
 
 
 def _draw_models(model: DistillationScalingLaw, max_draws: int):
@@ -77,7 +86,10 @@ def plan_interval(
         sigma = model.noise_scale_ if k == "student_loss" else 0.0
         lo, hi = interval_from_draws(T, sigma, level)
         point = np.asarray(getattr(p, k), float).ravel()
-        lo, hi = np.fmin(np.exp(lo), point), np.fmax(np.exp(hi), point)  # holds the plan itself
+        lo, hi = np.exp(lo), np.exp(hi)
+        if k in BOUNDED_KEYS:  # exp(log(1e17)) is 1.0000000000000001e17: snap to the bound
+            lo, hi = _snap(lo), _snap(hi)
+        lo, hi = np.fmin(lo, point), np.fmax(hi, point)  # holds the plan itself
         shape = np.shape(getattr(p, k))
         res[k] = (lo.reshape(shape), hi.reshape(shape))
     return res

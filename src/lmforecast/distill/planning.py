@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ..compute.flops import forward_flops_per_token as F
-from ..errors import InputError
+from ..errors import InputError, fmt_value
+from .checks import PAPER_RANGES, pinned, range_notes, units_notes, verdict
 from .model import DistillationScalingLaw
 
 VAR_MIN, VAR_MAX = 1e6, 1e17  # App. D.4 bounds on N_T, D_S, D_T
@@ -94,11 +95,22 @@ class DistillationPlan:
     flops_student_training: np.ndarray
     flops_teacher_inference: np.ndarray
     flops_teacher_pretraining: np.ndarray
+    student_loss_lo: np.ndarray | None = None  # the L_S* interval, when set (from plan_interval)
+    student_loss_hi: np.ndarray | None = None
 
     @property
     def distillation_better(self) -> np.ndarray:
         """True where distillation beats supervised training of the student at equal compute."""
         return self.student_loss < self.supervised_loss
+
+    @property
+    def verdict(self):
+        """'distill', 'train supervised', or 'too close to call' where the supervised loss at
+        the same compute lies inside the L_S* interval (`student_loss_lo`/`_hi`, set them from
+        `plan_intervals.plan_interval`; without them the point values decide)."""
+        return verdict(
+            self.student_loss, self.supervised_loss, self.student_loss_lo, self.student_loss_hi
+        )
 
     def to_frame(self) -> pd.DataFrame:
         cols = {
@@ -341,7 +353,10 @@ def choose_teacher(
     gets D_S = (C - delta_Pre 3F(N_T)D_T) / (3F(N_S) + delta_Lgt F(N_T)) tokens (Eq. 27).
     Returns the teachers with columns D_S, L_T, L_S, L_S_lo, L_S_hi (the `level` prediction
     interval of L_S, when the model has parameter draws), supervised_loss (with C: the student
-    trained supervised on all of C; with D_S: on the same D_S tokens), sorted best first;
+    trained supervised on all of C; with D_S: on the same D_S tokens), interval_pinned (True
+    where every draw gives the same L_S: `checks.pinned_note` says why; not an interval) and
+    verdict (`checks.verdict`: distill / train supervised / too close to call), sorted best
+    first; a teacher at or below the supervised law's E raises InputError naming its row;
     a teacher whose costs exceed C has D_S and L_S NaN;
     with `top`, only the best `top` teachers (the point ranking covers every teacher, the
     intervals only those returned, computed in chunks: memory stays bounded at any table size).
@@ -356,6 +371,14 @@ def choose_teacher(
         if not {"N_T", "D_T"} <= set(t.columns):
             raise InputError("teachers: need columns N_T and D_T, or L_T")
         t["L_T"] = model.teacher_loss(t["N_T"].to_numpy(float), t["D_T"].to_numpy(float))
+    low = t["L_T"].to_numpy(float) <= model.E_
+    if low.any():  # as `distill predict --teacher-loss`: no teacher reaches E (Eq. 8)
+        i = int(np.argmax(low))
+        raise InputError(
+            f"teachers: column 'L_T' row {i + 1}: {fmt_value(t['L_T'].iloc[i])} is at or below "
+            f"the irreducible loss E = {model.E_:.4g} of the supervised law: no teacher reaches "
+            "it (Eq. 8 needs L_T > E)"
+        )
     if C is not None:
         need = (s.delta_lgt or s.delta_pre) and "N_T" not in t.columns
         if need or (s.delta_pre and "D_T" not in t.columns):
@@ -397,32 +420,40 @@ def choose_teacher(
         t.insert(t.columns.get_loc("L_S") + 1, "L_S_lo", np.nan)
         t.insert(t.columns.get_loc("L_S") + 2, "L_S_hi", np.nan)
         t.loc[ok, "L_S_lo"], t.loc[ok, "L_S_hi"] = lo, hi
+        t["interval_pinned"] = False
+        t.loc[ok, "interval_pinned"] = pinned(t.loc[ok, "L_S"].to_numpy(float), lo, hi)
+    lo_hi = (t["L_S_lo"], t["L_S_hi"]) if "L_S_lo" in t.columns else (None, None)
+    t["verdict"] = verdict(t["L_S"].to_numpy(float), t["supervised_loss"].to_numpy(float),
+                           *(None if v is None else v.to_numpy(float) for v in lo_hi))  # fmt: skip
     return t
 
 
-PAPER_SIZES = (1.03e8, 1.26e10)  # Busbridge et al. Table 13: the models Eq. 8 was fitted on
+PAPER_SIZES = PAPER_RANGES["N"]  # Busbridge et al. Table 13: the models Eq. 8 was fitted on
+PLAN_LABELS = {"N_S": "N_S", "D_S": "D_S*", "D_S/N_S": "D_S*/N_S", "L_T": "L_T*", "N": "N_T*"}
 
 
 def plan_notes(model, plan) -> list[str]:
-    """For a plan from the published coefficients: the sizes it uses outside the models the
-    paper fitted Eq. 8 on (Table 13, 103M-12.6B), where its answer is an extrapolation."""
-    if (model.result_.meta or {}).get("preset") is None:
-        return []
-    lo, hi = PAPER_SIZES
-    out = []
-    for name, v in (("N_S", plan.student_params), ("N_T*", plan.teacher_params)):
-        v = np.atleast_1d(np.asarray(v, float))
-        bad = v[(v < lo) | (v > hi)]
-        if bad.size:
-            out.append(f"{name} = {bad[0]:.3g} lies outside the 103M-12.6B models the "
-                       "published coefficients were fitted on (Table 13): this plan "
-                       "extrapolates Eq. 8")  # fmt: skip
-    return out
+    """What a plan (Eq. 10) uses outside the runs behind the coefficients, one line per
+    quantity (`checks.range_notes`): for a preset the paper's runs (Table 13 models 103M-12.6B,
+    1e9-5.12e11 student tokens; the teacher size against the same models), for a fit the
+    fitted runs' N_S, D_S, D_S/N_S, L_T and model sizes; there the plan extrapolates Eq. 8.
+    Also a student size that looks like a units mistake (`checks.units_notes`)."""
+    return units_notes(plan.student_params) + range_notes(
+        model,
+        PLAN_LABELS,
+        N_S=plan.student_params,
+        D_S=plan.student_tokens,
+        L_T=plan.teacher_loss,
+        N=plan.teacher_params,
+    )
 
 
-def choose_teacher_notes(ranked: pd.DataFrame, C: float | None, scenario: str) -> list[str]:
+def choose_teacher_notes(
+    ranked: pd.DataFrame, C: float | None, scenario: str, D_S: float | None = None
+) -> list[str]:
     """What a user must be told about a `choose_teacher` ranking: teachers whose costs exceed
-    the budget (empty rows), and a budget where no teacher beats supervised training."""
+    the budget (empty rows), no teacher beating supervised training (on all of the budget C,
+    or on the same D_S tokens), and a best teacher too close to supervised to call."""
     notes = []
     n_over = int(ranked["L_S"].isna().sum())
     if n_over:
@@ -430,9 +461,15 @@ def choose_teacher_notes(ranked: pd.DataFrame, C: float | None, scenario: str) -
                      f"{scenario!r} (their rows are empty: no tokens left for the "
                      "student)")  # fmt: skip
     best = ranked.iloc[0]
-    if C is not None and best["L_S"] >= best["supervised_loss"]:
-        notes.append(f"no teacher beats training the student supervised on all {C:.3g} FLOPs "
+    what = (f"on all {C:.3g} FLOPs" if C is not None else "on the same tokens" if D_S is None
+            else f"on the same {D_S:.4g} tokens")  # fmt: skip
+    if best["L_S"] >= best["supervised_loss"]:
+        notes.append(f"no teacher beats training the student supervised {what} "
                      f"(L = {best['supervised_loss']:.4f}): train supervised")  # fmt: skip
+    elif best.get("verdict") == "too close to call":
+        notes.append(f"the best teacher's L_S = {best['L_S']:.4f} beats training supervised "
+                     f"{what} (L = {best['supervised_loss']:.4f}) by less than its interval "
+                     "[L_S_lo, L_S_hi]: too close to call at this level")  # fmt: skip
     return notes
 
 

@@ -35,4 +35,10 @@ def check_distill_fit(d: Any, where: str) -> Mapping:
     if "supervised" not in meta:
         c.fail("meta.supervised", "is missing (the teacher's supervised coefficients)")
     check_supervised_coefficients(c, meta["supervised"], "meta.supervised")
+    if "ranges" in meta:  # the fitted runs' ranges (absent from fits saved before they were kept)
+        r = c.obj(meta["ranges"], "meta.ranges")
+        for k, v in r.items():
+            lo, hi = c.nums(v, f"meta.ranges.{k}", 2)
+            if not 0 < lo <= hi:
+                c.fail(f"meta.ranges.{k}", "must be [lo, hi] with 0 < lo <= hi", v)
     return d

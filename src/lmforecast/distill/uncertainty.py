@@ -232,6 +232,15 @@ __all__ = [
 ]
 
 
+#: What every distillation interval holds fixed (said in `interval_basis`).
+SUPERVISED_FIXED = "supervised law (L~_S) at its point estimate"
+#: Added to the basis where the teacher loss comes from a teacher's size and tokens.
+TEACHER_FIXED = (
+    "teacher loss L_T from its size and tokens held at the supervised law's point estimate "
+    "(that law's own uncertainty is not included)"
+)
+
+
 class ForecastIntervals:
     """Forecast intervals and the uncertainty report of a fitted `DistillationScalingLaw`
     (mixed into it; needs `result_`, `params_`, `supervised_` and `_loss`)."""
@@ -271,12 +280,13 @@ class ForecastIntervals:
             b = res.meta.get("bootstrap") or {}
             return (
                 f"{len(res.bootstrap)} {b.get('mode', 'bootstrap')} bootstrap refits + run noise "
-                f"(sd {self.noise_scale_:.3g} on log L_S); excludes model-form error"
+                f"(sd {self.noise_scale_:.3g} on log L_S); excludes model-form error; "
+                f"{SUPERVISED_FIXED}"
             )
         if res.ci:
             return (
                 "draws from the published intervals (independent); no run noise, no model-form "
-                "or extrapolation error"
+                f"or extrapolation error; {SUPERVISED_FIXED}"
             )
         return "none (no bootstrap samples)"
 

@@ -131,7 +131,9 @@ def distillation_vs_supervised_ratios(
     follow Eq. 34: D_Dist = D_S + delta_Pre D_T (teacher tokens count only when the teacher's
     pretraining is paid for). compute_ratio = C_dist / C_sup, token_ratio = D_Dist / D_sup;
     < 1 means distillation is cheaper. Targets at or below the supervised limit L(N_S, inf)
-    (Eq. 35) give nan ratios; distillation budgets beyond `max_ratio` x C_sup give inf.
+    (Eq. 35), and targets supervised training reaches in fewer than VAR_MIN = 1e6 tokens (the
+    smallest budget of App. D.4: nothing to compare), give nan ratios; distillation budgets
+    beyond `max_ratio` x C_sup give inf.
     Returns a DataFrame with RATIO_COLUMNS, one row per pair.
     """
     s = get_scenario(scenario)
@@ -147,7 +149,9 @@ def distillation_vs_supervised_ratios(
     D_sup = supervised_tokens_for_loss(model, N, L)
     C_sup = 3.0 * FS * D_sup
     limit = model.supervised_loss(N, np.full(N.size, np.inf))
-    ok = np.isfinite(C_sup)
+    # a target supervised training reaches in under VAR_MIN tokens (e.g. 1e308) is below the
+    # planner's smallest budget: no ratio (was inf, "not reached", from C_dist / 0)
+    ok = np.isfinite(C_sup) & (D_sup >= VAR_MIN)
     out = {k: np.full(N.size, np.nan) for k in RATIO_COLUMNS[4:]}
     out["supervised_tokens"], out["supervised_flops"] = np.where(ok, D_sup, np.nan), C_sup
     out["supervised_flops"] = np.where(ok, C_sup, np.nan)
