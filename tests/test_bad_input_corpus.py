@@ -981,6 +981,36 @@ case("flp-fit-checkpoints-without-order", FLP_FIT_CK + " ck_noorder.csv",
 case("ledger-resolve-fractional-id", "ledger resolve --ledger l.db --table rt.csv",
      write("rt.csv", "id,observed\n4.5,2.35\n"))  # fmt: skip
 
+# tenth session's distillation audit
+case("distill-fit-ls-col-is-lt-col",
+     "distill fit distill_runs.csv --supervised paper --ls-col L_T")  # fmt: skip
+case("distill-choose-teacher-loss-below-E", "distill choose-teacher --student-params 1e9 "
+     "--student-tokens 2e10 --teachers tl.csv", write("tl.csv", "L_T\n2.2\n1.0\n"))  # fmt: skip
+case("distill-fit-supervised-typo", "distill fit distill_runs.csv --supervised pape")
+
+
+# tenth session's downstream/OSL audit
+def _ds_fits(w):
+    """Two saved downstream fits of one task (piqa acc and acc_norm), without output."""
+    from lmforecast.data.evals import load_pythia
+    from lmforecast.downstream import DownstreamForecaster
+
+    ev = load_pythia()
+    for name, metric in (("ds.json", "acc"), ("dsn.json", "acc_norm")):
+        DownstreamForecaster(bootstrap=0).fit(ev, task="piqa", metric=metric).save(w / name)
+
+
+_HARNESS = json.dumps({"results": {"piqa": {"acc": 0.6, "acc_norm": 0.61}},
+                       "config": {"model_args": "pretrained=EleutherAI/pythia-160m"}})  # fmt: skip
+case("downstream-predict-same-fit-twice",
+     "downstream predict --fit ds.json,ds.json --flops 5e21", _ds_fits)  # fmt: skip
+case("downstream-predict-task-under-two-metrics",
+     "downstream predict --fit ds.json,dsn.json --flops 5e21", _ds_fits)  # fmt: skip
+case("downstream-fit-task-typo", "downstream fit --evals pythia --task piqaa")
+case("evals-import-metric-in-no-task", "evals import h.json --metric acc_nrom --out ev.csv",
+     write("h.json", _HARNESS))  # fmt: skip
+case("osl-gap-same-column", "osl gap --benchmarks bench.csv --without MMLU --with MMLU")
+
 
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(cli, work, cid, argv, setup):

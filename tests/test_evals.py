@@ -147,8 +147,9 @@ def test_task_and_metric_filters(tmp_path):
     f = write(tmp_path / "a.json", old_layout())
     df = read_harness(f, tasks=["piqa"], metrics=["acc"])
     assert list(zip(df.task, df.metric, strict=True)) == [("piqa", "acc")]
+    # with the tasks named, each must report every metric (the documented strictness)
     with pytest.raises(InputError, match=r"a\.json: results\['lambada_openai'\] has no metric"):
-        read_harness(f, metrics=["acc_norm"])
+        read_harness(f, tasks=["piqa", "lambada_openai"], metrics=["acc_norm"])
 
 
 def test_canonical_names():
@@ -410,7 +411,12 @@ def test_cli_bad_inputs(cli, tmp_path):
         ({"in/a.json": b"model,acc\npythia,0.5\n"}, (), "a.json: not lm-evaluation-harness"),
         ({"in/a.json": bytes(range(200, 256)) * 3}, (), "a.json: not lm-evaluation-harness"),
         ({"in/a.json": old_layout(revision="stepX")}, (), "a.json: cannot parse a training step"),
-        ({"in/a.json": old_layout()}, ("--metric", "acc_norm"), "has no metric 'acc_norm'"),
+        (
+            {"in/a.json": old_layout()},
+            ("--metric", "acc_norm", "--task", "piqa,lambada_openai"),
+            "has no metric 'acc_norm'",
+        ),
+        ({"in/a.json": old_layout()}, ("--metric", "acc_nrom"), "did you mean 'acc_norm'?"),
         (
             {"in/a.json": old_layout(pretrained="acme/x", **_one())},
             (),

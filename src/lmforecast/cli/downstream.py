@@ -229,7 +229,9 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     if est is None and (len(paths) > 1 or len(points) > 1):
         if args.actual is not None:
             raise InputError("--actual compares one forecast: give one --fit and one point")
-        return _predict_many([load_fit(p) for p in paths], points, args)
+        ests = [load_fit(p) for p in paths]
+        check_distinct_tasks(ests, paths)
+        return _predict_many(ests, points, args)
     est = est or load_fit(paths[0] if paths else args.fit)
     kw = points[0]
     for k in ("flops", "tokens"):  # one point: the ledger records plain numbers
@@ -238,7 +240,7 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     P = float(est.predict(**kw)[0])
     _warn_below_persistence(est, kw, P)
     L = est.predict_loss(**kw)
-    res = {"task": est.task_, "method": est.selected_, "performance": P,
+    res = {"task": est.task_, "metric": est.metric_, "method": est.selected_, "performance": P,
            "loss": None if L is None else float(L[0]), "level": args.level}  # fmt: skip
     try:
         lo, hi = est.predict_interval(**kw, level=args.level)
@@ -252,7 +254,7 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         res["abs_error"] = abs(P - args.actual)
         # Chen et al. Eq. 4, as `flp predict --actual` reports it for a --runs fit
         res["relative_error"] = abs(P - args.actual) / args.actual if args.actual > 0 else None
-    msg = f"{est.task_} ({est.selected_}): {P:.2f} points"
+    msg = f"{est.task_} {est.metric_} ({est.selected_}): {P:.2f} points"
     if res["interval"]:
         msg += f" [{res['interval'][0]:.2f}, {res['interval'][1]:.2f}] ({args.level:g} PI)"
     if res["loss"] is not None:
@@ -261,6 +263,24 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         msg += f"; absolute error {res['abs_error']:.2f} points"
     record_forecast(args, res)
     return emit(args, res, msg)
+
+
+def check_distinct_tasks(ests: list[DownstreamForecaster], paths: list[str]) -> None:
+    """Several fits average over their tasks: a task given twice (the same fit twice, or one
+    task under two metrics, e.g. acc and acc_norm) would be counted twice; refused naming the
+    two files."""
+    seen: dict[str, tuple[str, str]] = {}
+    for est, path in zip(ests, paths):
+        task, metric = str(est.task_), str(est.metric_)
+        if task in seen:
+            first, m0 = seen[task]
+            why = (f"both fit {task!r} {metric}" if m0 == metric else
+                   f"both fit {task!r}, under metrics {m0} and {metric}")  # fmt: skip
+            raise InputError(
+                f"--fit: {first} and {path}: {why}; the task average would count {task!r} "
+                "twice: give each task once (forecast the other fit on its own)"
+            )
+        seen[task] = (path, metric)
 
 
 def _warn_below_persistence(est: DownstreamForecaster, kw: dict, P: float) -> None:
@@ -294,7 +314,8 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
         except InputError:  # a fit saved with --bootstrap 0: no interval, as for one point
             ivs = [None] * len(where)
         per_task.append((est, np.asarray(est.predict(**at), float), ivs))
-    rows = [{"task": est.task_, "method": est.selected_, **w, "performance": float(P[i]),
+    rows = [{"task": est.task_, "metric": est.metric_, "method": est.selected_, **w,
+             "performance": float(P[i]),
              "interval": ivs[i]}
             for i, w in enumerate(where) for est, P, ivs in per_task]  # fmt: skip
     avg = []
@@ -305,7 +326,8 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
                for i, w in enumerate(where)]  # fmt: skip
     res = {"level": args.level, "forecasts": rows}
     if avg:
-        res["average"] = {"tasks": [e.task_ for e in ests], "forecasts": avg}
+        res["average"] = {"tasks": [e.task_ for e in ests], "metrics": [e.metric_ for e in ests],
+                          "forecasts": avg}  # fmt: skip
     record_forecast(args, res)
 
     def line(name, r):
@@ -315,8 +337,9 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
             f" [{iv[0]:.2f}, {iv[1]:.2f}]" if iv else " (no interval: a --bootstrap 0 fit)"
         )
 
-    text = [line(f"{r['task']} ({r['method']})", r) for r in rows]
-    text += [line(f"average of {len(ests)} tasks", r) for r in avg]
+    text = [line(f"{r['task']} {r['metric']} ({r['method']})", r) for r in rows]
+    which = ", ".join(f"{e.task_} {e.metric_}" for e in ests)
+    text += [line(f"average of {len(ests)} tasks ({which})", r) for r in avg]
     text.append(f"({args.level:g} prediction intervals)")
     return emit(args, res, "\n".join(text))
 

@@ -90,8 +90,9 @@ def register(sub) -> None:
         "--metric",
         action="append",
         metavar="M",
-        help="keep only these metrics; every kept task must report each of them "
-        "(repeatable or comma-separated; default: all metrics)",
+        help="keep only these metrics (repeatable or comma-separated; default: all metrics); "
+        "without --task, tasks reporting none of them are skipped with one warning; with "
+        "--task, every named task must report each of them",
     )
     add_output_flags(i)
     i.set_defaults(handler=_import)

@@ -407,9 +407,10 @@ def _gap(args: argparse.Namespace) -> int:
     table = read_benchmarks(args.benchmarks)
     targets = read_table(args.targets) if args.targets else None
     gap = post_training_gap(
-        merge_targets(table, targets),
+        table,
         args.without,
         args.with_,
+        targets=targets,
         n_components=args.pcs,
         exclude_metrics=tuple(args.exclude_metric),
         cutoff_flops=args.cutoff_flops,

@@ -344,9 +344,26 @@ def _predict(args) -> int:
     if args.json:
         print_json(res)
     else:
-        print(df.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        print(_predict_table(df, args.level))
     record_forecast(args, res)
     return 0
+
+
+def _predict_table(df, level: float) -> str:
+    """The predictions as a text table: capability to 4 significant digits, accuracies (and
+    the interval's ends) to 3 decimals, columns aligned."""
+    cols = {"model": [str(m) for m in df["model"]],
+            "capability": [f"{v:.4g}" for v in df["capability"]],
+            "predicted": [f"{v:.3f}" for v in df["predicted"]]}  # fmt: skip
+    if "lower" in df:
+        cols[f"{level:g} interval"] = [f"[{a:.3f}, {b:.3f}]"
+                                       for a, b in zip(df["lower"], df["upper"])]  # fmt: skip
+    width = {k: max(len(k), *(len(v) for v in vals)) for k, vals in cols.items()}
+    lines = ["  ".join(k.ljust(width[k]) if k == "model" else k.rjust(width[k]) for k in cols)]
+    for i in range(len(df)):
+        lines.append("  ".join(cols[k][i].ljust(width[k]) if k == "model"
+                               else cols[k][i].rjust(width[k]) for k in cols))  # fmt: skip
+    return "\n".join(lines)
 
 
 def _features(args) -> int:

@@ -6,6 +6,7 @@ backtest error). See docs/downstream.md."""
 from .backtest import Backtest, backtest, pythia_backtests
 from .chance import chance_level, chance_table
 from .forecaster import DEFAULT_METHOD, ENSEMBLE, METHODS, DownstreamForecaster
+from .reach import ForecastReachWarning
 from .tables import TaskData, flp_tables, task_data
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "DEFAULT_METHOD",
     "DownstreamForecaster",
     "ENSEMBLE",
+    "ForecastReachWarning",
     "METHODS",
     "TaskData",
     "backtest",

@@ -9,7 +9,8 @@ interval.
 - `task_average(ests, ...)`: the mean over tasks (optional weights) of the forecasts; its
   interval is the percentile range of the mean of the tasks' replicates, replicate b of every
   task drawn with the same evaluation-noise draw (fully correlated noise: a conservative
-  reading, since harness noise is independent across tasks).
+  reading, since harness noise is independent across tasks). A task given twice (the same fit,
+  or one task under two metrics such as acc and acc_norm) is refused: it would count twice.
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
         raise InputError("task_average: no forecaster given")
     if not 0 < level < 1:
         raise InputError(f"level must be in (0, 1), got {level}")
+    seen: dict[str, int] = {}
+    for i, e in enumerate(ests):  # an average counting one task twice is not a task average
+        j = seen.setdefault(str(e.task_), i)
+        if j != i:
+            raise InputError(
+                f"task_average: forecasters {j} and {i} both fit task {e.task_!r} "
+                f"({ests[j].metric_} and {e.metric_}); give each task once"
+            )
     w = np.ones(len(ests)) if weights is None else np.asarray(weights, float)
     if w.shape != (len(ests),) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
         raise InputError("task_average: weights must be one finite number >= 0 per task")

@@ -40,6 +40,7 @@ from .members import (
     member_replicates,
     subset,
 )
+from .reach import chance_warning, reach_warnings
 from .schema import FORMAT_VERSION, validate
 from .tables import TaskData, flops_basis, task_data
 
@@ -181,11 +182,15 @@ class DownstreamForecaster(EstimatorDisplay):
                 "(points; Python: chance=)"
             )
         self.chance_ = float(ch)
+        chance_warning(td.task, self.chance, runs)  # a given level above every model's score
         self.task_, self.metric_, self.loss_task_ = td.task, td.metric, td.loss_task
         self.flops_basis_ = flops_basis
         self.n_models_, self.n_checkpoints_ = len(runs), len(td.checkpoints)
         self.largest_ = {"model": str(runs["model"].iloc[-1]), "C": float(runs["C"].iloc[-1]),
                          "score": _persistence(runs)}  # fmt: skip
+        low = runs["C"] <= runs["C"].min() * (1 + 1e-9)  # where the fitted range starts
+        self.smallest_ = {"model": str(runs["model"].iloc[0]), "C": float(runs["C"].iloc[0]),
+                          "score": float(runs.loc[low, "score"].mean())}  # fmt: skip
         se = float(runs["stderr"].iloc[-1])
         self.eval_sd_ = se if np.isfinite(se) and se > 0 else NO_STDERR_SD
         if not (np.isfinite(se) and se > 0):
@@ -283,10 +288,13 @@ class DownstreamForecaster(EstimatorDisplay):
         return self._member_point(name, C, N, D)
 
     def predict(self, flops=None, *, N=None, D=None) -> np.ndarray:
-        """Forecast score (points) at training FLOPs (or N parameters and D tokens)."""
+        """Forecast score (points) at training FLOPs (or N parameters and D tokens); warns
+        (`reach.ForecastReachWarning`) outside the fitted compute range or below chance."""
         self._check()
         C, N, D = self._compute(flops, N, D)
-        return np.clip(self._point(self.selected_, C, N, D), 0.0, 100.0)
+        P = np.clip(self._point(self.selected_, C, N, D), 0.0, 100.0)
+        reach_warnings(self, C, P)
+        return P
 
     def predict_loss(self, flops=None, *, N=None, D=None) -> np.ndarray | None:
         """Stage-1 forecast of the loss task's loss (None when no two-stage member is used)."""
@@ -301,7 +309,6 @@ class DownstreamForecaster(EstimatorDisplay):
         self._check()
         if name not in TWO_STAGE or name not in self.members_:
             raise InputError(f"{name!r} is not a fitted two-stage member")
-
         m = _map(name, self.chance_, self.window)
         return m.predict(np.asarray(self.members_[name]["params"]), np.asarray(L, float))
 
@@ -413,6 +420,7 @@ class DownstreamForecaster(EstimatorDisplay):
                 "n_models": self.n_models_,
                 "n_checkpoints": self.n_checkpoints_,
                 "largest": self.largest_,
+                "smallest": self.smallest_,
                 "eval_sd": self.eval_sd_,
                 "members": self.members_,
                 "refused": self.refused_,
@@ -423,7 +431,6 @@ class DownstreamForecaster(EstimatorDisplay):
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
-
         return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
 
     @classmethod
@@ -435,6 +442,7 @@ class DownstreamForecaster(EstimatorDisplay):
         est.loss_task_, est.flops_basis_ = f["loss_task"], f["flops_basis"]
         est.n_models_, est.n_checkpoints_ = f["n_models"], f["n_checkpoints"]
         est.largest_, est.eval_sd_, est.members_ = f["largest"], f["eval_sd"], f["members"]
+        est.smallest_ = f.get("smallest")  # None in a fit saved before format 3
         est.refused_, est.stage1_, est.selected_ = f["refused"], f["stage1"], f["selected"]
         est.selection_errors_ = f["selection_errors"]
         return est
@@ -466,7 +474,9 @@ class DownstreamForecaster(EstimatorDisplay):
             # stage 1 'nd' needs N and D: any split of C exercises it (20 tokens per parameter)
             N = math.sqrt(C / 120.0)
             kw = {"N": N, "D": 20.0 * N} if est.stage1 == "nd" else {"flops": C}
-            pt = lo = hi = est.predict(**kw)  # a fit without replicates has no interval to check
+            with warnings.catch_warnings():  # a check of the file, not a forecast
+                warnings.simplefilter("ignore")
+                pt = lo = hi = est.predict(**kw)  # without replicates: no interval to check
             if est.bootstrap > 1 or est.selected_ == "persistence":
                 lo, hi = est.predict_interval(**kw)
             if not (np.all(np.isfinite(pt)) and np.all(np.isfinite([lo, hi]))):

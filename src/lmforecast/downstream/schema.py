@@ -3,7 +3,8 @@
 Every key is known (unknown keys are refused), every number has its range: chance in [0, 100),
 eval_sd > 0, scores in [0, 100], parameter and bootstrap arrays of the member's length. The
 messages name the field (`store.Checker`). Formats read: 1 (no `gain_sd`: read as 0, the
-interval of that release) and 2.
+interval of that release), 2 and 3 (adds `fitted.smallest`, the smallest fitted model: where
+the fitted compute range starts, for predict's range warning; null or absent before 3).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from .members import MEMBERS
 from .stage1 import STAGE1
 
 KIND = "DownstreamForecaster"
-FORMAT_VERSION = 2
-SUPPORTED = (1, 2)
+FORMAT_VERSION = 3
+SUPPORTED = (1, 2, 3)
 CONFIG_KEYS = ("method", "stage1", "window", "trend_points", "chance", "bootstrap", "seed",
                "combine", "gain_sd")  # fmt: skip
 FITTED_KEYS = ("chance", "task", "metric", "loss_task", "flops_basis", "n_models",
@@ -63,7 +64,7 @@ def validate(d, where: str) -> dict:
     if v >= 2:
         c.num(c.get(cfg, "gain_sd", "config"), "config.gain_sd", lo=0)
     f = c.obj(c.get(d, "fitted"), "fitted")
-    c.keys(f, FITTED_KEYS, "fitted")
+    c.keys(f, FITTED_KEYS + ("smallest",), "fitted")
     for key in FITTED_KEYS:
         c.get(f, key, "fitted")
     c.num(f["chance"], "fitted.chance", lo=0, hi=100, hi_open=True)
@@ -79,6 +80,16 @@ def validate(d, where: str) -> dict:
     c.str_(c.get(big, "model", "fitted.largest"), "fitted.largest.model")
     c.num(c.get(big, "C", "fitted.largest"), "fitted.largest.C", lo=0, lo_open=True)
     c.num(c.get(big, "score", "fitted.largest"), "fitted.largest.score", lo=0, hi=100)
+    if v >= 3:
+        c.get(f, "smallest", "fitted")
+    if f.get("smallest") is not None:  # null: a fit converted from format 1-2
+        small = c.obj(f["smallest"], "fitted.smallest")
+        c.keys(small, ("model", "C", "score"), "fitted.smallest")
+        c.str_(c.get(small, "model", "fitted.smallest"), "fitted.smallest.model")
+        Cs = c.num(c.get(small, "C", "fitted.smallest"), "fitted.smallest.C", lo=0, lo_open=True)
+        c.num(c.get(small, "score", "fitted.smallest"), "fitted.smallest.score", lo=0, hi=100)
+        if Cs > big["C"]:
+            c.fail("fitted.smallest.C", "is above fitted.largest.C", Cs)
     c.num(f["eval_sd"], "fitted.eval_sd", lo=0, lo_open=True)
     members = c.obj(f["members"], "fitted.members")
     for name, st in members.items():

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..data.evals.values import bad_values, value_problem
 from ..data.validate import check_columns
-from ..errors import InputError
+from ..errors import InputError, did_you_mean
 
 EVALS_COLUMNS = ("model", "step", "task", "metric", "value", "flops")
 LOSS_METRICS = ("ppl", "perplexity", "loss", "nll", "bits_per_byte", "bpb", "byte_perplexity",
@@ -74,7 +74,9 @@ def _rows(df: pd.DataFrame, task: str, what: str) -> pd.DataFrame:
     if sub.empty:
         tasks = sorted(df["task"].astype(str).unique())
         shown = ", ".join(tasks[:12]) + (f", ... ({len(tasks)} tasks)" if len(tasks) > 12 else "")
-        raise InputError(f"evals: {what} {task!r} not in column 'task'; found {shown}")
+        near = did_you_mean(task, tasks)  # the list is cut at 12: name the nearest first
+        found = f" ({len(tasks)} tasks in the table)" if near else f"; found {shown}"
+        raise InputError(f"evals: {what} {task!r} not in column 'task'{near}{found}")
     return sub
 
 

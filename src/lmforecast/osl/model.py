@@ -29,6 +29,7 @@ import pandas as pd
 from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, did_you_mean, not_fitted
 from .capability import CapabilitySpace
+from .checks import coverage_warning, range_warning
 from .data import (
     FAMILY,
     FLOPS,
@@ -275,6 +276,7 @@ class ObservationalScalingLaw(EstimatorDisplay):
         ]
         self.table_ = data
         self.result_ = result
+        coverage_warning(result)
         return self
 
     def _reference(self, result: OSLResult, table: pd.DataFrame) -> None:
@@ -319,14 +321,17 @@ class ObservationalScalingLaw(EstimatorDisplay):
             check_metrics(table, res.metrics, "new models", all_missing=True)
             check_observed(table, res.metrics, "new models")
             warn_imputed(table, res.metrics, stacklevel=3)
-            return self.space_.transform(table)
-        col = FLOPS if self.x == "flops" else SIZE
-        raw = table[col].to_numpy(float)
-        bad = ~(np.isfinite(raw) & (raw > 0))
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(f"new models: row {i + 1} has no positive {col!r}")
-        return np.log10(raw)[:, None]
+            X = self.space_.transform(table)
+        else:
+            col = FLOPS if self.x == "flops" else SIZE
+            raw = table[col].to_numpy(float)
+            bad = ~(np.isfinite(raw) & (raw > 0))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise InputError(f"new models: row {i + 1} has no positive {col!r}")
+            X = np.log10(raw)[:, None]
+        range_warning(res, table[MODEL], X, stacklevel=4)
+        return X
 
     def predict(self, benchmarks: pd.DataFrame) -> np.ndarray:
         """Predicted target for new models (PC law: from their benchmark scores), on the

@@ -24,6 +24,7 @@ from ..errors import InputError
 from ..laws.sigmoid import ObservationalSigmoid
 from ..store import Checker
 from .capability import Imputer
+from .checks import range_warning
 from .data import FLOPS, MODEL, SIZE, check_metrics, check_observed, warn_imputed
 
 
@@ -36,7 +37,9 @@ def models_without_target(table: pd.DataFrame, target: str, names: list[str]) ->
 
 
 def _rows(res, models, X: np.ndarray, level: float) -> list[dict]:
-    """Eq. 6 forecasts (original scale) and prediction intervals at predictors X."""
+    """Eq. 6 forecasts (original scale) and prediction intervals at predictors X (warned when
+    outside the fit's capability range: `checks.range_warning`)."""
+    range_warning(res, models, X, stacklevel=4)
     law = ObservationalSigmoid(X.shape[1])
     cols = {f"x{i + 1}": X[:, i] for i in range(X.shape[1])}
     y = res.to_original(law.predict(np.asarray(res.fit.theta), **cols))

@@ -14,6 +14,8 @@ import pandas as pd
 
 from ..display import SummaryDisplay
 from ..errors import InputError
+from .data import META_COLUMNS, read_benchmarks
+from .fit import merge_targets
 from .model import ObservationalScalingLaw
 from .result import OSLResult
 
@@ -33,11 +35,16 @@ class PostTrainingGap(SummaryDisplay):
         return "\n".join(
             [
                 f"Post-training gap: {self.with_.target} - {self.without.target} (Sec. 4.3)",
-                f"test MSE without: {self.without.test_mse}   with: {self.with_.test_mse}",
+                f"test MSE without: {_mse(self.without.test_mse)}   with: "
+                f"{_mse(self.with_.test_mse)}",
                 f"largest gap {gap:.3f} at 10^{at:.2f}"
                 f" {self.without.reference_family}-equivalent FLOPs",
             ]
         )
+
+
+def _mse(v) -> str:
+    return "-" if v is None else f"{v:.4g}"
 
 
 def post_training_gap(
@@ -53,10 +60,26 @@ def post_training_gap(
 
     The two laws' PCA spaces may differ (each is fitted on its own training split), so the
     comparison is made where they agree by construction: reference-family-equivalent FLOPs.
+    Each fit leaves the other target out of its predictors (and of the "left out" warning),
+    and so do the columns of `targets` (targets, not benchmarks); the same column on both
+    sides is refused (its gap is 0 by construction).
     """
+    if str(without) == str(with_):
+        raise InputError(f"--without and --with (without=, with_=) name the same column "
+                         f"{without!r}; a technique's gap needs two target columns")  # fmt: skip
+    not_benchmarks = [c for c in (targets.columns if targets is not None else ())
+                      if c not in META_COLUMNS]  # fmt: skip
+    benchmarks = merge_targets(read_benchmarks(benchmarks), targets)  # once, for both fits
     fits = []
-    for t in (without, with_):
-        est = ObservationalScalingLaw(x="pcs", **law_options).fit(benchmarks, t, targets)
+    for t, other in ((without, with_), (with_, without)):
+        opts = dict(law_options)
+        if not opts.get("metrics"):  # named metrics are the user's choice: kept as given
+            ours = [c for c in (other, *not_benchmarks)  # an unknown target: fit names it
+                    if c != t and c in benchmarks.columns]  # fmt: skip
+            opts["exclude_metrics"] = tuple(
+                dict.fromkeys([*opts.get("exclude_metrics", ()), *ours])
+            )
+        est = ObservationalScalingLaw(x="pcs", **opts).fit(benchmarks, t)
         if est.result_.reference is None:
             raise InputError(
                 f"target {t!r}: no reference-family projection; the table needs at least two "

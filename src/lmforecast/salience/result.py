@@ -129,23 +129,39 @@ class SalienceFit(SummaryDisplay):
         self._warn_outside(out)
         return out
 
-    def _warn_outside(self, out: pd.DataFrame) -> None:
-        """Capability scores far outside the fitted models' range (by more than that range's
-        width) are extrapolations of Eq. 2 that its interval does not widen for: say so."""
+    def fitted_range(self) -> tuple[float, float] | None:
+        """(min, max) capability of the train models, those Eq. 2 was fitted on (None with
+        fewer than 2)."""
         c = np.asarray([v for v, s in zip(self.capability, self.splits) if s == "train"], float)
-        if c.size < 2:
+        return (float(c.min()), float(c.max())) if c.size >= 2 else None
+
+    def _warn_outside(self, out: pd.DataFrame) -> None:
+        """Capability scores outside the train models' range are extrapolations of Eq. 2 that
+        its interval does not widen for: one warning naming the farthest model, how far (in
+        widths of that range) and how many; beyond one width "far" (another loss scale?)."""
+        rng = self.fitted_range()
+        if rng is None or out.empty:
             return
-        lo, hi = float(c.min()), float(c.max())
-        far = (out["capability"] < lo - (hi - lo)) | (out["capability"] > hi + (hi - lo))
-        if far.any():
-            r = out[far].iloc[0]
-            warnings.warn(
-                f"model {r['model']!r}: capability {r['capability']:.4g} lies far outside the "
-                f"fitted models' [{lo:.4g}, {hi:.4g}] ({int(far.sum())} such model(s)): an "
-                "extrapolation of Eq. 2 that the interval does not account for (losses on "
-                "another scale or tokenizer?)",
-                stacklevel=3,
-            )
+        lo, hi = rng
+        c = out["capability"].to_numpy(float)
+        gap = np.maximum(lo - c, c - hi)  # > 0 outside, in capability units
+        out_of = np.isfinite(c) & (gap > 0)
+        if not out_of.any():
+            return
+        i = int(np.argmax(np.where(out_of, gap, -np.inf)))
+        width = hi - lo
+        widths = gap[i] / width if width > 0 else np.inf
+        side = "below" if c[i] < lo else "above"
+        far = widths > 1
+        warnings.warn(
+            f"{int(out_of.sum())} of {len(c)} model(s) have a capability outside the range of "
+            f"the train models Eq. 2 was fitted on [{lo:.4g}, {hi:.4g}]: model "
+            f"{out['model'].iloc[i]!r} is at {c[i]:.4g}, {'far ' if far else ''}{side} it by "
+            f"{gap[i]:.3g} ({widths:.2g} of its width); their predictions extrapolate Eq. 2 "
+            "and the interval does not widen for that"
+            + (" (losses on another scale or tokenizer?)" if far else ""),
+            stacklevel=3,
+        )
 
     def predict_interval(
         self, C, level: float = 0.9, kind: str = "prediction", seed: int = 0
@@ -275,6 +291,15 @@ class SalienceFit(SummaryDisplay):
         d = load_json(text_or_path, "salience fit")
         check_salience(d, source_label(text_or_path))
         return cls.from_dict(d)
+
+    def save(self, path: str | Path) -> None:
+        """Write the fit as JSON to `path` (what `salience fit --out` writes); `load` reads it."""
+        self.to_json(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> SalienceFit:
+        """A fit saved by `save` (or `salience fit --out`), validated field by field."""
+        return cls.from_json(Path(path))
 
 
 def feature_source(extractor: Mapping) -> str:

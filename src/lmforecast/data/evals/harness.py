@@ -215,7 +215,11 @@ def _n_shot(doc: dict, task: str):
     return None
 
 
-def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple]:
+def _file_rows(doc: dict, path: Path, source: str, tasks, metrics,
+               tally: dict | None = None) -> list[tuple]:  # fmt: skip
+    """Rows of one file. With `metrics` and no `tasks` (`tally` given), a task entry that
+    reports none of the metrics is skipped and counted in `tally` (`read_harness` warns once);
+    with `tasks` named, every kept entry must report each metric."""
     raw_name, revision = _identity(doc, path)
     model = canonical_model_name(raw_name)
     step = parse_step(revision, path)
@@ -252,7 +256,18 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple
                     f"{stderr_problem(v)}"
                 )
         named = {_metric_name(b, f): (b, f) for (b, f) in values}
-        if metrics is not None:
+        if metrics is not None and tally is not None:  # no --task: skip, count, warn once
+            tally["reported"].update(named)
+            for m in metrics:  # there, but text or null: said with the skip or the refusal
+                if m in skipped and m not in named:
+                    tally["text"].setdefault(m, (f"{path}, results[{task!r}]", skipped[m]))
+                    tally["text_tasks"].add(task)
+            has = [m for m in metrics if m in named]
+            tally["kept" if has else "skipped"].setdefault(task, 0)
+            tally["kept" if has else "skipped"][task] += 1
+            if not has:
+                continue
+        elif metrics is not None:
             for m in metrics:
                 if m not in named:
                     there = f"; {m!r} is there but {skipped[m]!r} is not a number" \
@@ -260,6 +275,7 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics) -> list[tuple
                     raise InputError(
                         f"{path}: results[{task!r}] has no metric {m!r} "
                         f"(found {', '.join(sorted(named)) or 'none'}{there})"
+                        f"{did_you_mean(m, named) if not there else ''}"
                     )
         if skipped:  # after the checks above: a refused file gets its one error line only
             shown = ", ".join(f"{k!r} = {v!r}" for k, v in list(skipped.items())[:3])
@@ -301,7 +317,9 @@ def read_harness(
     params_nonembedding, tokens, flops` (see `docs/evals.md`). `models` (CSV/table path or
     DataFrame, columns `model, params[, params_nonembedding][, tokens][, tokens_per_step]`)
     extends/overrides the built-in Pythia registry. `tasks` keeps only those tasks; `metrics`
-    keeps only those metrics and requires every kept task entry to have each of them.
+    keeps only those metrics. With `tasks` named, every kept task entry must report each
+    metric; without, a task entry reporting none of them is skipped (one summary warning) and
+    one reporting some keeps those, but a metric that no task reports is refused (a typo).
 
     Raises `InputError` (naming the file) for a file that is not harness output, an unparsable
     step, a missing requested metric, a model in neither registry, and for two files giving the
@@ -313,11 +331,14 @@ def read_harness(
     seen: dict[tuple, str] = {}
     model_file: dict[str, str] = {}
     every_task: set[str] = set()
+    tally = None
+    if metric_list is not None and task_set is None:
+        tally = {"reported": set(), "kept": {}, "skipped": {}, "text": {}, "text_tasks": set()}
     for path, source in _harness_files(paths):
         doc = _load_json(path)
         if isinstance(doc, dict) and isinstance(doc.get("results"), dict):
             every_task |= set(map(str, doc["results"]))
-        for row in _file_rows(doc, path, source, task_set, metric_list):
+        for row in _file_rows(doc, path, source, task_set, metric_list, tally):
             key = (row[0], -1 if row[2] is None else row[2], row[3], row[4], row[7])
             if key in seen:
                 step = "final" if row[2] is None else row[2]
@@ -328,6 +349,8 @@ def read_harness(
             seen[key] = str(path)
             model_file.setdefault(row[0], str(path))
             rows.append(row)
+    if tally is not None:
+        _metric_tally(tally, metric_list)
     found_tasks = {r[3] for r in rows} if rows else every_task
     absent = sorted(task_set - found_tasks) if task_set is not None else []
     if not rows and not absent:
@@ -352,6 +375,44 @@ def read_harness(
     df = normalize(df)
     order = ["model", "step", "task", "metric", "n_shot"]
     return df.sort_values(order, na_position="last", kind="stable").reset_index(drop=True)
+
+
+def _metric_tally(tally: dict, metrics: list[str]) -> None:
+    """`--metric` without `--task`: refuse a metric no task reports (a typo, with the nearest
+    name); warn once about the tasks skipped for reporting none of the metrics."""
+    flag = f"--metric {','.join(metrics)}"
+    nowhere = [m for m in metrics if m not in tally["reported"]]
+    if nowhere:
+        found = sorted(tally["reported"])
+        more = " ..." if len(found) > 12 else ""
+        m = nowhere[0]
+        if m in tally["text"]:  # the metric is there, as text or null only
+            where, raw = tally["text"][m]
+            raise InputError(f"--metric {m!r}: no task in the files reports it as a number; "
+                             f"{m!r} is there but {raw!r} is not a number ({where})")  # fmt: skip
+        raise InputError(
+            f"--metric {m!r}: no task in the files reports it"
+            f"{did_you_mean(m, found)} (metrics found: {', '.join(found[:12])}{more})"
+        )
+    gone = sorted(t for t in tally["skipped"] if t not in tally["kept"])
+    some = sorted(t for t in tally["skipped"] if t in tally["kept"])
+    if not (gone or some):
+        return
+    n = len(set(tally["kept"]) | set(tally["skipped"]))
+    it = "it" if len(metrics) == 1 else "them"
+    parts = []
+    if gone:
+        shown = ", ".join(gone[:3]) + (f" +{len(gone) - 3} more" if len(gone) > 3 else "")
+        parts.append(f"skipped {len(gone)} of {n} task(s) that report none of {it}: {shown}")
+        text = len(tally["text_tasks"] & set(gone))
+        if text:
+            parts[-1] += f" ({text} of them hold it as text or null)"
+    if some:
+        more = " ..." if len(some) > 3 else ""
+        parts.append(f"{len(some)} task(s) lack {it} in some files only (those entries "
+                     f"skipped: {', '.join(some[:3])}{more})")  # fmt: skip
+    warnings.warn(f"{flag}: " + "; ".join(parts) + " (naming tasks with --task requires "
+                  "each metric of each)", stacklevel=3)  # fmt: skip
 
 
 def _attach_meta(df: pd.DataFrame, registry: pd.DataFrame) -> pd.DataFrame:

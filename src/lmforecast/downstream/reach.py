@@ -1,0 +1,116 @@
+"""Where a downstream forecast leaves what its fit saw, said at predict time (one line each).
+
+Three cases get a `ForecastReachWarning` (docs/downstream.md, "Where a forecast is not
+measured"):
+
+- compute below the smallest fitted model's: stage 1 is fitted on the finals and says nothing
+  below them (the saturating law put piqa's LAMBADA loss at 3228 nats at 1e15 FLOPs, read as
+  19 points);
+- compute more than e^R_MAX (about 7.4x) above the largest fitted model's: r = ln(C / largest
+  C) > 2, the distance beyond which `supervised` warns too; the downstream backtests measured
+  forecasts and intervals on targets a few times past the fitted models (Pythia 2.8B from
+  <= 1B is 2.7x), none as far as 7x;
+- a point below the task's chance level *and* below the smallest fitted model's own score, by
+  more than the evaluation noise (at least 1 point). The chance level is not a hard floor
+  (harness accuracies sit below it on some tasks: reading 8), so nothing is clipped; a
+  forecast below both is outside anything measured.
+
+Each kind is said once per fitted forecaster (a loop over many budgets does not repeat it; the
+message names the farthest point). Backtests, which extrapolate on purpose, silence them.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..errors import DomainWarning
+from .chance import chance_level
+
+R_MAX = 2.0  # ln units: warn beyond e^2 ~ 7.4x the largest fitted compute (as `supervised`)
+
+
+class ForecastReachWarning(DomainWarning):
+    """A downstream forecast lies outside the fitted compute range or below chance (silenced
+    inside `downstream backtest`, which extrapolates on purpose)."""
+
+
+def _once(est, kind: str) -> bool:
+    said = est.__dict__.setdefault("_reach_said", set())
+    if kind in said:
+        return False
+    said.add(kind)
+    return True
+
+
+def reach_warnings(est, C, P, stacklevel: int = 3) -> None:
+    """Warn when the compute `C` (array) lies outside `est`'s fitted range or a forecast `P`
+    (points, same shape) sits below chance and below every measured score."""
+    C = np.atleast_1d(np.asarray(C, float)).ravel()
+    P = np.broadcast_to(np.atleast_1d(np.asarray(P, float)), C.shape).ravel()
+    if C.size == 0:
+        return
+    big, small = est.largest_, getattr(est, "smallest_", None)
+    task = est.task_
+    i = int(np.argmax(C))
+    r = math.log(C[i] / float(big["C"]))
+    if r > R_MAX and _once(est, "above"):
+        warnings.warn(
+            f"{task}: {C[i]:.3g} FLOPs is {math.exp(r):.3g}x the largest fitted model's compute "
+            f"({big['model']}, {float(big['C']):.3g}); the backtests measured forecasts and "
+            f"intervals a few times past the fitted models, not beyond {math.exp(R_MAX):.1f}x: "
+            "read it as a rough guess",
+            ForecastReachWarning,
+            stacklevel=stacklevel,
+        )
+    j = int(np.argmin(C))
+    if small is not None and C[j] < float(small["C"]) * (1 - 1e-9) and _once(est, "below"):
+        warnings.warn(
+            f"{task}: {C[j]:.3g} FLOPs is below the smallest fitted model's compute "
+            f"({small['model']}, {float(small['C']):.3g}): no model was fitted there and the "
+            "forecast extrapolates its curves downward (stage 1 diverges below its data): "
+            "read it as a rough guess",
+            ForecastReachWarning,
+            stacklevel=stacklevel,
+        )
+    ref = float(small["score"]) if small is not None else float(big["score"])
+    floor = min(float(est.chance_), ref) - max(float(est.eval_sd_), 1.0)
+    k = int(np.argmin(P))
+    if P[k] < floor and _once(est, "chance"):
+        who = f"{small['model']}'s" if small is not None else f"{big['model']}'s"
+        warnings.warn(
+            f"{task}: the forecast {P[k]:.2f} points at {C[k]:.3g} FLOPs is below the task's "
+            f"chance level {float(est.chance_):g} and below {who} own score {ref:.2f}: no "
+            "fitted model scored there (the chance level is no hard floor, so it is not "
+            "clipped; read it as the fitted curve leaving its data)",
+            ForecastReachWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def chance_warning(task: str, chance, runs, stacklevel: int = 3) -> None:
+    """A chance level given by the user (`--chance`, `chance=`) above every fitted model's
+    final score: the sigmoid's floor (fitted in [0, chance + 10]; `sigmoid-chance`: chance) and
+    the below-chance check above read it, so say it (as `salience fit` does for its floor).
+    The bundled level itself is not questioned: near-chance tasks (ARC-Challenge on small
+    models) score below it legitimately."""
+    bundled = chance_level(task)
+    if chance is None or runs.empty or (bundled is not None and float(chance) == bundled):
+        return
+    top = int(np.argmax(runs["score"].to_numpy(float)))
+    best = float(runs["score"].iloc[top])
+    if best < float(chance):
+        warnings.warn(
+            f"task {task!r}: chance level {float(chance):g} points (--chance, chance=) is above "
+            f"every fitted model's final score (highest {best:.2f}, {runs['model'].iloc[top]}): "
+            "is it right (points; 100 / number of options, e.g. 50 for two choices"
+            + (f"; the bundled level of {task!r} is {bundled:g}" if bundled is not None else "")
+            + ")?",
+            DomainWarning,
+            stacklevel=stacklevel,
+        )
+
+
+__all__ = ["ForecastReachWarning", "R_MAX", "chance_warning", "reach_warnings"]
