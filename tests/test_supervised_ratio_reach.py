@@ -63,9 +63,9 @@ def test_two_ratios_leave_the_over_training_law_out_and_the_row_order_does_not_m
 
 def test_a_forecast_off_the_runs_ratios_is_wide_covers_the_truth_and_warns(two_ratio):
     m = two_ratio[0]
-    # inside the runs' N, D and C, but at 1 and 400 tokens per parameter (10x off their D/N)
+    # inside the runs' N, D and C (r = 0), but at 1 and 400 tokens per parameter
     N, D = np.array([1e9, 1e8]), np.array([1e9, 4e10])
-    assert m.forecast_terms(N, D)["r"] == pytest.approx([np.log(10.0)] * 2)
+    assert np.all(m.forecast_terms(N, D)["r"] == 0)
     lo, hi = m.predict_interval(N, D)
     truth = _truth(N, D)
     assert np.all((lo <= truth) & (truth <= hi))
@@ -111,19 +111,3 @@ def test_five_runs_fit_the_compute_law_and_six_correct_the_scatter_for_the_param
     assert res.meta["intervals"]["noise"] == pytest.approx(want, rel=1e-12)
     pinned = _fit(df, bootstrap=0, form="chinchilla", fixed={"E": 1.8})
     assert pinned.result_.meta["identification"]["n_free"] == 4
-
-
-def test_a_single_form_counts_the_distance_off_the_runs_ratios():
-    m = _fit(_two_ratio_runs(), stack=False)
-    N, D = np.array([1e9, 5e8]), np.array([1e9, 1e10])  # D/N = 1 (10x below), 20 (inside)
-    r = m.forecast_terms(N, D)["r"]
-    assert r == pytest.approx([np.log(10.0), 0.0], abs=1e-9)
-    lo, hi = m.predict_interval(N, D)
-    truth = _truth(N, D)
-    assert lo[0] <= truth[0] <= hi[0]
-    cal = m.result_.meta["intervals"]
-    assert cal["min_ratio"] == pytest.approx(10.0) and cal["max_ratio"] == pytest.approx(40.0)
-    old = {k: v for k, v in cal.items() if k not in ("min_ratio", "max_ratio")}
-    from lmforecast.supervised.intervals import distance
-
-    assert distance(6 * N * D, old, N=N, D=D)[0] == 0.0  # fits saved before: as they were

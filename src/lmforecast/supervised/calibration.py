@@ -100,14 +100,12 @@ def run_scatter(res, data: pd.DataFrame) -> float:
 
 
 def fitted_range(data: pd.DataFrame) -> dict:
-    """The fitted runs' range of compute (6ND), model size, data and tokens per parameter D/N:
-    where extrapolation starts."""
+    """The fitted runs' largest compute (6ND), model size and data: where extrapolation starts."""
     N, D = data["N"].to_numpy(float), data["D"].to_numpy(float)
     C = 6.0 * N * D
     return {"max_compute": float(np.max(C)), "max_N": float(N.max()), "max_D": float(D.max()),
             "min_compute": float(np.min(C)), "min_N": float(N.min()),
-            "min_D": float(D.min()), "min_ratio": float(np.min(D / N)),
-            "max_ratio": float(np.max(D / N))}  # fmt: skip
+            "min_D": float(D.min())}  # fmt: skip
 
 
 def needed_k(log_error, r, base, level: float = 0.9) -> np.ndarray:

@@ -47,8 +47,9 @@ def dn_decades(data: pd.DataFrame) -> float:
     return float(r.max() - r.min())
 
 
-def choose_form(form: str, data: pd.DataFrame) -> tuple[str, str]:
-    """(form to fit, reason) for a requested form; only "auto" is ever changed."""
+def choose_form(form: str, data: pd.DataFrame, n_fixed: int = 0) -> tuple[str, str]:
+    """(form to fit, reason) for a requested form; only "auto" is ever changed. `n_fixed`
+    parameters pinned by the user (`--fix`) need no runs of their own."""
     if form != AUTO:
         return form, f"{form} (as requested)"
     n_sizes = int(np.unique(data["N"].to_numpy(float)).size)
@@ -68,7 +69,7 @@ def choose_form(form: str, data: pd.DataFrame) -> tuple[str, str]:
             "law's N and D terms; at one D the 1-D compute law E + A (6ND)^-a is a law in N "
             "(forecasts at another D are extrapolations: their distance r counts it)"
         )
-    if len(data) < CHINCHILLA_RUNS:
+    if len(data) < CHINCHILLA_RUNS - n_fixed:
         return "compute", (
             f"compute (simplest): {len(data)} runs cannot fit a law in N and D (chinchilla has "
             f"{CHINCHILLA_RUNS - 1} parameters and needs one run more to show the runs' scatter); "

@@ -56,10 +56,7 @@ def distance(compute, cal: Mapping, N=None, D=None) -> np.ndarray:
     """r = max(0, ln(C / C_max), ln(N / N_max), ln(D / D_max)): how far a forecast lies beyond
     the fitted runs in log units. The N and D terms count only where `cal` stores ``max_N`` /
     ``max_D`` (and N, D are given). Below the fitted runs (fits since the eighth session store
-    ``min_compute``, ``min_N``, ``min_D``) the distance counts the same way: ln(C_min / C), ...;
-    and off the runs' tokens per parameter (since the tenth session, ``min_ratio`` /
-    ``max_ratio``): ln(min D/N / (D/N)), ln((D/N) / max D/N), a forecast inside the runs' N, D
-    and C but at a D/N they never trained at leans on the law's N-D trade-off."""
+    ``min_compute``, ``min_N``, ``min_D``) the distance counts the same way: ln(C_min / C), ..."""
     compute = np.asarray(compute, float)
     r = np.log(compute / float(cal["max_compute"]))
     for key, v in (("max_N", N), ("max_D", D)):
@@ -68,10 +65,6 @@ def distance(compute, cal: Mapping, N=None, D=None) -> np.ndarray:
     for key, v in (("min_compute", compute), ("min_N", N), ("min_D", D)):
         if v is not None and cal.get(key):
             r = np.maximum(r, np.log(float(cal[key]) / np.asarray(v, float)))
-    if N is not None and D is not None and cal.get("min_ratio") and cal.get("max_ratio"):
-        ratio = np.asarray(D, float) / np.asarray(N, float)
-        r = np.maximum(r, np.log(float(cal["min_ratio"]) / ratio))
-        r = np.maximum(r, np.log(ratio / float(cal["max_ratio"])))
     return np.maximum(0.0, r)
 
 

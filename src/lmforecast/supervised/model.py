@@ -112,7 +112,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
             if self.bootstrap is not None
             else (DEFAULT_BOOTSTRAP if self.intervals else 0)
         )
-        form, why = fm.choose_form(self.form, data)
+        form, why = fm.choose_form(self.form, data, len(self.fixed or {}))
         if self.form == fm.AUTO and form != "chinchilla-gamma":
             warnings.warn(f"form {why}", stacklevel=2)
         if form == "average":
@@ -246,7 +246,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
         }
         if self.intervals:
             cal = self._calibrate("average", data, res)
-            cal["noise"] = float(sum(weights[f] * comps[f].residual_scale for f in BASE_FORMS))
+            cal["noise"] = sum(w * cb.run_scatter(comps[f], data) for f, w in weights.items())
             res.meta["intervals"] = cal
         return res
 

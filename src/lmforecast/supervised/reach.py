@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import DomainWarning
 from .forms import ONE_D_DECADES
 from .intervals import distance
-from .stack import R_MEASURED, untested_reach
+from .stack import R_MEASURED, untested_ratio, untested_reach
 
 
 class ReachWarning(DomainWarning):
@@ -53,7 +53,7 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
             ReachWarning,
             stacklevel=stacklevel,
         )
-    _ratio_warning(owner, said, N, D, stacklevel + 1)
+    _ratio_warning(owner, cal, said, N, D, stacklevel + 1)
     ex = untested_reach(cal, D)  # ln of how far D lies outside a one-token-count ladder's
     if ex is None:
         return
@@ -72,11 +72,11 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
         )
 
 
-def _ratio_warning(owner, said: set, N, D, stacklevel: int) -> None:
+def _ratio_warning(owner, cal: Mapping, said: set, N, D, stacklevel: int) -> None:
     stk = getattr(getattr(owner, "result_", None), "meta", {}).get("stack")
-    if not stk or "ratio_range" not in stk or "ratio" in said:
+    if "ratio" in said:
         return
-    ex = untested_reach({}, D, N, stk)
+    ex = untested_ratio(cal, D, N, stk)
     if ex is None:
         return
     j = int(np.argmax(ex))

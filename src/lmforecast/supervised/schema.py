@@ -29,7 +29,7 @@ def check_supervised_meta(d: Mapping, where: str) -> None:
         cal = c.obj(cal, "meta.intervals")
         c.num(c.get(cal, "max_compute", "meta.intervals"), "meta.intervals.max_compute",
               lo=0.0, lo_open=True)  # fmt: skip
-        for k in ("max_N", "max_D", "min_compute", "min_N", "min_D", "min_ratio", "max_ratio"):
+        for k in ("max_N", "max_D", "min_compute", "min_N", "min_D"):
             if cal.get(k) is not None:
                 c.num(cal[k], f"meta.intervals.{k}", lo=0.0, lo_open=True)
         c.num(cal.get("noise", 0.0), "meta.intervals.noise", lo=0.0)
@@ -116,12 +116,19 @@ def _check_stack(c: Checker, stack, where: str) -> None:
     backtest's RMS error and distance, and the over-training law's full fit."""
     stk = c.obj(stack, "meta.stack")
     w = c.obj(c.get(stk, "weights", "meta.stack"), "meta.stack.weights")
-    for name in ("form", "overtrain-ls", "compute-law"):
+    candidates = ("form", "overtrain-ls", "compute-law")
+    for name in candidates:
         c.num(c.get(w, name, "meta.stack.weights"), f"meta.stack.weights.{name}", lo=0.0)
     for k in ("s_inner", "r_inner"):
         c.num(c.get(stk, k, "meta.stack"), f"meta.stack.{k}", lo=0.0)
     c.num(c.get(stk, "inner_forecasts", "meta.stack"), "meta.stack.inner_forecasts", lo=1.0)
     for k, lo in (("ratio_range", 1e-300), ("ratio_tested", 0.0)):  # since the tenth session
         if k in stk:
-            c.nums(stk[k], f"meta.stack.{k}", length=2, lo=lo)
+            pair = c.nums(stk[k], f"meta.stack.{k}", length=2, lo=lo)
+            if k == "ratio_range" and pair[0] > pair[1]:
+                c.fail("meta.stack.ratio_range", "must be [smallest, largest] D/N", stk[k])
+    excluded = c.obj(stk.get("excluded", {}), "meta.stack.excluded")
+    for name, why in excluded.items():
+        if name not in candidates or not isinstance(why, str):
+            c.fail(f"meta.stack.excluded.{name}", "must name a stack candidate with a reason", why)
     check_fit_result(c.get(stk, "overtrain_ls", "meta.stack"), where, "meta.stack.overtrain_ls")

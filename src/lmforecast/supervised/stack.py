@@ -82,10 +82,15 @@ def inner_cuts(data: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def token_ratios(data: pd.DataFrame) -> int:
-    """How many distinct token ratios D/N the runs have (ratios within RATIO_GAP decades of
-    their neighbour count as one)."""
+    """How many distinct token ratios D/N the runs have: sorted, a ratio more than RATIO_GAP
+    decades above the first of the current group starts a new one (no chaining: checkpoints
+    spread densely over decades are many ratios, not one)."""
     lr = np.sort(np.log10(data["D"].to_numpy(float) / data["N"].to_numpy(float)))
-    return int(1 + np.sum(np.diff(lr) > RATIO_GAP)) if lr.size else 0
+    n, start = 0, -np.inf
+    for v in lr:
+        if v > start + RATIO_GAP:
+            n, start = n + 1, v
+    return n
 
 
 def _ratio_excess(lo: float, hi: float, ratio) -> tuple[np.ndarray, np.ndarray]:
@@ -263,20 +268,37 @@ def untested_reach(cal: Mapping, D, N=None, stack: Mapping | None = None) -> np.
       outside theirs. They carry nothing on how loss moves with D, and the inner check (which
       holds out sizes at that same D) tests nothing there: its error set a 3% interval around
       forecasts 14-25% too high (a Gemstones ladder at D = 20B forecast at 350B).
-    - A token ratio D/N outside the fitted runs' range, beyond how far the inner check's
-      held-out runs lay outside theirs (`ratio_reach`): a forecast inside the fitted N, D and C
-      but off their ratios (r = 0) leaned on the laws' N-D trade-off untested.
+    - A token ratio D/N outside the fitted runs' range (`untested_ratio`).
     Over that distance the single form's prior k r applies instead (docs/trust.md)."""
     D = np.asarray(D, float)
     parts = []
     lo, hi = cal.get("min_D"), cal.get("max_D")
     if lo and hi and np.log10(hi / lo) < fm.ONE_D_DECADES:
         parts.append(np.maximum(0.0, np.maximum(np.log(D / hi), np.log(lo / D))))
-    if N is not None and stack and {"ratio_range", "ratio_tested"} <= set(stack):
-        below, above = _ratio_excess(*stack["ratio_range"], D / np.asarray(N, float))
-        tb, ta = stack["ratio_tested"]
-        parts.append(np.maximum(0.0, np.maximum(below - tb, above - ta)))
+    ratio = untested_ratio(cal, D, N, stack)
+    if ratio is not None:
+        parts.append(ratio)
     return np.maximum.reduce(parts) if parts else None
+
+
+def untested_ratio(cal: Mapping, D, N, stack: Mapping | None) -> np.ndarray | None:
+    """How far D/N lies outside the fitted runs' range beyond how far the inner check's held-out
+    runs lay outside theirs (`ratio_reach`) and beyond how far N or D alone lies outside the
+    runs (that step is the distance r the stack's own term counts: a model trained 8x longer
+    than its fitted checkpoints is 8x off in D and in D/N alike, and such forecasts held); None
+    for fits saved before the ratio range was stored. A forecast inside the fitted N, D and C
+    but off their ratios (r = 0) leans on the laws' N-D trade-off untested."""
+    if N is None or not stack or not {"ratio_range", "ratio_tested"} <= set(stack):
+        return None
+    D, N = np.asarray(D, float), np.asarray(N, float)
+    below, above = _ratio_excess(*stack["ratio_range"], D / N)
+    tb, ta = stack["ratio_tested"]
+    box = np.zeros_like(below)
+    for v, key in ((N, "N"), (D, "D")):
+        lo_v, hi_v = cal.get(f"min_{key}"), cal.get(f"max_{key}")
+        if lo_v and hi_v:
+            box = np.maximum(box, np.maximum(np.log(lo_v / v), np.log(v / hi_v)))
+    return np.maximum(0.0, np.maximum(below - tb, above - ta) - box)
 
 
 def describe(stack: Mapping) -> str:
@@ -294,6 +316,7 @@ __all__ = [
     "CANDIDATES",
     "describe",
     "extrapolation_term",
+    "untested_ratio",
     "untested_reach",
     "fit_stack",
     "inner_backtest",
