@@ -87,10 +87,10 @@ def test_inside_the_fitted_range_is_silent(piqa):
 
 def test_saved_fit_keeps_the_smallest_model_and_old_formats_still_load(piqa):
     d = piqa.to_dict()
-    assert d["format_version"] == 3 and d["fitted"]["smallest"]["model"] == "pythia-70m"
+    assert d["format_version"] == 4 and d["fitted"]["smallest"]["model"] == "pythia-70m"
     old = json.loads(json.dumps(d))
     old["format_version"] = 2
-    del old["fitted"]["smallest"]
+    del old["fitted"]["smallest"], old["fitted"]["lowest"]
     est = DownstreamForecaster.from_json(json.dumps(old))
     assert est.smallest_ is None
     _, msgs = _reach(lambda: est.predict(1e26))  # the upper check needs only `largest`
@@ -177,3 +177,84 @@ def test_chance_above_every_score_is_warned(table):
         warnings.simplefilter("always")
         DownstreamForecaster(bootstrap=0, chance=50).fit(table, task="piqa", models=MODELS)
     assert not [x for x in w if "chance level" in str(x.message)]
+
+
+# ---- eleventh-session review: the below-chance floor and loaded fits ---------------------------
+LQ = ["pythia-70m", "pythia-160m"]  # logiqa: pythia-160m (19.05) scores below pythia-70m (21.04)
+
+
+@pytest.fixture(scope="module")
+def logiqa():
+    e = load_pythia()
+    keep = e["model"].isin(LQ) & e["task"].isin(["logiqa", "lambada_openai"])
+    return e[keep].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("method", ["trend", "persistence"])
+def test_a_measured_point_is_not_below_every_fitted_score(logiqa, method):
+    est = DownstreamForecaster(method=method).fit(logiqa, task="logiqa", models=LQ)
+    assert est.lowest_["model"] == "pythia-160m" and est.lowest_["score"] < 19.1
+    P, msgs = _reach(lambda: est.predict(est.largest_["C"]))
+    assert abs(P[0] - est.largest_["score"]) < 1e-6  # pythia-160m's own measured score
+    assert msgs == []  # was: "below pythia-70m's own score 21.04: no fitted model scored there"
+
+
+def test_below_the_lowest_fitted_score_names_that_model(logiqa):
+    est = DownstreamForecaster(method="trend").fit(logiqa, task="logiqa", models=LQ)
+    P, msgs = _reach(lambda: est.predict(5.84e20))
+    assert P[0] < est.lowest_["score"] - est.eval_sd_
+    assert len(msgs) == 1 and "chance level 25" in msgs[0]
+    assert "lowest: pythia-160m, 19.05" in msgs[0] and "pythia-70m" not in msgs[0]
+
+
+def test_a_loaded_fit_warns_like_a_fresh_one(cli, logiqa, tmp_path):
+    ev = tmp_path / "lq.csv"
+    logiqa.to_csv(ev, index=False)
+    fit = tmp_path / "lq.json"
+    code, _, err = cli("downstream", "fit", "--evals", ev, "--task", "logiqa", "--models",
+                       ",".join(LQ), "--method", "trend", "--out", fit)  # fmt: skip
+    assert code == 0, err
+    code, out, err = cli("downstream", "predict", "--fit", fit, "--flops", "5.84e20")
+    assert code == 0 and "17.39 points" in out
+    assert "below the task's chance level 25" in err and "lowest: pythia-160m" in err
+    d = json.loads(fit.read_text())
+    assert d["format_version"] == 4 and d["fitted"]["lowest"]["model"] == "pythia-160m"
+
+
+def test_the_load_check_marks_no_warning_as_said(logiqa):
+    """from_json's check prediction (at the largest fitted compute, warnings ignored) must not
+    use up the once-per-estimator warning: here it falls below chance itself."""
+    d = DownstreamForecaster(method="trend", bootstrap=0).fit(logiqa, task="logiqa", models=LQ)
+    d = d.to_dict()
+    slope = d["fitted"]["members"]["trend"]["params"][0]
+    d["fitted"]["members"]["trend"]["params"][1] = 5.0 - slope * np.log(
+        d["fitted"]["largest"]["C"] / 1e18
+    )  # 5 points at the largest fitted compute
+    est = DownstreamForecaster.from_json(json.dumps(d))
+    P, msgs = _reach(lambda: est.predict(est.largest_["C"]))
+    assert abs(P[0] - 5.0) < 1e-6
+    assert len(msgs) == 1 and "below the task's chance level 25" in msgs[0]
+
+
+def test_fits_saved_before_format_4_use_the_lowest_score_they_recorded(logiqa):
+    d = DownstreamForecaster(method="trend").fit(logiqa, task="logiqa", models=LQ).to_dict()
+    old = json.loads(json.dumps(d))
+    old["format_version"] = 3
+    del old["fitted"]["lowest"]
+    est = DownstreamForecaster.from_json(json.dumps(old))
+    assert est.lowest_ is None
+    _, msgs = _reach(lambda: est.predict(est.largest_["C"]))
+    assert msgs == []  # the floor is pythia-160m's (largest) 19.05, not pythia-70m's 21.04
+    _, msgs = _reach(lambda: est.predict(5.84e20))
+    assert len(msgs) == 1 and "lowest: pythia-160m" in msgs[0]
+    for edit, field in ((lambda f: f.pop("lowest"), "fitted.lowest"),
+                        (lambda f: f["lowest"].update(score=99.0), "fitted.lowest.score"),
+                        (lambda f: f["lowest"].update(extra=1), "fitted.lowest")):  # fmt: skip
+        bad = json.loads(json.dumps(d))
+        edit(bad["fitted"])
+        with pytest.raises(InputError, match=field):
+            DownstreamForecaster.from_json(json.dumps(bad))
+    bad = json.loads(json.dumps(old))
+    bad["fitted"]["lowest"] = d["fitted"]["lowest"]
+    with pytest.raises(InputError, match="new in format 4"):
+        DownstreamForecaster.from_json(json.dumps(bad))

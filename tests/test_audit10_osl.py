@@ -15,7 +15,7 @@ import pytest
 from lmforecast import examples
 from lmforecast.errors import InputError
 from lmforecast.osl import ObservationalScalingLaw, post_training_gap, read_benchmarks
-from lmforecast.osl.checks import CapabilityRangeWarning, IntervalCoverageWarning
+from lmforecast.osl.checks import CapabilityRangeWarning, IntervalCoverageWarning, range_warning
 
 BASE = examples.path("osl/base_models.csv")
 BENCH = ["MMLU", "ARC-C", "HellaSwag", "Winograd", "TruthfulQA", "XWinograd", "HumanEval"]
@@ -137,3 +137,43 @@ def test_gap_does_not_call_targets_benchmarks_and_formats_mses(cli, gap_files):
 def test_gap_fits_leave_the_other_target_out_of_their_predictors(table):
     gap, _ = _caught(lambda: post_training_gap(table, "HumanEval", "TruthfulQA"), Warning)
     assert "TruthfulQA" not in gap.without.metrics and "HumanEval" not in gap.with_.metrics
+
+
+# ---- eleventh-session review: a hair past the range is no extrapolation -----------------------
+def test_readme_predict_on_the_fits_own_table_is_quiet(cli, tmp_path):
+    """README: `osl fit --target HumanEval --out osl.json` then `osl predict --fit osl.json
+    --benchmarks osl/base_models.csv` warned about falcon-180B, PC-1 0.631 vs [-0.362, 0.624]."""
+    fit = tmp_path / "osl.json"
+    code, _, err = cli("osl", "fit", "--benchmarks", BASE, "--target", "HumanEval", "--out", fit)
+    assert code == 0, err
+    code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks", BASE)
+    assert code == 0 and "falcon-180B" in out
+    assert "capability range" not in err
+
+
+def _past_pc1(res, frac):
+    """Every fitted model at the middle of its range, PC-1 `frac` of its width past the top."""
+    pf = res.predictions_frame()
+    F = pf[[f"x{i + 1}" for i in range(res.n_components)]].to_numpy(float)
+    F = F[np.isfinite(F).all(axis=1)]
+    lo, hi = F.min(axis=0), F.max(axis=0)
+    x = (lo + hi) / 2
+    x[0] = hi[0] + frac * (hi[0] - lo[0])
+    return x[None, :]
+
+
+@pytest.mark.parametrize("frac, warned", [(0.01, False), (0.04, False), (0.2, True)])
+def test_range_warning_has_a_five_percent_tolerance(saved, frac, warned):
+    res = saved[0].result_
+    theta = np.asarray(res.fit.theta, float)
+    assert abs(theta[2]) > 0  # PC-1 moves the linear predictor too
+    X = _past_pc1(res, frac)
+    _, msgs = _caught(lambda: range_warning(res, ["new"], X), CapabilityRangeWarning)
+    assert bool(msgs) == warned, msgs
+    if warned:
+        assert "PC-1" in msgs[0] and "more than 5% of its width" in msgs[0]
+    below = X.copy()  # the same on the low side
+    pf = res.predictions_frame()["x1"].to_numpy(float)
+    below[0, 0] = pf.min() - frac * (pf.max() - pf.min())
+    _, msgs = _caught(lambda: range_warning(res, ["new"], below), CapabilityRangeWarning)
+    assert bool(msgs) == warned, msgs

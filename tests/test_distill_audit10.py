@@ -330,3 +330,72 @@ def test_choose_teacher_text_shows_level_and_basis(cli, tmp_path):
                        2e10, "--teachers", p, "--level", 0.8)  # fmt: skip
     assert code == 0 and "80% prediction interval of L_S" in out
     assert "draws from the published intervals" in out
+
+
+# ---- eleventh-session review -------------------------------------------------------------------
+def test_choose_teacher_range_notes_count_only_forecast_teachers(cli):
+    """Three of the example teachers cost more than --flops 3e21 (teacher-pretraining): their
+    rows are empty, so the two above the paper's 12.6B are not 'outside' anything forecast."""
+    from lmforecast import examples
+
+    teachers = examples.path("distill/teachers.csv")
+    args = ["distill", "choose-teacher", "--student-params", 1e9, "--scenario",
+            "teacher-pretraining", "--teachers", teachers]  # fmt: skip
+    code, out, err = cli(*args, "--flops", 3e21)
+    assert code == 0 and "rows are empty" in err, err
+    assert "teacher N_T" not in err and "teacher L_T" not in err, err
+    code, _, err = cli(*args, "--flops", 3e23)  # every teacher forecast: both are counted
+    w = [x for x in warnings_of(err) if "teacher N_T" in x]
+    assert code == 0 and len(w) == 1 and "(2 of 5 values)" in w[0], err
+
+
+def test_choose_teacher_mixed_rows_count_the_forecast_ones(cli, tmp_path):
+    t = tmp_path / "t.csv"  # 3e10 is forecast, 5e10 is over the budget
+    t.write_text("N_T,D_T\n3e10,6e11\n5e10,1e13\n1e9,2e10\n")
+    code, _, err = cli("distill", "choose-teacher", "--student-params", 1e9, "--scenario",
+                       "teacher-pretraining", "--teachers", t, "--flops", 3e23)  # fmt: skip
+    assert code == 0 and "1 teacher(s) cost more than --flops" in err, err
+    w = [x for x in warnings_of(err) if "teacher N_T" in x]
+    assert len(w) == 1 and "teacher N_T = 3e+10 (1 of 2 values)" in w[0], err
+
+
+def test_estimate_outside_its_interval_is_not_identified_in_json_and_python(runs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DistillationScalingLaw("busbridge2025", grid=SMALL_GRID, fixed={"c1": 522.6},
+                                   bootstrap=3, n_jobs=1).fit(runs)  # fmt: skip
+    c0 = m.params_["c0"]
+    m.result_.ci["c0"] = [c0 + 1.0, c0 + 2.0]
+    tab = m.coefficient_table()
+    assert tab.loc["c0", "outside_interval"]
+    want = "not identified (estimate outside its bootstrap interval)"
+    assert tab.loc["c0", "status"] == want and m.identifiability()["c0"] == want
+    out = tab.index[tab["outside_interval"]]
+    assert all(tab.loc[k, "status"].startswith("not identified") for k in out)
+    assert tab.loc["c1", "status"] == "fixed"
+    from lmforecast.cli.distill_out import fit_table_text
+
+    c0_line = next(ln for ln in fit_table_text(tab).splitlines() if ln.startswith("c0 "))
+    assert c0_line.endswith(f"{want} *")
+
+
+def test_fit_json_says_not_identified_where_the_text_marks_a_star(cli):
+    from lmforecast import examples
+
+    runs_csv = examples.path("distill/distill_runs.csv")
+    code, out, err = cli("distill", "fit", "--runs", runs_csv, "--supervised", "paper",
+                         "--bootstrap", 8, "--json")  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    # the README's fit: alpha' gamma' and break L_T/L~_S lie outside their intervals
+    assert d["outside_interval"], d["identifiability"]
+    for k in d["outside_interval"]:
+        assert d["identifiability"][k].startswith("not identified"), (k, d["identifiability"])
+
+
+def test_predict_level_help_says_the_interval_can_be_null(cli):
+    for verb in ("predict", "plan", "choose-teacher"):
+        code, out, _ = cli("distill", verb, "--help")
+        flat = " ".join(out.split())
+        assert code == 0 and '"interval": null' in flat and '"interval_note"' in flat, verb
+        assert "zero-width" in flat and "--bootstrap 0" in flat, verb

@@ -16,6 +16,7 @@ from .common import (
     add_runs_flag,
     atomic_write_text,
     check_writable,
+    open_unit_interval,
     positive_float,
     print_json,
     require_runs,
@@ -24,6 +25,20 @@ from .flags import parse_fixed
 from .ledger import record_forecast
 
 _COEF_HELP = "busbridge2025 (Table 6, default) or a fit saved by `distill fit --out`"
+
+
+def _level_flag(p: argparse.ArgumentParser) -> None:
+    """--level of predict, plan and choose-teacher, whose JSON interval can be null."""
+    p.add_argument(
+        "--level",
+        type=open_unit_interval,
+        default=0.9,
+        help="prediction-interval level, strictly between 0 and 1 (default 0.9); the JSON "
+        'output carries the interval as "interval": [lo, hi], or as "interval": null with '
+        '"interval_note" saying why (a fit saved with --bootstrap 0 has no draws; a teacher '
+        "weaker than the student's supervised loss pins L_S at its loss, a zero-width "
+        "interval)",
+    )
 
 
 def register(sub) -> None:
@@ -39,7 +54,7 @@ def register(sub) -> None:
     t.add_argument("--teacher-params", type=positive_float("--teacher-params"))
     pr.add_argument("--teacher-tokens", type=positive_float("--teacher-tokens"))
     pr.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    add_level_flag(pr)
+    _level_flag(pr)
     add_output_flags(pr)
     pr.set_defaults(handler=_predict)
 
@@ -103,7 +118,7 @@ def register(sub) -> None:
         help="best-case | teacher-inference | teacher-pretraining | teacher-pretraining-inference",
     )
     pl.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    add_level_flag(pl)
+    _level_flag(pl)
     add_output_flags(pl)
     pl.set_defaults(handler=_plan)
 
@@ -123,7 +138,7 @@ def register(sub) -> None:
         help="show the best K teachers (default 1000); every teacher is ranked, intervals are "
         "computed for the K shown, so memory stays bounded on any table",
     )
-    add_level_flag(ct)
+    _level_flag(ct)
     add_output_flags(ct)
     ct.set_defaults(handler=_choose)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ..distill.checks import (
     fmt_loss,
     pinned,
@@ -173,8 +175,10 @@ def plan_text(d: dict, args, scenario) -> str:
 
 # ---- choose-teacher ------------------------------------------------------------------------
 def choose_notes(m, args, t, teachers) -> list[str]:
-    """Units and range notes for `choose-teacher`: the student, and the teachers shown."""
-    ok = t["L_S"].notna().to_numpy()
+    """Units and range notes for `choose-teacher`: the student, and the teachers forecast
+    (rows with a finite L_S; a teacher over --flops, its row empty, was never forecast and is
+    left out of the range notes' values and counts)."""
+    ok = np.isfinite(t["L_S"].to_numpy(float))
     DS = t.loc[ok, "D_S"].to_numpy(float) if ok.any() else None
     notes = units_notes(args.student_params, args.student_tokens, "--student-params",
                         "--student-tokens")  # fmt: skip
@@ -187,10 +191,9 @@ def choose_notes(m, args, t, teachers) -> list[str]:
         "L_T": "teacher L_T",
         "D_S": "--student-tokens" if args.student_tokens else "D_S (what --flops leaves)",
     }
-    return notes + range_notes(
-        m, labels, N_S=args.student_params, D_S=DS, L_T=t["L_T"].to_numpy(float),
-        N=t["N_T"].to_numpy(float) if "N_T" in t.columns else None,
-    )  # fmt: skip
+    LT = t.loc[ok, "L_T"].to_numpy(float) if ok.any() else None
+    NT = t.loc[ok, "N_T"].to_numpy(float) if ok.any() and "N_T" in t.columns else None
+    return notes + range_notes(m, labels, N_S=args.student_params, D_S=DS, L_T=LT, N=NT)
 
 
 def choose_json(m, t, level: float, by_size: bool) -> dict:
@@ -237,6 +240,6 @@ def fit_table_text(tab) -> str:
     text = show.to_string(float_format=lambda v: f"{v:.4g}")
     if out.any():
         text += (f"\n* estimate outside its own bootstrap interval ({', '.join(tab.index[out])}): "
-                 "the refits do not agree with the fit; treat as not identified (more "
+                 "the refits do not agree with the fit, so it is not identified (more "
                  "resamples or runs)")  # fmt: skip
     return text

@@ -292,7 +292,7 @@ def _warn_below_persistence(est: DownstreamForecaster, kw: dict, P: float) -> No
         warnings.warn(
             f"{est.task_}: the forecast {P:.2f} at {C:.3g} FLOPs is below {big['model']}'s own "
             f"score {big['score']:.2f} at {big['C']:.3g} FLOPs (the fitted {est.selected_} "
-            "trend falls here); persistence would say the latter",
+            "forecast falls here); persistence would say the latter",
             stacklevel=2,
         )
 

@@ -27,32 +27,35 @@ class Diagnostics:
         `identifiability()`; a zero-width interval on a coefficient marked "not identified"
         means the objective is flat there (resamples do not move it), not that it is pinned.
         `outside_interval` is True where the estimate lies outside its own bootstrap interval
-        (the refits disagree with the fit: treat it as not identified; the CLI marks it `*`).
+        (the refits disagree with the fit): its status is then "not identified (estimate
+        outside its bootstrap interval)" unless another rule already says not identified (the
+        CLI marks the row `*`).
         """
         self._check()
-        boot = np.asarray(self.result_.bootstrap, float)
-        a = (1 - (self.result_.ci_level or 0.9)) / 2
-
-        combos = _combinations
         status = self.identifiability() if hasattr(self, "data_") else {}
-        rows = []
-        for k, v in self.params_.items():
-            lo, hi = self.result_.ci.get(k, [np.nan, np.nan])
-            rows.append((k, v, lo, hi, status.get(k, "")))
-        theta = np.asarray(self.result_.theta, float)
-        for k, v in combos(theta).items():
-            lo = hi = np.nan
-            if boot.size:
-                lo, hi = np.quantile(combos(boot)[k], [a, 1 - a])
-            rows.append((k, float(v[0]), lo, hi, status.get(k, "")))
+        rows = [(k, v, lo, hi, status.get(k, "")) for k, (v, lo, hi) in self._intervals().items()]
         df = pd.DataFrame(rows, columns=["coefficient", "estimate", "lower", "upper", "status"])
         with np.errstate(all="ignore"):
             df.insert(4, "relative_width", (df["upper"] - df["lower"]) / df["estimate"].abs())
-            slack = 1e-9 * df["estimate"].abs()
-            df["outside_interval"] = (df["estimate"] < df["lower"] - slack) | (
-                df["estimate"] > df["upper"] + slack
-            )
+        df["outside_interval"] = [_outside(v, lo, hi) for _, v, lo, hi, _ in rows]
         return df.set_index("coefficient")
+
+    def _intervals(self) -> dict[str, tuple[float, float, float]]:
+        """(estimate, lower, upper) of each coefficient and combination (NaN bounds without a
+        bootstrap interval)."""
+        boot = np.asarray(self.result_.bootstrap, float)
+        a = (1 - (self.result_.ci_level or 0.9)) / 2
+        out = {}
+        for k, v in self.params_.items():
+            lo, hi = self.result_.ci.get(k, [np.nan, np.nan])
+            out[k] = (float(v), float(lo), float(hi))
+        theta = np.asarray(self.result_.theta, float)
+        for k, v in _combinations(theta).items():
+            lo = hi = np.nan
+            if boot.size:
+                lo, hi = np.quantile(_combinations(boot)[k], [a, 1 - a])
+            out[k] = (float(v[0]), float(lo), float(hi))
+        return out
 
     def identifiability(self, negligible: float = 0.01) -> dict[str, str]:
         """Which coefficients the fitted runs can determine (see docs/distill.md).
@@ -63,6 +66,8 @@ class Diagnostics:
         With bootstrap samples, a coefficient whose resampled values span more than a decade
         (`uncertainty.spread_status`: P95/P5 > 10; exponents: 5-95% range > median) is "not
         identified (bootstrap ...)" whatever the structural checks below say.
+        An estimate outside its own bootstrap interval (`coefficient_table`'s
+        `outside_interval`) is "not identified (estimate outside its bootstrap interval)".
         A' and alpha' (B' and beta') are "not identified" when the A' (B') term is below
         `negligible` of the power sum on every run; then only gamma' log A' and alpha' gamma'
         (resp. the B' pair) are. c1, f1, d1 shape the bracket's break: they are "weakly
@@ -117,6 +122,10 @@ class Diagnostics:
         for c, sp in spreads.items():
             if not sp["identified"] and c not in fixed:
                 out[c] = f"not identified (bootstrap P5-P95 {sp['p05']:.3g} to {sp['p95']:.3g})"
+        # an estimate outside its own bootstrap interval: the refits disagree with the fit
+        for c, (v, lo, hi) in self._intervals().items():
+            if _outside(v, lo, hi) and c not in fixed and not out[c].startswith("not identified"):
+                out[c] = OUTSIDE
         for c in fixed:
             out[c] = "fixed"
         return out
@@ -162,6 +171,15 @@ class Diagnostics:
                 )
             s += "\n".join(lines)
         return s
+
+
+OUTSIDE = "not identified (estimate outside its bootstrap interval)"
+
+
+def _outside(v: float, lo: float, hi: float) -> bool:
+    """`v` outside [lo, hi] beyond rounding (False without an interval: NaN bounds)."""
+    slack = 1e-9 * abs(v)
+    return bool(v < lo - slack or v > hi + slack)
 
 
 def _combinations(th) -> dict[str, np.ndarray]:

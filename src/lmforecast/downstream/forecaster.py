@@ -40,7 +40,7 @@ from .members import (
     member_replicates,
     subset,
 )
-from .reach import chance_warning, reach_warnings
+from .reach import chance_warning, fitted_ends, reach_warnings
 from .schema import FORMAT_VERSION, validate
 from .tables import TaskData, flops_basis, task_data
 
@@ -188,9 +188,7 @@ class DownstreamForecaster(EstimatorDisplay):
         self.n_models_, self.n_checkpoints_ = len(runs), len(td.checkpoints)
         self.largest_ = {"model": str(runs["model"].iloc[-1]), "C": float(runs["C"].iloc[-1]),
                          "score": _persistence(runs)}  # fmt: skip
-        low = runs["C"] <= runs["C"].min() * (1 + 1e-9)  # where the fitted range starts
-        self.smallest_ = {"model": str(runs["model"].iloc[0]), "C": float(runs["C"].iloc[0]),
-                          "score": float(runs.loc[low, "score"].mean())}  # fmt: skip
+        self.smallest_, self.lowest_ = fitted_ends(runs)  # for predict's reach warnings
         se = float(runs["stderr"].iloc[-1])
         self.eval_sd_ = se if np.isfinite(se) and se > 0 else NO_STDERR_SD
         if not (np.isfinite(se) and se > 0):
@@ -421,6 +419,7 @@ class DownstreamForecaster(EstimatorDisplay):
                 "n_checkpoints": self.n_checkpoints_,
                 "largest": self.largest_,
                 "smallest": self.smallest_,
+                "lowest": self.lowest_,
                 "eval_sd": self.eval_sd_,
                 "members": self.members_,
                 "refused": self.refused_,
@@ -442,7 +441,7 @@ class DownstreamForecaster(EstimatorDisplay):
         est.loss_task_, est.flops_basis_ = f["loss_task"], f["flops_basis"]
         est.n_models_, est.n_checkpoints_ = f["n_models"], f["n_checkpoints"]
         est.largest_, est.eval_sd_, est.members_ = f["largest"], f["eval_sd"], f["members"]
-        est.smallest_ = f.get("smallest")  # None in a fit saved before format 3
+        est.smallest_, est.lowest_ = f.get("smallest"), f.get("lowest")  # None: before 3, 4
         est.refused_, est.stage1_, est.selected_ = f["refused"], f["stage1"], f["selected"]
         est.selection_errors_ = f["selection_errors"]
         return est
@@ -477,6 +476,7 @@ class DownstreamForecaster(EstimatorDisplay):
             with warnings.catch_warnings():  # a check of the file, not a forecast
                 warnings.simplefilter("ignore")
                 pt = lo = hi = est.predict(**kw)  # without replicates: no interval to check
+            est.__dict__.pop("_reach_said", None)  # nothing was said: the first forecast warns
             if est.bootstrap > 1 or est.selected_ == "persistence":
                 lo, hi = est.predict_interval(**kw)
             if not (np.all(np.isfinite(pt)) and np.all(np.isfinite([lo, hi]))):

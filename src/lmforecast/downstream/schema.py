@@ -3,8 +3,10 @@
 Every key is known (unknown keys are refused), every number has its range: chance in [0, 100),
 eval_sd > 0, scores in [0, 100], parameter and bootstrap arrays of the member's length. The
 messages name the field (`store.Checker`). Formats read: 1 (no `gain_sd`: read as 0, the
-interval of that release), 2 and 3 (adds `fitted.smallest`, the smallest fitted model: where
-the fitted compute range starts, for predict's range warning; null or absent before 3).
+interval of that release), 2, 3 (adds `fitted.smallest`, the smallest fitted model: where
+the fitted compute range starts, for predict's range warning; null or absent before 3) and 4
+(adds `fitted.lowest`, {model, score} of the lowest final score among the fitted models: the
+floor of predict's below-chance warning; absent before 4).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from .members import MEMBERS
 from .stage1 import STAGE1
 
 KIND = "DownstreamForecaster"
-FORMAT_VERSION = 3
-SUPPORTED = (1, 2, 3)
+FORMAT_VERSION = 4
+SUPPORTED = (1, 2, 3, 4)
 CONFIG_KEYS = ("method", "stage1", "window", "trend_points", "chance", "bootstrap", "seed",
                "combine", "gain_sd")  # fmt: skip
 FITTED_KEYS = ("chance", "task", "metric", "loss_task", "flops_basis", "n_models",
@@ -64,7 +66,7 @@ def validate(d, where: str) -> dict:
     if v >= 2:
         c.num(c.get(cfg, "gain_sd", "config"), "config.gain_sd", lo=0)
     f = c.obj(c.get(d, "fitted"), "fitted")
-    c.keys(f, FITTED_KEYS + ("smallest",), "fitted")
+    c.keys(f, FITTED_KEYS + ("smallest", "lowest"), "fitted")
     for key in FITTED_KEYS:
         c.get(f, key, "fitted")
     c.num(f["chance"], "fitted.chance", lo=0, hi=100, hi_open=True)
@@ -90,6 +92,16 @@ def validate(d, where: str) -> dict:
         c.num(c.get(small, "score", "fitted.smallest"), "fitted.smallest.score", lo=0, hi=100)
         if Cs > big["C"]:
             c.fail("fitted.smallest.C", "is above fitted.largest.C", Cs)
+    if v >= 4:
+        low = c.obj(c.get(f, "lowest", "fitted"), "fitted.lowest")
+        c.keys(low, ("model", "score"), "fitted.lowest")
+        c.str_(c.get(low, "model", "fitted.lowest"), "fitted.lowest.model")
+        s = c.num(c.get(low, "score", "fitted.lowest"), "fitted.lowest.score", lo=0, hi=100)
+        finals = [big] + ([f["smallest"]] if f.get("smallest") is not None else [])
+        if any(s > x["score"] + 1e-9 for x in finals):
+            c.fail("fitted.lowest.score", "is above a fitted model's score (largest, smallest)", s)
+    elif "lowest" in f:
+        c.fail("fitted.lowest", f"is new in format 4 (this file says {v})")
     c.num(f["eval_sd"], "fitted.eval_sd", lo=0, lo_open=True)
     members = c.obj(f["members"], "fitted.members")
     for name, st in members.items():
