@@ -111,3 +111,18 @@ def test_five_runs_fit_the_compute_law_and_six_correct_the_scatter_for_the_param
     assert res.meta["intervals"]["noise"] == pytest.approx(want, rel=1e-12)
     pinned = _fit(df, bootstrap=0, form="chinchilla", fixed={"E": 1.8})
     assert pinned.result_.meta["identification"]["n_free"] == 4
+
+
+def test_a_fit_with_few_runs_over_its_parameters_says_its_interval_is_a_lower_bound():
+    N = np.geomspace(1e8, 1e9, 6)
+    D = N * np.array([5.0, 50.0, 20.0, 200.0, 10.0, 80.0])
+    df = pd.DataFrame({"N": N, "D": D, "loss": _truth(N, D)})
+    with pytest.warns(
+        UserWarning, match=r"chinchilla fitted to 6 runs has 1 run\(s\) more .* lower bound"
+    ):
+        SupervisedScalingLaw(n_jobs=1, bootstrap=0).fit(df)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*lower bound")  # 20 runs: quiet about it
+        SupervisedScalingLaw("chinchilla", n_jobs=1, bootstrap=0, stack=False).fit(
+            _two_ratio_runs()
+        )

@@ -177,7 +177,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
                     law, res, boot, level=self.ci_level, seed=self.seed, n_polish=cb.BOOT_STARTS
                 )
                 res.meta["bootstrap_kind"] = "cluster (model sizes), fitted from scratch"
-        ident = fm.identification(law, res.theta, boot, bounds, requested=n_boot)
+        ident = fm.identification(law, res, boot, bounds, requested=n_boot)
         res.meta["identification"] = ident
         if not ident["identified"]:
             warnings.warn(f"{form} fit is not identified: {ident['reason']}", stacklevel=3)
