@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..downstream.forecaster import METHODS as DOWNSTREAM_METHODS
 from ..errors import InputError
+from ..flp.intervals import AT_BOUND_NOTE, NOT_EMERGED_NOTE, interval_or_none
 from ..flp.mixture import FLPM
 from ..flp.model import FLP, METHODS, clip_scores, relative_error
 from ..flp.schema import MAPPERS
@@ -212,8 +213,13 @@ def _flp_predict(args) -> int:
     res: dict = {"loss": L, "performance": P}
     if est.stage2_.bootstrap:
         lo, hi = est.predict_interval(args.flops, args.level)
-        res["interval"] = [float(lo[0]), float(hi[0])]
+        res["interval"] = interval_or_none(lo[0], hi[0])
         res["level"] = args.level
+        raw = float(est.predict([args.flops], clip=False)[0])
+        if raw < est.settings_.random_performance + est.threshold:
+            res["interval_note"] = NOT_EMERGED_NOTE
+        elif res["interval"] is None or hi[0] >= 100:
+            res["interval_note"] = AT_BOUND_NOTE
     else:
         res["interval"] = None
     est.warn_if_not_emerged(P, None if res["interval"] is None else res["interval"][0])
@@ -232,7 +238,7 @@ def _flp_predict(args) -> int:
             msg += f" [{res['interval'][0]:.2f}, {res['interval'][1]:.2f}] ({args.level:g} PI)"
         if "relative_error" in res:
             msg += f"; relative error {100 * res['relative_error']:.2f}%"
-        print(msg)
+        print(msg + (f"\nnote: {res['interval_note']}" if "interval_note" in res else ""))
     return 0
 
 
@@ -328,7 +334,9 @@ def _flpm_predict(args) -> int:
     res["interval"] = None
     if est.bootstrap:
         lo, hi = est.predict_interval([F], args.level)
-        res["interval"] = [float(lo[0]), float(hi[0])]
+        res["interval"], res["level"] = interval_or_none(lo[0], hi[0]), args.level
+        if res["interval"] is None or lo[0] <= 0 or hi[0] >= 100:
+            res["interval_note"] = AT_BOUND_NOTE  # one-sided from a score bound, or null
     record_forecast(args, res)
     if args.json:
         print_json(res)
@@ -336,7 +344,8 @@ def _flpm_predict(args) -> int:
         parts = ", ".join(f"{d} {v:.4f}" for d, v in res["losses"].items())
         iv = res["interval"]
         extra = f" [{iv[0]:.2f}, {iv[1]:.2f}] ({args.level:g} PI)" if iv else ""
-        print(f"domain losses: {parts}\n{est.settings_.name}: {P:.2f} points{extra}")
+        note = f"\nnote: {res['interval_note']}" if "interval_note" in res else ""
+        print(f"domain losses: {parts}\n{est.settings_.name}: {P:.2f} points{extra}{note}")
     return 0
 
 

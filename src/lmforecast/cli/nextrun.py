@@ -91,4 +91,8 @@ def _advise(args) -> int:
     )
     if out is not None:
         atomic_write_text(out, a.to_json())
-    return emit(args, a.contract(), a.summary())
+    caveat = (
+        f"(the widths come from {a.n_boot} bootstrap refits and vary with --seed; before acting "
+        "on the ranking, check it at a larger --bootstrap)"
+    )
+    return emit(args, a.contract(), f"{a.summary()}\n{caveat}")

@@ -37,7 +37,8 @@ def constrained_runs(
     c_col: str = "C",
     what: str = "runs",
 ) -> pd.DataFrame:
-    """Validate a runs table with a unique-tokens column; returns columns N, D, U, loss."""
+    """Validate a runs table with a unique-tokens column; returns columns N, D, U, loss, sorted
+    by (N, D, U, loss) so that the fit and its bootstrap do not depend on the row order."""
     cols = list(df.columns)
     if u_col not in cols:
         raise InputError(
@@ -58,7 +59,9 @@ def constrained_runs(
             f"{what}: column {u_col!r} row {i + 1}: unique tokens U={U[i]:.4g} exceed tokens "
             f"seen D={D[i]:.4g} (epochs = D/U must be >= 1)"
         )
-    return pd.DataFrame({"N": N, "D": D, "U": np.minimum(U, D), "loss": L})
+    out = pd.DataFrame({"N": N, "D": D, "U": np.minimum(U, D), "loss": L})
+    # one order whatever the file's: the bootstrap resamples rows by position
+    return out.sort_values(["N", "D", "U", "loss"], kind="stable").reset_index(drop=True)
 
 
 class DataConstrainedLaw(EstimatorDisplay):

@@ -29,7 +29,7 @@ from ..laws.flp import MIXTURE_FORMS
 from ..store import dump_json, load_json, source_label
 from .fitting import fit_from_closed_form
 from .mixture_scan import MixtureScan
-from .model import SCORE_RANGE, clip_scores, shared_t, stage_noise
+from .model import clip_scores, shared_t, stage_noise
 from .network import TwoLayerNetwork
 from .schema import MAPPERS, check_flpm, init_args
 from .tables import (
@@ -158,6 +158,7 @@ class FLPM(EstimatorDisplay, MixtureScan):
             res = fit_stage1(law, X, L)
             res.meta["law_options"] = {"sources": list(sources), "ratio_floor": self.ratio_floor}
             res.meta["max_flops"] = float(F.sum(1).max())
+            res.meta["min_flops"] = float(F.sum(1).min())
             share = F / F.sum(1, keepdims=True)
             res.meta["share_range"] = {
                 s: [float(share[:, i].min()), float(share[:, i].max())]
@@ -262,19 +263,6 @@ class FLPM(EstimatorDisplay, MixtureScan):
         else:
             p = (K if self.mapper == "domain-linear" else 1) + 1
         return int(self.n_points_) - p
-
-    def predict_interval(self, flops_per_source, level: float = 0.9, kind: str = "prediction"):
-        """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
-        feed stage-2 resample b; kind="prediction" (default) adds each stage's Student-t
-        residual noise (dof-corrected SD). Clipped to [0, 100] points."""
-        if not (isinstance(level, int | float) and 0 < level < 1):
-            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
-        P = self.score_draws(flops_per_source, kind)
-        if P is None:  # no stage-2 noise estimate: the whole range
-            n = len(self._as_flops(flops_per_source))
-            return np.full(n, SCORE_RANGE[0]), np.full(n, SCORE_RANGE[1])
-        lo, hi = np.quantile(P, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        return clip_scores(lo, warn=False), clip_scores(hi, warn=False)
 
     def score_draws(self, flops_per_source, kind: str = "prediction") -> np.ndarray | None:
         """Bootstrap draws (B, m) of the score behind `predict_interval` (unclipped); None for

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning, InputError
+from .intervals import BOUNDS, widen_at_bounds
 
 
 class MixtureScan:
@@ -37,6 +38,22 @@ class MixtureScan:
                 stacklevel=2,
             )
         return MixtureCurve(self.sources_, R, perf, float(flops))
+
+    def predict_interval(self, flops_per_source, level: float = 0.9, kind: str = "prediction"):
+        """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
+        feed stage-2 resample b; kind="prediction" (default) adds each stage's Student-t
+        residual noise (dof-corrected SD). Clipped to [0, 100] points and never zero width: one
+        collapsed onto a bound is the one-sided `level` interval from it (NaN if still empty;
+        flp.intervals)."""
+        if not (isinstance(level, int | float) and 0 < level < 1):
+            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+        P = self.score_draws(flops_per_source, kind)
+        if P is None:  # no stage-2 noise estimate: the whole range
+            n = len(self._as_flops(flops_per_source))
+            return np.full(n, BOUNDS[0]), np.full(n, BOUNDS[1])
+        a = (1 - level) / 2
+        lo, hi, lo1, hi1 = np.clip(np.quantile(P, [a, 1 - a, 1 - level, level], axis=0), *BOUNDS)
+        return widen_at_bounds(lo, hi, lo1, hi1)
 
     def mixture_intervals(self, curve: MixtureCurve, level: float = 0.9) -> dict:
         """How sure the Sec. 6.1 scan is: the `level` prediction interval of the score at the
@@ -81,8 +98,9 @@ class MixtureScan:
             )
 
     def warn_if_extrapolating(self, flops_per_source) -> None:
-        """DomainWarning when a total compute exceeds 10x the largest sampling model's, or a
-        mixture gives a source a share the sampling models never had."""
+        """DomainWarning when a total compute exceeds 10x the largest sampling model's (the
+        `flp predict` rule) or falls below the smallest one's, or a mixture gives a source a
+        share the sampling models never had."""
         F = self._as_flops(flops_per_source)
         self._warn_outside_shares(F / F.sum(1, keepdims=True), "the forecast mixture")
         total = float(F.sum(1).max())
@@ -93,11 +111,25 @@ class MixtureScan:
                 DomainWarning,
                 stacklevel=2,
             )
+        low, m = float(F.sum(1).min()), self.min_flops_
+        if m is not None and low < m * (1 - 1e-9):
+            warnings.warn(
+                f"forecast at {low:.3g} FLOPs extrapolates {m / low:.3g}x below the smallest "
+                f"sampling model ({m:.3g} FLOPs); its interval is not calibrated there",
+                DomainWarning,
+                stacklevel=2,
+            )
 
     @property
     def share_range_(self) -> dict | None:
         """{source: [min, max] share} of the sampling models (None for fits saved without it)."""
         return next(iter(self.stage1_.values())).meta.get("share_range")
+
+    @property
+    def min_flops_(self) -> float | None:
+        """Smallest sampling model's total compute (None for fits saved before it was kept)."""
+        m = [r.meta.get("min_flops") for r in self.stage1_.values()]
+        return None if None in m else float(min(m))
 
     @property
     def max_flops_(self) -> float:

@@ -153,9 +153,10 @@ def check_flpm(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
         c.fail("stage1", f"must hold one fit per domain ({', '.join(domains)})", list(st))
     for k, v in st.items():
         check_fit_result(v, where, f"stage1.{k}")
-        mf = v.get("meta", {}).get("max_flops")
-        if mf is not None:  # the largest sampling model's compute (extrapolation warnings)
-            c.num(mf, f"stage1.{k}.meta.max_flops", lo=0.0, lo_open=True)
+        for key in ("max_flops", "min_flops"):  # sampling models' compute (extrapolation)
+            mf = v.get("meta", {}).get(key)
+            if mf is not None:
+                c.num(mf, f"stage1.{k}.meta.{key}", lo=0.0, lo_open=True)
         rng = v.get("meta", {}).get("share_range")
         if rng is not None:  # the sampling models' share of each source (mixture scans)
             rng = c.obj(rng, f"stage1.{k}.meta.share_range")

@@ -73,7 +73,8 @@ class NextRunAdvice(SummaryDisplay):
 
 
 def _runs(df: pd.DataFrame) -> pd.DataFrame:
-    """Columns N, D (or C), loss; seed replicates (same N, D) are kept as separate runs."""
+    """Columns N, D (or C), loss, sorted by (N, D, loss); seed replicates (same N, D) are kept
+    as separate runs."""
     N = numeric_column(df, "N", positive=True, what="runs")
     if "D" in df.columns:
         D = numeric_column(df, "D", positive=True, what="runs")
@@ -90,9 +91,12 @@ def _runs(df: pd.DataFrame) -> pd.DataFrame:
                 "law L(N, D), which has no term for repetition; keep the single-epoch rows "
                 "(D <= U)"
             )
-    return pd.DataFrame(
+    out = pd.DataFrame(
         {"N": N, "D": D, "loss": numeric_column(df, "loss", positive=True, what="runs")}
     )
+    # one order whatever the file's: the bootstrap resamples rows by position, so the advice
+    # would otherwise depend on the row order of the table
+    return out.sort_values(["N", "D", "loss"], kind="stable").reset_index(drop=True)
 
 
 def candidate_grid(runs: pd.DataFrame, target_N: float, budget: float | None) -> pd.DataFrame:
@@ -106,7 +110,10 @@ def candidate_grid(runs: pd.DataFrame, target_N: float, budget: float | None) ->
 
 
 def fit_with_bootstrap(data: pd.DataFrame, n_boot: int, seed: int, level: float = 0.9):
+    """Chinchilla fit of the runs (columns N, D, loss) with `n_boot` bootstrap refits; the rows
+    are put in one order (N, D, loss) first, so the result does not depend on the table's."""
     law = get_law("chinchilla")
+    data = data.sort_values(["N", "D", "loss"], kind="stable")
     X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
     y = data["loss"].to_numpy(float)
     res = fit_law(law, X, y, loss=huber(1e-3), n_polish=16)
