@@ -10,7 +10,7 @@ import pytest
 
 from lmforecast import examples
 from lmforecast.errors import DomainWarning
-from lmforecast.flp.intervals import not_emerged_interval, widen_at_bounds
+from lmforecast.flp.intervals import not_emerged_interval, null_at_bounds
 from lmforecast.flp.mixture import FLPM
 from lmforecast.flp.model import FLP
 
@@ -42,11 +42,9 @@ def fit_files(tmp_path_factory):
 
 
 def test_helpers_never_return_zero_width():
-    lo, hi = widen_at_bounds([100.0, 0.0, 100.0, 10.0], [100.0, 0.0, 100.0, 20.0],
-                             [80.0, -5.0, 100.0, 5.0], [120.0, 7.0, 130.0, 25.0])  # fmt: skip
-    assert lo.tolist()[:2] == [80.0, 0.0] and hi.tolist()[:2] == [100.0, 7.0]
-    assert np.isnan(lo[2]) and np.isnan(hi[2])  # still empty: undefined, not certain
-    assert (lo[3], hi[3]) == (10.0, 20.0)  # an interior interval is untouched
+    lo, hi = null_at_bounds([100.0, 0.0, 90.0, 10.0], [100.0, 0.0, 100.0, 20.0])
+    assert np.isnan(lo[:2]).all() and np.isnan(hi[:2]).all()  # undefined, not certain
+    assert (lo[2], hi[2]) == (90.0, 100.0) and (lo[3], hi[3]) == (10.0, 20.0)  # untouched
     lo, hi = not_emerged_interval([-8.0, 50.0], [0.0, 45.0], [0.0, 55.0], 30.0)
     assert lo.tolist() == [0.0, 45.0] and hi.tolist() == [30.0, 55.0]
 

@@ -336,7 +336,7 @@ def _flpm_predict(args) -> int:
         lo, hi = est.predict_interval([F], args.level)
         res["interval"], res["level"] = interval_or_none(lo[0], hi[0]), args.level
         if res["interval"] is None or lo[0] <= 0 or hi[0] >= 100:
-            res["interval_note"] = AT_BOUND_NOTE  # one-sided from a score bound, or null
+            res["interval_note"] = AT_BOUND_NOTE  # null where it collapsed onto the bound
     record_forecast(args, res)
     if args.json:
         print_json(res)

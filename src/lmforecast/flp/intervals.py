@@ -1,7 +1,8 @@
 """Prediction intervals that never claim certainty (docs/flp.md, "Intervals at the bounds"):
 a two-sided interval whose ends both clip to the same score bound (every central bootstrap
-quantile beyond 0 or 100 points) becomes the one-sided `level` interval from that bound, and
-NaN (printed as null with a note) when even that has no width."""
+quantile beyond 0 or 100 points) is undefined, NaN (printed as null with a note): the fit cannot
+say how far inside the range the score falls. (A one-sided interval from the bound cannot help:
+if the (1 - level)/2 quantile lies beyond the bound, so does the 1 - level one.)"""
 
 from __future__ import annotations
 
@@ -13,23 +14,16 @@ NOT_EMERGED_NOTE = (
     "interval is [0, max(upper, random + threshold)] points, not a bootstrap interval"
 )
 AT_BOUND_NOTE = (
-    "the interval reaches a score bound (0 or 100 points): where the central interval "
-    "collapsed onto it, this is the one-sided level interval from the bound (null where "
-    "even that has no width: at least `level` of the bootstrap draws lie beyond the bound)"
+    "the interval reaches a score bound (0 or 100 points); where the central bootstrap "
+    "interval lies entirely beyond it the interval is null: the fit cannot say how far inside "
+    "the range the score falls"
 )
 
 
-def widen_at_bounds(lo, hi, lo1, hi1, bounds=BOUNDS):
-    """Two-sided (lo, hi) with zero width at a bound -> one-sided: collapsed at the top, the
-    lower end is `lo1` (the 1 - level quantile, clipped) and the top the bound; collapsed at
-    the bottom, the upper end is `hi1` (the level quantile). Still zero width: NaN."""
+def null_at_bounds(lo, hi, bounds=BOUNDS):
+    """Two-sided (lo, hi) with zero width at a score bound -> NaN (undefined, not certain)."""
     lo, hi = np.array(lo, float), np.array(hi, float)
-    lo1, hi1 = np.asarray(lo1, float), np.asarray(hi1, float)
-    top = (lo >= bounds[1]) & (hi >= bounds[1])
-    bottom = (lo <= bounds[0]) & (hi <= bounds[0])
-    lo[top] = np.clip(lo1, *bounds)[top]
-    hi[bottom] = np.clip(hi1, *bounds)[bottom]
-    dead = (top | bottom) & ~(hi > lo)
+    dead = ((lo >= bounds[1]) & (hi >= bounds[1])) | ((lo <= bounds[0]) & (hi <= bounds[0]))
     lo[dead], hi[dead] = np.nan, np.nan
     return lo, hi
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning, InputError
-from .intervals import BOUNDS, widen_at_bounds
+from .intervals import BOUNDS, null_at_bounds
 
 
 class MixtureScan:
@@ -43,8 +43,7 @@ class MixtureScan:
         """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
         feed stage-2 resample b; kind="prediction" (default) adds each stage's Student-t
         residual noise (dof-corrected SD). Clipped to [0, 100] points and never zero width: one
-        collapsed onto a bound is the one-sided `level` interval from it (NaN if still empty;
-        flp.intervals)."""
+        collapsed onto a bound is NaN (undefined; flp.intervals)."""
         if not (isinstance(level, int | float) and 0 < level < 1):
             raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
         P = self.score_draws(flops_per_source, kind)
@@ -52,8 +51,8 @@ class MixtureScan:
             n = len(self._as_flops(flops_per_source))
             return np.full(n, BOUNDS[0]), np.full(n, BOUNDS[1])
         a = (1 - level) / 2
-        lo, hi, lo1, hi1 = np.clip(np.quantile(P, [a, 1 - a, 1 - level, level], axis=0), *BOUNDS)
-        return widen_at_bounds(lo, hi, lo1, hi1)
+        lo, hi = np.clip(np.quantile(P, [a, 1 - a], axis=0), *BOUNDS)
+        return null_at_bounds(lo, hi)
 
     def mixture_intervals(self, curve: MixtureCurve, level: float = 0.9) -> dict:
         """How sure the Sec. 6.1 scan is: the `level` prediction interval of the score at the

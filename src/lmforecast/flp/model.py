@@ -32,7 +32,7 @@ from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
 from ..store import dump_json, load_json, source_label
 from .fitting import bootstrap_closed_form, fit_from_closed_form
-from .intervals import not_emerged_interval, widen_at_bounds
+from .intervals import not_emerged_interval, null_at_bounds
 from .schema import METHODS, check_flp, init_args
 from .tables import (
     Columns,
@@ -287,7 +287,7 @@ class FLP(EstimatorDisplay):
         (`stage_noise`), "confidence" leaves it out. Clipped to [0, 100] points; a stage with
         no residual degrees of freedom (n <= p) gives the whole range. Never zero width
         (flp.intervals): a forecast below random + threshold gets [0, max(upper, random +
-        threshold)]; one collapsed onto 100 the one-sided interval (NaN if still empty)."""
+        threshold)]; one collapsed onto 0 or 100 is NaN (undefined)."""
         self._check()
         if not self.stage2_.bootstrap:
             raise InputError("no bootstrap samples: fit with bootstrap > 0")
@@ -321,12 +321,12 @@ class FLP(EstimatorDisplay):
                 return self._whole_range(C, "stage 2")
             t2 = t2 + e2
         a = (1 - level) / 2
-        q = law2.from_target(np.nanquantile(t2, [a, 1 - a, 1 - level, level], axis=0))
+        q = law2.from_target(np.nanquantile(t2, [a, 1 - a], axis=0))
         lo, hi = (
             clip_scores(np.minimum(q[0], q[1]), warn=False),
             clip_scores(np.maximum(q[0], q[1]), warn=False),
         )
-        lo, hi = widen_at_bounds(lo, hi, np.minimum(q[2], q[3]), np.maximum(q[2], q[3]))
+        lo, hi = null_at_bounds(lo, hi)
         floor = self.settings_.random_performance + self.threshold
         return not_emerged_interval(self.predict(C, clip=False), lo, hi, floor)
 
