@@ -25,6 +25,20 @@ def not_fitted(obj) -> NotFittedError:
     return NotFittedError(f"this {name} is not fitted yet; call fit() first")
 
 
+REACH_SAID = "_reach_said"  # the attribute a fitted object keeps its said warning kinds in
+
+
+def first_time(owner, kind: str) -> bool:
+    """True the first time `kind` is asked about for `owner` (a fitted object): a warning said
+    once per fitted object, not once per call in a loop. Clearing ``owner.__dict__[REACH_SAID]``
+    forgets them."""
+    said = owner.__dict__.setdefault(REACH_SAID, set())
+    if kind in said:
+        return False
+    said.add(kind)
+    return True
+
+
 def did_you_mean(word: str, choices) -> str:
     """'; did you mean 'x'?' for the choice nearest to a misspelt `word` ('' when none is
     near): the tail of a message that names a name the user mistyped."""

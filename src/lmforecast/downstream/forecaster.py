@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..display import EstimatorDisplay
-from ..errors import InputError, not_fitted
+from ..errors import REACH_SAID, InputError, not_fitted
 from ..store import dump_json
 from .chance import chance_level
 from .members import (
@@ -476,7 +476,7 @@ class DownstreamForecaster(EstimatorDisplay):
             with warnings.catch_warnings():  # a check of the file, not a forecast
                 warnings.simplefilter("ignore")
                 pt = lo = hi = est.predict(**kw)  # without replicates: no interval to check
-            est.__dict__.pop("_reach_said", None)  # nothing was said: the first forecast warns
+            est.__dict__.pop(REACH_SAID, None)  # nothing was said: the first forecast warns
             if est.bootstrap > 1 or est.selected_ == "persistence":
                 lo, hi = est.predict_interval(**kw)
             if not (np.all(np.isfinite(pt)) and np.all(np.isfinite([lo, hi]))):

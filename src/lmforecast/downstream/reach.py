@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import DomainWarning
+from ..errors import DomainWarning, first_time
 from .chance import chance_level
 
 R_MAX = 2.0  # ln units: warn beyond e^2 ~ 7.4x the largest fitted compute (as `supervised`)
@@ -38,14 +38,6 @@ R_MAX = 2.0  # ln units: warn beyond e^2 ~ 7.4x the largest fitted compute (as `
 class ForecastReachWarning(DomainWarning):
     """A downstream forecast lies outside the fitted compute range or below chance (silenced
     inside `downstream backtest`, which extrapolates on purpose)."""
-
-
-def _once(est, kind: str) -> bool:
-    said = est.__dict__.setdefault("_reach_said", set())
-    if kind in said:
-        return False
-    said.add(kind)
-    return True
 
 
 def fitted_ends(runs) -> tuple[dict, dict]:
@@ -81,7 +73,7 @@ def reach_warnings(est, C, P, stacklevel: int = 3) -> None:
     task = est.task_
     i = int(np.argmax(C))
     r = math.log(C[i] / float(big["C"]))
-    if r > R_MAX and _once(est, "above"):
+    if r > R_MAX and first_time(est, "above"):
         warnings.warn(
             f"{task}: {C[i]:.3g} FLOPs is {math.exp(r):.3g}x the largest fitted model's compute "
             f"({big['model']}, {float(big['C']):.3g}); the backtests measured forecasts and "
@@ -91,7 +83,7 @@ def reach_warnings(est, C, P, stacklevel: int = 3) -> None:
             stacklevel=stacklevel,
         )
     j = int(np.argmin(C))
-    if small is not None and C[j] < float(small["C"]) * (1 - 1e-9) and _once(est, "below"):
+    if small is not None and C[j] < float(small["C"]) * (1 - 1e-9) and first_time(est, "below"):
         warnings.warn(
             f"{task}: {C[j]:.3g} FLOPs is below the smallest fitted model's compute "
             f"({small['model']}, {float(small['C']):.3g}): no model was fitted there and the "
@@ -104,7 +96,7 @@ def reach_warnings(est, C, P, stacklevel: int = 3) -> None:
     ref = float(low["score"])
     floor = min(float(est.chance_), ref) - max(float(est.eval_sd_), 1.0)
     k = int(np.argmin(P))
-    if P[k] < floor and _once(est, "chance"):
+    if P[k] < floor and first_time(est, "chance"):
         warnings.warn(
             f"{task}: the forecast {P[k]:.2f} points at {C[k]:.3g} FLOPs is below the task's "
             f"chance level {float(est.chance_):g} and below every fitted model's final score "

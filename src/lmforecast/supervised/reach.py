@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import DomainWarning
+from ..errors import DomainWarning, first_time
 from .forms import ONE_D_DECADES
 from .intervals import distance
 from .stack import R_MEASURED, untested_ratio, untested_reach
@@ -36,15 +36,13 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
     it, since each message names its own N and D)."""
     if not cal or "max_compute" not in cal:
         return
-    said = owner.__dict__.setdefault("_reach_said", set())
     N, D = np.atleast_1d(np.asarray(N, float)), np.atleast_1d(np.asarray(D, float))
     N, D = np.broadcast_arrays(N, D)
     if N.size == 0:
         return
     r = distance(6.0 * N * D, cal, N=N, D=D)
     i = int(np.argmax(r))
-    if r[i] > R_MEASURED and "far" not in said:
-        said.add("far")
+    if r[i] > R_MEASURED and first_time(owner, "far"):
         warnings.warn(
             f"N={N.flat[i]:.4g}, D={D.flat[i]:.4g} lies {math.exp(r[i]):.3g}x outside the fitted "
             f"runs (r = {r[i]:.2f}); the interval's scale was measured on real suites up to "
@@ -53,13 +51,12 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
             ReachWarning,
             stacklevel=stacklevel,
         )
-    _ratio_warning(owner, cal, said, N, D, stacklevel + 1)
+    _ratio_warning(owner, cal, N, D, stacklevel + 1)
     ex = untested_reach(cal, D)  # ln of how far D lies outside a one-token-count ladder's
     if ex is None:
         return
     j = int(np.argmax(ex))
-    if ex.flat[j] > ONE_D_DECADES * math.log(10) and "one-D" not in said:
-        said.add("one-D")
+    if ex.flat[j] > ONE_D_DECADES * math.log(10) and first_time(owner, "one-D"):
         warnings.warn(
             f"the runs were all trained on about D={math.sqrt(cal['min_D'] * cal['max_D']):.3g} "
             f"tokens, and this forecast is at D={D.flat[j]:.4g} ({math.exp(ex.flat[j]):.3g}x "
@@ -72,16 +69,13 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
         )
 
 
-def _ratio_warning(owner, cal: Mapping, said: set, N, D, stacklevel: int) -> None:
+def _ratio_warning(owner, cal: Mapping, N, D, stacklevel: int) -> None:
     stk = getattr(getattr(owner, "result_", None), "meta", {}).get("stack")
-    if "ratio" in said:
-        return
     ex = untested_ratio(cal, D, N, stk)
     if ex is None:
         return
     j = int(np.argmax(ex))
-    if ex.flat[j] > ONE_D_DECADES * math.log(10):
-        said.add("ratio")
+    if ex.flat[j] > ONE_D_DECADES * math.log(10) and first_time(owner, "ratio"):
         lo, hi = stk["ratio_range"]
         warnings.warn(
             f"N={N.flat[j]:.4g}, D={D.flat[j]:.4g} trains {D.flat[j] / N.flat[j]:.3g} tokens per "

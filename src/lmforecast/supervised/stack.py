@@ -93,10 +93,10 @@ def token_ratios(data: pd.DataFrame) -> int:
     return n
 
 
-def _ratio_excess(lo: float, hi: float, ratio) -> tuple[np.ndarray, np.ndarray]:
-    """ln of how far each ratio lies below `lo` and above `hi` (0 inside)."""
-    ratio = np.asarray(ratio, float)
-    return np.maximum(0.0, np.log(lo / ratio)), np.maximum(0.0, np.log(ratio / hi))
+def _log_excess(lo: float, hi: float, v) -> tuple[np.ndarray, np.ndarray]:
+    """ln of how far each value lies below `lo` and above `hi` (0 inside)."""
+    v = np.asarray(v, float)
+    return np.maximum(0.0, np.log(lo / v)), np.maximum(0.0, np.log(v / hi))
 
 
 def ratio_reach(data: pd.DataFrame) -> dict:
@@ -105,7 +105,7 @@ def ratio_reach(data: pd.DataFrame) -> dict:
     ratio = data["D"].to_numpy(float) / data["N"].to_numpy(float)
     tested = [0.0, 0.0]
     for tr, te in inner_cuts(data):
-        below, above = _ratio_excess(ratio[tr].min(), ratio[tr].max(), ratio[te])
+        below, above = _log_excess(ratio[tr].min(), ratio[tr].max(), ratio[te])
         tested = [max(tested[0], float(below.max())), max(tested[1], float(above.max()))]
     return {"ratio_range": [float(ratio.min()), float(ratio.max())], "ratio_tested": tested}
 
@@ -140,15 +140,19 @@ def _fitters(est, form: str):
     }
 
 
-def inner_backtest(est, form: str, data: pd.DataFrame) -> tuple[dict, np.ndarray] | None:
+def inner_backtest(
+    est, form: str, data: pd.DataFrame, n_ratios: int | None = None
+) -> tuple[dict, np.ndarray] | None:
     """The inner backtest of a stack: ({candidate: log errors of its held-out runs, every cut
     concatenated}, distance r of each held-out run), or None where no inner cut is possible.
-    Every inner fit starts from scratch (the form's grid), never from the full-data optimum."""
+    Every inner fit starts from scratch (the form's grid), never from the full-data optimum.
+    `n_ratios`: the runs' `token_ratios` where the caller has counted them already."""
     cuts = inner_cuts(data)
     if not cuts:
         return None
     fitters = _fitters(est, form)
-    if token_ratios(data) < MIN_RATIOS:  # its M-term is not identified: never weighted
+    n_ratios = token_ratios(data) if n_ratios is None else n_ratios
+    if n_ratios < MIN_RATIOS:  # its M-term is not identified: never weighted
         fitters["overtrain-ls"] = lambda d: lambda N, D: np.full(np.size(N), np.nan)
     errs = {c: [] for c in CANDIDATES}
     r_in = []
@@ -202,7 +206,8 @@ def stacked_errors(e: Mapping[str, np.ndarray], weights: Mapping[str, float]) ->
 def fit_stack(est, form: str, data: pd.DataFrame, noise: float = 0.0) -> dict | None:
     """The stack of a fit (stored as ``meta.stack``), or None where no inner cut is possible.
     `noise`: the runs' scatter (the form's robust residual scale), see `stack_weights`."""
-    inner = inner_backtest(est, form, data)
+    n_ratios = token_ratios(data)
+    inner = inner_backtest(est, form, data, n_ratios)
     if inner is None:
         return None
     e, r_in = inner
@@ -214,7 +219,6 @@ def fit_stack(est, form: str, data: pd.DataFrame, noise: float = 0.0) -> dict | 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ot = _point_fit(est, "overtrain", "squared", None, data)
-    n_ratios = token_ratios(data)
     excluded = {}
     if n_ratios < MIN_RATIOS:
         excluded["overtrain-ls"] = (
@@ -274,7 +278,7 @@ def untested_reach(cal: Mapping, D, N=None, stack: Mapping | None = None) -> np.
     parts = []
     lo, hi = cal.get("min_D"), cal.get("max_D")
     if lo and hi and np.log10(hi / lo) < fm.ONE_D_DECADES:
-        parts.append(np.maximum(0.0, np.maximum(np.log(D / hi), np.log(lo / D))))
+        parts.append(np.maximum(*_log_excess(lo, hi, D)))
     ratio = untested_ratio(cal, D, N, stack)
     if ratio is not None:
         parts.append(ratio)
@@ -291,13 +295,13 @@ def untested_ratio(cal: Mapping, D, N, stack: Mapping | None) -> np.ndarray | No
     if N is None or not stack or not {"ratio_range", "ratio_tested"} <= set(stack):
         return None
     D, N = np.asarray(D, float), np.asarray(N, float)
-    below, above = _ratio_excess(*stack["ratio_range"], D / N)
+    below, above = _log_excess(*stack["ratio_range"], D / N)
     tb, ta = stack["ratio_tested"]
     box = np.zeros_like(below)
     for v, key in ((N, "N"), (D, "D")):
         lo_v, hi_v = cal.get(f"min_{key}"), cal.get(f"max_{key}")
         if lo_v and hi_v:
-            box = np.maximum(box, np.maximum(np.log(lo_v / v), np.log(v / hi_v)))
+            box = np.maximum(box, np.maximum(*_log_excess(lo_v, hi_v, v)))
     return np.maximum(0.0, np.maximum(below - tb, above - ta) - box)
 
 
