@@ -17,7 +17,7 @@ import warnings
 from lmforecast.data.evals import PYTHIA_TOKENS, PYTHIA_TOTAL_PARAMS, load_pythia
 from lmforecast.downstream import DownstreamForecaster
 from lmforecast.downstream.backtest import PYTHIA_SIZES, TASKS7, pythia_name
-from lmforecast.downstream.forecaster import EVAL_WEIGHT, GAIN_SD, SPREAD_WEIGHT
+from lmforecast.downstream.noise import constants_line
 
 
 def main(argv=None) -> int:
@@ -55,8 +55,7 @@ def main(argv=None) -> int:
                          + " | ".join(cells) + " |")  # fmt: skip
     lines += [
         "",
-        f"({time.perf_counter() - t0:.0f} s; interval constants SPREAD_WEIGHT {SPREAD_WEIGHT:g}, "
-        f"GAIN_SD {GAIN_SD:g}, EVAL_WEIGHT {EVAL_WEIGHT:g})",
+        f"({time.perf_counter() - t0:.0f} s; interval constants {constants_line()})",
     ]
     with open(a.out, "w") as fh:
         fh.write("\n".join(lines) + "\n")

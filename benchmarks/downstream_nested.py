@@ -31,7 +31,8 @@ import pandas as pd
 
 from lmforecast.data.evals import load_pythia, read_evals_table
 from lmforecast.downstream import nested
-from lmforecast.downstream.forecaster import DEFAULT_METHOD, EVAL_WEIGHT, GAIN_SD, SPREAD_WEIGHT
+from lmforecast.downstream.forecaster import DEFAULT_METHOD
+from lmforecast.downstream.noise import constants_line
 
 GEMSTONES = Path(__file__).resolve().parents[1].parent / "shared/data/suites/gemstones"
 
@@ -73,7 +74,9 @@ def run(bootstrap: int = 100, quick: bool = False, gem: Path = GEMSTONES):
     rows = nested.evaluate(cases)
     chosen = nested.select_knobs(rows)
     default = nested.select_knobs(rows, method=DEFAULT_METHOD)
+    default = nested.select_checkpoint_sd(cases, default)
     traj, avg = nested.evaluate_extras(cases, default)
+    default["members"] = nested.member_gains(rows, default)
     return rows, chosen, default, traj, avg
 
 
@@ -114,7 +117,7 @@ def main(argv=None) -> int:
                         nested.extras_summary(avg, "task average")], ignore_index=True)  # fmt: skip
     knob = (
         "method {method}, spread_weight {spread_weight:g}, gain_sd {gain_sd:g}, eval_weight "
-        "{eval_weight:g} (select "
+        "{eval_weight:g}, centre {centre} (select "
         "coverage {select_coverage:.3f}, median half-width {select_half_width:.2f})"
     )
     lines = [
@@ -127,11 +130,14 @@ def main(argv=None) -> int:
         + ", ".join(f"{k} {v:.2f}" for k, v in chosen["select_mae"].items()), "",
         "## The protocol's pick", "", "Knobs: " + knob.format(**chosen), "", md(s_chosen), "",
         f"## The package default (`{DEFAULT_METHOD}`), interval knobs by the same rule", "",
-        "Knobs: " + knob.format(**default), "", md(s_default), "",
+        "Knobs: " + knob.format(**default)
+        + ", checkpoint_sd {checkpoint_sd:g} (select trajectory coverage "
+        "{select_trajectory_coverage:.3f})".format(**default), "", md(s_default), "",
+        "## Each method's gain term (`noise.GAIN_SD`), the default's other knobs fixed", "",
+        md(default["members"]), "",
         "## Default on the report scenarios: whole trajectories and the task average", "",
         md(extras), "",
-        f"Package constants now: SPREAD_WEIGHT {SPREAD_WEIGHT:g}, GAIN_SD {GAIN_SD:g}, "
-        f"EVAL_WEIGHT {EVAL_WEIGHT:g}.",
+        f"Package constants now: {constants_line()}.",
     ]  # fmt: skip
     print("\n".join(lines))
     if not a.quick:
@@ -140,7 +146,8 @@ def main(argv=None) -> int:
                 "lo", "hi", "persistence"]  # fmt: skip
         r = rows[(rows["gain_sd"] == default["gain_sd"])
                  & (rows["spread_weight"] == default["spread_weight"])
-                 & (rows["eval_weight"] == default["eval_weight"])]  # fmt: skip
+                 & (rows["eval_weight"] == default["eval_weight"])
+                 & (rows["centre"] == default["centre"])]  # fmt: skip
         r[keep].to_csv(Path(a.out).with_suffix(".csv"), index=False, float_format="%.4f")
         embed(Path(a.out), Path(a.doc))
     return 0

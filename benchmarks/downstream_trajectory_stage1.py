@@ -1,7 +1,8 @@
 """Whole-trajectory forecasts: stage 1 in compute (default) vs in (N, D) (`stage1="nd"`).
 
-A checkpoint of a larger model early in its training sits above the compute frontier (too few
-tokens for its size), so a stage 1 in compute alone forecasts it too low a loss. The (N, D)
+Stage 1 in compute alone is fitted on the finals; a checkpoint of a larger model early in its
+training has fewer tokens per parameter than they do at the same compute (on the shared
+over-trained ladders it sits below the finals' loss curve: docs/downstream.md). The (N, D)
 stage 1 (Eq. 1 in N and D) can follow it where checkpoints are comparable: constant learning
 rate (Gemstones); under a cosine schedule (Pythia) mid-training losses sit above an annealed
 run's and bias it (docs/downstream.md). On the report scenarios of the nested protocol, with

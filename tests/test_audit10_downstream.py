@@ -87,10 +87,11 @@ def test_inside_the_fitted_range_is_silent(piqa):
 
 def test_saved_fit_keeps_the_smallest_model_and_old_formats_still_load(piqa):
     d = piqa.to_dict()
-    assert d["format_version"] == 4 and d["fitted"]["smallest"]["model"] == "pythia-70m"
+    assert d["format_version"] == 5 and d["fitted"]["smallest"]["model"] == "pythia-70m"
     old = json.loads(json.dumps(d))
     old["format_version"] = 2
-    del old["fitted"]["smallest"], old["fitted"]["lowest"]
+    del old["fitted"]["smallest"], old["fitted"]["lowest"], old["fitted"]["final_tokens"]
+    old["config"]["gain_sd"] = 1.0  # a number before format 5
     est = DownstreamForecaster.from_json(json.dumps(old))
     assert est.smallest_ is None
     _, msgs = _reach(lambda: est.predict(1e26))  # the upper check needs only `largest`
@@ -218,7 +219,7 @@ def test_a_loaded_fit_warns_like_a_fresh_one(cli, logiqa, tmp_path):
     assert code == 0 and "17.39 points" in out
     assert "below the task's chance level 25" in err and "lowest: pythia-160m" in err
     d = json.loads(fit.read_text())
-    assert d["format_version"] == 4 and d["fitted"]["lowest"]["model"] == "pythia-160m"
+    assert d["format_version"] == 5 and d["fitted"]["lowest"]["model"] == "pythia-160m"
 
 
 def test_the_load_check_marks_no_warning_as_said(logiqa):
@@ -240,7 +241,8 @@ def test_fits_saved_before_format_4_use_the_lowest_score_they_recorded(logiqa):
     d = DownstreamForecaster(method="trend").fit(logiqa, task="logiqa", models=LQ).to_dict()
     old = json.loads(json.dumps(d))
     old["format_version"] = 3
-    del old["fitted"]["lowest"]
+    del old["fitted"]["lowest"], old["fitted"]["final_tokens"]
+    old["config"]["gain_sd"] = 1.0  # a number before format 5
     est = DownstreamForecaster.from_json(json.dumps(old))
     assert est.lowest_ is None
     _, msgs = _reach(lambda: est.predict(est.largest_["C"]))

@@ -79,11 +79,12 @@ def test_nested_benchmark_runs_quick(shared_dir, capsys):
     assert (rows["lo"] >= 0).all() and (rows["hi"] <= 100).all()
     assert chosen["method"] in rows["method"].unique()
     sel = rows[(rows["split"] == "select") & (rows["method"] == default["method"])]
-    cov = sel.groupby(["spread_weight", "gain_sd", "eval_weight"])["covered"].mean()
-    key = (default["spread_weight"], default["gain_sd"], default["eval_weight"])
+    knobs = ["spread_weight", "gain_sd", "eval_weight", "centre"]
+    cov = sel.groupby(knobs)["covered"].mean()
+    key = tuple(default[k] for k in knobs)
     assert np.isclose(cov.loc[key], default["select_coverage"])
     # the eval-noise weight is a real knob: a smaller weight never widens an interval
-    hw = sel.groupby("eval_weight")["half_width"].mean()
+    hw = sel[sel["centre"] == "none"].groupby("eval_weight")["half_width"].mean()
     assert hw.index.tolist() == [0.25, 0.5, 1.0] and hw.is_monotonic_increasing
     assert hw.iloc[0] < hw.iloc[-1]
     assert len(traj) > len(avg) > 0 and (traj["hi"] <= 100).all()
@@ -166,8 +167,8 @@ def test_width_signals_benchmark_runs_quick(shared_dir, capsys):
 def test_generated_downstream_docs_carry_todays_interval_constants():
     """The committed, generated forecasts and nested tables were made with the package's current
     interval knobs: changing a constant without re-running the scripts fails here."""
-    from lmforecast.downstream.forecaster import EVAL_WEIGHT, GAIN_SD, SPREAD_WEIGHT
+    from lmforecast.downstream.noise import constants_line
 
-    want = f"SPREAD_WEIGHT {SPREAD_WEIGHT:g}, GAIN_SD {GAIN_SD:g}, EVAL_WEIGHT {EVAL_WEIGHT:g}"
+    want = constants_line()
     for doc in ("downstream_forecasts.md", "downstream.md"):
         assert want in (REPO / "docs" / doc).read_text(), doc

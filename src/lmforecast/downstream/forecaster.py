@@ -8,12 +8,12 @@ forecast each of the two largest fitted models' final scores from the smaller mo
 Prediction intervals: bootstrap replicates of every stage (stage 1: residual bootstrap over
 the final checkpoints; stage 2: resampled checkpoints; trend: residual refits), plus the
 evaluation noise of one score (the harness stderr of the largest fitted model's final score),
-plus, for the ensemble, the spread between its members (model uncertainty).
+plus, for the ensemble, the spread between its members (model uncertainty); the replicates are
+centred on the point forecast (`noise.py`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from pathlib import Path
@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..display import EstimatorDisplay
-from ..errors import REACH_SAID, InputError, not_fitted
+from ..errors import InputError, not_fitted
 from ..store import dump_json
 from .chance import chance_level
 from .members import (
@@ -40,6 +40,17 @@ from .members import (
     member_replicates,
     subset,
 )
+from .noise import (
+    CHECKPOINT_SD,
+    EVAL_WEIGHT,
+    NO_STDERR_SD,
+    SPREAD_WEIGHT,
+    centred,
+    gain_sd_for,
+    noisy_replicates,
+    undertraining,
+)
+from .persist import load_checked
 from .reach import chance_warning, fitted_ends, reach_warnings
 from .schema import FORMAT_VERSION, validate
 from .tables import TaskData, flops_basis, task_data
@@ -48,12 +59,6 @@ DEFAULT_METHOD = "ensemble"
 ENSEMBLE = ("sigmoid", "local-linear", "trend")
 AUTO_CANDIDATES = ("sigmoid", "local-linear", "trend", "ensemble")
 METHODS = ("ensemble", "auto") + MEMBERS
-SPREAD_WEIGHT = 0.25  # weight of the members' variance in the interval (nested protocol)
-GAIN_SD = 1.0  # chosen by the nested protocol of docs/downstream.md (selection splits only)
-# weight of the harness stderr's variance (nested protocol): the target is scored on the same
-# items as the fitted models, so part of the item-sampling noise is shared with the fit
-EVAL_WEIGHT = 0.5
-NO_STDERR_SD = 1.0  # points: the evaluation noise assumed where the table has no stderr
 
 
 def _as_frame(evals) -> pd.DataFrame:
@@ -62,12 +67,6 @@ def _as_frame(evals) -> pd.DataFrame:
     if isinstance(evals, str | Path):
         return read_table(evals)
     raise InputError(f"evals: expected a DataFrame or a path, got {type(evals).__name__}")
-
-
-def noisy_replicates(R, var, gain, gain_sd: float, z) -> np.ndarray:
-    """R + z sqrt(var + (gain_sd gain)^2), clipped to the metric's range [0, 100] points."""
-    sd = np.sqrt(var + (gain_sd * gain) ** 2)
-    return np.clip(R + z * sd[None, :], 0.0, 100.0)
 
 
 def _labelled(names, values, boot=None) -> str:
@@ -95,7 +94,9 @@ class DownstreamForecaster(EstimatorDisplay):
     Parameters: `method` (see module doc), `stage1` ('saturating' default, 'power' = Eq. 1,
     'nd'), `window` (local-linear window in log loss), `trend_points` (finals in the trend),
     `chance` (override the bundled chance level, points), `bootstrap` (replicates), `seed`,
-    `combine` ('median' of the ensemble's members, default, or 'mean').
+    `combine` ('median' of the ensemble's members, default, or 'mean'), `gain_sd` (the
+    interval's sd per point of forecast gain; None: the selected method's protocol value,
+    `noise.GAIN_SD`).
     """
 
     def __init__(
@@ -109,7 +110,7 @@ class DownstreamForecaster(EstimatorDisplay):
         bootstrap: int = 200,
         seed: int = 0,
         combine: str = "median",
-        gain_sd: float = GAIN_SD,
+        gain_sd: float | None = None,
     ) -> None:
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
@@ -122,8 +123,8 @@ class DownstreamForecaster(EstimatorDisplay):
             raise InputError(f"trend_points must be >= 2, got {trend_points}")
         if not float(window) > 0:
             raise InputError(f"window must be > 0, got {window}")
-        if not (math.isfinite(float(gain_sd)) and float(gain_sd) >= 0):
-            raise InputError(f"gain_sd must be a finite number >= 0, got {gain_sd}")
+        if gain_sd is not None and not (math.isfinite(float(gain_sd)) and float(gain_sd) >= 0):
+            raise InputError(f"gain_sd must be None or a finite number >= 0, got {gain_sd}")
         if chance is not None and not (math.isfinite(float(chance)) and 0 <= float(chance) < 100):
             raise InputError(f"chance must be in [0, 100) points, got {chance}")
         if combine not in ("median", "mean"):
@@ -131,7 +132,7 @@ class DownstreamForecaster(EstimatorDisplay):
         self.method, self.stage1, self.combine = method, stage1, combine
         self.window, self.trend_points = float(window), int(trend_points)
         self.chance, self.bootstrap, self.seed = chance, int(bootstrap), int(seed)
-        self.gain_sd = float(gain_sd)
+        self.gain_sd = None if gain_sd is None else float(gain_sd)
 
     # ---- fitting --------------------------------------------------------------------------
     def _members_needed(self) -> tuple[str, ...]:
@@ -189,6 +190,8 @@ class DownstreamForecaster(EstimatorDisplay):
         self.largest_ = {"model": str(runs["model"].iloc[-1]), "C": float(runs["C"].iloc[-1]),
                          "score": _persistence(runs)}  # fmt: skip
         self.smallest_, self.lowest_ = fitted_ends(runs)  # for predict's reach warnings
+        D = runs["D"].to_numpy(float)  # where a checkpoint counts as mid-training (noise.py)
+        self.final_tokens_ = float(D.min()) if len(D) and np.isfinite(D).all() else None
         se = float(runs["stderr"].iloc[-1])
         self.eval_sd_ = se if np.isfinite(se) and se > 0 else NO_STDERR_SD
         if not (np.isfinite(se) and se > 0):
@@ -338,17 +341,26 @@ class DownstreamForecaster(EstimatorDisplay):
         return R, var, spread, point, np.abs(point - self.largest_["score"])
 
     def replicates(self, flops=None, *, N=None, D=None) -> np.ndarray:
-        """(B, n) bootstrap replicates of the forecast, evaluation noise, (ensemble) member
-        spread and the gain term included, clipped to [0, 100]; the interval is their
-        percentile range."""
-        R, var, spread, _, gain = self.interval_parts(flops, N=N, D=D)
+        """(B, n) bootstrap replicates of the forecast centred on the point forecast, evaluation
+        noise, (ensemble) member spread and the gain term included, clipped to [0, 100]; the
+        interval is their percentile range (`noise.py`)."""
+        R, var, spread, point, gain = self.interval_parts(flops, N=N, D=D)
+        var = EVAL_WEIGHT * var + SPREAD_WEIGHT * spread + self.checkpoint_var(D, R.shape[1])
         # one noise draw per replicate, shared by every point: a point's interval does not
         # depend on which other points are asked for (and a trajectory's band is smooth)
         z = np.random.default_rng(self.seed + 7).normal(0.0, 1.0, (R.shape[0], 1))
         z = np.broadcast_to(z, R.shape)
-        return noisy_replicates(
-            R, EVAL_WEIGHT * var + SPREAD_WEIGHT * spread, gain, self.gain_sd, z
-        )
+        g = gain_sd_for(self.selected_) if self.gain_sd is None else self.gain_sd
+        return noisy_replicates(centred(R, point), var, gain, g, z)
+
+    def checkpoint_var(self, D, n: int, sd: float = CHECKPOINT_SD) -> np.ndarray:
+        """(sd u)^2 per forecast, u = ln of how many times fewer tokens than the fitted finals
+        (`noise.undertraining`); zeros for a forecast by FLOPs, for stage 1 `nd` (it reads N
+        and D) and for a fit without token counts or saved before format 5."""
+        ft = getattr(self, "final_tokens_", None)
+        if D is None or ft is None or self.stage1 == "nd":
+            return np.zeros(n)
+        return np.broadcast_to((sd * undertraining(D, ft)) ** 2, (n,)).copy()
 
     def predict_interval(self, flops=None, *, N=None, D=None, level: float = 0.9):
         """Prediction interval (lo, hi) in points at `level` (see module doc)."""
@@ -420,6 +432,7 @@ class DownstreamForecaster(EstimatorDisplay):
                 "largest": self.largest_,
                 "smallest": self.smallest_,
                 "lowest": self.lowest_,
+                "final_tokens": self.final_tokens_,
                 "eval_sd": self.eval_sd_,
                 "members": self.members_,
                 "refused": self.refused_,
@@ -442,6 +455,7 @@ class DownstreamForecaster(EstimatorDisplay):
         est.n_models_, est.n_checkpoints_ = f["n_models"], f["n_checkpoints"]
         est.largest_, est.eval_sd_, est.members_ = f["largest"], f["eval_sd"], f["members"]
         est.smallest_, est.lowest_ = f.get("smallest"), f.get("lowest")  # None: before 3, 4
+        est.final_tokens_ = f.get("final_tokens")  # None: before 5
         est.refused_, est.stage1_, est.selected_ = f["refused"], f["stage1"], f["selected"]
         est.selection_errors_ = f["selection_errors"]
         return est
@@ -451,45 +465,7 @@ class DownstreamForecaster(EstimatorDisplay):
         """Load a saved fit; a file that is not one, or was edited into something unusable, is
         an `InputError` naming it (the fit is exercised once at its largest fitted compute, so
         a hand-edited member cannot fail later with another exception)."""
-        s = str(text_or_path)
-        where = "inline JSON" if s.lstrip().startswith("{") else s
-        try:
-            if where != "inline JSON":
-                p = Path(s)
-                if not p.is_file():
-                    raise InputError(f"{s}: no such file")
-                s = p.read_bytes().decode("utf-8")
-            try:
-                d = json.loads(s)
-            except (ValueError, RecursionError) as exc:
-                msg = " ".join(str(exc).split())[:120] or type(exc).__name__
-                raise InputError(
-                    f"{where}: not a saved DownstreamForecaster (not JSON: {msg})"
-                ) from None
-            est = cls.from_dict(d, where)
-            C = float(est.largest_["C"])
-            if not (math.isfinite(C) and C > 0):
-                raise ValueError(f"largest.C must be a positive number, got {C}")
-            # stage 1 'nd' needs N and D: any split of C exercises it (20 tokens per parameter)
-            N = math.sqrt(C / 120.0)
-            kw = {"N": N, "D": 20.0 * N} if est.stage1 == "nd" else {"flops": C}
-            with warnings.catch_warnings():  # a check of the file, not a forecast
-                warnings.simplefilter("ignore")
-                pt = lo = hi = est.predict(**kw)  # without replicates: no interval to check
-            est.__dict__.pop(REACH_SAID, None)  # nothing was said: the first forecast warns
-            if est.bootstrap > 1 or est.selected_ == "persistence":
-                lo, hi = est.predict_interval(**kw)
-            if not (np.all(np.isfinite(pt)) and np.all(np.isfinite([lo, hi]))):
-                raise ValueError("its forecast is not finite")
-            return est
-        except InputError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any unusable content is the file's problem
-            msg = " ".join(str(exc).split())[:160]
-            raise InputError(
-                f"{where}: not a valid saved DownstreamForecaster ({type(exc).__name__}: {msg}); "
-                "re-create it with `downstream fit --out`"
-            ) from None
+        return load_checked(cls, text_or_path)
 
     save = to_json
     load = from_json

@@ -6,11 +6,15 @@ The protocol is pre-registered in docs/downstream.md ("Nested protocol"). In sho
   within a suite every `report` target is larger than every `select` target;
 - the knobs (`method`: the forecaster's member or ensemble; `gain_sd`: the interval's error
   term proportional to the forecast gain; `spread_weight`: the weight of the members'
-  variance; `eval_weight`: the weight of the harness stderr's variance) are chosen on the
+  variance; `eval_weight`: the weight of the harness stderr's variance; `centre`: where the
+  bootstrap replicates are centred, see `noise.centred`) are chosen on the
   `select` rows pooled over suites: `method` = lowest mean absolute error, then
-  (`spread_weight`, `gain_sd`, `eval_weight`) = the setting with the narrowest median
+  (`spread_weight`, `gain_sd`, `eval_weight`, `centre`) = the setting with the narrowest median
   half-width among those whose pooled coverage of the 90% intervals reaches
   `target_coverage` (the highest coverage when none does);
+- `checkpoint_sd` (the interval's term for a checkpoint trained on fewer tokens than the fitted
+  finals) is chosen after them, by the same coverage rule on the `select` scenarios'
+  trajectories (`select_checkpoint_sd`);
 - the `report` rows are computed once, with the chosen knobs, and never looked at before.
 
 Each (scenario, task) is fitted once (all members, bootstrap replicates); every knob setting
@@ -27,12 +31,15 @@ import pandas as pd
 
 from ..errors import InputError
 from .backtest import pythia_name
-from .forecaster import DownstreamForecaster, noisy_replicates
+from .forecaster import DownstreamForecaster
+from .noise import CENTRES, centred, noisy_replicates
 from .tables import task_data
 
 METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
 SPREAD_GRID = (0.0, 0.25, 1.0)
 EVAL_GRID = (0.25, 0.5, 1.0)  # weight of the harness stderr's variance (amendment, 3rd round)
+CENTRE_GRID = CENTRES  # where the replicates are centred (amendment, 4th round)
+CHECKPOINT_GRID = tuple(np.round(np.arange(0.0, 6.01, 0.25), 2))  # sd per ln unit (4th round)
 GAIN_GRID = tuple(np.round(np.arange(0.0, 3.01, 0.1), 2))
 PYTHIA_ACC_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
 PYTHIA_NORM_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "logiqa")
@@ -134,9 +141,9 @@ def _views(case, methods):
 
 
 def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
-             level: float = 0.9, evals=EVAL_GRID) -> pd.DataFrame:  # fmt: skip
-    """Long table: one row per (case, target, method, gain_sd) with forecast, interval, error;
-    the persistence baseline is carried on every row."""
+             level: float = 0.9, evals=EVAL_GRID, centres=CENTRE_GRID) -> pd.DataFrame:  # fmt: skip
+    """Long table: one row per (case, target, method, interval knobs) with forecast, interval,
+    error; the persistence baseline is carried on every row."""
     rows = []
     a = (1 - level) / 2
     for case in cases:
@@ -145,15 +152,17 @@ def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
         z = np.random.default_rng(est.seed + 7).normal(size=next(iter(views.values()))[1].shape)
         actual = tg["score"].to_numpy(float)
         base = dict(suite=sc.suite, split=sc.split, scenario=sc.name, task=case["task"])
-        for m, (point, R, var, spread, gain) in views.items():
-            for g, w, e in ((g, w, e) for g in gains for w in spreads for e in evals):
+        for m, (point, R0, var, spread, gain) in views.items():
+            grid = ((g, w, e, c) for g in gains for w in spreads for e in evals for c in centres)
+            for g, w, e, c in grid:
+                R = centred(R0, point, c)
                 zz = z[: R.shape[0], : R.shape[1]]
                 reps = noisy_replicates(R, e * var + w * spread, gain, g, zz)
                 lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
                 for j in range(len(tg)):
                     rows.append({**base, "target": tg["model"].iloc[j], "method": m,
                                  "gain_sd": g, "spread_weight": w, "eval_weight": e,
-                                 "actual": actual[j],
+                                 "centre": c, "actual": actual[j],
                                  "predicted": point[j],
                                  "lo": lo[j], "hi": hi[j],
                                  "persistence": est.largest_["score"]})  # fmt: skip
@@ -167,21 +176,44 @@ def select_knobs(rows: pd.DataFrame, target_coverage: float = 0.9, method=None) 
     if sel.empty:
         raise InputError("no selection rows: the nested protocol needs a select split")
     g0 = sel[(sel["gain_sd"] == sel["gain_sd"].min()) & (sel["spread_weight"] == 0)
-             & (sel["eval_weight"] == sel["eval_weight"].max())]  # fmt: skip
+             & (sel["eval_weight"] == sel["eval_weight"].max())
+             & (sel["centre"] == sel["centre"].iloc[0])]  # fmt: skip
     mae = g0.groupby("method")["abs_error"].mean()
     method = str(mae.idxmin()) if method is None else method
     st = (
         sel[sel["method"] == method]
-        .groupby(["spread_weight", "gain_sd", "eval_weight"])
+        .groupby(["spread_weight", "gain_sd", "eval_weight", "centre"])
         .agg(coverage=("covered", "mean"), width=("half_width", "median"))
     )
     ok = st[st["coverage"] >= target_coverage]
     key = ok["width"].idxmin() if len(ok) else st["coverage"].idxmax()
-    w, gain, e = key
+    w, gain, e, c = key
     return {"method": method, "spread_weight": float(w), "gain_sd": float(gain),
-            "eval_weight": float(e), "select_mae": mae.to_dict(),
+            "eval_weight": float(e), "centre": str(c), "select_mae": mae.to_dict(),
             "select_coverage": float(st.loc[key, "coverage"]),
             "select_half_width": float(st.loc[key, "width"])}  # fmt: skip
+
+
+def member_gains(rows: pd.DataFrame, default: dict, target_coverage: float = 0.9) -> pd.DataFrame:
+    """Each method's `gain_sd` (`noise.GAIN_SD`) by the same rule, the default's other interval
+    knobs fixed (a single member has no spread term: the gain term is its distance term), with
+    its pooled select and report rows at that value."""
+    fixed = rows[np.isclose(rows["spread_weight"], default["spread_weight"])
+                 & np.isclose(rows["eval_weight"], default["eval_weight"])
+                 & (rows["centre"] == default["centre"])]  # fmt: skip
+    out = []
+    for m in fixed["method"].unique():
+        k = {**select_knobs(fixed, target_coverage, method=str(m)), "method": str(m)}
+        s = summarize(rows, k).set_index(["suite", "split"])
+        row = {"method": m, "gain_sd": k["gain_sd"]}
+        for split in ("select", "report"):
+            if ("pooled", split) in s.index:
+                r = s.loc[("pooled", split)]
+                row.update({f"{split}_coverage": r["coverage"],
+                            f"{split}_half_width": r["median_half_width"],
+                            f"{split}_mae": r["mae"]})  # fmt: skip
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 def summarize(rows: pd.DataFrame, knobs: dict, by: str = "suite") -> pd.DataFrame:
@@ -189,7 +221,8 @@ def summarize(rows: pd.DataFrame, knobs: dict, by: str = "suite") -> pd.DataFram
     ratio, coverage, median half-width and its ratio to the MAE, intervals outside [0, 100]."""
     r = rows[(rows["method"] == knobs["method"]) & np.isclose(rows["gain_sd"], knobs["gain_sd"])
              & np.isclose(rows["spread_weight"], knobs["spread_weight"])
-             & np.isclose(rows["eval_weight"], knobs.get("eval_weight", 1.0))]  # fmt: skip
+             & np.isclose(rows["eval_weight"], knobs.get("eval_weight", 1.0))
+             & (rows["centre"] == knobs.get("centre", "none"))]  # fmt: skip
     out = []
     groups = list(r.groupby([by, "split"], sort=False))
     groups += [(("pooled", s), g) for s, g in r.groupby("split", sort=False)]
@@ -203,14 +236,48 @@ def summarize(rows: pd.DataFrame, knobs: dict, by: str = "suite") -> pd.DataFram
     return pd.DataFrame(out)
 
 
-def _knob_reps(est, knobs, C):
-    """Point and noisy replicates of `est` at compute C under `knobs` (method, weights)."""
+def _knob_reps(est, knobs, C, D=None):
+    """Point and noisy replicates of `est` at compute C (D: the checkpoints' tokens, for the
+    checkpoint term) under `knobs` (method, weights)."""
     v = copy.copy(est)
     v.selected_ = knobs["method"]
     R, var, spread, point, gain = v.interval_parts(flops=np.asarray(C, float))
     z = np.random.default_rng(est.seed + 7).normal(size=R.shape)
     w, e = knobs["spread_weight"], knobs.get("eval_weight", 1.0)
-    return point, noisy_replicates(R, e * var + w * spread, gain, knobs["gain_sd"], z)
+    var = e * var + w * spread + v.checkpoint_var(D, R.shape[1], knobs.get("checkpoint_sd", 0.0))
+    R = centred(R, point, knobs.get("centre", "none"))
+    return point, noisy_replicates(R, var, gain, knobs["gain_sd"], z)
+
+
+def _late_checkpoints(case, min_fraction: float):
+    ck = case["target_checkpoints"]
+    return ck[ck["step"] >= min_fraction * ck.groupby("model")["step"].transform("max")]
+
+
+def select_checkpoint_sd(cases, knobs, *, level: float = 0.9, target_coverage: float = 0.9,
+                         grid=CHECKPOINT_GRID, min_fraction: float = 0.1) -> dict:  # fmt: skip
+    """The checkpoint term's sd (`noise.CHECKPOINT_SD`) by the same rule as the other interval
+    knobs, on the `select` scenarios' trajectories (every checkpoint of each target past
+    `min_fraction` of its training): the smallest value whose pooled coverage reaches
+    `target_coverage` (the largest when none does). Returns `knobs` with `checkpoint_sd` and
+    `select_trajectory_coverage` added."""
+    a = (1 - level) / 2
+    cov = {k: [] for k in grid}
+    for case in cases:
+        if case["scenario"].split != "select" or knobs["method"] in case["est"].refused_:
+            continue
+        ck = _late_checkpoints(case, min_fraction)
+        C, D, act = (ck[c].to_numpy(float) for c in ("C", "D", "score"))
+        for k in grid:
+            _, reps = _knob_reps(case["est"], {**knobs, "checkpoint_sd": k}, C, D)
+            lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
+            cov[k].append((lo <= act) & (act <= hi))
+    if not any(cov.values()):
+        raise InputError("no selection trajectories: the checkpoint rule needs a select split")
+    pooled = {k: float(np.concatenate(v).mean()) for k, v in cov.items()}
+    ok = [k for k in grid if pooled[k] >= target_coverage]
+    k = min(ok) if ok else max(grid)
+    return {**knobs, "checkpoint_sd": float(k), "select_trajectory_coverage": pooled[k]}
 
 
 def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0.1):
@@ -223,9 +290,8 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
         sc, est = case["scenario"], case["est"]
         if sc.split != "report" or knobs["method"] in est.refused_:
             continue
-        ck = case["target_checkpoints"]
-        ck = ck[ck["step"] >= min_fraction * ck.groupby("model")["step"].transform("max")]
-        point, reps = _knob_reps(est, knobs, ck["C"].to_numpy(float))
+        ck = _late_checkpoints(case, min_fraction)
+        point, reps = _knob_reps(est, knobs, ck["C"].to_numpy(float), ck["D"].to_numpy(float))
         lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
         for j in range(len(ck)):
             traj.append({"suite": sc.suite, "scenario": sc.name, "task": case["task"],
@@ -233,7 +299,7 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
                          "actual": ck["score"].iloc[j], "predicted": point[j], "lo": lo[j],
                          "hi": hi[j], "persistence": est.largest_["score"]})  # fmt: skip
         tg = case["targets"]
-        point, reps = _knob_reps(est, knobs, tg["C"].to_numpy(float))
+        point, reps = _knob_reps(est, knobs, tg["C"].to_numpy(float), tg["D"].to_numpy(float))
         for j in range(len(tg)):
             key = (sc.suite, sc.name, tg["model"].iloc[j])
             avg.setdefault(key, []).append((tg["score"].iloc[j], point[j], reps[:, j],

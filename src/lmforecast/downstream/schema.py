@@ -6,7 +6,10 @@ messages name the field (`store.Checker`). Formats read: 1 (no `gain_sd`: read a
 interval of that release), 2, 3 (adds `fitted.smallest`, the smallest fitted model: where
 the fitted compute range starts, for predict's range warning; null or absent before 3) and 4
 (adds `fitted.lowest`, {model, score} of the lowest final score among the fitted models: the
-floor of predict's below-chance warning; absent before 4).
+floor of predict's below-chance warning; absent before 4) and 5 (adds `fitted.final_tokens`,
+the fewest tokens of a fitted final, null without token counts: where the interval's
+checkpoint term starts, `noise.py`; absent before 5, read as null; and `config.gain_sd` may be
+null: the selected method's value).
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from .members import MEMBERS
 from .stage1 import STAGE1
 
 KIND = "DownstreamForecaster"
-FORMAT_VERSION = 4
-SUPPORTED = (1, 2, 3, 4)
+FORMAT_VERSION = 5
+SUPPORTED = (1, 2, 3, 4, 5)
 CONFIG_KEYS = ("method", "stage1", "window", "trend_points", "chance", "bootstrap", "seed",
                "combine", "gain_sd")  # fmt: skip
 FITTED_KEYS = ("chance", "task", "metric", "loss_task", "flops_basis", "n_models",
@@ -64,9 +67,10 @@ def validate(d, where: str) -> dict:
     c.int_(cfg["seed"], "config.seed", lo=None)
     c.str_(cfg["combine"], "config.combine", ("median", "mean"))
     if v >= 2:
-        c.num(c.get(cfg, "gain_sd", "config"), "config.gain_sd", lo=0)
+        # null (format 5): the selected method's protocol value (noise.GAIN_SD)
+        c.num(c.get(cfg, "gain_sd", "config"), "config.gain_sd", lo=0, none=v >= 5)
     f = c.obj(c.get(d, "fitted"), "fitted")
-    c.keys(f, FITTED_KEYS + ("smallest", "lowest"), "fitted")
+    c.keys(f, FITTED_KEYS + ("smallest", "lowest", "final_tokens"), "fitted")
     for key in FITTED_KEYS:
         c.get(f, key, "fitted")
     c.num(f["chance"], "fitted.chance", lo=0, hi=100, hi_open=True)
@@ -102,6 +106,11 @@ def validate(d, where: str) -> dict:
             c.fail("fitted.lowest.score", "is above a fitted model's score (largest, smallest)", s)
     elif "lowest" in f:
         c.fail("fitted.lowest", f"is new in format 4 (this file says {v})")
+    if v >= 5:
+        ft = c.get(f, "final_tokens", "fitted")
+        c.num(ft, "fitted.final_tokens", lo=0, lo_open=True, none=True)
+    elif "final_tokens" in f:
+        c.fail("fitted.final_tokens", f"is new in format 5 (this file says {v})")
     c.num(f["eval_sd"], "fitted.eval_sd", lo=0, lo_open=True)
     members = c.obj(f["members"], "fitted.members")
     for name, st in members.items():
