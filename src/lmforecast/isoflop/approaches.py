@@ -7,7 +7,9 @@ of final isoFLOP runs this is the best run of each budget (so N* lies on the gri
 Both then fit the power laws N*(C) = G_N C^a and D*(C) = G_D C^b by least squares in log-log.
 Intervals: percentiles over `n_boot` resamples of the runs within each budget (each budget
 keeps its size; a resample with fewer than 3 distinct sizes or a concave parabola is redrawn
-once, else dropped and counted in `n_dropped`).
+once, else dropped and counted in `n_dropped`). Approach 2's N*, D* at a budget (`at_flops`)
+get a prediction interval: that sampling spread plus the scatter of the budgets' optima about
+the power law (`_prediction_sd`; docs/isoflop.md, "At your budget").
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..errors import InputError
 from ..fitting import fit_law, huber
@@ -24,6 +27,9 @@ from .profiles import MIN_SIZES, isoflop_table
 from .result import IsoFlopResult
 
 APPROACHES = (1, 2)
+# Approach 1's optimum is a grid size: its resampled argmin already jumps between sizes, which
+# is the scatter (Porian: 0.89 coverage without the term, 0.97 with it; docs/isoflop.md)
+SCATTER_APPROACHES = (2,)
 
 
 def budget_minima(t: pd.DataFrame, approach: int) -> np.ndarray:
@@ -134,23 +140,51 @@ def fit_isoflop(
         budgets=m.tolist(),
         n_runs=len(t),
     )
-    at = [_at_budget(res, C, boots, q) for C in np.atleast_1d(np.asarray(at_flops, float))]
+    m_scatter = m if approach in SCATTER_APPROACHES else m[:2]  # two rows: no scatter term
+    at = [
+        _at_budget(res, C, boots, m_scatter, level)
+        for C in np.atleast_1d(np.asarray(at_flops, float))
+    ]
     if at:
         res.meta["at_flops"] = at
     return res
 
 
-def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, q) -> dict:
-    """N*(C), D*(C) at a budget (`IsoFlopResult.optimal`), with percentile intervals over the
-    resampled power laws (rows a, log G_N, b, log G_D)."""
+def _prediction_sd(m: np.ndarray, C: float) -> tuple[float, int]:
+    """(sd, dof) of a new budget's ln N* about the fitted power law: the residual scale of the
+    budgets' optima in log-log times sqrt(1 + 1/n + leverage), the textbook prediction term of
+    a least-squares line (dof = n - 2; (0, 0) with two budgets, which leave no residual)."""
+    x, y = np.log(m[:, 0]), np.log(m[:, 1])
+    n = len(x)
+    if n < 3:
+        return 0.0, 0
+    r = y - np.polyval(np.polyfit(x, y, 1), x)
+    s2 = float(r @ r) / (n - 2)
+    sxx = float(((x - x.mean()) ** 2).sum())
+    return float(np.sqrt(s2 * (1 + 1 / n + (np.log(C) - x.mean()) ** 2 / sxx))), n - 2
+
+
+def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray,
+               level: float) -> dict:  # fmt: skip
+    """N*(C), D*(C) at a budget (`IsoFlopResult.optimal`), with prediction intervals in log
+    space: the resampled power laws' spread (rows a, log G_N, b, log G_D) and the scatter of
+    the budgets' optima about the law, combined in quadrature, Student-t with n - 2 dof (only
+    the resamples' percentiles with two budgets)."""
     if not (np.isfinite(C) and C > 0):
         raise InputError(f"--flops must be a positive number, got {C:g}")
     N, D = res.optimal(C)
     row = {"C": float(C), "N_star": float(N), "D_star": float(D)}
     if len(boots):
         lc = np.log(C)
-        row["N_interval"] = np.exp(np.quantile(boots[:, 1] + boots[:, 0] * lc, q)).tolist()
-        row["D_interval"] = np.exp(np.quantile(boots[:, 3] + boots[:, 2] * lc, q)).tolist()
+        q = [(1 - level) / 2, (1 + level) / 2]
+        sd, dof = _prediction_sd(m, C)
+        for key, col, centre in (("N_interval", 1, N), ("D_interval", 3, D)):
+            lo, hi = np.quantile(boots[:, col] + boots[:, col - 1] * lc, q)
+            if dof:  # ln D* = ln C - ln 6 - ln N*: the same scatter
+                z = stats.norm.ppf(q[1])
+                h = stats.t.ppf(q[1], dof) * np.hypot((hi - lo) / (2 * z), sd)
+                lo, hi = np.log(centre) - h, np.log(centre) + h
+            row[key] = np.exp([lo, hi]).tolist()
     return row
 
 
