@@ -32,6 +32,8 @@ CASES = {
     "downstream_trajectory_stage1": (["--tasks", "1", "--bootstrap", "10"], "intermediate"),
     # three real fits (reads ../shared like the other trust scripts)
     "trust_new_splits": (["--only", "datab", "--jobs", "1"], "pooled per-forecast coverage"),
+    "trust_isoflop": (["--bootstrap", "20", "--sampling-only"], "sampling spread only"),
+    "trust_allocation": (["--form", "chinchilla", "--holds", "1"], "pooled"),
     # its baseline is another checkout; this one stands in for it (the script runs, both sides)
     "bench_trust_default": (["--runs", "60", "--baseline-src", str(BENCH.parent / "src")],
                             "ratio previous / this"),

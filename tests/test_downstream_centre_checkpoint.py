@@ -133,3 +133,75 @@ def test_each_method_gets_its_own_gain_term(evals):
     np.testing.assert_allclose(iv[None], iv[GAIN_SD["trend"]])
     assert iv[None][1] - iv[None][0] > iv[0.0][1] - iv[0.0][0] + 0.5
     assert ests[None].to_dict()["config"]["gain_sd"] is None
+
+
+def test_noise_draws_have_exact_normal_quantiles():
+    """One random column of 200 draws put the package's 5% / 95% noise points at -1.55 / +1.34
+    (seed 0) while the nested benchmark drew afresh per cell: now both use these scores."""
+    from lmforecast.downstream.noise import noise_draws
+
+    z = noise_draws(200, 0)
+    assert z.shape == (200, 1)
+    np.testing.assert_allclose(np.sort(z[:, 0]), -np.sort(z[:, 0])[::-1], atol=1e-12)
+    q = np.quantile(z, [0.05, 0.95])
+    assert abs(q[0] + 1.645) < 0.03 and abs(q[1] - 1.645) < 0.03 and q[0] == pytest.approx(-q[1])
+    assert not np.array_equal(noise_draws(200, 0), noise_draws(200, 1))  # order set by the seed
+    np.testing.assert_array_equal(np.sort(noise_draws(200, 1), axis=0), np.sort(z, axis=0))
+
+
+def test_clipped_point_is_not_read_against_unclipped_replicates(evals):
+    """local-linear below its fitted range: the point is clipped to 0; its replicates were
+    centred unclipped on it and landed at 100 (a 50% interval [100, 100] around 0)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DownstreamForecaster("local-linear", bootstrap=30).fit(evals, task="piqa",
+                                                                   models=LADDER)  # fmt: skip
+        p = est.predict(1e17)
+        lo, hi = est.predict_interval(1e17, level=0.5)
+    assert lo[0] <= p[0] <= hi[0]
+
+
+def test_sigmoid_point_inside_its_50pct_interval_far_out(evals):
+    """Mean-centring skewed sigmoid replicates left logiqa's point (23.93 at 4x the 1.4B's
+    compute) outside its own 50% interval [16.47, 23.76]; the median keeps it inside."""
+    five = LADDER + ["pythia-1.4b"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DownstreamForecaster("sigmoid", bootstrap=100).fit(evals, task="logiqa", models=five)
+        C = np.array([1.0, 2.0, 4.0, 8.0]) * est.largest_["C"]
+        p = est.predict(C)
+        lo, hi = est.predict_interval(C, level=0.5)
+    assert ((lo <= p + 1e-9) & (p <= hi + 1e-9)).all(), (p, lo, hi)
+
+
+def test_tokens_of_zero_give_no_checkpoint_term_and_a_loadable_file(evals, tmp_path):
+    e = evals[evals["model"].isin(LADDER)].copy()
+    e.loc[e["model"] == "pythia-1b", "tokens"] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DownstreamForecaster(bootstrap=10).fit(e, task="piqa")
+    assert est.final_tokens_ is None
+    back = DownstreamForecaster.from_json(est.to_json())
+    assert back.final_tokens_ is None
+
+
+def test_the_reference_is_the_largest_fitted_models_tokens(evals):
+    """A small fitted model that stopped early does not move where mid-training starts."""
+    e = evals[evals["model"].isin(LADDER)]
+    first = e["model"] == "pythia-70m"
+    steps = e.loc[first, "step"]
+    short = e[~first | (steps <= steps.max() / 10)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DownstreamForecaster(bootstrap=10).fit(short, task="piqa")
+    assert est.final_tokens_ == pytest.approx(TOKENS, rel=1e-3)
+
+
+def test_old_default_gain_is_read_as_the_methods_value(fits):
+    d = json.loads(json.dumps(fits["piqa"].to_dict()))
+    d["format_version"] = 4
+    del d["fitted"]["final_tokens"]
+    d["config"]["gain_sd"] = 1.0  # the default then
+    assert DownstreamForecaster.from_json(json.dumps(d)).gain_sd is None
+    d["config"]["gain_sd"] = 2.0  # a choice: kept
+    assert DownstreamForecaster.from_json(json.dumps(d)).gain_sd == 2.0

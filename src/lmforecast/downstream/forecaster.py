@@ -44,9 +44,11 @@ from .noise import (
     CHECKPOINT_SD,
     EVAL_WEIGHT,
     NO_STDERR_SD,
+    OLD_DEFAULT_GAIN_SD,
     SPREAD_WEIGHT,
     centred,
     gain_sd_for,
+    noise_draws,
     noisy_replicates,
     undertraining,
 )
@@ -190,8 +192,10 @@ class DownstreamForecaster(EstimatorDisplay):
         self.largest_ = {"model": str(runs["model"].iloc[-1]), "C": float(runs["C"].iloc[-1]),
                          "score": _persistence(runs)}  # fmt: skip
         self.smallest_, self.lowest_ = fitted_ends(runs)  # for predict's reach warnings
-        D = runs["D"].to_numpy(float)  # where a checkpoint counts as mid-training (noise.py)
-        self.final_tokens_ = float(D.min()) if len(D) and np.isfinite(D).all() else None
+        # where a checkpoint counts as mid-training (noise.py): the largest fitted model's tokens
+        top = runs["C"] >= runs["C"].max() * (1 - 1e-9)
+        D = runs.loc[top, "D"].to_numpy(float)
+        self.final_tokens_ = float(D.min()) if len(D) and np.all(np.isfinite(D) & (D > 0)) else None
         se = float(runs["stderr"].iloc[-1])
         self.eval_sd_ = se if np.isfinite(se) and se > 0 else NO_STDERR_SD
         if not (np.isfinite(se) and se > 0):
@@ -348,15 +352,14 @@ class DownstreamForecaster(EstimatorDisplay):
         var = EVAL_WEIGHT * var + SPREAD_WEIGHT * spread + self.checkpoint_var(D, R.shape[1])
         # one noise draw per replicate, shared by every point: a point's interval does not
         # depend on which other points are asked for (and a trajectory's band is smooth)
-        z = np.random.default_rng(self.seed + 7).normal(0.0, 1.0, (R.shape[0], 1))
-        z = np.broadcast_to(z, R.shape)
+        z = np.broadcast_to(noise_draws(R.shape[0], self.seed), R.shape)
         g = gain_sd_for(self.selected_) if self.gain_sd is None else self.gain_sd
         return noisy_replicates(centred(R, point), var, gain, g, z)
 
     def checkpoint_var(self, D, n: int, sd: float = CHECKPOINT_SD) -> np.ndarray:
-        """(sd u)^2 per forecast, u = ln of how many times fewer tokens than the fitted finals
-        (`noise.undertraining`); zeros for a forecast by FLOPs, for stage 1 `nd` (it reads N
-        and D) and for a fit without token counts or saved before format 5."""
+        """(sd u)^2 per forecast, u = ln of how many times fewer tokens than the largest fitted
+        model's final (`noise.undertraining`); zeros for a forecast by FLOPs, for stage 1 `nd`
+        (it reads N and D) and for a fit without token counts or saved before format 5."""
         ft = getattr(self, "final_tokens_", None)
         if D is None or ft is None or self.stage1 == "nd":
             return np.zeros(n)
@@ -448,7 +451,10 @@ class DownstreamForecaster(EstimatorDisplay):
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved fit") -> DownstreamForecaster:
         validate(d, where)
-        est = cls(**{"gain_sd": 0.0, **d["config"]})
+        cfg = {"gain_sd": 0.0, **d["config"]}  # format 1 had no gain term
+        if d["format_version"] < 5 and cfg["gain_sd"] == OLD_DEFAULT_GAIN_SD:
+            cfg["gain_sd"] = None  # the default then, the method's protocol value now
+        est = cls(**cfg)
         f = d["fitted"]
         est.chance_, est.task_, est.metric_ = f["chance"], f["task"], f["metric"]
         est.loss_task_, est.flops_basis_ = f["loss_task"], f["flops_basis"]

@@ -32,13 +32,16 @@ import pandas as pd
 from ..errors import InputError
 from .backtest import pythia_name
 from .forecaster import DownstreamForecaster
-from .noise import CENTRES, centred, noisy_replicates
+from .noise import centred, noise_draws, noisy_replicates
 from .tables import task_data
 
 METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
 SPREAD_GRID = (0.0, 0.25, 1.0)
 EVAL_GRID = (0.25, 0.5, 1.0)  # weight of the harness stderr's variance (amendment, 3rd round)
-CENTRE_GRID = CENTRES  # where the replicates are centred (amendment, 4th round)
+# where the replicates are centred (amendment, 4th round): "mean" left the point outside its own
+# 50% interval for 3 of 528 select-split sigmoid forecasts at 1-8x the fitted compute (review),
+# so it is out of the grid; `noise.CENTRES` keeps it for the record
+CENTRE_GRID = ("none", "median")
 CHECKPOINT_GRID = tuple(np.round(np.arange(0.0, 6.01, 0.25), 2))  # sd per ln unit (4th round)
 GAIN_GRID = tuple(np.round(np.arange(0.0, 3.01, 0.1), 2))
 PYTHIA_ACC_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
@@ -149,14 +152,13 @@ def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
     for case in cases:
         sc, est, tg = case["scenario"], case["est"], case["targets"]
         views = _views(case, methods)
-        z = np.random.default_rng(est.seed + 7).normal(size=next(iter(views.values()))[1].shape)
         actual = tg["score"].to_numpy(float)
         base = dict(suite=sc.suite, split=sc.split, scenario=sc.name, task=case["task"])
         for m, (point, R0, var, spread, gain) in views.items():
+            zz = np.broadcast_to(noise_draws(R0.shape[0], est.seed), R0.shape)  # as the package
             grid = ((g, w, e, c) for g in gains for w in spreads for e in evals for c in centres)
             for g, w, e, c in grid:
                 R = centred(R0, point, c)
-                zz = z[: R.shape[0], : R.shape[1]]
                 reps = noisy_replicates(R, e * var + w * spread, gain, g, zz)
                 lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
                 for j in range(len(tg)):
@@ -242,7 +244,7 @@ def _knob_reps(est, knobs, C, D=None):
     v = copy.copy(est)
     v.selected_ = knobs["method"]
     R, var, spread, point, gain = v.interval_parts(flops=np.asarray(C, float))
-    z = np.random.default_rng(est.seed + 7).normal(size=R.shape)
+    z = np.broadcast_to(noise_draws(R.shape[0], est.seed), R.shape)  # the package's draws
     w, e = knobs["spread_weight"], knobs.get("eval_weight", 1.0)
     var = e * var + w * spread + v.checkpoint_var(D, R.shape[1], knobs.get("checkpoint_sd", 0.0))
     R = centred(R, point, knobs.get("centre", "none"))

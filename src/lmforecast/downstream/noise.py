@@ -3,36 +3,39 @@
 A forecast's replicates are the bootstrap replicates of its fitted stages, centred on the point
 forecast (`centred`), plus one Gaussian draw per replicate whose variance adds the evaluation
 noise of one score, the ensemble members' disagreement, a term proportional to the forecast's
-gain over the largest fitted model and, for a checkpoint trained on fewer tokens than the fitted
-models' finals, a term proportional to how many fewer (`undertraining`; stage 1 in compute reads
-such a checkpoint as a final of the same compute), all clipped to the metric's range
-(`noisy_replicates`).
+gain over the largest fitted model and, for a checkpoint trained on fewer tokens than the
+largest fitted model's final, a term proportional to how many fewer (`undertraining`; stage 1
+in compute reads such a checkpoint as a final of the same compute), all clipped to the
+metric's range (`noisy_replicates`).
 Every weight below is chosen by the pre-registered nested protocol on its selection splits.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import ndtri
 
-SPREAD_WEIGHT = 1.0  # weight of the members' variance in the interval (the ensemble's only)
+SPREAD_WEIGHT = 0.0  # weight of the members' variance in the interval (the ensemble's only)
 # sd of the error per point of forecast gain, per method: the ensemble's chosen with the other
 # knobs; each member's by the same rule with the ensemble's other knobs fixed (a single member
 # has no spread term, so it leans on this one)
-GAIN_SD = {"ensemble": 0.0, "sigmoid": 1.1, "local-linear": 1.6, "trend": 0.4}
+GAIN_SD = {"ensemble": 0.5, "sigmoid": 1.0, "local-linear": 1.3, "trend": 0.4}
 # methods the nested protocol does not score (flp, fp, sigmoid-chance, persistence): the value
 # every method had before the fourth round
 OTHER_GAIN_SD = 1.0
+# the default of fits saved before format 5: read as "the method's value" (noise.GAIN_SD)
+OLD_DEFAULT_GAIN_SD = 1.0
 # weight of the harness stderr's variance: the target is scored on the same items as the fitted
 # models, so part of the item-sampling noise is shared with the fit
-EVAL_WEIGHT = 0.5
-# where the bootstrap replicates are centred: "mean" moves their mean onto the point forecast
+EVAL_WEIGHT = 1.0
+# where the bootstrap replicates are centred: "median" moves their median onto the point forecast
 # (a chained nonlinear fit's percentile range sat below its own point: on the nested selection
 # rows the point lay at 42% of its interval on average); "none" keeps them as drawn
-CENTRE = "mean"
+CENTRE = "median"
 CENTRES = ("none", "median", "mean")
-# sd (points) per ln unit of D below the fitted finals' token count (a checkpoint mid-training):
+# sd (points) per ln unit of D below the largest fitted model's final tokens (mid-training):
 # chosen on the selection splits' trajectories (amendment, 4th round)
-CHECKPOINT_SD = 3.5
+CHECKPOINT_SD = 3.0
 NO_STDERR_SD = 1.0  # points: the evaluation noise assumed where the table has no stderr
 
 
@@ -50,23 +53,34 @@ def gain_sd_for(method: str) -> float:
     return GAIN_SD.get(method, OTHER_GAIN_SD)
 
 
+def noise_draws(B: int, seed: int) -> np.ndarray:
+    """(B, 1) standard normal scores at the mid-quantiles (b + 1/2) / B, b = 0..B-1, in an order
+    set by `seed`: one draw per replicate, shared by every point, with the exact quantiles of a
+    normal (B random draws put the 5% and 95% points of 200 at -1.55 and +1.34 for seed 0)."""
+    z = ndtri((np.arange(B) + 0.5) / B)
+    return np.random.default_rng(int(seed) + 7).permutation(z)[:, None]
+
+
 def centred(R, point, how: str = CENTRE) -> np.ndarray:
-    """Bootstrap replicates R (B, n) moved so that their mean ("mean") or median ("median") at
-    each point equals the point forecast (n,); "none" returns them unchanged."""
+    """Bootstrap replicates R (B, n), clipped to the metric's range [0, 100] like the point
+    forecast (n,), moved so that their mean ("mean") or median ("median") at each point equals
+    the point; "none" returns them unchanged (a member fitted far below its range gives
+    replicates of -500 points: centred unclipped on a point clipped at 0 they would land at 100)."""
     R = np.asarray(R, float)
     if how == "none":
         return R
     if how not in CENTRES:
         raise ValueError(f"centre must be one of {', '.join(CENTRES)}, got {how!r}")
+    R = np.clip(R, 0.0, 100.0)
     with np.errstate(invalid="ignore"):
         mid = np.nanmean(R, axis=0) if how == "mean" else np.nanmedian(R, axis=0)
     return R - mid[None, :] + np.asarray(point, float)[None, :]
 
 
 def undertraining(D, final_tokens) -> np.ndarray:
-    """ln(final_tokens / D) where a forecast's token count D lies below the fitted finals' fewest
-    tokens, else 0; zeros when either is unknown (a forecast asked by FLOPs, or a table without
-    token counts)."""
+    """ln(final_tokens / D) where a forecast's token count D lies below the largest fitted
+    model's final tokens, else 0; zeros when either is unknown (a forecast asked by FLOPs, or a
+    table without token counts)."""
     if D is None or final_tokens is None:
         return np.zeros(np.size(D) if D is not None else 0)
     D = np.atleast_1d(np.asarray(D, float))

@@ -7,9 +7,9 @@ interval of that release), 2, 3 (adds `fitted.smallest`, the smallest fitted mod
 the fitted compute range starts, for predict's range warning; null or absent before 3) and 4
 (adds `fitted.lowest`, {model, score} of the lowest final score among the fitted models: the
 floor of predict's below-chance warning; absent before 4) and 5 (adds `fitted.final_tokens`,
-the fewest tokens of a fitted final, null without token counts: where the interval's
+the largest fitted model's final token count, null without token counts: where the interval's
 checkpoint term starts, `noise.py`; absent before 5, read as null; and `config.gain_sd` may be
-null: the selected method's value).
+null: the selected method's value; an older file's default 1 is read as null).
 """
 
 from __future__ import annotations
