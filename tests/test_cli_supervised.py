@@ -57,6 +57,11 @@ def test_fit_json_contract_and_saved_fit(cli, runs_csv, tmp_path):
     a = json.loads(stdout)
     assert code == 0 and set(a) >= {"N", "D", "loss"}
     assert 6 * a["N"] * a["D"] == pytest.approx(1e22)
+    # the N*/D* interval says what it is: uncalibrated, with the measured coverage
+    assert a["N_interval"][0] < a["N"] < a["N_interval"][1]
+    assert "not calibrated" in a["allocation_interval_note"]
+    code, text, _ = cli("supervised", "allocate", "--fit", out, "--flops", "1e22")
+    assert code == 0 and "not calibrated" in text and "isoflop fit" in text
 
 
 def test_fit_reads_parquet_jsonl_and_flops_column(cli, runs_csv, tmp_path):
