@@ -5,9 +5,9 @@ law (`SupervisedScalingLaw(form=...)`, default: the stacked default) on all budg
 largest k (k = 1, 2, 3), read N*(C) and its interval (`allocate`, `allocate_interval`) at each
 held-out budget, and compare with that budget's own optimum (the vertex of its parabola in
 ln N, Hoffmann et al. Approach 2). Reported: coverage of the 90% interval, median half-width
-and median absolute error in ln N*. The law's N* interval is the sampling spread of its
-bootstrap refits only; `benchmarks/trust_isoflop.py` is the same check for `isoflop fit`.
-Quoted in docs/trust.md.
+and median absolute error in ln N*. The law's N* interval is its bootstrap spread plus the
+scatter of the fitted budgets' own optima about its N*(C) (`supervised/allocation.py`);
+`benchmarks/trust_isoflop.py` is the same check for `isoflop fit`. Quoted in docs/trust.md.
 
     python benchmarks/trust_allocation.py [--form auto] [--holds 1,2,3]
 """

@@ -260,6 +260,16 @@ ALLOCATION_CAVEAT = (
 )
 
 
+def _allocation_note(model) -> str:
+    sc = model.result_.meta.get("allocation")
+    if not sc:
+        return ALLOCATION_CAVEAT
+    return (
+        "(the N*/D* intervals include the scatter of the runs' own isoFLOP optima about the "
+        f"law's N*: {sc['n']} budgets, rms {sc['rms']:.3g} in ln N*; docs/trust.md)"
+    )
+
+
 def _allocate(args) -> int:
     model = load_law(args)
     a = model.allocate(args.flops, accounting=args.accounting)
@@ -274,7 +284,7 @@ def _allocate(args) -> int:
         out["N_interval"] = opt["N"] if opt else None
         out["D_interval"] = opt["D"] if opt else None
         if opt is not None:
-            out["allocation_interval_note"] = ALLOCATION_CAVEAT
+            out["allocation_interval_note"] = _allocation_note(model)
         else:
             out["allocation_interval_note"] = (
                 "no N*/D* interval: the fit has no bootstrap refits or its form no closed-form "
@@ -298,7 +308,7 @@ def _allocate(args) -> int:
                 f"N* in [{opt['N'][0]:.4g}, {opt['N'][1]:.4g}], "
                 f"D* in [{opt['D'][0]:.4g}, {opt['D'][1]:.4g}]"
             )
-            print(ALLOCATION_CAVEAT)
+            print(_allocation_note(model))
     return 0
 
 

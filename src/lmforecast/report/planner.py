@@ -25,7 +25,7 @@ import html
 import json
 from typing import Any
 
-from scipy.stats import norm
+from scipy.stats import norm, t
 
 from ..distill.presets import DISTILL_PRESETS
 from ..supervised import intervals as iv
@@ -50,6 +50,10 @@ def planner_data(model) -> dict[str, Any]:
         else:  # presets and fits saved before issue 21: the rolling-origin calibration
             m, k, lam = iv.interval_terms(cal, lv) if cal else (0.0, 0.0, 1.0)
         terms[f"{lv:g}"] = {"z": float(norm.ppf(0.5 + lv / 2)), "m": m, "k": k, "lam": lam}
+    alloc = res.meta.get("allocation")  # supervised.allocation.allocation_interval
+    if alloc:
+        for lv in LEVELS:
+            terms[f"{lv:g}"]["t_alloc"] = float(t.ppf(0.5 + lv / 2, int(alloc["n"]) - 1))
     return {
         "k_prior": float(cal["k"]) if "k" in cal else None,
         **{
@@ -64,6 +68,7 @@ def planner_data(model) -> dict[str, Any]:
         "max_N": float(cal["max_N"]) if cal.get("max_N") else None,
         "max_D": float(cal["max_D"]) if cal.get("max_D") else None,
         "terms": terms,
+        "allocation": dict(alloc) if alloc else None,
     }
 
 
@@ -157,8 +162,16 @@ function run(){
     const rows = P.draws.map(th => optimal(natural(th), C));
     for (const k of ['N', 'D', 'L']){
       const vals = rows.map(r => r[k]);
-      put('plan-' + k + 'star-lo', quantile(vals, q));
-      put('plan-' + k + 'star-hi', quantile(vals, 1 - q));
+      let lo = quantile(vals, q), hi = quantile(vals, 1 - q);
+      if (P.allocation && k !== 'L'){  // the runs' isoFLOP optima about N* (allocation_interval)
+        const T = P.terms[level], A = P.allocation;
+        const sb = (Math.log(hi) - Math.log(lo)) / (2 * T.z);
+        const h = T.t_alloc * Math.sqrt(sb * sb + A.rms * A.rms * (1 + 1 / A.n));
+        const c = Math.log(o[k]);
+        lo = Math.exp(c - h); hi = Math.exp(c + h);
+      }
+      put('plan-' + k + 'star-lo', lo);
+      put('plan-' + k + 'star-hi', hi);
     }
   } else if (!(N > 0 && D > 0)) {
     $('plan-error').textContent = 'N and D must be positive';

@@ -1,12 +1,16 @@
-"""Compute-optimal allocation for forms without a closed form (Eq. 2 by golden-section search)."""
+"""Compute-optimal allocation: a golden-section search for forms without a closed form (Eq. 2),
+and the N*/D* interval that adds the scatter of the runs' own isoFLOP optima (docs/trust.md)."""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import ndtri, stdtrit
 
-from ..compute.allocation import Allocation
+from ..compute.allocation import Allocation, compute_optimal
 from ..compute.flops import Architecture, flops_per_token
 from ..errors import InputError
+from ..isoflop.approaches import budget_minima
+from ..laws import get_law
 
 
 def numeric_allocation(predict, C, accounting: str, arch: Architecture) -> Allocation:
@@ -40,3 +44,59 @@ def numeric_allocation(predict, C, accounting: str, arch: Architecture) -> Alloc
         loss=np.asarray(predict(N, D), float).reshape(shape),
         accounting=accounting,
     )
+
+
+MIN_BUDGETS = 3  # budgets with a measured optimum needed for a scatter (one residual dof)
+
+
+def optima_scatter(data, n_star) -> dict | None:
+    """Where the runs form isoFLOP profiles: {rms, n} of ln(vertex / n_star(C)) over the budgets
+    (runs grouped by 6ND to three significant digits) with >= 3 sizes, a convex parabola in ln N
+    and its vertex inside the sampled sizes (Hoffmann et al. Approach 2); None with fewer than
+    `MIN_BUDGETS` such budgets. How far the law's N* sits from the optima its own runs show."""
+    C = np.asarray(6.0 * data["N"].to_numpy(float) * data["D"].to_numpy(float))
+    C = np.array([float(f"{c:.3g}") for c in C])
+    rows = []
+    for c in np.unique(C):
+        g = data[C == c]
+        if g["N"].nunique() < 3:
+            continue
+        v = budget_minima(g[["N", "loss"]].assign(C=c, budget=0), 2)[0, 1]
+        if np.isfinite(v) and g["N"].min() <= v <= g["N"].max():
+            rows.append((c, v))
+    if len(rows) < MIN_BUDGETS:
+        return None
+    Cb, vb = np.array(rows).T
+    r = np.log(vb) - np.log(np.asarray(n_star(Cb), float))
+    return {"rms": float(np.sqrt(np.mean(r**2))), "n": len(rows)}
+
+
+def allocation_interval(est, C, level: float, accounting: str, chinchilla_forms) -> dict:
+    """N*, D*, L* intervals of a fitted `SupervisedScalingLaw` at budget(s) C: percentiles over
+    its bootstrap refits; where its runs showed isoFLOP optima (`meta.allocation`), N* and D*
+    get the prediction interval t_{n-1} sqrt(s_boot^2 + rms^2 (1 + 1/n)) in ln around the
+    point (docs/trust.md, "Compute-optimal N*")."""
+    est._check()
+    form = est._fitted_form()
+    if form not in chinchilla_forms or est.result_.meta.get("average"):
+        raise ValueError(f"allocate_interval supports {chinchilla_forms}, not {form!r}")
+    law = get_law(form)
+    rows = [compute_optimal(law.to_natural(th), C, accounting) for th in est.result_.bootstrap]
+    if not rows:
+        raise ValueError("no bootstrap samples: fit with bootstrap > 0")
+    a = (1 - level) / 2
+    out = {}
+    for key in ("N", "D", "loss"):
+        vals = np.array([getattr(r, key) for r in rows])
+        out[key] = np.quantile(vals, [a, 1 - a], axis=0)
+    sc = est.result_.meta.get("allocation")
+    if sc:
+        point = est.allocate(C, accounting=accounting)
+        z, t = ndtri(1 - a), stdtrit(int(sc["n"]) - 1, 1 - a)
+        for key in ("N", "D"):
+            lo, hi = np.log(out[key])
+            s_boot = (hi - lo) / (2 * z)
+            h = t * np.sqrt(s_boot**2 + sc["rms"] ** 2 * (1 + 1 / sc["n"]))
+            c = np.log(np.asarray(getattr(point, key), float))
+            out[key] = np.exp(np.stack([c - h, c + h]))
+    return out

@@ -32,7 +32,7 @@ from . import calibration as cb
 from . import forms as fm
 from . import intervals as iv
 from . import stack as st
-from .allocation import numeric_allocation
+from .allocation import allocation_interval, numeric_allocation, optima_scatter
 from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
 from .reach import reach_warnings
@@ -139,6 +139,9 @@ class SupervisedScalingLaw(EstimatorDisplay):
             res.meta["fixed"] = {k: float(v) for k, v in self.fixed.items()}
         if data.attrs.get("replicate_sd"):
             res.meta["replicate_sd"] = float(data.attrs["replicate_sd"])
+        if self.intervals and form in CHINCHILLA_FORMS:  # how far N* sits off the runs' optima
+            sc = optima_scatter(data, lambda c: compute_optimal(res.params, c, "6ND").N)
+            res.meta.update({"allocation": sc} if sc else {})
         res.meta["config"] = {k: getattr(self, k) for k in CONFIG_ARGS}  # `load` rebuilds it
         self.result_ = res
         self.params_ = dict(res.params)
@@ -425,21 +428,9 @@ class SupervisedScalingLaw(EstimatorDisplay):
         return numeric_allocation(self.predict, C, accounting, arch)
 
     def allocate_interval(self, C, level: float = 0.9, accounting: str = "6ND"):
-        """Percentile interval of N*, D*, L* over the bootstrap refits (Chinchilla forms)."""
-        self._check()
-        form = self._fitted_form()
-        if form not in CHINCHILLA_FORMS or self.result_.meta.get("average"):
-            raise ValueError(f"allocate_interval supports {CHINCHILLA_FORMS}, not {form!r}")
-        law = get_law(form)
-        rows = [compute_optimal(law.to_natural(th), C, accounting) for th in self.result_.bootstrap]
-        if not rows:
-            raise ValueError("no bootstrap samples: fit with bootstrap > 0")
-        a = (1 - level) / 2
-        out = {}
-        for key in ("N", "D", "loss"):
-            vals = np.array([getattr(r, key) for r in rows])
-            out[key] = np.quantile(vals, [a, 1 - a], axis=0)
-        return out
+        """Intervals of N*, D*, L* (Chinchilla forms): bootstrap percentiles, and for N*, D* the
+        scatter of the runs' own isoFLOP optima where they show some (`allocation_interval`)."""
+        return allocation_interval(self, C, level, accounting, CHINCHILLA_FORMS)
 
     def summary(self) -> str:
         self._check()

@@ -48,6 +48,12 @@ def check_supervised_meta(d: Mapping, where: str) -> None:
                 c.nums(cal["cutoffs"], "meta.intervals.cutoffs")
         if cal.get("param_samples") is not None:
             c.matrix(cal["param_samples"], "meta.intervals.param_samples", len(d["theta"]))
+    alloc = meta.get("allocation")  # the runs' isoFLOP optima about the law's N* (allocation.py)
+    if alloc is not None:
+        alloc = c.obj(alloc, "meta.allocation")
+        c.keys(alloc, ("rms", "n"), "meta.allocation")
+        c.num(c.get(alloc, "rms", "meta.allocation"), "meta.allocation.rms", lo=0.0)
+        c.int_(c.get(alloc, "n", "meta.allocation"), "meta.allocation.n", lo=3)
     avg = meta.get("average")
     if avg is not None:
         avg = c.obj(avg, "meta.average")
