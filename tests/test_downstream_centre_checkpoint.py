@@ -205,3 +205,24 @@ def test_old_default_gain_is_read_as_the_methods_value(fits):
     assert DownstreamForecaster.from_json(json.dumps(d)).gain_sd is None
     d["config"]["gain_sd"] = 2.0  # a choice: kept
     assert DownstreamForecaster.from_json(json.dumps(d)).gain_sd == 2.0
+
+
+def test_an_old_fit_says_it_has_no_checkpoint_term(fits):
+    from lmforecast.downstream.reach import ForecastReachWarning
+
+    d = json.loads(json.dumps(fits["piqa"].to_dict()))
+    d["format_version"] = 4
+    del d["fitted"]["final_tokens"]
+    d["config"]["gain_sd"] = 1.0
+    est = DownstreamForecaster.from_json(json.dumps(d))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        est.predict_interval(N=[2.8e9, 2.8e9], D=[3e10, 1e11])
+        est.predict_interval(N=2.8e9, D=3e10)  # said once per fitted object
+        est.predict_interval(1e21)  # by FLOPs: nothing to say
+    said = [x for x in w if issubclass(x.category, ForecastReachWarning)]
+    assert len(said) == 1 and "before format 5" in str(said[0].message)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fits["piqa"].predict_interval(N=2.8e9, D=3e10)
+    assert not [x for x in w if "before format 5" in str(x.message)]

@@ -79,3 +79,23 @@ def test_porian_held_out_optima_are_covered(shared_dir):
     path = shared_dir / "data/suites/porian/isoflops.csv"
     df = trust_allocation.forecasts(path, "chinchilla", holds=(1, 2))
     assert len(df) >= 40 and 0.8 <= df["covered"].mean() <= 0.98
+
+
+def test_random_runs_are_not_read_as_isoflop_profiles():
+    """1,500 runs at random (N, D) put a few runs together at three digits of 6ND by chance
+    (51 'budgets' before the share rule, an interval 14x too wide); not an isoFLOP design."""
+    from lmforecast.compute.allocation import compute_optimal
+    from lmforecast.laws import get_law
+
+    rng = np.random.default_rng(0)
+    N = np.exp(rng.uniform(np.log(1e7), np.log(1e10), 1500))
+    D = np.exp(rng.uniform(np.log(1e9), np.log(1e12), 1500))
+    law = get_law("chinchilla")
+    p = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
+    loss = law.predict(p, N=N, D=D) * np.exp(rng.normal(0, 0.01, 1500))
+    import pandas as pd
+
+    runs = pd.DataFrame({"N": N, "D": D, "loss": loss})
+    assert optima_scatter(runs, lambda c: compute_optimal(p, c, "6ND").N) is None
+    # the same check keeps a real design: every run of the example profiles is on one
+    assert optima_scatter(_profiles(), lambda c: compute_optimal(p, c, "6ND").N)["n"] == 6

@@ -255,8 +255,8 @@ def _allocation_intervals(model, flops, level, accounting) -> dict | None:
 
 ALLOCATION_CAVEAT = (
     "(the N*/D* intervals are the law's sampling spread only, not calibrated: on held-out "
-    "isoFLOP optima they covered 0.53 (docs/trust.md); with isoFLOP profiles, `isoflop fit "
-    "--flops` gives a prediction interval)"
+    "isoFLOP optima such intervals covered 0.53 (default form) and 0.07 (chinchilla; "
+    "docs/trust.md); with isoFLOP profiles, `isoflop fit --flops` gives a prediction interval)"
 )
 
 
@@ -304,7 +304,13 @@ def _allocate(args) -> int:
         )
         if opt:
             print(
-                f"{100 * args.level:g}% intervals over the bootstrap refits: "
+                f"{100 * args.level:g}% intervals "
+                + (
+                    "(refits and the runs' optima)"
+                    if model.result_.meta.get("allocation")
+                    else "over the bootstrap refits"
+                )
+                + ": "  # fmt: skip
                 f"N* in [{opt['N'][0]:.4g}, {opt['N'][1]:.4g}], "
                 f"D* in [{opt['D'][0]:.4g}, {opt['D'][1]:.4g}]"
             )

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..display import EstimatorDisplay
-from ..errors import InputError, not_fitted
+from ..errors import InputError, first_time, not_fitted
 from ..store import dump_json
 from .chance import chance_level
 from .members import (
@@ -53,7 +53,7 @@ from .noise import (
     undertraining,
 )
 from .persist import load_checked
-from .reach import chance_warning, fitted_ends, reach_warnings
+from .reach import ForecastReachWarning, chance_warning, fitted_ends, reach_warnings
 from .schema import FORMAT_VERSION, validate
 from .tables import TaskData, flops_basis, task_data
 
@@ -361,6 +361,14 @@ class DownstreamForecaster(EstimatorDisplay):
         model's final (`noise.undertraining`); zeros for a forecast by FLOPs, for stage 1 `nd`
         (it reads N and D) and for a fit without token counts or saved before format 5."""
         ft = getattr(self, "final_tokens_", None)
+        if D is not None and ft is None and self.__dict__.get("_before_format_5"):
+            if first_time(self, "no-checkpoint-term"):
+                warnings.warn(
+                    "this downstream fit was saved before format 5 and does not know its "
+                    "models' token counts: a forecast at (N, D) gets no mid-training term in its "
+                    "interval (docs/downstream.md); refit to get it",
+                    ForecastReachWarning, stacklevel=4,
+                )  # fmt: skip
         if D is None or ft is None or self.stage1 == "nd":
             return np.zeros(n)
         return np.broadcast_to((sd * undertraining(D, ft)) ** 2, (n,)).copy()
@@ -462,6 +470,7 @@ class DownstreamForecaster(EstimatorDisplay):
         est.largest_, est.eval_sd_, est.members_ = f["largest"], f["eval_sd"], f["members"]
         est.smallest_, est.lowest_ = f.get("smallest"), f.get("lowest")  # None: before 3, 4
         est.final_tokens_ = f.get("final_tokens")  # None: before 5
+        est._before_format_5 = d["format_version"] < 5
         est.refused_, est.stage1_, est.selected_ = f["refused"], f["stage1"], f["selected"]
         est.selection_errors_ = f["selection_errors"]
         return est

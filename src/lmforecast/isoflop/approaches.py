@@ -167,8 +167,8 @@ def _prediction_sd(m: np.ndarray, C: float) -> tuple[float, int]:
 def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray,
                level: float) -> dict:  # fmt: skip
     """N*(C), D*(C) at a budget (`IsoFlopResult.optimal`), with prediction intervals in log
-    space: the resampled power laws' spread (rows a, log G_N, b, log G_D) and the scatter of
-    the budgets' optima about the law, combined in quadrature, Student-t with n - 2 dof (only
+    space: the resampled power laws' half-range (rows a, log G_N, b, log G_D) and t_{n-2} times
+    the prediction sd of a new budget's optimum about the law, combined in quadrature (only
     the resamples' percentiles with two budgets)."""
     if not (np.isfinite(C) and C > 0):
         raise InputError(f"--flops must be a positive number, got {C:g}")
@@ -180,9 +180,8 @@ def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray,
         sd, dof = _prediction_sd(m, C)
         for key, col, centre in (("N_interval", 1, N), ("D_interval", 3, D)):
             lo, hi = np.quantile(boots[:, col] + boots[:, col - 1] * lc, q)
-            if dof:  # ln D* = ln C - ln 6 - ln N*: the same scatter
-                z = stats.norm.ppf(q[1])
-                h = stats.t.ppf(q[1], dof) * np.hypot((hi - lo) / (2 * z), sd)
+            if dof:  # ln D* = ln C - ln 6 - ln N*: the same scatter; t on the part from n budgets
+                h = np.hypot((hi - lo) / 2, stats.t.ppf(q[1], dof) * sd)
                 lo, hi = np.log(centre) - h, np.log(centre) + h
             row[key] = np.exp([lo, hi]).tolist()
     return row

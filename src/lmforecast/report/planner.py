@@ -11,7 +11,8 @@ number for number, what the library does:
   at distance r = max(0, ln C/C_max, ln N/N_max, ln D/D_max));
 - N*, D*, L* for C under 6ND: `compute.allocation.closed_form_6nd` (Eq. 2 / Hoffmann Eq. 4);
 - their intervals: `SupervisedScalingLaw.allocate_interval` (percentiles over the draws,
-  numpy's linear interpolation);
+  numpy's linear interpolation; for N* and D*, with the runs' own isoFLOP optima's offset
+  where the fit recorded one, `supervised.allocation.allocation_interval`);
 - distillation vs supervised at the planner's N and D for a given teacher loss L_T:
   `DistillationScalingLaw.predict` (Eq. 8) and `supervised_loss` (Eq. 1) of a published
   distillation preset (`distill_data`), i.e. `lmforecast distill predict --teacher-loss`.
@@ -166,7 +167,7 @@ function run(){
       if (P.allocation && k !== 'L'){  // the runs' isoFLOP optima about N* (allocation_interval)
         const T = P.terms[level], A = P.allocation;
         const sb = (Math.log(hi) - Math.log(lo)) / (2 * T.z);
-        const h = T.t_alloc * Math.sqrt(sb * sb + A.rms * A.rms * (1 + 1 / A.n));
+        const h = Math.hypot(T.z * sb, T.t_alloc * A.rms * Math.sqrt(1 + 1 / A.n));
         const c = Math.log(o[k]);
         lo = Math.exp(c - h); hi = Math.exp(c + h);
       }

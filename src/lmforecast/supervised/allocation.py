@@ -47,24 +47,29 @@ def numeric_allocation(predict, C, accounting: str, arch: Architecture) -> Alloc
 
 
 MIN_BUDGETS = 3  # budgets with a measured optimum needed for a scatter (one residual dof)
+# an isoFLOP design puts (nearly) every run on a profile; a table of checkpoints or of random
+# (N, D) puts a few runs together by chance at three digits (Gemstones' 770 checkpoints: 5%)
+MIN_PROFILE_SHARE = 0.5
 
 
 def optima_scatter(data, n_star) -> dict | None:
     """Where the runs form isoFLOP profiles: {rms, n} of ln(vertex / n_star(C)) over the budgets
     (runs grouped by 6ND to three significant digits) with >= 3 sizes, a convex parabola in ln N
     and its vertex inside the sampled sizes (Hoffmann et al. Approach 2); None with fewer than
-    `MIN_BUDGETS` such budgets. How far the law's N* sits from the optima its own runs show."""
+    `MIN_BUDGETS` such budgets or when budgets of >= 3 sizes hold less than `MIN_PROFILE_SHARE`
+    of the runs (not an isoFLOP design). How far the law's N* sits from its runs' optima."""
     C = np.asarray(6.0 * data["N"].to_numpy(float) * data["D"].to_numpy(float))
     C = np.array([float(f"{c:.3g}") for c in C])
-    rows = []
+    rows, on_profiles = [], 0
     for c in np.unique(C):
         g = data[C == c]
         if g["N"].nunique() < 3:
             continue
+        on_profiles += len(g)
         v = budget_minima(g[["N", "loss"]].assign(C=c, budget=0), 2)[0, 1]
         if np.isfinite(v) and g["N"].min() <= v <= g["N"].max():
             rows.append((c, v))
-    if len(rows) < MIN_BUDGETS:
+    if len(rows) < MIN_BUDGETS or on_profiles < MIN_PROFILE_SHARE * len(data):
         return None
     Cb, vb = np.array(rows).T
     r = np.log(vb) - np.log(np.asarray(n_star(Cb), float))
@@ -74,8 +79,9 @@ def optima_scatter(data, n_star) -> dict | None:
 def allocation_interval(est, C, level: float, accounting: str, chinchilla_forms) -> dict:
     """N*, D*, L* intervals of a fitted `SupervisedScalingLaw` at budget(s) C: percentiles over
     its bootstrap refits; where its runs showed isoFLOP optima (`meta.allocation`), N* and D*
-    get the prediction interval t_{n-1} sqrt(s_boot^2 + rms^2 (1 + 1/n)) in ln around the
-    point (docs/trust.md, "Compute-optimal N*")."""
+    get sqrt((z s_boot)^2 + (t_{n-1} rms sqrt(1 + 1/n))^2) in ln around the point: the
+    refits' spread and the runs' optima's offset from the law, the Student t on the part
+    estimated from n budgets only (docs/trust.md, "Compute-optimal N*")."""
     est._check()
     form = est._fitted_form()
     if form not in chinchilla_forms or est.result_.meta.get("average"):
@@ -96,7 +102,7 @@ def allocation_interval(est, C, level: float, accounting: str, chinchilla_forms)
         for key in ("N", "D"):
             lo, hi = np.log(out[key])
             s_boot = (hi - lo) / (2 * z)
-            h = t * np.sqrt(s_boot**2 + sc["rms"] ** 2 * (1 + 1 / sc["n"]))
+            h = np.hypot(z * s_boot, t * sc["rms"] * np.sqrt(1 + 1 / sc["n"]))
             c = np.log(np.asarray(getattr(point, key), float))
             out[key] = np.exp(np.stack([c - h, c + h]))
     return out

@@ -37,7 +37,8 @@ def build_section(ctx: ReportContext) -> Section:
     sec.text(
         f"A {law.form} law fitted to the {len(runs)} example runs (supervised/runs.csv) with "
         f"{len(data['draws'])} bootstrap refits. Give a compute budget C for the compute-optimal "
-        "N* and D* (6ND) with their percentile intervals over the refits and the forecast loss "
+        "N* and D* (6ND) with their intervals (the refits, and the runs' own isoFLOP optima where "
+        "they form profiles) and the forecast loss "
         "there, or give N and D for the forecast loss alone. The page computes these from the "
         "fitted coefficients and the refits stored below, the way `lmforecast supervised "
         "predict` and `SupervisedScalingLaw.allocate_interval` do (shown to 6 digits). Below, "
