@@ -832,6 +832,10 @@ for cid, path, value in [
     ("sup-intervals-method-number", "meta.intervals.method", 3),
     ("sup-intervals-max-compute", "meta.intervals.max_compute", "x"),
     ("sup-intervals-list", "meta.intervals", [1]),
+    # eleventh session: the runs' isoFLOP optima about the law's N* (supervised/allocation.py)
+    ("sup-allocation-rms-negative", "meta.allocation", {"rms": -1.0, "n": 5}),
+    ("sup-allocation-two-budgets", "meta.allocation", {"rms": 0.1, "n": 2}),
+    ("sup-allocation-extra-key", "meta.allocation", {"rms": 0.1, "n": 5, "bias": 1}),
 ]:
     case(cid, "supervised predict --params 1e9 --tokens 2e10 --fit bad.json",
          edit_json("sup.json", "bad.json", setpath(path, value)))  # fmt: skip

@@ -66,6 +66,8 @@ def _write_fit(tmp_path, d):
         (lambda d: d["fitted"]["members"]["trend"].update(params=[1.0]), "members.trend.params"),
         (lambda d: d["fitted"].update(n_models=10**400), "fitted.n_models"),
         (lambda d: d["config"].update(gain_sd=-0.5), "config.gain_sd"),
+        (lambda d: d["fitted"].update(final_tokens=-1.0), "fitted.final_tokens"),
+        (lambda d: d["fitted"].update(final_tokens="many"), "fitted.final_tokens"),
     ],
 )
 def test_predict_refuses_edited_fit(cli, tmp_path, saved, edit, word):

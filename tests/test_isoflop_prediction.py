@@ -76,3 +76,15 @@ def test_porian_held_out_budgets_are_covered(shared_dir):
     assert 0.8 <= df["covered"].mean() <= 0.97
     # and not by being huge: the median half-width within 3x the median error (ln N*)
     assert df["ln_half_width"].median() < 3 * df["ln_abs_error"].median()
+
+
+def test_without_resamples_the_scatter_term_alone():
+    warnings.simplefilter("ignore")
+    t = isoflop_table(_scattered_runs())
+    r = fit_isoflop(t, 2, n_boot=0, at_flops=[1e22])
+    at = r.meta["at_flops"][0]
+    sd, dof = approaches._prediction_sd(approaches.budget_minima(t, 2), 1e22)
+    h = stats.t.ppf(0.95, dof) * sd
+    np.testing.assert_allclose(np.log(at["N_interval"]), np.log(at["N_star"]) + np.array([-h, h]))
+    np.testing.assert_allclose(np.log(at["D_interval"]), np.log(at["D_star"]) + np.array([-h, h]))
+    assert "N_interval" not in fit_isoflop(t, 1, n_boot=0, at_flops=[1e22]).meta["at_flops"][0]

@@ -169,17 +169,19 @@ def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray,
     """N*(C), D*(C) at a budget (`IsoFlopResult.optimal`), with prediction intervals in log
     space: the resampled power laws' half-range (rows a, log G_N, b, log G_D) and t_{n-2} times
     the prediction sd of a new budget's optimum about the law, combined in quadrature (only
-    the resamples' percentiles with two budgets)."""
+    the resamples' percentiles with two budgets, only the scatter term without resamples)."""
     if not (np.isfinite(C) and C > 0):
         raise InputError(f"--flops must be a positive number, got {C:g}")
     N, D = res.optimal(C)
     row = {"C": float(C), "N_star": float(N), "D_star": float(D)}
-    if len(boots):
+    q = [(1 - level) / 2, (1 + level) / 2]
+    sd, dof = _prediction_sd(m, C)
+    if len(boots) or dof:  # no resamples (bootstrap 0): the scatter term alone
         lc = np.log(C)
-        q = [(1 - level) / 2, (1 + level) / 2]
-        sd, dof = _prediction_sd(m, C)
         for key, col, centre in (("N_interval", 1, N), ("D_interval", 3, D)):
-            lo, hi = np.quantile(boots[:, col] + boots[:, col - 1] * lc, q)
+            lo = hi = np.log(centre)
+            if len(boots):
+                lo, hi = np.quantile(boots[:, col] + boots[:, col - 1] * lc, q)
             if dof:  # ln D* = ln C - ln 6 - ln N*: the same scatter; t on the part from n budgets
                 h = np.hypot((hi - lo) / 2, stats.t.ppf(q[1], dof) * sd)
                 lo, hi = np.log(centre) - h, np.log(centre) + h
