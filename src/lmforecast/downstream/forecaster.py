@@ -41,15 +41,14 @@ from .members import (
     subset,
 )
 from .noise import (
+    CENTRE,
     CHECKPOINT_SD,
     EVAL_WEIGHT,
     NO_STDERR_SD,
     OLD_DEFAULT_GAIN_SD,
     SPREAD_WEIGHT,
-    centred,
     gain_sd_for,
-    noise_draws,
-    noisy_replicates,
+    knob_replicates,
     undertraining,
 )
 from .persist import load_checked
@@ -349,12 +348,14 @@ class DownstreamForecaster(EstimatorDisplay):
         noise, (ensemble) member spread and the gain term included, clipped to [0, 100]; the
         interval is their percentile range (`noise.py`)."""
         R, var, spread, point, gain = self.interval_parts(flops, N=N, D=D)
-        var = EVAL_WEIGHT * var + SPREAD_WEIGHT * spread + self.checkpoint_var(D, R.shape[1])
         # one noise draw per replicate, shared by every point: a point's interval does not
         # depend on which other points are asked for (and a trajectory's band is smooth)
-        z = np.broadcast_to(noise_draws(R.shape[0], self.seed), R.shape)
-        g = gain_sd_for(self.selected_) if self.gain_sd is None else self.gain_sd
-        return noisy_replicates(centred(R, point), var, gain, g, z)
+        return knob_replicates(
+            R, var, spread, point, gain, seed=self.seed, eval_weight=EVAL_WEIGHT,
+            spread_weight=SPREAD_WEIGHT, centre=CENTRE,
+            gain_sd=gain_sd_for(self.selected_) if self.gain_sd is None else self.gain_sd,
+            extra_var=self.checkpoint_var(D, R.shape[1]),
+        )  # fmt: skip
 
     def checkpoint_var(self, D, n: int, sd: float = CHECKPOINT_SD) -> np.ndarray:
         """(sd u)^2 per forecast, u = ln of how many times fewer tokens than the largest fitted

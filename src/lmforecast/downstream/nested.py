@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import InputError
 from .backtest import pythia_name
 from .forecaster import DownstreamForecaster
-from .noise import centred, noise_draws, noisy_replicates
+from .noise import centred, knob_replicates, noise_draws, noisy_replicates
 from .tables import task_data
 
 METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
@@ -244,11 +244,12 @@ def _knob_reps(est, knobs, C, D=None):
     v = copy.copy(est)
     v.selected_ = knobs["method"]
     R, var, spread, point, gain = v.interval_parts(flops=np.asarray(C, float))
-    z = np.broadcast_to(noise_draws(R.shape[0], est.seed), R.shape)  # the package's draws
-    w, e = knobs["spread_weight"], knobs.get("eval_weight", 1.0)
-    var = e * var + w * spread + v.checkpoint_var(D, R.shape[1], knobs.get("checkpoint_sd", 0.0))
-    R = centred(R, point, knobs.get("centre", "none"))
-    return point, noisy_replicates(R, var, gain, knobs["gain_sd"], z)
+    ckpt = v.checkpoint_var(D, R.shape[1], knobs.get("checkpoint_sd", 0.0))
+    return point, knob_replicates(
+        R, var, spread, point, gain, seed=est.seed, eval_weight=knobs.get("eval_weight", 1.0),
+        spread_weight=knobs["spread_weight"], gain_sd=knobs["gain_sd"],
+        centre=knobs.get("centre", "none"), extra_var=ckpt,
+    )  # fmt: skip
 
 
 def _late_checkpoints(case, min_fraction: float):

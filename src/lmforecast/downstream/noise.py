@@ -91,3 +91,13 @@ def noisy_replicates(R, var, gain, gain_sd: float, z) -> np.ndarray:
     """R + z sqrt(var + (gain_sd gain)^2), clipped to the metric's range [0, 100] points."""
     sd = np.sqrt(var + (gain_sd * gain) ** 2)
     return np.clip(R + z * sd[None, :], 0.0, 100.0)
+
+
+def knob_replicates(R, var, spread, point, gain, *, seed: int, eval_weight: float,
+                    spread_weight: float, gain_sd: float, centre: str,
+                    extra_var=0.0) -> np.ndarray:  # fmt: skip
+    """The interval's replicates from `DownstreamForecaster.interval_parts`' pieces under the
+    given knobs (`extra_var`: the checkpoint term): centred, one noise draw per replicate."""
+    z = np.broadcast_to(noise_draws(R.shape[0], seed), np.shape(R))
+    v = eval_weight * var + spread_weight * spread + extra_var
+    return noisy_replicates(centred(R, point, centre), v, gain, gain_sd, z)

@@ -13,6 +13,12 @@ from ..errors import DomainWarning, InputError
 MIN_SIZES = 3  # a parabola in log N needs three sizes per budget
 
 
+def budget_flops(N, D) -> np.ndarray:
+    """6ND rounded to three significant digits: the budget a run belongs to when the table
+    names none (runs of one isoFLOP profile agree to rounding of their token counts)."""
+    return np.array([float(f"{v:.3g}") for v in 6.0 * np.asarray(N, float) * np.asarray(D, float)])
+
+
 def isoflop_table(
     df: pd.DataFrame,
     n_col: str = "N",
@@ -46,7 +52,7 @@ def isoflop_table(
         D = numeric_column(df, d_col, positive=True, what=what) if d_col in cols else C / (6.0 * N)
     else:
         D = numeric_column(df, d_col, positive=True, what=what)
-        C = np.array([float(f"{v:.3g}") for v in 6.0 * N * D])
+        C = budget_flops(N, D)
     out = pd.DataFrame({"C": C, "N": N, "D": D, "loss": L})
     budgets = np.unique(C)
     out["budget"] = np.searchsorted(budgets, C)

@@ -10,6 +10,7 @@ from ..compute.allocation import Allocation, compute_optimal
 from ..compute.flops import Architecture, flops_per_token
 from ..errors import InputError
 from ..isoflop.approaches import budget_minima
+from ..isoflop.profiles import budget_flops
 from ..laws import get_law
 
 
@@ -58,8 +59,7 @@ def optima_scatter(data, n_star) -> dict | None:
     and its vertex inside the sampled sizes (Hoffmann et al. Approach 2); None with fewer than
     `MIN_BUDGETS` such budgets or when budgets of >= 3 sizes hold less than `MIN_PROFILE_SHARE`
     of the runs (not an isoFLOP design). How far the law's N* sits from its runs' optima."""
-    C = np.asarray(6.0 * data["N"].to_numpy(float) * data["D"].to_numpy(float))
-    C = np.array([float(f"{c:.3g}") for c in C])
+    C = budget_flops(data["N"], data["D"])
     rows, on_profiles = [], 0
     for c in np.unique(C):
         g = data[C == c]

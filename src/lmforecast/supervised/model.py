@@ -141,7 +141,8 @@ class SupervisedScalingLaw(EstimatorDisplay):
             res.meta["replicate_sd"] = float(data.attrs["replicate_sd"])
         if self.intervals and form in CHINCHILLA_FORMS:  # how far N* sits off the runs' optima
             sc = optima_scatter(data, lambda c: compute_optimal(res.params, c, "6ND").N)
-            res.meta.update({"allocation": sc} if sc else {})
+            if sc:
+                res.meta["allocation"] = sc
         res.meta["config"] = {k: getattr(self, k) for k in CONFIG_ARGS}  # `load` rebuilds it
         self.result_ = res
         self.params_ = dict(res.params)
