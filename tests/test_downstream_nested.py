@@ -172,3 +172,30 @@ def test_generated_downstream_docs_carry_todays_interval_constants():
     want = constants_line()
     for doc in ("downstream_forecasts.md", "downstream.md"):
         assert want in (REPO / "docs" / doc).read_text(), doc
+
+
+def test_hindsight_bound_picks_the_narrowest_setting_per_coverage():
+    """The report-side bound: among settings reaching each report coverage, the smallest
+    half-width / MAE; its select coverage is carried beside (rows built with known answers)."""
+    import pandas as pd
+
+    from lmforecast.downstream.nested import hindsight_bound
+
+    rows = []
+    # gain 0.1: narrow, covers 8 of 10 report rows; gain 0.5: covers all, 3x wider; both MAE 1
+    for gain, n_cov, width, sel_cov in ((0.1, 8, 1.0, 6), (0.5, 10, 3.0, 9)):
+        for split, k in (("report", n_cov), ("select", sel_cov)):
+            for i in range(10):
+                rows.append({"method": "ensemble", "split": split, "spread_weight": 0.0,
+                             "gain_sd": gain, "eval_weight": 1.0, "centre": "median",
+                             "covered": i < k, "half_width": width, "abs_error": 1.0})  # fmt: skip
+    rows.append({**rows[0], "method": "trend", "half_width": 0.01, "covered": True})
+    b = hindsight_bound(pd.DataFrame(rows), "ensemble", coverages=(0.9, 0.75)).set_index(
+        "min_report_coverage"
+    )
+    assert b.loc[0.9, "gain_sd"] == 0.5 and b.loc[0.9, "report_half_width_over_mae"] == 3.0
+    assert b.loc[0.9, "select_coverage"] == 0.9 and b.loc[0.9, "report_coverage"] == 1.0
+    assert b.loc[0.75, "gain_sd"] == 0.1 and b.loc[0.75, "report_half_width_over_mae"] == 1.0
+    assert b.loc[0.75, "select_coverage"] == 0.6
+    # only the wide setting covers every report row
+    assert len(hindsight_bound(pd.DataFrame(rows), "ensemble", coverages=(1.0,))) == 1

@@ -218,6 +218,36 @@ def member_gains(rows: pd.DataFrame, default: dict, target_coverage: float = 0.9
     return pd.DataFrame(out)
 
 
+def hindsight_bound(rows: pd.DataFrame, method: str, coverages=(0.9, 0.85)) -> pd.DataFrame:
+    """What the knob grid could give at best on the `report` rows, chosen on those rows
+    themselves (never used to choose anything): per minimum report coverage c, the setting of
+    the interval knobs (for `method`) with the smallest median half-width / MAE among those
+    whose pooled report coverage is >= c, with its select coverage beside. A bound on the
+    protocol, not a result: it says whether the width target is reachable by any knob value."""
+    r = rows[rows["method"] == method]
+    keys = ["spread_weight", "gain_sd", "eval_weight", "centre"]
+    out = []
+    for split in ("select", "report"):
+        s = r[r["split"] == split]
+        g = s.groupby(keys).agg(coverage=("covered", "mean"), width=("half_width", "median"),
+                                mae=("abs_error", "mean"))  # fmt: skip
+        out.append(g.add_prefix(f"{split}_"))
+    st = out[0].join(out[1], how="inner")
+    st["ratio"] = st["report_width"] / st["report_mae"]
+    res = []
+    for c in coverages:
+        ok = st[st["report_coverage"] >= c]
+        if ok.empty:
+            continue
+        k = ok["ratio"].idxmin()
+        row = ok.loc[k]
+        res.append({"min_report_coverage": float(c), **dict(zip(keys, k)),
+                    "report_coverage": row["report_coverage"],
+                    "report_half_width_over_mae": row["ratio"],
+                    "select_coverage": row["select_coverage"]})  # fmt: skip
+    return pd.DataFrame(res)
+
+
 def summarize(rows: pd.DataFrame, knobs: dict, by: str = "suite") -> pd.DataFrame:
     """Per `by` group of the rows at the chosen knobs: n, MAE, persistence MAE and their
     ratio, coverage, median half-width and its ratio to the MAE, intervals outside [0, 100]."""
