@@ -89,7 +89,24 @@ def test_no_checkpoint_term_for_stage1_nd_or_without_tokens(evals):
         warnings.simplefilter("ignore")
         nd = DownstreamForecaster(stage1="nd", bootstrap=10).fit(evals, task="piqa",
                                                                 models=LADDER)  # fmt: skip
-    assert not nd.checkpoint_var(np.array([1e9]), 1).any()
+    assert not nd.checkpoint_var(np.array([1e9]), 1).any()  # the ensemble reads (N, D)
+    # `trend` reads compute alone even with stage 1 `nd`: a checkpoint is still read as a final
+    # of the same compute, so it keeps the term (it had none before the twelfth session)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = DownstreamForecaster("trend", stage1="nd", bootstrap=10).fit(
+            evals, task="piqa", models=LADDER
+        )
+    np.testing.assert_allclose(tr.checkpoint_var(np.array([tr.final_tokens_ / 8]), 1),
+                               [(CHECKPOINT_SD * np.log(8)) ** 2])  # fmt: skip
+    N = 1.01e9
+    lo, hi = tr.predict_interval(N=[N, N], D=[TOKENS / 8, TOKENS])
+    assert hi[0] - lo[0] > hi[1] - lo[1]
+    sig = DownstreamForecaster("sigmoid", stage1="nd", bootstrap=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sig.fit(evals, task="piqa", models=LADDER)
+    assert not sig.checkpoint_var(np.array([TOKENS / 8]), 1).any()
     e = evals[evals["model"].isin(LADDER)].drop(columns=["tokens"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

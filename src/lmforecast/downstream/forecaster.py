@@ -359,8 +359,10 @@ class DownstreamForecaster(EstimatorDisplay):
 
     def checkpoint_var(self, D, n: int, sd: float = CHECKPOINT_SD) -> np.ndarray:
         """(sd u)^2 per forecast, u = ln of how many times fewer tokens than the largest fitted
-        model's final (`noise.undertraining`); zeros for a forecast by FLOPs, for stage 1 `nd`
-        (it reads N and D) and for a fit without token counts or saved before format 5."""
+        model's final (`noise.undertraining`); zeros for a forecast by FLOPs, for a method that
+        reads N and D through stage 1 `nd` (a two-stage member, or the ensemble, two of whose
+        three members do; `trend`, `flp`, `fp` and `persistence` read compute alone and keep
+        the term) and for a fit without token counts or saved before format 5."""
         ft = getattr(self, "final_tokens_", None)
         if D is not None and ft is None and self.__dict__.get("_before_format_5"):
             if first_time(self, "no-checkpoint-term"):
@@ -370,7 +372,8 @@ class DownstreamForecaster(EstimatorDisplay):
                     "interval (docs/downstream.md); refit to get it",
                     ForecastReachWarning, stacklevel=4,
                 )  # fmt: skip
-        if D is None or ft is None or self.stage1 == "nd":
+        reads_nd = self.stage1 == "nd" and self.selected_ in (*TWO_STAGE, "ensemble")
+        if D is None or ft is None or reads_nd:
             return np.zeros(n)
         return np.broadcast_to((sd * undertraining(D, ft)) ** 2, (n,)).copy()
 
