@@ -136,6 +136,42 @@ def test_trajectory_and_task_average(evals):
     assert np.isclose(pw[0], each[0])
 
 
+def test_task_average_draws_each_tasks_evaluation_noise_apart(evals):
+    """The average's replicates: shared bootstrap and gain/checkpoint draw, each task's harness
+    noise in its own order (independent items), so it averages down over tasks; built by hand
+    from the pieces and compared exactly."""
+    from lmforecast.downstream import noise as nz
+
+    ests = [DownstreamForecaster(bootstrap=200, seed=2).fit(evals, task=t, models=LADDER)
+            for t in ("piqa", "arc_easy", "sciq", "winogrande")]  # fmt: skip
+    C = np.array([2.5e21])  # the 1.4B: near the ladder, where harness noise matters
+    z = nz.noise_draws(200, 2)
+    ze = [nz.task_noise_draws(200, 2, e.task_) for e in ests]
+    # normal scores in a different order per task, and not the shared draw's order
+    assert all(np.array_equal(np.sort(x, 0), np.sort(z, 0)) for x in ze)
+    assert not np.array_equal(ze[0], z) and not np.array_equal(ze[0], ze[1])
+    by_hand = []
+    for e, x in zip(ests, ze):
+        R, var, spread, point, gain = e.interval_parts(flops=C)
+        g = nz.gain_sd_for(e.selected_)
+        reps = nz.centred(R, point, nz.CENTRE) + x * np.sqrt(nz.EVAL_WEIGHT * var) + z * g * gain
+        by_hand.append(np.clip(reps, 0, 100))
+        np.testing.assert_array_equal(e.replicates(flops=C, eval_apart=True), by_hand[-1])
+    R = np.mean(by_hand, axis=0)
+    p, lo, hi = task_average(ests, flops=C)
+    np.testing.assert_allclose([lo[0], hi[0]], np.quantile(R, [0.05, 0.95]))
+    # narrower than one draw for every term (the reading before the twelfth session), which
+    # counts the four tasks' independent harness noise as if it were one
+    shared = np.mean([e.replicates(flops=C) for e in ests], axis=0)
+    s_lo, s_hi = np.quantile(shared, [0.05, 0.95])
+    assert hi[0] - lo[0] < s_hi - s_lo and lo[0] < p[0] < hi[0]
+    # one task alone: the same spread either way (the split leaves a single forecast's total
+    # variance unchanged), within the resolution of 200 draws
+    w1 = np.ptp(np.quantile(by_hand[0], [0.05, 0.95]))
+    w0 = np.ptp(np.quantile(ests[0].replicates(flops=C), [0.05, 0.95]))
+    assert abs(w1 / w0 - 1) < 0.25
+
+
 @pytest.mark.parametrize("bootstrap", [0, 6])
 def test_every_method_round_trips_and_predicts(evals, bootstrap):
     """Each method's saved fit on a real 4-model ladder loads back equal and forecasts the

@@ -7,10 +7,13 @@ interval.
   this is exact for suites whose checkpoints are comparable (constant learning rate, e.g.
   Gemstones) and an approximation mid-cosine-schedule (Pythia; docs/downstream.md).
 - `task_average(ests, ...)`: the mean over tasks (optional weights) of the forecasts; its
-  interval is the percentile range of the mean of the tasks' replicates, replicate b of every
-  task drawn with the same evaluation-noise draw (fully correlated noise: a conservative
-  reading, since harness noise is independent across tasks). A task given twice (the same fit,
-  or one task under two metrics such as acc and acc_norm) is refused: it would count twice.
+  interval is the percentile range of the mean of the tasks' replicates. Replicate b of every
+  task shares its bootstrap resample and the draw of the terms that move a model's every score
+  together (the gain and checkpoint terms), while each task's evaluation noise is drawn apart
+  (`noise.task_noise_draws`): harness noise comes from each task's own items, so it averages
+  down over tasks (twelfth session; before, one draw for every term: docs/downstream.md,
+  "Any checkpoint, any aggregate"). A task given twice (the same fit, or one task under two
+  metrics such as acc and acc_norm) is refused: it would count twice.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
         raise InputError("task_average: weights must be one finite number >= 0 per task")
     w = w / w.sum()
     pts = np.stack([e.predict(**_kw(e, flops, N, D)) for e in ests])
-    reps = [e.replicates(**_kw(e, flops, N, D)) for e in ests]
+    reps = [e.replicates(**_kw(e, flops, N, D), eval_apart=True) for e in ests]
     B = min(r.shape[0] for r in reps)
     R = np.tensordot(w, np.stack([r[:B] for r in reps]), axes=1)
     a = (1 - level) / 2

@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import InputError
 from .backtest import pythia_name
 from .forecaster import DownstreamForecaster
-from .noise import centred, knob_replicates, noise_draws, noisy_replicates
+from .noise import centred, knob_replicates, noise_draws, noisy_replicates, task_noise_draws
 from .tables import task_data
 
 METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
@@ -268,9 +268,10 @@ def summarize(rows: pd.DataFrame, knobs: dict, by: str = "suite") -> pd.DataFram
     return pd.DataFrame(out)
 
 
-def _knob_reps(est, knobs, C, D=None):
+def _knob_reps(est, knobs, C, D=None, eval_apart=False):
     """Point and noisy replicates of `est` at compute C (D: the checkpoints' tokens, for the
-    checkpoint term) under `knobs` (method, weights)."""
+    checkpoint term) under `knobs` (method, weights); `eval_apart`: the evaluation noise in the
+    task's own draw, as `aggregate.task_average`."""
     v = copy.copy(est)
     v.selected_ = knobs["method"]
     R, var, spread, point, gain = v.interval_parts(flops=np.asarray(C, float))
@@ -279,6 +280,7 @@ def _knob_reps(est, knobs, C, D=None):
         R, var, spread, point, gain, seed=est.seed, eval_weight=knobs.get("eval_weight", 1.0),
         spread_weight=knobs["spread_weight"], gain_sd=knobs["gain_sd"],
         centre=knobs.get("centre", "none"), extra_var=ckpt,
+        eval_z=task_noise_draws(R.shape[0], est.seed, est.task_) if eval_apart else None,
     )  # fmt: skip
 
 
@@ -332,7 +334,8 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
                          "actual": ck["score"].iloc[j], "predicted": point[j], "lo": lo[j],
                          "hi": hi[j], "persistence": est.largest_["score"]})  # fmt: skip
         tg = case["targets"]
-        point, reps = _knob_reps(est, knobs, tg["C"].to_numpy(float), tg["D"].to_numpy(float))
+        point, reps = _knob_reps(est, knobs, tg["C"].to_numpy(float), tg["D"].to_numpy(float),
+                                 eval_apart=True)  # fmt: skip
         for j in range(len(tg)):
             key = (sc.suite, sc.name, tg["model"].iloc[j])
             avg.setdefault(key, []).append((tg["score"].iloc[j], point[j], reps[:, j],

@@ -12,6 +12,8 @@ Every weight below is chosen by the pre-registered nested protocol on its select
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 from scipy.special import ndtri
 
@@ -93,11 +95,24 @@ def noisy_replicates(R, var, gain, gain_sd: float, z) -> np.ndarray:
     return np.clip(R + z * sd[None, :], 0.0, 100.0)
 
 
+def task_noise_draws(B: int, seed: int, task: str) -> np.ndarray:
+    """(B, 1) normal scores as `noise_draws`, in an order set by `seed` and the task's name: the
+    evaluation noise of one task, independent of another task's and of the shared draw."""
+    return noise_draws(B, int(seed) + 1 + zlib.crc32(str(task).encode()) % 100_003)
+
+
 def knob_replicates(R, var, spread, point, gain, *, seed: int, eval_weight: float,
                     spread_weight: float, gain_sd: float, centre: str,
-                    extra_var=0.0) -> np.ndarray:  # fmt: skip
+                    extra_var=0.0, eval_z=None) -> np.ndarray:  # fmt: skip
     """The interval's replicates from `DownstreamForecaster.interval_parts`' pieces under the
-    given knobs (`extra_var`: the checkpoint term): centred, one noise draw per replicate."""
+    given knobs (`extra_var`: the checkpoint term): centred, one noise draw per replicate.
+    `eval_z` (B, 1) given: the evaluation noise takes its own draws (`task_noise_draws`; a task
+    average: harness noise is independent across tasks' items), the other terms the shared
+    one."""
     z = np.broadcast_to(noise_draws(R.shape[0], seed), np.shape(R))
-    v = eval_weight * var + spread_weight * spread + extra_var
-    return noisy_replicates(centred(R, point, centre), v, gain, gain_sd, z)
+    Rc = centred(R, point, centre)
+    if eval_z is None:
+        v = eval_weight * var + spread_weight * spread + extra_var
+        return noisy_replicates(Rc, v, gain, gain_sd, z)
+    Rc = Rc + np.broadcast_to(eval_z, np.shape(R)) * np.sqrt(eval_weight * var)[None, :]
+    return noisy_replicates(Rc, spread_weight * spread + extra_var, gain, gain_sd, z)
