@@ -308,8 +308,8 @@ def test_choose_teacher_chunked_intervals_equal_one_shot_and_top_keeps_the_best(
     rng = np.random.default_rng(1)
     t = pd.DataFrame({"N_T": 10 ** rng.uniform(8, 11, 300), "D_T": 10 ** rng.uniform(10, 13, 300)})
     full = planning.choose_teacher(m, t, 1e9, D_S=2e10)
-    lo, hi = m.predict_interval(
-        np.full(len(full), 1e9), full["D_S"].to_numpy(), full["L_T"].to_numpy()
+    lo, hi = m.predict_interval(  # teachers by size and tokens: forecast losses, drawn
+        np.full(len(full), 1e9), full["D_S"].to_numpy(), N_T=full["N_T"], D_T=full["D_T"]
     )
     np.testing.assert_array_equal(full["L_S_lo"].to_numpy(), lo)  # whole table, one shot
     np.testing.assert_array_equal(full["L_S_hi"].to_numpy(), hi)

@@ -139,26 +139,38 @@ def test_choose_teacher_warns_once_for_teachers_outside_the_range(cli, tmp_path)
 
 
 # ---- 2. no zero-width interval ---------------------------------------------------------------
-def test_weak_teacher_gives_no_zero_width_interval(cli):
-    args = [*P, "--student-params", 7e9, "--student-tokens", 2e10, "--teacher-params", 1e8,
-            "--teacher-tokens", 2e9]  # fmt: skip
+def test_weak_teacher_gives_no_zero_width_interval(cli, preset):
+    # a measured teacher loss past the capacity-gap break: every draw gives L_S = L_T
+    L_T = float(preset.teacher_loss(1e8, 2e9))
+    args = [*P, "--student-params", 7e9, "--student-tokens", 2e10, "--teacher-loss", repr(L_T)]
     code, out, _ = cli(*args)
     assert code == 0 and "interval 3.0063 to 3.0063" not in out
     assert "no interval: Eq. 8 puts L_S at the teacher's loss" in out
     code, out, _ = cli(*args, "--json")
     d = json.loads(out)
     assert d["interval"] is None and "capacity-gap break" in d["interval_note"]
+    # the same teacher given by size and tokens: its loss is a forecast of the supervised law,
+    # drawn from that law's interval, so L_S = L_T gets the teacher's own (non-zero) width
+    by_size = [*P, "--student-params", 7e9, "--student-tokens", 2e10, "--teacher-params", 1e8,
+               "--teacher-tokens", 2e9, "--json"]  # fmt: skip
+    d = json.loads(cli(*by_size)[1])
+    lo, hi = d["interval"]
+    assert lo < d["student_loss"] < hi and hi - lo > 0.02 * d["student_loss"]
+    assert "teacher loss L_T drawn from the supervised law" in d["interval_basis"]
 
 
 def test_choose_teacher_marks_pinned_intervals(cli, preset, tmp_path):
     from lmforecast.distill.planning import choose_teacher
 
     t = pd.DataFrame({"N_T": [1e8, 2e8, 7e9], "D_T": [2e9, 4e9, 1.4e11]})
+    # forecast teacher losses carry the supervised law's uncertainty: no pinned interval
+    assert not choose_teacher(preset, t, 7e9, D_S=2e10)["interval_pinned"].any()
+    t["L_T"] = preset.teacher_loss(t["N_T"].to_numpy(), t["D_T"].to_numpy())  # measured
     r = choose_teacher(preset, t, 7e9, D_S=2e10)
     pinned = r.set_index("N_T")["interval_pinned"]
     assert pinned[1e8] and pinned[2e8] and not pinned[7e9]
     p = tmp_path / "t.csv"
-    t.iloc[:2].to_csv(p, index=False)
+    t.iloc[:2].to_csv(p, index=False, float_format="%.17g")
     code, out, _ = cli("distill", "choose-teacher", "--student-params", 7e9, "--student-tokens",
                        2e10, "--teachers", p)  # fmt: skip
     assert code == 0 and "-: no interval" in out
@@ -277,12 +289,18 @@ def test_choose_teacher_token_mode_says_no_teacher_beats_supervised(cli, tmp_pat
     assert code == 0 and "no teacher beats training the student supervised on the same" in err
 
 
-# ---- 3. the teacher loss held at the supervised law's point ---------------------------------
-def test_basis_says_the_teacher_loss_is_held_at_a_point(cli):
+# ---- 3. how the teacher loss from size and tokens enters the interval ---------------------
+def test_basis_says_how_the_teacher_loss_enters(cli):
+    # since the teacher's uncertainty is propagated (tests/test_distill_teacher_uncertainty.py)
+    # a teacher given by size and tokens is drawn, and the basis says so with its sd
     args = [*P, "--student-params", 1e9, "--student-tokens", 2e10, "--json"]
     by_size = json.loads(cli(*args, "--teacher-params", 7e9, "--teacher-tokens", 1.4e11)[1])
     by_loss = json.loads(cli(*args, "--teacher-loss", 2.0)[1])
-    assert "teacher loss L_T from its size and tokens held" in by_size["interval_basis"]
+    assert (
+        "teacher loss L_T drawn from the supervised law's 90% prediction interval"
+        in (by_size["interval_basis"])
+    )
+    assert "(log-normal, sd 0.012 on log L_T)" in by_size["interval_basis"]
     assert "teacher loss" not in by_loss["interval_basis"]
     assert "supervised law (L~_S) at its point estimate" in by_loss["interval_basis"]
 

@@ -18,7 +18,7 @@ from ..distill.checks import (
     verdict_text,
 )
 from ..distill.planning import VAR_MAX, VAR_MIN, plan_notes
-from ..distill.uncertainty import TEACHER_FIXED
+from ..distill.teacher_uncertainty import plan_teacher_log_sd, teacher_basis, teacher_log_sd
 from ..errors import DomainWarning
 
 NO_DRAWS = "the fit has no bootstrap samples (refit with --bootstrap B > 0)"
@@ -70,12 +70,15 @@ def predict(m, args) -> dict:
     LS = float(m.predict(NS, DS, LT))
     sup = float(m.supervised_loss(NS, DS))
     out = {"student_loss": LS, "teacher_loss": LT, "supervised_loss": sup}
-    out.update(
-        interval_fields(m, args.level, lambda: m.predict_interval(NS, DS, LT, level=args.level))
-    )
+    # a teacher given by size and tokens: L_T is a forecast, drawn from the supervised law's
+    # interval (teacher_uncertainty); a measured --teacher-loss is taken as it is
+    teacher = {"N_T": args.teacher_params, "D_T": args.teacher_tokens} if by_size else {}
+    out.update(interval_fields(m, args.level, lambda: m.predict_interval(
+        NS, DS, None if by_size else LT, level=args.level, **teacher)))  # fmt: skip
     _unpin(out, LS, LT)
     if by_size and out["interval"] is not None:
-        out["interval_basis"] += "; " + TEACHER_FIXED
+        sd = teacher_log_sd(m, args.teacher_params, args.teacher_tokens)
+        out["interval_basis"] += "; " + teacher_basis(m, sd)
     out["verdict"] = verdict(LS, sup, *(out["interval"] or (None, None)))
     return out
 
@@ -121,8 +124,9 @@ def plan(m, args, scenario) -> dict:
     if ivs:
         d["intervals"] = {k: [float(lo), float(hi)] for k, (lo, hi) in ivs.items()}
         p.student_loss_lo, p.student_loss_hi = ivs["student_loss"]
-        if scenario.delta_lgt or scenario.delta_pre:  # L_T* = L(N_T*, D_T*)
-            d["interval_basis"] += "; " + TEACHER_FIXED
+        if scenario.delta_lgt or scenario.delta_pre:  # L_T* = L(N_T*, D_T*), a forecast
+            sd = plan_teacher_log_sd(m, p, scenario)
+            d["interval_basis"] += "; " + teacher_basis(m, 0.0 if sd is None else sd)
     d["verdict"] = p.verdict
     d["at_search_bound"] = [k for k in ("student_tokens", "teacher_params", "teacher_tokens")
                             if _at_bound(d[k])]  # fmt: skip
@@ -196,11 +200,21 @@ def choose_notes(m, args, t, teachers) -> list[str]:
     return notes + range_notes(m, labels, N_S=args.student_params, D_S=DS, L_T=LT, N=NT)
 
 
+def _choose_basis(m, t, by_size: bool) -> str:
+    """The interval basis of a ranking; with teachers given by size and tokens, the teacher
+    line with the sd range over the teachers that got an interval (`teacher_basis`)."""
+    if not by_size:
+        return m.interval_basis()
+    ok = t["L_S"].notna().to_numpy()
+    sd = teacher_log_sd(m, t.loc[ok, "N_T"].to_numpy(float), t.loc[ok, "D_T"].to_numpy(float))
+    return m.interval_basis() + "; " + teacher_basis(m, sd)
+
+
 def choose_json(m, t, level: float, by_size: bool) -> dict:
     best = t.iloc[0].to_dict()
     out = {"best": best, "ranking": t.to_dict(orient="records"), "level": level}
     out["interval"] = [best["L_S_lo"], best["L_S_hi"]] if "L_S_lo" in best else None
-    out["interval_basis"] = m.interval_basis() + ("; " + TEACHER_FIXED if by_size else "")
+    out["interval_basis"] = _choose_basis(m, t, by_size)
     if out["interval"] is None:
         out["interval_note"] = NO_DRAWS
     elif best.get("interval_pinned"):
@@ -222,7 +236,7 @@ def choose_text(m, t, level: float, by_size: bool) -> str:
     text = show.to_string(index=False, float_format=lambda v: f"{v:.4g}")
     if "L_S_lo" in t.columns:
         text += (f"\nL_S_lo, L_S_hi: {100 * level:g}% prediction interval of L_S; "
-                 + m.interval_basis() + ("; " + TEACHER_FIXED if by_size else ""))  # fmt: skip
+                 + _choose_basis(m, t, by_size))  # fmt: skip
         if pin is not None and pin.any():
             row = t[pin].iloc[0]
             text += "\n-: no interval: " + pinned_note(row["L_S"], row["L_T"])

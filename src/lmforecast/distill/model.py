@@ -36,6 +36,7 @@ from .inputs import (
 )
 from .presets import DISTILL_PRESETS
 from .schema import LAW_NAME, check_distill_fit
+from .teacher_uncertainty import apply_shift, saved_supervised
 from .uncertainty import (
     LOO_MAX_RUNS,
     ForecastIntervals,
@@ -190,6 +191,7 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
             warnings.warn(note, stacklevel=2)
         res.meta.update(
             supervised=self.supervised_.params_,
+            supervised_fit=self.supervised_.result_.to_dict(),  # the teacher's s_T after loading
             supervised_source=self.supervised_source_,
             fixed=dict(self.fixed or {}),
             ranges=ranges,
@@ -274,6 +276,7 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
                 "preset": name,
                 "source": p["source"],
                 "supervised": sup.params_,
+                "supervised_fit": sup.result_.to_dict(),
                 "supervised_source": f"preset {p['supervised']} (Table 6 supervised column, "
                 "English C4)",
             },
@@ -284,11 +287,15 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
     def from_result(cls, res: FitResult, supervised=None) -> DistillationScalingLaw:
         if res.law != LAW_NAME:
             raise InputError(f"fit is a {res.law!r} law, not the distillation law {LAW_NAME!r}")
-        if supervised is None:
+        point_only = False
+        if supervised is None and res.meta.get("supervised_fit") is not None:
+            supervised = saved_supervised(res.meta["supervised_fit"])
+        elif supervised is None:  # saved before the supervised law itself was kept
             if "supervised" not in res.meta:
                 raise InputError("saved distillation fit lacks its supervised coefficients")
-            supervised = res.meta["supervised"]
+            supervised, point_only = res.meta["supervised"], True
         est = cls(supervised=supervised, huber_delta=res.loss.get("delta") or 1e-4)
+        est._supervised_point_only = point_only  # its intervals hold the teacher at the point
         est.result_, est.params_ = res, dict(res.params)
         if res.meta.get("supervised_source"):
             est.supervised_source_ = res.meta["supervised_source"]
@@ -345,9 +352,13 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
                 stacklevel=3,
             )
 
+    _teacher_shift = None  # a plan interval's draw: factor exp(u_b s_T) per plan point
+
     def teacher_loss(self, N_T, D_T) -> np.ndarray:
-        """L_T = L(N_T, D_T) from the supervised law (Eq. 1)."""
-        return self.supervised_.predict(N_T, D_T)
+        """L_T = L(N_T, D_T) from the supervised law (Eq. 1); on the per-draw copies of
+        `plan_intervals.plan_interval`, times that draw's teacher shift (teacher_uncertainty)."""
+        L = self.supervised_.predict(N_T, D_T)
+        return L if self._teacher_shift is None else apply_shift(L, self._teacher_shift)
 
     def supervised_loss(self, N_S, D_S) -> np.ndarray:
         """L~_S = L(N_S, D_S): the same student trained without a teacher (Eq. 1)."""

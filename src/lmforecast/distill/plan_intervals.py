@@ -1,5 +1,6 @@
 """Intervals of a distillation plan: the plan re-solved under each bootstrap draw of the law
-(`plan_interval`), with the shared draw helpers used by the crossover and ratio intervals."""
+(`plan_interval`; where the scenario trains or runs a teacher, with that draw's teacher shift,
+`teacher_uncertainty`), with the shared draw helpers used by the crossover and ratio intervals."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import numpy as np
 from ..errors import InputError
 from ..laws import get_law
 from .model import DistillationScalingLaw
-from .planning import VAR_MAX, VAR_MIN, Scenario, plan_distillation
+from .planning import VAR_MAX, VAR_MIN, Scenario, get_scenario, plan_distillation
+from .teacher_uncertainty import plan_teacher_log_sd, teacher_scores
 from .uncertainty import interval_from_draws
 
 PLAN_INTERVAL_KEYS = (
@@ -29,15 +31,21 @@ def _snap(v: np.ndarray) -> np.ndarray:
     return v
 
 
-def _draw_models(model: DistillationScalingLaw, max_draws: int):
+def _draw_models(model: DistillationScalingLaw, max_draws: int, teacher_sd=None):
     """A shallow copy of `model` per parameter draw (`model.parameter_draws()`, the first
-    `max_draws`), its coefficients set to that draw: what every interval here re-solves."""
+    `max_draws`), its coefficients set to that draw: what every interval here re-solves. With
+    `teacher_sd` (s_T per plan point), draw b's teacher losses are also multiplied by
+    exp(u_b s_T) (`teacher_uncertainty.teacher_scores` over the draws used)."""
     import copy
 
     law = get_law("busbridge-distillation")
-    for th in model.parameter_draws()[: int(max_draws)]:
+    draws = model.parameter_draws()[: int(max_draws)]
+    u = teacher_scores(len(draws)) if teacher_sd is not None else None
+    for b, th in enumerate(draws):
         m = copy.copy(model)
         m.params_ = law.to_natural(th)
+        if u is not None:
+            m._teacher_shift = np.exp(u[b] * np.asarray(teacher_sd, float))
         yield m
 
 
@@ -65,13 +73,18 @@ def plan_interval(
     N_T*, D_T*, L_T*) are confidence intervals of the optimiser's choice. Allocations pinned by
     the scenario (D_S* in the best case, D_T* at its bound with teacher inference) come out
     degenerate. Each interval is widened to hold the plan itself where the draws' percentiles
-    miss it (few draws, or an optimum at a bound). Returns {key: (lo, hi)} for
-    PLAN_INTERVAL_KEYS, arrays of the broadcast shape.
+    miss it (few draws, or an optimum at a bound). Where the scenario trains or runs the teacher
+    (L_T* = L(N_T*, D_T*), a forecast), each draw's teacher losses are shifted by exp(u_b s_T),
+    s_T from the supervised law's 90% interval at the point plan's (N_T*, D_T*), so L_T* and
+    L_S* carry the teacher's uncertainty. Returns {key: (lo, hi)} for PLAN_INTERVAL_KEYS,
+    arrays of the broadcast shape.
     """
     _check_draw_args(level)
     outs: dict[str, list] = {k: [] for k in PLAN_INTERVAL_KEYS}
+    scenario = get_scenario(scenario)
     p = plan_distillation(model, N_S, C, scenario)  # validates; its shape for the output
-    for m in _draw_models(model, max_draws):
+    sd = plan_teacher_log_sd(model, p, scenario)
+    for m in _draw_models(model, max_draws, sd):
         try:
             q = plan_distillation(m, N_S, C, scenario)
         except InputError:  # this draw has no feasible plan: left out of the percentiles

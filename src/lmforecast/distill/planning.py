@@ -28,6 +28,7 @@ from ..compute.flops import forward_flops_per_token as F
 from ..errors import InputError, fmt_value
 from .checks import PAPER_RANGES, pinned, range_notes, units_notes, verdict
 from .model import DistillationScalingLaw
+from .teacher_uncertainty import intervals_in_chunks
 
 VAR_MIN, VAR_MAX = 1e6, 1e17  # App. D.4 bounds on N_T, D_S, D_T
 
@@ -274,7 +275,7 @@ def plan_distillation(
         def f(X):
             logn = X[..., 0]
             D = d_s(logn)
-            LT = sup.predict(np.exp(logn), VAR_MAX)
+            LT = model.teacher_loss(np.exp(logn), VAR_MAX)
             val = model._loss(N[:, None], D, LT)
             return np.where(D >= VAR_MIN, val, np.inf)
 
@@ -284,7 +285,7 @@ def plan_distillation(
         N_T = np.exp(x[:, 0])
         D_T = np.full(N.size, VAR_MAX)
         D_S = d_s(x[:, :1])[:, 0]
-        L_T = sup.predict(N_T, D_T)
+        L_T = model.teacher_loss(N_T, D_T)
     else:  # teacher pretraining (+ inference): variables (log N_T, logit phi)
         dl = float(s.delta_lgt)
 
@@ -299,7 +300,7 @@ def plan_distillation(
         def f(X):
             NT, DT, DS = split(X)
             ok = (DT >= VAR_MIN) & (DT <= VAR_MAX) & (DS >= VAR_MIN) & (DS <= VAR_MAX)
-            LT = sup.predict(NT, np.clip(DT, VAR_MIN, VAR_MAX))
+            LT = model.teacher_loss(NT, np.clip(DT, VAR_MIN, VAR_MAX))
             return np.where(ok, model._loss(N[:, None], DS, LT), np.inf)
 
         lo = np.tile([logmin, -25.0], (N.size, 1))
@@ -312,7 +313,7 @@ def plan_distillation(
                 f"{N[i]:.3g}-parameter student within the token bounds [1e6, 1e17]"
             )
         N_T, D_T, D_S = (a[:, 0] for a in split(x[:, None, :]))
-        L_T = sup.predict(N_T, D_T)
+        L_T = model.teacher_loss(N_T, D_T)
 
     fl = distillation_flops(N, D_S, N_T, D_T, s)
 
@@ -352,12 +353,13 @@ def choose_teacher(
     token budget D_S every teacher distils on D_S tokens; with a compute budget C the student
     gets D_S = (C - delta_Pre 3F(N_T)D_T) / (3F(N_S) + delta_Lgt F(N_T)) tokens (Eq. 27).
     Returns the teachers with columns D_S, L_T, L_S, L_S_lo, L_S_hi (the `level` prediction
-    interval of L_S, when the model has parameter draws), supervised_loss (with C: the student
-    trained supervised on all of C; with D_S: on the same D_S tokens), interval_pinned (True
-    where every draw gives the same L_S: `checks.pinned_note` says why; not an interval) and
-    verdict (`checks.verdict`: distill / train supervised / too close to call), sorted best
-    first; a teacher at or below the supervised law's E raises InputError naming its row;
-    a teacher whose costs exceed C has D_S and L_S NaN;
+    interval of L_S, when the model has parameter draws; a teacher given by N_T, D_T gets the
+    supervised law's uncertainty about its L_T, `teacher_uncertainty`), supervised_loss (with
+    C: the student trained supervised on all of C; with D_S: on the same D_S tokens),
+    interval_pinned (True where every draw gives the same L_S: `checks.pinned_note` says why;
+    not an interval) and verdict (`checks.verdict`: distill / train supervised / too close to
+    call), sorted best first; a teacher at or below the supervised law's E raises InputError
+    naming its row; a teacher whose costs exceed C has D_S and L_S NaN;
     with `top`, only the best `top` teachers (the point ranking covers every teacher, the
     intervals only those returned, computed in chunks: memory stays bounded at any table size).
     """
@@ -367,7 +369,8 @@ def choose_teacher(
     t = teachers.copy().reset_index(drop=True)
     if len(t) == 0:
         raise InputError("teachers: the table is empty")
-    if "L_T" not in t.columns:
+    by_size = "L_T" not in t.columns  # L_T = L(N_T, D_T), a forecast
+    if by_size:
         if not {"N_T", "D_T"} <= set(t.columns):
             raise InputError("teachers: need columns N_T and D_T, or L_T")
         t["L_T"] = model.teacher_loss(t["N_T"].to_numpy(float), t["D_T"].to_numpy(float))
@@ -413,9 +416,10 @@ def choose_teacher(
         t = t.head(int(top)).copy()
     ok = t["L_S"].notna().to_numpy()
     if model.has_intervals() and ok.any():
-        lo, hi = _intervals_in_chunks(
+        size = {k: t.loc[ok, k].to_numpy(float) for k in ("N_T", "D_T")} if by_size else {}
+        lo, hi = intervals_in_chunks(
             model, float(N_S), t.loc[ok, "D_S"].to_numpy(float), t.loc[ok, "L_T"].to_numpy(float),
-            level,
+            level, CHOOSE_CHUNK_ELEMENTS, **size,
         )  # fmt: skip
         t.insert(t.columns.get_loc("L_S") + 1, "L_S_lo", np.nan)
         t.insert(t.columns.get_loc("L_S") + 2, "L_S_hi", np.nan)
@@ -474,17 +478,3 @@ def choose_teacher_notes(
 
 
 CHOOSE_CHUNK_ELEMENTS = 1 << 22  # teachers x parameter draws per interval chunk (32 MB)
-
-
-def _intervals_in_chunks(model, N_S, D_S, L_T, level):
-    """`model.predict_interval` over the teachers in chunks, so memory stays bounded: the
-    draws make it (teachers x draws), 4 GB per 100,000 teachers in one go."""
-    n_draws = max(1, len(model.parameter_draws()))
-    step = max(1, CHOOSE_CHUNK_ELEMENTS // n_draws)
-    lo, hi = np.empty(len(D_S)), np.empty(len(D_S))
-    for a in range(0, len(D_S), step):
-        b = min(a + step, len(D_S))
-        lo[a:b], hi[a:b] = model.predict_interval(
-            np.full(b - a, N_S), D_S[a:b], L_T[a:b], level=level
-        )
-    return lo, hi

@@ -1,5 +1,7 @@
 """Schema of a saved distillation fit (`distill fit --out`): a `FitResult` of the distillation
-law carrying the teacher's supervised coefficients (Eq. 1) in ``meta.supervised``."""
+law carrying the teacher's supervised coefficients (Eq. 1) in ``meta.supervised`` and, since the
+teacher's uncertainty is propagated (`teacher_uncertainty.py`), the supervised law's own saved
+fit in ``meta.supervised_fit`` (absent from older fits, which keep their old intervals)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 
 from ..fitting.schema import check_fit_result
 from ..store import Checker
+from ..supervised.schema import check_supervised_meta, check_trust_meta
 
 #: The registered name of the distillation law (Eq. 8) every saved distillation fit holds.
 LAW_NAME = "busbridge-distillation"
@@ -35,10 +38,26 @@ def check_distill_fit(d: Any, where: str) -> Mapping:
     if "supervised" not in meta:
         c.fail("meta.supervised", "is missing (the teacher's supervised coefficients)")
     check_supervised_coefficients(c, meta["supervised"], "meta.supervised")
+    if "supervised_fit" in meta:  # the supervised law itself (fits saved since it was kept)
+        check_supervised_fit(meta["supervised_fit"], where)
+        fitted = meta["supervised_fit"].get("params", {})
+        for k, v in meta["supervised"].items():
+            if fitted.get(k, 1.0 if k == "gamma" else None) != v:
+                c.fail(f"meta.supervised.{k}", "differs from meta.supervised_fit.params", v)
     if "ranges" in meta:  # the fitted runs' ranges (absent from fits saved before they were kept)
         r = c.obj(meta["ranges"], "meta.ranges")
         for k, v in r.items():
             lo, hi = c.nums(v, f"meta.ranges.{k}", 2)
             if not 0 < lo <= hi:
                 c.fail(f"meta.ranges.{k}", "must be [lo, hi] with 0 < lo <= hi", v)
+    return d
+
+
+def check_supervised_fit(d: Any, where: str) -> Mapping:
+    """``meta.supervised_fit``: a saved supervised fit (its `FitResult`, interval calibration
+    and model average, as `SupervisedScalingLaw.from_json` checks them)."""
+    check_fit_result(d, where, "meta.supervised_fit")
+    inner = f"{where} (meta.supervised_fit)"
+    check_supervised_meta(d, inner)
+    check_trust_meta(d, inner)
     return d

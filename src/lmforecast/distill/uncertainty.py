@@ -28,6 +28,7 @@ from ..laws import get_law
 from ..laws.distillation import BUSBRIDGE_DISTILL_GRID, DistillationLaw
 from .fitting import score_product_grid
 from .schema import LAW_NAME
+from .teacher_uncertainty import TEACHER_FIXED, shifted_log_draws, teacher_log_sd
 
 # The bootstrap's per-resample grid: the App. F.2 axes thinned to their ends and middle (a
 # product subgrid, so the separable scorer applies): 8,748 of the 216,000 starts (4%).
@@ -229,16 +230,14 @@ __all__ = [
     "interval_from_draws",
     "spread_status",
     "variance_shares",
+    "TEACHER_FIXED",
 ]
 
 
-#: What every distillation interval holds fixed (said in `interval_basis`).
+#: What every distillation interval holds fixed (said in `interval_basis`). Where the teacher
+#: loss comes from a teacher's size and tokens, `teacher_uncertainty.teacher_basis` adds a line
+#: (TEACHER_FIXED for fits saved before the supervised law was kept).
 SUPERVISED_FIXED = "supervised law (L~_S) at its point estimate"
-#: Added to the basis where the teacher loss comes from a teacher's size and tokens.
-TEACHER_FIXED = (
-    "teacher loss L_T from its size and tokens held at the supervised law's point estimate "
-    "(that law's own uncertainty is not included)"
-)
 
 
 class ForecastIntervals:
@@ -332,19 +331,26 @@ class ForecastIntervals:
         `noise_scale_` on log L_S. kind="confidence": the parameter spread only. Neither
         includes model-form error: how far the law itself is off beyond the fitted range
         (docs/distill.md, "How far to trust distillation forecasts"). The supervised law giving
-        L~_S (and L_T from N_T, D_T) is held at its point estimate.
+        L~_S is held at its point estimate; a teacher given by N_T, D_T (a forecast L_T) is drawn
+        log-normally from that law's 90% interval, paired with the parameter draws
+        (`teacher_uncertainty`; both kinds); a measured `teacher_loss` is taken as it is.
         """
         self._check()
         if not 0 < level < 1:
             raise InputError(f"level must be strictly between 0 and 1, got {level}")
         if kind not in ("prediction", "confidence"):
             raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        s_T = None
         if teacher_loss is None:
             if N_T is None or D_T is None:
                 raise InputError("give the teacher's loss, or its parameters and tokens")
             teacher_loss = self.teacher_loss(N_T, D_T)
+            s_T = teacher_log_sd(self, N_T, D_T)
         self.predict(N_S, D_S, teacher_loss)  # validation and the domain warning
-        T, shape = self._log_draws(N_S, D_S, teacher_loss)
+        if s_T is not None and np.any(s_T > 0):  # L_T is a forecast: draw the teacher too
+            T, shape = shifted_log_draws(self, N_S, D_S, teacher_loss, s_T)
+        else:
+            T, shape = self._log_draws(N_S, D_S, teacher_loss)
         sigma = self.noise_scale_ if kind == "prediction" else 0.0
         lo, hi = interval_from_draws(T, sigma, level)
         return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)

@@ -1,0 +1,153 @@
+"""The teacher loss's own uncertainty in distillation intervals (Busbridge et al. 2025, Eq. 8
+with L_T = L(N_T, D_T) from the supervised law, Eq. 1; docs/distill.md, "Teacher loss from size
+and tokens").
+
+Where the teacher loss is a forecast of the supervised law (a teacher given by its size and
+tokens, or a plan's N_T*, D_T*), each parameter draw b of Eq. 8 is paired with a standard normal
+score u_b and uses the teacher loss L_T^(b) = L_T exp(s_T u_b):
+
+- s_T(N_T, D_T) = (ln hi - ln lo) / (2 z_0.95): the log-sd of the supervised law's own 90%
+  prediction interval at the teacher (`SupervisedScalingLaw.predict_interval`); 0 where that
+  law carries no uncertainty (given coefficients, a fit without intervals);
+- u_b = ndtri((b + 1/2) / B), the B normal quantiles in an order fixed by TEACHER_SEED: no
+  random state, so intervals are reproducible bit for bit (also after save/load).
+
+L~_S (the student's supervised loss) stays at its point: it enters only Eq. 8's capacity-gap
+term, and the distillation coefficients were fitted with the point L~_S. A measured teacher loss
+gets no teacher term.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+
+from ..fitting import FitResult
+from ..intervals import normal_ppf, z_of
+from ..laws import get_law
+from ..supervised import SupervisedScalingLaw
+from ..supervised.reach import ReachWarning
+from .schema import LAW_NAME, check_supervised_fit
+
+SUPERVISED_LEVEL = 0.9  # the supervised interval s_T is read from, whatever the forecast's level
+TEACHER_SEED = 8  # fixes the order of the scores u_b (a constant: no state between calls)
+
+#: Basis line of fits saved before the supervised law was kept (`meta.supervised_fit`).
+TEACHER_FIXED = (
+    "teacher loss L_T from its size and tokens held at the supervised law's point estimate "
+    "(that law's own uncertainty is not included)"
+)
+#: Basis line where the supervised law has no interval, so s_T = 0.
+TEACHER_NO_SPREAD = (
+    "teacher loss L_T from its size and tokens held at the supervised law's point estimate "
+    "(that law carries no uncertainty: given coefficients or a fit without intervals)"
+)
+#: Basis line where the teacher loss is drawn (`teacher_basis` fills in the sd).
+TEACHER_DRAWN = (
+    "teacher loss L_T drawn from the supervised law's 90% prediction interval at the teacher's "
+    "size and tokens (log-normal, sd {sd} on log L_T)"
+)
+
+
+def supervised_has_interval(sup: SupervisedScalingLaw) -> bool:
+    """Whether the supervised law carries an interval (calibrated terms or bootstrap draws)."""
+    res = sup.result_
+    return res.meta.get("intervals") is not None or bool(res.bootstrap)
+
+
+def teacher_log_sd(model, N_T, D_T) -> np.ndarray:
+    """s_T = (ln hi - ln lo) / (2 z_0.95) from the supervised law's 90% prediction interval
+    (lo, hi) at (N_T, D_T), vectorised; zeros where that law has no interval. Its warnings
+    about reaching past its own runs are not repeated here (the distillation verbs say where
+    their inputs leave the runs)."""
+    N_T, D_T = np.broadcast_arrays(np.asarray(N_T, float), np.asarray(D_T, float))
+    sup = model.supervised_
+    if not supervised_has_interval(sup):
+        return np.zeros(N_T.shape)
+    with warnings.catch_warnings():  # flat: the supervised reach check expects 1-D arrays
+        warnings.simplefilter("ignore", ReachWarning)
+        lo, hi = sup.predict_interval(N_T.ravel(), D_T.ravel(), level=SUPERVISED_LEVEL)
+    s = (np.log(np.asarray(hi, float)) - np.log(np.asarray(lo, float))) / (
+        2.0 * z_of(SUPERVISED_LEVEL)
+    )
+    return np.reshape(s, N_T.shape)
+
+
+def teacher_scores(n: int) -> np.ndarray:
+    """u_b, b = 0..n-1: the normal quantiles ndtri((b + 1/2) / n), permuted by TEACHER_SEED
+    (so that draw order and score are unrelated, the same on every call)."""
+    u = normal_ppf((np.arange(int(n)) + 0.5) / int(n))
+    return u[np.random.default_rng(TEACHER_SEED).permutation(int(n))]
+
+
+def shifted_log_draws(model, N_S, D_S, L_T, s_T) -> tuple[np.ndarray, tuple]:
+    """log L_S (B, n) over the parameter draws, draw b with teacher L_T exp(s_T u_b) (Eq. 49),
+    and the broadcast shape of the inputs."""
+    N_S, D_S, L_T, s_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T, s_T)))
+    th = model.parameter_draws()
+    u = teacher_scores(len(th))
+    LTb = L_T.ravel()[None, :] * np.exp(u[:, None] * s_T.ravel()[None, :])
+    X = model._inputs(N_S.ravel(), D_S.ravel(), L_T.ravel())
+    # 2-D inputs (B, n): row b of every input pairs with parameter row b (the law's terms
+    # broadcast theta (B, 1) against inputs (1, B, n); its output is (1, B, n))
+    X2 = {k: np.broadcast_to(v, LTb.shape) for k, v in X.items()} | {"L_T": LTb}
+    with np.errstate(all="ignore"):
+        T = get_law(LAW_NAME).predict_target(th, X2)[0]
+    return np.where(np.isfinite(T), T, np.nan), N_S.shape
+
+
+def teacher_basis(model, s_T) -> str:
+    """The basis line of an interval whose teacher loss came from a teacher's size and tokens:
+    TEACHER_DRAWN with the sd (a range over several teachers), TEACHER_NO_SPREAD where s_T = 0,
+    TEACHER_FIXED for fits saved before the supervised law was kept."""
+    if getattr(model, "_supervised_point_only", False):
+        return TEACHER_FIXED
+    s = np.asarray(s_T, float).ravel()
+    s = s[np.isfinite(s)]
+    if not np.any(s > 0):
+        return TEACHER_NO_SPREAD
+    lo, hi = f"{s.min():.2g}", f"{s.max():.2g}"
+    return TEACHER_DRAWN.format(sd=lo if lo == hi else f"{lo} to {hi}")
+
+
+def plan_teacher_log_sd(model, plan, scenario) -> np.ndarray | None:
+    """s_T at the point plan's (N_T*, D_T*), flattened, where the scenario trains or runs a
+    teacher whose loss the supervised law forecasts (delta_Lgt or delta_Pre: L_T* = L(N_T*,
+    D_T*)); None where there is no teacher term (best case, or s_T = 0)."""
+    if not (scenario.delta_lgt or scenario.delta_pre):
+        return None
+    s = teacher_log_sd(model, np.ravel(plan.teacher_params), np.ravel(plan.teacher_tokens))
+    return s if np.any(s > 0) else None
+
+
+def apply_shift(L, shift) -> np.ndarray:
+    """L_T times a per-problem factor `shift` (n,), broadcast along L's first axis: the
+    planner evaluates teachers as (n,) or (n, candidates) arrays (`planning.zoom_minimise`)."""
+    L, f = np.asarray(L, float), np.asarray(shift, float)
+    if f.ndim == 0 or L.ndim == 0:
+        return L * f
+    return L * f.reshape(f.shape + (1,) * (L.ndim - f.ndim))
+
+
+def saved_supervised(d, where: str = "saved distillation fit") -> SupervisedScalingLaw:
+    """The supervised law a distillation fit keeps in ``meta.supervised_fit`` (its own saved
+    fit), validated and rebuilt exactly (bit for bit: the same intervals as in memory)."""
+    check_supervised_fit(d, where)
+    res = FitResult.from_dict(copy.deepcopy(dict(d)), where, "meta.supervised_fit")
+    return SupervisedScalingLaw.from_result(res)
+
+
+def intervals_in_chunks(model, N_S, D_S, L_T, level, chunk: int, N_T=None, D_T=None):
+    """`model.predict_interval` over teachers in chunks of about `chunk` (teachers x draws)
+    elements, so memory stays bounded; with N_T, D_T the teachers' losses are forecasts and
+    get the teacher term (L_T is then recomputed from them, the same values)."""
+    n_draws = max(1, len(model.parameter_draws()))
+    step = max(1, int(chunk) // n_draws)
+    lo, hi = np.empty(len(D_S)), np.empty(len(D_S))
+    for a in range(0, len(D_S), step):
+        b = min(a + step, len(D_S))
+        kw = {"teacher_loss": L_T[a:b]} if N_T is None else {"N_T": N_T[a:b], "D_T": D_T[a:b]}
+        lo[a:b], hi[a:b] = model.predict_interval(np.full(b - a, N_S), D_S[a:b], level=level, **kw)
+    return lo, hi
