@@ -74,3 +74,30 @@ def test_a_loop_of_far_forecasts_warns_once_and_empty_input_is_empty():
     assert len(w) == 1 and "rough guess" in str(w[0].message)
     lo, hi = law.predict_interval(np.array([]), np.array([]))  # argmax of nothing before
     assert lo.size == hi.size == 0
+
+
+def test_a_grid_of_forecasts_keeps_its_shape_and_still_warns():
+    """predict_interval on 2-D arrays (a grid of N x D) crashed in the reach check ("truth value
+    of an array is ambiguous"; found through the distillation teacher term). Same numbers as
+    the flattened call, the grid's shape, and the far corner still named."""
+    N = np.geomspace(1e7, 1e9, 8)
+    D = np.geomspace(2e9, 4e10, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        law = SupervisedScalingLaw(n_jobs=1).fit(
+            pd.DataFrame(
+                {
+                    "N": np.repeat(N, 8),
+                    "D": np.tile(D, 8),
+                    "loss": np.add.outer(400 / N**0.34, 400 / D**0.28).ravel() + 1.7,
+                }
+            )
+        )
+    Ng, Dg = np.meshgrid([1e9, 3e10], [2e10, 4e12], indexing="ij")
+    with pytest.warns(UserWarning, match=r"N=3e\+10, D=4e\+12 lies"):
+        lo, hi = law.predict_interval(Ng, Dg)
+    flat = law.predict_interval(Ng.ravel(), Dg.ravel())
+    assert lo.shape == hi.shape == (2, 2)
+    np.testing.assert_array_equal(lo.ravel(), flat[0])
+    np.testing.assert_array_equal(hi.ravel(), flat[1])
+    assert (lo < law.predict(Ng, Dg)).all() and (law.predict(Ng, Dg) < hi).all()

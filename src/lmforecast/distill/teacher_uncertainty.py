@@ -66,7 +66,7 @@ def teacher_log_sd(model, N_T, D_T) -> np.ndarray:
     sup = model.supervised_
     if not supervised_has_interval(sup):
         return np.zeros(N_T.shape)
-    with warnings.catch_warnings():  # flat: the supervised reach check expects 1-D arrays
+    with warnings.catch_warnings():  # flat, reshaped below
         warnings.simplefilter("ignore", ReachWarning)
         lo, hi = sup.predict_interval(N_T.ravel(), D_T.ravel(), level=SUPERVISED_LEVEL)
     s = (np.log(np.asarray(hi, float)) - np.log(np.asarray(lo, float))) / (

@@ -36,8 +36,7 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
     it, since each message names its own N and D)."""
     if not cal or "max_compute" not in cal:
         return
-    N, D = np.atleast_1d(np.asarray(N, float)), np.atleast_1d(np.asarray(D, float))
-    N, D = np.broadcast_arrays(N, D)
+    N, D = (np.ravel(x) for x in np.broadcast_arrays(np.asarray(N, float), np.asarray(D, float)))
     if N.size == 0:
         return
     r = distance(6.0 * N * D, cal, N=N, D=D)
