@@ -396,6 +396,10 @@ def test_hand_edited_supervised_fit_is_refused_naming_the_field(fit, tmp_path, c
     assert needle in str(ei.value) and str(p) in str(ei.value)
     code, out, err = cli(*PREDICT, "--teacher-loss", 2.2, "--coefficients", p)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    # from JSON text too (it skipped the distillation checks: the edit loaded silently)
+    with pytest.raises(InputError, match="meta.supervised") as ei:
+        DistillationScalingLaw.from_json(p.read_text())
+    assert needle in str(ei.value)
 
 
 # ---- the CLI -------------------------------------------------------------------------------

@@ -330,7 +330,9 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
 
     @classmethod
     def from_json(cls, text: str) -> DistillationScalingLaw:
-        return cls.from_result(FitResult.from_json(text))
+        """A fit from `to_json` text (or a path), checked as `load` checks a saved file."""
+        d = check_distill_fit(load_json(text, "saved distillation fit"), "distillation fit")
+        return cls.from_result(FitResult.from_dict(d, "distillation fit"))
 
     # ---- predictions -----------------------------------------------------------------------
     def _check(self):
