@@ -259,3 +259,25 @@ def test_one_budget_is_one_compute_level_whatever_its_last_bits():
     c = rolling_origin(jitter, ad, cutoffs=[3e19])
     n_lo = int((runs["C"] <= 3e19).sum())  # the whole 3e19 budget, however it is jittered
     assert c.forecasts["n_train"].iloc[0] == n_lo
+
+
+def test_cli_default_cutoffs_on_an_isoflop_table_whose_top_budget_differs_in_last_bits(
+    cli, tmp_path
+):
+    """The CLI chose its automatic cutoffs on unsnapped compute: an isoFLOP table whose top
+    budget's 6ND differ in their last bits (Porian's, from N and D to 16 digits) had that
+    budget split in two levels, the lower half became a cutoff, and the default `backtest`
+    refused its own choice ("cutoff 2.56e+19 leaves 116 run(s) to fit and 0 to forecast")."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for C in (1e17, 4e17, 1.6e18, 6.4e18):
+        for N in np.geomspace(np.sqrt(C / 6) / 8, np.sqrt(C / 6) * 2, 6):
+            D = C / (6 * N) * (1 + 1e-12 * rng.standard_normal())  # last-bit jitter
+            L = 1.7 + 400 / N**0.34 + 400 / D**0.28
+            rows.append({"N": N, "D": D, "loss": L * np.exp(rng.normal(0, 0.005))})
+    p = tmp_path / "iso.csv"
+    pd.DataFrame(rows).to_csv(p, index=False)
+    code, out, err = cli("backtest", "--runs", p, "--json", "--quiet", "--no-baselines")
+    assert code == 0, err
+    cuts = json.loads(out)["cutoffs"]
+    assert max(cuts) < 6.4e18 * (1 - 1e-6)  # the top budget is forecast, never a cutoff
