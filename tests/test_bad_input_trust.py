@@ -41,6 +41,18 @@ CASES = {
         ["supervised", "fit", "--form", "chinchilla", "--no-intervals", "--fix", "E=abc"],
         "not a number",
     ),
+    # audit, twelfth session: a pinned E above every loss was fitted (forecast L = 5.0 for a
+    # fitted run of 2.57), and a repeated --fix kept its last value silently
+    "fix-E-above-the-losses": (
+        {},
+        ["supervised", "fit", "--no-intervals", "--fix", "E=5"],
+        "E=5 is at or above the lowest loss of the runs (2.",
+    ),
+    "fix-given-twice": (
+        {},
+        ["supervised", "fit", "--no-intervals", "--fix", "gamma=1", "--fix", "gamma=0.5"],
+        "gamma given twice",
+    ),
     "suite-one-size": (dict(sizes=(1e8,)), ["backtest", "--suite"], "model size"),
     "fit-one-size": (dict(sizes=(1e8,)), ["supervised", "fit", "--no-intervals"], "one model size"),
     "suite-replicates": (dict(dup=True), ["backtest", "--suite"], "--replicates"),

@@ -359,6 +359,9 @@ def parse_fixed(items: list[str]) -> dict[str, float]:
         name, sep, val = it.partition("=")
         if not sep:
             raise InputError(f"--fix: expected NAME=VALUE, got {it!r}")
+        if name.strip() in out:  # the last one silently won
+            raise InputError(f"--fix: {name.strip()} given twice ({it!r} after "
+                             f"{name.strip()}={out[name.strip()]:g}); give it once")  # fmt: skip
         try:
             out[name.strip()] = float(val)
         except ValueError:

@@ -122,6 +122,22 @@ def fix_bounds(law, fixed: Mapping[str, float] | None) -> list[tuple[float, floa
     return bounds
 
 
+def refuse_pinned_floor(fixed: Mapping[str, float] | None, data: pd.DataFrame) -> None:
+    """A pinned E (the loss no model reaches) at or above a run's loss: every law of the family
+    stays above E, so the fit cannot come near that run (`--fix E=5` on runs of loss 2.3-4
+    forecast 5.0 for a fitted run of 2.57, with a "not identified" warning only)."""
+    if not fixed or "E" not in fixed:
+        return
+    L = data["loss"].to_numpy(float)
+    i = int(np.argmin(L))
+    if float(fixed["E"]) >= L[i]:
+        raise InputError(
+            f"--fix (fixed=): E={float(fixed['E']):g} is at or above the lowest loss of the runs "
+            f"({L[i]:.4g}, the run at N={data['N'].iloc[i]:.4g}, D={data['D'].iloc[i]:.4g}): E "
+            "is the irreducible loss, below every run's; pin a smaller E or leave it free"
+        )
+
+
 def _nat(v: float, tr: str) -> str:
     return f"{np.exp(v):.3g}" if tr == "exp" else f"{v:g}"
 
