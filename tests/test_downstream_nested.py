@@ -235,3 +235,41 @@ def test_hindsight_bound_picks_the_narrowest_setting_per_coverage():
     assert b.loc[0.75, "select_coverage"] == 0.6
     # only the wide setting covers every report row
     assert len(hindsight_bound(pd.DataFrame(rows), "ensemble", coverages=(1.0,))) == 1
+
+
+def test_task_average_of_different_ladders_warns_and_one_ladder_is_quiet(evals):
+    """Audit (twelfth session): a Pythia fit averaged with a Gemstones fit said nothing. The
+    fits' largest fitted models differ: one warning naming them; one ladder: no warning."""
+    from lmforecast.errors import DomainWarning
+
+    a = DownstreamForecaster(bootstrap=10).fit(evals, task="piqa", models=LADDER)
+    b = DownstreamForecaster(bootstrap=10).fit(evals, task="arc_easy", models=LADDER[:3])
+    c = DownstreamForecaster(bootstrap=10).fit(evals, task="sciq", models=LADDER)
+    with pytest.warns(DomainWarning, match=r"pythia-1b \(piqa\); pythia-410m \(arc_easy\)"):
+        task_average([a, b], flops=5e21)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DomainWarning)
+        task_average([a, c], flops=5e21)
+
+
+def test_cli_average_with_a_bootstrap_0_fit_gives_its_point_without_interval(cli, tmp_path):
+    """Audit: one fit without replicates made the CLI drop the average line and JSON key
+    silently; it now gives the average's point with no interval."""
+    import json
+
+    for task, boot in (("winogrande", "0"), ("piqa", "20")):
+        code, _, err = cli("downstream", "fit", "--evals", "pythia", "--task", task,
+                           "--bootstrap", boot, "--models", ",".join(LADDER), "--quiet",
+                           "--out", tmp_path / f"{task}.json")  # fmt: skip
+        assert code == 0, err
+    fits = f"{tmp_path / 'winogrande.json'},{tmp_path / 'piqa.json'}"
+    code, out, err = cli("downstream", "predict", "--fit", fits, "--params", "2.8e9",
+                         "--tokens", "3e11", "--json")  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    each = [f["performance"] for f in d["forecasts"]]
+    (avg,) = d["average"]["forecasts"]
+    assert avg["interval"] is None and np.isclose(avg["performance"], np.mean(each))
+    code, out, _ = cli("downstream", "predict", "--fit", fits, "--params", "2.8e9",
+                       "--tokens", "3e11")  # fmt: skip
+    assert code == 0 and "average of 2 tasks" in out and "no interval" in out

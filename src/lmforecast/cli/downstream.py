@@ -302,7 +302,7 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
     forecast at each point, and with several tasks their average (`aggregate.task_average`)."""
     import numpy as np
 
-    from ..downstream.aggregate import task_average
+    from ..downstream.aggregate import ladder_warning, task_average
 
     where = [{k: float(v) for k, v in kw.items()} for kw in points]
     at = {k: np.array([w[k] for w in where]) for k in where[0]}  # every point in one call
@@ -324,6 +324,10 @@ def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) ->
             ests, at.get("flops"), N=at.get("N"), D=at.get("D"), level=args.level))  # fmt: skip
         avg = [{**w, "performance": float(p[i]), "interval": [float(lo[i]), float(hi[i])]}
                for i, w in enumerate(where)]  # fmt: skip
+    elif len(ests) > 1:  # a --bootstrap 0 fit among them: the average's point, no interval
+        ladder_warning(ests)
+        p = np.mean([P for _, P, _ in per_task], axis=0)
+        avg = [{**w, "performance": float(p[i]), "interval": None} for i, w in enumerate(where)]
     res = {"level": args.level, "forecasts": rows}
     if avg:
         res["average"] = {"tasks": [e.task_ for e in ests], "metrics": [e.metric_ for e in ests],

@@ -18,10 +18,12 @@ interval.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import DomainWarning, InputError
 from .forecaster import DownstreamForecaster
 
 
@@ -63,6 +65,7 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
                 f"task_average: forecasters {j} and {i} both fit task {e.task_!r} "
                 f"({ests[j].metric_} and {e.metric_}); give each task once"
             )
+    ladder_warning(ests)
     w = np.ones(len(ests)) if weights is None else np.asarray(weights, float)
     if w.shape != (len(ests),) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
         raise InputError("task_average: weights must be one finite number >= 0 per task")
@@ -74,3 +77,21 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
     a = (1 - level) / 2
     lo, hi = np.quantile(R, [a, 1 - a], axis=0)
     return w @ pts, lo, hi
+
+
+def ladder_warning(ests) -> None:
+    """Warn (once per call) when the fits' largest fitted models differ: a task average is of
+    one model's scores, and its interval shares one ladder's bootstrap resamples across tasks
+    (a Pythia fit averaged with a Gemstones fit said nothing; audit, twelfth session)."""
+    tops: dict[str, list[str]] = {}
+    for e in ests:
+        tops.setdefault(str(e.largest_["model"]), []).append(str(e.task_))
+    if len(tops) > 1:
+        which = "; ".join(f"{m} ({', '.join(t)})" for m, t in tops.items())
+        warnings.warn(
+            f"task average: the fits' largest fitted models differ ({which}): the average "
+            "assumes one ladder of models scored on every task; fits of different ladders are "
+            "averaged as given",
+            DomainWarning,
+            stacklevel=3,
+        )
