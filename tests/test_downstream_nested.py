@@ -273,3 +273,16 @@ def test_cli_average_with_a_bootstrap_0_fit_gives_its_point_without_interval(cli
     code, out, _ = cli("downstream", "predict", "--fit", fits, "--params", "2.8e9",
                        "--tokens", "3e11")  # fmt: skip
     assert code == 0 and "average of 2 tasks" in out and "no interval" in out
+
+
+def test_flops_in_another_unit_than_params_and_tokens_warns_at_fit(evals):
+    """Audit: an evals table whose FLOPs are in GFLOPs (params, tokens right) fitted silently;
+    only a later predict said "1.96e+09x outside". The bundled table (6 N D exactly) is quiet."""
+    from lmforecast.errors import DomainWarning
+
+    g = evals[evals["model"].isin(LADDER)]
+    with pytest.warns(DomainWarning, match=r"column 'flops' is 1e-09 x 6 x params x tokens"):
+        DownstreamForecaster(bootstrap=4).fit(g.assign(flops=g["flops"] / 1e9), task="piqa")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DomainWarning)
+        DownstreamForecaster(bootstrap=4).fit(g, task="piqa")

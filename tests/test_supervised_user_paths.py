@@ -169,6 +169,11 @@ def test_values_in_likely_wrong_units_are_warned_about_by_column():
     text = " | ".join(str(x.message) for x in w)
     assert "column 'params_m': every value is below 1e3" in text
     assert "column 'D': every value is below 1e5" in text and "perplexity" in text
+    # sizes in millions: only the small models fall below 1e3 (audit, twelfth session: no word)
+    millions = df.assign(N=df["N"] / 1e6)
+    assert millions["N"].max() > 1e3 and millions["N"].min() < 1e3
+    with pytest.warns(UserWarning, match=r"column 'N': \d+ of \d+ values are below 1e3"):
+        SupervisedScalingLaw(intervals=False).fit(millions)
     # the bundled toy zoo's tiny models (N 3e3-1.5e5) are not taken for a unit slip
     from lmforecast.zoo import load_zoo
 

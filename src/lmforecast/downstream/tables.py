@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..data.evals.values import bad_values, value_problem
 from ..data.validate import check_columns
-from ..errors import InputError, did_you_mean
+from ..errors import DomainWarning, InputError, did_you_mean
 
 EVALS_COLUMNS = ("model", "step", "task", "metric", "value", "flops")
 LOSS_METRICS = ("ppl", "perplexity", "loss", "nll", "bits_per_byte", "bpb", "byte_perplexity",
@@ -290,6 +290,17 @@ def flops_basis(evals: pd.DataFrame) -> str | None:
             )
             if np.all(np.abs(r - 1.0) < 1e-3):
                 return col
+    if "params" in d.columns:  # another accounting differs by a small factor, a unit by 1e9
+        r = float(np.nanmedian(d["flops"].to_numpy(float) / (
+            6.0 * d["params"].to_numpy(float) * d["tokens"].to_numpy(float))))  # fmt: skip
+        if np.isfinite(r) and not 1e-2 <= r <= 1e2:
+            warnings.warn(
+                f"evals: column 'flops' is {r:.3g} x 6 x params x tokens (median over the "
+                "checkpoints): FLOPs in another unit (GFLOPs?) or params/tokens in millions? "
+                "forecasts by FLOPs and by N, D would disagree",
+                DomainWarning,
+                stacklevel=3,
+            )
     return None
 
 

@@ -14,6 +14,7 @@ from . import forms as fm
 
 # below these, no language model was ever trained (the bundled toy zoo: N >= 3e3, D >= 1.6e4,
 # largest D 3e6), but sizes in billions (N) or token counts in billions or millions (D) land
+# there (every value; for N, any value: sizes in millions put only the small models below 1e3)
 UNIT_LIMITS = (("N", 1e3, "1e3", "parameters are counted one by one (a 70M model is 7e7)"),
                ("D", 1e5, "1e5", "tokens are counted one by one (20B tokens is 2e10)"))  # fmt: skip
 LOSS_MAX = 20.0  # nats: a language model's cross-entropy is a few nats, even at initialisation
@@ -24,10 +25,16 @@ def warn_units(data: pd.DataFrame, n_col: str, d_col: str, loss_col: str) -> Non
     loss in percent or a perplexity, which fit without error and forecast nonsense."""
     names = {"N": n_col, "D": d_col}
     for key, floor, floor_text, why in UNIT_LIMITS:
-        top = float(data[key].max())
-        if top < floor:
-            warnings.warn(f"column {names[key]!r}: every value is below {floor_text} (largest "
-                          f"{top:.4g}): {why}; in millions or billions?", stacklevel=4)  # fmt: skip
+        v = data[key].to_numpy(float)
+        low = int(np.sum(v < floor))
+        if low == v.size:
+            warnings.warn(f"column {names[key]!r}: every value is below {floor_text} "
+                          f"(largest {v.max():.4g}): {why}; in millions or billions?",
+                          stacklevel=4)  # fmt: skip
+        elif low and key == "N":  # sizes in millions: the small ones fall below, the rest not
+            warnings.warn(f"column {names[key]!r}: {low} of {v.size} values are below "
+                          f"{floor_text} (smallest {v.min():.4g}): {why}; in millions?",
+                          stacklevel=4)  # fmt: skip
     top = float(data["loss"].max())
     if top > LOSS_MAX:
         warnings.warn(
