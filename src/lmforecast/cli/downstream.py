@@ -394,14 +394,16 @@ def register(sub) -> None:
     b.add_argument("--task", required=True, metavar="T1,T2,...", help="task(s)")
     b.add_argument("--fit-models", required=True, metavar="M1,M2,...", help="models to fit on")
     b.add_argument("--target", required=True, help="model whose final score is forecast")
-    b.add_argument("--methods", metavar="M1,M2,...", help="methods (default: all)")
+    b.add_argument("--methods", metavar="M1,M2,...",
+                   help="methods (default: all); the naive baselines fp and persistence are "
+                   "always scored beside them")  # fmt: skip
     add_evals_fit_flags(b, with_common=False, models=False)
     b.add_argument("--bootstrap", type=int, default=100, help="bootstrap replicates per fit")
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--chance", metavar="P|TASK=P,...",
                    help="chance level in points: P for one task, TASK=P[,TASK=P] for several "
                    "(tasks not named keep the bundled table)")  # fmt: skip
-    b.add_argument("--out", help="rows as .csv, else JSON")
+    b.add_argument("--out", help="rows as .csv, or JSON (.json or no extension)")
     add_level_flag(b)
     add_output_flags(b)
     b.set_defaults(handler=_backtest)
