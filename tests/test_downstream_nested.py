@@ -286,3 +286,26 @@ def test_flops_in_another_unit_than_params_and_tokens_warns_at_fit(evals):
     with warnings.catch_warnings():
         warnings.simplefilter("error", DomainWarning)
         DownstreamForecaster(bootstrap=4).fit(g, task="piqa")
+
+
+def test_sigmoid_floor_on_its_bound_is_said_in_the_summary(shared_dir):
+    """Audit: Gemstones arc_easy printed "floor 35 [35, 35]" (chance 25 + 10, the upper bound)
+    with no word; the supervised fits flag a parameter on its bound."""
+    from lmforecast.data.evals import read_evals_table
+    from lmforecast.downstream.maps import SigmoidMap
+
+    m = SigmoidMap(25.0)
+    assert "upper bound" in m.bound_note([0.5, 2.0, 35.0])
+    assert "lower bound" in m.bound_note([0.5, 2.0, 0.0])
+    assert (
+        m.bound_note([0.5, 2.0, 30.0]) == ""
+        and SigmoidMap(25.0, "chance").bound_note([0.5, 2.0]) == ""
+    )
+    g = read_evals_table(shared_dir / "data/suites/gemstones/evals.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DownstreamForecaster(bootstrap=10, chance=25).fit(
+            g, task="arc_easy", loss_task="fineweb_edu", metric="acc_norm"
+        )
+    line = next(x for x in est.summary().splitlines() if x.strip().startswith("sigmoid:"))
+    assert "floor 35" in line and "floor on its upper bound, chance + 10" in line

@@ -408,7 +408,9 @@ class DownstreamForecaster(EstimatorDisplay):
             if "params" in st:
                 names = (_map(n, self.chance_, self.window).names if n in TWO_STAGE
                          else ("slope per ln C", "score at 1e18 FLOPs"))  # fmt: skip
-                lines.append(f"  {n}: {_labelled(names, st['params'], st.get('boot'))}")
+                note = getattr(_map(n, self.chance_, self.window), "bound_note", None)
+                lines.append(f"  {n}: {_labelled(names, st['params'], st.get('boot'))}"
+                             + (note(st["params"]) if note else ""))  # fmt: skip
             elif "value" in st:
                 lines.append(f"  {n}: {st['value']:.2f} points")
             else:

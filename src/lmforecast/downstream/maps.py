@@ -86,9 +86,22 @@ class SigmoidMap:
         f = self._floor(p)
         return f + (self.ceiling - f) / (1.0 + np.exp(-np.clip(z, -500, 500)))
 
+    def _fmax(self) -> float:
+        return min(self.chance + 10.0, self.ceiling - 1.0)
+
+    def bound_note(self, p) -> str:
+        """Said after the parameters where the fitted floor sits on a bound of [0, chance + 10]
+        (its interval then collapses onto the bound, e.g. "floor 35 [35, 35]")."""
+        if self.floor == "chance" or len(p) < 3:
+            return ""
+        for b, what in ((self._fmax(), "upper bound, chance + 10"), (0.0, "lower bound, 0")):
+            if abs(float(p[2]) - b) < 1e-6 * max(1.0, b):
+                return f" (floor on its {what}: the scores do not pin it)"
+        return ""
+
     def fit(self, L, P, w, start=None):
         L, P, w = (np.asarray(v, float) for v in (L, P, w))
-        fmax = min(self.chance + 10.0, self.ceiling - 1.0)
+        fmax = self._fmax()
         k = 2 if self.floor == "chance" else 3
         lo = np.array([-6.0, float(L.min()) - 20.0, 0.0])[:k]
         hi = np.array([4.0, float(L.max()) + 20.0, fmax])[:k]
