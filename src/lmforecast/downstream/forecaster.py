@@ -55,6 +55,7 @@ from .noise import (
 from .persist import load_checked
 from .reach import ForecastReachWarning, chance_warning, fitted_ends, reach_warnings
 from .schema import FORMAT_VERSION, validate
+from .summary import summary_text
 from .tables import TaskData, flops_basis, task_data
 
 DEFAULT_METHOD = "ensemble"
@@ -69,18 +70,6 @@ def _as_frame(evals) -> pd.DataFrame:
     if isinstance(evals, str | Path):
         return read_table(evals)
     raise InputError(f"evals: expected a DataFrame or a path, got {type(evals).__name__}")
-
-
-def _labelled(names, values, boot=None) -> str:
-    """'name value [lo, hi], ...' (summary lines a reader can map onto the method's equation;
-    90% percentile intervals over the bootstrap replicates `boot` when there are some)."""
-    B = np.asarray(boot if boot is not None else [], float)
-    ok = B.ndim == 2 and len(B) >= 2 and B.shape[1] == len(values)
-    q = np.nanquantile(B, [0.05, 0.95], axis=0) if ok else None
-    return ", ".join(
-        f"{k} {v:.4g}" + (f" [{q[0, i]:.4g}, {q[1, i]:.4g}]" if ok else "")
-        for i, (k, v) in enumerate(zip(names, values))
-    )
 
 
 def _persistence(runs: pd.DataFrame) -> float:
@@ -392,38 +381,7 @@ class DownstreamForecaster(EstimatorDisplay):
     # ---- reporting / persistence ----------------------------------------------------------
     def summary(self) -> str:
         self._check()
-        lines = [
-            f"DownstreamForecaster: task {self.task_} ({self.metric_}, chance {self.chance_:g} "
-            f"points), loss = {self.loss_task_}; method {self.method}"
-            + (f" -> {self.selected_}" if self.method == "auto" else ""),
-            f"models: {self.n_models_}   checkpoints: {self.n_checkpoints_}   largest: "
-            f"{self.largest_['model']} ({self.largest_['score']:.2f} points at "
-            f"{self.largest_['C']:.3g} FLOPs)",
-        ]
-        if self.stage1_ is not None:
-            p = _labelled(Stage1(self.stage1).law.names, self.stage1_["params"])
-            lines.append(f"stage 1 ({self.stage1}): {p}, residual sd "
-                         f"{self.stage1_['resid_sd']:.3g}")  # fmt: skip
-        for n, st in self.members_.items():
-            if "params" in st:
-                names = (_map(n, self.chance_, self.window).names if n in TWO_STAGE
-                         else ("slope per ln C", "score at 1e18 FLOPs"))  # fmt: skip
-                note = getattr(_map(n, self.chance_, self.window), "bound_note", None)
-                lines.append(f"  {n}: {_labelled(names, st['params'], st.get('boot'))}"
-                             + (note(st["params"]) if note else ""))  # fmt: skip
-            elif "value" in st:
-                lines.append(f"  {n}: {st['value']:.2f} points")
-            else:
-                fb = " (fallback: all checkpoints)" if st.get("fallback") else ""
-                lines.append(f"  {n}: FLP-package fit{fb}")
-        if any("boot" in st for st in self.members_.values()):
-            lines.append("  (members: [5%, 95%] of the bootstrap replicates' parameters)")
-        for n, why in self.refused_.items():
-            lines.append(f"  {n}: refused ({why})")
-        if self.selection_errors_:
-            e = ", ".join(f"{k} {v:.2f}" for k, v in self.selection_errors_.items())
-            lines.append(f"internal backtest MAE (points): {e}")
-        return "\n".join(lines)
+        return summary_text(self)
 
     def to_dict(self) -> dict:
         self._check()
