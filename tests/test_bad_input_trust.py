@@ -48,6 +48,37 @@ CASES = {
         ["supervised", "fit", "--no-intervals", "--fix", "E=5"],
         "E=5 is at or above the lowest loss of the runs (2.",
     ),
+    "fix-log-E-above-the-losses": (
+        {},
+        ["supervised", "fit", "--no-intervals", "--fix", "log_E=1.7"],
+        "log_E=1.7 (E = 5.474) is at or above the lowest loss",
+    ),
+    "fix-E-at-the-lowest-loss": (  # the table's lowest loss (sizes 5e8, D/N = 40), exactly
+        {},
+        [
+            "supervised",
+            "fit",
+            "--no-intervals",
+            "--fix",
+            f"E={1.7 + 400 / 5e8**0.34 + 410 / (2e10) ** 0.28!r}",
+        ],
+        "is at or above the lowest loss",
+    ),  # fmt: skip
+    "fix-one-parameter-two-names": (
+        {},
+        [
+            "supervised",
+            "fit",
+            "--form",
+            "chinchilla",
+            "--no-intervals",
+            "--fix",
+            "E=1.5",
+            "--fix",
+            "log_E=0.4",
+        ],  # fmt: skip
+        "E and log_E pin the same parameter",
+    ),
     "fix-given-twice": (
         {},
         ["supervised", "fit", "--no-intervals", "--fix", "gamma=1", "--fix", "gamma=0.5"],

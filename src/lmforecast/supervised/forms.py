@@ -107,6 +107,10 @@ def fix_bounds(law, fixed: Mapping[str, float] | None) -> list[tuple[float, floa
                 f"--fix (fixed=): {law.name} has no parameter {name!r}; use one of {names}"
             )
         i, tr = by_nat[name]
+        twin = next((n for n in fixed if n != name and by_nat.get(n, (None,))[0] == i), None)
+        if twin is not None:
+            raise InputError(f"--fix (fixed=): {name} and {twin} pin the same parameter of "
+                             f"{law.name}; give one")  # fmt: skip
         v = float(value)
         if tr == "exp" and not name.startswith("log_"):
             if not v > 0:
@@ -126,13 +130,17 @@ def refuse_pinned_floor(fixed: Mapping[str, float] | None, data: pd.DataFrame) -
     """A pinned E (the loss no model reaches) at or above a run's loss: every law of the family
     stays above E, so the fit cannot come near that run (`--fix E=5` on runs of loss 2.3-4
     forecast 5.0 for a fitted run of 2.57, with a "not identified" warning only)."""
-    if not fixed or "E" not in fixed:
+    if not fixed or not {"E", "log_E"} & set(fixed):
         return
+    name = "E" if "E" in fixed else "log_E"
+    E = float(fixed["E"]) if name == "E" else float(np.exp(float(fixed["log_E"])))
     L = data["loss"].to_numpy(float)
     i = int(np.argmin(L))
-    if float(fixed["E"]) >= L[i]:
+    if E >= L[i]:
         raise InputError(
-            f"--fix (fixed=): E={float(fixed['E']):g} is at or above the lowest loss of the runs "
+            f"--fix (fixed=): {name}={float(fixed[name]):g}"
+            + (f" (E = {E:.4g})" if name != "E" else "")
+            + " is at or above the lowest loss of the runs "
             f"({L[i]:.4g}, the run at N={data['N'].iloc[i]:.4g}, D={data['D'].iloc[i]:.4g}): E "
             "is the irreducible loss, below every run's; pin a smaller E or leave it free"
         )
