@@ -300,7 +300,7 @@ def test_basis_says_how_the_teacher_loss_enters(cli):
         "teacher loss L_T drawn from the supervised law's 90% prediction interval"
         in (by_size["interval_basis"])
     )
-    assert "(log-normal, sd 0.012 on log L_T)" in by_size["interval_basis"]
+    assert "(log-normal above the law's E, sd 0.03 on log(L_T - E))" in by_size["interval_basis"]
     assert "teacher loss" not in by_loss["interval_basis"]
     assert "supervised law (L~_S) at its point estimate" in by_loss["interval_basis"]
 

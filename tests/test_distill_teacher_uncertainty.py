@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -84,11 +85,19 @@ def _point_only(model):
     return _with_supervised(model, dict(model.supervised_.params_))
 
 
-def _sd_by_hand(model, NT, DT):
+def _sd_by_hand(model, NT, DT, kind="forecast"):
+    """sd on log(L_T - E) putting the supervised 90% interval's upper end at the teacher."""
     NT, DT = np.broadcast_arrays(np.asarray(NT, float), np.asarray(DT, float))
-    # flat: SupervisedScalingLaw.predict_interval's reach check fails on 2-D arrays
-    lo, hi = model.supervised_.predict_interval(NT.ravel(), DT.ravel(), level=0.9)
-    return ((np.log(hi) - np.log(lo)) / (2.0 * Z90)).reshape(NT.shape)
+    sup, E = model.supervised_, model.E_
+    try:  # a preset has no bootstrap-only interval: its forecast one
+        _, hi = sup.predict_interval(NT, DT, level=0.9, kind=kind)
+    except ValueError:
+        _, hi = sup.predict_interval(NT, DT, level=0.9)
+    return np.log((hi - E) / (sup.predict(NT, DT) - E)) / Z90
+
+
+def _shifted(model, LT, factor):
+    return model.E_ + (LT - model.E_) * factor
 
 
 def _scores_by_hand(B):
@@ -133,7 +142,7 @@ def test_paired_draws_equal_a_loop_over_draws(fit):
     th, u = fit.parameter_draws(), tu.teacher_scores(len(fit.parameter_draws()))
     X = fit._inputs(NS, DS, LT)
     for b in range(len(th)):
-        Xb = dict(X, L_T=LT * np.exp(u[b] * s))
+        Xb = dict(X, L_T=_shifted(fit, LT, np.exp(u[b] * s)))
         np.testing.assert_array_equal(T[b], LAW.predict_target(th[b : b + 1], Xb)[0])
     assert shape == (3,)
 
@@ -166,15 +175,17 @@ def test_forecast_teacher_is_wider_than_the_same_loss_measured_and_grows_with_th
 @pytest.mark.parametrize("teacher", [WEAK, STRONG])
 @pytest.mark.parametrize("level, kind", [(0.9, "prediction"), (0.8, "confidence")])
 def test_interval_is_the_paired_draws_computed_by_hand(which, teacher, level, kind, preset, fit):
-    """Eq. 8 in natural space at every draw b with its teacher L_T exp(s_T u_b), the run noise
+    """Eq. 8 in natural space at every draw b with its teacher E + (L_T - E) exp(s_T u_b), the run
+    noise
     on 64 normal quantile nodes (prediction), then the percentiles."""
     m = {"preset": preset, "fit": fit}[which]
     NT, DT = teacher
     th = m.parameter_draws()
     u = _scores_by_hand(len(th))
-    s = float(_sd_by_hand(m, NT, DT))
+    s = float(_sd_by_hand(m, NT, DT, "forecast" if kind == "prediction" else "confidence"))
     LT, Lsup = m.supervised_.predict(NT, DT), m.supervised_.predict(N_S, D_S)
-    LS = np.array([DistillationLaw.loss(LAW.to_natural(t), N_S, D_S, LT * np.exp(s * ub), Lsup)
+    LS = np.array([DistillationLaw.loss(LAW.to_natural(t), N_S, D_S,
+                                        _shifted(m, LT, np.exp(s * ub)), Lsup)
                    for t, ub in zip(th, u)])  # fmt: skip
     logs = np.log(LS)
     sigma = m.noise_scale_ if kind == "prediction" else 0.0
@@ -197,7 +208,7 @@ def test_monte_carlo_with_random_pairing_agrees_and_tells_the_teacher_term_apart
     LT, Lsup = preset.supervised_.predict(NT, DT), preset.supervised_.predict(N_S, D_S)
     z = np.random.default_rng(0).standard_normal((len(th), 100))
     P = {q.natural_name: q.to_natural(th[:, j])[:, None] for j, q in enumerate(LAW.parameters)}
-    LS = DistillationLaw.loss(P, N_S, D_S, LT * np.exp(s * z), Lsup)
+    LS = DistillationLaw.loss(P, N_S, D_S, _shifted(preset, LT, np.exp(s * z)), Lsup)
     mc = np.exp(np.quantile(np.log(LS), [0.05, 0.95]))
     got = _arr(preset.predict_interval(N_S, D_S, N_T=NT, D_T=DT))
     meas = _arr(preset.predict_interval(N_S, D_S, LT))
@@ -233,7 +244,7 @@ def test_a_teacher_that_said_distill_measured_can_be_too_close_to_call_forecast(
 
 # ---- plans ---------------------------------------------------------------------------------
 def test_plan_interval_by_hand_with_each_draws_teacher_shifted(preset):
-    """Each draw b re-plans with every teacher loss L(N_T, D_T) multiplied by exp(u_b s_T), s_T
+    """Each draw b re-plans with every teacher loss L(N_T, D_T) as E + (L - E) exp(u_b s_T), s_T
     at the point plan's (N_T*, D_T*): rebuilt here from public pieces (a per-draw model whose
     teacher_loss is overridden), then the percentiles; the plan itself is inside."""
     sc, C, B = "teacher-pretraining-inference", 1e22, 30
@@ -246,10 +257,10 @@ def test_plan_interval_by_hand_with_each_draws_teacher_shifted(preset):
         m = copy.copy(preset)
         m.params_ = LAW.to_natural(th)
         f = float(np.exp(ub * s))
-        m.teacher_loss = lambda NT, DT, f=f: sup.predict(NT, DT) * f
+        m.teacher_loss = lambda NT, DT, f=f: _shifted(preset, sup.predict(NT, DT), f)
         q = plan_distillation(m, N_S, C, sc)
         np.testing.assert_allclose(  # the reported L_T* is the shifted teacher's
-            q.teacher_loss, np.exp(ub * s) * sup.predict(q.teacher_params, q.teacher_tokens),
+            q.teacher_loss, _shifted(preset, sup.predict(q.teacher_params, q.teacher_tokens), f),
             rtol=1e-12,
         )  # fmt: skip
         for k in rows:
@@ -409,7 +420,7 @@ def test_cli_predict_by_size_prints_the_drawn_teacher_line(cli, preset):
     line = tu.TEACHER_DRAWN.format(sd=sd)
     assert line.startswith("teacher loss L_T drawn from the supervised law's 90% prediction")
     code, out, _ = cli(*args)
-    assert code == 0 and line in out and f"sd {sd} on log L_T" in out
+    assert code == 0 and line in out and f"sd {sd} on log(L_T - E)" in out
     code, out, _ = cli(*args, "--json")
     d = json.loads(out)
     assert code == 0 and d["interval_basis"].endswith("; " + line)
@@ -435,7 +446,11 @@ def test_cli_plan_and_choose_teacher_say_the_sd_they_used(cli, preset, tmp_path)
     code, out, _ = cli(*ch, "--teachers", p, "--json")
     s = tu.teacher_log_sd(preset, t["N_T"].to_numpy(), t["D_T"].to_numpy())
     rng = f"{s.min():.2g} to {s.max():.2g}"
-    assert code == 0 and f"(log-normal, sd {rng} on log L_T)" in json.loads(out)["interval_basis"]
+    assert (
+        code == 0
+        and f"(log-normal above the law's E, sd {rng} on log(L_T - E))"
+        in json.loads(out)["interval_basis"]
+    )
     t.assign(L_T=preset.teacher_loss(t["N_T"].to_numpy(), t["D_T"].to_numpy())).to_csv(
         p, index=False
     )
@@ -465,3 +480,45 @@ def test_cli_fit_of_the_example_runs_keeps_the_teachers_uncertainty(cli, tmp_pat
         mem = DistillationScalingLaw(bootstrap=8, n_jobs=1).fit(pd.read_csv(runs))
     lo, hi = mem.predict_interval(N_S, D_S, N_T=STRONG[0], D_T=STRONG[1])
     assert d["interval"] == [float(lo), float(hi)]
+
+
+def test_drawn_teachers_stay_above_E_even_where_the_supervised_interval_is_wide(preset):
+    """Review (twelfth session): a log-normal on L_T itself put teacher draws below the
+    supervised law's E where its interval is wide (a plan's teacher at the 1e17-token bound:
+    L_T* lower end 1.346 under E = 1.539 with a user's chinchilla fit). The reducible part
+    L_T - E is what is drawn now."""
+    E = preset.E_
+    s = tu.teacher_log_sd(preset, 3e9, 1e17)
+    assert s > 0.1  # far out: wide
+    u = tu.teacher_scores(1000)
+    LT = float(preset.teacher_loss(3e9, 1e17))
+    draws = tu.shift_teacher(LT, np.exp(u * s), E)
+    assert draws.min() > E and np.isclose(np.median(draws), LT)
+    # the upper end matches the supervised 90% interval's
+    _, hi = preset.supervised_.predict_interval(3e9, 1e17, level=0.9)
+    np.testing.assert_allclose(np.quantile(draws, 0.95), hi, rtol=2e-3)
+    iv = plan_interval(preset, N_S, 1e22, "teacher-inference", max_draws=40)
+    assert iv["teacher_loss"][0] > E
+
+
+def test_confidence_intervals_draw_the_teacher_from_the_laws_bootstrap_spread(fit):
+    """kind="confidence" (the laws' own uncertainty): the teacher from the supervised law's
+    bootstrap-only interval, narrower than its forecast interval (which adds run scatter and
+    the extrapolation term); prediction intervals use the forecast one."""
+    conf = tu.teacher_log_sd(fit, *WEAK, kind="confidence")
+    pred = tu.teacher_log_sd(fit, *WEAK)
+    assert 0 < conf < pred
+    np.testing.assert_allclose(conf, _sd_by_hand(fit, *WEAK, kind="confidence"), rtol=1e-12)
+
+
+def test_the_teacher_term_benchmark_runs_and_prints_the_docs_rows(capsys):
+    """benchmarks/distill_teacher_term.py prints the table of docs/distill.md (preset rows:
+    the same numbers as the committed doc)."""
+    from bench_scripts import load
+
+    assert load("distill_teacher_term").main(["--no-fit"]) == 0
+    out = capsys.readouterr().out
+    doc = (Path(__file__).resolve().parents[1] / "docs/distill.md").read_text()
+    rows = [ln for ln in out.splitlines() if ln.startswith("| preset") or ln.startswith("| `plan")]
+    assert len(rows) == 4 and all(r in doc for r in rows)
+    assert "distill -> too close to call at D_S" in out

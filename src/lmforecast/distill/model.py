@@ -354,13 +354,13 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
                 stacklevel=3,
             )
 
-    _teacher_shift = None  # a plan interval's draw: factor exp(u_b s_T) per plan point
+    _teacher_shift = None  # a plan interval's draw: exp(u_b s_T) on L_T - E per plan point
 
     def teacher_loss(self, N_T, D_T) -> np.ndarray:
         """L_T = L(N_T, D_T) from the supervised law (Eq. 1); on the per-draw copies of
         `plan_intervals.plan_interval`, times that draw's teacher shift (teacher_uncertainty)."""
         L = self.supervised_.predict(N_T, D_T)
-        return L if self._teacher_shift is None else apply_shift(L, self._teacher_shift)
+        return L if self._teacher_shift is None else apply_shift(L, self._teacher_shift, self.E_)
 
     def supervised_loss(self, N_S, D_S) -> np.ndarray:
         """L~_S = L(N_S, D_S): the same student trained without a teacher (Eq. 1)."""

@@ -34,8 +34,8 @@ def _snap(v: np.ndarray) -> np.ndarray:
 def _draw_models(model: DistillationScalingLaw, max_draws: int, teacher_sd=None):
     """A shallow copy of `model` per parameter draw (`model.parameter_draws()`, the first
     `max_draws`), its coefficients set to that draw: what every interval here re-solves. With
-    `teacher_sd` (s_T per plan point), draw b's teacher losses are also multiplied by
-    exp(u_b s_T) (`teacher_uncertainty.teacher_scores` over the draws used)."""
+    `teacher_sd` (s_T per plan point), draw b's teacher losses L also become
+    E + (L - E) exp(u_b s_T) (`teacher_uncertainty.teacher_scores` over the draws used)."""
     import copy
 
     law = get_law("busbridge-distillation")
@@ -74,8 +74,9 @@ def plan_interval(
     the scenario (D_S* in the best case, D_T* at its bound with teacher inference) come out
     degenerate. Each interval is widened to hold the plan itself where the draws' percentiles
     miss it (few draws, or an optimum at a bound). Where the scenario trains or runs the teacher
-    (L_T* = L(N_T*, D_T*), a forecast), each draw's teacher losses are shifted by exp(u_b s_T),
-    s_T from the supervised law's 90% interval at the point plan's (N_T*, D_T*), so L_T* and
+    (L_T* = L(N_T*, D_T*), a forecast), each draw's teacher losses L become
+    E + (L - E) exp(u_b s_T), s_T from the supervised law's 90% interval at the point plan's
+    (N_T*, D_T*) (`teacher_uncertainty.teacher_log_sd`), so L_T* and
     L_S* carry the teacher's uncertainty. Returns {key: (lo, hi)} for PLAN_INTERVAL_KEYS,
     arrays of the broadcast shape.
     """

@@ -4,11 +4,15 @@ and tokens").
 
 Where the teacher loss is a forecast of the supervised law (a teacher given by its size and
 tokens, or a plan's N_T*, D_T*), each parameter draw b of Eq. 8 is paired with a standard normal
-score u_b and uses the teacher loss L_T^(b) = L_T exp(s_T u_b):
+score u_b and uses the teacher loss L_T^(b) = E + (L_T - E) exp(s_T u_b), E the supervised law's
+irreducible loss (no teacher reaches it; a log-normal on L_T itself put draws below E where the
+supervised interval is wide, e.g. a teacher at the planner's 1e17-token bound):
 
-- s_T(N_T, D_T) = (ln hi - ln lo) / (2 z_0.95): the log-sd of the supervised law's own 90%
-  prediction interval at the teacher (`SupervisedScalingLaw.predict_interval`); 0 where that
-  law carries no uncertainty (given coefficients, a fit without intervals);
+- s_T(N_T, D_T) = ln((hi - E) / (L_T - E)) / z_0.95: the sd on log(L_T - E) that puts the
+  supervised law's own 90% interval's upper end hi at the teacher (its forecast interval,
+  `SupervisedScalingLaw.predict_interval`; its bootstrap-only "confidence" interval for a
+  `kind="confidence"` distillation interval); 0 where that law carries no uncertainty (given
+  coefficients, a fit without intervals);
 - u_b = ndtri((b + 1/2) / B), the B normal quantiles in an order fixed by TEACHER_SEED: no
   random state, so intervals are reproducible bit for bit (also after save/load).
 
@@ -47,7 +51,7 @@ TEACHER_NO_SPREAD = (
 #: Basis line where the teacher loss is drawn (`teacher_basis` fills in the sd).
 TEACHER_DRAWN = (
     "teacher loss L_T drawn from the supervised law's 90% prediction interval at the teacher's "
-    "size and tokens (log-normal, sd {sd} on log L_T)"
+    "size and tokens (log-normal above the law's E, sd {sd} on log(L_T - E))"
 )
 
 
@@ -57,22 +61,34 @@ def supervised_has_interval(sup: SupervisedScalingLaw) -> bool:
     return res.meta.get("intervals") is not None or bool(res.bootstrap)
 
 
-def teacher_log_sd(model, N_T, D_T) -> np.ndarray:
-    """s_T = (ln hi - ln lo) / (2 z_0.95) from the supervised law's 90% prediction interval
-    (lo, hi) at (N_T, D_T), vectorised; zeros where that law has no interval. Its warnings
-    about reaching past its own runs are not repeated here (the distillation verbs say where
-    their inputs leave the runs)."""
+def teacher_log_sd(model, N_T, D_T, kind: str = "prediction") -> np.ndarray:
+    """s_T = ln((hi - E) / (L_T - E)) / z_0.95 from the supervised law's 90% interval (lo, hi)
+    around its forecast L_T at (N_T, D_T) (the forecast interval; the bootstrap-only one for
+    `kind="confidence"`), vectorised; zeros where that law has no interval. Its warnings about
+    reaching past its own runs are not repeated here (the distillation verbs say where their
+    inputs leave the runs)."""
     N_T, D_T = np.broadcast_arrays(np.asarray(N_T, float), np.asarray(D_T, float))
     sup = model.supervised_
     if not supervised_has_interval(sup):
         return np.zeros(N_T.shape)
-    with warnings.catch_warnings():  # flat, reshaped below
+    Nf, Df = N_T.ravel(), D_T.ravel()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReachWarning)
-        lo, hi = sup.predict_interval(N_T.ravel(), D_T.ravel(), level=SUPERVISED_LEVEL)
-    s = (np.log(np.asarray(hi, float)) - np.log(np.asarray(lo, float))) / (
-        2.0 * z_of(SUPERVISED_LEVEL)
-    )
-    return np.reshape(s, N_T.shape)
+        try:  # an averaged fit has only its forecast interval
+            want = "confidence" if kind == "confidence" else "forecast"
+            hi = sup.predict_interval(Nf, Df, level=SUPERVISED_LEVEL, kind=want)[1]
+        except ValueError:
+            hi = sup.predict_interval(Nf, Df, level=SUPERVISED_LEVEL)[1]
+    E = float(model.E_)
+    L = np.asarray(sup.predict(Nf, Df), float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.log((np.asarray(hi, float) - E) / (L - E)) / z_of(SUPERVISED_LEVEL)
+    return np.reshape(np.where(np.isfinite(s) & (s > 0), s, 0.0), N_T.shape)
+
+
+def shift_teacher(L, factor, E: float) -> np.ndarray:
+    """E + (L - E) factor: a teacher loss with its reducible part scaled (never below E)."""
+    return E + (np.asarray(L, float) - E) * factor
 
 
 def teacher_scores(n: int) -> np.ndarray:
@@ -83,12 +99,13 @@ def teacher_scores(n: int) -> np.ndarray:
 
 
 def shifted_log_draws(model, N_S, D_S, L_T, s_T) -> tuple[np.ndarray, tuple]:
-    """log L_S (B, n) over the parameter draws, draw b with teacher L_T exp(s_T u_b) (Eq. 49),
+    """log L_S (B, n) over the parameter draws, draw b with teacher E + (L_T - E) exp(s_T u_b),
     and the broadcast shape of the inputs."""
     N_S, D_S, L_T, s_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T, s_T)))
     th = model.parameter_draws()
     u = teacher_scores(len(th))
-    LTb = L_T.ravel()[None, :] * np.exp(u[:, None] * s_T.ravel()[None, :])
+    LTb = shift_teacher(L_T.ravel()[None, :], np.exp(u[:, None] * s_T.ravel()[None, :]),
+                        float(model.E_))  # fmt: skip
     X = model._inputs(N_S.ravel(), D_S.ravel(), L_T.ravel())
     # 2-D inputs (B, n): row b of every input pairs with parameter row b (the law's terms
     # broadcast theta (B, 1) against inputs (1, B, n); its output is (1, B, n))
@@ -122,13 +139,14 @@ def plan_teacher_log_sd(model, plan, scenario) -> np.ndarray | None:
     return s if np.any(s > 0) else None
 
 
-def apply_shift(L, shift) -> np.ndarray:
-    """L_T times a per-problem factor `shift` (n,), broadcast along L's first axis: the
-    planner evaluates teachers as (n,) or (n, candidates) arrays (`planning.zoom_minimise`)."""
+def apply_shift(L, shift, E: float) -> np.ndarray:
+    """`shift_teacher` with a per-problem factor `shift` (n,) broadcast along L's first axis:
+    the planner evaluates teachers as (n,) or (n, candidates) arrays
+    (`planning.zoom_minimise`)."""
     L, f = np.asarray(L, float), np.asarray(shift, float)
-    if f.ndim == 0 or L.ndim == 0:
-        return L * f
-    return L * f.reshape(f.shape + (1,) * (L.ndim - f.ndim))
+    if f.ndim and L.ndim:
+        f = f.reshape(f.shape + (1,) * (L.ndim - f.ndim))
+    return shift_teacher(L, f, E)
 
 
 def saved_supervised(d, where: str = "saved distillation fit") -> SupervisedScalingLaw:

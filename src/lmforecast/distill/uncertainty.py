@@ -332,8 +332,9 @@ class ForecastIntervals:
         includes model-form error: how far the law itself is off beyond the fitted range
         (docs/distill.md, "How far to trust distillation forecasts"). The supervised law giving
         L~_S is held at its point estimate; a teacher given by N_T, D_T (a forecast L_T) is drawn
-        log-normally from that law's 90% interval, paired with the parameter draws
-        (`teacher_uncertainty`; both kinds); a measured `teacher_loss` is taken as it is.
+        log-normally above E from that law's 90% interval (its forecast interval; bootstrap
+        only for kind="confidence"), paired with the parameter draws (`teacher_uncertainty`);
+        a measured `teacher_loss` is taken as it is.
         """
         self._check()
         if not 0 < level < 1:
@@ -345,7 +346,7 @@ class ForecastIntervals:
             if N_T is None or D_T is None:
                 raise InputError("give the teacher's loss, or its parameters and tokens")
             teacher_loss = self.teacher_loss(N_T, D_T)
-            s_T = teacher_log_sd(self, N_T, D_T)
+            s_T = teacher_log_sd(self, N_T, D_T, kind)
         self.predict(N_S, D_S, teacher_loss)  # validation and the domain warning
         if s_T is not None and np.any(s_T > 0):  # L_T is a forecast: draw the teacher too
             T, shape = shifted_log_draws(self, N_S, D_S, teacher_loss, s_T)

@@ -68,8 +68,9 @@ def crossover_interval(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence interval of `crossover_compute` over the distillation law's parameter draws
     (`model.parameter_draws()`, the first `max_draws`; each draw re-runs the search). The
-    supervised law is held at its point estimate, as in every distillation interval. A draw
-    whose distillation wins over the whole range counts as beyond it: an upper end of inf
+    supervised law is held at its point estimate here (predict, plan and choose-teacher draw a
+    forecast teacher: docs/distill.md, "The teacher's uncertainty"). A draw whose
+    distillation wins over the whole range counts as beyond it: an upper end of inf
     means more than (1 - level)/2 of the draws never cross by c_range[1]. Returns (lo, hi)."""
     _check_draw_args(level, max_draws)
     beyond = np.log(c_range[1]) + 1.0  # stands for "not reached": above every real crossover
@@ -211,7 +212,8 @@ def ratio_interval(
     """Confidence intervals of `distillation_vs_supervised_ratios`' compute and token ratios
     over the distillation law's parameter draws (`model.parameter_draws()`, the first
     `max_draws`; each draw re-runs the bisection). The supervised law is held at its point
-    estimate, as in every distillation interval. A draw that cannot reach the target within the
+    estimate here (predict, plan and choose-teacher draw a forecast teacher: docs/distill.md,
+    "The teacher's uncertainty"). A draw that cannot reach the target within the
     search range contributes inf (so a hi of inf means some draws never reach it). Returns
     {"compute_ratio": (lo, hi), "token_ratio": (lo, hi)}, arrays over the broadcast pairs."""
     _check_draw_args(level, max_draws)
