@@ -133,6 +133,18 @@ def check_cutoffs(compute: np.ndarray, cutoffs: Sequence[float]) -> list[float]:
     return sorted(set(out))
 
 
+def resolve_cutoffs(df: pd.DataFrame, compute_col: str, cutoffs, n_cutoffs: int,
+                    min_train: int) -> tuple[np.ndarray, list[float]]:  # fmt: skip
+    """(compute levels, cutoffs): compute snapped to one level per budget (`snap_levels`), and
+    the given cutoffs checked or `n_cutoffs` chosen on those levels (the CLI validates before
+    fitting with the same call: chosen on unsnapped compute, an isoFLOP table's top budget once
+    split in two and became a cutoff that left nothing to forecast)."""
+    C = snap_levels(compute_of(df, compute_col))
+    if cutoffs is None or len(cutoffs) == 0:
+        return C, choose_cutoffs(C, n_cutoffs, min_train)
+    return C, check_cutoffs(C, cutoffs)
+
+
 @dataclass
 class BacktestResult(SummaryDisplay):
     """Every forecast of a rolling-origin backtest (`forecasts`, one row per method x cutoff x
@@ -297,12 +309,8 @@ def rolling_origin(
     df = runs.reset_index(drop=True)
     if target_col not in df.columns:
         raise InputError(f"runs: missing target column {target_col!r}")
-    C = snap_levels(compute_of(df, compute_col))
+    C, cuts = resolve_cutoffs(df, compute_col, cutoffs, n_cutoffs, min_train)
     y = pd.to_numeric(df[target_col], errors="coerce").to_numpy(float)
-    if cutoffs is None:
-        cuts = choose_cutoffs(C, n_cutoffs, min_train)
-    else:
-        cuts = check_cutoffs(C, cutoffs)
     shared = {"df": df, "C": C, "y": y, "cuts": list(cuts), "adapters": adapters, "level": level}
     payloads = [(i, j) for i in range(len(cuts)) for j in range(len(adapters))]
     frames = map_tasks(

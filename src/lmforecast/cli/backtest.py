@@ -140,14 +140,9 @@ def _backtest(args) -> int:
         kw["bootstrap"] = args.bootstrap
     adapters = supervised_adapters(args.form, baselines=not args.no_baselines, **kw)
     # validate the cutoffs before any fitting
-    from ..backtest.engine import check_cutoffs, choose_cutoffs, compute_of, snap_levels
+    from ..backtest.engine import resolve_cutoffs
 
-    # one budget is one level whatever its last bits (as `rolling_origin`): unsnapped, an
-    # isoFLOP table's top budget split in two and the automatic cutoff left nothing to forecast
-    C = snap_levels(compute_of(data, "C"))
-    cuts = (
-        check_cutoffs(C, cutoffs) if cutoffs else choose_cutoffs(C, args.n_cutoffs, args.min_train)
-    )
+    _, cuts = resolve_cutoffs(data, "C", cutoffs, args.n_cutoffs, args.min_train)
     bt = rolling_origin(
         data, adapters, cutoffs=cuts, level=args.level, compute_col="C", progress=not args.quiet
     )

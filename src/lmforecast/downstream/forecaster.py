@@ -49,7 +49,6 @@ from .noise import (
     SPREAD_WEIGHT,
     gain_sd_for,
     knob_replicates,
-    task_noise_draws,
     undertraining,
 )
 from .persist import load_checked
@@ -339,14 +338,14 @@ class DownstreamForecaster(EstimatorDisplay):
         interval is their percentile range (`noise.py`). `eval_apart`: the evaluation noise
         drawn apart from the other terms, in this task's own order (`noise.task_noise_draws`)."""
         R, var, spread, point, gain = self.interval_parts(flops, N=N, D=D)
-        ez = task_noise_draws(R.shape[0], self.seed, self.task_) if eval_apart else None
         # one noise draw per replicate, shared by every point: a point's interval does not
         # depend on which other points are asked for (and a trajectory's band is smooth)
         return knob_replicates(
             R, var, spread, point, gain, seed=self.seed, eval_weight=EVAL_WEIGHT,
             spread_weight=SPREAD_WEIGHT, centre=CENTRE,
             gain_sd=gain_sd_for(self.selected_) if self.gain_sd is None else self.gain_sd,
-            extra_var=self.checkpoint_var(D, R.shape[1]), eval_z=ez,
+            extra_var=self.checkpoint_var(D, R.shape[1]),
+            eval_task=self.task_ if eval_apart else None,
         )  # fmt: skip
 
     def checkpoint_var(self, D, n: int, sd: float = CHECKPOINT_SD) -> np.ndarray:

@@ -32,7 +32,7 @@ import pandas as pd
 from ..errors import InputError
 from .backtest import pythia_name
 from .forecaster import DownstreamForecaster
-from .noise import centred, knob_replicates, noise_draws, noisy_replicates, task_noise_draws
+from .noise import centred, knob_replicates, noise_draws, noisy_replicates
 from .tables import task_data
 
 METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
@@ -218,7 +218,8 @@ def member_gains(rows: pd.DataFrame, default: dict, target_coverage: float = 0.9
     return pd.DataFrame(out)
 
 
-def hindsight_bound(rows: pd.DataFrame, method: str, coverages=(0.9, 0.85)) -> pd.DataFrame:
+def hindsight_bound(rows: pd.DataFrame, method: str,
+                    coverages=(0.9, 0.89, 0.87, 0.85)) -> pd.DataFrame:  # fmt: skip
     """What the knob grid could give at best on the `report` rows, chosen on those rows
     themselves (never used to choose anything): per minimum report coverage c, the setting of
     the interval knobs (for `method`) with the smallest median half-width / MAE among those
@@ -280,7 +281,7 @@ def _knob_reps(est, knobs, C, D=None, eval_apart=False):
         R, var, spread, point, gain, seed=est.seed, eval_weight=knobs.get("eval_weight", 1.0),
         spread_weight=knobs["spread_weight"], gain_sd=knobs["gain_sd"],
         centre=knobs.get("centre", "none"), extra_var=ckpt,
-        eval_z=task_noise_draws(R.shape[0], est.seed, est.task_) if eval_apart else None,
+        eval_task=est.task_ if eval_apart else None,
     )  # fmt: skip
 
 

@@ -103,16 +103,17 @@ def task_noise_draws(B: int, seed: int, task: str) -> np.ndarray:
 
 def knob_replicates(R, var, spread, point, gain, *, seed: int, eval_weight: float,
                     spread_weight: float, gain_sd: float, centre: str,
-                    extra_var=0.0, eval_z=None) -> np.ndarray:  # fmt: skip
+                    extra_var=0.0, eval_task=None) -> np.ndarray:  # fmt: skip
     """The interval's replicates from `DownstreamForecaster.interval_parts`' pieces under the
     given knobs (`extra_var`: the checkpoint term): centred, one noise draw per replicate.
-    `eval_z` (B, 1) given: the evaluation noise takes its own draws (`task_noise_draws`; a task
-    average: harness noise is independent across tasks' items), the other terms the shared
-    one."""
+    `eval_task` (a task name) given: the evaluation noise takes that task's own draws
+    (`task_noise_draws`; a task average: harness noise is independent across tasks' items),
+    the other terms the shared one."""
     z = np.broadcast_to(noise_draws(R.shape[0], seed), np.shape(R))
     Rc = centred(R, point, centre)
-    if eval_z is None:
+    if eval_task is None:
         v = eval_weight * var + spread_weight * spread + extra_var
         return noisy_replicates(Rc, v, gain, gain_sd, z)
-    Rc = Rc + np.broadcast_to(eval_z, np.shape(R)) * np.sqrt(eval_weight * var)[None, :]
+    ez = task_noise_draws(R.shape[0], seed, eval_task)
+    Rc = Rc + np.broadcast_to(ez, np.shape(R)) * np.sqrt(eval_weight * var)[None, :]
     return noisy_replicates(Rc, spread_weight * spread + extra_var, gain, gain_sd, z)

@@ -291,9 +291,11 @@ def flops_basis(evals: pd.DataFrame) -> str | None:
             if np.all(np.abs(r - 1.0) < 1e-3):
                 return col
     if "params" in d.columns:  # another accounting differs by a small factor, a unit by 1e9
-        r = float(np.nanmedian(d["flops"].to_numpy(float) / (
-            6.0 * d["params"].to_numpy(float) * d["tokens"].to_numpy(float))))  # fmt: skip
-        if np.isfinite(r) and not 1e-2 <= r <= 1e2:
+        ratio = d["flops"].to_numpy(float) / (
+            6.0 * d["params"].to_numpy(float) * d["tokens"].to_numpy(float))  # fmt: skip
+        ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
+        r = float(np.median(ratio)) if ratio.size else 1.0
+        if not 1e-2 <= r <= 1e2:
             warnings.warn(
                 f"evals: column 'flops' is {r:.3g} x 6 x params x tokens (median over the "
                 "checkpoints): FLOPs in another unit (GFLOPs?) or params/tokens in millions? "
