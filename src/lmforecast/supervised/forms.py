@@ -126,10 +126,15 @@ def fix_bounds(law, fixed: Mapping[str, float] | None) -> list[tuple[float, floa
     return bounds
 
 
-def refuse_pinned_floor(fixed: Mapping[str, float] | None, data: pd.DataFrame) -> None:
-    """A pinned E (the loss no model reaches) at or above a run's loss: every law of the family
-    stays above E, so the fit cannot come near that run (`--fix E=5` on runs of loss 2.3-4
-    forecast 5.0 for a fitted run of 2.57, with a "not identified" warning only)."""
+def check_pins(fixed: Mapping[str, float] | None, data: pd.DataFrame) -> None:
+    """Before the form is chosen (so no form warning precedes the refusal): one parameter pinned
+    under two names (E and log_E), and a pinned E (the loss no model reaches) at or above a
+    run's loss: every law of the family stays above E, so the fit cannot come near that run
+    (`--fix E=5` on runs of loss 2.3-4 forecast 5.0 for a fitted run of 2.57, with a "not
+    identified" warning only). `fix_bounds` checks names and bounds against the chosen law."""
+    twin = next((n for n in fixed or {} if f"log_{n}" in fixed), None)
+    if twin is not None:
+        raise InputError(f"--fix (fixed=): {twin} and log_{twin} pin the same parameter; give one")
     if not fixed or not {"E", "log_E"} & set(fixed):
         return
     name = "E" if "E" in fixed else "log_E"

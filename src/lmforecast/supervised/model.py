@@ -107,7 +107,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
                 f"runs: all {len(data)} runs have one model size (N={data['N'].iloc[0]:.6g}); "
                 "a law in N and D needs at least two sizes"
             )
-        fm.refuse_pinned_floor(self.fixed, data)
+        fm.check_pins(self.fixed, data)
         n_boot = (
             self.bootstrap
             if self.bootstrap is not None
