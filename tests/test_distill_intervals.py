@@ -379,6 +379,30 @@ def test_zoo_backtest_beats_naive_baselines_and_reports_coverage():
     assert np.all(bt["lo"] <= bt["hi"]) and bt["covered"].sum() >= 9
 
 
+@pytest.mark.slow
+def test_zoo_backtest_with_each_teacher_forecast_from_its_size_and_tokens():
+    """The same splits with every teacher given by (N_T, D_T): its loss is the zoo supervised
+    law's forecast and is drawn in the interval (twelfth session). Still far below the naive
+    baselines, intervals wider in the median than with the measured teacher loss, as many of
+    the 12 held-out runs covered (real data: 12 of 12 at 32 resamples, docs/distill.md)."""
+    from lmforecast.distill.zoo_data import zoo_backtest
+    from lmforecast.zoo import load_zoo
+
+    z = load_zoo()
+    meas = zoo_backtest(z, bootstrap=8)
+    fc = zoo_backtest(z, bootstrap=8, teacher="forecast")
+    # wider in the median (a run's forecast teacher loss differs from its measured one, so
+    # single intervals sit elsewhere; the exact comparison is in test_distill_teacher_uncertainty)
+    assert np.median(fc["hi"] - fc["lo"]) > np.median(meas["hi"] - meas["lo"])
+    assert not np.allclose(fc["pred"], meas["pred"])  # the teacher's loss is the law's now
+    for _, g in fc.groupby("split"):
+        mae = g["err"].abs().mean()
+        assert mae < 0.06 and mae < 0.5 * g["err_supervised_baseline"].abs().mean()
+    assert fc["covered"].sum() >= meas["covered"].sum()
+    with pytest.raises(InputError, match="teacher must be"):
+        zoo_backtest(z, bootstrap=2, teacher="guess")
+
+
 def test_plan_interval_holds_the_plan_with_few_draws(preset):
     # with a handful of draws the percentiles alone can miss the plan they are an interval of
     for scenario in ("teacher-pretraining-inference", "teacher-inference"):

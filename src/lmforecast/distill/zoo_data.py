@@ -49,8 +49,9 @@ def student_groups(runs: pd.DataFrame) -> list[tuple[tuple[float, float], pd.Dat
 
 
 def zoo_backtest(
-    zoo, *, bootstrap: int = 32, level: float = 0.9, seed: int = 0, n_jobs: int = 1
-) -> pd.DataFrame:
+    zoo, *, bootstrap: int = 32, level: float = 0.9, seed: int = 0, n_jobs: int = 1,
+    teacher: str = "measured",
+) -> pd.DataFrame:  # fmt: skip
     """Forecast the zoo's larger distilled students from its smaller ones, with intervals.
 
     Two splits, as a user would extrapolate: "size" fits the 6 runs of the smaller student
@@ -60,7 +61,12 @@ def zoo_backtest(
     the zoo's supervised runs) with a multi-started bootstrap. Naive baselines: the measured
     supervised loss of the same student (`L_S_supervised`) and the teacher's loss. Returns one
     row per forecast: split, the run's columns, pred, lo, hi, covered and relative errors.
+    `teacher="forecast"`: each teacher given by its size and tokens (N_T, D_T), its loss the
+    supervised law's forecast, drawn in the interval (docs/distill.md, "The teacher's
+    uncertainty"), as when planning with a teacher not yet trained.
     """
+    if teacher not in ("measured", "forecast"):
+        raise InputError(f"teacher must be 'measured' or 'forecast', got {teacher!r}")
     import warnings
 
     import numpy as np
@@ -81,9 +87,11 @@ def zoo_backtest(
             m = DistillationScalingLaw(
                 sup, fixed=fixed, n_polish=8, bootstrap=bootstrap, seed=seed, n_jobs=n_jobs
             ).fit(tr)
-            args = (te["N_S"].to_numpy(), te["D_S"].to_numpy(), te["L_T"].to_numpy())
-            te["pred"] = m.predict(*args)
-            te["lo"], te["hi"] = m.predict_interval(*args, level=level)
+            NS, DS = te["N_S"].to_numpy(), te["D_S"].to_numpy()
+            kw = ({"teacher_loss": te["L_T"].to_numpy()} if teacher == "measured"
+                  else {"N_T": te["N_T"].to_numpy(), "D_T": te["D_T"].to_numpy()})  # fmt: skip
+            te["pred"] = m.predict(NS, DS, **kw)
+            te["lo"], te["hi"] = m.predict_interval(NS, DS, level=level, **kw)
             te["covered"] = (te["L_S"] >= te["lo"]) & (te["L_S"] <= te["hi"])
             te["err"] = te["pred"] / te["L_S"] - 1
             te["err_supervised_baseline"] = te["L_S_supervised"] / te["L_S"] - 1
