@@ -206,6 +206,8 @@ for cid, argv in [
     # a pinned E above the runs' losses gave L = 5.0 for a fitted run of 2.57 (audit, 12th)
     ("fix-E-above-losses", "supervised fit runs.csv --fix E=50 --out f.json"),
     ("fix-twice", "supervised fit runs.csv --fix gamma=1 --fix gamma=0.5 --out f.json"),
+    ("fix-log-E-above-losses", "supervised fit runs.csv --fix log_E=4 --out f.json"),
+    ("fix-two-names", "supervised fit runs.csv --fix E=1.5 --fix log_E=0.4 --out f.json"),
     ("seed-negative", "supervised fit runs.csv --seed -1"),
     ("seed-text", "supervised fit runs.csv --seed x"),
     ("jobs-zero", "supervised fit runs.csv --jobs 0"),
