@@ -28,7 +28,7 @@ from ..compute.flops import forward_flops_per_token as F
 from ..errors import InputError, fmt_value
 from .checks import PAPER_RANGES, pinned, range_notes, units_notes, verdict
 from .model import DistillationScalingLaw
-from .teacher_uncertainty import intervals_in_chunks
+from .uncertainty import intervals_in_chunks
 
 VAR_MIN, VAR_MAX = 1e6, 1e17  # App. D.4 bounds on N_T, D_S, D_T
 

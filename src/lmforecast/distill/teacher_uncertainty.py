@@ -155,17 +155,3 @@ def saved_supervised(d, where: str = "saved distillation fit") -> SupervisedScal
     check_supervised_fit(d, where)
     res = FitResult.from_dict(copy.deepcopy(dict(d)), where, "meta.supervised_fit")
     return SupervisedScalingLaw.from_result(res)
-
-
-def intervals_in_chunks(model, N_S, D_S, L_T, level, chunk: int, N_T=None, D_T=None):
-    """`model.predict_interval` over teachers in chunks of about `chunk` (teachers x draws)
-    elements, so memory stays bounded; with N_T, D_T the teachers' losses are forecasts and
-    get the teacher term (L_T is then recomputed from them, the same values)."""
-    n_draws = max(1, len(model.parameter_draws()))
-    step = max(1, int(chunk) // n_draws)
-    lo, hi = np.empty(len(D_S)), np.empty(len(D_S))
-    for a in range(0, len(D_S), step):
-        b = min(a + step, len(D_S))
-        kw = {"teacher_loss": L_T[a:b]} if N_T is None else {"N_T": N_T[a:b], "D_T": D_T[a:b]}
-        lo[a:b], hi[a:b] = model.predict_interval(np.full(b - a, N_S), D_S[a:b], level=level, **kw)
-    return lo, hi
