@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from lmforecast.errors import InputError
@@ -99,3 +100,39 @@ def test_random_runs_are_not_read_as_isoflop_profiles():
     assert optima_scatter(runs, lambda c: compute_optimal(p, c, "6ND").N) is None
     # the same check keeps a real design: every run of the example profiles is on one
     assert optima_scatter(_profiles(), lambda c: compute_optimal(p, c, "6ND").N)["n"] == 6
+
+
+def test_the_tables_own_budget_column_groups_the_profiles():
+    """A user's C counts FLOPs their own way (here 6N(1 + 2e4/sqrt N): attention-like, per size),
+    so 6ND of one budget's runs differ by size and never group at three digits; the table's C
+    column, given beside D, is the budget the runs were designed on."""
+    from lmforecast.compute.allocation import compute_optimal
+    from lmforecast.supervised.runs import runs_from_frame
+
+    t = simulate_isoflops(budgets=BUDGETS, seed=0)
+    per_token = 6 * t["N"] * (1 + 2e4 / np.sqrt(t["N"]))
+    runs = t.assign(D=t["C"] / per_token)[["N", "D", "loss", "C"]]
+    p = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
+
+    def n_star(c):
+        return compute_optimal(p, c, "6ND").N
+
+    assert optima_scatter(runs_from_frame(runs.drop(columns="C")), n_star) is None
+    own = runs_from_frame(runs)
+    sc = optima_scatter(own, n_star)
+    assert sc is not None and sc["n"] == len(BUDGETS)
+    law = SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(runs)
+    assert law.result_.meta["allocation"]["n"] == len(BUDGETS)
+    mean = runs_from_frame(pd.concat([runs, runs.assign(loss=runs["loss"] * 1.01)]),
+                           replicates="mean")  # fmt: skip
+    assert len(mean) == len(runs) and optima_scatter(mean, n_star)["n"] == len(BUDGETS)
+
+
+def test_a_c_column_beside_d_with_gaps_is_not_refused():
+    """C beside D only groups budgets: a blank in it falls back to 6ND, as before."""
+    from lmforecast.supervised.runs import runs_from_frame
+
+    t = simulate_isoflops(budgets=BUDGETS, seed=0)[["N", "D", "loss", "C"]].astype({"C": object})
+    t.loc[3, "C"] = ""
+    out = runs_from_frame(t)
+    assert len(out) == len(t) and "budget" not in out.attrs

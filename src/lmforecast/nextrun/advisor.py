@@ -62,12 +62,13 @@ class NextRunAdvice(SummaryDisplay):
         lines = [
             f"Target N={self.target['N']:.3g}, D={self.target['D']:.3g}: current "
             f"{100 * self.level:g}% interval width {self.current_width:.4f} (log loss)",
-            "  rank          N          D      FLOPs   width after   shrink/EFLOP",
+            "  rank          N          D      FLOPs   width after   shrink/EFLOP   advised in",
         ]
         for i, c in enumerate(self.candidates[:10]):
+            share = f"{100 * c['p_best']:9.0f}%" if "p_best" in c else "        -"
             lines.append(
                 f"  {i + 1:4d} {c['N']:10.3g} {c['D']:10.3g} {c['flops']:10.3g}"
-                f"   {c['expected_width']:11.4f}   {1e18 * c['shrink_per_flop']:.4g}"
+                f"   {c['expected_width']:11.4f}   {1e18 * c['shrink_per_flop']:12.4g}   {share}"
             )
         return "\n".join([*lines, self.message])
 
@@ -166,50 +167,34 @@ def advise(
     cand = candidate_grid(data, target_N, budget) if candidates is None else candidates
     if len(cand) == 0:
         raise InputError(f"no candidate run fits in --budget (budget=) {budget:.3g} FLOPs (6ND)")
+    if noise is not None and not noise > 0:
+        raise InputError(f"noise must be > 0 (run-to-run scatter of log loss), got {noise}")
+    if goal_width is not None and not goal_width > 0:
+        raise InputError(f"goal width must be > 0, got {goal_width}")
     law, res = fitted if fitted is not None else fit_with_bootstrap(data, n_boot, seed, level)
     th = np.asarray(res.bootstrap)
     Nc, Dc = cand["N"].to_numpy(float), cand["D"].to_numpy(float)
     Tt = law.predict_target(th, {"N": np.array([target_N]), "D": np.array([target_D])})[:, 0]
     Tc = law.predict_target(th, {"N": Nc, "D": Dc})  # (B, n)
-    dt, dc = Tt - Tt.mean(), Tc - Tc.mean(axis=0)
-    vt = float(np.mean(dt**2))
-    s = (dt[:, None] * dc).mean(axis=0)
-    vc = (dc**2).mean(axis=0)
-    if noise is not None and not noise > 0:
-        raise InputError(f"noise must be > 0 (run-to-run scatter of log loss), got {noise}")
     sigma2 = (noise if noise is not None else max(res.residual_scale, 1e-4)) ** 2
-    vt_new = np.maximum(vt - s**2 / (vc + sigma2), 0.0)
     w = target_width(law, res, target_N, target_D, level)
-    w_new = w * np.sqrt(vt_new / vt) if vt > 0 else np.full(len(cand), w)
     flops = 6 * Nc * Dc
-    gain = (w - w_new) / flops
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w_sat = w * np.sqrt(np.maximum(vt - s**2 / vc, 0.0) / vt) if vt > 0 else w_new
-    to_goal = np.full(len(cand), np.inf)
-    if goal_width is not None:
-        if not goal_width > 0:
-            raise InputError(f"goal width must be > 0, got {goal_width}")
-        v_goal = vt * (goal_width / w) ** 2
-        if v_goal >= vt:
-            to_goal[:] = 0.0
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                room = s**2 / (vt - v_goal) - vc
-                k = np.where(room > 0, np.ceil(sigma2 / room), np.inf)
-            to_goal = k * flops
-        order = np.lexsort((-gain, w_sat, to_goal))
-    else:
-        order = np.argsort(-gain)
+    ev = _evaluate(Tt, Tc, np.full((1, len(Tt)), 1 / len(Tt)), w, sigma2, flops, goal_width)
+    shrink, gain, w_sat, to_goal = (v[0] for v in ev)
+    w_new = w * (1 - shrink)
+    order = _order(gain, w_sat, to_goal, goal_width)
+    p_best = _advised_share(Tt, Tc, w, sigma2, flops, goal_width, min_gain, seed)
     rows = [
         {
             "N": float(Nc[i]),
             "D": float(Dc[i]),
             "flops": float(flops[i]),
             "expected_width": float(w_new[i]),
-            "shrink": float(1 - w_new[i] / w),
+            "shrink": float(shrink[i]),
             "shrink_per_flop": float(gain[i]),
             "saturation_width": float(w_sat[i]),
             "flops_to_goal": float(to_goal[i]),
+            "p_best": float(p_best[i]),
         }
         for i in order
     ]
@@ -224,7 +209,7 @@ def advise(
         f"{100 * best_rel:.2g}% (< {100 * min_gain:g}%); what remains is run scatter and "
         "extrapolation"
         if stop
-        else _best_message(next(r for r in rows if r["shrink"] >= min_gain), rows[0])
+        else _best_message(next(r for r in rows if r["shrink"] >= min_gain), rows[0], rows, len(th))
     )
     return NextRunAdvice(
         target={"N": float(target_N), "D": float(target_D)},
@@ -237,13 +222,87 @@ def advise(
     )
 
 
-def _best_message(best: dict, cheapest: dict) -> str:
+RESAMPLES = 400  # resamples of the bootstrap refits behind `p_best`
+
+
+def _evaluate(Tt, Tc, wts, w, sigma2, flops, goal_width):
+    """(shrink, gain per FLOP, saturation width, FLOPs to goal), each (R, n), for R weightings
+    `wts` (R, B) of the B bootstrap refits (one row of 1/B: the advice itself). A weighting's
+    width is w scaled by its sd of the target's log loss over the full ensemble's, so the goal
+    width means one variance whatever the weighting."""
+    mt, mc = wts @ Tt, wts @ Tc  # (R,), (R, n)
+    vt = np.maximum(wts @ Tt**2 - mt**2, 0.0)[:, None]
+    s = wts @ (Tt[:, None] * Tc) - mt[:, None] * mc
+    vc = np.maximum(wts @ Tc**2 - mc**2, 0.0)
+    v0 = float(np.mean((Tt - Tt.mean()) ** 2))
+    wr = w * np.sqrt(vt / v0) if v0 > 0 else np.full_like(vt, w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(vt > 0, np.sqrt(np.maximum(vt - s**2 / (vc + sigma2), 0.0) / vt), 1.0)
+        w_sat = np.where(vt > 0, wr * np.sqrt(np.maximum(vt - s**2 / vc, 0.0) / vt), wr * ratio)
+    to_goal = np.full(s.shape, np.inf)
+    if goal_width is not None:
+        v_goal = v0 * (goal_width / w) ** 2 if w > 0 else np.inf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = s**2 / (vt - v_goal) - vc
+            k = np.where(room > 0, np.ceil(sigma2 / room), np.inf)
+        to_goal = np.where(v_goal >= vt, 0.0, k * flops)
+    return 1 - ratio, wr * (1 - ratio) / flops, w_sat, to_goal
+
+
+def _order(gain, w_sat, to_goal, goal_width):
+    """Candidates best first: by FLOPs to the goal (then saturation width, then gain) with a
+    goal width, else by gain per FLOP."""
+    if goal_width is not None:
+        return np.lexsort((-gain, w_sat, to_goal))
+    return np.argsort(-gain, kind="stable")
+
+
+def _advised(order, shrink, min_gain) -> int:
+    """The advised run: the first in `order` that shrinks the width by `min_gain` (else the
+    first), as `_best_message` names it."""
+    ok = order[shrink[order] >= min_gain]
+    return int(ok[0]) if len(ok) else int(order[0])
+
+
+def _advised_share(Tt, Tc, w, sigma2, flops, goal_width, min_gain, seed) -> np.ndarray:
+    """p_best: the share of `RESAMPLES` resamples of the B bootstrap refits in which each
+    candidate is the advised run: how firmly B refits pick it (Monte Carlo noise of the
+    advice, which more refits reduce; two candidates that split the share are tied on this
+    evidence)."""
+    B = len(Tt)
+    rng = np.random.default_rng([seed, 7])
+    wts = rng.multinomial(B, np.full(B, 1 / B), size=RESAMPLES) / B
+    shrink, gain, w_sat, to_goal = _evaluate(Tt, Tc, wts, w, sigma2, flops, goal_width)
+    picks = [
+        _advised(_order(gain[r], w_sat[r], to_goal[r], goal_width), shrink[r], min_gain)
+        for r in range(RESAMPLES)
+    ]
+    return np.bincount(picks, minlength=len(flops)) / RESAMPLES
+
+
+FIRM = 0.8  # below this share of resamples the advised run is called near-tied
+
+
+def _best_message(best: dict, cheapest: dict, rows: list[dict], n_boot: int) -> str:
     """The best next run is the most shrink per FLOP among runs that shrink by `min_gain`; the
-    top-ranked run may shrink the interval by less (a cheap run with a tiny gain)."""
+    top-ranked run may shrink the interval by less (a cheap run with a tiny gain). Says how
+    firmly the refits pick it (`p_best`) and, below `FIRM`, its close rivals."""
     msg = (
         f"best next run: N={best['N']:.3g}, D={best['D']:.3g} (expected width "
-        f"{best['expected_width']:.4f}, -{100 * best['shrink']:.2g}%)"
+        f"{best['expected_width']:.4f}, -{100 * best['shrink']:.2g}%; advised in "
+        f"{100 * best['p_best']:.0f}% of resamples of the {n_boot} refits"
     )
+    if best["p_best"] < FIRM:
+        rivals = sorted((r for r in rows if r is not best and r["p_best"] >= 0.05),
+                        key=lambda r: -r["p_best"])[:3]  # fmt: skip
+        names = ", ".join(
+            f"N={r['N']:.3g}, D={r['D']:.3g} ({100 * r['p_best']:.0f}%)" for r in rivals
+        )
+        msg += (
+            f"; near-tied with {names or 'many candidates'}: equally good picks on this "
+            "evidence (a larger --bootstrap separates them only where they truly differ)"
+        )
+    msg += ")"
     if best is not cheapest:
         msg += (
             f"; the top-ranked N={cheapest['N']:.3g}, D={cheapest['D']:.3g} gains more per FLOP "

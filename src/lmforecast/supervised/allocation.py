@@ -55,11 +55,16 @@ MIN_PROFILE_SHARE = 0.5
 
 def optima_scatter(data, n_star) -> dict | None:
     """Where the runs form isoFLOP profiles: {rms, n} of ln(vertex / n_star(C)) over the budgets
-    (runs grouped by 6ND to three significant digits) with >= 3 sizes, a convex parabola in ln N
+    (runs grouped by the table's own C column where it has one beside D, else by 6ND, to three
+    significant digits) with >= 3 sizes, a convex parabola in ln N
     and its vertex inside the sampled sizes (Hoffmann et al. Approach 2); None with fewer than
     `MIN_BUDGETS` such budgets or when budgets of >= 3 sizes hold less than `MIN_PROFILE_SHARE`
     of the runs (not an isoFLOP design). How far the law's N* sits from its runs' optima."""
-    C = budget_flops(data["N"], data["D"])
+    own = data.attrs.get("budget")
+    if own is not None and len(own) == len(data):
+        C = np.array([float(f"{v:.3g}") for v in np.asarray(own, float)])
+    else:
+        C = budget_flops(data["N"], data["D"])
     rows, on_profiles = [], 0
     for c in np.unique(C):
         g = data[C == c]

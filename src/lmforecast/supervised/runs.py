@@ -87,8 +87,15 @@ def runs_from_frame(
     warn_units(out, n_col, d_col if d_col in cols else c_col, loss_col)
     if u_col in cols:
         fm.refuse_repeated_data(out, numeric_column(df, u_col, positive=True, what=what), u_col)
+    budget = None
+    if {d_col, c_col} <= set(cols):  # a C beside D is only read for grouping: never refused
+        budget = pd.to_numeric(df[c_col], errors="coerce").to_numpy(float)
+        budget = budget if np.all(np.isfinite(budget) & (budget > 0)) else None
     out, sd = fm.collapse_replicates(out, replicates)
     out.attrs["replicate_sd"] = sd
+    if budget is not None:  # the user's own budgets group isoFLOP profiles (`optima_scatter`)
+        by_nd = pd.Series(budget).groupby([df[n_col].to_numpy(float), D]).first()
+        out.attrs["budget"] = by_nd.loc[list(zip(out["N"], out["D"]))].to_numpy(float)
     return out
 
 
