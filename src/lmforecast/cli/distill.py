@@ -366,8 +366,9 @@ def _crossover(args) -> int:
 
 
 _CROSS_BASIS = (
-    "confidence interval over the first {k} parameter draws of the distillation law; supervised "
-    "law at its point estimate; no model-form error"
+    "confidence interval over the first {k} parameter draws of the distillation law; where the "
+    "scenario trains or runs the teacher, each draw's teacher loss drawn from the supervised "
+    "law's interval; supervised comparison at its point estimate; no model-form error"
 )
 
 
@@ -425,8 +426,9 @@ def _ratios(args) -> int:
 
 
 _RATIO_BASIS = (
-    "confidence intervals over the first {k} parameter draws of the distillation law (supervised "
-    "law at its point estimate; no model-form error)"
+    "confidence intervals over the first {k} parameter draws of the distillation law (where the "
+    "scenario trains or runs the teacher, each draw's teacher loss drawn from the supervised "
+    "law's interval; supervised tokens at their point estimate; no model-form error)"
 )
 
 _RATIO_NOTE = (

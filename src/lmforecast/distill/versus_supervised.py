@@ -4,6 +4,8 @@ their intervals over the law's bootstrap draws."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 
@@ -12,6 +14,7 @@ from ..errors import InputError
 from .model import DistillationScalingLaw
 from .plan_intervals import _check_draw_args, _draw_models
 from .planning import VAR_MIN, Scenario, get_scenario, plan_distillation
+from .teacher_uncertainty import plan_teacher_log_sd, teacher_log_sd
 from .uncertainty import interval_from_draws
 
 
@@ -67,19 +70,36 @@ def crossover_interval(
     **kw,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence interval of `crossover_compute` over the distillation law's parameter draws
-    (`model.parameter_draws()`, the first `max_draws`; each draw re-runs the search). The
-    supervised law is held at its point estimate here (predict, plan and choose-teacher draw a
-    forecast teacher: docs/distill.md, "The teacher's uncertainty"). A draw whose
-    distillation wins over the whole range counts as beyond it: an upper end of inf
-    means more than (1 - level)/2 of the draws never cross by c_range[1]. Returns (lo, hi)."""
+    (`model.parameter_draws()`, the first `max_draws`; each draw re-runs the search). Where the
+    scenario trains or runs the teacher (its loss a forecast of the supervised law), draw b's
+    teacher losses L become E + (L - E) exp(u_b s_T), s_T at the teacher of the point plan at
+    the point crossover (at c_range[1] where it never crosses), as plan intervals do
+    (docs/distill.md, "The teacher's uncertainty"); the supervised comparison L~_S(N_S, C)
+    stays at its point. A draw whose distillation wins over the whole range counts as beyond
+    it: an upper end of inf means more than (1 - level)/2 of the draws never cross by
+    c_range[1]. Returns (lo, hi)."""
     _check_draw_args(level, max_draws)
+    scenario = get_scenario(scenario)
+    N = np.atleast_1d(np.asarray(N_S, float))
     beyond = np.log(c_range[1]) + 1.0  # stands for "not reached": above every real crossover
-    vals = []
-    for m in _draw_models(model, max_draws):
-        c = crossover_compute(m, N_S, scenario, c_range=c_range, **kw)
-        vals.append(np.where(np.isnan(c), beyond, np.log(c)))
+    sd = None
+    if scenario.delta_lgt or scenario.delta_pre:
+        c = crossover_compute(model, N, scenario, c_range=c_range, **kw)
+        point = plan_distillation(model, N, np.where(np.isnan(c), c_range[1], c), scenario)
+        sd = plan_teacher_log_sd(model, point, scenario)
+
+    def draws(sizes, s_T):  # (B, len(sizes)) log crossovers over the draws
+        out = []
+        for m in _draw_models(model, max_draws, s_T):
+            c = crossover_compute(m, sizes, scenario, c_range=c_range, **kw)
+            out.append(np.where(np.isnan(c), beyond, np.log(c)))
+        return np.stack(out)
+
+    # with a teacher term, one shift per student size: each size's search plans its own teachers
+    vals = draws(N, None) if sd is None else np.hstack([draws(N[i : i + 1], sd[i])
+                                                        for i in range(N.size)])  # fmt: skip
     a = (1 - level) / 2
-    lo, hi = np.quantile(np.stack(vals), [a, 1 - a], axis=0, method="inverted_cdf")
+    lo, hi = np.quantile(vals, [a, 1 - a], axis=0, method="inverted_cdf")
     lo, hi = (np.where(v >= beyond, np.inf, np.exp(v)) for v in (lo, hi))
     return lo, hi
 
@@ -146,6 +166,7 @@ def distillation_vs_supervised_ratios(
         raise InputError("target losses must be positive and finite")
     if not max_ratio > 1:
         raise InputError(f"max_ratio must be > 1, got {max_ratio}")
+    shift = getattr(model, "_teacher_shift", None)
     FS = F(N)
     D_sup = supervised_tokens_for_loss(model, N, L)
     C_sup = 3.0 * FS * D_sup
@@ -158,6 +179,9 @@ def distillation_vs_supervised_ratios(
     out["supervised_flops"] = np.where(ok, C_sup, np.nan)
     if ok.any():
         Nk, Lk, Ck = N[ok], L[ok], C_sup[ok]
+        if np.ndim(shift) == 1 and np.size(shift) == N.size:  # a ratio interval's draw, per pair
+            model = copy.copy(model)
+            model._teacher_shift = np.asarray(shift)[ok]
         # the smallest budget every scenario can spend: student and teacher at the token bound
         c_min = 3.0 * F(Nk) * VAR_MIN * 1.01 + (3.0 + s.delta_lgt) * F(VAR_MIN) * VAR_MIN * 4.0
         lo = np.log(c_min)
@@ -211,15 +235,27 @@ def ratio_interval(
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Confidence intervals of `distillation_vs_supervised_ratios`' compute and token ratios
     over the distillation law's parameter draws (`model.parameter_draws()`, the first
-    `max_draws`; each draw re-runs the bisection). The supervised law is held at its point
-    estimate here (predict, plan and choose-teacher draw a forecast teacher: docs/distill.md,
-    "The teacher's uncertainty"). A draw that cannot reach the target within the
-    search range contributes inf (so a hi of inf means some draws never reach it). Returns
-    {"compute_ratio": (lo, hi), "token_ratio": (lo, hi)}, arrays over the broadcast pairs."""
+    `max_draws`; each draw re-runs the bisection). Where the scenario trains or runs the
+    teacher, draw b's teacher losses L become E + (L - E) exp(u_b s_T), s_T at each pair's
+    point-plan teacher (as plan intervals do: docs/distill.md, "The teacher's uncertainty"); the
+    supervised side (its tokens for the target) stays at its point. A draw that cannot reach
+    the target within the search range contributes inf (so a hi of inf means some draws never
+    reach it). Returns {"compute_ratio": (lo, hi), "token_ratio": (lo, hi)}, arrays over the
+    broadcast pairs."""
     _check_draw_args(level, max_draws)
+    scenario = get_scenario(scenario)
+    sd = None
+    if scenario.delta_lgt or scenario.delta_pre:
+        pt = distillation_vs_supervised_ratios(model, N_S, target_loss, scenario)
+        NT, DT = pt["teacher_params"].to_numpy(float), pt["teacher_tokens"].to_numpy(float)
+        has = np.isfinite(NT) & np.isfinite(DT)
+        sd = np.zeros(len(pt))
+        if has.any():
+            sd[has] = teacher_log_sd(model, NT[has], DT[has])
+        sd = sd if np.any(sd > 0) else None
     keys = ("compute_ratio", "token_ratio")
     outs: dict[str, list] = {k: [] for k in keys}
-    for m in _draw_models(model, max_draws):
+    for m in _draw_models(model, max_draws, sd):
         df = distillation_vs_supervised_ratios(m, N_S, target_loss, scenario)
         for k in keys:
             with np.errstate(divide="ignore"):
