@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..errors import DomainWarning, InputError
 from .forecaster import DownstreamForecaster
+from .noise import percentile_interval
 
 
 def _kw(est: DownstreamForecaster, flops, N, D) -> dict:
@@ -74,8 +75,7 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
     reps = [e.replicates(**_kw(e, flops, N, D), eval_apart=True) for e in ests]
     B = min(r.shape[0] for r in reps)
     R = np.tensordot(w, np.stack([r[:B] for r in reps]), axes=1)
-    a = (1 - level) / 2
-    lo, hi = np.quantile(R, [a, 1 - a], axis=0)
+    lo, hi = percentile_interval(R, w @ pts, level)
     return w @ pts, lo, hi
 
 

@@ -49,10 +49,17 @@ from .noise import (
     SPREAD_WEIGHT,
     gain_sd_for,
     knob_replicates,
+    percentile_interval,
     undertraining,
 )
 from .persist import load_checked
-from .reach import ForecastReachWarning, chance_warning, fitted_ends, reach_warnings
+from .reach import (
+    ForecastReachWarning,
+    chance_warning,
+    fitted_ends,
+    reach_warnings,
+    score_floor,
+)
 from .schema import FORMAT_VERSION, validate
 from .summary import summary_text
 from .tables import TaskData, flops_basis, task_data
@@ -345,7 +352,7 @@ class DownstreamForecaster(EstimatorDisplay):
             spread_weight=SPREAD_WEIGHT, centre=CENTRE,
             gain_sd=gain_sd_for(self.selected_) if self.gain_sd is None else self.gain_sd,
             extra_var=self.checkpoint_var(D, R.shape[1]),
-            eval_task=self.task_ if eval_apart else None,
+            eval_task=self.task_ if eval_apart else None, floor=score_floor(self),
         )  # fmt: skip
 
     def checkpoint_var(self, D, n: int, sd: float = CHECKPOINT_SD) -> np.ndarray:
@@ -373,9 +380,8 @@ class DownstreamForecaster(EstimatorDisplay):
         if not 0 < level < 1:
             raise InputError(f"level must be in (0, 1), got {level}")
         R = self.replicates(flops, N=N, D=D)
-        a = (1 - level) / 2
-        lo, hi = np.quantile(R, [a, 1 - a], axis=0)
-        return lo, hi
+        point = np.clip(self._point(self.selected_, *self._compute(flops, N, D)), 0.0, 100.0)
+        return percentile_interval(R, point, level)
 
     # ---- reporting / persistence ----------------------------------------------------------
     def summary(self) -> str:

@@ -18,9 +18,11 @@ stage 2 is a loss -> score map (`maps.py`) fitted on all checkpoints.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ..errors import InputError
+from ..errors import DomainWarning, InputError
 from ..flp.model import FLP
 from .maps import LinearMap, LocalLinearMap, SigmoidMap, weights
 from .stage1 import STAGE1
@@ -58,6 +60,15 @@ class Stage1:
         fitted = self.law.predict(p, **X)
         r = L - fitted
         n, k = L.size, p.size
+        if n <= k:  # the law passes through every point: a residual bootstrap cannot move it
+            warnings.warn(
+                f"{td.task}: stage 1 ({self.kind!r}, {k} parameters) is fitted on {n} model "
+                "finals, no more than its parameters: its residual bootstrap cannot measure "
+                f"stage 1's uncertainty, so the interval is too narrow; fit at least {k + 1} models"
+                + (" or use --stage1 power (stage1='power', 2 parameters)" if k > 2 else ""),
+                DomainWarning,
+                stacklevel=4,
+            )
         infl = np.sqrt(n / (n - k)) if n > k else 1.0
         boot = [self.law.fit(*args, fitted + infl * rng.choice(r, n), start=p) for _ in range(B)]
         return {"params": p.tolist(), "boot": np.asarray(boot).reshape(B, p.size).tolist(),

@@ -32,7 +32,8 @@ import pandas as pd
 from ..errors import InputError
 from .backtest import pythia_name
 from .forecaster import DownstreamForecaster
-from .noise import centred, knob_replicates, noise_draws, noisy_replicates
+from .noise import centred, knob_replicates, noise_draws, noisy_replicates, percentile_interval
+from .reach import score_floor
 from .tables import task_data
 
 METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
@@ -148,7 +149,6 @@ def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
     """Long table: one row per (case, target, method, interval knobs) with forecast, interval,
     error; the persistence baseline is carried on every row."""
     rows = []
-    a = (1 - level) / 2
     for case in cases:
         sc, est, tg = case["scenario"], case["est"], case["targets"]
         views = _views(case, methods)
@@ -158,9 +158,10 @@ def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
             zz = np.broadcast_to(noise_draws(R0.shape[0], est.seed), R0.shape)  # as the package
             Rc = {c: centred(R0, point, c) for c in centres}  # once per centre, not per setting
             grid = ((g, w, e, c) for g in gains for w in spreads for e in evals for c in centres)
+            floor = score_floor(est)
             for g, w, e, c in grid:
-                reps = noisy_replicates(Rc[c], e * var + w * spread, gain, g, zz)
-                lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
+                reps = noisy_replicates(Rc[c], e * var + w * spread, gain, g, zz, floor)
+                lo, hi = percentile_interval(reps, point, level)
                 for j in range(len(tg)):
                     rows.append({**base, "target": tg["model"].iloc[j], "method": m,
                                  "gain_sd": g, "spread_weight": w, "eval_weight": e,
@@ -281,7 +282,7 @@ def _knob_reps(est, knobs, C, D=None, eval_apart=False):
         R, var, spread, point, gain, seed=est.seed, eval_weight=knobs.get("eval_weight", 1.0),
         spread_weight=knobs["spread_weight"], gain_sd=knobs["gain_sd"],
         centre=knobs.get("centre", "none"), extra_var=ckpt,
-        eval_task=est.task_ if eval_apart else None,
+        eval_task=est.task_ if eval_apart else None, floor=score_floor(est),
     )  # fmt: skip
 
 
@@ -297,7 +298,6 @@ def select_checkpoint_sd(cases, knobs, *, level: float = 0.9, target_coverage: f
     `min_fraction` of its training): the smallest value whose pooled coverage reaches
     `target_coverage` (the largest when none does). Returns `knobs` with `checkpoint_sd` and
     `select_trajectory_coverage` added."""
-    a = (1 - level) / 2
     cov = {k: [] for k in grid}
     for case in cases:
         if case["scenario"].split != "select" or knobs["method"] in case["est"].refused_:
@@ -305,8 +305,8 @@ def select_checkpoint_sd(cases, knobs, *, level: float = 0.9, target_coverage: f
         ck = _late_checkpoints(case, min_fraction)
         C, D, act = (ck[c].to_numpy(float) for c in ("C", "D", "score"))
         for k in grid:
-            _, reps = _knob_reps(case["est"], {**knobs, "checkpoint_sd": k}, C, D)
-            lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
+            point, reps = _knob_reps(case["est"], {**knobs, "checkpoint_sd": k}, C, D)
+            lo, hi = percentile_interval(reps, point, level)
             cov[k].append((lo <= act) & (act <= hi))
     if not any(cov.values()):
         raise InputError("no selection trajectories: the checkpoint rule needs a select split")
@@ -320,7 +320,6 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
     """At the chosen knobs, on the `report` cases: (trajectory rows: every checkpoint of each
     target past `min_fraction` of its training; average rows: the task average of each
     target's final score per scenario)."""
-    a = (1 - level) / 2
     traj, avg = [], {}
     for case in cases:
         sc, est = case["scenario"], case["est"]
@@ -328,7 +327,7 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
             continue
         ck = _late_checkpoints(case, min_fraction)
         point, reps = _knob_reps(est, knobs, ck["C"].to_numpy(float), ck["D"].to_numpy(float))
-        lo, hi = np.quantile(reps, [a, 1 - a], axis=0)
+        lo, hi = percentile_interval(reps, point, level)
         for j in range(len(ck)):
             traj.append({"suite": sc.suite, "scenario": sc.name, "task": case["task"],
                          "target": ck["model"].iloc[j], "step": ck["step"].iloc[j],
@@ -345,7 +344,8 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
     for (suite, name, target), items in avg.items():
         B = min(len(it[2]) for it in items)
         R = np.mean([it[2][:B] for it in items], axis=0)
-        lo, hi = np.quantile(R, [a, 1 - a])
+        lo, hi = percentile_interval(R[:, None], [np.mean([it[1] for it in items])], level)
+        lo, hi = float(lo[0]), float(hi[0])
         rows.append({"suite": suite, "scenario": name, "task": "average", "target": target,
                      "actual": np.mean([it[0] for it in items]),
                      "predicted": np.mean([it[1] for it in items]), "lo": lo, "hi": hi,

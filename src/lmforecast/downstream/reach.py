@@ -13,8 +13,9 @@ measured"):
 - a point below the task's chance level *and* below every fitted model's final score (the
   lowest of them, whichever model scored it: on logiqa pythia-160m's 19.05 sits below
   pythia-70m's 21.04), by more than the evaluation noise (at least 1 point). The chance level
-  is not a hard floor (harness accuracies sit below it on some tasks: reading 8), so nothing
-  is clipped; a forecast below both is outside anything measured. A fit saved before format 4
+  is not a hard floor (harness accuracies sit below it on some tasks: reading 8), so the point
+  is not clipped; a forecast below both is outside anything measured. The same threshold
+  (`score_floor`) is the lower clip of the interval's replicates. A fit saved before format 4
   has no `lowest`: the lower of its smallest and largest models' scores stands in.
 
 Each kind is said once per fitted forecaster (a loop over many budgets does not repeat it; the
@@ -94,7 +95,7 @@ def reach_warnings(est, C, P, stacklevel: int = 3) -> None:
         )
     low = _lowest(est)
     ref = float(low["score"])
-    floor = min(float(est.chance_), ref) - max(float(est.eval_sd_), 1.0)
+    floor = score_floor(est)
     k = int(np.argmin(P))
     if P[k] < floor and first_time(est, "chance"):
         warnings.warn(
@@ -106,6 +107,16 @@ def reach_warnings(est, C, P, stacklevel: int = 3) -> None:
             ForecastReachWarning,
             stacklevel=stacklevel,
         )
+
+
+def score_floor(est) -> float:
+    """min(chance level, lowest fitted final score) less the evaluation noise (at least 1
+    point), at least 0: below it no fitted model scored, nor does a model that guesses. The
+    below-chance warning's threshold, and the lower clip of the interval's replicates (since
+    the thirteenth session: a trajectory's checkpoint term put piqa's lower end at 42.4 points
+    against chance 50, below every checkpoint ever measured, step 0's 51.6 included)."""
+    ref = float(_lowest(est)["score"])
+    return max(0.0, min(float(est.chance_), ref) - max(float(est.eval_sd_), 1.0))
 
 
 def chance_warning(task: str, chance, runs, stacklevel: int = 3) -> None:
@@ -131,4 +142,11 @@ def chance_warning(task: str, chance, runs, stacklevel: int = 3) -> None:
         )
 
 
-__all__ = ["ForecastReachWarning", "R_MAX", "chance_warning", "fitted_ends", "reach_warnings"]
+__all__ = [
+    "ForecastReachWarning",
+    "R_MAX",
+    "chance_warning",
+    "fitted_ends",
+    "reach_warnings",
+    "score_floor",
+]

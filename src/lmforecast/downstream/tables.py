@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..data.evals.values import bad_values, value_problem
+from ..data.evals.values import FRACTION_METRICS, bad_values, base_metric, value_problem
 from ..data.validate import check_columns
 from ..errors import DomainWarning, InputError, did_you_mean
 
@@ -39,7 +39,14 @@ DEFAULT_LOSS_TASK = "lambada_openai"
 def resolve_loss_task(evals: pd.DataFrame, task: str, loss_task: str = AUTO,
                       loss_metric: str | None = None) -> tuple[str, list[str]]:  # fmt: skip
     """(loss task, metrics to try). `auto`: the task's own loss when the table has one (a loss
-    metric of `task` itself, else a task `<task>_bpb`), else `lambada_openai`."""
+    metric of `task` itself, else a task `<task>_bpb`), else `lambada_openai`. A score metric
+    (`acc`, ...) given as the loss is refused: stage 1 is a loss that falls with compute."""
+    if loss_metric and base_metric(loss_metric) in FRACTION_METRICS:
+        raise InputError(
+            f"--loss-metric (loss_metric=) {loss_metric!r} is a score (a fraction that rises "
+            "with compute), not a loss; stage 1 needs a loss metric such as "
+            f"{', '.join(TASK_LOSS_METRICS[:4])} or ppl"
+        )
     if loss_task != AUTO:
         return loss_task, [loss_metric] if loss_metric else list(LOSS_METRICS)
     tasks, metrics = evals["task"].astype(str), evals["metric"].astype(str)
