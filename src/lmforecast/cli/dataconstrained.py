@@ -56,8 +56,8 @@ def fit_from_args(args: argparse.Namespace) -> int:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     # flags of the N, D forms that this law's own estimator does not take (never ignored)
     refuse_flags({"--replicates": args.replicates is not None, "--fix": bool(args.fix),
-                  "--calibration": args.calibration != "prior", "--loss": args.loss != "huber",
-                  "--no-stack": args.no_stack, "--n-cutoffs": args.n_cutoffs != 4},
+                  "--calibration": args.calibration is not None, "--loss": args.loss != "huber",
+                  "--no-stack": args.no_stack, "--n-cutoffs": args.n_cutoffs is not None},
                  "does not apply to --form data-constrained (it fits every row, seed replicates "
                  "included, by Huber on log loss: docs/datablations.md)")  # fmt: skip
     df = read_table(require_runs(args))
@@ -79,7 +79,7 @@ def fit_from_args(args: argparse.Namespace) -> int:
         df,
         n_col=args.n_col,
         d_col=args.d_col,
-        u_col=args.u_col,
+        u_col=args.u_col or "U",
         c_col=args.c_col,
         loss_col=args.loss_col,
     )

@@ -19,7 +19,7 @@ from .common import (
     print_json,
     require_runs,
 )
-from .flags import add_max_rows_flag, check_max_rows, parse_fixed
+from .flags import _named, add_max_rows_flag, bootstrap_count, check_max_rows, parse_fixed
 from .ledger import record_forecast
 
 
@@ -43,7 +43,8 @@ def register(sub) -> None:
     f.add_argument(
         "--no-stack",
         action="store_true",
-        help="with --form auto, forecast with the chosen form alone (no inner-backtest stack)",
+        help="with --form auto (only), forecast with the chosen form alone (no inner-backtest "
+        "stack)",
     )
     f.add_argument(
         "--fix",
@@ -62,30 +63,34 @@ def register(sub) -> None:
     f.add_argument(
         "--calibration",
         choices=["prior", "prior+backtest"],
-        default="prior",
-        help="interval scale: the prior from real suites (default), or updated by a size-cut "
-        "backtest on these runs",
+        default=None,
+        help="interval scale: the prior from real suites (default: prior), or updated by a "
+        "size-cut backtest on these runs (not with --no-intervals)",
     )
     f.add_argument("--huber-delta", type=positive_float("--huber-delta"), default=1e-3)
     f.add_argument("--loss", choices=["huber", "squared"], default="huber")
     f.add_argument(
         "--bootstrap",
-        type=int,
+        type=bootstrap_resamples,
         default=None,
         metavar="B",
         help="cluster-bootstrap resamples of model sizes, each fitted from scratch (default 20; "
-        "0: none); --form data-constrained: warm-started row resamples (default 40)",
+        "0: none, the calibrated interval then has no parameter-spread term); --form "
+        "data-constrained: warm-started row resamples (default 40; 0: no interval); not with "
+        "--no-intervals",
     )
     f.add_argument(
         "--no-intervals",
         action="store_true",
-        help="point fit only: no bootstrap and no interval calibration (faster)",
+        help="point fit only: no bootstrap and no interval calibration (faster); refused "
+        "beside --bootstrap B > 0 or --calibration",
     )
     f.add_argument(
         "--n-cutoffs",
         type=int,
-        default=4,
-        help="compute cutoffs of the inner backtest that weights --form average",
+        default=None,
+        help="--form average only: compute cutoffs of the inner backtest that weights its forms "
+        "(default 4)",
     )
     f.add_argument("--ci-level", type=float, default=0.9)
     f.add_argument("--seed", type=int, default=0)
@@ -94,7 +99,12 @@ def register(sub) -> None:
     f.add_argument("--d-col", default="D")
     f.add_argument("--c-col", default="C")
     f.add_argument("--loss-col", default="loss")
-    f.add_argument("--u-col", default="U", help="column holding unique tokens U (data-constrained)")
+    f.add_argument(
+        "--u-col",
+        default=None,
+        help="column holding unique tokens U (default U): --form data-constrained reads it; "
+        "other forms refuse rows sharing N and D whose U differ (repeated-data runs)",
+    )
     f.add_argument(
         "--dc-fit",
         choices=("joint", "two-stage"),
@@ -139,30 +149,75 @@ def load_law(args) -> SupervisedScalingLaw:
     return SupervisedScalingLaw.load(args.fit)
 
 
-def _fit(args: argparse.Namespace) -> int:
-    if args.form == "data-constrained":  # Muennighoff et al. 2023: its own estimator
-        return dataconstrained.fit_from_args(args)
+def _bootstrap_resamples(text: str) -> int:
+    """--bootstrap of `supervised fit`: `flags.bootstrap_count`, its message saying what 0 does
+    here (no resamples; a default fit keeps its calibrated interval, --no-intervals drops it)."""
+    try:
+        return bootstrap_count(text)
+    except argparse.ArgumentTypeError as exc:
+        if not str(exc).endswith("got 1"):
+            raise
+        raise argparse.ArgumentTypeError(
+            "must be 0 (no resamples: a default fit's interval then lacks the parameter-spread "
+            "term, a data-constrained fit has none; --no-intervals: no interval) or >= 2 (a "
+            "spread needs resamples), got 1"
+        ) from None
+
+
+_bootstrap_resamples.__name__ = "int"  # a checked int converter: `apply_flag_policy` keeps it
+bootstrap_resamples = _named(_bootstrap_resamples, "--bootstrap")  # messages name the flag
+
+
+def refuse_ignored(args: argparse.Namespace) -> None:
+    """`supervised fit` flags that the other flags given would make do nothing: refused, with
+    the reason, never ignored (the data-constrained form refuses its own in `dataconstrained`)."""
+    why = "drop one of them"
+    if args.no_intervals and args.bootstrap:
+        raise InputError(f"--bootstrap {args.bootstrap} does nothing with --no-intervals (a "
+                         f"point fit has no interval for resamples to spread); {why}")  # fmt: skip
+    if args.no_intervals and args.calibration is not None:
+        raise InputError("--calibration does nothing with --no-intervals (a point fit has no "
+                         f"interval to calibrate); {why}")  # fmt: skip
+    if args.form == "data-constrained":
+        return
     if args.dc_fit is not None:
         raise InputError("--dc-fit applies only to --form data-constrained")
+    if args.n_cutoffs is not None and args.form != "average":
+        raise InputError(f"--n-cutoffs applies only to --form average (the cutoffs of the inner "
+                         f"backtest that weights its forms), not --form {args.form}")  # fmt: skip
+    if args.no_stack and args.form != "auto":
+        raise InputError(f"--no-stack applies only to --form auto (the default, which stacks); "
+                         f"--form {args.form} is never stacked")  # fmt: skip
+
+
+def _fit(args: argparse.Namespace) -> int:
+    refuse_ignored(args)
+    if args.form == "data-constrained":  # Muennighoff et al. 2023: its own estimator
+        return dataconstrained.fit_from_args(args)
     out = check_writable(args.out)
     if args.bootstrap is not None and args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if not 0 < args.ci_level < 1:
         raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
+    if args.n_cutoffs is not None and args.n_cutoffs < 1:
+        raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
     df = read_table(require_runs(args))
     check_max_rows(df, args)
-    if args.n_cutoffs < 1:
-        raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
+    if args.u_col is not None and args.u_col not in df.columns:
+        raise InputError(
+            f"--u-col {args.u_col!r}: the runs have no such column (found "
+            f"{', '.join(map(repr, df.columns))}); drop the flag or name the unique-tokens column"
+        )
     model = SupervisedScalingLaw(
         form=args.form,
         fixed=parse_fixed(args.fix),
         replicates=args.replicates,
-        calibration=args.calibration,
+        calibration=args.calibration or "prior",
         loss=args.loss,
         huber_delta=args.huber_delta,
         bootstrap=args.bootstrap,
         intervals=not args.no_intervals,
-        n_cutoffs=args.n_cutoffs,
+        n_cutoffs=4 if args.n_cutoffs is None else args.n_cutoffs,
         ci_level=args.ci_level,
         seed=args.seed,
         n_jobs=args.jobs,
@@ -170,7 +225,7 @@ def _fit(args: argparse.Namespace) -> int:
         stack=not args.no_stack,
     )
     model.fit(df, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col,
-              u_col=args.u_col)  # fmt: skip
+              u_col=args.u_col or "U")  # fmt: skip
     res = model.result_
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:

@@ -19,10 +19,13 @@ import pandas as pd
 
 from ..data.validate import check_min_rows, numeric_column
 from ..display import EstimatorDisplay
-from ..errors import DomainWarning, InputError, not_fitted
+from ..errors import DomainWarning, InputError, first_time, fmt_value, not_fitted
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
 from ..laws.data_constrained import effective
+from ..store import Checker
+from ..supervised.reach import ReachWarning
+from ..supervised.stack import R_MEASURED
 
 FITS = ("joint", "two-stage")
 CHINCHILLA_KEYS = ("log_A", "log_B", "log_E", "alpha", "beta")
@@ -135,6 +138,10 @@ class DataConstrainedLaw(EstimatorDisplay):
         res.meta.update(
             {"form": "data-constrained", "fit": self.fit_kind, "max_epochs": float(epochs.max())}
         )
+        # where the fitted runs lie: `epochs_advice` warns beyond (absent from older fits)
+        res.meta["fitted_range"] = {
+            k: [float(data[k].min()), float(data[k].max())] for k in ("N", "D", "U")
+        }
         self.result_, self.params_, self.data_ = res, dict(res.params), data
         _warn_unidentified(law, res, data)
         return self
@@ -145,13 +152,23 @@ class DataConstrainedLaw(EstimatorDisplay):
             raise not_fitted(self)
 
     def predict(self, N, D, U) -> np.ndarray:
+        """Loss L(N, D, U) (Eq. 7 at N', D' of Eq. 5-6). A pool of U > D unique tokens counts as
+        U = D (training on D tokens sees at most D unique ones: one partial epoch), so a larger
+        pool never lowers the loss. N, D, U must be finite and > 0 (InputError otherwise)."""
         self._check()
-        return self.result_.predict(N=N, D=D, U=U)
+        N, D, U = positive_ndu(N, D, U)
+        return self.result_.predict(N=N, D=D, U=np.minimum(U, D))
 
     def predict_interval(self, N, D, U, level: float = 0.9):
-        """Bootstrap percentile interval of the loss plus the fit's residual scatter."""
+        """Bootstrap percentile interval of the loss (Eq. 5-7 over the refits) plus the fit's
+        residual scatter; U > D counts as U = D, as in `predict`."""
         self._check()
-        return self.result_.predict_interval(level=level, kind="prediction", N=N, D=D, U=U)
+        N, D, U = positive_ndu(N, D, U)
+        if not 0 < level < 1:
+            raise InputError(f"level must be strictly between 0 and 1, got {fmt_value(level)}")
+        return self.result_.predict_interval(
+            level=level, kind="prediction", N=N, D=D, U=np.minimum(U, D)
+        )
 
     def epochs_advice(self, N: float, U: float, epochs=None, level: float = 0.9) -> dict:
         """How many epochs of U unique tokens are worth training a model of N parameters.
@@ -164,8 +181,11 @@ class DataConstrainedLaw(EstimatorDisplay):
         repetition, E + A/N'^alpha + B/(U (1 + R*_D))^beta.
         """
         self._check()
-        if not (N > 0 and U > 0):
-            raise InputError(f"N and U must be > 0, got N={N}, U={U}")
+        N, _, U = positive_ndu(N, 1.0, U)
+        if N.size != 1 or U.size != 1:
+            raise InputError("epochs_advice takes one N and one U (numbers, not arrays)")
+        N, U = float(N.ravel()[0]), float(U.ravel()[0])
+        _reach_warning(self, N, U)
         ep = np.asarray(epochs if epochs is not None else [1, 2, 4, 8, 16, 32, 64], float)
         if (ep < 1).any():
             raise InputError(f"epochs must be >= 1, got {ep.min():g}")
@@ -204,15 +224,18 @@ class DataConstrainedLaw(EstimatorDisplay):
         return out
 
     def effective_params(self, N, D, U):
-        """N' (Eq. 6) at the fitted parameters."""
+        """N' (Eq. 6) at the fitted parameters (U > D counts as U = D)."""
         law = get_law("data-constrained")
-        X = {k: np.atleast_1d(np.asarray(v, float)) for k, v in (("N", N), ("D", D), ("U", U))}
+        N, D, U = positive_ndu(N, D, U)
+        N, D, U = np.broadcast_arrays(N, D, U)
+        X = {k: np.atleast_1d(v) for k, v in (("N", N), ("D", D), ("U", U))}
         Np, _ = law.effective_inputs(np.asarray(self.result_.theta)[None, :], X)
         return Np[0] if np.ndim(N) else float(Np[0, 0])
 
     def effective_data(self, D, U):
-        """D' (Eq. 5) at the fitted R*_D."""
-        D, U = np.asarray(D, float), np.asarray(U, float)
+        """D' (Eq. 5) at the fitted R*_D (U > D counts as U = D)."""
+        _, D, U = positive_ndu(1.0, D, U)
+        U = np.minimum(U, D)
         return effective(U, D / U - 1.0, self.params_["RD_star"])
 
     def summary(self) -> str:
@@ -252,9 +275,67 @@ class DataConstrainedLaw(EstimatorDisplay):
         res = FitResult.from_json(path)
         if res.law != "data-constrained":
             raise InputError(f"{path}: a {res.law!r} fit, not a data-constrained one")
+        _check_range(res.meta.get("fitted_range"), path)
         est = cls(fit=res.meta.get("fit", "joint"), bootstrap=len(res.bootstrap))
         est.result_, est.params_ = res, dict(res.params)
         return est
+
+
+def positive_ndu(N, D, U) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """N, D, U as float arrays that broadcast together; a value that is not a finite number > 0
+    is an InputError naming the argument and the value (Eq. 5-7 take their logarithms)."""
+    out = []
+    for name, v in (("N", N), ("D", D), ("U", U)):
+        try:
+            a = np.asarray(v, float)
+        except (TypeError, ValueError):
+            raise InputError(f"{name} must be a number, got {v!r}") from None
+        bad = ~(np.isfinite(a) & (a > 0))  # NaN, +-inf, 0, negatives
+        if bad.any():
+            raise InputError(f"{name} must be a finite number > 0, got {fmt_value(a[bad].flat[0])}")
+        out.append(a)
+    try:
+        np.broadcast_shapes(*(a.shape for a in out))
+    except ValueError:
+        raise InputError(f"N, D, U have shapes {', '.join(str(a.shape) for a in out)} that do "
+                         "not broadcast together") from None  # fmt: skip
+    return out[0], out[1], out[2]
+
+
+def _check_range(rng, path) -> None:
+    """``meta.fitted_range`` of a saved fit: {"N", "D", "U"} each [smallest, largest] > 0."""
+    if rng is None:  # fits saved before it: no reach warning
+        return
+    c = Checker(str(path))
+    rng = c.obj(rng, "meta.fitted_range")
+    c.keys(rng, ("N", "D", "U"), "meta.fitted_range")
+    for k in ("N", "D", "U"):
+        lo, hi = c.nums(c.get(rng, k, "meta.fitted_range"), f"meta.fitted_range.{k}", 2,
+                        lo=0.0, lo_open=True)  # fmt: skip
+        if lo > hi:
+            c.fail(f"meta.fitted_range.{k}", "must be [smallest, largest]", rng[k])
+
+
+def _reach_warning(model, N: float, U: float) -> None:
+    """Warn (once per fitted model) when N or U lies more than exp(R_MEASURED) (~7.4x, the
+    factor of the supervised law's own reach warning) outside the fitted runs' range."""
+    rng = model.result_.meta.get("fitted_range")
+    if not rng:
+        return
+    far = []
+    for name, v, (lo, hi) in (("N", N, rng["N"]), ("U", U, rng["U"])):
+        r = max(np.log(v / hi), np.log(lo / v))
+        if r > R_MEASURED:
+            far.append(f"{name}={v:.4g} lies {np.exp(r):.3g}x outside the fitted runs' "
+                       f"{name} of {lo:.3g} to {hi:.3g}")  # fmt: skip
+    if far and first_time(model, "far"):
+        warnings.warn(
+            f"{' and '.join(far)}: the law is extrapolated past {np.exp(R_MEASURED):.1f}x "
+            "(the supervised law's reach warning) beyond the runs it was fitted on: read the "
+            "losses and intervals as rough guesses",
+            ReachWarning,
+            stacklevel=3,
+        )
 
 
 def _warn_unidentified(law, res: FitResult, data: pd.DataFrame) -> None:

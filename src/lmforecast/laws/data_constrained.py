@@ -13,6 +13,10 @@ N_opt(U_D) is the compute-optimal size for U_D tokens under the law's own Chinch
 stationarity condition alpha A/N^alpha = beta B/D^beta of the 6ND-constrained optimum gives
 N_opt(U) = (alpha A / (beta B))^(1/alpha) * U^(beta/alpha) (docs/datablations.md). With one epoch
 (D = U) and N <= N_opt(U) the law is Hoffmann et al.'s Eq. 2.
+
+U_D is the unique data the run actually sees: min(U, D). Training on D tokens drawn from a pool
+of U > D tokens sees at most D unique tokens (one partial epoch), so a larger pool cannot lower
+the loss (Eq. 5 with R_D = D/U - 1 < 0 would, and U -> inf gives nan).
 """
 
 from __future__ import annotations
@@ -57,10 +61,12 @@ class DataConstrained(Law):
         return {**_HOFFMANN_GRID, **_R_GRID}
 
     def effective_inputs(self, theta, X):
-        """(N', D') of shape (S, n) for fit-space thetas (S, P)."""
+        """(N', D') of shape (S, n) for fit-space thetas (S, P) (Eq. 5-6), with U_D = min(U, D):
+        a pool larger than the tokens seen is one partial epoch of D unique tokens."""
         theta = np.atleast_2d(theta)
         lA, lB, lE, a, b, lRD, lRN = (theta[:, i : i + 1] for i in range(7))
         N, D, U = (np.asarray(X[k], float)[None, :] for k in ("N", "D", "U"))
+        U = np.minimum(U, D)  # U_D: the unique tokens seen
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             Dp = effective(U, D / U - 1.0, np.exp(lRD))
             lnNopt = (np.log(a) + lA - np.log(b) - lB) / a + b / a * np.log(U)

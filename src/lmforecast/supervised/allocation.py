@@ -90,11 +90,17 @@ def allocation_interval(est, C, level: float, accounting: str, chinchilla_forms)
     est._check()
     form = est._fitted_form()
     if form not in chinchilla_forms or est.result_.meta.get("average"):
-        raise ValueError(f"allocate_interval supports {chinchilla_forms}, not {form!r}")
+        raise InputError(f"allocate_interval supports {chinchilla_forms}, not {form!r}")
     law = get_law(form)
     rows = [compute_optimal(law.to_natural(th), C, accounting) for th in est.result_.bootstrap]
     if not rows:
-        raise ValueError("no bootstrap samples: fit with bootstrap > 0")
+        preset = est.result_.meta.get("preset")
+        raise InputError(
+            f"the {preset!r} preset has no bootstrap refits for an N*, D* interval (its published "
+            "CIs give only the loss's forecast interval)"
+            if preset
+            else "no bootstrap refits for an N*, D* interval: fit with bootstrap >= 2"
+        )
     a = (1 - level) / 2
     out = {}
     for key in ("N", "D", "loss"):

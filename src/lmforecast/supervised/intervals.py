@@ -35,11 +35,15 @@ Nothing here fits: it turns stored bootstrap thetas and stored backtest pairs in
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
+from ..errors import InputError, first_time
 from ..intervals import normal_cdf, z_of
+
+KINDS = ("forecast", "confidence", "prediction")
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
@@ -159,9 +163,15 @@ def log_interval(
     level: float,
     N=None,
     D=None,
+    lower_bound: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) in target (log) space from the point, bootstrap and calibration terms
-    (r = `distance(compute, cal, N, D)`)."""
+    (r = `distance(compute, cal, N, D)`). `lower_bound` (presets: log of the smallest E among
+    their parameter draws from the published CIs) marks them as independent draws: the lower
+    end is then kept within the draws' own support, the lowest draw at each point less the
+    interval's other terms (run noise, the distance term), and never below `lower_bound` (no
+    draw reaches a loss below its own E). The log-symmetric spread of heavily right-skewed
+    draws put besiroglu2024's lower end at 1.17 under E's CI [1.70, 1.94]."""
     z = z_of(level)
     if t_boot is not None and len(t_boot):
         q16, q84 = np.nanquantile(t_boot, [0.158655, 0.841345], axis=0)
@@ -171,7 +181,50 @@ def log_interval(
     r = distance(compute, cal, N, D)
     m, k, lam = interval_terms(cal, level)
     s = np.sqrt(lam**2 * (s_boot**2 + float(cal.get("noise", 0.0)) ** 2) + (k * r) ** 2)
-    return t_point - z * s - np.maximum(0.0, -m * r), t_point + z * s + np.maximum(0.0, m * r)
+    lo, hi = t_point - z * s - np.maximum(0.0, -m * r), t_point + z * s + np.maximum(0.0, m * r)
+    if lower_bound is not None:
+        if t_boot is not None and len(t_boot):
+            rest = np.sqrt(lam**2 * float(cal.get("noise", 0.0)) ** 2 + (k * r) ** 2)
+            support = np.nanmin(t_boot, axis=0) - z * rest - np.maximum(0.0, -m * r)
+            lo = np.maximum(lo, support)
+        lo = np.maximum(lo, lower_bound)
+    return lo, hi
 
 
 ONE_SIGMA = float(2 * normal_cdf(1.0) - 1)  # level whose z is 1: a backtest's noise-only band
+
+
+def bootstrap_interval(est, N, D, level: float, kind: str):
+    """(lower, upper) loss of a fitted `SupervisedScalingLaw` over its bootstrap refits:
+    percentiles (kind="confidence"), plus the residual scale ("prediction", and "forecast" for a
+    fit without a calibration, which warns once: not calibrated); a stacked fit's are moved to
+    the stack's forecast. InputError where there are no refits (presets: their published CIs
+    give only kind="forecast")."""
+    res = est.result_
+    if kind != "forecast" and res.meta.get("average"):
+        raise InputError("an averaged fit has only kind='forecast' intervals")
+    if not res.bootstrap:
+        if res.meta.get("preset"):
+            raise InputError(
+                f"the {res.meta['preset']!r} preset carries only a forecast interval, built from "
+                f"its published CIs: use kind='forecast', not {kind!r} (which needs bootstrap "
+                "refits of a fit to runs)"
+            )
+        if kind == "forecast":
+            raise InputError("this fit has no intervals: fit with intervals=True")
+        raise InputError(f"kind={kind!r} needs bootstrap refits, and this fit has none "
+                         "(bootstrap=0): refit with bootstrap >= 2")  # fmt: skip
+    if kind == "forecast" and first_time(est, "bootstrap-only"):
+        warnings.warn(
+            "this fit has no calibrated forecast interval (intervals=False, --no-intervals): the "
+            "interval given is its bootstrap's prediction interval (parameter spread + residual "
+            "scale) only, not calibrated for extrapolation and typically several times narrower "
+            "than the calibrated one (docs/trust.md); refit with intervals for that",
+            stacklevel=3,
+        )
+    k = "prediction" if kind == "forecast" else kind
+    lo, hi = res.predict_interval(level=level, kind=k, N=N, D=D)
+    if res.meta.get("stack"):  # the form's spread around the stack's forecast
+        shift = est.predict(N, D) / res.predict(N=N, D=D)
+        lo, hi = lo * shift, hi * shift
+    return lo, hi

@@ -108,6 +108,9 @@ class SupervisedScalingLaw(EstimatorDisplay):
                 "a law in N and D needs at least two sizes"
             )
         fm.check_pins(self.fixed, data)
+        if not self.intervals and self.calibration != "prior":  # never dropped in silence
+            raise InputError(f"calibration={self.calibration!r} needs intervals=True (a point "
+                             "fit has no interval to calibrate)")  # fmt: skip
         n_boot = (
             self.bootstrap
             if self.bootstrap is not None
@@ -375,26 +378,22 @@ class SupervisedScalingLaw(EstimatorDisplay):
         """(lower, upper) loss at `level`.
 
         kind="forecast" (default): the calibrated interval of docs/trust.md (bootstrap spread +
-        run scatter + extrapolation drift and scatter calibrated by backtest); "confidence":
-        bootstrap percentiles only; "prediction": bootstrap plus the residual scale (both the
-        form's spread; for a stacked fit centred on the stack's forecast).
+        run scatter + extrapolation drift and scatter calibrated by backtest; a preset's from
+        its published CIs, its only kind); "confidence": bootstrap percentiles only;
+        "prediction": bootstrap plus the residual scale (both the form's spread; for a stacked
+        fit centred on the stack's forecast; a fit with intervals=False and a bootstrap gives
+        this one for "forecast" too, and warns that it is not calibrated).
         """
         self._check()
         N, D = positive_nd(N, D)
         if not 0 < level < 1:
             raise InputError(f"level must be strictly between 0 and 1, got {level}")
+        if kind not in iv.KINDS:
+            raise InputError(f"kind must be one of {', '.join(iv.KINDS)}, got {kind!r}")
         cal = self.result_.meta.get("intervals")
         reach_warnings(self, cal if kind == "forecast" else None, N, D)
         if kind != "forecast" or cal is None:  # bootstrap percentiles (+ residual scale)
-            if kind != "forecast" and self.result_.meta.get("average"):
-                raise ValueError("an averaged fit has only kind='forecast' intervals")
-            if kind == "forecast" and not self.result_.bootstrap:
-                raise ValueError("this fit has no intervals: fit with intervals=True")
-            k = "prediction" if kind == "forecast" else kind
-            lo, hi = self.result_.predict_interval(level=level, kind=k, N=N, D=D)
-            if self.result_.meta.get("stack"):  # the form's spread around the stack's forecast
-                shift = self.predict(N, D) / self.result_.predict(N=N, D=D)
-                lo, hi = lo * shift, hi * shift
+            lo, hi = iv.bootstrap_interval(self, N, D, level, kind)
             return plain(lo), plain(hi)
         t, tb, C, shape = self._targets(N, D)
         Nf, Df = (np.broadcast_to(np.asarray(v, float), shape).ravel() for v in (N, D))
@@ -408,8 +407,13 @@ class SupervisedScalingLaw(EstimatorDisplay):
                                            level, ex, float(cal["k"]))  # fmt: skip
             else:
                 lo, hi = cb.interval(t, sb, float(cal["noise"]), r, float(cal["k"]), level)
-        else:  # presets and fits saved by earlier versions
-            lo, hi = iv.log_interval(t, tb, C, cal, level, N=Nf, D=Df)
+        else:  # presets (floored at their draws' lowest E) and fits saved by earlier versions
+            floor = None
+            if cal.get("param_samples") and not self.result_.bootstrap:
+                law = self.result_.law_
+                E = [law.to_natural(th).get("E", np.nan) for th in cal["param_samples"]]
+                floor = float(np.log(np.nanmin(E))) if np.isfinite(E).any() else None
+            lo, hi = iv.log_interval(t, tb, C, cal, level, N=Nf, D=Df, lower_bound=floor)
         return plain(np.exp(lo).reshape(shape)), plain(np.exp(hi).reshape(shape))
 
     def allocate(

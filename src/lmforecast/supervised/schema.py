@@ -5,12 +5,15 @@ compute law shown beside the forecast, pinned parameters and the replicate sprea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from ..fitting.schema import check_fit_result
+from ..laws import get_law
 from ..store import Checker
 
 PAIR_KEYS = ("log_error", "log_ratio", "noise", "weight", "cutoff")
+WEIGHT_SUM_TOL = 1e-9  # stack weights as saved sum to 1 within rounding (~1e-16)
 
 
 # constructor arguments a saved supervised fit keeps (meta.config): `load` rebuilds from them
@@ -102,10 +105,7 @@ def check_trust_meta(d: Mapping, where: str) -> None:
         for k in ("intervals", "stack"):
             c.bool_(c.get(cfg, k, p), f"{p}.{k}")
     if "compute_law" in meta:
-        cl = c.obj(meta["compute_law"], "meta.compute_law")
-        for k in ("E", "A", "a"):
-            c.num(c.get(cl, k, "meta.compute_law"), f"meta.compute_law.{k}")
-        c.nums(c.get(cl, "theta", "meta.compute_law"), "meta.compute_law.theta", 3)
+        _check_compute_law(c, meta["compute_law"])
     if "fixed" in meta:
         fx = c.obj(meta["fixed"], "meta.fixed")
         for k, v in fx.items():
@@ -123,8 +123,12 @@ def _check_stack(c: Checker, stack, where: str) -> None:
     stk = c.obj(stack, "meta.stack")
     w = c.obj(c.get(stk, "weights", "meta.stack"), "meta.stack.weights")
     candidates = ("form", "overtrain-ls", "compute-law")
+    c.keys(w, candidates, "meta.stack.weights")
     for name in candidates:
         c.num(c.get(w, name, "meta.stack.weights"), f"meta.stack.weights.{name}", lo=0.0)
+    total = math.fsum(float(w[name]) for name in candidates)
+    if not abs(total - 1.0) <= WEIGHT_SUM_TOL:  # the stack is a weighted mean of log forecasts
+        c.fail("meta.stack.weights", f"must sum to 1 (they sum to {total:.10g})")
     for k in ("s_inner", "r_inner"):
         c.num(c.get(stk, k, "meta.stack"), f"meta.stack.{k}", lo=0.0)
     c.num(c.get(stk, "inner_forecasts", "meta.stack"), "meta.stack.inner_forecasts", lo=1.0)
@@ -138,3 +142,19 @@ def _check_stack(c: Checker, stack, where: str) -> None:
         if name not in candidates or not isinstance(why, str):
             c.fail(f"meta.stack.excluded.{name}", "must name a stack candidate with a reason", why)
     check_fit_result(c.get(stk, "overtrain_ls", "meta.stack"), where, "meta.stack.overtrain_ls")
+
+
+def _check_compute_law(c: Checker, cl) -> None:
+    """``meta.compute_law`` (`forms.compute_law`): the 1-D law L = E + A C^-a shown beside the
+    forecast (E, A > 0, a finite) and the fit-space theta (log A, log E, a) the stack forecasts
+    with; the two must say the same law (relative 1e-9), so what is shown is what is used."""
+    p = "meta.compute_law"
+    cl = c.obj(cl, p)
+    c.keys(cl, ("E", "A", "a", "theta"), p)
+    shown = {k: c.num(c.get(cl, k, p), f"{p}.{k}", lo=0.0, lo_open=True) for k in ("E", "A")}
+    shown["a"] = c.num(c.get(cl, "a", p), f"{p}.a")
+    theta = c.nums(c.get(cl, "theta", p), f"{p}.theta", 3)
+    law = get_law("compute")
+    for k, v in law.to_natural(theta).items():
+        if not math.isclose(float(v), shown[k], rel_tol=1e-9, abs_tol=1e-300):
+            c.fail(f"{p}.{k}", f"disagrees with {p}.theta, which gives {float(v):.10g}", shown[k])
