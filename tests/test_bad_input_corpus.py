@@ -1020,6 +1020,48 @@ case("evals-import-metric-in-no-task", "evals import h.json --metric acc_nrom --
      write("h.json", _HARNESS))  # fmt: skip
 case("osl-gap-same-column", "osl gap --benchmarks bench.csv --without MMLU --with MMLU")
 
+# thirteenth session's supervised audit: flags that did nothing were ignored, hand-edited stack
+# weights and compute laws were read
+case("sup-fit-no-intervals-bootstrap",
+     "supervised fit runs.csv --no-intervals --bootstrap 7 --out f.json")  # fmt: skip
+case("sup-fit-no-intervals-calibration", "supervised fit runs.csv --no-intervals --calibration "
+     "prior+backtest --out f.json")  # fmt: skip
+case("sup-fit-n-cutoffs-without-average", "supervised fit runs.csv --n-cutoffs 3 --out f.json")
+case("sup-fit-no-stack-with-a-form",
+     "supervised fit runs.csv --form chinchilla --no-stack --out f.json")  # fmt: skip
+case("sup-fit-u-col-not-in-runs", "supervised fit runs.csv --u-col unique --out f.json")
+case("sup-fit-bootstrap-1", "supervised fit runs.csv --bootstrap 1 --out f.json")
+case("dc-fit-no-intervals-bootstrap", "supervised fit runs.csv --form data-constrained "
+     "--no-intervals --bootstrap 5 --out f.json")  # fmt: skip
+case(
+    "sup-predict-stack-weights-not-summing-to-1",
+    SUP_P + " w5.json",
+    edit_json("sup.json", "w5.json", lambda d: d["meta"]["stack"]["weights"].update(form=5.0)),
+)
+case("sup-predict-stack-weights-all-0", SUP_P + " w0.json",
+     edit_json("sup.json", "w0.json", lambda d: d["meta"]["stack"]["weights"].update(
+         {"form": 0.0, "overtrain-ls": 0.0, "compute-law": 0.0})))  # fmt: skip
+case(
+    "sup-predict-compute-law-disagrees-with-theta",
+    SUP_P + " cl.json",
+    edit_json("sup.json", "cl.json", lambda d: d["meta"]["compute_law"].update(A=2.0)),
+)
+
+# thirteenth session's FLP / downstream CLI audit
+case("flp-fit-out-csv", FLP_FIT + " flp_runs.csv --out fit.csv")
+case("flp-fit-evals-out-csv", "flp fit --evals pythia --task piqa --out fit.csv")
+case("flpm-fit-out-xlsx", FLPM_FIT + " flp_mixture_runs.csv --out fit.xlsx")
+case("downstream-fit-out-csv", "downstream fit --evals pythia --task piqa --out fit.csv")
+case("downstream-backtest-out-xlsx", "downstream backtest --evals pythia --task piqa --fit-models "
+     "pythia-70m,pythia-160m,pythia-410m --target pythia-1b --out bt.xlsx")  # fmt: skip
+case("flp-predict-actual-above-100", FLP_P + " flp.json --actual 150")
+case("downstream-predict-actual-negative",
+     "downstream predict --fit ds.json --flops 5e21 --actual -5", _ds_fits)  # fmt: skip
+case("flp-fit-chance-two-spellings",
+     "flp fit --evals pythia --task piqa --random-performance 40 --chance 30")  # fmt: skip
+case("flp-predict-params-on-runs-fit", FLP_P.replace("--flops 8e22 ", "")
+     + " flp.json --params 1e9 --tokens 2e10")  # fmt: skip
+
 
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(cli, work, cid, argv, setup):

@@ -6,11 +6,13 @@ import io
 
 from ..errors import InputError
 from .common import (
+    OneValue,
     add_level_flag,
     add_output_flags,
     add_runs_flag,
     atomic_write_bytes,
     atomic_write_text,
+    check_out_format,
     check_writable,
     figure_format,
     print_json,
@@ -57,6 +59,7 @@ def register(sub) -> None:
     p.add_argument(
         "--compute-col",
         "--c-col",
+        action=OneValue,
         dest="compute_col",
         default="C",
         help="compute column (default C; else 6ND)",
@@ -143,6 +146,7 @@ def _backtest(args) -> int:
     from ..backtest.engine import resolve_cutoffs
 
     _, cuts = resolve_cutoffs(data, "C", cutoffs, args.n_cutoffs, args.min_train)
+    check_out_format(out, (".csv",))  # after the table's own errors, before any fit
     bt = rolling_origin(
         data, adapters, cutoffs=cuts, level=args.level, compute_col="C", progress=not args.quiet
     )
@@ -188,6 +192,7 @@ def _suite(args, data, out) -> int:
             f"{args.runs}: no split leaves >= 3 model sizes and 8 runs to fit "
             f"({data['N'].nunique()} sizes, {len(data)} runs)"
         )
+    check_out_format(out, (".csv",))  # after the table's own errors, before any fit
     kw = {"seed": args.seed}
     if args.bootstrap is not None:
         kw["bootstrap"] = args.bootstrap

@@ -102,7 +102,11 @@ def refuse_flags(given: dict[str, bool], why: str) -> None:
 KNOWN_FORMATS = {".json": "JSON", ".jsonl": "JSONL", ".ndjson": "JSONL", ".csv": "CSV",
                  ".tsv": "TSV", ".parquet": "Parquet", ".png": "PNG", ".pdf": "PDF",
                  ".svg": "SVG", ".jpg": "JPEG", ".jpeg": "JPEG", ".html": "HTML",
-                 ".htm": "HTML", ".txt": "text", ".md": "Markdown"}  # fmt: skip
+                 ".htm": "HTML", ".txt": "text", ".md": "Markdown", ".xlsx": "Excel",
+                 ".xls": "Excel", ".ods": "OpenDocument spreadsheet", ".pkl": "pickle",
+                 ".pickle": "pickle", ".npy": "NumPy", ".npz": "NumPy", ".feather": "Feather",
+                 ".h5": "HDF5", ".hdf5": "HDF5", ".yaml": "YAML", ".yml": "YAML",
+                 ".xml": "XML"}  # fmt: skip
 
 
 def check_out_format(path: Path | None, ok: tuple[str, ...], flag: str = "--out") -> None:
@@ -188,6 +192,24 @@ def add_level_flag(p: argparse.ArgumentParser, default: float = 0.9) -> None:
         help=f"prediction-interval level, strictly between 0 and 1 (default {default:g}); "
         'the JSON output carries it as "interval": [lo, hi]',
     )
+
+
+class OneValue(argparse._StoreAction):
+    """A value flag with several spellings (``--random-performance``/``--chance``): two of its
+    spellings given different values are refused, never silently the last one."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_spellings", {})
+        prev = seen.get(self.dest)
+        if prev is not None and prev[0] != option_string and prev[1] != values:
+            a, b = (f"{v:g}" if isinstance(v, float) else repr(v) for v in (prev[1], values))
+            raise argparse.ArgumentError(
+                self,
+                f"{prev[0]} {a} and {option_string} {b} spell one flag with two different "
+                "values; give it once",
+            )
+        seen[self.dest] = (option_string, values)
+        setattr(namespace, self.dest, values)
 
 
 class _OldSpelling(argparse.Action):

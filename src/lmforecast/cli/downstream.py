@@ -150,6 +150,8 @@ def fit_from_evals(args) -> int:
                                seed=args.seed, chance=chance)  # fmt: skip
     est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
             loss_metric=args.loss_metric, models=_names(args.models, "--models"))  # fmt: skip
+    # after the fit (a second or two), which names a missing --chance or a misspelt --task first
+    check_out_format(out, (".json",))
     if 2 <= args.bootstrap < FEW_REPLICATES:  # after the input checks: a refusal stays one line
         warnings.warn(f"--bootstrap {args.bootstrap}: the interval's ends come from "
                       f"{args.bootstrap} replicates and are rough; use {FEW_REPLICATES} or more "
@@ -179,6 +181,15 @@ def add_predict_flags(p: argparse.ArgumentParser) -> None:
                    "their task average")  # fmt: skip
     p.add_argument("--flops", type=positive_floats("--flops"), metavar="C[,C...]",
                    help="training FLOPs (a list: one forecast each)")  # fmt: skip
+    add_nd_flags(p)
+    p.add_argument("--actual", type=float, help="actual score (points): also print the error")
+    add_level_flag(p)
+    add_output_flags(p)
+
+
+def add_nd_flags(p: argparse.ArgumentParser) -> None:
+    """``--params N --tokens D``: a forecast point by model size and data (shared with `flp
+    predict`, whose `--evals` fits with ``--stage1 nd`` need N and D, not FLOPs)."""
     p.add_argument("--params", type=positive_float("--params"), metavar="N",
                    help="parameters (with --tokens; FLOPs = 6 N D as in the table)")  # fmt: skip
     p.add_argument(
@@ -187,9 +198,17 @@ def add_predict_flags(p: argparse.ArgumentParser) -> None:
         metavar="D[,D...]",
         help="tokens (a list: the model's trajectory, one forecast per checkpoint)",
     )
-    p.add_argument("--actual", type=float, help="actual score (points): also print the error")
-    add_level_flag(p)
-    add_output_flags(p)
+
+
+def check_actual(actual: float | None, positive: bool = False) -> None:
+    """``--actual`` is a score in points: refused outside [0, 100] (or (0, 100] where a
+    relative error divides by it), one line naming the flag and the value."""
+    if actual is None:
+        return
+    ok = math.isfinite(actual) and (0 < actual if positive else 0 <= actual) and actual <= 100
+    if not ok:
+        where = "(0, 100]" if positive else "[0, 100]"
+        raise InputError(f"--actual {actual:g}: a score must lie in {where} points")
 
 
 def load_fit(path: str) -> DownstreamForecaster:
@@ -226,13 +245,17 @@ def _as_tuple(v) -> tuple:
 def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     paths = [p.strip() for p in str(getattr(args, "fit", "") or "").split(",") if p.strip()]
     points = _points(args)
+    check_actual(args.actual)
     if est is None and (len(paths) > 1 or len(points) > 1):
         if args.actual is not None:
             raise InputError("--actual compares one forecast: give one --fit and one point")
         ests = [load_fit(p) for p in paths]
         check_distinct_tasks(ests, paths)
+        for e in ests:
+            _check_nd(e, points)
         return _predict_many(ests, points, args)
     est = est or load_fit(paths[0] if paths else args.fit)
+    _check_nd(est, points)
     kw = points[0]
     for k in ("flops", "tokens"):  # one point: the ledger records plain numbers
         if isinstance(getattr(args, k, None), tuple):
@@ -248,8 +271,6 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     except InputError:
         res["interval"] = None
     if args.actual is not None:
-        if not math.isfinite(args.actual):
-            raise InputError(f"--actual must be a number, got {args.actual}")
         warn_if_fraction_actual(args.actual, P)
         res["abs_error"] = abs(P - args.actual)
         # Chen et al. Eq. 4, as `flp predict --actual` reports it for a --runs fit
@@ -263,6 +284,13 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         msg += f"; absolute error {res['abs_error']:.2f} points"
     record_forecast(args, res)
     return emit(args, res, msg)
+
+
+def _check_nd(est: DownstreamForecaster, points: list[dict]) -> None:
+    """A fit whose stage 1 is 'nd' forecasts from N and D: --flops is refused naming them."""
+    if "flops" in points[0] and est.stage1 == "nd" and est._uses_stage1():
+        raise InputError(f"--flops: the {est.task_} fit's stage 1 is 'nd' (a law of N and D): "
+                         "give --params N and --tokens D instead")  # fmt: skip
 
 
 def check_distinct_tasks(ests: list[DownstreamForecaster], paths: list[str]) -> None:

@@ -18,6 +18,7 @@ from .common import (
     add_level_flag,
     add_output_flags,
     atomic_write_text,
+    check_out_format,
     check_writable,
     emit,
     positive_float,
@@ -25,7 +26,13 @@ from .common import (
     refuse_flags,
     warn_if_fraction_actual,
 )
-from .downstream import add_evals_fit_flags, fit_from_evals, predict_from_fit
+from .downstream import (
+    add_evals_fit_flags,
+    add_nd_flags,
+    check_actual,
+    fit_from_evals,
+    predict_from_fit,
+)
 from .flp_inputs import _columns, _load, _read, _table_flags
 from .flp_studies import register_studies
 from .ledger import record_forecast
@@ -60,7 +67,10 @@ def register(sub) -> None:
         "clipped to [0, 100] points (a warning says when, or when C is far beyond the runs)",
     )
     pr.add_argument("--fit", required=True)
-    pr.add_argument("--flops", type=positive_float("--flops"), required=True, metavar="C")
+    pr.add_argument("--flops", type=positive_float("--flops"), metavar="C",
+                    help="training FLOPs (required, except for a fit of `flp fit --evals "
+                    "--stage1 nd`: give --params and --tokens)")  # fmt: skip
+    add_nd_flags(pr)
     pr.add_argument("--actual", type=float, help="actual score: also print Eq. 4 relative error")
     add_level_flag(pr)
     add_output_flags(pr)
@@ -172,6 +182,7 @@ def _flp_fit(args) -> int:
         raise InputError(f"--method {args.method!r} needs --evals; with --runs use one of "
                          f"{', '.join(METHODS)}")  # fmt: skip
     out = check_writable(args.out)
+    check_out_format(out, (".json",))
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     runs, ck = _read(args)
@@ -203,9 +214,13 @@ def _flp_fit(args) -> int:
 def _flp_predict(args) -> int:
     if _is_downstream_fit(args.fit):
         return predict_from_fit(args)
+    refuse_flags({"--params": args.params is not None, "--tokens": args.tokens is not None},
+                 "applies to a fit of `flp fit --evals` (by N and D); a --runs fit forecasts "
+                 "from --flops C")  # fmt: skip
+    if args.flops is None:
+        raise InputError("the following arguments are required: --flops")
+    check_actual(args.actual, positive=True)  # Eq. 4 divides by it
     est = _load(args.fit, FLP)
-    if args.actual is not None and not (math.isfinite(args.actual) and args.actual > 0):
-        raise InputError(f"--actual must be a positive score, got {args.actual}")
     est.warn_if_extrapolating(args.flops)
     P = float(est.predict([args.flops])[0])
     L = est.predict_loss([args.flops])
@@ -272,6 +287,7 @@ def _zero_share_flags(args) -> tuple[str, float]:
 def _flpm_fit(args) -> int:
     zero_share, zero_floor = _zero_share_flags(args)
     out = check_writable(args.out)
+    check_out_format(out, (".json",))
     if args.steps < 1:
         raise InputError(f"--steps must be >= 1, got {args.steps}")
     if args.bootstrap < 0:
@@ -371,28 +387,68 @@ def _flpm_optimize(args) -> int:
     }
     edge = (  # the best share sits on an end of the scan that is not 0 or 1: look further
         len(est.sources_) == 2
+        and not mc.flat
         and mc.best_index in (0, len(mc.performance) - 1)
         and 0.0 < mc.best_ratio < 1.0
     )
     res["at_scan_edge"] = bool(edge)
+    note = _tie_note(est, mc)
+    if mc.flat:  # no best ratio: say why (flat at the clipped bound: saturated)
+        res["flat"], res["saturated"] = True, mc.saturated
+    if note:
+        res["note"] = note
     if est.bootstrap:
         iv = est.mixture_intervals(mc, args.level)
         res.update(interval=iv["performance"], best_ratio_interval=iv["best_ratio"],
                    level=args.level, interval_basis=_MIX_BASIS)  # fmt: skip
+        lo_hi = res["interval"]
+        if lo_hi is None or lo_hi[0] <= 0 or lo_hi[1] >= 100:
+            res["interval_note"] = AT_BOUND_NOTE  # null where it collapsed onto the bound
     if args.json:
         print_json(res)
+        return 0
+    name, n = est.settings_.name, len(mc.performance)
+    where = f"C = {args.flops:.4g} FLOPs, sources {', '.join(est.sources_)}: "
+    if mc.flat:
+        print(f"{where}no best ratio: {note}")
     else:
         print(
-            f"C = {args.flops:.4g} FLOPs, sources {', '.join(est.sources_)}: best ratio "
-            f"{res['best_ratio']} -> {est.settings_.name} {res['performance']:.2f} points "
-            f"(scan of {len(mc.performance)} mixtures)"
+            f"{where}best ratio {res['best_ratio']} -> {name} {res['performance']:.2f} points "
+            f"(scan of {n} mixtures)"
             + (f" at the end of the scanned range: {_edge_advice(est, mc)}" if edge else "")
+            + (f"\nnote: {note}" if note else "")
         )
-        if est.bootstrap:
-            lo, hi = res["interval"]
-            print(f"{100 * args.level:g}% intervals: score {lo:.2f} .. {hi:.2f} points; best "
-                  f"ratio {res['best_ratio_interval']} ({_MIX_BASIS})")  # fmt: skip
+    if est.bootstrap:
+        iv, riv = res["interval"], res["best_ratio_interval"]
+        score = "null" if iv is None else f"{iv[0]:.2f} .. {iv[1]:.2f} points"
+        print(f"{100 * args.level:g}% intervals: score {score}; best ratio "
+              f"{'null (no best ratio)' if riv is None else riv} ({_MIX_BASIS})"
+              + (f"\nnote: {res['interval_note']}" if "interval_note" in res else ""))  # fmt: skip
     return 0
+
+
+def _tie_note(est, mc) -> str | None:
+    """What a scan with tied mixtures means (None when nothing ties)."""
+    score, n = float(mc.performance[mc.best_index]), len(mc.performance)
+    clipped = " (forecasts are clipped to the score range [0, 100])" if score in (0, 100) else ""
+    if mc.saturated:
+        return (
+            f"all {n} scanned mixtures forecast {est.settings_.name} {score:.2f} points, the "
+            "end of the score range: the scan is saturated (forecasts are clipped there) and "
+            "cannot rank the mixtures; the law is extrapolated past where it holds"
+        )
+    if mc.flat:
+        return (
+            f"all {n} scanned mixtures forecast {est.settings_.name} {score:.2f} points: the "
+            "forecast does not vary with the mixture at this compute (a flat scan), so it "
+            "cannot rank the mixtures"
+        )
+    if mc.n_tied > 1:
+        return (
+            f"{mc.n_tied} of {n} scanned mixtures tie at {score:.2f} points{clipped}: the best "
+            "ratio is the first of them, the scan cannot rank them"
+        )
+    return None
 
 
 def _edge_advice(est, mc) -> str:

@@ -9,9 +9,7 @@ from ..data.io import read_table
 from ..data.validate import check_run_tables
 from ..errors import InputError
 from ..flp.tables import Columns
-from .common import (
-    add_output_flags,
-)
+from .common import OneValue, add_output_flags
 
 
 def _table_flags(p: argparse.ArgumentParser) -> None:
@@ -21,6 +19,7 @@ def _table_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--random-performance",
         "--chance",
+        action=OneValue,
         type=float,
         metavar="P",
         help="random-level (chance) score in points (default: Table 2 value of the task)",

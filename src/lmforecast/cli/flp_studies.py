@@ -16,6 +16,7 @@ from ..laws.flp import MIXTURE_FORMS
 from .common import (
     add_output_flags,
     atomic_write_text,
+    check_out_format,
     check_writable,
     emit,
 )
@@ -48,6 +49,7 @@ def _study_flags(p: argparse.ArgumentParser) -> None:
 
 def _study_inputs(args):
     out = check_writable(args.out)
+    check_out_format(out, (".json", ".csv"))
     if args.steps < 1:
         raise InputError(f"--steps must be >= 1, got {args.steps}")
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]

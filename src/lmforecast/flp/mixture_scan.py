@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning, InputError
-from .intervals import BOUNDS, null_at_bounds
+from .intervals import BOUNDS, interval_or_none, null_at_bounds
 
 
 class MixtureScan:
@@ -37,6 +37,14 @@ class MixtureScan:
                 DomainWarning,
                 stacklevel=2,
             )
+        m = self.min_flops_  # the `flpm predict` rule below the range (warn_if_extrapolating)
+        if m is not None and flops < m * (1 - 1e-9):
+            warnings.warn(
+                f"mixture scan at {flops:.3g} FLOPs extrapolates {m / flops:.3g}x below the "
+                f"smallest sampling model ({m:.3g} FLOPs); its intervals are not calibrated there",
+                DomainWarning,
+                stacklevel=2,
+            )
         return MixtureCurve(self.sources_, R, perf, float(flops))
 
     def predict_interval(self, flops_per_source, level: float = 0.9, kind: str = "prediction"):
@@ -57,22 +65,33 @@ class MixtureScan:
     def mixture_intervals(self, curve: MixtureCurve, level: float = 0.9) -> dict:
         """How sure the Sec. 6.1 scan is: the `level` prediction interval of the score at the
         best ratio, and the percentile interval of the best ratio itself over the bootstrap
-        draws (each draw's own argmax over the scan's ratios, confidence draws: no run noise).
-        Returns {"performance": [lo, hi], "best_ratio": [lo, hi] (last source's share; for
-        K > 2, per source)}."""
+        draws (confidence draws: no run noise). Each draw is clipped to [0, 100] points like the
+        point scan and takes its own best ratio by the same rule (`best_in`: the first of tied
+        ratios); a flat draw (every ratio ties, e.g. all clipped to 100) has none and is left
+        out (counted in "flat_draws"). The interval always holds the point's best ratio (widened
+        to it if need be). Returns {"performance": [lo, hi] or None (undefined at a bound,
+        flp.intervals), "best_ratio": [lo, hi] (last source's share; for K > 2, per source), or
+        None where the point scan is flat (no best ratio) or every draw is, and "flat_draws"}."""
         if not (isinstance(level, int | float) and 0 < level < 1):
             raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
         F = curve.ratios * curve.flops
+        P = np.clip(self.score_draws(F, "confidence"), *BOUNDS)
+        flat = np.array([_flat(p) for p in P], bool)
         lo, hi = self.predict_interval(F[curve.best_index : curve.best_index + 1], level)
-        P = self.score_draws(F, "confidence")
-        best = curve.ratios[np.nanargmax(np.where(np.isfinite(P), P, -np.inf), axis=1)]
+        out = {"performance": interval_or_none(lo[0], hi[0]), "best_ratio": None,
+               "flat_draws": int(flat.sum())}  # fmt: skip
+        if curve.flat or flat.all():
+            return out
+        best = curve.ratios[[best_in(p) for p in P[~flat]]]
         a = (1 - level) / 2
         rlo, rhi = np.quantile(best, [a, 1 - a], axis=0, method="inverted_cdf")
+        point = curve.ratios[curve.best_index]
+        rlo, rhi = np.minimum(rlo, point), np.maximum(rhi, point)  # never without the pick
         if len(self.sources_) == 2:
-            ratio = [float(rlo[-1]), float(rhi[-1])]
+            out["best_ratio"] = [float(rlo[-1]), float(rhi[-1])]
         else:
-            ratio = [rlo.tolist(), rhi.tolist()]
-        return {"performance": [float(lo[0]), float(hi[0])], "best_ratio": ratio}
+            out["best_ratio"] = [rlo.tolist(), rhi.tolist()]
+        return out
 
     def _warn_outside_shares(self, R: np.ndarray, what: str = "mixture scan") -> None:
         """DomainWarning when scanned mixtures give a source a share outside the sampling
@@ -146,11 +165,34 @@ class MixtureCurve:
 
     @property
     def best_index(self) -> int:
-        return int(np.nanargmax(self.performance))
+        """Index of the best score (the first of tied ones, as for each bootstrap draw)."""
+        return best_in(self.performance)
+
+    @property
+    def flat(self) -> bool:
+        """Every scanned mixture forecasts the same score: the scan cannot rank them, so there
+        is no best ratio."""
+        return _flat(self.performance)
+
+    @property
+    def saturated(self) -> bool:
+        """A flat scan at a score bound (0 or 100 points, where the forecasts are clipped)."""
+        return self.flat and any(
+            abs(float(self.performance[self.best_index]) - b) <= TIE_TOL for b in BOUNDS
+        )
+
+    @property
+    def n_tied(self) -> int:
+        """How many scanned mixtures share the best score (> 1: tied at the clipped bound)."""
+        p = self.performance
+        return int(np.sum(p >= p[self.best_index] - TIE_TOL))
 
     @property
     def best_ratio(self):
-        """Share of the last source (two sources) or the whole share vector (K > 2)."""
+        """Share of the last source (two sources) or the whole share vector (K > 2); None when
+        the scan is flat (`flat`: no best ratio)."""
+        if self.flat:
+            return None
         r = self.ratios[self.best_index]
         return float(r[-1]) if len(self.sources) == 2 else r.tolist()
 
@@ -163,6 +205,23 @@ class MixtureCurve:
         df = pd.DataFrame(self.ratios, columns=[f"ratio_{s}" for s in self.sources])
         df["performance"] = self.performance
         return df
+
+
+TIE_TOL = 1e-9  # points: scores closer than this tie (rounding is no ranking)
+
+
+def best_in(scores) -> int:
+    """Index of the highest finite score, the first of tied ones (NaN never wins)."""
+    p = np.asarray(scores, float)
+    p = np.where(np.isfinite(p), p, -np.inf)
+    return int(np.argmax(p >= p.max() - TIE_TOL))
+
+
+def _flat(scores) -> bool:
+    """More than one score and all finite ones tied (nothing to rank)."""
+    p = np.asarray(scores, float)
+    p = p[np.isfinite(p)]
+    return p.size > 1 and bool(p.max() - p.min() <= TIE_TOL)
 
 
 MAX_RATIO_GRID = 1_000_000  # shares in a scan (0:1:1e-12 would ask for 7 TiB)

@@ -8,9 +8,9 @@ package warns"):
   Only beyond RANGE_SLACK (5%) of the range's width on either side: the README's own example
   (falcon-180B, PC-1 0.631 vs [-0.362, 0.624], 0.7% of the width past it) is not warned.
 - `coverage_warning`: the fit's own 90% prediction intervals cover far fewer of its models
-  than nominal (below level - 0.15 with >= 20 models, held out or train): the PCs explain the
-  target poorly and its intervals are too narrow (TruthfulQA on the authors' table: 38 of 71
-  held-out models inside, 54%).
+  than nominal (below level - 0.15 with >= 20 models, held out or train): the predictor (the
+  PCs, or log10 FLOPs or size) explains the target poorly and its intervals are too narrow
+  (TruthfulQA on the authors' table: 38 of 71 held-out models inside, 54%).
 """
 
 from __future__ import annotations
@@ -42,6 +42,15 @@ def _label(res, k: int) -> str:
     if res.x == "pcs":
         return f"PC-{k + 1}"
     return "log10 FLOPs (1E21)" if res.x == "flops" else "log10 size (B)"
+
+
+def _predictor(res) -> str:
+    """The predictor of the fit in words, as the subject of "... explain(s) it"."""
+    if res.x == "pcs":
+        return "the PCs explain it"
+    return (
+        "log10 training FLOPs explains it" if res.x == "flops" else "log10 model size explains it"
+    )
 
 
 def range_warning(res, models, X, stacklevel: int = 3) -> None:
@@ -108,7 +117,7 @@ def coverage_warning(res, stacklevel: int = 3) -> None:
             warnings.warn(
                 f"{res.target}: only {inside} of {n} {name} models ({100 * inside / n:.0f}%) lie "
                 f"inside their {100 * level:g}% prediction interval: the intervals are too "
-                "narrow for this target (the PCs explain it poorly); widen them or do not "
+                f"narrow for this target ({_predictor(res)} poorly); widen them or do not "
                 "trust them",
                 IntervalCoverageWarning,
                 stacklevel=stacklevel,

@@ -99,10 +99,14 @@ def mixture_curves(curves: dict, markers: dict | None = None, *, ax=None):
     fig, ax = new_figure(ax=ax)
     for i, (task, mc) in enumerate(curves.items()):
         r = mc.ratios[:, -1]
-        ax.plot(r, mc.performance, color=f"C{i}", label=f"{task} (best {mc.best_ratio:.2f})")
-        ax.scatter(
-            [r[mc.best_index]], [mc.performance[mc.best_index]], color=f"C{i}", marker="*", s=100
-        )
+        best = mc.best_ratio
+        if best is None:  # a flat (saturated) scan has no best ratio: no star
+            ax.plot(r, mc.performance, color=f"C{i}", label=f"{task} (flat: no best ratio)")
+        else:
+            label = f"{task} (best {best:.2f})" if np.ndim(best) == 0 else f"{task} (best)"
+            ax.plot(r, mc.performance, color=f"C{i}", label=label)
+            ax.scatter([r[mc.best_index]], [mc.performance[mc.best_index]], color=f"C{i}",
+                       marker="*", s=100)  # fmt: skip
         if markers and task in markers:
             xs, ys = markers[task]
             ax.scatter(xs, ys, color=f"C{i}", marker="o", facecolors="none")
