@@ -96,3 +96,37 @@ def test_a_ratio_pair_out_of_reach_keeps_its_shift_aligned(preset):
     for k in iv:
         assert np.all(np.isnan(np.asarray(iv[k])[:, 0]))
         np.testing.assert_allclose(np.asarray(iv[k])[:, 1:], np.asarray(one[k]), rtol=1e-12)
+
+
+def test_cli_basis_line_says_whether_the_teacher_was_drawn(cli, point, tmp_path):
+    """The crossover and ratio basis lines name the teacher term only where it was drawn: a
+    supervised law without uncertainty (given coefficients) holds the teacher at its point."""
+    args = ["--student-params", "1e9", "--scenario", "teacher-pretraining", "--draws", "3"]
+    code, out, err = cli("distill", "crossover", *args)
+    assert code == 0, err
+    assert "teacher loss L_T drawn" in out
+    f = tmp_path / "pt.json"
+    point.save(f)
+    code, out, err = cli("distill", "crossover", *args, "--coefficients", f)
+    assert code == 0, err
+    assert "drawn" not in out and "that law carries no uncertainty" in out
+    code, out, err = cli("distill", "crossover", "--student-params", "1e9", "--draws", "3")
+    assert code == 0 and "teacher loss" not in out  # best case: no forecast teacher
+    ratio = ["--student-params", "5e8", "--target-loss", "2.3", "--scenario", "teacher-inference"]
+    code, out, err = cli("distill", "ratios", *ratio, "--draws", "3", "--coefficients", f)
+    assert code == 0, err
+    assert "that law carries no uncertainty" in out and "drawn" not in out
+
+
+def test_a_law_given_coefficients_saves_and_loads_as_given(point, tmp_path):
+    """`from_result(res, supervised=coefficients)` kept the preset's supervised fit in its meta:
+    saved and loaded, the teacher term came back (review, thirteenth session)."""
+    from lmforecast.distill.teacher_uncertainty import supervised_has_interval
+
+    f = tmp_path / "pt.json"
+    point.save(f)
+    back = DistillationScalingLaw.load(f)
+    assert not supervised_has_interval(point.supervised_)
+    assert not supervised_has_interval(back.supervised_) and back.to_json() == point.to_json()
+    preset = DistillationScalingLaw.from_preset("busbridge2025")
+    assert supervised_has_interval(preset.supervised_)  # the preset itself is untouched

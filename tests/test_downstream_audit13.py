@@ -101,3 +101,27 @@ def test_stage1_without_residual_dof_warns_and_a_fourth_model_silences_it(evals)
         warnings.simplefilter("always")
         DownstreamForecaster(bootstrap=10).fit(evals, task="piqa", models=FIVE[:4])
     assert not [w for w in got if "residual bootstrap" in str(w.message)]
+
+
+def test_a_point_below_the_floor_keeps_its_whole_spread(evals):
+    """Below the fitted compute the point can sit under the floor (piqa at 1e18 FLOPs: 43.67
+    against 48.94): clipping there collapsed the interval onto the point from below; the floor
+    applies only where the point is at or above it (review, thirteenth session)."""
+    est = _fit(evals, "piqa")
+    floor = score_floor(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = est.predict(flops=[1e18, 1e20])
+        lo, hi = est.predict_interval(flops=[1e18, 1e20])
+    assert p[0] < floor and lo[0] < p[0] - 5  # its spread below the point is kept
+    assert p[1] >= floor and lo[1] >= floor - 1e-9
+
+
+def test_brier_score_is_not_refused_as_a_score():
+    """A Brier score falls with compute, like a loss: not refused as 'a score that rises'."""
+    import pandas as pd
+
+    from lmforecast.downstream.tables import resolve_loss_task
+
+    df = pd.DataFrame({"task": ["piqa"], "metric": ["brier_score"]})
+    assert resolve_loss_task(df, "piqa", "auto", "brier_score") == ("piqa", ["brier_score"])

@@ -102,30 +102,54 @@ def test_random_runs_are_not_read_as_isoflop_profiles():
     assert optima_scatter(_profiles(), lambda c: compute_optimal(p, c, "6ND").N)["n"] == 6
 
 
-def test_the_tables_own_budget_column_groups_the_profiles():
-    """A user's C counts FLOPs their own way (here 6N(1 + 2e4/sqrt N): attention-like, per size),
-    so 6ND of one budget's runs differ by size and never group at three digits; the table's C
-    column, given beside D, is the budget the runs were designed on."""
+def _n_star(c):
     from lmforecast.compute.allocation import compute_optimal
+    from lmforecast.isoflop.simulate import HOFFMANN
+
+    return compute_optimal(HOFFMANN, c, "6ND").N
+
+
+def test_the_tables_own_budget_column_groups_the_profiles():
+    """A user's C counts FLOPs their own way (here 6N(1 + 2e4/sqrt N): attention-like, per
+    size), so 6ND of one budget's runs differ by size and never group at three digits; the
+    table's C column, given beside D, groups them, and each profile's vertex is compared with the
+    law's own vertex on the same runs: with the true law's losses the scatter is 0."""
+    from lmforecast.isoflop.simulate import HOFFMANN
+    from lmforecast.laws import get_law
     from lmforecast.supervised.runs import runs_from_frame
 
     t = simulate_isoflops(budgets=BUDGETS, seed=0)
-    per_token = 6 * t["N"] * (1 + 2e4 / np.sqrt(t["N"]))
-    runs = t.assign(D=t["C"] / per_token)[["N", "D", "loss", "C"]]
-    p = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
+    D = t["C"] / (6 * t["N"] * (1 + 2e4 / np.sqrt(t["N"])))
+    loss = get_law("chinchilla").predict(HOFFMANN, N=t["N"].to_numpy(), D=D.to_numpy())
+    runs = t.assign(D=D, loss=loss)[["N", "D", "loss", "C"]]
 
-    def n_star(c):
-        return compute_optimal(p, c, "6ND").N
+    def truth(N, D):
+        return get_law("chinchilla").predict(HOFFMANN, N=N, D=D)
 
-    assert optima_scatter(runs_from_frame(runs.drop(columns="C")), n_star) is None
-    own = runs_from_frame(runs)
-    sc = optima_scatter(own, n_star)
-    assert sc is not None and sc["n"] == len(BUDGETS)
+    assert optima_scatter(runs_from_frame(runs.drop(columns="C")), _n_star, truth) is None
+    sc = optima_scatter(runs_from_frame(runs), _n_star, truth)
+    assert sc is not None and sc["n"] == len(BUDGETS) and sc["rms"] < 1e-6  # on the truth
+    scatter = np.exp(np.random.default_rng(1).normal(0, 0.01, len(runs)))
+    noisy = runs.assign(loss=runs["loss"] * scatter)
+    assert optima_scatter(runs_from_frame(noisy), _n_star, truth)["rms"] > 10 * sc["rms"]
     law = SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(runs)
     assert law.result_.meta["allocation"]["n"] == len(BUDGETS)
     mean = runs_from_frame(pd.concat([runs, runs.assign(loss=runs["loss"] * 1.01)]),
                            replicates="mean")  # fmt: skip
-    assert len(mean) == len(runs) and optima_scatter(mean, n_star)["n"] == len(BUDGETS)
+    assert len(mean) == len(runs) and optima_scatter(mean, _n_star, truth)["n"] == len(BUDGETS)
+
+
+@pytest.mark.parametrize("unit", [1.0, 1 / 8.64e19, 2.0])  # FLOPs, PF-days, a 2x FLOPs count
+def test_a_c_column_in_any_unit_gives_the_6nd_tables_scatter(unit):
+    """C only groups the runs: in PF-days (a first version read it as FLOPs and refused the fit:
+    'budget 0.00116 FLOPs is too small') or twice 6ND (which it scored as the law being off),
+    the scatter is the plain 6ND table's (6ND groups them: the own C is read only where 6ND
+    finds no profiles)."""
+    t = simulate_isoflops(budgets=BUDGETS, seed=0)[["N", "D", "loss", "C"]]
+    plain = SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(t.drop(columns="C"))
+    law = SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(t.assign(C=t["C"] * unit))
+    want, got = plain.result_.meta["allocation"], law.result_.meta["allocation"]
+    assert got == want
 
 
 def test_a_c_column_beside_d_with_gaps_is_not_refused():

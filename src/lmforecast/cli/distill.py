@@ -333,17 +333,25 @@ def _choose(args) -> int:
 
 def _crossover(args) -> int:
     from ..distill.planning import get_scenario
-    from ..distill.versus_supervised import crossover_compute, crossover_interval
+    from ..distill.teacher_uncertainty import teacher_basis
+    from ..distill.versus_supervised import (
+        crossover_compute,
+        crossover_interval,
+        crossover_teacher_sd,
+    )
 
     _check_draws(args)
     scenario = get_scenario(args.scenario)
     m = _model(args.coefficients)
     c = float(crossover_compute(m, args.student_params, scenario)[0])
     iv = None
+    basis = _CROSS_BASIS.format(k=args.draws)
     if args.draws and m.has_intervals():
         lo, hi = crossover_interval(m, args.student_params, scenario, args.level, args.draws)
         iv = [float(lo[0]), float(hi[0])]
-    basis = _CROSS_BASIS.format(k=args.draws)
+        if scenario.delta_lgt or scenario.delta_pre:  # the teacher's loss is a forecast here
+            sd = crossover_teacher_sd(m, args.student_params, scenario)
+            basis += "; " + teacher_basis(m, 0.0 if sd is None else sd)
     if args.json:
         out = {"crossover_flops": c, "scenario": scenario.name}
         if iv is not None:
@@ -366,17 +374,22 @@ def _crossover(args) -> int:
 
 
 _CROSS_BASIS = (
-    "confidence interval over the first {k} parameter draws of the distillation law; where the "
-    "scenario trains or runs the teacher, each draw's teacher loss drawn from the supervised "
-    "law's interval; supervised comparison at its point estimate; no model-form error"
+    "confidence interval over the first {k} parameter draws of the distillation law; supervised "
+    "comparison at its point estimate; no model-form error"
 )
 
 
 def _ratios(args) -> int:
+    import numpy as np
     import pandas as pd
 
     from ..distill.planning import SCENARIOS, get_scenario
-    from ..distill.versus_supervised import distillation_vs_supervised_ratios, ratio_interval
+    from ..distill.teacher_uncertainty import teacher_basis
+    from ..distill.versus_supervised import (
+        distillation_vs_supervised_ratios,
+        ratio_interval,
+        ratio_teacher_sd,
+    )
 
     _check_draws(args)
     names = list(SCENARIOS) if args.scenario == "all" else [get_scenario(args.scenario).name]
@@ -384,7 +397,7 @@ def _ratios(args) -> int:
     if args.draws and not m.has_intervals():
         raise InputError("--draws: the coefficients carry no parameter draws (fit saved with "
                          "--bootstrap 0)")  # fmt: skip
-    frames = []
+    frames, sds = [], []
     for s in names:
         f = distillation_vs_supervised_ratios(m, args.student_params, args.target_loss, s)
         if args.draws:
@@ -392,7 +405,13 @@ def _ratios(args) -> int:
                                 args.draws)  # fmt: skip
             for k, (lo, hi) in iv.items():
                 f[f"{k}_lo"], f[f"{k}_hi"] = lo, hi
+            if get_scenario(s).delta_lgt or get_scenario(s).delta_pre:  # a forecast teacher
+                sd = ratio_teacher_sd(m, args.student_params, args.target_loss, s)
+                sds.append(np.zeros(1) if sd is None else sd)
         frames.append(f)
+    basis = _RATIO_BASIS.format(k=args.draws)
+    if sds:
+        basis = basis[:-1] + "; " + teacher_basis(m, np.concatenate(sds)) + ")"
     df = pd.concat(frames, ignore_index=True)
     if args.json:
 
@@ -404,7 +423,7 @@ def _ratios(args) -> int:
         rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
         out = {"rows": rows, "note": _RATIO_NOTE}
         if args.draws:
-            out.update(level=args.level, interval_basis=_RATIO_BASIS.format(k=args.draws))
+            out.update(level=args.level, interval_basis=basis)
         print_json(out)
     else:
         cols = ["scenario", "target_loss", "compute_ratio", "token_ratio", "supervised_tokens",
@@ -416,19 +435,14 @@ def _ratios(args) -> int:
             f"{float(df['supervised_limit'].iloc[0]):.4f}\n"
             + df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
             + f"\n{_RATIO_NOTE}"
-            + (
-                f"\n{100 * args.level:g}% intervals: " + _RATIO_BASIS.format(k=args.draws)
-                if args.draws
-                else ""
-            )
+            + (f"\n{100 * args.level:g}% intervals: " + basis if args.draws else "")
         )
     return 0
 
 
 _RATIO_BASIS = (
-    "confidence intervals over the first {k} parameter draws of the distillation law (where the "
-    "scenario trains or runs the teacher, each draw's teacher loss drawn from the supervised "
-    "law's interval; supervised tokens at their point estimate; no model-form error)"
+    "confidence intervals over the first {k} parameter draws of the distillation law (supervised "
+    "tokens at their point estimate; no model-form error)"
 )
 
 _RATIO_NOTE = (

@@ -10,6 +10,7 @@ reflect every basin the data allow; forecasts carry prediction intervals by defa
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -288,7 +289,13 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
         if res.law != LAW_NAME:
             raise InputError(f"fit is a {res.law!r} law, not the distillation law {LAW_NAME!r}")
         point_only = False
-        if supervised is None and res.meta.get("supervised_fit") is not None:
+        if supervised is not None:  # the law given here is the one a save keeps
+            sup = cls(supervised=supervised).supervised_
+            res = copy.copy(res)  # never edit the caller's (a preset's) result
+            res.meta = {**res.meta, "supervised": dict(sup.params_),
+                        "supervised_fit": sup.result_.to_dict()}  # fmt: skip
+            supervised = sup
+        elif res.meta.get("supervised_fit") is not None:
             supervised = saved_supervised(res.meta["supervised_fit"])
         elif supervised is None:  # saved before the supervised law itself was kept
             if "supervised" not in res.meta:

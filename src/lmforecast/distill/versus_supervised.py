@@ -82,11 +82,7 @@ def crossover_interval(
     scenario = get_scenario(scenario)
     N = np.atleast_1d(np.asarray(N_S, float))
     beyond = np.log(c_range[1]) + 1.0  # stands for "not reached": above every real crossover
-    sd = None
-    if scenario.delta_lgt or scenario.delta_pre:
-        c = crossover_compute(model, N, scenario, c_range=c_range, **kw)
-        point = plan_distillation(model, N, np.where(np.isnan(c), c_range[1], c), scenario)
-        sd = plan_teacher_log_sd(model, point, scenario)
+    sd = crossover_teacher_sd(model, N, scenario, c_range, **kw)
 
     def draws(sizes, s_T):  # (B, len(sizes)) log crossovers over the draws
         out = []
@@ -102,6 +98,34 @@ def crossover_interval(
     lo, hi = np.quantile(vals, [a, 1 - a], axis=0, method="inverted_cdf")
     lo, hi = (np.where(v >= beyond, np.inf, np.exp(v)) for v in (lo, hi))
     return lo, hi
+
+
+def crossover_teacher_sd(model, N_S, scenario, c_range=(1e18, 1e28), **kw) -> np.ndarray | None:
+    """s_T per student size for `crossover_interval`: at the teacher of the point plan at the
+    point crossover (at c_range[1] where it never crosses); None where the scenario has no
+    forecast teacher or the supervised law carries no uncertainty (`plan_teacher_log_sd`)."""
+    scenario = get_scenario(scenario)
+    if not (scenario.delta_lgt or scenario.delta_pre):
+        return None
+    N = np.atleast_1d(np.asarray(N_S, float))
+    c = crossover_compute(model, N, scenario, c_range=c_range, **kw)
+    point = plan_distillation(model, N, np.where(np.isnan(c), c_range[1], c), scenario)
+    return plan_teacher_log_sd(model, point, scenario)
+
+
+def ratio_teacher_sd(model, N_S, target_loss, scenario) -> np.ndarray | None:
+    """s_T per (N_S, target) pair for `ratio_interval`: at each pair's point-plan teacher (0
+    where the pair has no plan); None as in `crossover_teacher_sd`."""
+    scenario = get_scenario(scenario)
+    if not (scenario.delta_lgt or scenario.delta_pre):
+        return None
+    pt = distillation_vs_supervised_ratios(model, N_S, target_loss, scenario)
+    NT, DT = pt["teacher_params"].to_numpy(float), pt["teacher_tokens"].to_numpy(float)
+    has = np.isfinite(NT) & np.isfinite(DT)
+    sd = np.zeros(len(pt))
+    if has.any():
+        sd[has] = teacher_log_sd(model, NT[has], DT[has])
+    return sd if np.any(sd > 0) else None
 
 
 def supervised_tokens_for_loss(model: DistillationScalingLaw, N_S, L) -> np.ndarray:
@@ -244,15 +268,7 @@ def ratio_interval(
     broadcast pairs."""
     _check_draw_args(level, max_draws)
     scenario = get_scenario(scenario)
-    sd = None
-    if scenario.delta_lgt or scenario.delta_pre:
-        pt = distillation_vs_supervised_ratios(model, N_S, target_loss, scenario)
-        NT, DT = pt["teacher_params"].to_numpy(float), pt["teacher_tokens"].to_numpy(float)
-        has = np.isfinite(NT) & np.isfinite(DT)
-        sd = np.zeros(len(pt))
-        if has.any():
-            sd[has] = teacher_log_sd(model, NT[has], DT[has])
-        sd = sd if np.any(sd > 0) else None
+    sd = ratio_teacher_sd(model, N_S, target_loss, scenario)
     keys = ("compute_ratio", "token_ratio")
     outs: dict[str, list] = {k: [] for k in keys}
     for m in _draw_models(model, max_draws, sd):

@@ -32,7 +32,14 @@ import pandas as pd
 from ..errors import InputError
 from .backtest import pythia_name
 from .forecaster import DownstreamForecaster
-from .noise import centred, knob_replicates, noise_draws, noisy_replicates, percentile_interval
+from .noise import (
+    centred,
+    floor_at,
+    knob_replicates,
+    noise_draws,
+    noisy_replicates,
+    percentile_interval,
+)
 from .reach import score_floor
 from .tables import task_data
 
@@ -158,7 +165,7 @@ def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
             zz = np.broadcast_to(noise_draws(R0.shape[0], est.seed), R0.shape)  # as the package
             Rc = {c: centred(R0, point, c) for c in centres}  # once per centre, not per setting
             grid = ((g, w, e, c) for g in gains for w in spreads for e in evals for c in centres)
-            floor = score_floor(est)
+            floor = floor_at(score_floor(est), point)  # as `noise.knob_replicates`
             for g, w, e, c in grid:
                 reps = noisy_replicates(Rc[c], e * var + w * spread, gain, g, zz, floor)
                 lo, hi = percentile_interval(reps, point, level)

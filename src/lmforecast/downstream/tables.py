@@ -33,6 +33,8 @@ TASK_LOSS_METRICS = ("bits_per_byte", "bpb", "byte_perplexity", "word_perplexity
                      "ppl", "perplexity")  # fmt: skip
 PERPLEXITIES = ("ppl", "perplexity", "byte_perplexity", "word_perplexity")
 AUTO = "auto"
+# score metrics that rise with compute: never a stage-1 loss (a Brier score falls, like a loss)
+HIGHER_IS_BETTER = tuple(m for m in FRACTION_METRICS if m != "brier_score")
 DEFAULT_LOSS_TASK = "lambada_openai"
 
 
@@ -41,7 +43,7 @@ def resolve_loss_task(evals: pd.DataFrame, task: str, loss_task: str = AUTO,
     """(loss task, metrics to try). `auto`: the task's own loss when the table has one (a loss
     metric of `task` itself, else a task `<task>_bpb`), else `lambada_openai`. A score metric
     (`acc`, ...) given as the loss is refused: stage 1 is a loss that falls with compute."""
-    if loss_metric and base_metric(loss_metric) in FRACTION_METRICS:
+    if loss_metric and base_metric(loss_metric) in HIGHER_IS_BETTER:
         raise InputError(
             f"--loss-metric (loss_metric=) {loss_metric!r} is a score (a fraction that rises "
             "with compute), not a loss; stage 1 needs a loss metric such as "

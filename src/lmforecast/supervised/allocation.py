@@ -53,18 +53,33 @@ MIN_BUDGETS = 3  # budgets with a measured optimum needed for a scatter (one res
 MIN_PROFILE_SHARE = 0.5
 
 
-def optima_scatter(data, n_star) -> dict | None:
-    """Where the runs form isoFLOP profiles: {rms, n} of ln(vertex / n_star(C)) over the budgets
-    (runs grouped by the table's own C column where it has one beside D, else by 6ND, to three
-    significant digits) with >= 3 sizes, a convex parabola in ln N
-    and its vertex inside the sampled sizes (Hoffmann et al. Approach 2); None with fewer than
-    `MIN_BUDGETS` such budgets or when budgets of >= 3 sizes hold less than `MIN_PROFILE_SHARE`
-    of the runs (not an isoFLOP design). How far the law's N* sits from its runs' optima."""
+def optima_scatter(data, n_star, law_loss=None) -> dict | None:
+    """Where the runs form isoFLOP profiles: {rms, n} of ln(vertex / law's optimum) over the
+    budgets with >= 3 sizes, a convex parabola in ln N and its vertex inside the sampled sizes
+    (Hoffmann et al. Approach 2). Runs are grouped by 6ND to three significant digits, the
+    law's optimum being n_star(C). Where that finds no profiles and the table has its own C
+    column beside D (a FLOPs count other than 6ND, e.g. with attention, spreads one budget's
+    runs over several 6ND values), they are grouped by that C, and the law's optimum is the
+    vertex of the same parabola through `law_loss(N, D)` at the group's runs (the law on the
+    same profile). None with fewer than `MIN_BUDGETS` such budgets or when budgets of >= 3
+    sizes hold less than `MIN_PROFILE_SHARE` of the runs (not an isoFLOP design). How far the
+    law's N* sits from its runs' optima."""
+    out = _scatter(data, budget_flops(data["N"], data["D"]),
+                   lambda g, c: float(np.asarray(n_star(np.array([c])), float)[0]))  # fmt: skip
     own = data.attrs.get("budget")
-    if own is not None and len(own) == len(data):
+    if out is None and law_loss is not None and own is not None and len(own) == len(data):
+
+        def law_vertex(g, c):
+            lw = np.asarray(law_loss(g["N"].to_numpy(float), g["D"].to_numpy(float)), float)
+            return budget_minima(g[["N"]].assign(loss=lw, C=c, budget=0), 2)[0, 1]
+
         C = np.array([float(f"{v:.3g}") for v in np.asarray(own, float)])
-    else:
-        C = budget_flops(data["N"], data["D"])
+        out = _scatter(data, C, law_vertex)
+    return out
+
+
+def _scatter(data, C, optimum) -> dict | None:
+    """`optima_scatter` over the groups of `C`; the law's optimum of group g is `optimum(g, c)`."""
     rows, on_profiles = [], 0
     for c in np.unique(C):
         g = data[C == c]
@@ -73,11 +88,13 @@ def optima_scatter(data, n_star) -> dict | None:
         on_profiles += len(g)
         v = budget_minima(g[["N", "loss"]].assign(C=c, budget=0), 2)[0, 1]
         if np.isfinite(v) and g["N"].min() <= v <= g["N"].max():
-            rows.append((c, v))
+            w = optimum(g, c)
+            if np.isfinite(w) and w > 0:
+                rows.append((v, w))
     if len(rows) < MIN_BUDGETS or on_profiles < MIN_PROFILE_SHARE * len(data):
         return None
-    Cb, vb = np.array(rows).T
-    r = np.log(vb) - np.log(np.asarray(n_star(Cb), float))
+    vb, wb = np.array(rows).T
+    r = np.log(vb) - np.log(wb)
     return {"rms": float(np.sqrt(np.mean(r**2))), "n": len(rows)}
 
 

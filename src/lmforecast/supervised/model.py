@@ -144,7 +144,8 @@ class SupervisedScalingLaw(EstimatorDisplay):
         if data.attrs.get("replicate_sd"):
             res.meta["replicate_sd"] = float(data.attrs["replicate_sd"])
         if self.intervals and form in CHINCHILLA_FORMS:  # how far N* sits off the runs' optima
-            sc = optima_scatter(data, lambda c: compute_optimal(res.params, c, "6ND").N)
+            sc = optima_scatter(data, lambda c: compute_optimal(res.params, c, "6ND").N,
+                                lambda N, D: res.predict(N=N, D=D))  # fmt: skip
             if sc:
                 res.meta["allocation"] = sc
         res.meta["config"] = {k: getattr(self, k) for k in CONFIG_ARGS}  # `load` rebuilds it
