@@ -30,21 +30,7 @@ class MixtureScan:
         R = ratio_grid(len(self.sources_), start, stop, step)
         self._warn_outside_shares(R)
         perf = self.predict(R * flops)
-        if flops > 10 * self.max_flops_:
-            warnings.warn(
-                f"mixture scan at {flops:.3g} FLOPs extrapolates {flops / self.max_flops_:.0f}x "
-                "beyond the largest sampling model",
-                DomainWarning,
-                stacklevel=2,
-            )
-        m = self.min_flops_  # the `flpm predict` rule below the range (warn_if_extrapolating)
-        if m is not None and flops < m * (1 - 1e-9):
-            warnings.warn(
-                f"mixture scan at {flops:.3g} FLOPs extrapolates {m / flops:.3g}x below the "
-                f"smallest sampling model ({m:.3g} FLOPs); its intervals are not calibrated there",
-                DomainWarning,
-                stacklevel=2,
-            )
+        self._warn_compute_range(flops, flops, "mixture scan")
         return MixtureCurve(self.sources_, R, perf, float(flops))
 
     def predict_interval(self, flops_per_source, level: float = 0.9, kind: str = "prediction"):
@@ -121,21 +107,25 @@ class MixtureScan:
         share the sampling models never had."""
         F = self._as_flops(flops_per_source)
         self._warn_outside_shares(F / F.sum(1, keepdims=True), "the forecast mixture")
-        total = float(F.sum(1).max())
-        if total > 10 * self.max_flops_:
+        self._warn_compute_range(float(F.sum(1).max()), float(F.sum(1).min()), "forecast")
+
+    def _warn_compute_range(self, high: float, low: float, what: str) -> None:
+        """DomainWarning where `high` exceeds 10x the largest sampling model's compute (the
+        `flp predict` rule) or `low` falls below the smallest one's (intervals uncalibrated)."""
+        if high > 10 * self.max_flops_:
             warnings.warn(
-                f"forecast at {total:.3g} FLOPs extrapolates {total / self.max_flops_:.3g}x "
+                f"{what} at {high:.3g} FLOPs extrapolates {high / self.max_flops_:.3g}x "
                 "beyond the largest sampling model",
                 DomainWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        low, m = float(F.sum(1).min()), self.min_flops_
+        m = self.min_flops_
         if m is not None and low < m * (1 - 1e-9):
             warnings.warn(
-                f"forecast at {low:.3g} FLOPs extrapolates {m / low:.3g}x below the smallest "
-                f"sampling model ({m:.3g} FLOPs); its interval is not calibrated there",
+                f"{what} at {low:.3g} FLOPs extrapolates {m / low:.3g}x below the smallest "
+                f"sampling model ({m:.3g} FLOPs); its intervals are not calibrated there",
                 DomainWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
 
     @property
