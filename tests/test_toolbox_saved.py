@@ -141,6 +141,8 @@ def test_next_run_section_applies_the_ensemble_kalman_update(quick_sections):
         assert c["expected_width"] == pytest.approx(pf["current_width"] * ratio, rel=1e-9)
     gains = [c["shrink_per_flop"] for c in pf["candidates"]]
     assert gains == sorted(gains, reverse=True)
+    shares = [c["p_best"] for c in pf["candidates"]]  # how firmly the refits pick each run
+    assert all(0 <= p <= 1 for p in shares) and sum(shares) == pytest.approx(1.0)
     goal = n["to_goal"]["candidates"]
     to_goal = [c["flops_to_goal"] for c in goal]
     assert to_goal == sorted(to_goal)  # ranked by FLOPs to reach the goal width

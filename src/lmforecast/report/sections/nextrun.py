@@ -33,9 +33,11 @@ def build_section(ctx: ReportContext) -> Section:
     )
     top = pd.DataFrame(to_goal.candidates[:8])
     sec.table(
-        top[["N", "D", "flops", "expected_width", "saturation_width", "flops_to_goal"]],
+        top[["N", "D", "flops", "expected_width", "saturation_width", "flops_to_goal", "p_best"]],
         f"Best candidates for goal width {GOAL_WIDTH:g} (current 90% width "
-        f"{to_goal.current_width:.4f}); inf: the goal is out of reach with runs of that size",
+        f"{to_goal.current_width:.4f}); inf: the goal is out of reach with runs of that size; "
+        "p_best: the share of resamples of the bootstrap refits in which the run is the advised "
+        "one (how firmly the refits pick it)",
     )
     sec.numbers = {
         "target": to_goal.target,
