@@ -344,6 +344,9 @@ class DownstreamForecaster(EstimatorDisplay):
         noise, (ensemble) member spread and the gain term included, clipped to [0, 100]; the
         interval is their percentile range (`noise.py`). `eval_apart`: the evaluation noise
         drawn apart from the other terms, in this task's own order (`noise.task_noise_draws`)."""
+        return self._replicates_and_point(flops, N, D, eval_apart)[0]
+
+    def _replicates_and_point(self, flops, N, D, eval_apart=False):
         R, var, spread, point, gain = self.interval_parts(flops, N=N, D=D)
         # one noise draw per replicate, shared by every point: a point's interval does not
         # depend on which other points are asked for (and a trajectory's band is smooth)
@@ -353,7 +356,7 @@ class DownstreamForecaster(EstimatorDisplay):
             gain_sd=gain_sd_for(self.selected_) if self.gain_sd is None else self.gain_sd,
             extra_var=self.checkpoint_var(D, R.shape[1]),
             eval_task=self.task_ if eval_apart else None, floor=score_floor(self),
-        )  # fmt: skip
+        ), point  # fmt: skip
 
     def checkpoint_var(self, D, n: int, sd: float = CHECKPOINT_SD) -> np.ndarray:
         """(sd u)^2 per forecast, u = ln of how many times fewer tokens than the largest fitted
@@ -379,8 +382,7 @@ class DownstreamForecaster(EstimatorDisplay):
         """Prediction interval (lo, hi) in points at `level` (see module doc)."""
         if not 0 < level < 1:
             raise InputError(f"level must be in (0, 1), got {level}")
-        R = self.replicates(flops, N=N, D=D)
-        point = np.clip(self._point(self.selected_, *self._compute(flops, N, D)), 0.0, 100.0)
+        R, point = self._replicates_and_point(flops, N, D)
         return percentile_interval(R, point, level)
 
     # ---- reporting / persistence ----------------------------------------------------------
