@@ -37,6 +37,13 @@ def test_ledger_doc_runs_as_written(tmp_path, monkeypatch):
                 with contextlib.redirect_stdout(io.StringIO()):
                     assert main(argv[1:]) == 0, line
     assert (tmp_path / "scores.png").stat().st_size > 1000
+    # the command-line example scores the piqa line of the Python block's table
+    from lmforecast.ledger import Ledger, score_records
+
+    piqa = next(ln.split() for ln in shown.splitlines() if ln.split()[:1] == ["piqa"])
+    with Ledger(tmp_path / "pythia-cli.db") as L:
+        cli = score_records(L.records())["overall"]
+    assert f"{cli['mean_abs_error']:.6f}" == piqa[7] and f"{cli['winkler']:.6f}" == piqa[9]
 
 
 @pytest.mark.slow

@@ -30,6 +30,43 @@ def _names(items: list[str] | None) -> list[str] | None:
     return names
 
 
+def _filtered_keys(paths) -> dict[str, str]:
+    """Current-layout metric keys with a comma in the files (``"exact_match,strict-match"``),
+    mapped to their metric name in the table (``"acc,none"`` -> ``"acc"``)."""
+    from ..data.evals.harness import _harness_files, _load_json
+
+    keys: dict[str, str] = {}
+    for path, _ in _harness_files(paths):
+        for entry in _load_json(path)["results"].values():
+            for key in entry if isinstance(entry, dict) else ():
+                base, sep, filt = str(key).partition(",")
+                if sep and not base.endswith("_stderr"):
+                    keys[f"{base.strip()},{filt.strip()}"] = base if filt == "none" else str(key)
+    return keys
+
+
+def _metric_names(items: list[str] | None, paths) -> list[str] | None:
+    """`--metric` values: comma-separated names, except that two neighbours that together
+    are a `metric,filter` key of the files (``exact_match,strict-match``) are one name."""
+    names = _names(items)
+    if names is None or not any("," in item for item in items):
+        return names
+    keys = _filtered_keys(paths)
+    out: list[str] = []
+    for item in items:
+        toks = [t.strip() for t in item.split(",") if t.strip()]
+        i = 0
+        while i < len(toks):
+            pair = f"{toks[i]},{toks[i + 1]}" if i + 1 < len(toks) else None
+            if pair in keys:
+                out.append(keys[pair])
+                i += 2
+            else:
+                out.append(toks[i])
+                i += 1
+    return out
+
+
 def check_table_path(path: str, flag: str = "--out") -> Path:
     """Extension known, folder exists and is writable (before any work)."""
     p = check_writable(path)
@@ -90,7 +127,9 @@ def register(sub) -> None:
         "--metric",
         action="append",
         metavar="M",
-        help="keep only these metrics (repeatable or comma-separated; default: all metrics); "
+        help="keep only these metrics (repeatable or comma-separated; a current-layout "
+        "'metric,filter' key of the files, e.g. 'exact_match,strict-match', is one name; "
+        "default: all metrics); "
         "without --task, tasks reporting none of them are skipped with one warning; with "
         "--task, every named task must report each of them",
     )
@@ -146,7 +185,10 @@ def _summary(d: dict, title: str) -> str:
 def _import(args: argparse.Namespace) -> int:
     out = check_table_path(args.out)
     df = read_harness(
-        args.paths, models=args.models, tasks=_names(args.task), metrics=_names(args.metric)
+        args.paths,
+        models=args.models,
+        tasks=_names(args.task),
+        metrics=_metric_names(args.metric, args.paths),
     )
     write_evals_table(df, out)
     d = describe(df)

@@ -136,6 +136,7 @@ class Ledger:
             for rec in records:
                 if rec.get("corrects") is not None:
                     self._require(con, rec["corrects"])
+                    _refuse_second_correction(con, int(rec["corrects"]))
                 cur = con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM forecasts")
                 row = {k: rec.get(k) for k in FORECAST_FIELDS}
                 row["id"] = cur.fetchone()[0]
@@ -165,7 +166,13 @@ class Ledger:
         (an unknown or already resolved record, a bad value) none does."""
         rows = []
         for rid, obs, src in items:
-            val = check_forecast(method="x", point=obs)["point"]
+            try:
+                val = check_forecast(method="x", point=obs)["point"]
+            except InputError:
+                raise InputError(
+                    f"ledger: record {fmt_value(rid)}: observed must be a finite number, "
+                    f"got {fmt_value(obs)}"
+                ) from None
             rows.append((int(rid), val, str(src or "")))
         ids = [r[0] for r in rows]
         if len(set(ids)) != len(ids):
@@ -175,6 +182,7 @@ class Ledger:
         def go(con):
             for rid, obs, src in rows:
                 self._require(con, rid)
+                _check_observed(con, rid, obs)
                 old = con.execute(
                     "SELECT observed FROM resolutions WHERE forecast_id = ?", (rid,)
                 ).fetchone()
@@ -255,6 +263,50 @@ class Ledger:
 
     def __len__(self) -> int:
         return int(self._con.execute("SELECT COUNT(*) FROM forecasts").fetchone()[0])
+
+
+#: Methods whose records forecast a loss (a positive number) and those whose records forecast a
+#: downstream score in percentage points (0-100), as the forecasting verbs register them.
+LOSS_METHODS = ("supervised", "distill")
+SCORE_METHODS = ("downstream", "flp", "flpm")
+
+
+def observed_problem(method: str | None, task: str | None, observed: float) -> str | None:
+    """Why `observed` cannot be the outcome of a record of `method`/`task` (None: it can).
+    A loss record (task ``loss``, or a supervised/distill forecast) needs a positive number; a
+    downstream score record (downstream, flp, flpm) a score in [0, 100] points."""
+    if task == "loss" or method in LOSS_METHODS:
+        return None if observed > 0 else "a loss must be a positive number"
+    if method in SCORE_METHODS:
+        ok = 0 <= observed <= 100
+        return None if ok else "a downstream score must lie in [0, 100] points"
+    return None
+
+
+def _check_observed(con, rid: int, observed: float) -> None:
+    method, task = con.execute("SELECT method, task FROM forecasts WHERE id = ?", (rid,)).fetchone()
+    why = observed_problem(method, task, observed)
+    if why is not None:
+        kind = f"{method}" + (f", task {task}" if task else "")
+        raise InputError(
+            f"ledger: record {rid} ({kind}) cannot be resolved with observed "
+            f"{fmt_value(observed)}: {why}"
+        )
+
+
+def _refuse_second_correction(con, rid: int) -> None:
+    def corrector(i):
+        return con.execute("SELECT MIN(id) FROM forecasts WHERE corrects = ?", (i,)).fetchone()[0]
+
+    first = corrector(rid)
+    if first is not None:
+        latest = first
+        while (nxt := corrector(latest)) is not None:  # a chain of corrections: its end
+            latest = nxt
+        raise InputError(
+            f"ledger: record {rid} is already corrected by record {first}; a record is "
+            f"corrected once: correct the current record instead (--corrects {latest})"
+        )
 
 
 def open_ledger(path: str | Path, create: bool = False) -> Ledger:
