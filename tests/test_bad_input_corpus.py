@@ -1063,6 +1063,47 @@ case("flp-predict-params-on-runs-fit", FLP_P.replace("--flops 8e22 ", "")
      + " flp.json --params 1e9 --tokens 2e10")  # fmt: skip
 
 
+# thirteenth session's logs audit: runs merged at a shared step, a bad --models table, negative
+# tokens, an evaluation step without tokens, a --cooldown-ends step that was never evaluated
+MULTI = ("name,iteration,validation/loss,consumed_tokens\nsmall,100,4.0,1000000\n"
+         "big,100,3.8,1000000\nsmall,200,3.5,2000000\nbig,200,3.2,2000000\n")  # fmt: skip
+case("runs-import-two-runs-one-step", "runs import multi.csv --format csv --params 1e6 "
+     "--out a.csv", write("multi.csv", MULTI))  # fmt: skip
+case("runs-import-models-duplicate", "runs import r1.csv --format csv --models dup.csv "
+     "--out x.csv", lambda w: (write("r1.csv", "step,loss,tokens\n1,3,10\n")(w),
+                               write("dup.csv", "model,N\nr1,1e6\nr1,2e6\n")(w)))  # fmt: skip
+case("runs-import-models-text", "runs import r1.csv --format csv --models bad.csv --out x.csv",
+     lambda w: (write("r1.csv", "step,loss,tokens\n1,3,10\n")(w),
+                write("bad.csv", "model,N\nr1,1M\n")(w)))  # fmt: skip
+case("runs-import-negative-tokens", "runs import tkn.csv --format csv --params 1e6 --out e.csv",
+     write("tkn.csv", "step,loss,tokens\n1,3,-10\n2,2.9,-5\n"))  # fmt: skip
+case("runs-import-eval-without-tokens", "runs import hf.jsonl --format jsonl --params 1e6 "
+     "--loss eval_loss --out h.csv",
+     write("hf.jsonl", '{"step": 10, "tokens": 100, "loss": 4.9}\n'
+                       '{"step": 15, "eval_loss": 4.5}\n'))  # fmt: skip
+case("runs-import-cooldown-step-never-evaluated", "runs import multi.csv --format csv --run name "
+     "--params 1e6 --schedule wsd --cooldown-ends 150,250 --out k.csv",
+     write("multi.csv", MULTI))  # fmt: skip
+
+
+# thirteenth session's evals/ledger audit: an impossible observed value, a second correction
+def _loss_ledger(work):
+    from lmforecast.ledger import Ledger
+
+    with Ledger(work / "lr.db", create=True) as L:
+        L.add(method="supervised", task="loss", point=1.94)
+        L.add(method="downstream", task="piqa", point=72.6)
+        L.add(method="supervised", point=1.9, corrects=1)
+
+
+case("ledger-resolve-negative-loss", "ledger resolve 1 --ledger lr.db --observed -2.0",
+     _loss_ledger)  # fmt: skip
+case("ledger-resolve-score-above-100", "ledger resolve 2 --ledger lr.db --observed 150",
+     _loss_ledger)  # fmt: skip
+case("ledger-add-second-correction", "ledger add --ledger lr.db --method supervised "
+     "--point 2 --corrects 1", _loss_ledger)  # fmt: skip
+
+
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(cli, work, cid, argv, setup):
     import shlex

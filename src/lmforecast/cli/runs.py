@@ -81,6 +81,7 @@ def _import(args: argparse.Namespace) -> int:
         params=args.params,
         params_total=args.params_total,
         models=None if args.models is None else read_table(args.models),
+        models_label=f"--models {args.models}",
         run=args.run,
         train_loss=args.train_loss,
         keep=[c.strip() for c in (args.keep or "").split(",") if c.strip()],

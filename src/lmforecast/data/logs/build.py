@@ -26,7 +26,15 @@ import numpy as np
 import pandas as pd
 
 from ...errors import DomainWarning, InputError, fmt_value
-from .readers import RUN, describe_columns, read_log, wandb_kind
+from .checks import (
+    check_conflicts,
+    check_cooldown_ends,
+    check_models,
+    check_params,
+    check_tokens,
+    keep_column,
+)
+from .readers import RUN, describe_columns, read_log
 
 SCHEDULES = ("cosine", "linear", "constant", "wsd")
 CANDIDATES = {
@@ -80,6 +88,11 @@ def _pick(df, given, name, flag, where) -> str | None:
                 f"{describe_columns(df)}"
             )
         return given
+    if name == "loss":  # an evaluation loss logged by every run wins over a bare `loss`
+        has = df.groupby(RUN, sort=False).count()
+        ev = [c for c in CANDIDATES["loss"][1:7] if c in has and (has[c] > 0).all()]
+        if ev:
+            return ev[0]
     return next((c for c in CANDIDATES.get(name, ()) if c in df.columns), None)
 
 
@@ -110,7 +123,11 @@ def _read_all(paths, fmt, run_col) -> pd.DataFrame:
                 raise InputError(f"run {r!r} appears in two logs: {seen[r]} and {p}")
             seen[r] = str(p)
         frames.append(df)
-    return pd.concat(frames, ignore_index=True, sort=False)
+    out = pd.concat(frames, ignore_index=True, sort=False)
+    out.attrs["wandb_summary"] = fmt == "wandb" and any(
+        f.attrs.get("wandb_summary") for f in frames
+    )
+    return out
 
 
 #: How a JSONL log's NaN / Infinity read (`readers._read_jsonl` keeps them as text).
@@ -152,7 +169,9 @@ def _params(df, runs, value, flag, models, model_col) -> pd.Series | None:
         for r, u in per.items():
             if len(u) != 1:
                 raise InputError(f"run {r!r}: column {v!r} ({flag}) is not one number per run")
-        return per.map(lambda u: float(u[0])).reindex(runs)
+        per = per.map(lambda u: float(u[0])).reindex(runs)
+        check_params(per, str(df["_file"].iloc[0]), f"{v!r} ({flag})")
+        return per
     if models is not None and model_col in models.columns:
         m = models.set_index("model")[model_col]
         missing = [r for r in runs if r not in m.index]
@@ -179,20 +198,21 @@ def import_logs(
     final: str = "last",
     schedule: str = "cosine",
     cooldown_ends=(),
+    models_label: str = "--models",
 ) -> ImportedRuns:
     """Read training logs and build the runs and checkpoints tables (see the module doc)."""
     k = parse_final(final)
     if schedule not in SCHEDULES:
         raise InputError(f"--schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
-    if models is not None and "model" not in models.columns:
-        raise InputError(f"--models: no 'model' column; it has: {', '.join(models.columns)}")
+    if models is not None:
+        models = check_models(models, models_label)
     paths = [Path(p) for p in paths]
     if not paths:
         raise InputError("give at least one log file")
     df = _read_all(paths, fmt, run)
     where = str(paths[0]) if len(paths) == 1 else "the logs"
     shown = df.drop(columns=["_row", "_file"])
-    summary = fmt == "wandb" and wandb_kind(shown.rename(columns={RUN: "Name"})) == "summary"
+    summary = fmt == "wandb" and bool(df.attrs.get("wandb_summary"))
     st = None if summary else _pick(shown, step, "step", "--step", where)
     if st is None and not summary:
         raise InputError(
@@ -231,9 +251,15 @@ def import_logs(
             f"with --tokens, or give --tokens-per-step; the log has columns: "
             f"{describe_columns(shown)}"
         )
-    for c in dict.fromkeys([*([tl] if tl else []), *keep]):
-        df[c] = pd.to_numeric(df[c], errors="coerce")
+    if tl:
+        df[tl] = pd.to_numeric(df[tl], errors="coerce")
+    for c in dict.fromkeys(keep):
+        if c != tl:
+            df[c] = keep_column(df[c])
     if not summary:  # eval and train keys logged on separate lines at one step: merge them
+        shown_cols = {"_loss": f"{lo!r} (--loss)", "_tokens": f"{tk!r} (--tokens)"}
+        shown_cols.update({c: f"{c!r}" for c in dict.fromkeys([*([tl] if tl else []), *keep])})
+        check_conflicts(df, shown_cols)
         df = df.groupby([RUN, "_step"], sort=False, as_index=False).last()
     before = df[[RUN, "_file"]].drop_duplicates(RUN)
     df = df[df["_loss"].notna()]  # steps that logged other keys only
@@ -247,6 +273,7 @@ def import_logs(
             "log its loss under another name? import it on its own with --loss NAME"
         )
     _check_increasing_and_positive(df, lo, tk)
+    check_tokens(df, tk)
     runs = list(dict.fromkeys(df[RUN]))
     N = _params(df, runs, params, "--params", models, "N")
     if N is None:
@@ -355,6 +382,7 @@ def _checkpoints(df, N, N_total, tl, keep, schedule, cooldown_ends) -> pd.DataFr
         ck["valid"] = True
     elif schedule == "wsd":
         ends = {float(s) for s in cooldown_ends}
+        check_cooldown_ends(ck, sorted(ends))
         ck["valid"] = ck["final"] | ck["step"].isin(ends)
     else:
         ck["valid"] = ck["final"]

@@ -9,9 +9,11 @@ Formats (public specifications followed; tests write small files in each):
   unless a run column is named) or a chart-panel export (``Step`` and one ``<run> - <key>``
   column per run, with ``<run> - <key>__MIN`` / ``__MAX`` companions, which are dropped). A
   *summary* export is the project's runs table (``Name`` and one column per config or summary
-  key, one row per run); it has no steps.
+  key, one row per run; a ``_step`` column there is each run's last step); it has no steps.
 * ``tensorboard``: event files (``events.out.tfevents.*``) or folders holding them; the run is
-  the folder the event file is in. Needs the optional extra ``tensorboard``.
+  the folder the event file is in, named by its path under the given folder as TensorBoard
+  names it (``r1`` for ``tb/r1/events...``, ``r1/eval`` for ``tb/r1/eval/events...``). Needs
+  the optional extra ``tensorboard``.
 * ``jsonl``: one JSON object per line (non-object lines are refused with their line number).
 * ``csv``: a comma-separated table with a header line.
 """
@@ -96,17 +98,17 @@ def wandb_kind(df: pd.DataFrame) -> str:
     """``panel`` (chart export), ``history`` (one run's history) or ``summary`` (runs table)."""
     if _WANDB_PANEL_STEP in df.columns and any(" - " in str(c) for c in df.columns):
         return "panel"
-    if "_step" in df.columns:
-        return "history"
-    if "Name" in df.columns:
-        return "summary"
+    if "Name" in df.columns and ("_step" not in df.columns or df["Name"].nunique() > 1):
+        return "summary"  # a runs table may carry each run's last `_step` as a column
     return "history"
 
 
 def _wandb(df: pd.DataFrame, p: Path) -> pd.DataFrame:
     kind = wandb_kind(df)
     if kind == "summary":
-        return df.rename(columns={"Name": RUN})
+        df = df.rename(columns={"Name": RUN})
+        df.attrs["wandb_summary"] = True  # one row per run, no steps (`import_logs` reads it)
+        return df
     if kind == "history":
         return df
     # panel export: Step, "<run> - <key>", "<run> - <key>__MIN", "<run> - <key>__MAX"
@@ -145,7 +147,7 @@ def _read_tensorboard(p: Path) -> pd.DataFrame:
         except Exception as exc:
             raise InputError(f"{f}: not a readable TensorBoard event file ({exc})") from None
         if p.is_dir():
-            run = f.parent.name if f.parent != p else p.name
+            run = f.parent.relative_to(p).as_posix() if f.parent != p else p.name
         else:
             run = f.parent.resolve().name
         tags = acc.Tags()
