@@ -347,10 +347,11 @@ def _crossover(args) -> int:
     iv = None
     basis = _CROSS_BASIS.format(k=args.draws)
     if args.draws and m.has_intervals():
-        lo, hi = crossover_interval(m, args.student_params, scenario, args.level, args.draws)
+        sd = crossover_teacher_sd(m, args.student_params, scenario, crossover=c)
+        lo, hi = crossover_interval(m, args.student_params, scenario, args.level, args.draws,
+                                    teacher_sd=sd)  # fmt: skip
         iv = [float(lo[0]), float(hi[0])]
         if scenario.delta_lgt or scenario.delta_pre:  # the teacher's loss is a forecast here
-            sd = crossover_teacher_sd(m, args.student_params, scenario)
             basis += "; " + teacher_basis(m, 0.0 if sd is None else sd)
     if args.json:
         out = {"crossover_flops": c, "scenario": scenario.name}
@@ -401,12 +402,12 @@ def _ratios(args) -> int:
     for s in names:
         f = distillation_vs_supervised_ratios(m, args.student_params, args.target_loss, s)
         if args.draws:
+            sd = ratio_teacher_sd(m, args.student_params, args.target_loss, s, point=f)
             iv = ratio_interval(m, args.student_params, args.target_loss, s, args.level,
-                                args.draws)  # fmt: skip
+                                args.draws, teacher_sd=sd)  # fmt: skip
             for k, (lo, hi) in iv.items():
                 f[f"{k}_lo"], f[f"{k}_hi"] = lo, hi
             if get_scenario(s).delta_lgt or get_scenario(s).delta_pre:  # a forecast teacher
-                sd = ratio_teacher_sd(m, args.student_params, args.target_loss, s)
                 sds.append(np.zeros(1) if sd is None else sd)
         frames.append(f)
     basis = _RATIO_BASIS.format(k=args.draws)

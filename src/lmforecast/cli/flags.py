@@ -126,18 +126,23 @@ def _named(conv, flag: str):
 _COUNT = int_range(0, MAX_BOOTSTRAP)
 
 
-def bootstrap_count(text: str) -> int:
-    """--bootstrap: 0 (no interval) or 2 and more; one resample has no spread, and its
-    "interval" is a point that need not even contain the forecast."""
-    n = _COUNT(text)
-    if n == 1:
-        raise argparse.ArgumentTypeError(
-            "must be 0 (no interval) or >= 2 (an interval needs resamples to spread), got 1"
-        )
-    return n
+def bootstrap_converter(zero: str = "no interval"):
+    """--bootstrap: 0 (`zero` says what that means for the verb) or 2 and more; one resample
+    has no spread, and its "interval" is a point that need not even contain the forecast."""
+
+    def bootstrap_count(text: str) -> int:
+        n = _COUNT(text)
+        if n == 1:
+            raise argparse.ArgumentTypeError(
+                f"must be 0 ({zero}) or >= 2 (an interval needs resamples to spread), got 1"
+            )
+        return n
+
+    bootstrap_count.__name__ = "int"  # a checked int converter: `apply_flag_policy` keeps it
+    return bootstrap_count
 
 
-bootstrap_count.__name__ = "int"
+bootstrap_count = bootstrap_converter()
 
 #: Flag name -> checked type. Applied to every verb that declares the flag.
 FLAG_TYPES = {

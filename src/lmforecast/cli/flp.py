@@ -351,7 +351,7 @@ def _flpm_predict(args) -> int:
     if est.bootstrap:
         lo, hi = est.predict_interval([F], args.level)
         res["interval"], res["level"] = interval_or_none(lo[0], hi[0]), args.level
-        if res["interval"] is None or lo[0] <= 0 or hi[0] >= 100:
+        if _at_bound(res["interval"]):
             res["interval_note"] = AT_BOUND_NOTE  # null where it collapsed onto the bound
     record_forecast(args, res)
     if args.json:
@@ -401,9 +401,8 @@ def _flpm_optimize(args) -> int:
         iv = est.mixture_intervals(mc, args.level)
         res.update(interval=iv["performance"], best_ratio_interval=iv["best_ratio"],
                    level=args.level, interval_basis=_MIX_BASIS)  # fmt: skip
-        lo_hi = res["interval"]
-        if lo_hi is None or lo_hi[0] <= 0 or lo_hi[1] >= 100:
-            res["interval_note"] = AT_BOUND_NOTE  # null where it collapsed onto the bound
+        if _at_bound(res["interval"]):
+            res["interval_note"] = AT_BOUND_NOTE
     if args.json:
         print_json(res)
         return 0
@@ -425,6 +424,11 @@ def _flpm_optimize(args) -> int:
               f"{'null (no best ratio)' if riv is None else riv} ({_MIX_BASIS})"
               + (f"\nnote: {res['interval_note']}" if "interval_note" in res else ""))  # fmt: skip
     return 0
+
+
+def _at_bound(iv) -> bool:
+    """An FLP-M score interval that is null (collapsed onto a bound) or touches 0 or 100."""
+    return iv is None or iv[0] <= 0 or iv[1] >= 100
 
 
 def _tie_note(est, mc) -> str | None:

@@ -19,7 +19,7 @@ from .common import (
     print_json,
     require_runs,
 )
-from .flags import _named, add_max_rows_flag, bootstrap_count, check_max_rows, parse_fixed
+from .flags import _named, add_max_rows_flag, bootstrap_converter, check_max_rows, parse_fixed
 from .ledger import record_forecast
 
 
@@ -149,23 +149,11 @@ def load_law(args) -> SupervisedScalingLaw:
     return SupervisedScalingLaw.load(args.fit)
 
 
-def _bootstrap_resamples(text: str) -> int:
-    """--bootstrap of `supervised fit`: `flags.bootstrap_count`, its message saying what 0 does
-    here (no resamples; a default fit keeps its calibrated interval, --no-intervals drops it)."""
-    try:
-        return bootstrap_count(text)
-    except argparse.ArgumentTypeError as exc:
-        if not str(exc).endswith("got 1"):
-            raise
-        raise argparse.ArgumentTypeError(
-            "must be 0 (no resamples: a default fit's interval then lacks the parameter-spread "
-            "term, a data-constrained fit has none; --no-intervals: no interval) or >= 2 (a "
-            "spread needs resamples), got 1"
-        ) from None
-
-
-_bootstrap_resamples.__name__ = "int"  # a checked int converter: `apply_flag_policy` keeps it
-bootstrap_resamples = _named(_bootstrap_resamples, "--bootstrap")  # messages name the flag
+# what 0 means here: no resamples, yet a default fit keeps its calibrated interval
+bootstrap_resamples = _named(bootstrap_converter(
+    "no resamples: a default fit's interval then lacks the parameter-spread term, a "
+    "data-constrained fit has none; --no-intervals: no interval"
+), "--bootstrap")  # fmt: skip
 
 
 def refuse_ignored(args: argparse.Namespace) -> None:

@@ -17,6 +17,8 @@ from .planning import VAR_MIN, Scenario, get_scenario, plan_distillation
 from .teacher_uncertainty import plan_teacher_log_sd, teacher_log_sd
 from .uncertainty import interval_from_draws
 
+AUTO = object()  # `teacher_sd` not given: the interval computes it
+
 
 def crossover_compute(
     model: DistillationScalingLaw,
@@ -67,6 +69,7 @@ def crossover_interval(
     level: float = 0.9,
     max_draws: int = 20,
     c_range: tuple[float, float] = (1e18, 1e28),
+    teacher_sd=AUTO,
     **kw,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence interval of `crossover_compute` over the distillation law's parameter draws
@@ -77,12 +80,15 @@ def crossover_interval(
     (docs/distill.md, "The teacher's uncertainty"); the supervised comparison L~_S(N_S, C)
     stays at its point. A draw whose distillation wins over the whole range counts as beyond
     it: an upper end of inf means more than (1 - level)/2 of the draws never cross by
-    c_range[1]. Returns (lo, hi)."""
+    c_range[1]. `teacher_sd`: s_T from `crossover_teacher_sd` where the caller has it (else it is
+    computed here). Returns (lo, hi)."""
     _check_draw_args(level, max_draws)
     scenario = get_scenario(scenario)
     N = np.atleast_1d(np.asarray(N_S, float))
     beyond = np.log(c_range[1]) + 1.0  # stands for "not reached": above every real crossover
-    sd = crossover_teacher_sd(model, N, scenario, c_range, **kw)
+    sd = teacher_sd
+    if sd is AUTO:
+        sd = crossover_teacher_sd(model, N, scenario, c_range, **kw)
 
     def draws(sizes, s_T):  # (B, len(sizes)) log crossovers over the draws
         out = []
@@ -100,26 +106,35 @@ def crossover_interval(
     return lo, hi
 
 
-def crossover_teacher_sd(model, N_S, scenario, c_range=(1e18, 1e28), **kw) -> np.ndarray | None:
+def crossover_teacher_sd(
+    model, N_S, scenario, c_range=(1e18, 1e28), crossover=None, **kw
+) -> np.ndarray | None:
     """s_T per student size for `crossover_interval`: at the teacher of the point plan at the
-    point crossover (at c_range[1] where it never crosses); None where the scenario has no
-    forecast teacher or the supervised law carries no uncertainty (`plan_teacher_log_sd`)."""
+    point crossover (`crossover`, computed when not given; at c_range[1] where it never
+    crosses); None where the scenario has no forecast teacher or the supervised law carries no
+    uncertainty (`plan_teacher_log_sd`)."""
     scenario = get_scenario(scenario)
     if not (scenario.delta_lgt or scenario.delta_pre):
         return None
     N = np.atleast_1d(np.asarray(N_S, float))
-    c = crossover_compute(model, N, scenario, c_range=c_range, **kw)
+    if crossover is None:
+        c = crossover_compute(model, N, scenario, c_range=c_range, **kw)
+    else:
+        c = np.broadcast_to(np.asarray(crossover, float), N.shape)
     point = plan_distillation(model, N, np.where(np.isnan(c), c_range[1], c), scenario)
     return plan_teacher_log_sd(model, point, scenario)
 
 
-def ratio_teacher_sd(model, N_S, target_loss, scenario) -> np.ndarray | None:
+def ratio_teacher_sd(model, N_S, target_loss, scenario, point=None) -> np.ndarray | None:
     """s_T per (N_S, target) pair for `ratio_interval`: at each pair's point-plan teacher (0
-    where the pair has no plan); None as in `crossover_teacher_sd`."""
+    where the pair has no plan; `point`: the point ratios' table where the caller has it);
+    None as in `crossover_teacher_sd`."""
     scenario = get_scenario(scenario)
     if not (scenario.delta_lgt or scenario.delta_pre):
         return None
-    pt = distillation_vs_supervised_ratios(model, N_S, target_loss, scenario)
+    pt = point
+    if pt is None:
+        pt = distillation_vs_supervised_ratios(model, N_S, target_loss, scenario)
     NT, DT = pt["teacher_params"].to_numpy(float), pt["teacher_tokens"].to_numpy(float)
     has = np.isfinite(NT) & np.isfinite(DT)
     sd = np.zeros(len(pt))
@@ -256,6 +271,7 @@ def ratio_interval(
     scenario: str | Scenario = "best-case",
     level: float = 0.9,
     max_draws: int = 20,
+    teacher_sd=AUTO,
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Confidence intervals of `distillation_vs_supervised_ratios`' compute and token ratios
     over the distillation law's parameter draws (`model.parameter_draws()`, the first
@@ -264,11 +280,11 @@ def ratio_interval(
     point-plan teacher (as plan intervals do: docs/distill.md, "The teacher's uncertainty"); the
     supervised side (its tokens for the target) stays at its point. A draw that cannot reach
     the target within the search range contributes inf (so a hi of inf means some draws never
-    reach it). Returns {"compute_ratio": (lo, hi), "token_ratio": (lo, hi)}, arrays over the
-    broadcast pairs."""
+    reach it). `teacher_sd`: s_T from `ratio_teacher_sd` where the caller has it. Returns
+    {"compute_ratio": (lo, hi), "token_ratio": (lo, hi)}, arrays over the broadcast pairs."""
     _check_draw_args(level, max_draws)
     scenario = get_scenario(scenario)
-    sd = ratio_teacher_sd(model, N_S, target_loss, scenario)
+    sd = ratio_teacher_sd(model, N_S, target_loss, scenario) if teacher_sd is AUTO else teacher_sd
     keys = ("compute_ratio", "token_ratio")
     outs: dict[str, list] = {k: [] for k in keys}
     for m in _draw_models(model, max_draws, sd):
