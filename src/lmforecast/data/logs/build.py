@@ -34,6 +34,7 @@ from .checks import (
     check_tokens,
     keep_column,
 )
+from .curves import check_lr, curves_table, pick_lr, with_lr
 from .readers import RUN, describe_columns, read_log
 
 SCHEDULES = ("cosine", "linear", "constant", "wsd")
@@ -55,6 +56,7 @@ class ImportedRuns:
     columns: dict = field(default_factory=dict)
     schedule: str = "cosine"
     n_invalid_checkpoints: int = 0
+    curves: pd.DataFrame | None = None  # run, step, lr, loss[, tokens, N] (a log with lr)
 
     def summary(self) -> str:
         used = ", ".join(f"{k}={v}" for k, v in self.columns.items() if v is not None)
@@ -199,6 +201,7 @@ def import_logs(
     schedule: str = "cosine",
     cooldown_ends=(),
     models_label: str = "--models",
+    lr: str | None = None,
 ) -> ImportedRuns:
     """Read training logs and build the runs and checkpoints tables (see the module doc)."""
     k = parse_final(final)
@@ -227,6 +230,7 @@ def import_logs(
         )
     tk = _pick(shown, tokens, "tokens", "--tokens", where)
     tl = _pick(shown, train_loss, "train_loss", "--train-loss", where)
+    lc = None if summary else pick_lr(shown, lr, where)
     for c in keep:
         _pick(shown, c, c, "--keep", where)
     df[lo] = _trailing_non_finite(df, lo, st, tl)
@@ -253,6 +257,9 @@ def import_logs(
         )
     if tl:
         df[tl] = pd.to_numeric(df[tl], errors="coerce")
+    if lc is not None:
+        df[lc] = _numeric(df, lc, where, "--lr")
+        check_lr(df, lc)
     for c in dict.fromkeys(keep):
         if c != tl:
             df[c] = keep_column(df[c])
@@ -261,6 +268,7 @@ def import_logs(
         shown_cols.update({c: f"{c!r}" for c in dict.fromkeys([*([tl] if tl else []), *keep])})
         check_conflicts(df, shown_cols)
         df = df.groupby([RUN, "_step"], sort=False, as_index=False).last()
+    full = df  # with the steps that logged a learning rate but no loss (the curves table)
     before = df[[RUN, "_file"]].drop_duplicates(RUN)
     df = df[df["_loss"].notna()]  # steps that logged other keys only
     if df.empty:
@@ -289,14 +297,16 @@ def import_logs(
             f"non-embedding ones {N[r]:.4g} (--params); the total includes the embeddings"
         )
     ck = _checkpoints(df, N, N_total, tl, keep, schedule, cooldown_ends)
+    curves = None if lc is None else curves_table(full, lc, N)
+    ck = ck if curves is None else with_lr(ck, curves)
     table = _runs_table(ck, k, keep, summary)
     for t, cols in ((ck, ("step",)), (table, ("steps", "n_final"))):
         for c in cols:
             if c in t and np.isfinite(t[c]).all() and (t[c] == np.round(t[c])).all():
                 t[c] = t[c].astype(np.int64)
     n_bad = 0 if summary else int((~ck["valid"]).sum())
-    cols = {"step": st, "loss": lo, "tokens": tk, "train_loss": tl}
-    return ImportedRuns(table, None if summary else ck, cols, schedule, n_bad)
+    cols = {"step": st, "loss": lo, "tokens": tk, "train_loss": tl, "lr": lc}
+    return ImportedRuns(table, None if summary else ck, cols, schedule, n_bad, curves)
 
 
 def _trailing_non_finite(df: pd.DataFrame, lo: str, st: str | None, tl: str | None) -> pd.Series:
