@@ -97,6 +97,27 @@ def calibration_curve(forecasts: pd.DataFrame, by: Sequence[str] = ("method",)) 
     return pd.DataFrame({"n": g.size(), "coverage": g["inside"].mean()}).reset_index()
 
 
+def truth_summary(forecasts: pd.DataFrame, level: float, by: Sequence[str] = ()) -> pd.DataFrame:
+    """A batch of forecasts scored against the truth where the table gives it: the rows with a
+    finite `y` (the others are forecasts only) summarised as `summarise_intervals` does (n,
+    coverage of the `level` intervals, a missing interval counted as a miss, median width,
+    MAE); one row per group of `by` and a last row over every scored forecast (its `by`
+    columns 'all'); empty when no row holds the truth."""
+    y = pd.to_numeric(forecasts["y"], errors="coerce").to_numpy(float)
+    f = forecasts[np.isfinite(y)].assign(level=float(level), _all="all")
+    for c in ("y", "y_pred", "lower", "upper"):
+        f[c] = pd.to_numeric(f[c], errors="coerce").astype(float)
+    cols = [*by, "n", "coverage", "nonfinite", "whole_range", "median_width", "mae"]
+    if f.empty:
+        return pd.DataFrame(columns=cols)
+    overall = summarise_intervals(f, ["_all"], level).drop(columns="_all")
+    if not by:
+        return overall[cols].reset_index(drop=True)
+    per = summarise_intervals(f, list(by), level)
+    overall = overall.assign(**{c: "all" for c in by})
+    return pd.concat([per, overall], ignore_index=True)[cols]
+
+
 __all__ = [
     "normal_cdf",
     "normal_ppf",
@@ -106,5 +127,6 @@ __all__ = [
     "RANGE_COLUMNS",
     "calibration_curve",
     "summarise_intervals",
+    "truth_summary",
     "whole_range",
 ]

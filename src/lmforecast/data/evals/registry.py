@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
+from ...errors import InputError, did_you_mean
 from ..io import read_table
 from ..validate import check_columns, numeric_column
 
@@ -122,3 +122,42 @@ def canonical_model_name(pretrained: str) -> str:
     if m is None:
         return name
     return f"pythia-{m['size'].lower()}{'-deduped' if m['dedup'] else ''}"
+
+
+def match_model_name(name: str, known, what: str = "model", where: str = "known") -> str:
+    """The name in `known` that `name` refers to: the exact name, else the one name equal to it
+    ignoring case (and surrounding blanks); otherwise an `InputError` naming `what` and the
+    nearest known name (`pythia-41m` -> "did you mean 'pythia-410m'?")."""
+    names = [str(k) for k in dict.fromkeys(map(str, known))]
+    given = str(name).strip()
+    if given in names:
+        return given
+    folded = [k for k in names if k.casefold() == given.casefold()]
+    if len(folded) == 1:
+        return folded[0]
+    if len(folded) > 1:
+        raise InputError(f"{what} {given!r} matches {', '.join(map(repr, folded))} ignoring case; "
+                         "give the exact name")  # fmt: skip
+    lower = {k.casefold(): k for k in names}
+    near = did_you_mean(given.casefold(), lower)
+    if near:  # name the suggestion in its own spelling
+        key = near.split("'")[1]
+        near = f"; did you mean {lower.get(key, key)!r}?"
+    shown = ", ".join(names[:8]) + (f", ... ({len(names)} names)" if len(names) > 8 else "")
+    raise InputError(f"{what} {given!r} is not {where}{near} (known: {shown})")
+
+
+def match_model_names(names, known, what: str = "model", where: str = "known") -> list[str]:
+    """`match_model_name` for each of `names` (order kept, a name given twice kept once)."""
+    return list(dict.fromkeys(match_model_name(n, known, what, where) for n in names))
+
+
+def lookup_model(name: str, models=None) -> dict:
+    """`name`'s row of the registry (`models_registry(models)`: the built-in Pythia models, a
+    user models table overriding/extending it), matched by `match_model_name`: a dict with
+    `model`, `params`, `params_nonembedding`, `tokens` (final model), `tokens_per_step`."""
+    reg = models_registry(models)
+    where = "in the built-in models table" + ("" if models is None else f" or {models}")
+    hit = match_model_name(name, reg["model"], "model", where)
+    row = reg[reg["model"] == hit].iloc[0]
+    return {k: (str(v) if k == "model" else float(v)) for k, v in row.items()}
