@@ -3,8 +3,9 @@ only worth something if its script still runs. Scripts with their own test elsew
 the other downstream_*, bench_varpro, bench_cluster_bootstrap) are not repeated here. The ones
 that take 10 s or more at any size, or need the shared suites' cached forecasts (bench_report,
 bench_scale_out, bench_zoo_parallel, bench_osl_*, bench_distill*, bench_choose_teacher_memory,
-trust_disagreement), are run by hand; all but trust_disagreement ran in the sixth session (this
-file was added after bench_supervised_intervals was found broken at HEAD)."""
+trust_disagreement), are run by hand. The scripts that read the shared suites get the shared
+folder from the `shared_dir` fixture (which honours LMFORECAST_SHARED) and skip with its reason
+when it is absent, as on a fresh clone."""
 
 from __future__ import annotations
 
@@ -30,20 +31,31 @@ CASES = {
     "bench_cli_startup": (["--repeat", "1"], "--version within 0.5 s"),
     "bench_zoo": ([], "speed-up"),
     "downstream_trajectory_stage1": (["--tasks", "1", "--bootstrap", "10"], "intermediate"),
-    # three real fits (reads ../shared like the other trust scripts)
-    "trust_new_splits": (["--only", "datab", "--jobs", "1"], "pooled per-forecast coverage"),
-    "trust_isoflop": (["--bootstrap", "20", "--sampling-only"], "sampling spread only"),
-    "trust_allocation": (["--form", "chinchilla", "--holds", "1"], "pooled"),
     # its baseline is another checkout; this one stands in for it (the script runs, both sides)
     "bench_trust_default": (["--runs", "60", "--baseline-src", str(BENCH.parent / "src")],
                             "ratio previous / this"),
 }  # fmt: skip
 
+PORIAN = "data/suites/porian/isoflops.csv"
+SHARED_CASES = {
+    # three real fits on the shared suites: (arguments given the shared folder, expected line)
+    "trust_new_splits": (lambda s: ["--shared", s / "data", "--only", "datab", "--jobs", "1"],
+                         "pooled per-forecast coverage"),
+    "trust_isoflop": (lambda s: ["--data", s / PORIAN, "--bootstrap", "20", "--sampling-only"],
+                      "sampling spread only"),
+    "trust_allocation": (lambda s: ["--data", s / PORIAN, "--form", "chinchilla", "--holds", "1"],
+                         "pooled"),
+}  # fmt: skip
+
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", sorted(CASES))
-def test_benchmark_script_runs(script):
-    args, expect = CASES[script]
+@pytest.mark.parametrize("script", sorted({**CASES, **SHARED_CASES}))
+def test_benchmark_script_runs(script, request):
+    if script in SHARED_CASES:
+        make_args, expect = SHARED_CASES[script]
+        args = [str(a) for a in make_args(request.getfixturevalue("shared_dir"))]
+    else:
+        args, expect = CASES[script]
     r = subprocess.run(
         [sys.executable, str(BENCH / f"{script}.py"), *args],
         capture_output=True, text=True, timeout=300,
