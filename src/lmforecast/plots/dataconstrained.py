@@ -35,6 +35,4 @@ def plot_epochs(advice: dict, *, ax=None):
     ax.set_ylabel("loss")
     ax.set_title(f"N = {advice['N']:.3g} parameters")
     ax.legend(fontsize=7)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig

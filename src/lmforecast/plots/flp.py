@@ -172,8 +172,6 @@ def loss_to_performance_candidates(result, title: str = "", *, ax=None):
     _grouped_bars(ax, result.errors(), hatched=("Constant",))
     ax.set_title(title or f"loss -> performance ({result.settings['losses']} target losses)",
                  fontsize=9)  # fmt: skip
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig
 
 
@@ -183,6 +181,4 @@ def single_distribution(result, title: str = "", *, ax=None):
     fig, ax = new_figure(ax=ax)
     _grouped_bars(ax, result.errors())
     ax.set_title(title or "one data distribution: FLP vs FLP-M", fontsize=9)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig

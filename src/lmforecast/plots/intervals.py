@@ -31,7 +31,6 @@ def calibration_figure(curves: dict[str, pd.DataFrame], title: str = "") -> obje
         ax.legend(fontsize=8, loc="upper left")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     return fig
 
 

@@ -44,5 +44,4 @@ def plot_isoflops(t: pd.DataFrame, res):
     ax2.set_xlabel("compute C (FLOPs)")
     ax2.set_ylabel("N*")
     ax2.legend(fontsize=7)
-    fig.tight_layout()
     return fig

@@ -31,5 +31,4 @@ def plot_over_time(ot: pd.DataFrame, level: float | None = None):
         a.set_xlabel("forecast made (UTC)")
         a.tick_params(axis="x", labelrotation=30)
         a.legend(fontsize=7)
-    fig.tight_layout()
     return fig

@@ -39,8 +39,6 @@ def loadings_heatmap(space: CapabilitySpace, *, ax=None):
     for (i, j), v in np.ndenumerate(load.to_numpy()):
         ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
     fig.colorbar(im, ax=ax)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig
 
 
@@ -115,8 +113,6 @@ def weight_bars(result: OSLResult, *, ax=None):
     ax.set_xticks(range(len(w)), w.index, rotation=45, ha="right")
     ax.set_ylabel("weight on benchmark score")
     ax.set_title(f"{result.target}: beta^T gamma", fontsize=10)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig
 
 
@@ -171,7 +167,6 @@ def robustness_curves(result: RobustnessResult, targets: list[str] | None = None
         ax.legend(fontsize=6.5, loc="best")
     for ax in axes[len(targets) :]:
         ax.set_visible(False)
-    fig.tight_layout()
     return fig
 
 
@@ -188,6 +183,4 @@ def aue_bars(result: RobustnessResult, *, ax=None):
     ax.set_yscale("log")
     ax.set_ylabel("AUE (area under test MSE vs test fraction)")
     ax.legend(fontsize=7, ncol=2)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig

@@ -25,6 +25,4 @@ def plot_multiplier(res, *, ax=None):
     ax.set_xlabel("compute C of the new recipe (FLOPs)")
     ax.set_ylabel("multiplier k (base needs k C)")
     ax.legend(fontsize=7)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig

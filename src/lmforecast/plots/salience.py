@@ -116,7 +116,6 @@ def fit_figure(fit, ax_titles: bool = True):
         mse = fit.metrics.get("test_mse")
         ax2.set_title("test MSE " + (f"{mse:.2e}" if mse is not None else "-"))
     ax1.legend(fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -144,5 +143,4 @@ def tasks_figure(fits, ncols: int = 3):
     for ax in axes[n:]:
         ax.set_axis_off()
     axes[0].legend(fontsize=8)
-    fig.tight_layout()
     return fig

@@ -30,6 +30,4 @@ def plot_shape(res, *, ax=None):
     ax.set_xlabel("aspect ratio width / depth")
     ax.set_ylabel("mean log residual vs L(N, D)")
     ax.legend(fontsize=7)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig

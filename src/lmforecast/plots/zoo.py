@@ -25,8 +25,6 @@ def loss_vs_compute(runs: pd.DataFrame, law=None, *, ax=None):
     ax.set_xlabel("training FLOPs C = 6ND")
     ax.set_ylabel("validation loss (nats/token)")
     ax.legend(fontsize=7)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig
 
 
@@ -41,7 +39,6 @@ def score_vs_loss(checkpoints: pd.DataFrame, tasks: pd.DataFrame):
         ax.set_ylabel(f"{t['name']} (%)")
         ax.invert_xaxis()
         ax.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 
@@ -57,6 +54,4 @@ def student_vs_teacher(distillation: pd.DataFrame, *, ax=None):
     ax.set_xlabel("teacher loss L_T")
     ax.set_ylabel("student loss L_S")
     ax.legend(fontsize=7)
-    if ax is None:  # a user's axes: their figure keeps its own layout
-        fig.tight_layout()
     return fig
