@@ -197,3 +197,139 @@ def test_planner_numbers_equal_the_cli(driver, report, tmp_path):
         assert (dist < sup) is helps and verdict.startswith("distilling") is helps, verdict
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.find_element("id", "planner").screenshot(str(ARTIFACTS / "report_planner.png"))
+
+
+def _open_planner(driver, report):
+    out, numbers = report
+    driver.get((out / "report.html").as_uri())
+    assert driver.execute_script("return document.getElementById('planner').dataset.ready") == "1"
+    return numbers
+
+
+def _cells(driver, *ids) -> list[str]:
+    """The cells' text whether shown or hidden (Selenium's .text is '' for a hidden cell)."""
+    return driver.execute_script(
+        "return arguments[0].map(i => document.getElementById(i).textContent)", list(ids)
+    )
+
+
+def _shown(driver, id_) -> bool:
+    return driver.execute_script(
+        f"return document.getElementById('{id_}').closest('tr').offsetParent !== null"
+    )
+
+
+OUTPUT_IDS = ("plan-N-used", "plan-D-used", "plan-L", "plan-L-lo", "plan-L-hi", "plan-Nstar",
+              "plan-Nstar-lo", "plan-Nstar-hi", "plan-Lstar", "plan-LS-sup", "plan-LS-dist")
+
+
+def _model(numbers, tmp_path):
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    fit = tmp_path / "fit.json"
+    fit.write_text(json.dumps(numbers["sections"]["planner"]["fit"]))
+    return SupervisedScalingLaw.load(fit)
+
+
+def test_planner_level_change_recomputes_without_pressing_compute(driver, report, tmp_path):
+    """What the user did: pick another level and read the intervals, never pressing compute."""
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    numbers = _open_planner(driver, report)
+    model = _model(numbers, tmp_path)
+    driver.find_element("id", "plan-mode-C").click()
+    _set(driver, "plan-C", "3e21")  # typing recomputes
+    for level in ("0.5", "0.95"):
+        Select(driver.find_element("id", "plan-level")).select_by_value(level)
+        iv = model.allocate_interval(3e21, level=float(level))
+        lo, hi = _read(driver, "plan-Nstar-lo", "plan-Nstar-hi")
+        assert _same(lo, float(iv["N"][0])) and _same(hi, float(iv["N"][1])), (level, lo, hi)
+    # from the keyboard: the focused list moved one step up, 0.95 -> 0.9
+    sel = driver.find_element("id", "plan-level")
+    sel.send_keys(Keys.ARROW_UP)
+    assert Select(sel).first_selected_option.get_attribute("value") == "0.9"
+    iv = model.allocate_interval(3e21, level=0.9)
+    lo, hi = _read(driver, "plan-Nstar-lo", "plan-Nstar-hi")
+    assert _same(lo, float(iv["N"][0])) and _same(hi, float(iv["N"][1]))
+
+
+@pytest.mark.parametrize("typed,plain", [
+    (("C", "3e21 FLOPs"), ("C", "3e21")),
+    (("C", "3000 P"), ("C", "3e18")),
+    (("ND", "3B", "60B tokens"), ("ND", "3e9", "6e10")),
+    (("ND", "3,000M", "0.06T"), ("ND", "3e9", "6e10")),
+])  # fmt: skip
+def test_planner_reads_si_suffixes_and_units(driver, report, typed, plain):
+    """7B, 1.4T tokens, 1e22 FLOPs: what the CLI's numeric flags read (cli.flags.expand_si)."""
+    _open_planner(driver, report)
+
+    def enter(mode, *values):
+        driver.find_element("id", "plan-mode-" + mode).click()
+        for id_, v in zip(("plan-C",) if mode == "C" else ("plan-N", "plan-D"), values):
+            _set(driver, id_, v)
+        assert driver.find_element("id", "plan-error").text == "", values
+        return _cells(driver, *OUTPUT_IDS[:5])
+
+    got = enter(*typed)
+    want = enter(*plain)
+    assert got == want and all(got), (got, want)
+    assert float(got[0]) > 0
+
+
+def test_planner_error_clears_the_previous_numbers(driver, report):
+    """A budget that cannot be read: an error naming it, and no earlier number left showing."""
+    _open_planner(driver, report)
+    driver.find_element("id", "plan-mode-C").click()
+    _set(driver, "plan-C", "3e21")
+    assert all(_cells(driver, *OUTPUT_IDS))
+    _set(driver, "plan-C", "3e21 FLOPz")
+    err = driver.find_element("id", "plan-error").text
+    assert "C" in err and "FLOPz" in err, err
+    assert _cells(driver, *OUTPUT_IDS) == [""] * len(OUTPUT_IDS)
+    _set(driver, "plan-C", "-1e21")
+    assert "positive" in driver.find_element("id", "plan-error").text
+    assert _cells(driver, *OUTPUT_IDS) == [""] * len(OUTPUT_IDS)
+    _set(driver, "plan-C", "3e21")  # back: numbers again, no error
+    assert driver.find_element("id", "plan-error").text == "" and all(_cells(driver, *OUTPUT_IDS))
+
+
+def test_planner_nd_mode_hides_the_budget_rows(driver, report):
+    """Switching to N and D: the N*, D*, L* rows of the last budget are hidden and emptied."""
+    _open_planner(driver, report)
+    driver.find_element("id", "plan-mode-C").click()
+    _set(driver, "plan-C", "3e21")
+    budget = ("plan-Nstar", "plan-Dstar", "plan-Lstar")
+    assert all(_cells(driver, *budget)) and all(_shown(driver, i) for i in budget)
+    driver.find_element("id", "plan-mode-ND").click()
+    _set(driver, "plan-N", "3e9")
+    assert not any(_shown(driver, i) for i in budget)
+    assert _cells(driver, *budget) == ["", "", ""]
+    assert _read(driver, "plan-N-used") == [3e9]
+    driver.find_element("id", "plan-mode-C").click()  # and back
+    assert all(_cells(driver, *budget)) and all(_shown(driver, i) for i in budget)
+
+
+def test_planner_explains_its_two_loss_intervals(driver, report, tmp_path):
+    """At a budget the forecast and L* are one number with two intervals: each row says what
+    it is, a note tells them apart, and the run forecast's interval holds L*'s (run scatter)."""
+    numbers = _open_planner(driver, report)
+    model = _model(numbers, tmp_path)
+    driver.find_element("id", "plan-mode-C").click()
+    _set(driver, "plan-C", "3e21")
+    L, lo, hi = _read(driver, "plan-L", "plan-L-lo", "plan-L-hi")
+    Ls, slo, shi = _read(driver, "plan-Lstar", "plan-Lstar-lo", "plan-Lstar-hi")
+    assert _same(L, Ls) and _same(Ls, float(model.allocate(3e21).loss))
+    assert lo <= slo < Ls < shi <= hi, (lo, slo, shi, hi)
+    heads = driver.execute_script(
+        "return ['plan-L', 'plan-Lstar'].map(i => document.getElementById(i)"
+        ".closest('tr').querySelector('th').textContent)"
+    )
+    assert "run" in heads[0] and "optimum" in heads[1], heads
+    note = driver.find_element("id", "plan-L-note")
+    assert note.is_displayed() and "supervised predict" in note.text and "allocate" in note.text
+    driver.find_element("id", "plan-mode-ND").click()
+    assert not note.is_displayed()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.find_element("id", "plan-mode-C").click()
+    driver.find_element("id", "planner").screenshot(str(ARTIFACTS / "report_planner_budget.png"))

@@ -17,6 +17,11 @@ number for number, what the library does:
   `DistillationScalingLaw.predict` (Eq. 8) and `supervised_loss` (Eq. 1) of a published
   distillation preset (`distill_data`), i.e. `lmforecast distill predict --teacher-loss`.
 
+Every input is read as the CLI's numeric flags read theirs (`7B`, `1.4T tokens`, `1e22 FLOPs`;
+K, M, B/G, T, P), every change recomputes (no button needed), an input that cannot be read
+empties every output cell beside its message, and the budget's rows (N*, D*, L* and the note
+telling L*'s interval from the forecast's) show only in the budget mode.
+
 Everything is embedded in the HTML as JSON (and in report.json), no server, no network.
 """
 
@@ -149,14 +154,47 @@ function distill(N, D, LT){  // DistillationLaw.loss (Eq. 8) with L~_S from the 
 }
 function fmt(v){ return Number.isFinite(v) ? v.toPrecision(6) : String(v); }
 function put(id, v){ $(id).textContent = fmt(v); }
+const SI = {K: 1e3, k: 1e3, M: 1e6, B: 1e9, G: 1e9, T: 1e12, P: 1e15};
+const UNIT = /\s*(flops?|tokens?|toks?|params?|parameters?)$/i;
+const QTY = /^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([KkMBGTP]?)$/;
+function quantity(name, text){  // the CLI's SI suffixes (cli.flags.expand_si), G, P and a unit
+  const s = String(text).trim().replace(/[,_](?=\d)/g, '').replace(UNIT, '');
+  const m = QTY.exec(s);
+  if (!m) throw new Error(name + ': cannot read "' + text + '" as a number '
+                          + '(e.g. 1e22, 1e22 FLOPs, 7B, 1.4T tokens)');
+  const v = Number(m[1]) * (m[2] ? SI[m[2]] : 1);
+  if (!(v > 0) || !Number.isFinite(v)) throw new Error(name + ' must be a positive number, got "'
+                                                       + text + '"');
+  return v;
+}
+const OUT = ['plan-N-used', 'plan-D-used', 'plan-L', 'plan-L-lo', 'plan-L-hi', 'plan-Nstar',
+             'plan-Nstar-lo', 'plan-Nstar-hi', 'plan-Dstar', 'plan-Dstar-lo', 'plan-Dstar-hi',
+             'plan-Lstar', 'plan-Lstar-lo', 'plan-Lstar-hi', 'plan-LS-sup', 'plan-LS-dist',
+             'plan-distill-verdict'];
+function clear(){  // no number from an earlier input stays on screen
+  for (const id of OUT) if ($(id)) $(id).textContent = '';
+}
 function run(){
   const level = $('plan-level').value, q = (1 - Number(level)) / 2;
-  let N = Number($('plan-N').value), D = Number($('plan-D').value);
-  const C = Number($('plan-C').value);
   const mode = $('plan-mode-C').checked ? 'C' : 'ND';
   $('plan-error').textContent = '';
+  clear();
+  for (const el of document.querySelectorAll('#planner .plan-budget'))  // N*, D*, L*: C mode only
+    el.style.display = mode === 'C' ? '' : 'none';
+  $('planner').dataset.mode = mode;
+  try {
+    compute(mode, level, q);
+    $('planner').dataset.ready = '1';
+  } catch (e) {
+    clear();
+    $('plan-error').textContent = e.message;
+    $('planner').dataset.ready = 'error';
+  }
+}
+function compute(mode, level, q){
+  let N, D;
   if (mode === 'C'){
-    if (!(C > 0)) { $('plan-error').textContent = 'C must be a positive number'; return; }
+    const C = quantity('C', $('plan-C').value);
     const o = optimal(natural(P.theta), C);
     N = o.N; D = o.D;
     put('plan-Nstar', o.N); put('plan-Dstar', o.D); put('plan-Lstar', o.L);
@@ -174,27 +212,29 @@ function run(){
       put('plan-' + k + 'star-lo', lo);
       put('plan-' + k + 'star-hi', hi);
     }
-  } else if (!(N > 0 && D > 0)) {
-    $('plan-error').textContent = 'N and D must be positive';
-    return;
+  } else {
+    N = quantity('N', $('plan-N').value);
+    D = quantity('D', $('plan-D').value);
   }
   const f = forecast(N, D, level);
   put('plan-N-used', N); put('plan-D-used', D);
   put('plan-L', f.L); put('plan-L-lo', f.lo); put('plan-L-hi', f.hi);
   if (P.distill){
-    const LT = Number($('plan-LT').value);
-    if (!(LT > 0)) { $('plan-error').textContent = 'teacher loss must be positive'; return; }
+    const LT = quantity('teacher loss L_T', $('plan-LT').value);
     const o = distill(N, D, LT);
     put('plan-LS-sup', o.sup); put('plan-LS-dist', o.dist);
     $('plan-distill-verdict').textContent = o.dist < o.sup
       ? 'distilling from this teacher beats supervised training at this N and D'
       : 'supervised training is as good or better at this N and D';
   }
-  $('planner').dataset.ready = '1';
 }
 for (const id of ['plan-C', 'plan-N', 'plan-D', 'plan-level', 'plan-mode-C', 'plan-mode-ND',
-                  'plan-LT'])
-  $(id).addEventListener('input', run);
+                  'plan-LT']){
+  const el = $(id);
+  if (!el) continue;  // no distillation preset: no teacher-loss input
+  el.addEventListener('input', run);
+  el.addEventListener('change', run);  // a select or radio button in every browser
+}
 $('plan-run').addEventListener('click', run);
 run();
 })();
@@ -211,14 +251,24 @@ def planner_html(data: dict[str, Any], caption: str = "") -> str:
     cells = (
         "<tr><th>N used</th><td id='plan-N-used'></td><td></td><td></td></tr>"
         "<tr><th>D used</th><td id='plan-D-used'></td><td></td><td></td></tr>"
-        "<tr><th>forecast L(N, D)</th><td id='plan-L'></td><td id='plan-L-lo'></td>"
-        "<td id='plan-L-hi'></td></tr>"
-        "<tr><th>N* (6ND)</th><td id='plan-Nstar'></td><td id='plan-Nstar-lo'></td>"
-        "<td id='plan-Nstar-hi'></td></tr>"
-        "<tr><th>D* (6ND)</th><td id='plan-Dstar'></td><td id='plan-Dstar-lo'></td>"
-        "<td id='plan-Dstar-hi'></td></tr>"
-        "<tr><th>L* (6ND)</th><td id='plan-Lstar'></td><td id='plan-Lstar-lo'></td>"
-        "<td id='plan-Lstar-hi'></td></tr>"
+        "<tr><th>forecast: the loss a run at this N, D will reach</th><td id='plan-L'></td>"
+        "<td id='plan-L-lo'></td><td id='plan-L-hi'></td></tr>"
+        "<tr class='plan-budget'><th>N* (6ND)</th><td id='plan-Nstar'></td>"
+        "<td id='plan-Nstar-lo'></td><td id='plan-Nstar-hi'></td></tr>"
+        "<tr class='plan-budget'><th>D* (6ND)</th><td id='plan-Dstar'></td>"
+        "<td id='plan-Dstar-lo'></td><td id='plan-Dstar-hi'></td></tr>"
+        "<tr class='plan-budget'><th>L* (6ND): the fitted law's optimum</th>"
+        "<td id='plan-Lstar'></td><td id='plan-Lstar-lo'></td><td id='plan-Lstar-hi'></td></tr>"
+    )
+    note = (
+        "<p class='plan-budget' id='plan-L-note'>At a budget the forecast and L* are the same "
+        "number with two intervals that answer two questions. The forecast interval is where "
+        "one training run at N*, D* will land: the refits' spread, the runs' scatter about the "
+        "law and the calibrated widening beyond the fitted runs (`lmforecast supervised "
+        "predict`). The L* interval is only the refits' spread of the law's optimal loss, how "
+        "well these runs pin down the law's optimum (`supervised allocate`); it is narrower "
+        "and says nothing of a single run's scatter. Use the forecast interval for a run you "
+        "plan to train.</p>"
     )
     distill = ""
     if data.get("distill"):
@@ -236,14 +286,14 @@ def planner_html(data: dict[str, Any], caption: str = "") -> str:
     return (
         f"<div id='planner'><p>{html.escape(caption)}</p>"
         "<p><label><input type='radio' name='plan-mode' id='plan-mode-C' checked> compute "
-        "budget C (FLOPs) <input id='plan-C' value='1e22' size='10'></label> &nbsp; "
+        "budget C (FLOPs) <input id='plan-C' value='1e22' size='12'></label> &nbsp; "
         "<label><input type='radio' name='plan-mode' id='plan-mode-ND'> N "
-        "<input id='plan-N' value='1e9' size='9'> D <input id='plan-D' value='2e10' size='9'>"
+        "<input id='plan-N' value='1e9' size='10'> D <input id='plan-D' value='2e10' size='10'>"
         "</label> &nbsp; <label>level <select id='plan-level'>"
         f"{levels}</select></label> <button id='plan-run'>compute</button> "
         "<span id='plan-error' style='color:#b00'></span></p>"
         "<table id='plan-out'><thead><tr><th></th><th>value</th><th>lower</th><th>upper</th>"
-        f"</tr></thead><tbody>{cells}</tbody></table>{distill}"
+        f"</tr></thead><tbody>{cells}</tbody></table>{note}{distill}"
         f"<script type='application/json' id='planner-data'>{payload}</script>"
         f"<script>{_JS}</script></div>"
     )
