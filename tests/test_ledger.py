@@ -297,7 +297,7 @@ def test_open_waits_out_a_lock_that_sqlite_reports_without_waiting(tmp_path, mon
     with Ledger(tmp_path / "l.db", create=True) as L:
         L.add(method="m", point=1.0)
         assert len(L.records()) == 1
-    assert len(calls) == 3
+    assert len(calls) >= 3  # two refusals waited out (creation, then the open)
     monkeypatch.setattr(schema, "BUSY_TIMEOUT_S", 0.05)
 
     def locked(con, p, create):

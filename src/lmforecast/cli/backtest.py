@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 
 from ..errors import InputError
+from ..store.safe_write import write_many
 from .common import (
     OneValue,
     add_level_flag,
     add_output_flags,
     add_runs_flag,
-    atomic_write_bytes,
     atomic_write_text,
     check_out_format,
     check_writable,
@@ -159,10 +159,10 @@ def _backtest(args) -> int:
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight")
         png = buf.getvalue()
-    if out is not None:
-        atomic_write_text(out, bt.forecasts.to_csv(index=False))
+    outs = [] if out is None else [(out, bt.forecasts.to_csv(index=False).encode(), "--out")]
     if png is not None:
-        atomic_write_bytes(plot, png)  # mode per umask, like every output (safe_write)
+        outs.append((plot, png, "--plot"))
+    write_many(outs)  # both land or neither changes; mode per umask (safe_write)
     if args.json:
         print_json(
             {

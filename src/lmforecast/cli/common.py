@@ -75,18 +75,10 @@ def check_writable(path: str | Path | None, inputs=(), flag: str = "--out") -> P
 
 def figure_format(out: Path, html_ok: bool = False, flag: str = "--out") -> str:
     """The figure format `out`'s extension names (png when it has none), checked before any
-    work: one matplotlib writes, or html where an HTML page is offered."""
-    from matplotlib.backend_bases import FigureCanvasBase
+    work (`store.figures.figure_format`)."""
+    from ..store.figures import figure_format as fmt
 
-    suffix = out.suffix.lower().lstrip(".") or "png"
-    known = set(FigureCanvasBase.get_supported_filetypes())
-    if suffix in known or (html_ok and suffix in ("html", "htm")):
-        return suffix
-    extra = ", html" if html_ok else ""
-    raise InputError(
-        f"{flag} {out}: unknown figure format {suffix!r}; use one of "
-        f"{', '.join(sorted(known))}{extra}"
-    )
+    return fmt(out, flag, html_ok)
 
 
 def refuse_flags(given: dict[str, bool], why: str) -> None:

@@ -16,6 +16,8 @@ from ..data.validate import check_columns, numeric_column
 from ..errors import InputError
 from ..ledger import Ledger, over_time, score_records, score_table
 from ..ledger.records import check_forecast, sha256_file
+from ..ledger.schema import ledger_target
+from ..store.figures import figure_format, write_figure
 from .common import add_output_flags, atomic_write_text, check_writable, print_json, to_jsonable
 from .global_flags import FORECAST_VERBS, OWN_LEDGER_COMMANDS
 
@@ -34,7 +36,8 @@ def check_ledger_flags(args: argparse.Namespace) -> None:
     if (cmd, verb) not in FORECAST_VERBS:
         shown = " ".join(x for x in (cmd, verb) if x)
         raise InputError(f"--ledger: `{shown}` makes no forecast to register")
-    if Path(path).is_file() and Path(path).stat().st_size > 0:
+    target, exists = ledger_target(path, create=True)  # links, devices, read-only files
+    if exists and target.stat().st_size > 0:
         Ledger(path).close()  # refuses a non-ledger; migrates an older one (after a backup)
     else:
         check_writable(path)  # created only when the verb registers its forecast
@@ -65,7 +68,7 @@ def forecast_records(args: argparse.Namespace, out: dict) -> list[dict]:
     fit = fit if fit and Path(fit).is_file() else None
     info = _fit_info(fit)
     form = getattr(args, "preset", None) or out.get("method") or info.get("form")
-    table = next((getattr(args, k) for k in ("benchmarks", "runs", "evals", "losses")
+    table = next((getattr(args, k) for k in ("benchmarks", "runs", "evals", "losses", "schedule")
                   if isinstance(getattr(args, k, None), str)
                   and Path(getattr(args, k)).is_file()), None)  # fmt: skip
     base = {
@@ -189,8 +192,20 @@ def register(sub) -> None:
 
 
 def _records(args):
-    with Ledger(args.ledger) as L:
-        return L.records(method=args.method, label=args.label, since=args.since, until=args.until)
+    """The selected records, read without writing anything; records whose digest does not match
+    their content (edited outside lmforecast, behind the append-only triggers) are named in a
+    warning."""
+    with Ledger(args.ledger, readonly=True) as L:
+        df = L.records(method=args.method, label=args.label, since=args.since, until=args.until)
+        bad = L.verify_digests()
+    if bad:
+        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        shown = ", ".join(map(str, bad[:10])) + more
+        sys.stderr.write(
+            f"lmforecast: warning: {args.ledger}: record(s) {shown} do not match their digest: "
+            "edited outside lmforecast, behind the ledger's append-only rules\n"
+        )
+    return df
 
 
 def _add(args) -> int:
@@ -237,14 +252,15 @@ def _resolve(args) -> int:
 
 
 def _score(args) -> int:
-    png = check_writable(args.plot)
+    png = check_writable(args.plot, [args.ledger], flag="--plot")
+    if png is not None:
+        figure_format(png, flag="--plot")  # before any work: `--plot s.txt`
     df = _records(args)
     res = score_records(df, by=None if args.by == "none" else args.by)
     if png is not None:
         from ..plots.ledger import plot_over_time
 
-        fig = plot_over_time(over_time(df))
-        fig.savefig(png, dpi=110)
+        write_figure(plot_over_time(over_time(df)), png, flag="--plot")
     if args.json:
         print_json(res)
     else:

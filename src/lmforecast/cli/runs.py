@@ -4,11 +4,14 @@ checkpoints tables (docs/logs.md)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..data.io import read_table
 from ..data.logs import FORMATS, SCHEDULES, import_logs, warn_if_misused
+from ..data.logs.curves import LR_CANDIDATES
 from ..errors import InputError
-from .common import add_output_flags, atomic_write_text, check_writable, print_json
+from ..store.safe_write import refuse_same_outputs, write_many
+from .common import add_output_flags, check_out_format, check_writable, print_json
 
 
 def register(sub) -> None:
@@ -39,6 +42,10 @@ def register(sub) -> None:
                     help="model table with columns model, N and optionally N_total")  # fmt: skip
     im.add_argument("--run", metavar="COL", help="column naming the run (default: file name)")
     im.add_argument("--train-loss", metavar="COL", help="column holding the training loss")
+    im.add_argument("--lr", metavar="COL", help="column holding the learning rate (default: "
+                    "lr, learning_rate, optim/learning_rate_group0, ...)")  # fmt: skip
+    im.add_argument("--curves-out", metavar="PATH", help="also write the curves table run, "
+                    "step, lr, loss[, tokens, N] that `curves fit` reads (CSV)")  # fmt: skip
     im.add_argument("--keep", metavar="COLS", help="comma-separated extra columns to carry")
     im.add_argument("--final", default="last", help="final loss: last, or mean:k of the last k")
     im.add_argument("--schedule", choices=SCHEDULES, default="cosine",
@@ -53,9 +60,14 @@ def register(sub) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    ck_out = check_writable(args.checkpoints_out, args.files)
-    if args.checkpoints_out is not None and args.checkpoints_out == args.out:
-        raise InputError("--checkpoints-out and --out name the same file")
+    check_writable(args.out, args.files)
+    ck_out = check_writable(args.checkpoints_out, args.files, flag="--checkpoints-out")
+    check_out_format(Path(args.out), (".csv",))
+    check_out_format(ck_out, (".csv",), flag="--checkpoints-out")
+    cv_out = check_writable(args.curves_out, args.files, flag="--curves-out")
+    check_out_format(cv_out, (".csv",), flag="--curves-out")
+    refuse_same_outputs([("--out", args.out), ("--checkpoints-out", ck_out),
+                         ("--curves-out", cv_out)])  # fmt: skip
     schedule = "constant" if args.constant_lr else args.schedule
     if args.constant_lr and args.schedule not in ("cosine", "constant"):
         raise InputError(f"--constant-lr contradicts --schedule {args.schedule}")
@@ -88,18 +100,28 @@ def _import(args: argparse.Namespace) -> int:
         final=args.final,
         schedule=schedule,
         cooldown_ends=ends,
+        lr=args.lr,
     )
     if ck_out is not None and res.checkpoints is None:
         raise InputError("--checkpoints-out: a W&B summary export has no steps, only final runs")
+    if cv_out is not None and res.curves is None:
+        why = ("a W&B summary export has no steps" if res.checkpoints is None else
+               f"the logs have no learning-rate column (looked for {', '.join(LR_CANDIDATES)}); "
+               "name it with --lr COL")  # fmt: skip
+        raise InputError(f"--curves-out: {why}")
     if ck_out is not None:
         warn_if_misused(res)
-    atomic_write_text(args.out, res.runs.to_csv(index=False))
+    outs = [(args.out, res.runs.to_csv(index=False).encode(), "--out")]
     if ck_out is not None:
-        atomic_write_text(ck_out, res.checkpoints.to_csv(index=False))
+        outs.append((ck_out, res.checkpoints.to_csv(index=False).encode(), "--checkpoints-out"))
+    if cv_out is not None:
+        outs.append((cv_out, res.curves.to_csv(index=False).encode(), "--curves-out"))
+    write_many(outs)  # both land, or (a full disk, a device) neither changes
     if args.json:
         print_json({"runs": len(res.runs),
                     "checkpoints": None if res.checkpoints is None else len(res.checkpoints),
                     "invalid_checkpoints": res.n_invalid_checkpoints,
+                    "curves": None if res.curves is None else len(res.curves),
                     "columns": res.columns, "schedule": res.schedule})  # fmt: skip
     else:
         print(f"wrote {args.out}: " + res.summary())

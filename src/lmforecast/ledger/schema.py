@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import tempfile
 import time
 from pathlib import Path
 
 from ..errors import InputError
+from ..store.safe_write import follow_symlinks, umask
 from .records import digest_forecast, digest_resolution
 
 APPLICATION_ID = 0x4C4D464C  # "LMFL"
@@ -194,36 +197,177 @@ def _migrate_1_to_2(con: sqlite3.Connection) -> None:
 MIGRATIONS = {1: _migrate_1_to_2}
 
 
-def open_connection(path: str | Path, create: bool) -> tuple[sqlite3.Connection, Path | None]:
-    """Open (creating if allowed) and migrate a ledger; returns the connection and the path of
-    the backup copy made before a migration (None if none was needed)."""
+def ledger_target(path: str | Path, create: bool, readonly: bool = False) -> tuple[Path, bool]:
+    """Where the ledger named `path` lives and whether it exists, checked before SQLite opens
+    anything (SQLite would create the file, or a ``-journal`` beside a device, on open).
+
+    A symbolic link to an existing file is followed; one to a missing file is refused (the
+    ledger would be created outside the folder the user named) unless ``--follow-symlinks``.
+    Anything but a regular file (a folder, a device, a FIFO, a socket) is refused, as is a file
+    this process may not write unless only reading (`readonly`)."""
     p = Path(path)
-    if p.exists() and p.is_dir():
-        raise InputError(f"{p}: is a directory, expected a ledger file")
-    if not p.exists():
+    if str(path).strip() == "":
+        raise InputError("--ledger: empty file name")
+    try:
+        lst = os.lstat(p)
+    except FileNotFoundError:
+        lst = None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot use the ledger ({exc.strerror})") from None
+    if lst is not None and stat.S_ISLNK(lst.st_mode):
+        try:
+            st = os.stat(p)
+        except OSError:
+            st = None
+        if st is None:
+            if not create:
+                raise InputError(f"{p}: a symbolic link to a missing file, not a ledger")
+            if not follow_symlinks():
+                raise InputError(
+                    f"{p}: a symbolic link to a missing file; refusing to create the ledger "
+                    "through it (pass --follow-symlinks to create it at the link's target)"
+                )
+            p = Path(os.path.realpath(p))
+            if p.is_symlink():
+                raise InputError(f"{path}: symbolic link loop")
+            return ledger_target(p, create, readonly)
+        lst = st
+    if lst is None:
         if not create:
             raise InputError(f"{p}: no such ledger (`lmforecast ledger add` creates one)")
         parent = p.parent if str(p.parent) else Path(".")
         if not parent.is_dir():
             raise InputError(f"{p}: folder {parent} does not exist")
-    elif p.stat().st_size > 0:
+        return p, False
+    if stat.S_ISDIR(lst.st_mode):
+        raise InputError(f"{p}: is a directory, expected a ledger file")
+    if not stat.S_ISREG(lst.st_mode):
+        raise InputError(
+            f"{p}: not a regular file (a device, FIFO or socket); a ledger is an SQLite file"
+        )
+    if not readonly and not os.access(p, os.W_OK):
+        raise InputError(f"{p}: the ledger file is read-only (or immutable); cannot write it")
+    if lst.st_size > 0:
         with open(p, "rb") as fh:
             if fh.read(16) != b"SQLite format 3\x00":
                 raise InputError(f"{p}: not an lmforecast ledger (not an SQLite database)")
+    return p, True
+
+
+def open_connection(
+    path: str | Path, create: bool, readonly: bool = False
+) -> tuple[sqlite3.Connection, Path | None]:
+    """Open (creating if allowed) and migrate a ledger; returns the connection and the path of
+    the backup copy made before a migration (None if none was needed). A new ledger is built
+    in a temporary sibling and linked into place, so concurrent creators never see a
+    half-made file. The file's pages are checked (``PRAGMA quick_check``) on every open."""
+    p, exists = ledger_target(path, create, readonly)
+    if not exists:
+        _create_atomically(p)
+    if readonly and not os.access(p, os.W_OK):
+        con = _connect_readonly(p)
+        backup = None
+    else:
+        try:
+            con = _connect(p)
+        except sqlite3.Error as exc:
+            raise InputError(f"{p}: cannot open the ledger ({exc})") from None
+        try:
+            backup = _ensure_current_retrying(con, p, create)
+            con.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.OperationalError as exc:  # read-only folder, locked past the timeout
+            con.close()
+            raise InputError(f"{p}: cannot use the ledger ({exc})") from None
+        except sqlite3.DatabaseError as exc:
+            con.close()
+            raise InputError(damaged_message(p, str(exc))) from None
+        except BaseException:
+            con.close()
+            raise
     try:
-        con = _connect(p)
-    except sqlite3.Error as exc:
-        raise InputError(f"{p}: cannot open the ledger ({exc})") from None
-    try:
-        backup = _ensure_current_retrying(con, p, create)
-        con.execute("PRAGMA foreign_keys = ON")
-    except sqlite3.OperationalError as exc:  # read-only file or folder, locked past the timeout
-        con.close()
-        raise InputError(f"{p}: cannot use the ledger ({exc})") from None
+        check_pages(con, p)
     except BaseException:
         con.close()
         raise
     return con, backup
+
+
+def damaged_message(p: Path, detail: str) -> str:
+    lines = [x.strip() for x in detail.splitlines() if x.strip() and "***" not in x]
+    first = lines[0] if lines else "damaged"
+    return (
+        f"{p}: the ledger file is damaged ({first}); nothing was read or written, "
+        "restore it from a copy"
+    )
+
+
+def check_pages(con: sqlite3.Connection, p: Path) -> None:
+    """Refuse a ledger whose pages are damaged (SQLite's ``quick_check``: every page and
+    record well formed; linear in the file's size, milliseconds for a ledger)."""
+    try:
+        res = [r[0] for r in con.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        raise InputError(damaged_message(p, str(exc))) from None
+    if res != ["ok"]:
+        raise InputError(damaged_message(p, res[0]))
+
+
+def _connect_readonly(p: Path) -> sqlite3.Connection:
+    """A ledger this process may not write (read-only, immutable): opened without creating
+    ``-wal``/``-shm`` beside it (``immutable=1``) when no writer left a ``-wal`` to read."""
+    from urllib.parse import quote
+
+    wal = p.with_name(p.name + "-wal")
+    mode = "mode=ro" if wal.exists() else "immutable=1"
+    try:
+        con = sqlite3.connect(
+            f"file:{quote(str(p.resolve()))}?{mode}", uri=True, isolation_level=None
+        )
+        _identify_current(con, p)
+    except sqlite3.DatabaseError as exc:
+        raise InputError(damaged_message(p, str(exc))) from None
+    return con
+
+
+def _identify_current(con: sqlite3.Connection, p: Path) -> None:
+    ver = _identify(con, p)
+    if ver == 0:
+        raise InputError(f"{p}: an empty file, not a ledger")
+    if ver < SCHEMA_VERSION:
+        raise InputError(
+            f"{p}: ledger schema version {ver} needs migrating, and the file is read-only"
+        )
+
+
+def _create_atomically(p: Path) -> None:
+    """Build an empty current-version ledger in a temporary sibling and hard-link it to `p`;
+    if another process created `p` first, its ledger is kept (link fails with EEXIST). Where
+    the file system has no hard links, `p` is created in place (one transaction)."""
+    parent = p.parent if str(p.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}-new-", dir=parent)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot create the ledger ({exc.strerror})") from None
+    os.close(fd)
+    try:
+        con = _connect(Path(tmp))
+        try:
+            _ensure_current_retrying(con, Path(tmp), True)
+        finally:
+            con.close()
+        os.chmod(tmp, 0o666 & ~umask())
+        try:
+            os.link(tmp, p)
+        except FileExistsError:
+            pass  # created meanwhile by another process: use theirs
+        except OSError:
+            pass  # no hard links here: SQLite creates `p` in place under its lock
+    except sqlite3.Error as exc:
+        raise InputError(f"{p}: cannot use the ledger ({exc})") from None
+    finally:
+        for q in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
+            if os.path.lexists(q):
+                os.unlink(q)
 
 
 def _ensure_current_retrying(con: sqlite3.Connection, p: Path, create: bool) -> Path | None:

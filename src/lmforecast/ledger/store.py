@@ -51,13 +51,14 @@ class Ledger:
     """One forecast ledger file (see `docs/ledger.md`).
 
     ``Ledger(path)`` opens an existing ledger (migrating an older schema after a backup copy);
-    ``Ledger(path, create=True)`` also creates a new one. Use as a context manager or call
-    `close()`.
+    ``Ledger(path, create=True)`` also creates a new one; ``readonly=True`` (the reading verbs)
+    also opens a file this process may not write, leaving nothing beside it. Use as a context
+    manager or call `close()`.
     """
 
-    def __init__(self, path: str | Path, create: bool = False):
+    def __init__(self, path: str | Path, create: bool = False, readonly: bool = False):
         self.path = Path(path)
-        self._con, self.backup_ = open_connection(self.path, create)
+        self._con, self.backup_ = open_connection(self.path, create, readonly)
 
     # -- plumbing ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -248,6 +249,15 @@ class Ledger:
     def verify(self) -> dict:
         """Integrity check of the file and of every record's digest."""
         ok = self._con.execute("PRAGMA integrity_check").fetchone()[0]
+        return {"integrity": ok, **self._digest_check()}
+
+    def verify_digests(self) -> list[int]:
+        """Ids of the records (forecasts or their resolutions) whose stored digest does not
+        match their content: edited outside lmforecast."""
+        d = self._digest_check()
+        return sorted(set(d["bad_forecasts"]) | set(d["bad_resolutions"]))
+
+    def _digest_check(self) -> dict:
         cur = self._con.execute(
             f"SELECT {', '.join(FORECAST_FIELDS)}, digest FROM forecasts ORDER BY id"
         )
@@ -259,7 +269,7 @@ class Ledger:
         )
         keys = ("forecast_id", "observed", "resolved", "source")
         bad_res = [r[0] for r in cur.fetchall() if digest_resolution(dict(zip(keys, r))) != r[-1]]
-        return {"integrity": ok, "bad_forecasts": bad, "bad_resolutions": bad_res}
+        return {"bad_forecasts": bad, "bad_resolutions": bad_res}
 
     def __len__(self) -> int:
         return int(self._con.execute("SELECT COUNT(*) FROM forecasts").fetchone()[0])

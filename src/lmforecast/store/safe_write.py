@@ -158,6 +158,68 @@ def write_bytes(path: str | Path, data: bytes, flag: str = "--out") -> None:
         raise
 
 
+def file_identity(path: str | Path) -> tuple:
+    """What `path` names on disk, symbolic links resolved: ``(st_dev, st_ino)`` of an existing
+    file, else the identity of its (resolved) folder and its name. Two spellings of one file
+    (``o.csv``, ``./o.csv``, a link to it, a hard link) have one identity."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+        return ("file", st.st_dev, st.st_ino)
+    except OSError:
+        pass
+    real = Path(os.path.realpath(p))
+    try:
+        st = os.stat(real.parent)
+        return ("new", st.st_dev, st.st_ino, real.name)
+    except OSError:
+        return ("path", str(real))
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file (compares files, not strings: see `file_identity`)."""
+    return file_identity(a) == file_identity(b)
+
+
+def refuse_same_outputs(outputs: list[tuple[str, str | Path | None]]) -> None:
+    """One line naming two outputs ``(flag, path)`` that land on one file (``--out o.csv
+    --checkpoints-out ./o.csv``): the second write would replace the first."""
+    named = [(flag, p) for flag, p in outputs if p is not None]
+    for i, (fa, pa) in enumerate(named):
+        for fb, pb in named[i + 1 :]:
+            if same_file(pa, pb):
+                raise InputError(f"{fb} {pb} and {fa} {pa} name the same file; choose two files")
+
+
+def write_many(items: list[tuple[str | Path, bytes, str]]) -> None:
+    """Write several outputs ``(path, data, flag)`` so that a failure leaves every one of them as
+    it was: each file's data is written to a temporary sibling first, then devices and FIFOs are
+    written, and only then are the temporaries renamed into place (two outputs naming one file
+    are refused)."""
+    refuse_same_outputs([(flag, p) for p, _, flag in items])
+    plan = [(target_kind(p, flag), data, flag) for p, data, flag in items]
+    temps: list[tuple[str, Path, str]] = []
+    try:
+        for (target, kind), data, _flag in plan:
+            if kind == "special":
+                continue
+            folder = target.parent if str(target.parent) else Path(".")
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+            temps.append((tmp, target, kind))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, _mode_for(target, kind))
+        for (target, kind), data, _flag in plan:
+            if kind == "special":
+                _write_in_place(target, data)
+        for tmp, target, _kind in temps:
+            os.replace(tmp, target)
+    finally:
+        for tmp, _target, _kind in temps:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+
+
 def probe_folder(folder: Path, what: str) -> None:
     """Really try to create (and remove) a file in `folder`: permissions, read-only mounts,
     /proc and full disks all fail here, before any work starts."""
@@ -208,4 +270,8 @@ __all__ = [
     "write_bytes",
     "probe_folder",
     "check_writable_dir",
+    "file_identity",
+    "same_file",
+    "refuse_same_outputs",
+    "write_many",
 ]
