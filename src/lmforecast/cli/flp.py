@@ -227,7 +227,7 @@ def _flp_predict(args) -> int:
     L = None if L is None else float(L[0])
     res: dict = {"loss": L, "performance": P}
     if est.stage2_.bootstrap:
-        lo, hi = est.predict_interval(args.flops, args.level)
+        lo, hi = est.predict_interval(args.flops, level=args.level)
         res["interval"] = interval_or_none(lo[0], hi[0])
         res["level"] = args.level
         raw = float(est.predict([args.flops], clip=False)[0])
@@ -261,6 +261,8 @@ def _is_downstream_fit(path: str) -> bool:
     """A fit saved by `flp fit --evals` (a DownstreamForecaster), not a paper FLP fit."""
     p = Path(path)
     try:
+        if not p.is_file():  # a FIFO would block the open; `_load` refuses it in one line
+            return False
         with p.open("rb") as fh:
             return b'"kind": "DownstreamForecaster"' in fh.read(200)
     except OSError:
@@ -349,7 +351,7 @@ def _flpm_predict(args) -> int:
     res = {"losses": {d: float(v) for d, v in losses.items()}, "performance": P}
     res["interval"] = None
     if est.bootstrap:
-        lo, hi = est.predict_interval([F], args.level)
+        lo, hi = est.predict_interval([F], level=args.level)
         res["interval"], res["level"] = interval_or_none(lo[0], hi[0]), args.level
         if _at_bound(res["interval"]):
             res["interval_note"] = AT_BOUND_NOTE  # null where it collapsed onto the bound

@@ -386,13 +386,8 @@ def _features(args) -> int:
     else:
         ext = HashedNgramFeatures(args.feature_dim)
     feats = ext.extract(texts)
-    tmp = Path(str(out) + ".tmp.npz")
-    try:
+    with output_file(out, suffix=".npz") as tmp:  # the output policy: a device is written in place
         feats.save(tmp)
-        tmp.replace(out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     info = {"texts": len(feats.text_ids), "tokens": feats.n_tokens, "dim": int(feats.H.shape[1])}
     print_json(info) if args.json else print(json.dumps(info))
     return 0

@@ -9,6 +9,7 @@ from .common import (
     add_output_flags,
     add_runs_flag,
     atomic_write_text,
+    check_out_format,
     check_writable,
     emit,
     require_runs,
@@ -42,6 +43,7 @@ MIN_PERMUTATIONS = 19  # fewer can never give p < 0.05: (1 + 0) / (1 + n) >= 0.0
 def _test(args) -> int:
     runs = require_runs(args)
     out = check_writable(args.out, [runs])
+    check_out_format(out, (".json",))
     if args.permutations < MIN_PERMUTATIONS:
         raise InputError(f"--permutations must be >= {MIN_PERMUTATIONS} (fewer can never give "
                          f"p < 0.05), got {args.permutations}")  # fmt: skip

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,8 @@ def load_json(text_or_path: str | Path, what: str = "saved fit") -> dict:
             is_dir = False
         if is_dir:
             raise InputError(f"{p}: is a directory, expected a {what} (a JSON file)")
+        if not is_file and os.path.exists(p):  # a FIFO would block the read, a device never end
+            raise InputError(f"{p}: not a regular file (a FIFO or device), expected a {what}")
     if is_file:
         try:
             raw = p.read_bytes()

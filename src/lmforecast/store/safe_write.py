@@ -209,9 +209,12 @@ def write_many(items: list[tuple[str | Path, bytes, str]]) -> None:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             os.chmod(tmp, _mode_for(target, kind))
-        for (target, kind), data, _flag in plan:
+        for (target, kind), data, flag in plan:
             if kind == "special":
-                _write_in_place(target, data)
+                try:
+                    _write_in_place(target, data)
+                except OSError as exc:
+                    raise InputError(f"{flag} {target}: {exc.strerror or exc}") from None
         for tmp, target, _kind in temps:
             os.replace(tmp, target)
     finally:
