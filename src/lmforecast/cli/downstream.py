@@ -8,6 +8,7 @@ import math
 import warnings
 from pathlib import Path
 
+from ..data.evals.views import FAMILY_CHOICES, family_models
 from ..data.io import read_table
 from ..downstream.backtest import BACKTEST_METHODS, backtest
 from ..downstream.forecaster import DEFAULT_METHOD, METHODS, DownstreamForecaster
@@ -23,6 +24,14 @@ from .common import (
     positive_float,
     positive_floats,
     warn_if_fraction_actual,
+)
+from .downstream_inputs import (
+    add_chance_file_flag,
+    add_chance_flag,
+    check_chance,
+    model_point_args,
+    table_text,
+    task_chances,
 )
 from .ledger import record_forecast
 
@@ -46,48 +55,6 @@ def read_evals(path: str):
     return read_table(path)
 
 
-def add_chance_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--chance", type=float, metavar="P",
-                   help="chance level in points (default: the bundled table; required for a "
-                   "task without one)")  # fmt: skip
-
-
-def check_chance(chance):
-    if chance is not None and not (math.isfinite(chance) and 0 <= chance < 100):
-        raise InputError(f"--chance must be in [0, 100) points, got {chance}")
-    if chance is not None and 0 < chance < 1:  # likely a fraction: say how it is read
-        warnings.warn(f"--chance {chance:g} is read in points ({chance:g} of 100); for a "
-                      f"fraction give --chance {100 * chance:g}", stacklevel=2)  # fmt: skip
-    return chance
-
-
-def task_chances(text: str | None, tasks: list[str]):
-    """`backtest --chance`: P (one task) or TASK=P[,TASK=P] (tasks not named keep their bundled
-    level); a bare P for several tasks would override every task's own level: refused."""
-    if text is None:
-        return None
-    if "=" not in text:
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(f"--chance: {text!r} is not a number (or TASK=P)") from None
-        if len(tasks) > 1:
-            raise InputError(f"--chance {text} with {len(tasks)} tasks would replace each "
-                             "task's own chance level; give --chance TASK=P[,TASK=P]")  # fmt: skip
-        return check_chance(value)
-    out = {}
-    for part in text.split(","):
-        name, _, val = part.partition("=")
-        name = name.strip()
-        if name not in tasks:
-            raise InputError(f"--chance: {name!r} is not one of --task ({', '.join(tasks)})")
-        try:
-            out[name] = check_chance(float(val))
-        except ValueError:
-            raise InputError(f"--chance: {val.strip()!r} for {name!r} is not a number") from None
-    return out
-
-
 def add_evals_fit_flags(
     p: argparse.ArgumentParser, *, with_common: bool = True, models: bool = True
 ) -> None:
@@ -103,7 +70,13 @@ def add_evals_fit_flags(
                    "ppl)")  # fmt: skip
     p.add_argument("--metric", default="acc", help="score metric of --task (default acc)")
     if models:
-        p.add_argument("--models", metavar="M1,M2,...", help="fit only these models (default all)")
+        p.add_argument("--models", metavar="M1,M2,...",
+                       help="fit only these models (default: all, but one of a family and its "
+                       "deduplicated twin, see --family)")  # fmt: skip
+        p.add_argument("--family", choices=FAMILY_CHOICES, default=None,
+                       help="without --models, where the table holds a family and its "
+                       "deduplicated twin (pythia-*, pythia-*-deduped): fit the standard one "
+                       "(default), the deduped one, or all")  # fmt: skip
     p.add_argument("--stage1", choices=list(STAGE1), default=None,
                    help="compute -> loss law on an evaluation table (power = Chen et al. Eq. 1; "
                    "default: saturating)")  # fmt: skip
@@ -142,14 +115,21 @@ def fit_from_evals(args) -> int:
                          f"{', '.join(METHODS)}")  # fmt: skip
     evals = read_evals(args.evals)
     chance = getattr(args, "chance", None)
-    if chance is None:  # `flp fit --evals` spells it --random-performance
-        chance = getattr(args, "random_performance", None)
-    check_chance(chance)
+    if chance is not None or getattr(args, "chance_file", None) is not None:
+        chance = (task_chances(chance, [args.task], args.chance_file) or {}).get(args.task)
+    else:  # `flp fit --evals` spells it --random-performance
+        chance = check_chance(getattr(args, "random_performance", None))
     stage1 = args.stage1 or "saturating"
     est = DownstreamForecaster(method, stage1=stage1, bootstrap=args.bootstrap,
                                seed=args.seed, chance=chance)  # fmt: skip
+    models, note = _names(args.models, "--models"), None
+    if models is None and "model" in evals.columns:
+        models, note = family_models(evals["model"].astype(str).unique(), args.family or "standard")
+        models = None if note is None else models
+    elif args.family is not None:
+        raise InputError("--family chooses among the table's models: give it without --models")
     est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
-            loss_metric=args.loss_metric, models=_names(args.models, "--models"))  # fmt: skip
+            loss_metric=args.loss_metric, models=models)  # fmt: skip
     # after the fit (a second or two), which names a missing --chance or a misspelt --task first
     check_out_format(out, (".json",))
     if 2 <= args.bootstrap < FEW_REPLICATES:  # after the input checks: a refusal stays one line
@@ -170,8 +150,9 @@ def fit_from_evals(args) -> int:
             "refused": est.refused_,
             "selection_errors": est.selection_errors_,
             "stage1": None if est.stage1_ is None else est.stage1_["params"],
+            "models_note": note,
         },  # fmt: skip
-        est.summary(),
+        est.summary() + ("" if note is None else f"\n{note}"),
     )
 
 
@@ -182,6 +163,17 @@ def add_predict_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--flops", type=positive_floats("--flops"), metavar="C[,C...]",
                    help="training FLOPs (a list: one forecast each)")  # fmt: skip
     add_nd_flags(p)
+    p.add_argument("--model", metavar="NAME",
+                   help="forecast a known model: its parameters and final tokens from the "
+                   "built-in Pythia table or --models (e.g. pythia-6.9b; any case)")  # fmt: skip
+    p.add_argument("--models", metavar="MODELS.csv",
+                   help="models table (model, params, tokens) for --model and --table, "
+                   "extending the built-in Pythia models")  # fmt: skip
+    p.add_argument("--table", metavar="TARGETS.csv",
+                   help="one forecast per row (columns model, or params and tokens, or flops; "
+                   "optional task and score): with a score column the held-out MAE and "
+                   "coverage are printed too")  # fmt: skip
+    p.add_argument("--out", help="with --table: the forecasts as .csv or .json")
     p.add_argument("--actual", type=float, help="actual score (points): also print the error")
     add_level_flag(p)
     add_output_flags(p)
@@ -244,6 +236,14 @@ def _as_tuple(v) -> tuple:
 
 def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     paths = [p.strip() for p in str(getattr(args, "fit", "") or "").split(",") if p.strip()]
+    if getattr(args, "table", None) is not None:
+        return _predict_table(args, paths)
+    if getattr(args, "out", None) is not None:
+        raise InputError("--out applies to --table (one forecast per row)")
+    if getattr(args, "model", None) is not None:
+        model_point_args(args, est or load_fit(paths[0] if paths else args.fit))
+    elif getattr(args, "models", None) is not None:
+        raise InputError("--models applies to --model or --table")
     points = _points(args)
     check_actual(args.actual)
     if est is None and (len(paths) > 1 or len(points) > 1):
@@ -265,6 +265,8 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     L = est.predict_loss(**kw)
     res = {"task": est.task_, "metric": est.metric_, "method": est.selected_, "performance": P,
            "loss": None if L is None else float(L[0]), "level": args.level}  # fmt: skip
+    if getattr(args, "model", None) is not None:
+        res["model"] = args.model
     try:
         lo, hi = est.predict_interval(**kw, level=args.level)
         res["interval"] = [float(lo[0]), float(hi[0])]
@@ -284,6 +286,35 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
         msg += f"; absolute error {res['abs_error']:.2f} points"
     record_forecast(args, res)
     return emit(args, res, msg)
+
+
+def _predict_table(args, paths: list[str]) -> int:
+    """--table TARGETS: one forecast per row (`downstream.batch.forecast_table`); the truth's
+    MAE and coverage where the table has a score column; --out writes the rows."""
+    from ..downstream.batch import forecast_table
+
+    given = [f for f in ("flops", "params", "tokens", "model", "actual")
+             if getattr(args, f, None) is not None]  # fmt: skip
+    if given:
+        raise InputError(f"--table gives the forecast points: drop --{given[0]}")
+    out = check_writable(args.out, [args.table, *paths])
+    check_out_format(out, (".csv", ".json"))
+    targets = read_table(args.table)
+    ests = [load_fit(p) for p in paths]
+    check_distinct_tasks(ests, paths)
+    rows, summary = forecast_table(ests, targets, level=args.level,
+                                   models=getattr(args, "models", None))  # fmt: skip
+    if out is not None:
+        atomic_write_text(out, rows.to_csv(index=False) if out.suffix.lower() == ".csv"
+                          else rows.to_json(orient="records"))  # fmt: skip
+    recs = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in rows.to_dict(orient="records")]  # fmt: skip
+    for r in recs:
+        r["interval"] = None if r["lower"] is None else [r["lower"], r["upper"]]
+    res = {"level": args.level, "forecasts": recs,
+           "summary": summary.to_dict(orient="records")}  # fmt: skip
+    record_forecast(args, res)
+    return emit(args, res, table_text(rows, summary, args.level))
 
 
 def _check_nd(est: DownstreamForecaster, points: list[dict]) -> None:
@@ -391,7 +422,8 @@ def _backtest(args) -> int:
                   target_model=args.target, tasks=tasks,
                   loss_task=args.loss_task, metric=args.metric, methods=methods,
                   level=args.level, bootstrap=args.bootstrap, seed=args.seed,
-                  stage1=args.stage1 or "saturating", chance=task_chances(args.chance, tasks),
+                  stage1=args.stage1 or "saturating", chance=task_chances(args.chance, tasks,
+                                                                          args.chance_file),
                   loss_metric=args.loss_metric)  # fmt: skip
     if out is not None:
         atomic_write_text(out, bt.rows.to_csv(index=False) if out.suffix.lower() == ".csv"
@@ -428,9 +460,10 @@ def register(sub) -> None:
     add_evals_fit_flags(b, with_common=False, models=False)
     b.add_argument("--bootstrap", type=int, default=100, help="bootstrap replicates per fit")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--chance", metavar="P|TASK=P,...",
-                   help="chance level in points: P for one task, TASK=P[,TASK=P] for several "
-                   "(tasks not named keep the bundled table)")  # fmt: skip
+    b.add_argument("--chance", action="append", metavar="P|TASK=P,...",
+                   help="chance level in points: P for one task, TASK=P[,TASK=P] for several, "
+                   "repeatable (tasks not named keep the bundled table)")  # fmt: skip
+    add_chance_file_flag(b)
     b.add_argument("--out", help="rows as .csv, or JSON (.json or no extension)")
     add_level_flag(b)
     add_output_flags(b)

@@ -13,10 +13,12 @@ import copy
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
+from ..data.evals.registry import match_model_name, match_model_names
 from ..display import SummaryDisplay
 from ..errors import InputError, did_you_mean
 from .chance import chance_level
@@ -199,6 +201,13 @@ def backtest(
         [v] if isinstance(v, str) else list(v) for v in (fit_models, tasks, methods)
     )  # one name given as a string is that name, not its characters
     fit_models = list(dict.fromkeys(str(m) for m in fit_models))
+    if "model" in evals.columns:  # names as typed: matched ignoring case, typos named
+        known = evals["model"].astype(str).unique()
+        fit_models = match_model_names(fit_models, known, "--fit-models (fit_models=): model",
+                                       "in column 'model'")  # fmt: skip
+        target_model = match_model_name(target_model, known, "--target (target_model=): model",
+                                        "in column 'model'")  # fmt: skip
+    asked = {str(m) for m in methods}  # the baselines' own warnings are shown when asked for
     # the two naive baselines always sit beside the methods (persistence is what "a forecast"
     # must beat: `not_beating_persistence`, `summary`)
     methods = list(dict.fromkeys([str(m) for m in methods] + ["fp", "persistence"]))
@@ -236,6 +245,7 @@ def backtest(
     with_iv = set(methods if interval_methods is None else interval_methods)
     scenario = scenario or f"{target_model} from {_largest(evals, fit_models)} and smaller"
     rows, models, data = [], {}, {}
+    said: dict[tuple, warnings.WarningMessage] = {}  # each warning once, in order
     for task in tasks:
         td_all = task_data(evals, task=task, loss_task=loss_task, metric=metric,
                            loss_metric=loss_metric, models=fit_models + [target_model])  # fmt: skip
@@ -246,40 +256,61 @@ def backtest(
         C, actual = float(tgt["C"].iloc[0]), float(tgt["score"].iloc[0])
         td = copy.copy(td_all)
         td.checkpoints = ck[ck["model"] != target_model].reset_index(drop=True)
-        base = None
+        base: dict = {}
         data[(scenario, task)] = (td, tgt.iloc[0])
         for m in methods:
             rec = dict(scenario=scenario, task=task, method=m, actual=actual, predicted=np.nan,
                        lo=np.nan, hi=np.nan, abs_error=np.nan, covered=np.nan, refused=False,
                        fallback=False, reason="")  # fmt: skip
-            try:
-                if m in ("ensemble", "sigmoid", "local-linear", "trend"):
-                    if base is None:  # stored only once fitted: a failed fit is retried
-                        base = DownstreamForecaster(
-                            "ensemble", stage1=stage1, bootstrap=bootstrap, seed=seed,
-                            chance=chance_of(task),
-                        ).fit_task_data(td)  # fmt: skip
-                    est = _view(base, m)
-                else:
-                    b = bootstrap if m in with_iv else 0
-                    est = DownstreamForecaster(m, stage1=stage1, bootstrap=b, seed=seed,
-                                               chance=chance_of(task))  # fmt: skip
-                    est.fit_task_data(td)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                fit = partial(_fit, td=td, stage1=stage1, seed=seed, chance=chance_of(task))
+                est = _score_method(m, rec, C, level, bootstrap, m in with_iv, base, fit)
+            if est is not None:
                 models[(scenario, task, m)] = est
-                with warnings.catch_warnings():  # a backtest extrapolates on purpose
-                    warnings.simplefilter("ignore", ForecastReachWarning)
-                    p = float(est.predict(C)[0])
-                rec.update(predicted=p, abs_error=abs(p - actual))
-                if m == "fp":
-                    rec["fallback"] = bool(est.members_["fp"]["fallback"])
-                if m != "persistence" and bootstrap > 1 and m in with_iv:
-                    lo, hi = est.predict_interval(C, level=level)
-                    rec.update(lo=float(lo[0]), hi=float(hi[0]),
-                               covered=float(lo[0] <= actual <= hi[0]))  # fmt: skip
-            except InputError as exc:
-                rec.update(refused=True, reason=str(exc))
+            if m in asked:  # a baseline's warnings only when it was asked for
+                for w in caught:
+                    said.setdefault((w.category, str(w.message)), w)
             rows.append(rec)
+    for w in said.values():  # each distinct warning once (fits of one task repeat them)
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return Backtest(pd.DataFrame(rows), level, models=models, data=data)
+
+
+ENSEMBLE_VIEWS = ("ensemble", "sigmoid", "local-linear", "trend")
+
+
+def _fit(method, bootstrap, *, td, stage1, seed, chance):
+    return DownstreamForecaster(method, stage1=stage1, bootstrap=bootstrap, seed=seed,
+                                chance=chance).fit_task_data(td)  # fmt: skip
+
+
+def _score_method(m, rec, C, level, bootstrap, with_iv, base, fit):
+    """Fit method `m` (the ensemble's members are views of one fitted ensemble, kept in
+    `base`), forecast the target at C and fill `rec` (an interval when `with_iv`); the fitted
+    estimator (None if refused)."""
+    actual = rec["actual"]
+    try:
+        if m in ENSEMBLE_VIEWS:
+            if "ensemble" not in base:  # kept only once fitted: a failed fit is retried
+                base["ensemble"] = fit("ensemble", bootstrap)
+            est = _view(base["ensemble"], m)
+        else:
+            est = fit(m, bootstrap if with_iv else 0)
+        with warnings.catch_warnings():  # a backtest extrapolates on purpose
+            warnings.simplefilter("ignore", ForecastReachWarning)
+            p = float(est.predict(C)[0])
+        rec.update(predicted=p, abs_error=abs(p - actual))
+        if m == "fp":
+            rec["fallback"] = bool(est.members_["fp"]["fallback"])
+        if m != "persistence" and bootstrap > 1 and with_iv:
+            lo, hi = est.predict_interval(C, level=level)
+            rec.update(lo=float(lo[0]), hi=float(hi[0]),
+                       covered=float(lo[0] <= actual <= hi[0]))  # fmt: skip
+        return est
+    except InputError as exc:
+        rec.update(refused=True, reason=str(exc))
+        return None
 
 
 def pythia_name(size: str, suite: str) -> str:

@@ -33,3 +33,50 @@ def chance_level(task: str, default: float | None = None) -> float | None:
     if hit.empty:
         return default
     return float(hit.iloc[0]["chance"])
+
+
+def read_chance_file(path) -> dict[str, float]:
+    """Task -> chance level (points) from a file: a JSON object {"task": P, ...} (or a list of
+    {"task": ..., "chance": ...} records), or a table (CSV/Parquet/JSONL) with columns `task`
+    and `chance`. Each level must lie in [0, 100) points; a task given twice is refused."""
+    import json
+    from pathlib import Path
+
+    from ..data.io import read_table
+    from ..errors import InputError
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"--chance-file {str(path)!r}: no such file")
+    if p.suffix.lower() == ".json":
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError(f"--chance-file {p}: not JSON ({str(exc)[:80]})") from None
+        if isinstance(doc, dict):
+            pairs = list(doc.items())
+        elif isinstance(doc, list) and all(isinstance(r, dict) for r in doc):
+            pairs = [(r.get("task"), r.get("chance")) for r in doc]
+        else:
+            raise InputError(f"--chance-file {p}: expected an object {{task: chance}}")
+    else:
+        df = read_table(p)
+        df.columns = [str(c).strip().lower() for c in df.columns]
+        if not {"task", "chance"} <= set(df.columns):
+            raise InputError(f"--chance-file {p}: needs columns 'task' and 'chance' (has "
+                             f"{', '.join(map(str, df.columns))})")  # fmt: skip
+        pairs = list(zip(df["task"], df["chance"]))
+    out: dict[str, float] = {}
+    for i, (task, val) in enumerate(pairs, 1):
+        name = "" if task is None else str(task).strip()
+        try:
+            v = float(val)
+        except (TypeError, ValueError):
+            v = float("nan")
+        if not name or not (0 <= v < 100):
+            raise InputError(f"--chance-file {p}: entry {i} ({task!r}: {val!r}) is not a task "
+                             "with a chance level in [0, 100) points")  # fmt: skip
+        if name in out:
+            raise InputError(f"--chance-file {p}: task {name!r} is given twice")
+        out[name] = v
+    return out

@@ -85,6 +85,14 @@ def _persistence(runs: pd.DataFrame) -> float:
     return float(runs.loc[top, "score"].mean())
 
 
+def _largest_label(runs: pd.DataFrame) -> str:
+    """The largest fitted model's name; several sharing the largest compute (a standard and a
+    deduplicated model of one size) are named together as the mean `_persistence` takes."""
+    top = runs["C"] >= runs["C"].max() * (1 - 1e-9)
+    names = list(dict.fromkeys(runs.loc[top, "model"].astype(str)))
+    return names[0] if len(names) == 1 else f"mean of {' and '.join(names)}"
+
+
 class DownstreamForecaster(EstimatorDisplay):
     """Forecast a downstream score (points) from compute; sklearn-style (learned attrs end in _).
 
@@ -184,7 +192,7 @@ class DownstreamForecaster(EstimatorDisplay):
         self.task_, self.metric_, self.loss_task_ = td.task, td.metric, td.loss_task
         self.flops_basis_ = flops_basis
         self.n_models_, self.n_checkpoints_ = len(runs), len(td.checkpoints)
-        self.largest_ = {"model": str(runs["model"].iloc[-1]), "C": float(runs["C"].iloc[-1]),
+        self.largest_ = {"model": _largest_label(runs), "C": float(runs["C"].iloc[-1]),
                          "score": _persistence(runs)}  # fmt: skip
         self.smallest_, self.lowest_ = fitted_ends(runs)  # for predict's reach warnings
         # where a checkpoint counts as mid-training (noise.py): the largest fitted model's tokens

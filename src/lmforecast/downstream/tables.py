@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..data.evals.registry import match_model_names
 from ..data.evals.values import FRACTION_METRICS, bad_values, base_metric, value_problem
 from ..data.validate import check_columns
 from ..errors import DomainWarning, InputError, did_you_mean
@@ -186,11 +187,8 @@ def task_data(
     df = evals
     if models is not None:
         models = [models] if isinstance(models, str) else [str(m) for m in models]
-        missing = sorted(set(models) - set(df["model"].astype(str)))
-        if missing:
-            raise InputError(
-                f"evals: model(s) {', '.join(map(repr, missing))} not in column 'model'"
-            )
+        models = match_model_names(models, df["model"].astype(str).unique(), "evals: model",
+                                   "in column 'model'")  # any case; a typo named  # fmt: skip
         df = df[df["model"].astype(str).isin(models)]
     _check_numbers(df)
     num = [c for c in ("value", "stderr", "flops", "params", "tokens") if c in df.columns]

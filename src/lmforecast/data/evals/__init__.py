@@ -34,7 +34,14 @@ from .table import (
     read_evals_table,
     write_evals_table,
 )
-from .views import default_family, select_rows, to_benchmark_frame, to_scores
+from .views import (
+    FAMILY_CHOICES,
+    default_family,
+    family_models,
+    select_rows,
+    to_benchmark_frame,
+    to_scores,
+)
 
 __all__ = [
     "ALL_COLUMNS",
@@ -47,7 +54,9 @@ __all__ = [
     "PYTHIA_TOKENS_PER_STEP",
     "PYTHIA_TOTAL_PARAMS",
     "canonical_model_name",
+    "FAMILY_CHOICES",
     "default_family",
+    "family_models",
     "load_pythia",
     "lookup_model",
     "match_model_name",

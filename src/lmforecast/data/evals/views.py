@@ -25,6 +25,33 @@ def default_family(model: str) -> str:
     return fam or str(model)
 
 
+FAMILY_CHOICES = ("standard", "deduped", "all")
+
+
+def family_models(models, family: str = "standard") -> tuple[list[str], str | None]:
+    """(models kept, note) where `models` mix a family with its deduplicated twin (`pythia-*`
+    and `pythia-*-deduped`, families by `default_family`): the two are one suite trained on two
+    versions of the data, not a larger sample, so one is fitted: `family` 'standard' (default)
+    keeps the standard models, 'deduped' the deduplicated ones, 'all' both. The note says what
+    was kept (None when nothing was mixed, or with 'all')."""
+    if family not in FAMILY_CHOICES:
+        raise InputError(f"--family (family=) {family!r}: use one of {', '.join(FAMILY_CHOICES)}")
+    names = list(dict.fromkeys(map(str, models)))
+    fam = {m: default_family(m) for m in names}
+    twins = sorted({f for f in fam.values() if f"{f}-deduped" in set(fam.values())})
+    if not twins or family == "all":
+        return names, None
+    dropped = {f"{f}-deduped" for f in twins} if family == "standard" else set(twins)
+    kept = [m for m in names if fam[m] not in dropped]
+    keep = twins if family == "standard" else [f"{f}-deduped" for f in twins]
+    other, choice = ([f"{f}-deduped" for f in twins], "deduped") if family == "standard" else \
+        (twins, "standard")  # fmt: skip
+    note = (f"models: the {', '.join(keep)} family, {len(kept)} of {len(names)} models (the "
+            f"table also holds {', '.join(other)}: --family {choice} to fit those, --family all "
+            "for both)")  # fmt: skip
+    return kept, note
+
+
 def select_rows(
     df: pd.DataFrame,
     metric: str | dict[str, str] = "acc",

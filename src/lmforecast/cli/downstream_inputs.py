@@ -1,0 +1,110 @@
+"""Inputs of `lmforecast downstream` beside its tables: chance levels (`--chance`,
+`--chance-file`), a known model as the forecast point (`--model`), and the text of a
+`predict --table` (the library computes; these only read flags and format)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+
+from ..errors import InputError
+
+
+def add_chance_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chance", action="append", metavar="P|TASK=P",
+                   help="chance level in points (default: the bundled table; required for a "
+                   "task without one); TASK=P names the task, repeatable")  # fmt: skip
+    add_chance_file_flag(p)
+
+
+def add_chance_file_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chance-file", metavar="FILE",
+                   help="chance levels in points per task: a CSV with columns task, chance or a "
+                   "JSON object {task: chance}; --chance TASK=P overrides its entries")  # fmt: skip
+
+
+def check_chance(chance):
+    if chance is not None and not (math.isfinite(chance) and 0 <= chance < 100):
+        raise InputError(f"--chance must be in [0, 100) points, got {chance}")
+    if chance is not None and 0 < chance < 1:  # likely a fraction: say how it is read
+        warnings.warn(f"--chance {chance:g} is read in points ({chance:g} of 100); for a "
+                      f"fraction give --chance {100 * chance:g}", stacklevel=2)  # fmt: skip
+    return chance
+
+
+def task_chances(text, tasks: list[str], chance_file: str | None = None):
+    """--chance (P for one task, or TASK=P[,TASK=P], repeatable) and --chance-file: a level
+    per task named (tasks not named keep their bundled level), or None when neither is given;
+    a bare P for several tasks would override every task's own level: refused. Task names are
+    matched ignoring case."""
+    items = [text] if isinstance(text, str) else list(text or [])
+    out: dict[str, float] = {}
+    if chance_file is not None:
+        from ..downstream.chance import read_chance_file
+
+        for name, v in read_chance_file(chance_file).items():
+            hit = [t for t in tasks if t.casefold() == name.casefold()]
+            if hit:  # a file may list more tasks than this run uses
+                out[hit[0]] = check_chance(v)
+    for item in items:
+        if "=" not in item:
+            try:
+                value = float(item)
+            except ValueError:
+                raise InputError(f"--chance: {item!r} is not a number (or TASK=P)") from None
+            if len(tasks) > 1:
+                raise InputError(f"--chance {item} with {len(tasks)} tasks would replace each "
+                                 "task's own chance level; give --chance TASK=P")  # fmt: skip
+            out[tasks[0]] = check_chance(value)
+            continue
+        for part in item.split(","):
+            name, _, val = part.partition("=")
+            hit = [t for t in tasks if t.casefold() == name.strip().casefold()]
+            if not hit:
+                raise InputError(f"--chance: {name.strip()!r} is not one of --task "
+                                 f"({', '.join(tasks)})")  # fmt: skip
+            try:
+                out[hit[0]] = check_chance(float(val))
+            except ValueError:
+                raise InputError(f"--chance: {val.strip()!r} for {name.strip()!r} is not a "
+                                 "number") from None  # fmt: skip
+    return out or None
+
+
+def model_point_args(args, est) -> None:
+    """--model NAME: --params and --tokens from the models registry (refused beside them)."""
+    from ..downstream.batch import model_point
+
+    if getattr(args, "flops", None) is not None or getattr(args, "params", None) is not None:
+        raise InputError("give --model, or --flops, or --params/--tokens: one of them")
+    toks = getattr(args, "tokens", None)
+    if isinstance(toks, tuple) and len(toks) > 1:
+        raise InputError("--model with --tokens takes one token count (or none: the final)")
+    toks = toks[0] if isinstance(toks, tuple) else toks
+    at = model_point(est, args.model, getattr(args, "models", None), toks)
+    args.model, args.params, args.tokens = at["model"], at["N"], at["D"]
+
+
+def table_text(rows, summary, level: float) -> str:
+    def f(v, fmt=".2f"):
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
+
+    text = []
+    for r in rows.to_dict(orient="records"):
+        who = r["model"] if isinstance(r["model"], str) else (
+            f"N={r['N']:.4g} D={r['D']:.4g}" if r["N"] is not None and not math.isnan(r["N"])
+            else f"C={r['flops']:.4g}")  # fmt: skip
+        iv = "" if r["lower"] is None or math.isnan(r["lower"]) else \
+            f" [{r['lower']:.2f}, {r['upper']:.2f}]"  # fmt: skip
+        line = f"row {r['row']}: {r['task']} {r['metric']} at {who}: {r['performance']:.2f}{iv}"
+        if r["score"] is not None and not math.isnan(r["score"]):
+            line += f"; actual {r['score']:.2f}, error {r['abs_error']:.2f}" + (
+                "" if r["covered"] else " (outside)")
+        text.append(line)
+    text.append(f"({level:g} prediction intervals, points)")
+    for s in summary.to_dict(orient="records"):
+        text.append(f"held-out check ({s['task']}): {s['n']} row(s) with a score; MAE "
+                    f"{f(s['mae'])} points; {f(100 * s['coverage'], '.0f')}% inside their "
+                    f"{level:g} interval")  # fmt: skip
+    return "\n".join(text)
