@@ -1,0 +1,24 @@
+"""Schedule-aware loss-curve laws: fit whole training curves with their learning-rate
+schedules, forecast the rest of a run or a schedule never run, with intervals.
+
+- `CurveLaw` (``law="mpl"``: the multi-power law of Luo et al. 2025; ``"annealing"``: the
+  learning-rate annealing law of Tissue et al. 2024; ``"power"``: a power law in steps);
+- `read_curves` / `read_schedule`: the one table format (run, step, lr, loss; tokens, N);
+- `simulate_curves`: curves from known parameters;
+- `schedules`, `plan_schedules`: schedule builders and planning (when present).
+"""
+
+from .forecast import CurveForecast
+from .model import CurveLaw
+from .simulate import simulate_curves
+from .table import read_curves, read_schedule
+
+__all__ = ["CurveForecast", "CurveLaw", "read_curves", "read_schedule", "simulate_curves"]
+
+try:  # the schedule builders and planner live in their own modules
+    from . import schedules  # noqa: F401
+    from .plan import SchedulePlan, plan_schedules  # noqa: F401
+
+    __all__ += ["SchedulePlan", "plan_schedules", "schedules"]
+except ImportError:  # pragma: no cover - not present yet
+    pass

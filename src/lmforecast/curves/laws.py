@@ -1,0 +1,127 @@
+"""The curve laws: value and Jacobian in fit space over a prepared `Design`.
+
+- ``mpl``: the multi-power law, Luo et al. 2025, Eq. 7:
+  L(t) = L0 + A (S1(t) + S_W)^-alpha - LD(t),
+  LD(t) = B sum_k (eta_{k-1} - eta_k) G(eta_k^-gamma S_k(t)),  G(x) = 1 - (C x + 1)^-beta.
+- ``annealing``: the learning-rate annealing law, Tissue et al. 2024, Eq. 5:
+  L = L0 + A (S1 + S_W)^-alpha - C S2, S2 the momentum-weighted area of the lr decreases.
+- ``power``: the baseline L = L0 + A t^-alpha in steps t (no schedule).
+
+Fit space: the scale parameters (A, B, C of the multi-power law) are fitted as their logs, so
+they stay positive; the exponents and L0 as they are, within bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .evaluate import DropItems
+
+
+@dataclass
+class Design:
+    """The schedule quantities at the points of one model's runs (concatenated)."""
+
+    s1w: np.ndarray  # S1(t) + S_W
+    step: np.ndarray
+    drops: DropItems | None  # multi-power law items (global evaluation index)
+    s2: np.ndarray | None  # annealing law S2
+
+
+LAWS = {
+    "mpl": ("L0", "A", "alpha", "B", "C", "beta", "gamma"),
+    "annealing": ("L0", "A", "alpha", "C"),
+    "power": ("L0", "A", "alpha"),
+}
+LOG_PARAMS = {"mpl": (1, 3, 4), "annealing": (1,), "power": (1,)}
+# bounds in fit space (log for the LOG_PARAMS); L0's upper bound is set from the data
+BOUNDS = {
+    "mpl": [(0.0, None), (-12, 6), (0.01, 3.0), (-6, 12), (-8, 8), (0.01, 5.0), (0.0, 2.0)],
+    "annealing": [(0.0, None), (-12, 6), (0.01, 3.0), (0.0, 1e4)],
+    "power": [(0.0, None), (-12, 12), (0.01, 3.0)],
+}
+
+
+def to_natural(law: str, z: np.ndarray) -> np.ndarray:
+    th = np.array(z, float, copy=True)
+    idx = list(LOG_PARAMS[law])
+    th[..., idx] = np.exp(th[..., idx])
+    return th
+
+
+def to_fit(law: str, theta: np.ndarray) -> np.ndarray:
+    z = np.array(theta, float, copy=True)
+    idx = list(LOG_PARAMS[law])
+    z[..., idx] = np.log(z[..., idx])
+    return z
+
+
+def value(law: str, z: np.ndarray, d: Design, jac: bool = False):
+    """Predicted losses at the design's points (and the Jacobian in fit space, (n, P))."""
+    th = to_natural(law, z)
+    if law == "power":
+        L0, A, alpha = th
+        t = np.maximum(d.step, 1.0)
+        u = t ** (-alpha)
+        pred = L0 + A * u
+        if not jac:
+            return pred
+        return pred, np.column_stack([np.ones_like(u), A * u, -A * u * np.log(t)])
+    L0, A, alpha = th[:3]
+    s = np.maximum(d.s1w, 1e-300)
+    u = s ** (-alpha)
+    if law == "annealing":
+        C = th[3]
+        pred = L0 + A * u - C * d.s2
+        if not jac:
+            return pred
+        return pred, np.column_stack([np.ones_like(u), A * u, -A * u * np.log(s), -d.s2])
+    B, C, beta, gamma = th[3:]
+    it = d.drops
+    n = d.s1w.size
+    x = np.exp(-gamma * it.lg) * it.s
+    q = C * x + 1.0
+    qb = q ** (-beta)
+    ld = np.bincount(it.j, it.w * (1.0 - qb), minlength=n)
+    pred = L0 + A * u - B * ld
+    if not jac:
+        return pred
+    qb1 = qb / q
+    dC = np.bincount(it.j, it.w * beta * qb1 * x * C, minlength=n)
+    dbeta = np.bincount(it.j, it.w * qb * np.log(q), minlength=n)
+    dgamma = np.bincount(it.j, it.w * beta * C * x * it.lg * qb1, minlength=n)
+    J = np.column_stack(
+        [np.ones(n), A * u, -A * u * np.log(s), -B * ld, -B * dC, -B * dbeta, B * dgamma]
+    )
+    return pred, J
+
+
+def linear_columns(law: str, z: np.ndarray, d: Design) -> np.ndarray:
+    """The columns that multiply the linear parameters (L0, A, B or C) at the nonlinear ones
+    of `z` (variable projection): pred = cols @ (L0, A, B)."""
+    th = to_natural(law, z)
+    if law == "power":
+        return np.column_stack([np.ones_like(d.step), np.maximum(d.step, 1.0) ** (-th[2])])
+    u = np.maximum(d.s1w, 1e-300) ** (-th[2])
+    if law == "annealing":
+        return np.column_stack([np.ones_like(u), u, -d.s2])
+    C, beta, gamma = th[4:]
+    it = d.drops
+    x = np.exp(-gamma * it.lg) * it.s
+    ld = np.bincount(it.j, it.w * (1.0 - (C * x + 1.0) ** (-beta)), minlength=u.size)
+    return np.column_stack([np.ones_like(u), u, -ld])
+
+
+LINEAR_INDEX = {"mpl": (0, 1, 3), "annealing": (0, 1, 3), "power": (0, 1)}
+
+# starting grids of the nonlinear parameters (natural units) for variable projection
+START_GRID = {
+    "mpl": {"alpha": (0.3, 0.5, 0.8), "C": (0.5, 2.0, 8.0), "beta": (0.3, 0.6, 1.2),
+            "gamma": (0.3, 0.6)},  # fmt: skip
+    "annealing": {"alpha": (0.2, 0.35, 0.5, 0.7, 1.0)},
+    "power": {"alpha": (0.1, 0.2, 0.35, 0.5, 0.7, 1.0)},
+}
+
+__all__ = ["Design", "LAWS", "value", "linear_columns", "to_fit", "to_natural"]
