@@ -52,6 +52,7 @@ COMMAND_MODULES = [
     "lmforecast.cli.nextrun",
     "lmforecast.cli.shape",
     "lmforecast.cli.runs",
+    "lmforecast.cli.curves",
     "lmforecast.cli.ledger",
 ]
 
@@ -62,19 +63,78 @@ class _Parser(argparse.ArgumentParser):
         # "-1e21" is a (negative) value, as "-1" and "-.5" are to argparse, so `--flops -1e21`
         # says it must be positive instead of "expected one argument"
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$", re.I)
+        self._line: list[str] = []
+
+    def parse_known_args(self, args=None, namespace=None):
+        # the line this parser reads (a verb's parser gets the words after its name), kept so
+        # an error names a mistyped flag rather than what it made go missing
+        self._line = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        return super().parse_known_args(args, namespace)
 
     def error(self, message):  # one line, exit 2 (argparse's own convention)
-        self.exit(2, f"{self.prog}: error: {message}{_did_you_mean(self, message)}\n")
+        unknown = _unknown_options(self, self._line)
+        if unknown:
+            message = unknown
+        else:
+            message += _did_you_mean(self, message)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _subparsers(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return None
 
 
 def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
     """Every option string of `parser` and of its sub-commands, recursively."""
     out = set(parser._option_string_actions)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                out |= _option_strings(sub)
+    sub = _subparsers(parser)
+    for child in sub.choices.values() if sub else ():
+        out |= _option_strings(child)
     return out
+
+
+def _close(flag: str, known) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(flag.replace("_", "-"), sorted(known), n=1, cutoff=0.75)
+    return close[0] if close and close[0] != flag else None
+
+
+def _unknown_options(parser: argparse.ArgumentParser, line: list[str]) -> str:
+    """'unknown option --tokns; did you mean --tokens?' for the ``--`` words of `line` that no
+    parser along it knows (walking into the command and verb named on it), or where a verb's
+    flag stands before the verb, where it goes; "" when every flag is known."""
+    at, where, path = parser, [], []
+    for tok in line:
+        if tok == "--":
+            break
+        sub = _subparsers(at)
+        if sub is not None and tok in sub.choices:
+            at = sub.choices[tok]
+            path.append(tok)
+            continue
+        flag = tok.split("=", 1)[0]
+        if tok.startswith("--") and not any(o.startswith(flag) for o in at._option_string_actions):
+            where.append((flag, at))  # (argparse takes an unambiguous prefix as the flag)
+    deepest = at
+    if not where:
+        return ""
+    flag, owner = where[0]
+    if owner is not deepest and flag in deepest._option_string_actions:
+        verb = " ".join(path)
+        return (f"{flag} is an option of `{verb}`: put it after the verb "
+                f"(lmforecast {verb} ... {flag})")  # fmt: skip
+    hints = []
+    for flag, owner in where:
+        close = _close(flag, owner._option_string_actions) or _close(flag, _option_strings(owner))
+        hints.append((flag, close))
+    if len(hints) == 1:
+        flag, close = hints[0]
+        return f"unknown option {flag}" + (f"; did you mean {close}?" if close else "")
+    return "unknown options " + ", ".join(f"{f} (did you mean {c}?)" if c else f for f, c in hints)
 
 
 def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
@@ -83,16 +143,14 @@ def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
     head = "unrecognized arguments: "
     if not message.startswith(head):
         return ""
-    import difflib
-
-    known = sorted(_option_strings(parser))
+    known = _option_strings(parser)
     hints = []
     for tok in message[len(head) :].split():
         if tok.startswith("--"):
             flag = tok.split("=", 1)[0]
-            close = difflib.get_close_matches(flag.replace("_", "-"), known, n=1, cutoff=0.75)
-            if close and close[0] != flag:  # a flag of another verb is not a typo of itself
-                hints.append((flag, close[0]))
+            close = _close(flag, known)
+            if close:  # a flag of another verb is not a typo of itself
+                hints.append((flag, close))
     if len(hints) == 1:
         return f" (did you mean {hints[0][1]}?)"
     return f" (did you mean {', '.join(f'{c} for {f}' for f, c in hints)}?)" if hints else ""
