@@ -1,6 +1,6 @@
 """Trial (issue 21, not adopted): which per-fit signal should scale the stack's interval?
 
-The default interval (docs/trust.md) is
+The default interval (docs/trust.md, tables in docs/trust_validation.md) is
 
     log L_hat +- z ( sqrt(s_noise^2 + s_boot^2) + k S max(1, r / 2) )
 
@@ -22,7 +22,7 @@ Signals (all from the training runs only):
 
 ``oracle`` rows give, per suite, the ratio of the narrowest interval of ONE width per suite that
 covers 90% of it (chosen on the suite itself): what no rule without per-forecast information can
-beat. Results: docs/trust.md ("Tried, not adopted: other width signals").
+beat. Results: docs/trust_validation.md ("Tried, not adopted: other width signals").
 
     python benchmarks/trust_width_signals.py [--cache signals.csv] [--write-docs]
 """
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     print("coverage of 90% (leave-one-suite-out) / median half-width over median |error|")
     print(md)
     if args.write_docs:
-        doc = ROOT / "docs" / "trust.md"
+        doc = ROOT / "docs" / "trust_validation.md"
         text = doc.read_text()
         a, b = text.index(BEGIN), text.index(END) + len(END)
         doc.write_text(text[:a] + f"{BEGIN}\n{md}\n{END}" + text[b:])

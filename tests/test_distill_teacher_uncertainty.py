@@ -85,7 +85,7 @@ def _point_only(model):
     return _with_supervised(model, dict(model.supervised_.params_))
 
 
-def _sd_by_hand(model, NT, DT, kind="forecast"):
+def _sd_by_hand(model, NT, DT, kind="prediction"):
     """sd on log(L_T - E) putting the supervised 90% interval's upper end at the teacher."""
     NT, DT = np.broadcast_arrays(np.asarray(NT, float), np.asarray(DT, float))
     sup, E = model.supervised_, model.E_
@@ -518,7 +518,7 @@ def test_the_teacher_term_benchmark_runs_and_prints_the_docs_rows(capsys):
 
     assert load("distill_teacher_term").main(["--no-fit"]) == 0
     out = capsys.readouterr().out
-    doc = (Path(__file__).resolve().parents[1] / "docs/distill.md").read_text()
+    doc = (Path(__file__).resolve().parents[1] / "docs/distill_validation.md").read_text()
     rows = [ln for ln in out.splitlines() if ln.startswith("| preset") or ln.startswith("| `plan")]
     assert len(rows) == 4 and all(r in doc for r in rows)
     assert "distill -> too close to call at D_S" in out

@@ -206,7 +206,7 @@ def test_generated_downstream_docs_carry_todays_interval_constants():
     from lmforecast.downstream.noise import constants_line
 
     want = constants_line()
-    for doc in ("downstream_forecasts.md", "downstream.md"):
+    for doc in ("downstream_forecasts.md", "downstream_validation.md"):
         assert want in (REPO / "docs" / doc).read_text(), doc
 
 

@@ -1,6 +1,7 @@
 """The real-suite trust table: written by `benchmarks/trust_suites.py --write-docs` into
-docs/trust.md (between markers) and into the bundled `trust_summary.json`, which the report's
-trust section shows without the suites themselves (numbers derived from them, with provenance).
+docs/trust_validation.md (between markers) and into the bundled `trust_summary.json`, which the
+report's trust section shows without the suites themselves (numbers derived from them, with
+provenance).
 """
 
 from __future__ import annotations
@@ -113,9 +114,9 @@ def markdown(table: pd.DataFrame, pooled: dict) -> str:
 
 
 def write_docs(loso: pd.DataFrame, pooled: dict, raw: pd.DataFrame, root: Path, floor=None) -> None:
-    """Replace the table between the markers of docs/trust.md (and the width-floor table of
-    `width_floor` between its own markers, if given); write trust_summary.json."""
-    doc = Path(root) / "docs" / "trust.md"
+    """Replace the table between the markers of docs/trust_validation.md (and the width-floor
+    table of `width_floor` between its own markers, if given); write trust_summary.json."""
+    doc = Path(root) / "docs" / "trust_validation.md"
     text = doc.read_text()
     if floor is not None and FLOOR_BEGIN in text and FLOOR_END in text:
         a, b = text.index(FLOOR_BEGIN), text.index(FLOOR_END) + len(FLOOR_END)
