@@ -49,5 +49,6 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("next-run", "rank candidate runs by interval shrinkage per FLOP", "lmforecast.cli.nextrun"),
     ("shape", "width/depth: does model shape matter beyond N", "lmforecast.cli.shape"),
     ("runs", "import training logs into the runs/checkpoints tables", "lmforecast.cli.runs"),
+    ("curves", "loss curves under learning-rate schedules (MPL)", "lmforecast.cli.curves"),
     ("ledger", "a forecast ledger: register, resolve, score (SQLite)", "lmforecast.cli.ledger"),
 )

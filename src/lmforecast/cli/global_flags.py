@@ -9,7 +9,7 @@ import argparse
 FORECAST_VERBS = {
     ("supervised", "predict"), ("supervised", "allocate"), ("distill", "predict"),
     ("flp", "predict"), ("flpm", "predict"), ("downstream", "predict"), ("osl", "predict"),
-    ("salience", "predict"),
+    ("salience", "predict"), ("curves", "predict"),
 }  # fmt: skip
 GLOBAL_FLAGS = ("--ledger", "--label")
 OWN_LEDGER_COMMANDS = ("ledger", "report")  # commands whose own --ledger means something else

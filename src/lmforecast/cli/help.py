@@ -220,6 +220,19 @@ EXAMPLES = {
         "lmforecast runs import logs/run-540m-r30.jsonl --format jsonl --params 5.4e8 "
         "--final mean:3 --out log_runs_540m.csv --json",
     ],
+    "curves fit": [
+        "lmforecast curves fit --runs curves/curves.csv --out curves_fit.json",
+        "lmforecast curves fit --runs curves/curves.csv --law annealing --json",
+    ],
+    "curves predict": [
+        "lmforecast curves predict --fit curves_fit.json --schedule curves/schedule.csv --final",
+        "lmforecast curves predict --fit curves_fit.json --schedule curves/schedule.csv --json "
+        "--out curves_forecast.csv",
+    ],
+    "curves plan": [
+        "lmforecast curves plan --fit curves_fit.json --steps 16000",
+        "lmforecast curves plan --fit curves_fit.json --steps 32K --floor-lr 1e-5 --json",
+    ],
     "ledger add": [
         "lmforecast ledger add --ledger forecasts.db --method supervised --point 2.31 --lo 2.25 "
         "--hi 2.38 --level 0.9 --params 1e9 --tokens 2e10 --label plan-q3",

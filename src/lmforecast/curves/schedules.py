@@ -45,9 +45,11 @@ def _check(steps, peak_lr, floor_lr, warmup_steps, every) -> tuple[int, int, int
     return int(steps), int(w), int(every)
 
 
-def _steps(steps: int, every: int) -> np.ndarray:
+def _steps(steps: int, every: int, *corners: int) -> np.ndarray:
+    """Steps 1, 1 + every, ..., the last step and the `corners` (where the schedule bends)."""
     t = np.arange(1, steps + 1, every, dtype=np.int64)
-    return t if t[-1] == steps else np.append(t, steps)
+    extra = [c for c in (steps, *corners) if 1 <= c <= steps]
+    return np.unique(np.append(t, extra).astype(np.int64))
 
 
 def _table(t: np.ndarray, lr: np.ndarray) -> pd.DataFrame:
@@ -67,7 +69,7 @@ def _decay_progress(t: np.ndarray, start: int, end: int) -> np.ndarray:
 def constant(steps, peak_lr, warmup_steps=0, *, every=1) -> pd.DataFrame:
     """Constant learning rate after an optional linear warmup (MPL paper Sec. 4.1)."""
     n, w, e = _check(steps, peak_lr, 0.0, warmup_steps, every)
-    t = _steps(n, e)
+    t = _steps(n, e, w)
     return _table(t, _warm(t, peak_lr, w))
 
 
@@ -75,7 +77,7 @@ def cosine(steps, peak_lr, floor_lr, warmup_steps=0, *, every=1) -> pd.DataFrame
     """Cosine from the peak (after warmup) to `floor_lr` at the last step:
     lr = floor + (peak - floor) (1 + cos(pi p)) / 2, p the post-warmup progress (MPL Sec. 4.1)."""
     n, w, e = _check(steps, peak_lr, floor_lr, warmup_steps, every)
-    t = _steps(n, e)
+    t = _steps(n, e, w)
     p = _decay_progress(t, w, n)
     lr = floor_lr + (peak_lr - floor_lr) * 0.5 * (1.0 + np.cos(np.pi * p))
     return _table(t, np.where(t <= w, _warm(t, peak_lr, w), lr))
@@ -84,7 +86,7 @@ def cosine(steps, peak_lr, floor_lr, warmup_steps=0, *, every=1) -> pd.DataFrame
 def linear_decay(steps, peak_lr, floor_lr, warmup_steps=0, *, every=1) -> pd.DataFrame:
     """Linear decay from the peak (after warmup) to `floor_lr` at the last step."""
     n, w, e = _check(steps, peak_lr, floor_lr, warmup_steps, every)
-    t = _steps(n, e)
+    t = _steps(n, e, w)
     lr = peak_lr + (floor_lr - peak_lr) * _decay_progress(t, w, n)
     return _table(t, np.where(t <= w, _warm(t, peak_lr, w), lr))
 
@@ -109,10 +111,8 @@ def wsd(steps, peak_lr, floor_lr, cooldown_fraction, warmup_steps=0, decay="line
         raise InputError(f"decay must be one of {', '.join(DECAYS)}, got {decay!r}")
     if decay == "exp" and floor_lr <= 0:
         raise InputError("an exponential cooldown needs floor_lr > 0 (it decays by a ratio)")
-    t = _steps(n, e)
     s = cooldown_start(n, f, w)
-    if s < n and s not in set(t.tolist()):  # keep the corner of the schedule exact
-        t = np.sort(np.append(t, s))
+    t = _steps(n, e, w, s)  # the corners of the schedule kept exact
     p = _decay_progress(t, s, n) if s < n else np.zeros(t.shape)
     if decay == "linear":
         lr = peak_lr + (floor_lr - peak_lr) * p

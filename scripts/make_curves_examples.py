@@ -1,0 +1,68 @@
+"""Write the example inputs of `lmforecast curves` into the package.
+
+    python scripts/make_curves_examples.py
+
+Simulated from the multi-power law (Luo et al. 2025 Eq. 7) with the parameters `TRUTH` (of the
+size the paper fits to its 25M-parameter curves), 0.3% AR(1) noise (lag-one correlation 0.5),
+a peak learning rate of 3e-4 and a 400-step linear warmup, logged every 100 steps:
+
+- curves/curves.csv: one model (N = 2.5e7), three runs: ``constant_8k`` and ``cosine_8k``
+  (8,000 steps, complete) and ``wsd_16k``, a WSD run of 16,000 steps with a 20% linear
+  cooldown logged to step 6,000, its whole planned schedule beside the logged losses (rows with
+  a learning rate and no loss).
+- curves/schedule.csv: the rest of ``wsd_16k`` (continued from its logged losses) and
+  ``cosine_16k``, a 16,000-step cosine run never trained (forecast from the model's shared
+  parameters).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lmforecast.curves import schedules, simulate_curves
+
+OUT = Path(__file__).resolve().parents[1] / "src" / "lmforecast" / "examples" / "files"
+TRUTH = {"L0": 3.2, "A": 0.55, "alpha": 0.5, "B": 350.0, "C": 2.0, "beta": 0.55, "gamma": 0.6}
+PEAK, FLOOR, WARMUP, EVERY, N = 3e-4, 3e-5, 400, 100, 2.5e7
+LOGGED_TO = 6000  # the running WSD run has logged losses up to this step
+
+
+def _rows(name: str, sched: pd.DataFrame) -> pd.DataFrame:
+    keep = (sched["step"] % EVERY == 0) | (sched["step"] == WARMUP)
+    return sched[keep].assign(run=name, N=N)[["run", "step", "lr", "N"]]
+
+
+def tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(curves table, schedule table) of the examples."""
+    plan = pd.concat([
+        _rows("constant_8k", schedules.constant(8000, PEAK, WARMUP)),
+        _rows("cosine_8k", schedules.cosine(8000, PEAK, FLOOR, WARMUP)),
+        _rows("wsd_16k", schedules.wsd(16000, PEAK, FLOOR, 0.2, WARMUP)),
+    ], ignore_index=True)  # fmt: skip
+    curves = simulate_curves(plan, TRUTH, noise=0.003, rho=0.5, seed=1)
+    curves.loc[(curves["run"] == "wsd_16k") & (curves["step"] > LOGGED_TO), "loss"] = np.nan
+    curves["loss"] = curves["loss"].round(5)
+    rest = curves[(curves["run"] == "wsd_16k") & (curves["step"] > LOGGED_TO)]
+    new = _rows("cosine_16k", schedules.cosine(16000, PEAK, FLOOR, WARMUP))
+    sched = pd.concat([rest[["run", "step", "lr", "N"]], new], ignore_index=True)
+    return curves, sched
+
+
+def _write(df: pd.DataFrame, name: str) -> None:
+    p = OUT / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(p, index=False, float_format="%.6g")
+    print(f"wrote {p} ({len(df)} rows)")
+
+
+def main() -> None:
+    curves, sched = tables()
+    _write(curves, "curves/curves.csv")
+    _write(sched, "curves/schedule.csv")
+
+
+if __name__ == "__main__":
+    main()
