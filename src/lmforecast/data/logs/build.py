@@ -26,16 +26,18 @@ import numpy as np
 import pandas as pd
 
 from ...errors import DomainWarning, InputError, fmt_value
+from ...store.safe_write import file_identity
 from .checks import (
     check_conflicts,
     check_cooldown_ends,
+    check_magnitudes,
     check_models,
     check_params,
     check_tokens,
     keep_column,
 )
 from .curves import check_lr, curves_table, pick_lr, with_lr
-from .readers import RUN, describe_columns, read_log
+from .readers import RUN, check_log_path, describe_columns, read_log
 
 SCHEDULES = ("cosine", "linear", "constant", "wsd")
 CANDIDATES = {
@@ -113,7 +115,8 @@ def _number_or_column(v):
 
 def _read_all(paths, fmt, run_col) -> pd.DataFrame:
     frames, seen = [], {}
-    twice = [p for i, p in enumerate(paths) if p.resolve() in {q.resolve() for q in paths[:i]}]
+    ids = [file_identity(check_log_path(p)) for p in paths]  # files, not spellings
+    twice = [p for i, p in enumerate(paths) if ids[i] in ids[:i]]
     if twice:
         raise InputError(f"{twice[0]}: the same log is given twice")
     for p in paths:
@@ -139,7 +142,7 @@ _NON_FINITE = ("NaN", "Infinity", "-Infinity")
 def _numeric(df, col, where, flag) -> np.ndarray:
     v = pd.to_numeric(df[col], errors="coerce")
     bad = v.isna() & df[col].notna()
-    bad = bad | np.isinf(v)
+    bad = bad | np.isinf(v) | df[col].map(lambda x: isinstance(x, bool | np.bool_))  # `true`
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raw = df[col].iloc[i]
@@ -379,7 +382,9 @@ def _checkpoints(df, N, N_total, tl, keep, schedule, cooldown_ends) -> pd.DataFr
     ck["N"] = N.reindex(ck["model"]).to_numpy()
     if N_total is not None:
         ck["N_total"] = N_total.reindex(ck["model"]).to_numpy()
-    ck["C"] = 6.0 * ck["N"] * ck["tokens"]
+    with np.errstate(over="ignore"):
+        ck["C"] = 6.0 * ck["N"] * ck["tokens"]
+    check_magnitudes(ck, df)
     ck["loss"] = df["_loss"].to_numpy()
     if tl is not None:
         ck["train_loss"] = df[tl].to_numpy()

@@ -8,6 +8,8 @@
 * A ``--models`` table has a ``model`` column, one row per model and positive numbers in
   ``N`` / ``N_total``.
 * Every ``--cooldown-ends`` step is a logged evaluation of some run.
+* Steps are whole numbers below 2**53 (where a float still counts every step; larger ones
+  would wrap when written as integers) and every compute ``C = 6 N D`` is finite.
 """
 
 from __future__ import annotations
@@ -72,6 +74,26 @@ def check_tokens(df: pd.DataFrame, tk: str | None) -> None:
             f"(--tokens) holds {fmt_value(row['_tokens'])} at the run's last evaluation; "
             "a run's tokens must be > 0"
         )
+
+
+MAX_STEP = 2.0**53
+
+
+def check_magnitudes(ck: pd.DataFrame, df: pd.DataFrame) -> None:
+    """Steps below 2**53 and a finite ``C = 6 N D`` on every checkpoint (tokens of 1e305 gave
+    C = inf in the output)."""
+    for col, bad, why in (
+        ("step", np.abs(ck["step"].to_numpy(dtype=float)) >= MAX_STEP,
+         "is no step count (at most 2**53 = 9.0e15)"),
+        ("tokens", ~np.isfinite(ck["C"].to_numpy(dtype=float)),
+         "makes the compute C = 6 N D overflow; is the column in tokens?"),
+    ):  # fmt: skip
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{df['_file'].iloc[i]}: run {ck['model'].iloc[i]!r}: {col} "
+                f"{fmt_value(ck[col].iloc[i])} {why}"
+            )
 
 
 def check_params(per: pd.Series, where: str, shown: str) -> None:
