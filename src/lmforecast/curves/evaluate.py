@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import InputError
 
 EXACT = 32  # the decrease steps nearest each evaluation step are summed one by one
-RESOLUTION = 1.0 / 32.0
+RESOLUTION = 1.0 / 16.0
 MAX_STEPS = 20_000_000
 LOG_STEP = 0.02  # a block spans at most this change in ln(eta)
 LOG_FLOOR = 1e-8  # lr clipped at this fraction of the peak inside ln(eta) (a decay to 0)
@@ -161,11 +161,19 @@ def direct_drop(sch: Schedule, steps, B, C, beta, gamma) -> np.ndarray:
 
 def momentum_area(sch: Schedule, decay: float) -> np.ndarray:
     """S2 of the annealing law (Tissue et al. 2024, Eq. 5): the running sum of m_i,
-    m_i = decay m_{i-1} + (eta_{i-1} - eta_i), indexed like `Schedule.cum`. One linear filter."""
-    from scipy.signal import lfilter
-
+    m_i = decay m_{i-1} + (eta_{i-1} - eta_i), indexed like `Schedule.cum`. The recursion is
+    m_i = decay^i sum_{k<=i} decay^-k d_k, a prefix sum taken in chunks short enough that
+    decay^-k stays finite."""
     d = np.r_[0.0, sch.eta[:-1] - sch.eta[1:]]
-    m = lfilter([1.0], [1.0, -decay], d)
+    m = np.empty_like(d)
+    chunk = max(1, int(30.0 / max(-np.log(decay), 1e-12)))
+    carry = 0.0
+    for a in range(0, d.size, chunk):
+        seg = d[a:a + chunk]
+        k = np.arange(1, seg.size + 1)
+        pw = decay ** k.astype(float)
+        m[a:a + chunk] = pw * (carry + np.cumsum(seg / pw))
+        carry = m[a + seg.size - 1]
     return np.cumsum(m)
 
 

@@ -10,12 +10,12 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize, nnls
+from scipy.optimize import least_squares, minimize, nnls
 
 from ..fitting.losses import Loss
 from ..fitting.threads import single_blas_thread
 from .evaluate import RESOLUTION, DropItems, Schedule, build_schedule, drop_items, momentum_area
-from .laws import BOUNDS, LAWS, LINEAR_INDEX, START_GRID, Design, linear_columns, to_fit, value
+from .laws import BOUNDS, LAWS, LINEAR_INDEX, START_GRID, Design, to_fit, to_natural, value
 
 
 @dataclass
@@ -75,45 +75,118 @@ def bounds_for(law: str, y: np.ndarray) -> list:
     return b
 
 
+# each nonlinear parameter's Jacobian column is proportional to one linear parameter
+SCALED_BY = {"mpl": {2: 1, 4: 3, 5: 3, 6: 3}, "annealing": {2: 1}, "power": {2: 1}}
+
+
+def _unit(law: str, z_nl: np.ndarray) -> np.ndarray:
+    """Fit-space parameters with the nonlinear ones from `z_nl` and unit linear ones."""
+    z = np.zeros(len(LAWS[law]))
+    z[list(SCALED_BY[law])] = z_nl
+    if law == "annealing":
+        z[3] = 1.0
+    return z
+
+
+def projected(law: str, d: Design, y: np.ndarray):
+    """Variable projection (Golub & Pereyra 1973): the relative least-squares objective of the
+    nonlinear parameters with L0, A, B (C of the annealing law) solved by non-negative least
+    squares at each evaluation; its gradient by the envelope theorem. Returns (f, solve) where
+    solve(z_nl) gives the full fit-space parameters."""
+    lin = list(LINEAR_INDEX[law])
+    nl = list(SCALED_BY[law])
+    by = [SCALED_BY[law][k] for k in nl]
+    inv = 1.0 / y
+
+    def parts(z_nl):
+        _, J = value(law, _unit(law, z_nl), d, jac=True)
+        X = J[:, lin] * inv[:, None]
+        c, _ = nnls(X, np.ones_like(y))
+        return J, X, c
+
+    def f(z_nl):
+        J, X, c = parts(z_nl)
+        r = X @ c - 1.0
+        coef = np.zeros(len(LAWS[law]))
+        coef[lin] = c
+        grad = (r * inv) @ (J[:, nl] * coef[by])
+        return 0.5 * float(r @ r), grad
+
+    def solve(z_nl):
+        _, _, c = parts(z_nl)
+        theta = to_natural(law, _unit(law, z_nl))
+        theta[lin] = np.maximum(c, 1e-12)
+        return to_fit(law, theta)
+
+    return f, solve
+
+
 def var_pro_starts(law: str, d: Design, y: np.ndarray, n_keep: int) -> list[np.ndarray]:
-    """Fit-space starts: for each grid point of the nonlinear parameters, the linear ones by
-    non-negative least squares (relative errors: rows scaled by 1/y); the best `n_keep`."""
+    """Nonlinear fit-space starts from the grid `START_GRID`, the best `n_keep` by the
+    projected objective."""
     names = LAWS[law]
     grid = START_GRID[law]
-    lin = LINEAR_INDEX[law]
+    f, _ = projected(law, d, y)
+    nl = list(SCALED_BY[law])
     scored = []
     for combo in itertools.product(*grid.values()):
         theta = np.ones(len(names))
         for k, v in zip(grid, combo, strict=True):
             theta[names.index(k)] = v
-        z = to_fit(law, theta)
-        X = linear_columns(law, z, d) / y[:, None]
-        coef, _ = nnls(X, np.ones_like(y))
-        if coef[0] > np.min(y) or coef[1] <= 0 or (len(coef) > 2 and law == "mpl" and coef[2] <= 0):
-            coef = np.maximum(coef, 1e-6)
-            coef[0] = min(coef[0], 0.99 * float(np.min(y)))
-        resid = X @ coef - 1.0
-        theta[list(lin)] = coef
-        scored.append((float(resid @ resid), to_fit(law, theta)))
+        z_nl = to_fit(law, theta)[nl]
+        scored.append((f(z_nl)[0], z_nl))
     scored.sort(key=lambda t: t[0])
     return [z for _, z in scored[:n_keep]]
 
 
+def _clip(z, bounds):
+    lo = [b[0] if b[0] is not None else -np.inf for b in bounds]
+    hi = [b[1] if b[1] is not None else np.inf for b in bounds]
+    return np.clip(z, lo, hi)
+
+
 def fit_model(law: str, d: Design, y: np.ndarray, loss: Loss, *, n_starts: int = 3,
               maxiter: int = 400) -> tuple[np.ndarray, float]:  # fmt: skip
-    """The best fit-space parameters over the starts, and the objective there."""
-    f = objective(law, d, y, loss)
+    """The best fit-space parameters over the starts, and the Huber objective there: each start
+    is optimised on the projected (nonlinear-only) objective, then the best one is polished on
+    the Huber loss of log residuals over every parameter (trust-region reflective least
+    squares with the analytic Jacobian: a handful of evaluations)."""
+    full = objective(law, d, y, loss)
     bounds = bounds_for(law, y)
-    best = None
+    nl = list(SCALED_BY[law])
+    nl_bounds = [bounds[k] for k in nl]
+    proj, solve = projected(law, d, y)
+    opts = {"maxiter": maxiter, "ftol": 1e-12, "gtol": 1e-9}
+    cands = []
     with single_blas_thread():
         for z0 in var_pro_starts(law, d, y, n_starts):
-            z0 = np.clip(z0, [lo if lo is not None else -np.inf for lo, _ in bounds],
-                         [hi if hi is not None else np.inf for _, hi in bounds])  # fmt: skip
-            res = minimize(f, z0, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": maxiter, "ftol": 1e-15, "gtol": 1e-12})  # fmt: skip
-            if best is None or res.fun < best[1]:
-                best = (res.x, float(res.fun))
-    return best
+            r = minimize(proj, _clip(z0, nl_bounds), jac=True, method="L-BFGS-B",
+                         bounds=nl_bounds, options=opts)  # fmt: skip
+            cands.append(_clip(solve(r.x), bounds))
+        cands.sort(key=lambda z: full(z)[0])
+        best = _polish(law, d, y, loss, cands[0], bounds, maxiter)
+    return best, full(best)[0]
 
 
-__all__ = ["RunPoints", "design", "fit_model", "objective", "run_schedule"]
+def _polish(law, d, y, loss, z0, bounds, maxiter) -> np.ndarray:
+    ly = np.log(y)
+    lo = np.array([b[0] if b[0] is not None else -np.inf for b in bounds])
+    hi = np.array([b[1] if b[1] is not None else np.inf for b in bounds])
+    width = np.where(np.isfinite(hi - lo), hi - lo, 1.0)
+    z0 = np.clip(z0, lo + 1e-9 * width, hi - 1e-9 * width)
+
+    def resid(z):
+        p = value(law, z, d)
+        return np.log(np.maximum(p, 1e-300)) - ly
+
+    def jac(z):
+        p, J = value(law, z, d, jac=True)
+        return J / np.maximum(p, 1e-300)[:, None]
+
+    kw = {"loss": "huber", "f_scale": loss.delta} if loss.name == "huber" else {}
+    res = least_squares(resid, z0, jac=jac, bounds=(lo, hi), method="trf", x_scale="jac",
+                        ftol=1e-12, xtol=1e-12, gtol=1e-12, max_nfev=maxiter, **kw)  # fmt: skip
+    return res.x
+
+
+__all__ = ["RunPoints", "design", "fit_model", "objective", "projected", "run_schedule"]

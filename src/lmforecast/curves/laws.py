@@ -28,6 +28,17 @@ class Design:
     step: np.ndarray
     drops: DropItems | None  # multi-power law items (global evaluation index)
     s2: np.ndarray | None  # annealing law S2
+    _matrix: object = None
+
+    def drop_matrix(self):
+        """The (points x items) sparse matrix of the items' lr decreases, built once."""
+        if self._matrix is None:
+            from scipy.sparse import csr_matrix
+
+            it = self.drops
+            self._matrix = csr_matrix((it.w, (it.j, np.arange(it.j.size))),
+                                      shape=(self.s1w.size, it.j.size))  # fmt: skip
+        return self._matrix
 
 
 LAWS = {
@@ -81,20 +92,20 @@ def value(law: str, z: np.ndarray, d: Design, jac: bool = False):
     B, C, beta, gamma = th[3:]
     it = d.drops
     n = d.s1w.size
-    x = np.exp(-gamma * it.lg) * it.s
-    q = C * x + 1.0
-    qb = q ** (-beta)
-    ld = np.bincount(it.j, it.w * (1.0 - qb), minlength=n)
-    pred = L0 + A * u - B * ld
+    cx = C * np.exp(-gamma * it.lg) * it.s
+    lq = np.log1p(cx)
+    qb = np.exp(-beta * lq)  # (C x + 1)^-beta
     if not jac:
-        return pred
-    qb1 = qb / q
-    dC = np.bincount(it.j, it.w * beta * qb1 * x * C, minlength=n)
-    dbeta = np.bincount(it.j, it.w * qb * np.log(q), minlength=n)
-    dgamma = np.bincount(it.j, it.w * beta * C * x * it.lg * qb1, minlength=n)
+        ld = d.drop_matrix() @ (1.0 - qb)
+        return L0 + A * u - B * ld
+    h = beta * qb * cx / (1.0 + cx)  # C dG/dC
+    sums = d.drop_matrix() @ np.column_stack([1.0 - qb, h, qb * lq, h * it.lg])
+    ld = sums[:, 0]
+    pred = L0 + A * u - B * ld
     J = np.column_stack(
-        [np.ones(n), A * u, -A * u * np.log(s), -B * ld, -B * dC, -B * dbeta, B * dgamma]
-    )
+        [np.ones(n), A * u, -A * u * np.log(s), -B * ld, -B * sums[:, 1], -B * sums[:, 2],
+         B * sums[:, 3]]
+    )  # fmt: skip
     return pred, J
 
 
@@ -109,8 +120,7 @@ def linear_columns(law: str, z: np.ndarray, d: Design) -> np.ndarray:
         return np.column_stack([np.ones_like(u), u, -d.s2])
     C, beta, gamma = th[4:]
     it = d.drops
-    x = np.exp(-gamma * it.lg) * it.s
-    ld = np.bincount(it.j, it.w * (1.0 - (C * x + 1.0) ** (-beta)), minlength=u.size)
+    ld = d.drop_matrix() @ (1.0 - np.exp(-beta * np.log1p(C * np.exp(-gamma * it.lg) * it.s)))
     return np.column_stack([np.ones_like(u), u, -ld])
 
 
