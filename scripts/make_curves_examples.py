@@ -2,8 +2,8 @@
 
     python scripts/make_curves_examples.py
 
-Simulated from the multi-power law (Luo et al. 2025 Eq. 7) with the parameters `TRUTH` (of the
-size the paper fits to its 25M-parameter curves), 0.3% AR(1) noise (lag-one correlation 0.5),
+Simulated from the multi-power law (Luo et al. 2025 Eq. 7) with the parameters `TRUTH` (the
+multi-power law fitted to the MPL authors' 25M-parameter curves, rounded), 0.3% AR(1) noise (lag-one correlation 0.5),
 a peak learning rate of 3e-4 and a 400-step linear warmup, logged every 100 steps:
 
 - curves/curves.csv: one model (N = 2.5e7), three runs: ``constant_8k`` and ``cosine_8k``
@@ -25,7 +25,7 @@ import pandas as pd
 from lmforecast.curves import schedules, simulate_curves
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "lmforecast" / "examples" / "files"
-TRUTH = {"L0": 3.2, "A": 0.55, "alpha": 0.5, "B": 350.0, "C": 2.0, "beta": 0.55, "gamma": 0.6}
+TRUTH = {"L0": 3.15, "A": 0.52, "alpha": 0.5, "B": 450.0, "C": 3.4e-4, "beta": 0.36, "gamma": 1.6}
 PEAK, FLOOR, WARMUP, EVERY, N = 3e-4, 3e-5, 400, 100, 2.5e7
 LOGGED_TO = 6000  # the running WSD run has logged losses up to this step
 

@@ -62,3 +62,117 @@ def test_linear_decay_and_sparse_rows_keep_the_last_step_and_the_corner():
 def test_bad_schedule_arguments_raise_input_errors(call, match):
     with pytest.raises(InputError, match=match):
         call()
+
+
+# ---- planning under a fitted multi-power law -------------------------------------------------
+TRUTH = {"L0": 3.15, "A": 0.52, "alpha": 0.5, "B": 450.0, "C": 3.4e-4, "beta": 0.36, "gamma": 1.6}
+PEAK, FLOOR, WARMUP = 3e-4, 3e-5, 400
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """A multi-power law fitted to three simulated 8,000-step curves (constant, cosine, WSD)."""
+    import pandas as pd
+
+    from lmforecast.curves import CurveLaw, simulate_curves
+
+    plan = pd.concat([
+        schedules.constant(8000, PEAK, WARMUP, every=100).assign(run="constant"),
+        schedules.cosine(8000, PEAK, FLOOR, WARMUP, every=100).assign(run="cosine"),
+        schedules.wsd(8000, PEAK, FLOOR, 0.2, WARMUP, every=100).assign(run="wsd"),
+    ], ignore_index=True)  # fmt: skip
+    curves = simulate_curves(plan, TRUTH, noise=0.001, seed=3)
+    return CurveLaw(law="mpl", n_boot=60).fit(curves)
+
+
+def _final(est, tables):
+    import pandas as pd
+
+    sched = pd.concat([t.assign(run=f"r{i}") for i, t in enumerate(tables)], ignore_index=True)
+    pred = est.predict(sched)
+    return pred[sched.groupby("run", sort=False).tail(1).index.to_numpy()]
+
+
+@pytest.fixture(scope="module")
+def plan(fitted):
+    from lmforecast.curves import plan_schedules
+
+    return plan_schedules(fitted, 12_000)
+
+
+def test_best_cooldown_matches_a_brute_force_scan(fitted, plan):
+    fs = np.round(np.arange(0.0, 1.0 + 1e-9, 0.0025), 4)
+    brute = _final(fitted, [schedules.wsd(12_000, PEAK, FLOOR, f, WARMUP, every=250) for f in fs])
+    f_star = fs[int(np.argmin(brute))]
+    assert plan.best_cooldown["fraction"] == pytest.approx(f_star, abs=0.0051)
+    assert plan.best_cooldown["loss"] <= brute.min() + 1e-9
+    assert 0.0 < plan.best_cooldown["fraction"] < 1.0  # an interior optimum under this law
+
+
+def test_a_cooldown_beats_constant_as_the_law_implies(fitted, plan):
+    t = plan.table.set_index("schedule")
+    const = t.loc["constant", "loss"]
+    for name in ("cosine", "linear_decay"):
+        assert t.loc[name, "loss"] < const, name
+    assert t.loc["wsd f=0.2", "loss"] < const - 0.03
+    assert not t.loc["constant", "indistinguishable_from_best"]  # resolved by the draws
+    assert plan.comparison == "draws"
+    # the true law says the same: decaying the learning rate lowers the final loss
+    from lmforecast.curves import simulate_curves
+
+    truth = simulate_curves(
+        schedules.constant(12_000, PEAK, WARMUP, every=200).assign(run="c"), TRUTH
+    )["loss"].iloc[-1]
+    truth_wsd = simulate_curves(
+        schedules.wsd(12_000, PEAK, FLOOR, 0.2, WARMUP, every=200).assign(run="w"), TRUTH
+    )["loss"].iloc[-1]
+    assert truth_wsd < truth - 0.03
+    assert t.loc["wsd f=0.2", "loss"] == pytest.approx(truth_wsd, rel=2e-3)
+
+
+def test_the_best_monotone_schedule_is_monotone_and_no_worse_than_the_best_wsd(plan):
+    m = plan.best_monotone
+    lr = np.asarray(m["schedule"]["lr"])
+    after = np.asarray(m["schedule"]["step"]) >= WARMUP
+    assert (np.diff(lr[after]) <= 1e-15).all() and lr.min() >= FLOOR * (1 - 1e-9)
+    assert m["loss"] <= plan.best_cooldown["loss"] + 1e-12
+    assert m["loss"] == pytest.approx(plan.table["loss"].min())
+
+
+def test_plan_forecasts_are_the_laws_forecasts_and_json_ready(fitted, plan):
+    cos = schedules.cosine(12_000, PEAK, FLOOR, WARMUP, every=3).assign(run="new")
+    fc = fitted.forecast(cos, final=True).table.iloc[0]
+    row = plan.table.set_index("schedule").loc["cosine"]
+    assert row["loss"] == pytest.approx(fc["loss"], rel=1e-12)
+    assert row["lo"] <= row["loss"] <= row["hi"]
+    d = json.loads(json.dumps(plan.to_dict(), allow_nan=False))
+    assert d["steps"] == 12_000 and d["warmup_steps"] == WARMUP
+    assert d["peak_lr"] == PEAK and d["floor_lr"] == pytest.approx(FLOOR)
+    assert {s["schedule"] for s in d["schedules"]} >= {"constant", "cosine", "linear_decay"}
+    for s in d["schedules"]:
+        assert s["interval"] is None or s["interval"][0] <= s["loss"] <= s["interval"][1]
+
+
+def test_without_draws_the_comparison_falls_back_to_overlapping_intervals(fitted):
+    from lmforecast.curves import CurveLaw, plan_schedules
+
+    est = CurveLaw.from_dict(fitted.to_dict())
+    for m in est.models_.values():
+        m["replicates"] = []
+    p = plan_schedules(est, 9000, floor_lr=1e-5)
+    assert p.comparison == "overlap" and p.floor_lr == 1e-5
+    t = p.table.set_index("schedule")
+    lo, hi, best = t["lo"].to_numpy(), t["hi"].to_numpy(), int(np.argmin(t["loss"].to_numpy()))
+    overlap = (lo <= hi[best]) & (hi >= lo[best])
+    assert (t["indistinguishable_from_best"].to_numpy() == (overlap | ~np.isfinite(lo))).all()
+
+
+def test_bad_plan_arguments(fitted):
+    from lmforecast.curves import CurveLaw, plan_schedules
+
+    with pytest.raises(InputError, match="not a run of the fit"):
+        plan_schedules(fitted, 1000, run="cosin")
+    with pytest.raises(InputError, match="warmup"):
+        plan_schedules(fitted, 300)
+    with pytest.raises(InputError, match="fitted CurveLaw"):
+        plan_schedules(CurveLaw(), 1000)
