@@ -3,8 +3,9 @@
     python scripts/make_curves_examples.py
 
 Simulated from the multi-power law (Luo et al. 2025 Eq. 7) with the parameters `TRUTH` (the
-multi-power law fitted to the MPL authors' 25M-parameter curves, rounded), 0.3% AR(1) noise (lag-one correlation 0.5),
-a peak learning rate of 3e-4 and a 400-step linear warmup, logged every 100 steps:
+multi-power law fitted to the MPL authors' 25M-parameter curves, rounded), 0.3% AR(1) noise
+(lag-one correlation 0.5), a peak learning rate of 3e-4 and a 400-step linear warmup, logged
+every 100 steps:
 
 - curves/curves.csv: one model (N = 2.5e7), three runs: ``constant_8k`` and ``cosine_8k``
   (8,000 steps, complete) and ``wsd_16k``, a WSD run of 16,000 steps with a 20% linear
