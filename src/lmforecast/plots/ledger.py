@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 
 from .style import new_figure
 
@@ -10,7 +11,9 @@ from .style import new_figure
 def plot_over_time(ot: pd.DataFrame, level: float | None = None):
     """Left: running interval coverage per method against the time each forecast was made
     (dashed: the nominal level, when given). Right: each resolved forecast's absolute error
-    (dots) and the running mean per method (lines)."""
+    (dots) and the running mean per method (lines). Times are labelled by matplotlib's concise
+    date formatter (the date once, then the times), which stays short for forecasts made
+    seconds or years apart."""
     fig, axes = new_figure(ncols=2)
     ax, ax2 = axes[0, 0], axes[0, 1]
     if ot.empty:
@@ -29,6 +32,8 @@ def plot_over_time(ot: pd.DataFrame, level: float | None = None):
     ax2.set_ylabel("absolute error")
     for a in (ax, ax2):
         a.set_xlabel("forecast made (UTC)")
-        a.tick_params(axis="x", labelrotation=30)
+        loc = AutoDateLocator(minticks=3, maxticks=5)
+        a.xaxis.set_major_locator(loc)
+        a.xaxis.set_major_formatter(ConciseDateFormatter(loc))
         a.legend(fontsize=7)
     return fig

@@ -25,10 +25,11 @@ from ..errors import InputError
 from ..parallel.lifeline import worker_config
 from ..store import to_jsonable
 from .html import figure_html, page
+from .summary import headline, headline_html, summary_html, summary_rows
 from .summary import row as _verdict_row
-from .summary import summary_html, summary_rows
 
 SECTION_MODULES = [
+    "lmforecast.report.sections.yours",
     "lmforecast.report.sections.zoo",
     "lmforecast.report.sections.supervised",
     "lmforecast.report.sections.trust",
@@ -51,19 +52,55 @@ SECTION_MODULES = [
 SECTION_SECONDS = {
     f"lmforecast.report.sections.{k}": v
     for k, v in {"distill": 16.0, "osl": 9.6, "trust": 9.4, "flp": 7.2, "supervised": 6.8,
-                 "downstream": 5.2, "trust_downstream": 5.3, "zoo": 4.5}.items()
+                 "downstream": 5.2, "trust_downstream": 5.3, "zoo": 4.5,
+                 "yours": 20.0}.items()
 }  # fmt: skip
+
+
+#: The user's own files a report reads (`lmforecast report --NAME PATH`): name -> what it holds.
+#: A section reads them from `ReportContext.inputs`; `SECTION_INPUTS` says which section reads
+#: which. Adding an input is a row here (the CLI adds its flag) and a row there.
+USER_INPUTS = {
+    "runs": "your final runs (columns N, D or C, loss): a fit with a held-out check, and the "
+    "planner on that fit",
+    "fit": "a saved supervised fit (`supervised fit --out`): the planner uses it",
+    "evals": "your tidy evaluation table (model, params, tokens, task, score): downstream "
+    "forecasts of the largest models, checked against their scores",
+    "ledger": "a forecast ledger (docs/ledger.md): the Forecast record section",
+}
+
+#: section key -> (the inputs it reads, whether it has nothing to show without one of them).
+#: A section that reads a given input is always built, named in --sections or not.
+SECTION_INPUTS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "yours": (("runs", "fit", "evals"), True),
+    "planner": (("fit", "runs"), False),
+    "ledger": (("ledger",), True),
+}
 
 
 @dataclass
 class ReportContext:
-    """Options every section receives."""
+    """Options every section receives, and the user's input files (`inputs`, by name)."""
 
     seed: int = 0
     quick: bool = False  # smaller bootstrap / grids, for tests
     progress: bool = True
     jobs: int = 1  # sections built at once, in worker processes (numbers do not depend on it)
     ledger: str | None = None  # a forecast ledger: the "Forecast record" section (else skipped)
+    inputs: dict[str, str] = field(default_factory=dict)  # USER_INPUTS name -> path
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.inputs) - set(USER_INPUTS))
+        if unknown:
+            raise InputError(f"unknown report input(s) {unknown}; known: {sorted(USER_INPUTS)}")
+        self.inputs = {k: str(v) for k, v in self.inputs.items() if v is not None}
+        if self.ledger is not None:
+            self.inputs.setdefault("ledger", str(self.ledger))
+        self.ledger = self.inputs.get("ledger")
+
+    def input(self, name: str) -> str | None:
+        """The path the user gave for input `name`, or None."""
+        return self.inputs.get(name)
 
 
 @dataclass
@@ -78,11 +115,10 @@ class Section:
     verdicts: list[dict[str, Any]] = field(default_factory=list)  # rows of the summary table
 
     def verdict(self, method: str, data: str, metric: str, error, baseline=None,
-                baseline_error=None, coverage=None, n=None) -> None:  # fmt: skip
+                baseline_error=None, coverage=None, n=None, simulated=False) -> None:  # fmt: skip
         """A row of the report's summary table (see `report.summary.row`)."""
-        self.verdicts.append(
-            _verdict_row(method, data, metric, error, baseline, baseline_error, coverage, n=n)
-        )
+        self.verdicts.append(_verdict_row(method, data, metric, error, baseline, baseline_error,
+                                          coverage, n=n, simulated=simulated))  # fmt: skip
 
     def text(self, s: str) -> None:
         self.blocks.append(f"<p>{html.escape(s)}</p>")
@@ -226,6 +262,31 @@ def _build_sections(mods: list[str], ctx: ReportContext) -> list[Section]:
             bar.close()
 
 
+def _with_inputs(mods: list[str], available: list[str], ctx: ReportContext, *,
+                 explicit: bool) -> tuple[list[str], list[str]]:  # fmt: skip
+    """The sections to build given the user's inputs, and notes saying what was added or left
+    out: a section that reads a given input is added (your data is never silently dropped); a
+    section with nothing to show without one is left out with a note where it was asked for."""
+    given = set(ctx.inputs)
+    keys = {m.rsplit(".", 1)[1]: m for m in available}
+    out, notes = list(mods), []
+    for key, (reads, needs) in SECTION_INPUTS.items():
+        m = keys.get(key)
+        if m is None:
+            continue
+        used = [r for r in reads if r in given]
+        if used and m not in out:
+            out.append(m)
+            notes.append(f"section {key!r} added: it reads --{', --'.join(used)}")
+        elif needs and not used and m in out:
+            out.remove(m)
+            if explicit:
+                flags = " or ".join(f"--{r}" for r in reads)
+                notes.append(f"section {key!r} left out: give {flags} (it reads your data)")
+    out.sort(key=available.index)
+    return out, notes
+
+
 def build_report(
     out_dir: str | Path, *, sections: list[str] | None = None, ctx: ReportContext | None = None
 ) -> dict[str, Any]:
@@ -241,23 +302,27 @@ def build_report(
         if unknown:
             raise InputError(f"unknown report section(s) {unknown}; available: {sorted(keys)}")
         mods = [keys[s] for s in sections]
-    if ctx.ledger is None:  # the ledger section has nothing to show: not counted as built
-        mods = [m for m in mods if not m.endswith(".ledger")]
+    mods, notes = _with_inputs(mods, available_sections(), ctx, explicit=bool(sections))
     built = [s for s in _build_sections(mods, ctx) if s is not None]  # None: section skipped
     meta = {
         "lmforecast_version": __version__,
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "seed": ctx.seed,
         "quick": ctx.quick,
+        "inputs": dict(ctx.inputs),
     }
     summary = [r for s in built for r in summary_rows(s.key, s.numbers, s.verdicts)]
+    summary = [r for r in summary if not r["simulated"]] + [r for r in summary if r["simulated"]]
+    head = headline(summary, ctx.inputs, notes)
     numbers = {
         "meta": meta,
+        "headline": to_jsonable(head),
         "summary": to_jsonable(summary),
         "sections": {s.key: to_jsonable(s.numbers) for s in built},
         "tables": {s.key: s.tables for s in built},
     }
-    body = [summary_html(summary, {s.key: s.title for s in built})]
+    titles = {s.key: s.title for s in built}
+    body = [headline_html(head, titles), summary_html(summary, titles)]
     toc = "".join(f'<li><a href="#{s.key}">{html.escape(s.title)}</a></li>' for s in built)
     body.append(f"<nav><ol>{toc}</ol></nav>")
     for s in built:

@@ -14,7 +14,8 @@ table{border-collapse:collapse;margin:.8em 0;font-size:.92em}
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
 figure{margin:1em 0}figcaption{font-size:.9em;color:#444}
-pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.88em}
+pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.88em;white-space:pre-wrap;
+overflow-wrap:anywhere}
 .meta{color:#666;font-size:.85em}
 td.l{text-align:left}#summary a{text-decoration:none}
 .warnings{border-left:3px solid #c90;padding:.1em .8em;background:#fffaf0;font-size:.9em}

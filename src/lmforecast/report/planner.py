@@ -19,7 +19,8 @@ number for number, what the library does:
 
 Every input is read as the CLI's numeric flags read theirs (`7B`, `1.4T tokens`, `1e22 FLOPs`;
 K, M, B/G, T, P), every change recomputes (no button needed), an input that cannot be read
-empties every output cell beside its message, and the budget's rows (N*, D*, L* and the note
+empties every output cell beside its message, an interval spanning more than three decades
+shows as "not identified" (these runs do not pin it), and the budget's rows (N*, D*, L* and the note
 telling L*'s interval from the forecast's) show only in the budget mode.
 
 Everything is embedded in the HTML as JSON (and in report.json), no server, no network.
@@ -154,6 +155,18 @@ function distill(N, D, LT){  // DistillationLaw.loss (Eq. 8) with L~_S from the 
 }
 function fmt(v){ return Number.isFinite(v) ? v.toPrecision(6) : String(v); }
 function put(id, v){ $(id).textContent = fmt(v); }
+function putInterval(id, lo, hi){  // wider than MAX_SPAN (a ratio): says nothing, so not shown
+  if (!(lo > 0 && hi > 0 && Number.isFinite(lo) && Number.isFinite(hi)) || hi / lo > MAX_SPAN){
+    for (const s of ['-lo', '-hi']){
+      $(id + s).textContent = 'not identified';
+      $(id + s).title = 'the interval spans more than three decades: these runs do not pin it';
+    }
+    return;
+  }
+  put(id + '-lo', lo); put(id + '-hi', hi);
+  $(id + '-lo').title = ''; $(id + '-hi').title = '';
+}
+const MAX_SPAN = 1e3;
 const SI = {K: 1e3, k: 1e3, M: 1e6, B: 1e9, G: 1e9, T: 1e12, P: 1e15};
 const UNIT = /\s*(flops?|tokens?|toks?|params?|parameters?)$/i;
 const QTY = /^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([KkMBGTP]?)$/;
@@ -209,8 +222,7 @@ function compute(mode, level, q){
         const c = Math.log(o[k]);
         lo = Math.exp(c - h); hi = Math.exp(c + h);
       }
-      put('plan-' + k + 'star-lo', lo);
-      put('plan-' + k + 'star-hi', hi);
+      putInterval('plan-' + k + 'star', lo, hi);
     }
   } else {
     N = quantity('N', $('plan-N').value);
@@ -218,7 +230,7 @@ function compute(mode, level, q){
   }
   const f = forecast(N, D, level);
   put('plan-N-used', N); put('plan-D-used', D);
-  put('plan-L', f.L); put('plan-L-lo', f.lo); put('plan-L-hi', f.hi);
+  put('plan-L', f.L); putInterval('plan-L', f.lo, f.hi);
   if (P.distill){
     const LT = quantity('teacher loss L_T', $('plan-LT').value);
     const o = distill(N, D, LT);
@@ -244,6 +256,7 @@ run();
 def planner_html(data: dict[str, Any], caption: str = "") -> str:
     """Inputs, output cells (ids ``plan-*``) and the script; numbers shown to 6 digits."""
     payload = json.dumps(data).replace("</", "<\\/")
+    d = {"C": "1e22", "N": "1e9", "D": "2e10", **data.get("start", {})}  # the inputs' first values
     levels = "".join(
         f"<option value='{k}'{' selected' if k == '0.9' else ''}>{k}</option>"
         for k in data["terms"]
@@ -286,9 +299,10 @@ def planner_html(data: dict[str, Any], caption: str = "") -> str:
     return (
         f"<div id='planner'><p>{html.escape(caption)}</p>"
         "<p><label><input type='radio' name='plan-mode' id='plan-mode-C' checked> compute "
-        "budget C (FLOPs) <input id='plan-C' value='1e22' size='12'></label> &nbsp; "
+        f"budget C (FLOPs) <input id='plan-C' value='{d['C']}' size='12'></label> &nbsp; "
         "<label><input type='radio' name='plan-mode' id='plan-mode-ND'> N "
-        "<input id='plan-N' value='1e9' size='10'> D <input id='plan-D' value='2e10' size='10'>"
+        f"<input id='plan-N' value='{d['N']}' size='10'> D "
+        f"<input id='plan-D' value='{d['D']}' size='10'>"
         "</label> &nbsp; <label>level <select id='plan-level'>"
         f"{levels}</select></label> <button id='plan-run'>compute</button> "
         "<span id='plan-error' style='color:#b00'></span></p>"

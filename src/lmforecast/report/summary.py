@@ -26,9 +26,12 @@ def row(
     coverage: float | None = None,
     *,
     n: int | None = None,
+    simulated: bool = False,
 ) -> dict[str, Any]:
     """One verdict: `error` of `method` on `data` (by `metric`), the same metric of the
-    `baseline`, and the interval coverage (a fraction) where the method gives intervals."""
+    `baseline`, and the interval coverage (a fraction) where the method gives intervals;
+    `simulated` marks a study on data simulated from a known law (it checks the code recovers
+    the law, not how forecasts hold on real runs)."""
     return {
         "method": method,
         "data": data,
@@ -38,6 +41,7 @@ def row(
         "baseline_error": _num(baseline_error),
         "coverage": _num(coverage),
         "n": n,
+        "simulated": bool(simulated),
     }
 
 
@@ -62,6 +66,7 @@ def _supervised(n: Mapping) -> list[dict]:
             f"{ex['n_heldout']} held out",
             "max |rel error| of held-out loss",
             ex["max_rel_error"],
+            simulated=True,
         )
     ]
 
@@ -90,6 +95,7 @@ def _distill(n: Mapping) -> list[dict]:
             f"{n['n_runs']} simulated distillation runs, extrapolated",
             "max |rel error| of student loss",
             n["extrapolation_max_rel_error"],
+            simulated=True,
         )
     ]
 
@@ -106,6 +112,7 @@ def _flp(n: Mapping) -> list[dict]:
                 f["mean_rel_error_flp_pct"],
                 "FP (FLOPs -> score)",
                 f["mean_rel_error_fp_pct"],
+                simulated=True,
             )
         )
     m = n.get("flpm")
@@ -118,6 +125,7 @@ def _flp(n: Mapping) -> list[dict]:
                 _mean(m["rel_error_pct"]),
                 "FLP",
                 _mean(m["flp_rel_error_pct"]),
+                simulated=True,
             )
         )
     return out
@@ -165,6 +173,7 @@ def _salience(n: Mapping) -> list[dict]:
             n["test_mse"],
             "all-token loss",
             n["all_token_test_mse"],
+            simulated=bool(n.get("simulated")),
         )
     ]
 
@@ -191,6 +200,7 @@ def _trust_downstream(n: Mapping) -> list[dict]:
                 r["mae"],
                 coverage=r["coverage"],
                 n=r["n"],
+                simulated=r["study"] == "simulated",
             )
         )
     return out
@@ -218,6 +228,7 @@ def _isoflop(n: Mapping) -> list[dict]:
             abs(a2["a"] - truth),
             "Approach 1",
             abs(a1["a"] - truth),
+            simulated=True,
         )
     ]
 
@@ -233,6 +244,7 @@ def _recipes(n: Mapping) -> list[dict]:
             abs(n["multiplier"] - k_true) / k_true,
             coverage=float(lo <= k_true <= hi),
             n=1,
+            simulated=True,
         )
     ]
 
@@ -246,6 +258,7 @@ def _shape(n: Mapping) -> list[dict]:
             "|c2 - c2_true| / c2_true",
             abs(n["coef"][2] - truth) / truth,
             n=n["n_models"],
+            simulated=True,
         )
     ]
 
@@ -275,6 +288,7 @@ EXTRACTORS: dict[str, Callable[[Mapping], list[dict]]] = {
     "trust_downstream": _trust_downstream,
     "zoo": _zoo,
     "planner": lambda n: [],  # an interactive tool, no verdict
+    "yours": lambda n: [],  # states its verdicts itself (Section.verdict)
     "dataconstrained": lambda n: [],  # coefficients and advice on example runs, no held-out test
     "isoflop": _isoflop,
     "recipes": _recipes,
@@ -305,8 +319,7 @@ def fmt(v, pct: bool = False) -> str:
     return f"{100 * v:.1f}%" if pct else f"{v:.4g}"
 
 
-def summary_html(rows: list[dict], titles: Mapping[str, str]) -> str:
-    """The summary table: one row per verdict, its method linked to its section."""
+def _table(rows: list[dict], titles: Mapping[str, str], caption: str, kind: str) -> str:
     head = "".join(
         f"<th>{h}</th>"
         for h in ("Method", "Data", "Metric", "Error", "Baseline", "Baseline error", "Coverage")
@@ -322,7 +335,111 @@ def summary_html(rows: list[dict], titles: Mapping[str, str]) -> str:
             f"<td>{fmt(r['baseline_error'])}</td><td>{fmt(r['coverage'], pct=True)}</td></tr>"
         )
     return (
-        "<table id='summary'><caption>Summary: every verdict of this report (lower error is "
-        "better; coverage is the share of held-out truths inside the nominal intervals)"
-        f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f"<table class='summary-{kind}'><caption>{html.escape(caption)}</caption><thead><tr>"
+        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def summary_html(rows: list[dict], titles: Mapping[str, str]) -> str:
+    """The summary tables, one row per verdict, its method linked to its section: verdicts on
+    real data first, then the simulated studies, each table labelled as such."""
+    real = [r for r in rows if not r.get("simulated")]
+    sim = [r for r in rows if r.get("simulated")]
+    parts = []
+    if real:
+        parts.append(_table(real, titles, "On real data: forecasts checked against held-out "
+                            "truths (lower error is better; coverage is the share of held-out "
+                            "truths inside the nominal intervals)", "real"))  # fmt: skip
+    if sim:
+        parts.append(_table(sim, titles, "SIMULATED studies: data drawn from a known law, so "
+                            "these check that the code recovers a planted law; they do not say "
+                            "how well forecasts hold on real runs", "simulated"))  # fmt: skip
+    return f"<div id='summary'><h2>Summary</h2>{''.join(parts)}</div>"
+
+
+def _judge(rows: list[dict]) -> tuple[str, str]:
+    """A section's real-data verdicts in one sentence and a trust word: `trust` (beats its
+    baseline where it has one, intervals covering at least 80%), `caution` (one of the two
+    fails), `unknown` (no baseline and no interval to judge by)."""
+    with_base = [r for r in rows if r["error"] is not None and r["baseline_error"] is not None]
+    beats = [r for r in with_base if r["error"] <= r["baseline_error"]]
+    covs = [r["coverage"] for r in rows if r["coverage"] is not None]
+    parts = []
+    if len(rows) == 1:
+        r = rows[0]
+        pct = "rel error" in r["metric"] and "%" not in r["metric"]  # a fraction: as a percentage
+        parts.append(f"{r['metric']} {fmt(r['error'], pct)}")
+        if r["baseline_error"] is not None:
+            parts.append(f"baseline {r['baseline']}: {fmt(r['baseline_error'], pct)}")
+    elif with_base:
+        parts.append(f"better than its baseline in {len(beats)} of {len(with_base)} checks")
+    else:
+        parts.append(f"{len(rows)} checks")
+    if covs:
+        parts.append(f"{fmt(sum(covs) / len(covs), pct=True)} of held-out truths inside the "
+                     "intervals" + (" (mean over checks)" if len(covs) > 1 else ""))  # fmt: skip
+    ok_base = not with_base or len(beats) * 2 > len(with_base)
+    ok_cov = not covs or min(covs) >= 0.8
+    if not with_base and not covs:
+        word = "unknown"
+    else:
+        word = "trust" if ok_base and ok_cov else "caution"
+    return "; ".join(parts), word
+
+
+ADVICE = {
+    "trust": "beats its naive baseline with intervals that cover: usable as is",
+    "caution": "check before relying on it: it loses to its baseline or its intervals cover "
+    "too little (below 80%); use the baseline or widen the intervals",
+    "unknown": "no baseline or interval to judge it by",
+}
+
+
+def headline(rows: list[dict], inputs: Mapping[str, str], notes: list[str]) -> list[dict]:
+    """The report's headline: one entry per section with verdicts on real data (the user's own
+    data first): what was forecast, how far off on held-out truths, and whether to trust it.
+    Simulated studies are not in it (they recover planted laws)."""
+    out = []
+    by_sec: dict[str, list[dict]] = {}
+    for r in rows:
+        if not r.get("simulated"):
+            by_sec.setdefault(r["section"], []).append(r)
+    order = sorted(by_sec, key=lambda k: k not in ("yours", "ledger"))
+    for key in order:
+        rs = by_sec[key]
+        text, word = _judge(rs)
+        what = rs[0]["method"] + " on " + rs[0]["data"] if len(rs) == 1 else (
+            f"{rs[0]['method']} and {len(rs) - 1} more on " + rs[0]["data"].split(",")[0])
+        out.append({"section": key, "yours": key in ("yours", "ledger"), "what": what,
+                    "how_far_off": text, "trust": word})  # fmt: skip
+    return [{"inputs": dict(inputs), "notes": list(notes), "entries": out}]
+
+
+def headline_html(head: list[dict], titles: Mapping[str, str]) -> str:
+    h = head[0]
+    e = html.escape
+    items = []
+    for x in h["entries"]:
+        who = "<b>Your data</b>: " if x["yours"] else ""
+        items.append(
+            f"<li data-section='{e(x['section'])}' data-trust='{e(x['trust'])}'>{who}"
+            f"<a href='#{e(x['section'])}'>{e(titles.get(x['section'], x['section']))}</a>: "
+            f"{e(x['what'])}. {e(x['how_far_off'])}. <i>{e(x['trust'])}</i>: "
+            f"{e(ADVICE[x['trust']])}.</li>"
+        )
+    if not h["inputs"]:
+        lead = (
+            "No data of yours was given: every section below runs on bundled data. Give "
+            "`--runs`, `--fit`, `--evals` or `--ledger` for forecasts of your own runs."
+        )
+    else:
+        given = ", ".join(f"--{k} {v}" for k, v in h["inputs"].items())
+        lead = f"Your data: {given}. Its sections come first."
+    notes = "".join(f"<li>{e(n)}</li>" for n in h["notes"])
+    return (
+        f"<div id='headline'><h2>Headline</h2><p>{e(lead)}</p>"
+        + (f"<ul class='notes'>{notes}</ul>" if notes else "")
+        + "<p>Forecasts checked against held-out truths on real data:</p>"
+        + (f"<ul>{''.join(items)}</ul>" if items else "<p>none in this report.</p>")
+        + "<p>Simulated studies are listed separately in the summary below.</p></div>"
     )
