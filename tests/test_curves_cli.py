@@ -1,0 +1,281 @@
+"""`lmforecast curves fit|predict|plan` and the learning-rate column of `runs import`: the CLI
+gives the library's numbers, continues a run with logged losses and forecasts a new run from its
+model's shared parameters, registers final-step forecasts in the ledger, and keeps the learning
+rate of W&B, JSONL and TensorBoard logs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmforecast.data.logs import import_logs
+
+
+# ---- runs import: the learning-rate column ---------------------------------------------------
+def _lr(step):
+    """A cosine-like decay with a 20-step warmup (the values a log would hold)."""
+    s = np.asarray(step, float)
+    return np.where(s < 20, 1e-3 * s / 20, 1e-4 + 0.9e-3 * 0.5 * (1 + np.cos(np.pi * s / 400)))
+
+
+def _jsonl(path, key="lr"):
+    with open(path, "w") as f:
+        for s in range(10, 410, 10):
+            f.write(json.dumps({"step": s, "tokens": s * 4096, "train_loss": 5 - s / 200,
+                                key: float(_lr(s))}) + "\n")  # fmt: skip
+            if s % 50 == 0:  # evaluations on their own lines, without a learning rate
+                f.write(json.dumps({"step": s, "eval_loss": 5.1 - s / 200}) + "\n")
+
+
+def test_jsonl_learning_rate_round_trips_into_the_curves_table(tmp_path, cli):
+    _jsonl(tmp_path / "r1.jsonl")
+    code, out, err = cli("runs", "import", tmp_path / "r1.jsonl", "--format", "jsonl",
+                         "--params", "1e8", "--out", tmp_path / "runs.csv",
+                         "--curves-out", tmp_path / "curves.csv", "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["columns"]["lr"] == "lr"
+    cv = pd.read_csv(tmp_path / "curves.csv")
+    assert list(cv.columns) == ["run", "step", "lr", "loss", "tokens", "N"]
+    assert len(cv) == 40 and (cv["run"] == "r1").all()  # every logged lr, losses where evaluated
+    np.testing.assert_allclose(cv["lr"], _lr(cv["step"]), rtol=1e-12)
+    ev = cv[cv["loss"].notna()]
+    assert list(ev["step"]) == list(range(50, 401, 50))
+    np.testing.assert_allclose(ev["loss"], 5.1 - ev["step"] / 200)
+    assert (cv["N"] == 1e8).all() and (cv["tokens"] == cv["step"] * 4096).all()
+    from lmforecast.curves import read_curves
+
+    assert len(read_curves(tmp_path / "curves.csv")) == 40  # the table `curves fit` reads
+
+
+def test_wandb_history_export_keeps_optim_learning_rate_group0(tmp_path):
+    steps = np.arange(0, 300, 25)
+    df = pd.DataFrame({"_step": steps, "_runtime": steps * 0.1, "tokens": steps * 1024.0,
+                       "optim/learning_rate_group0": _lr(steps),
+                       "eval/loss": 4 - steps / 500})  # fmt: skip
+    df.loc[df.index % 3 == 1, "eval/loss"] = np.nan  # not evaluated at every logged step
+    df.to_csv(tmp_path / "run-a.csv", index=False)
+    res = import_logs([tmp_path / "run-a.csv"], "wandb", params=3e7)
+    assert res.columns["lr"] == "optim/learning_rate_group0"
+    cv = res.curves
+    np.testing.assert_allclose(cv["lr"], _lr(steps))
+    assert cv["loss"].isna().sum() == 4 and (cv["run"] == "run-a").all()
+    np.testing.assert_allclose(res.checkpoints["lr"], _lr(res.checkpoints["step"]))
+
+
+def test_an_evaluation_between_logged_learning_rates_takes_the_interpolated_value(tmp_path):
+    rows = [{"step": 0, "tokens": 0, "learning_rate": 1e-3},
+            {"step": 100, "tokens": 100, "learning_rate": 5e-4},
+            {"step": 60, "tokens": 60, "eval_loss": 3.0}]  # fmt: skip
+    rows = sorted(rows, key=lambda r: r["step"])
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = import_logs([tmp_path / "r.jsonl"], "jsonl", params=1e6)
+    got = res.curves.set_index("step")
+    assert got.loc[60, "lr"] == pytest.approx(1e-3 - 0.6 * 5e-4)
+
+
+def test_tensorboard_learning_rate_scalars(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    w = EventFileWriter(str(tmp_path / "tb" / "r1"))
+    for s in range(10, 201, 10):
+        vals = [Summary.Value(tag="learning_rate", simple_value=float(_lr(s))),
+                Summary.Value(tag="tokens", simple_value=s * 2048.0)]  # fmt: skip
+        if s % 40 == 0:
+            vals.append(Summary.Value(tag="eval/loss", simple_value=4.0 - s / 1000))
+        w.add_event(Event(step=s, wall_time=1.7e9 + s, summary=Summary(value=vals)))
+    w.close()
+    res = import_logs([tmp_path / "tb"], "tensorboard", params=1e7)
+    cv = res.curves
+    assert res.columns["lr"] == "learning_rate" and len(cv) == 20
+    np.testing.assert_allclose(cv["lr"], _lr(cv["step"]), rtol=1e-6)  # float32 storage
+    assert cv["loss"].notna().sum() == 5
+
+
+def test_curves_out_without_a_learning_rate_is_refused_and_nothing_written(tmp_path, cli):
+    (tmp_path / "r.jsonl").write_text(
+        "".join(json.dumps({"step": s, "tokens": s, "loss": 3 - s / 100}) + "\n"
+                for s in range(1, 5))  # fmt: skip
+    )
+    code, out, err = cli("runs", "import", tmp_path / "r.jsonl", "--format", "jsonl",
+                         "--params", "1e6", "--out", tmp_path / "runs.csv",
+                         "--curves-out", tmp_path / "curves.csv")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1 and "learning-rate column" in err
+    assert not (tmp_path / "runs.csv").exists() and not (tmp_path / "curves.csv").exists()
+
+
+def test_a_run_without_any_learning_rate_beside_one_with_is_named(tmp_path):
+    _jsonl(tmp_path / "a.jsonl")
+    _jsonl(tmp_path / "b.jsonl", key="momentum")  # run b logs no learning rate
+    from lmforecast.errors import InputError
+
+    with pytest.raises(InputError, match=r"run 'b' logs losses but no learning rate"):
+        import_logs([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], "jsonl", params=1e6)
+
+
+def test_a_negative_learning_rate_is_refused_by_row(tmp_path):
+    (tmp_path / "r.jsonl").write_text(
+        "".join(json.dumps({"step": s, "tokens": s, "loss": 3.0, "lr": 1e-3 - s * 1e-3}) + "\n"
+                for s in range(0, 4))  # fmt: skip
+    )
+    from lmforecast.errors import InputError
+
+    with pytest.raises(InputError, match=r"row 3: column 'lr' \(--lr\) holds -0.001"):
+        import_logs([tmp_path / "r.jsonl"], "jsonl", params=1e6)
+
+
+# ---- curves fit / predict / plan -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """The example curves and schedule, and a fit saved by `curves fit`."""
+    import shutil
+
+    from lmforecast import examples
+    from lmforecast.cli.main import main
+
+    d = tmp_path_factory.mktemp("curves")
+    for name in ("curves.csv", "schedule.csv"):
+        shutil.copy(examples.path(f"curves/{name}"), d / name)
+    code = main(["curves", "fit", "--runs", str(d / "curves.csv"), "--out", str(d / "fit.json")])
+    assert code == 0
+    return d
+
+
+def _forecasts(out):
+    d = json.loads(out)
+    return pd.DataFrame([{**r, "lo": r["interval"][0], "hi": r["interval"][1]}
+                         if r["interval"] else {**r, "lo": np.nan, "hi": np.nan}
+                         for r in d["forecasts"]]), d  # fmt: skip
+
+
+def test_predict_prints_the_libraries_forecast_one_record_per_row(work, cli):
+    from lmforecast.curves import CurveLaw, read_schedule
+
+    code, out, err = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                         work / "schedule.csv", "--json")  # fmt: skip
+    assert code == 0, err
+    got, d = _forecasts(out)
+    sched = read_schedule(work / "schedule.csv")
+    assert len(got) == len(sched) and list(got["run"]) == list(sched["run"])
+    want = CurveLaw.load(work / "fit.json").forecast(sched, level=0.9).table
+    np.testing.assert_array_equal(got["loss"], want["loss"])
+    np.testing.assert_array_equal(got["lo"], want["lo"])
+    np.testing.assert_array_equal(got["step"], want["step"])
+    ok = got["lo"].notna()
+    assert ((got["lo"] <= got["loss"]) & (got["loss"] <= got["hi"]))[ok].all()
+    assert d["level"] == 0.9 and isinstance(d["notes"], list)
+
+
+def test_a_run_with_logged_losses_is_continued_and_a_new_one_uses_shared_parameters(work, cli):
+    from lmforecast.curves import CurveLaw
+
+    est = CurveLaw.load(work / "fit.json")
+    sched = pd.read_csv(work / "schedule.csv")
+    past = pd.read_csv(work / "curves.csv").query("run == 'wsd_16k' and step <= 6000")
+    renamed = pd.concat([past[sched.columns], sched], ignore_index=True)  # the whole schedule
+    renamed["run"] = renamed["run"].replace({"wsd_16k": "wsd_16k_again"})
+    renamed.to_csv(work / "renamed.csv", index=False)
+    _, out1, _ = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                     work / "schedule.csv", "--json", "--final")  # fmt: skip
+    _, out2, _ = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                     work / "renamed.csv", "--json", "--final")  # fmt: skip
+    a = _forecasts(out1)[0].set_index("run")
+    b = _forecasts(out2)[0].set_index("run")
+    # the continued run keeps its own offset over the shared curve; the renamed run has none
+    off = est.runs_["wsd_16k"]["offset"]
+    assert off != 0
+    assert a.loc["wsd_16k", "loss"] / b.loc["wsd_16k_again", "loss"] == pytest.approx(
+        np.exp(off), rel=1e-12
+    )
+    assert a.loc["cosine_16k", "loss"] == b.loc["cosine_16k", "loss"]  # same shared parameters
+    # and the continued forecast lands near the truth the example was simulated from
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "make_curves_examples", Path(__file__).parents[1] / "scripts" / "make_curves_examples.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["make_curves_examples"] = mod
+    spec.loader.exec_module(mod)
+    from lmforecast.curves import schedules, simulate_curves
+
+    wsd = schedules.wsd(16000, mod.PEAK, mod.FLOOR, 0.2, mod.WARMUP, every=100).assign(run="t")
+    true_final = simulate_curves(wsd, mod.TRUTH)["loss"].iloc[-1]
+    assert a.loc["wsd_16k", "lo"] <= true_final <= a.loc["wsd_16k", "hi"]
+    assert abs(a.loc["wsd_16k", "loss"] / true_final - 1) < 0.01
+
+
+def test_final_gives_one_row_per_run_the_last_of_the_full_forecast(work, cli):
+    _, full, _ = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                     work / "schedule.csv", "--json")  # fmt: skip
+    _, fin, _ = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                    work / "schedule.csv", "--json", "--final", "--level", "0.8")  # fmt: skip
+    f, _ = _forecasts(full)
+    g, d = _forecasts(fin)
+    assert list(g["run"]) == ["wsd_16k", "cosine_16k"] and (g["step"] == 16000).all()
+    last = f.groupby("run", sort=False).tail(1).set_index("run")
+    np.testing.assert_array_equal(g.set_index("run")["loss"], last["loss"])
+    assert d["level"] == 0.8  # a narrower interval than the 90% one
+    assert (g["hi"] - g["lo"]).to_numpy()[0] < (last["hi"] - last["lo"]).to_numpy()[0]
+
+
+def test_predict_out_csv_and_json_and_the_text_table(work, cli):
+    code, out, err = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                         work / "schedule.csv", "--final", "--out", work / "fc.csv")  # fmt: skip
+    assert code == 0 and "wrote 2 forecast(s)" in out
+    t = pd.read_csv(work / "fc.csv")
+    assert list(t.columns) == ["run", "step", "loss", "lo", "hi"] and len(t) == 2
+    code, out, _ = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                       work / "schedule.csv", "--final", "--out", work / "fc.json")  # fmt: skip
+    d = json.loads((work / "fc.json").read_text())
+    assert [r["run"] for r in d["forecasts"]] == list(t["run"])
+    np.testing.assert_allclose([r["loss"] for r in d["forecasts"]], t["loss"], rtol=1e-15)
+    code, out, err = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                         work / "schedule.csv", "--final")  # fmt: skip
+    assert code == 0 and "cosine_16k" in out and "90% interval" in out
+    assert "lmforecast: note:" in err  # the library's notes (far past the fitted steps)
+
+
+def test_the_ledger_records_the_final_step_forecasts(work, cli):
+    db = work / "ledger.db"
+    code, out, err = cli("curves", "predict", "--fit", work / "fit.json", "--schedule",
+                         work / "schedule.csv", "--json", "--ledger", db,
+                         "--label", "midrun")  # fmt: skip
+    assert code == 0 and "registered record(s) 1, 2" in err
+    f, _ = _forecasts(out)
+    last = f.groupby("run", sort=False).tail(1).set_index("run")
+    code, shown, _ = cli("ledger", "show", "--ledger", db, "--json")
+    recs = {r["run"]: r for r in json.loads(shown)}
+    assert set(recs) == {"wsd_16k", "cosine_16k"}
+    for run, r in recs.items():
+        assert r["method"] == "curves" and r["form"] == "mpl" and r["label"] == "midrun"
+        assert r["point"] == last.loc[run, "loss"] and r["N"] == 2.5e7 and r["task"] == "loss"
+        assert [r["lo"], r["hi"]] == [last.loc[run, "lo"], last.loc[run, "hi"]]
+    rid = recs["wsd_16k"]["id"]
+    assert cli("ledger", "resolve", rid, "--ledger", db, "--observed", "3.36")[0] == 0
+    code, sc, _ = cli("ledger", "score", "--ledger", db, "--json")
+    assert code == 0 and json.loads(sc)
+
+
+def test_fit_json_summary_and_plan_json(work, cli):
+    from lmforecast.curves import CurveLaw, plan_schedules
+
+    code, out, err = cli("curves", "fit", "--runs", work / "curves.csv", "--law", "power",
+                         "--json")  # fmt: skip
+    d = json.loads(out)
+    assert code == 0 and d["law"] == "power" and set(d["runs"]) == {"constant_8k", "cosine_8k",
+                                                                     "wsd_16k"}  # fmt: skip
+    assert set(next(iter(d["models"].values()))["params"]) == {"L0", "A", "alpha"}
+    code, out, err = cli("curves", "plan", "--fit", work / "fit.json", "--steps", "12K", "--json")
+    assert code == 0, err
+    p = json.loads(out)
+    want = plan_schedules(CurveLaw.load(work / "fit.json"), 12_000).to_dict()
+    assert p["best_cooldown"] == want["best_cooldown"] and p["schedules"] == want["schedules"]
+    assert p["steps"] == 12_000 and p["warmup_steps"] == 400 and p["peak_lr"] == 3e-4
