@@ -1,4 +1,4 @@
-"""Bad input to `runs import` and `ledger` (issue 25): one stderr line naming the problem,
+"""Bad input to `runs import` and `ledger`: one stderr line naming the problem,
 exit status 2, and no file written or changed."""
 
 from __future__ import annotations

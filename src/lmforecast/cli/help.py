@@ -240,6 +240,7 @@ EXAMPLES = {
         "--ledger forecasts.db --label chinchilla-70b",
     ],
     "ledger resolve": ["lmforecast ledger resolve 1 --ledger forecasts.db --observed 2.29"],
+    "ledger correct": ["lmforecast ledger correct 1 --ledger forecasts.db --observed 2.27"],
     "ledger score": ["lmforecast ledger score --ledger forecasts.db --json"],
     "ledger show": ["lmforecast ledger show --ledger forecasts.db --label plan-q3"],
     "ledger export": ["lmforecast ledger export --ledger forecasts.db --out forecasts.csv"],

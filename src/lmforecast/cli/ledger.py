@@ -1,4 +1,4 @@
-"""`lmforecast ledger add|resolve|score|show|export`, and the recorder behind the global
+"""`lmforecast ledger add|resolve|correct|score|show|export`, and the recorder behind the global
 `--ledger PATH --label NAME` of every verb that forecasts (docs/ledger.md)."""
 
 from __future__ import annotations
@@ -170,6 +170,23 @@ def register(sub) -> None:
     r.add_argument("--source", default="", help="where the observed value comes from")
     add_output_flags(r)
     r.set_defaults(handler=_resolve)
+    c = verbs.add_parser(
+        "correct",
+        help="correct a record: a new record keeping its other fields (resolved or not)",
+        description="Adds a record that copies record ID's fields, changes the ones given, "
+        "names ID as the record it corrects and is resolved with --observed (or with ID's "
+        "observed value). Scores then use the correction instead of ID.",
+    )
+    _ledger_flag(c)
+    c.add_argument("id", type=int, help="the record to correct")
+    c.add_argument("--observed", type=float, help="the corrected observed value")
+    c.add_argument("--source", help="where the corrected value comes from")
+    for flag in ("point", "lo", "hi", "level"):
+        c.add_argument(f"--{flag}", type=float, help=f"a corrected {flag}")
+    for flag in ("label", "form", "run", "task"):
+        c.add_argument(f"--{flag}", help=f"a corrected {flag}")
+    add_output_flags(c)
+    c.set_defaults(handler=_correct)
     s = verbs.add_parser("score", help="coverage, absolute errors and Winkler score")
     _ledger_flag(s)
     _selection(s)
@@ -248,6 +265,18 @@ def _resolve(args) -> int:
         print_json({"resolved": [{"id": int(i), "observed": float(o)} for i, o, _ in items]})
     else:
         print(f"resolved {len(items)} record(s): " + ", ".join(f"{i} = {o:g}" for i, o, _ in items))
+    return 0
+
+
+def _correct(args) -> int:
+    changes = {k: getattr(args, k) for k in ("point", "lo", "hi", "level", "label", "form",
+                                             "run", "task")}  # fmt: skip
+    with Ledger(args.ledger) as L:
+        rid = L.correct(args.id, observed=args.observed, source=args.source, **changes)
+    if args.json:
+        print_json({"id": rid, "corrects": args.id, "ledger": args.ledger})
+    else:
+        print(f"record {rid} added to {args.ledger}, correcting record {args.id}")
     return 0
 
 

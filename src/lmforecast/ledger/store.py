@@ -203,6 +203,79 @@ class Ledger:
 
         self._write(go)
 
+    def correct(
+        self,
+        record_id: int,
+        *,
+        observed: float | None = None,
+        source: str | None = None,
+        **changes,
+    ) -> int:
+        """Correct record `record_id`: a new record that copies every field of it (label,
+        method, form, run, task, N, D, budget, the interval, the digests of the fit and
+        inputs), replaces those named in `changes` (``point``, ``lo``, ``hi``, ``level``,
+        ``label``, ``form``, ``run``, ``task``), names the record it corrects, and is resolved
+        with `observed` (or with the corrected record's observed value, if it had one). One
+        transaction; returns the new record's id."""
+        allowed = {"point", "lo", "hi", "level", "label", "form", "run", "task"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            raise InputError(f"ledger correct: cannot change {', '.join(unknown)}")
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if observed is None and not changes:
+            raise InputError("ledger correct: give --observed VALUE or a forecast field to change")
+        rid = int(record_id)
+
+        def go(con):
+            self._require(con, rid)
+            _refuse_second_correction(con, rid)
+            cur = con.execute(
+                "SELECT f.*, r.observed, r.source FROM forecasts f LEFT JOIN resolutions r "
+                "ON r.forecast_id = f.id WHERE f.id = ?",
+                (rid,),
+            )
+            old = dict(zip([d[0] for d in cur.description], cur.fetchone()))
+            rec = {k: old[k] for k in FORECAST_FIELDS if k != "id"}
+            rec.update(changes)
+            rec.update(check_forecast(
+                method=rec["method"], point=rec["point"], lo=rec["lo"], hi=rec["hi"],
+                level=rec["level"], N=rec["N"], D=rec["D"], budget=rec["budget"],
+                point_inside="point" in changes or "lo" in changes or "hi" in changes,
+            ))  # fmt: skip
+            obs = old["observed"] if observed is None else observed
+            if observed is not None and old["observed"] is not None:
+                if float(observed) == float(old["observed"]) and not changes:
+                    raise InputError(
+                        f"ledger: record {rid} is already resolved with observed "
+                        f"{fmt_value(old['observed'])}; nothing to correct"
+                    )
+            rec.update(created=now_iso(), lmforecast_version=__version__, corrects=rid)
+            new_id = con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM forecasts").fetchone()[0]
+            row = {k: rec.get(k) for k in FORECAST_FIELDS}
+            row["id"] = new_id
+            row["digest"] = digest_forecast(row)
+            names = list(row)
+            con.execute(
+                f"INSERT INTO forecasts ({', '.join(names)}) "
+                f"VALUES ({', '.join('?' * len(names))})",
+                [row[k] for k in names],
+            )
+            if obs is not None:
+                val = _finite_observed(new_id, obs)
+                _check_observed(con, rid, val)
+                src = old["source"] if source is None and observed is None else source
+                res = {"forecast_id": new_id, "observed": val, "resolved": now_iso(),
+                       "source": str(src or "")}  # fmt: skip
+                res["digest"] = digest_resolution(res)
+                con.execute(
+                    "INSERT INTO resolutions (forecast_id, observed, resolved, source, digest) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [res[k] for k in ("forecast_id", "observed", "resolved", "source", "digest")],
+                )
+            return new_id
+
+        return self._write(go)
+
     # -- reading ----------------------------------------------------------------------------
     def records(
         self,
@@ -291,6 +364,16 @@ def observed_problem(method: str | None, task: str | None, observed: float) -> s
         ok = 0 <= observed <= 100
         return None if ok else "a downstream score must lie in [0, 100] points"
     return None
+
+
+def _finite_observed(rid, obs) -> float:
+    try:
+        return check_forecast(method="x", point=obs)["point"]
+    except InputError:
+        raise InputError(
+            f"ledger: record {fmt_value(rid)}: observed must be a finite number, "
+            f"got {fmt_value(obs)}"
+        ) from None
 
 
 def _check_observed(con, rid: int, observed: float) -> None:
