@@ -143,3 +143,33 @@ def test_planner_plans_with_the_users_saved_fit(report, cli, tmp_path):
     assert got["planner"]["planner"]["draws"] == rep["sections"]["planner"]["planner"]["draws"]
     assert got["planner"]["origin"].startswith("your fit")
     assert "yours" in got and "held-out" not in json.dumps(got["yours"].get("held_out", ""))
+
+
+@pytest.mark.slow  # a downstream backtest on the user's table (about 10 s)
+def test_report_on_the_users_evaluations(cli, tmp_path):
+    """--evals: the largest model's scores forecast from the smaller ones of one family."""
+    from lmforecast.data.evals import load_pythia
+
+    e = load_pythia()
+    path = tmp_path / "my_evals.csv"
+    e.to_csv(path, index=False)
+    code, _, err = cli("report", "--out", tmp_path / "r", "--evals", path, "--sections", "yours",
+                       "--quick", "--quiet", "--jobs", "1")  # fmt: skip
+    assert code == 0, err
+    rep = json.loads((tmp_path / "r" / "report.json").read_text())
+    ev = rep["sections"]["yours"]["evals"]
+    assert ev["target"] == "pythia-2.8b"
+    assert ev["fit_models"] == ["pythia-70m", "pythia-160m", "pythia-410m", "pythia-1b",
+                                "pythia-1.4b"]  # one family, smallest first  # fmt: skip
+    # a real result: the ensemble beats persistence (the 1.4B's own score) on 2.8B
+    assert ev["mae"]["ensemble"] < ev["mae"]["persistence"]
+    assert 0 <= ev["coverage"] <= 1
+    head = rep["headline"][0]["entries"][0]
+    assert head["section"] == "yours" and "pythia-2.8b" in head["what"]
+    # a table the backtest cannot use is reported with its reason, not dropped
+    e[["model", "task", "value"]].to_csv(tmp_path / "bad.csv", index=False)
+    code, _, err = cli("report", "--out", tmp_path / "r2", "--evals", tmp_path / "bad.csv",
+                       "--sections", "yours", "--quick", "--quiet", "--jobs", "1")  # fmt: skip
+    assert code == 0, err
+    ev = json.loads((tmp_path / "r2" / "report.json").read_text())["sections"]["yours"]["evals"]
+    assert "missing column(s) 'params'" in ev["refused"]

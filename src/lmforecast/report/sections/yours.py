@@ -9,6 +9,8 @@ Built only when the report is given the user's files (`lmforecast report --runs 
   forecasts each with its interval, beside the backtest's naive baselines (persistence: the
   largest fitted run's loss; a 1-D power law in compute). Errors are (forecast - truth)/truth.
 - ``--fit``: the saved fit's summary (the planner section then plans with it).
+- ``--evals``: the largest model's downstream scores forecast from the others
+  (`report.sections.yours_evals`).
 
 The section only lays the numbers out; the fits are `SupervisedScalingLaw` and the backtest
 adapters (`supervised.adapter`).
@@ -97,10 +99,16 @@ def held_out_check(runs: pd.DataFrame, seed: int, quick: bool) -> dict | None:
 
 
 def build_section(ctx: ReportContext) -> Section | None:
-    runs_path, fit_path = ctx.input("runs"), ctx.input("fit")
-    if runs_path is None and fit_path is None:
+    runs_path, fit_path, evals_path = ctx.input("runs"), ctx.input("fit"), ctx.input("evals")
+    if runs_path is None and fit_path is None and evals_path is None:
         return None  # nothing of the user's to show
-    sec = Section("yours", "Your data: forecasts checked on your held-out runs")
+    sec = Section("yours", "Your data: forecasts checked against your own results")
+    if evals_path is not None:
+        from .yours_evals import evals_part
+
+        evals_part(sec, evals_path, ctx)
+        if runs_path is None and fit_path is None:
+            return sec
     if fit_path is not None:
         from ...supervised import SupervisedScalingLaw
 
