@@ -29,7 +29,9 @@ def test_fit_json_contract(cli, paper_csv):
     assert code == 0, err
     d = json.loads(out)
     keys = {"train_mse", "test_mse", "n_train", "n_test", "heldout", "params"}
-    assert set(d) == keys | {"explained_variance", "level", "param_intervals", "forecasts"}
+    assert set(d) == keys | {"explained_variance", "level", "param_intervals", "forecasts",
+                             "heldout_check"}  # fmt: skip
+    assert d["heldout_check"]["n"] == 30
     assert set(d["params"]) == {"h", "alpha", "beta"} and len(d["params"]["beta"]) == 3
     assert (d["n_train"], d["n_test"]) == (47, 30) and len(d["heldout"]) == 30
     assert 0.8 <= d["params"]["h"] <= 1.0

@@ -33,11 +33,11 @@ def _names(items: list[str] | None) -> list[str] | None:
 def _filtered_keys(paths) -> dict[str, str]:
     """Current-layout metric keys with a comma in the files (``"exact_match,strict-match"``),
     mapped to their metric name in the table (``"acc,none"`` -> ``"acc"``)."""
-    from ..data.evals.harness import _harness_files, _load_json
+    from ..data.evals.harness import harness_docs
 
     keys: dict[str, str] = {}
-    for path, _ in _harness_files(paths):
-        for entry in _load_json(path)["results"].values():
+    for _, _, doc in harness_docs(paths):  # files that are not harness output: skipped
+        for entry in doc["results"].values():
             for key in entry if isinstance(entry, dict) else ():
                 base, sep, filt = str(key).partition(",")
                 if sep and not base.endswith("_stderr"):

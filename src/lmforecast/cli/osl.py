@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
+from ..data.evals.registry import match_model_names
 from ..data.io import read_table
 from ..errors import InputError
 from ..osl.capability import CapabilitySpace, family_fits
@@ -21,13 +23,18 @@ from ..osl.data import (
 )
 from ..osl.fit import merge_targets
 from ..osl.model import ObservationalScalingLaw
-from ..osl.newmodels import forecast_saved_fit, forecast_without_target, models_without_target
+from ..osl.newmodels import (
+    forecast_saved_fit,
+    forecast_without_target,
+    heldout_check,
+    models_without_target,
+)
 from ..osl.posttraining import post_training_gap
 from ..osl.presets import PRESETS, get_preset
 from ..osl.result import X_KINDS
 from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
-from ..osl.splits import LLAMA2_7B_FLOPS
+from ..osl.splits import LLAMA2_7B_FLOPS, train_complement
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -40,6 +47,7 @@ from .common import (
 )
 from .flags import add_missing_flag
 from .ledger import record_forecast
+from .osl_out import add_evals_flags, check_line, forecast_lines, read_benchmarks_or_evals
 
 
 def _names(text: str | None, flag: str = "") -> list[str] | None:
@@ -49,59 +57,6 @@ def _names(text: str | None, flag: str = "") -> list[str] | None:
     if not names:
         raise InputError(f"{flag + ': ' if flag else ''}empty list {text!r}")
     return names
-
-
-def add_evals_flags(p: argparse.ArgumentParser) -> None:
-    """`--evals TABLE` (a tidy lm-evaluation-harness table) as an alternative to --benchmarks."""
-    p.add_argument(
-        "--evals",
-        help="tidy evals table from `lmforecast evals import` (or 'pythia' for the bundled one) "
-        "instead of --benchmarks: one row per model, one column per task (default: none)",
-    )
-    p.add_argument(
-        "--evals-metric",
-        default="acc",
-        help="metric of --evals used as each task's score; per-task choices as "
-        "'acc,arc_challenge=acc_norm' (bare name = every other task) (default: %(default)s)",
-    )
-    p.add_argument(
-        "--step",
-        type=int,
-        help="with --evals: training step to use (default: each model's final evaluation)",
-    )
-
-
-def _evals_metric(text: str):
-    if "=" not in text:
-        return text.strip()
-    out = {}
-    for item in _names(text):
-        task, sep, metric = item.partition("=")
-        if not sep:  # a bare metric is the default of every task not named
-            task, metric = "*", task
-        if not task.strip() or not metric.strip():
-            raise InputError(f"--evals-metric: {item!r} is not task=metric")
-        out[task.strip()] = metric.strip()
-    return out
-
-
-def _read_benchmarks(args: argparse.Namespace):
-    """--benchmarks (wide or long table) or --evals (tidy harness table), exactly one."""
-    if (args.benchmarks is None) == (args.evals is None):
-        raise InputError("give exactly one of --benchmarks and --evals")
-    if args.benchmarks is not None:
-        if args.step is not None:
-            raise InputError("--step applies to --evals only")
-        return read_benchmarks(args.benchmarks)
-    from ..data.evals import load_pythia, read_evals_table, to_benchmark_frame
-
-    if args.evals == "pythia" and not Path(args.evals).exists():
-        df = load_pythia()
-    else:
-        df = read_evals_table(args.evals)
-    return read_benchmarks(
-        to_benchmark_frame(df, _evals_metric(args.evals_metric), step=args.step), args.evals
-    )
 
 
 def register(sub) -> None:
@@ -134,6 +89,12 @@ def register(sub) -> None:
         "--heldout",
         help="comma-separated models to hold out; a named model without the target is "
         "forecast (its missing benchmark cells imputed as the fit imputes)",
+    )
+    split.add_argument(
+        "--train-models",
+        metavar="M1,M2,...",
+        help="fit on these models only and hold out every other model with the target "
+        "(each forecast and scored against its truth)",
     )
     split.add_argument(
         "--holdout",
@@ -176,6 +137,10 @@ def register(sub) -> None:
         help="table of the new models' benchmark accuracies in [0, 1] (the fit's or the "
         "preset's columns; FLOPs or size for a --x flops/size fit)",
     )
+    pp.add_argument("--scale", type=positive_float("--scale"), default=1.0,
+                    help="with --fit, a target column in --benchmarks (the truth) is divided by "
+                    "this, as in `osl fit --scale` (default 1)")  # fmt: skip
+    pp.add_argument("--out", help="with --fit: the forecasts as .csv or .json")
     add_level_flag(pp)
     add_output_flags(pp)
     pp.set_defaults(handler=_predict)
@@ -279,16 +244,20 @@ def _fit(args: argparse.Namespace) -> int:
     check_out_format(out, (".json",))
     if args.x != "pcs" and args.pcs != 3:
         raise InputError(f"--pcs applies to --x pcs, not --x {args.x} (one predictor)")
-    table = _read_benchmarks(args)
+    table = read_benchmarks_or_evals(args)
     targets = read_table(args.targets) if args.targets else None
     table = merge_targets(table, targets)
     if args.target in table.columns and args.scale != 1.0:
         table[args.target] = scale_target(table[args.target], args.scale, args.target)
     new_models: list[str] = []
     if args.heldout is not None:
-        names = _names(args.heldout, "--heldout") or []
+        names = match_model_names(_names(args.heldout, "--heldout") or [], table[MODEL],
+                                  "--heldout: model", "in the table")  # fmt: skip
         new_models = models_without_target(table, args.target, names)
         holdout, extra = "list", {"heldout": [n for n in names if n not in new_models]}
+    elif args.train_models is not None:
+        train = _names(args.train_models, "--train-models") or []
+        holdout, extra = "list", {"heldout": train_complement(table, args.target, train)}
     elif args.holdout == "none":
         holdout, extra = "list", {"heldout": []}
     elif args.holdout_top is not None:
@@ -311,6 +280,13 @@ def _fit(args: argparse.Namespace) -> int:
     if out is not None:
         atomic_write_text(out, res.to_json())
     contract, text = res.contract(args.level), res.summary()
+    shown = contract.get("forecasts") or []
+    check = heldout_check(shown, {r["model"]: r["y"] for r in shown}, args.level)
+    contract["heldout_check"] = check
+    if shown and holdout == "list":
+        text += "\nforecasts of the held-out models:\n" + "\n".join(
+            forecast_lines(shown, args.target, args.level))
+    text += "".join("\n" + t for t in check_line(check))
     if new_models:
         rows = forecast_without_target(est, table[table[MODEL].isin(new_models)], args.level)
         contract["new_models"] = rows
@@ -325,16 +301,28 @@ def _fit(args: argparse.Namespace) -> int:
 def _predict_fit(args: argparse.Namespace) -> int:
     from ..osl import OSLResult
 
+    out = check_writable(args.out, [args.benchmarks, args.fit])
+    check_out_format(out, (".csv", ".json"))
     res = OSLResult.from_json(Path(args.fit))
-    rows = forecast_saved_fit(res, read_benchmarks(args.benchmarks), args.level)
-    obj = {"target": res.target, "x": res.x, "level": args.level, "predictions": rows}
-    text = "\n".join(
-        f"{r['model']}: {res.target} {r['y_pred']:.4f}  {100 * args.level:g}% interval "
-        f"[{r['interval'][0]:.4f}, {r['interval'][1]:.4f}]"
-        if r["y_pred"] is not None
-        else f"{r['model']}: no forecast (missing scores)"
-        for r in rows
-    )
+    table = read_benchmarks(args.benchmarks)
+    rows = forecast_saved_fit(res, table, args.level)
+    truth = {}  # the table's own target scores, where it has them: the held-out check
+    if res.target in table.columns:
+        y = scale_target(table[res.target], args.scale, res.target) if args.scale != 1.0 \
+            else table[res.target]  # fmt: skip
+        truth = dict(zip(table[MODEL].astype(str), np.asarray(y, float)))
+    check = heldout_check(rows, truth, args.level)
+    obj = {"target": res.target, "x": res.x, "level": args.level, "predictions": rows,
+           "heldout_check": check}  # fmt: skip
+    text = "\n".join([s[2:] for s in forecast_lines(rows, res.target, args.level, len(rows))]
+                     + check_line(check, f"against the table's {res.target}"))  # fmt: skip
+    if out is not None:
+        flat = pd.DataFrame([{**{k: v for k, v in r.items() if k != "interval"},
+                              "lower": (r.get("interval") or [None, None])[0],
+                              "upper": (r.get("interval") or [None, None])[1]}
+                             for r in rows])  # fmt: skip
+        atomic_write_text(out, flat.to_csv(index=False) if out.suffix.lower() == ".csv"
+                          else flat.to_json(orient="records"))  # fmt: skip
     record_forecast(args, {**obj, "task": res.target})
     return emit(args, obj, text)
 
@@ -454,7 +442,7 @@ def _robustness(args: argparse.Namespace) -> int:
 
 
 def _pca(args: argparse.Namespace) -> int:
-    table = _read_benchmarks(args)
+    table = read_benchmarks_or_evals(args)
     metrics = _names(args.metrics, "--metrics") or default_metrics(table)
     check_metrics(table, metrics)
     space = CapabilitySpace(args.pcs).fit(table, metrics)

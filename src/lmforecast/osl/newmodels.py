@@ -29,9 +29,12 @@ from .data import FLOPS, MODEL, SIZE, check_metrics, check_observed, warn_impute
 
 
 def models_without_target(table: pd.DataFrame, target: str, names: list[str]) -> list[str]:
-    """The named models that are in `table` but have no `target` score (to forecast)."""
+    """The named models that are in `table` but have no `target` score (to forecast); names
+    are matched ignoring case (the table's spelling is returned)."""
     if target not in table.columns:
         return []
+    folded = {str(m).casefold(): str(m) for m in table[MODEL]}
+    names = [folded.get(str(n).strip().casefold(), n) for n in names]
     y = table.set_index(MODEL)[target]
     return [n for n in names if n in y.index and not np.isfinite(float(y.loc[[n]].iloc[0]))]
 
@@ -101,3 +104,32 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
         next(done) if good else {"model": n, "y_pred": None, "interval": None}
         for n, good in zip(names, ok, strict=True)
     ]
+
+
+def heldout_check(rows: list[dict], truth: dict, level: float) -> dict | None:
+    """Forecast rows (`model`, `y_pred`, `interval`) scored against `truth` (model -> observed
+    score; models without one are left out): each scored row gets `y`, `abs_error` and
+    `covered`, and the summary (n, MAE, coverage of the `level` intervals, median width;
+    `intervals.truth_summary`) is returned, None when no row has the truth."""
+    from ..intervals import truth_summary
+
+    if not truth:  # nothing to score: the rows are left as they are
+        return None
+    for r in rows:
+        y = truth.get(r["model"])
+        ok = y is not None and np.isfinite(y) and r["y_pred"] is not None
+        r["y"] = float(y) if ok else None
+        r["abs_error"] = abs(r["y_pred"] - float(y)) if ok else None
+        iv = r.get("interval")
+        r["covered"] = bool(iv[0] <= y <= iv[1]) if ok and iv else None if not ok else False
+    f = pd.DataFrame({"y": [np.nan if r["y"] is None else r["y"] for r in rows],
+                      "y_pred": [np.nan if r["y_pred"] is None else r["y_pred"] for r in rows],
+                      "lower": [r["interval"][0] if r.get("interval") else np.nan for r in rows],
+                      "upper": [r["interval"][1] if r.get("interval") else np.nan
+                                for r in rows]})  # fmt: skip
+    s = truth_summary(f, level) if len(f) else pd.DataFrame()
+    if s.empty:
+        return None
+    d = s.iloc[0]
+    return {"n": int(d["n"]), "mae": float(d["mae"]), "coverage": float(d["coverage"]),
+            "median_width": float(d["median_width"]), "level": float(level)}  # fmt: skip

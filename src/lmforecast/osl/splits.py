@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..data.evals.registry import match_model_names
 from ..errors import InputError
 from .data import FLOPS, FLOPS_UNIT, MODEL
 
@@ -46,12 +47,27 @@ def top_split(table: pd.DataFrame, target: str, fraction: float = 0.1) -> np.nda
 
 
 def list_split(table: pd.DataFrame, heldout: Sequence[str]) -> np.ndarray:
-    """Test mask: the named models (each must be in the table)."""
-    names = set(table[MODEL])
-    unknown = [m for m in heldout if m not in names]
-    if unknown:
-        raise InputError(f"--heldout: model {unknown[0]!r} is not in the table (with the target)")
-    return table[MODEL].isin(list(heldout)).to_numpy()
+    """Test mask: the named models (each must be in the table; matched ignoring case, a typo
+    named with the nearest model)."""
+    names = match_model_names(heldout, table[MODEL].astype(str), "--heldout: model",
+                              "in the table (with the target)")  # fmt: skip
+    return table[MODEL].isin(names).to_numpy()
+
+
+def train_complement(table: pd.DataFrame, target: str, train: Sequence[str]) -> list[str]:
+    """The models to hold out so that the fit uses exactly `train` (matched ignoring case, a
+    typo named): every other model with a `target` score. Refused when a named model has no
+    target score, or when fewer than two are named."""
+    known = table[MODEL].astype(str)
+    names = match_model_names(train, known, "--train-models: model", "in the table")
+    y = pd.to_numeric(table[target], errors="coerce") if target in table.columns else None
+    has = known[y.notna().to_numpy()] if y is not None else known.iloc[:0]
+    lacking = [n for n in names if n not in set(has)]
+    if lacking:
+        raise InputError(f"--train-models: model {lacking[0]!r} has no {target!r} score to fit")
+    if len(names) < 2:
+        raise InputError(f"--train-models: name at least 2 models to fit, got {len(names)}")
+    return [m for m in has if m not in set(names)]
 
 
 def describe_holdout(d: dict) -> str:

@@ -92,6 +92,34 @@ def _harness_files(paths) -> list[tuple[Path, str]]:
     return unique
 
 
+def harness_docs(paths, skipped: list[str] | None = None):
+    """(file, source label, parsed results) of each file of `paths`. A file found by walking a
+    folder that is not harness output (a stray `config.json`) is skipped and, with `skipped`
+    given, listed there as `label (why)`; a file named on its own is refused (`InputError`)."""
+    paths = [paths] if isinstance(paths, str | Path) else list(paths)
+    named = {Path(p).resolve() for p in paths if Path(p).is_file()}
+    for path, source in _harness_files(paths):
+        try:
+            doc = _load_json(path)
+        except InputError as exc:
+            if path.resolve() in named:
+                raise
+            why = str(exc).rpartition(" output ")[2] or str(exc)
+            if skipped is not None:
+                skipped.append(f"{source} {why}")
+            continue
+        yield path, source, doc
+
+
+def warn_skipped(skipped: list[str], stacklevel: int = 3) -> None:
+    """One warning naming the folder files skipped as not harness output."""
+    if skipped:
+        more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        warnings.warn(f"skipped {len(skipped)} file(s) in the folder(s) that are not "
+                      f"lm-evaluation-harness output: {'; '.join(skipped[:3])}{more}",
+                      stacklevel=stacklevel)  # fmt: skip
+
+
 def _load_json(path: Path) -> dict:
     try:
         text = path.read_text(encoding="utf-8")
@@ -334,8 +362,8 @@ def read_harness(
     tally = None
     if metric_list is not None and task_set is None:
         tally = {"reported": set(), "kept": {}, "skipped": {}, "text": {}, "text_tasks": set()}
-    for path, source in _harness_files(paths):
-        doc = _load_json(path)
+    skipped: list[str] = []
+    for path, source, doc in harness_docs(paths, skipped):
         if isinstance(doc, dict) and isinstance(doc.get("results"), dict):
             every_task |= set(map(str, doc["results"]))
         for row in _file_rows(doc, path, source, task_set, metric_list, tally):
@@ -353,6 +381,10 @@ def read_harness(
         _metric_tally(tally, metric_list)
     found_tasks = {r[3] for r in rows} if rows else every_task
     absent = sorted(task_set - found_tasks) if task_set is not None else []
+    if not rows and skipped and not every_task:
+        raise InputError(f"no file is lm-evaluation-harness output (skipped {skipped[0]}"
+                         f"{' and more' if len(skipped) > 1 else ''})")  # fmt: skip
+    warn_skipped(skipped)
     if not rows and not absent:
         raise InputError("no results found (check --task/--metric filters and the files given)")
     df = pd.DataFrame(rows, columns=COLUMNS)
@@ -364,12 +396,18 @@ def read_harness(
                          f"{more})")  # fmt: skip
     registry = models_registry(models).set_index("model")
     unknown = [m for m in df["model"].unique() if m not in registry.index]
+    folded = {str(k).casefold(): k for k in registry.index}  # names match ignoring case
+    same = {m: folded[m.casefold()] for m in unknown if m.casefold() in folded}
+    if same:
+        df["model"] = df["model"].replace(same)
+        unknown = [m for m in unknown if m not in same]
     if unknown:
         given = models is not None and not isinstance(models, pd.DataFrame)
         where = f" and {models}" if given else ""
         raise InputError(
             f"{model_file[unknown[0]]}: model {unknown[0]!r} is not in the built-in models table"
-            f"{where}; give --models MODELS.csv with columns model, params, tokens_per_step"
+            f"{where}{did_you_mean(unknown[0], registry.index)}; give --models MODELS.csv with "
+            "columns model, params, tokens_per_step"
         )
     df = _attach_meta(df, registry)
     df = normalize(df)

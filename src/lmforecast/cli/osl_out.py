@@ -1,0 +1,103 @@
+"""Inputs and text of `lmforecast osl`: `--benchmarks` or `--evals` (a tidy harness table),
+and the forecasts as lines, one per model with its interval, the truth and error where known,
+and the held-out check (`osl.newmodels.heldout_check`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import InputError
+from ..osl.data import read_benchmarks
+
+SHOWN = 20  # forecast lines printed before "... (--json for all)"
+
+
+def forecast_lines(rows: list[dict], target: str, level: float, shown: int = SHOWN) -> list[str]:
+    """`model: target 0.6123  90% interval [0.55, 0.67]; actual 0.64, error 0.028`."""
+    out = []
+    for r in rows[:shown]:
+        if r.get("y_pred") is None:
+            out.append(f"  {r['model']}: no forecast (missing scores)")
+            continue
+        line = f"  {r['model']}: {target} {r['y_pred']:.4f}"
+        if r.get("interval"):
+            lo, hi = r["interval"]
+            line += f"  {100 * level:g}% interval [{lo:.4f}, {hi:.4f}]"
+        if r.get("y") is not None:
+            line += f"; actual {r['y']:.4f}, error {r['abs_error']:.4f}" + (
+                "" if r.get("covered") else " (outside)")  # fmt: skip
+        out.append(line)
+    if len(rows) > shown:
+        out.append(f"  ... {len(rows) - shown} more (--json for every forecast)")
+    return out
+
+
+def check_line(check: dict | None, label: str = "held-out check") -> list[str]:
+    if not check:
+        return []
+    return [f"{label}: {check['n']} model(s) with the truth; MAE {check['mae']:.4f}; "
+            f"{100 * check['coverage']:.0f}% inside their {100 * check['level']:g}% "
+            f"interval (median width {check['median_width']:.3f})"]  # fmt: skip
+
+
+def add_evals_flags(p: argparse.ArgumentParser) -> None:
+    """`--evals TABLE` (a tidy lm-evaluation-harness table) as an alternative to --benchmarks."""
+    p.add_argument(
+        "--evals",
+        help="tidy evals table from `lmforecast evals import` (or 'pythia' for the bundled one) "
+        "instead of --benchmarks: one row per model, one column per task (default: none)",
+    )
+    p.add_argument(
+        "--evals-metric",
+        default="acc",
+        help="metric of --evals used as each task's score; per-task choices as "
+        "'acc,arc_challenge=acc_norm' (bare name = every other task) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--step",
+        type=int,
+        help="with --evals: training step to use (default: each model's final evaluation)",
+    )
+
+
+def _evals_metric(text: str):
+    if "=" not in text:
+        return text.strip()
+    out = {}
+    for item in names_list(text):
+        task, sep, metric = item.partition("=")
+        if not sep:  # a bare metric is the default of every task not named
+            task, metric = "*", task
+        if not task.strip() or not metric.strip():
+            raise InputError(f"--evals-metric: {item!r} is not task=metric")
+        out[task.strip()] = metric.strip()
+    return out
+
+
+def read_benchmarks_or_evals(args: argparse.Namespace):
+    """--benchmarks (wide or long table) or --evals (tidy harness table), exactly one."""
+    if (args.benchmarks is None) == (args.evals is None):
+        raise InputError("give exactly one of --benchmarks and --evals")
+    if args.benchmarks is not None:
+        if args.step is not None:
+            raise InputError("--step applies to --evals only")
+        return read_benchmarks(args.benchmarks)
+    from ..data.evals import load_pythia, read_evals_table, to_benchmark_frame
+
+    if args.evals == "pythia" and not Path(args.evals).exists():
+        df = load_pythia()
+    else:
+        df = read_evals_table(args.evals)
+    return read_benchmarks(
+        to_benchmark_frame(df, _evals_metric(args.evals_metric), step=args.step), args.evals
+    )
+
+
+def names_list(text: str | None, flag: str = "") -> list[str] | None:
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise InputError(f"{flag + ': ' if flag else ''}empty list {text!r}")
+    return names
