@@ -45,4 +45,5 @@ def write_figure(fig, path: str | Path, flag: str = "--out", dpi: int = 110,
     """Render `fig` in the format `path` names and write it to exactly `path` under the output
     policy."""
     fmt = figure_format(path, flag)
+    safe_write.target_kind(path, flag)  # a refused target fails before rendering
     safe_write.write_bytes(path, figure_bytes(fig, fmt, dpi, tight), flag)
