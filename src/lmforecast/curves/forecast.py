@@ -16,7 +16,7 @@ import pandas as pd
 from ..display import SummaryDisplay
 from ..errors import InputError, fmt_value
 from .fit import RunPoints, run_schedule
-from .laws import LAWS, to_fit, to_natural, value
+from .laws import LAWS, to_fit, to_natural, unit_jacobian, value
 
 FAR_PAST = 1.25  # a step beyond this multiple of the model's last fitted step is noted
 LR_SLACK = 0.01  # learning rates outside the fitted range by more than 1% are noted
@@ -140,8 +140,9 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
             m = est.models_[key]
             _notes_for(est, run, rows, sch, steps, m, notes)
             if level is not None:
-                lo, hi = _interval(est, m, J / pred[:, None], loss, info if continued else {},
-                                   level, kind, run, notes)  # fmt: skip
+                Ju = unit_jacobian(est.law, z, J) / pred[:, None]
+                lo, hi = _interval(est, m, J / pred[:, None], Ju, loss,
+                                   info if continued else {}, level, kind, run, notes)  # fmt: skip
         if np.any(np.rint(steps) <= sch.peak_step):
             notes.append(f"run {run!r}: {int(np.sum(np.rint(steps) <= sch.peak_step))} step(s) "
                          f"inside the warmup (up to step {sch.peak_step}) are outside the law")
@@ -169,7 +170,7 @@ def _notes_for(est, run, rows, sch, steps, m, notes) -> None:
                      f"above the highest fitted learning rate {hi_fit:.3g}")  # fmt: skip
 
 
-def _interval(est, m, Jl, loss, info, level, kind, run, notes):
+def _interval(est, m, Jl, Ju, loss, info, level, kind, run, notes):
     reps = np.asarray(m["replicates"], float)
     n = loss.size
     if reps.size == 0:
@@ -189,8 +190,8 @@ def _interval(est, m, Jl, loss, info, level, kind, run, notes):
     bad = ~np.isfinite(lo) | ~np.isfinite(hi) | (hi > WIDE * lo)
     null = np.asarray(m["null"], float)
     if null.size:
-        proj = np.abs(Jl @ null.T).max(axis=1)
-        bad |= proj > NULL_TOL * np.maximum(np.linalg.norm(Jl, axis=1), 1e-300)
+        proj = np.abs(Ju @ null.T).max(axis=1)
+        bad |= proj > NULL_TOL * np.maximum(np.linalg.norm(Ju, axis=1), 1e-300)
     if bad.any():
         notes.append(f"run {run!r}: {int(bad.sum())} forecast(s) depend on parameters the "
                      "fitted curves do not identify: interval not identified")  # fmt: skip

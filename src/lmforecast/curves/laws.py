@@ -124,6 +124,22 @@ def linear_columns(law: str, z: np.ndarray, d: Design) -> np.ndarray:
     return np.column_stack([np.ones_like(u), u, -ld])
 
 
+# column -> the natural parameter it is proportional to (A or B): dividing by it gives the
+# Jacobian at unit scale, whose zero columns stay zero when a fitted scale sits at its bound
+UNIT_DIV = {"mpl": {1: 1, 2: 1, 3: 3, 4: 3, 5: 3, 6: 3}, "annealing": {1: 1, 2: 1},
+            "power": {1: 1, 2: 1}}  # fmt: skip
+
+
+def unit_jacobian(law: str, z: np.ndarray, J: np.ndarray) -> np.ndarray:
+    """`J` with each column divided by the scale parameter it is proportional to (used to
+    decide what the fitted points identify, independently of a scale fitted to ~0)."""
+    th = to_natural(law, z)
+    out = np.array(J, float, copy=True)
+    for col, k in UNIT_DIV[law].items():
+        out[:, col] /= th[k]
+    return out
+
+
 LINEAR_INDEX = {"mpl": (0, 1, 3), "annealing": (0, 1, 3), "power": (0, 1)}
 
 # starting grids of the nonlinear parameters (natural units) for variable projection
@@ -134,4 +150,4 @@ START_GRID = {
     "power": {"alpha": (0.1, 0.2, 0.35, 0.5, 0.7, 1.0)},
 }
 
-__all__ = ["Design", "LAWS", "value", "linear_columns", "to_fit", "to_natural"]
+__all__ = ["Design", "LAWS", "linear_columns", "to_fit", "to_natural", "unit_jacobian", "value"]

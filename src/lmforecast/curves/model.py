@@ -17,7 +17,7 @@ from ..fitting.losses import huber
 from .evaluate import RESOLUTION
 from .fit import RunPoints, design, fit_model, run_schedule
 from .forecast import forecast_rows, make_forecast
-from .laws import LAWS, to_natural, value
+from .laws import LAWS, to_natural, unit_jacobian, value
 from .resample import null_basis, replicate_steps, stationary_indices
 from .schema import check_curve_fit
 from .table import read_curves, read_schedule
@@ -42,7 +42,8 @@ class CurveLaw(Estimator):
 
     def __init__(self, law: str = "mpl", *, huber_delta: float = 1e-3, n_starts: int = 3,
                  n_boot: int = 200, seed: int = 0, decay: float = 0.999,
-                 resolution: float = RESOLUTION, calibration: float = CALIBRATION):  # fmt: skip
+                 resolution: float = RESOLUTION, calibration: float = CALIBRATION,
+                 block: float | None = None):  # fmt: skip
         self.law = law
         self.huber_delta = huber_delta
         self.n_starts = n_starts
@@ -51,6 +52,7 @@ class CurveLaw(Estimator):
         self.decay = decay
         self.resolution = resolution
         self.calibration = calibration
+        self.block = block  # mean resampled block length in points; None: a quarter of a run
 
     # ---- fitting ---------------------------------------------------------------------------
     def _check(self) -> None:
@@ -60,6 +62,8 @@ class CurveLaw(Estimator):
             v = getattr(self, name)
             if not (isinstance(v, int | float) and np.isfinite(v) and v > 0):
                 raise InputError(f"CurveLaw: {name} must be a positive number, got {v!r}")
+        if self.block is not None and not (isinstance(self.block, int | float) and self.block >= 1):
+            raise InputError(f"CurveLaw: block must be None or a number >= 1, got {self.block!r}")
         if not 0 < self.decay < 1:
             raise InputError(f"CurveLaw: decay must be in (0, 1), got {self.decay!r}")
         for name in ("n_starts", "n_boot"):
@@ -112,7 +116,8 @@ class CurveLaw(Estimator):
         Jl = J / pred[:, None]
         resid = np.log(y) - np.log(pred)
         run_of = np.concatenate([np.full(len(v), i) for i, v in enumerate(ys)])
-        steps = replicate_steps(Jl, resid, run_of, int(self.n_boot), int(self.seed))
+        steps = replicate_steps(Jl, resid, run_of, int(self.n_boot), int(self.seed),
+                               block=self.block)  # fmt: skip
         rng = np.random.default_rng(int(self.seed) + 1)
         for i, name in enumerate(names):
             m = np.flatnonzero(run_of == i)
@@ -131,7 +136,7 @@ class CurveLaw(Estimator):
             "max_step": float(max(p.steps[-1] for p in parts)),
             "lr_range": [float(lrs.min()), float(lrs.max())],
             "replicates": steps.tolist(),
-            "null": null_basis(Jl).T.tolist(),
+            "null": null_basis(unit_jacobian(self.law, z, J) / pred[:, None]).T.tolist(),
             "noise": resid.tolist(),
             "runs": list(names),
         }

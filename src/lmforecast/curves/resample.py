@@ -38,7 +38,7 @@ def block_length(n: int) -> float:
 
 
 def replicate_steps(J: np.ndarray, resid: np.ndarray, run_of: np.ndarray, n_rep: int,
-                    seed: int, whole_runs: bool = True) -> np.ndarray:  # fmt: skip
+                    seed: int, whole_runs: bool = True, block: float | None = None) -> np.ndarray:  # fmt: skip
     """(n_rep, P) Gauss-Newton parameter steps: each replicate draws the runs with replacement
     (when there are two or more and `whole_runs`) and, within each drawn run, its residuals by
     the stationary block bootstrap; the step solves the weighted least squares J d = e*."""
@@ -58,7 +58,8 @@ def replicate_steps(J: np.ndarray, resid: np.ndarray, run_of: np.ndarray, n_rep:
         for c, m in zip(counts, members, strict=True):
             for _ in range(int(c)):
                 rows.append(m)
-                e.append(resid[m][stationary_indices(m.size, block_length(m.size), rng)])
+                bl = block_length(m.size) if block is None else float(block)
+                e.append(resid[m][stationary_indices(m.size, bl, rng)])
         if not rows:
             continue
         rr = np.concatenate(rows)
