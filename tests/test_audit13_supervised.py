@@ -184,8 +184,8 @@ def test_python_refuses_a_calibration_without_intervals_and_labels_a_bootstrap_o
         lo, hi = m.predict_interval(7e9, 1.4e11)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # asked for by name: no warning
-        # still given: the documented bootstrap-only interval (kind="prediction")
-        assert m.predict_interval(7e9, 1.4e11, kind="prediction") == (lo, hi)
+        # still given: the documented bootstrap-only interval (kind="bootstrap")
+        assert m.predict_interval(7e9, 1.4e11, kind="bootstrap") == (lo, hi)
         m.predict_interval(1e9, 2e10)  # said once per fit
 
 
@@ -288,17 +288,17 @@ def test_cli_epochs_warns_on_one_line(cli, dc, tmp_path):
 
 
 # ---- 7. a preset has only its forecast interval ----------------------------------------------
-@pytest.mark.parametrize("kind", ["confidence", "prediction"])
+@pytest.mark.parametrize("kind", ["confidence", "bootstrap"])
 def test_a_preset_says_it_has_only_forecast_intervals(kind):
     m = SupervisedScalingLaw.from_preset("busbridge2025")
     with pytest.raises(InputError, match="preset carries only a forecast interval.*published CIs"
-                       r".*kind='forecast'") as e:  # fmt: skip
+                       r".*kind='prediction'") as e:  # fmt: skip
         m.predict_interval(N=1e9, D=2e10, kind=kind)
     assert "bootstrap>0" not in str(e.value) and "bootstrap_()" not in str(e.value)
     assert isinstance(e.value, ValueError)  # callers falling back on ValueError still do
     lo, hi = m.predict_interval(N=1e9, D=2e10)
     assert lo < m.predict(1e9, 2e10) < hi
-    with pytest.raises(InputError, match="kind must be one of forecast, confidence, prediction"):
+    with pytest.raises(InputError, match="kind must be one of 'prediction', 'confidence', 'bootstrap'"):
         m.predict_interval(N=1e9, D=2e10, kind="credible")
 
 

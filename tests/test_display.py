@@ -59,7 +59,7 @@ def test_repr_lists_only_changed_arguments_and_pastes_back():
     again = eval(text, {"SupervisedScalingLaw": SupervisedScalingLaw})
     assert repr(again) == text
     assert repr(DataConstrainedLaw(fit="two-stage")) == "DataConstrainedLaw(fit='two-stage')"
-    assert repr(FLPM("piqa", ratio_floor=1e-2)) == "FLPM(task='piqa', zero_floor=0.01)"
+    assert repr(FLPM("piqa", zero_floor=1e-2)) == "FLPM(task='piqa', zero_floor=0.01)"
     long = SupervisedScalingLaw(grid={"alpha": np.linspace(0, 1, 200)})
     assert "grid={'alpha': array([0." in repr(long) and repr(long).endswith("...)")
 

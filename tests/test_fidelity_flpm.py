@@ -52,9 +52,11 @@ def test_drop_leaves_zero_share_runs_out_of_stage1(study):
     assert "dropped from stage 1" in est.summary()
 
 
-def test_old_ratio_floor_name_still_works(study):
-    a = _fit(study, ratio_floor=1e-6)
-    assert a.zero_floor == 1e-6 and a.ratio_floor == 1e-6
+def test_zero_floor_is_the_one_name_of_the_floor(study):
+    a = _fit(study, zero_floor=1e-6)
+    assert a.zero_floor == 1e-6 and a.to_dict()["config"]["zero_floor"] == 1e-6
+    with pytest.raises(TypeError, match="ratio_floor"):
+        _fit(study, ratio_floor=1e-6)
 
 
 @pytest.mark.parametrize(

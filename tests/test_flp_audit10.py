@@ -52,7 +52,7 @@ def test_helpers_never_return_zero_width():
 def test_not_emerged_flp_interval_covers_chance_and_the_threshold(arc):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lo, hi = arc.predict_interval([3.70504e17], 0.99)
+        lo, hi = arc.predict_interval([3.70504e17], level=0.99)
         df = arc.forecast([3.70504e17], actual=[24.9])
     floor = arc.settings_.random_performance + arc.threshold
     assert lo[0] == 0.0 and hi[0] >= floor  # was [0, 0]
@@ -83,7 +83,7 @@ def test_flpm_python_interval_never_zero_width():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = FLPM("HumanEval").fit(*_read("mixture_runs.csv", "mixture_checkpoints.csv"))
-        lo, hi = est.predict_interval([[1e25, 1e24], [1e21, 1e20]], 0.9)
+        lo, hi = est.predict_interval([[1e25, 1e24], [1e21, 1e20]], level=0.9)
     assert not (lo == hi).any()
     assert lo[1] < est.predict([[1e21, 1e20]])[0] < hi[1]
 

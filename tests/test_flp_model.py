@@ -61,15 +61,15 @@ def test_flp_within_paper_bands_and_beats_fp(flp_fits, study):
 def test_forecast_interval_carries_stage1_uncertainty(flp_fits, study):
     est = flp_fits["Hellaswag"]
     C = study.targets["C"].to_numpy()
-    lo, hi = est.predict_interval(C, 0.9)
+    lo, hi = est.predict_interval(C, level=0.9)
     P = est.predict(C)
     assert np.all(lo < P) and np.all(P < hi)
     assert np.all((lo <= study.targets["Hellaswag"]) & (study.targets["Hellaswag"] <= hi))
     # parameter uncertainty grows with extrapolation distance, and the stage-1 spread matters
     frozen = FLP.from_dict(est.to_dict())
     frozen.stage1_.bootstrap = [frozen.stage1_.theta] * len(frozen.stage1_.bootstrap)
-    lo2, hi2 = frozen.predict_interval(C, 0.9, kind="confidence")
-    lo3, hi3 = est.predict_interval(C, 0.9, kind="confidence")
+    lo2, hi2 = frozen.predict_interval(C, level=0.9, kind="confidence")
+    lo3, hi3 = est.predict_interval(C, level=0.9, kind="confidence")
     assert np.all((hi3 - lo3) > (hi2 - lo2))
     assert (hi3 - lo3)[1] > (hi3 - lo3)[0]
 
@@ -244,10 +244,10 @@ def test_flpm_three_sources_and_simplex_grid():
 def test_flpm_bootstrap_interval(mix):
     est = FLPM("RACE", mapper="domain-linear", bootstrap=60).fit(mix.runs, mix.checkpoints)
     F = mix.targets[["C_general", "C_code"]].to_numpy()
-    lo, hi = est.predict_interval(F, 0.9)
+    lo, hi = est.predict_interval(F, level=0.9)
     P = est.predict(F)
     assert np.all(lo < P) and np.all(P < hi)
-    clo, chi = est.predict_interval(F, 0.9, kind="confidence")
+    clo, chi = est.predict_interval(F, level=0.9, kind="confidence")
     assert np.all(chi - clo < hi - lo)
     back = FLPM.from_json(est.to_json())
     assert back.to_json() == est.to_json()

@@ -61,7 +61,7 @@ def test_bootstrap_intervals_cover_truth_and_prediction_is_wider():
     for k in ("E", "alpha", "beta"):
         assert ci[k][0] < HOFF[k] < ci[k][1], (k, ci[k])
     lo_c, hi_c = law.predict_interval(1e10, 2e11, kind="confidence")
-    lo_p, hi_p = law.predict_interval(1e10, 2e11, kind="prediction")
+    lo_p, hi_p = law.predict_interval(1e10, 2e11, kind="bootstrap")
     assert hi_p - lo_p > hi_c - lo_c > 0
     band = law.allocate_interval(1e22)
     assert band["N"][0] < law.allocate(1e22).N < band["N"][1]

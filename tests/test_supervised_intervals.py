@@ -170,7 +170,7 @@ def test_no_interval_flag_and_backward_compatible_kinds(fitted):
     with pytest.raises(ValueError):
         law.predict_interval(1e9, 2e10)
     lo_c, hi_c = fitted.predict_interval(1e9, 2e10, kind="confidence")
-    lo_p, hi_p = fitted.predict_interval(1e9, 2e10, kind="prediction")
+    lo_p, hi_p = fitted.predict_interval(1e9, 2e10, kind="bootstrap")
     assert hi_p - lo_p > hi_c - lo_c > 0
 
 

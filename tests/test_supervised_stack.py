@@ -163,7 +163,7 @@ def test_bootstrap_only_interval_of_a_stacked_fit_holds_the_stack_forecast():
     flo, fhi = m.result_.predict_interval(kind="prediction", N=N, D=D)
     assert lo / flo == pytest.approx(p / form_only, rel=1e-9)
     assert hi / fhi == pytest.approx(p / form_only, rel=1e-9)
-    assert np.array_equal(m.predict_interval(N, D, kind="prediction")[0], lo)
+    assert np.array_equal(m.predict_interval(N, D, kind="bootstrap")[0], lo)
 
 
 def test_weights_do_not_mistake_run_scatter_for_a_laws_accuracy():

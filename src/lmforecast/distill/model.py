@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, not_fitted
+from ..estimator import Estimator, point, scalar_like
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
 from ..laws.distillation import DistillationLaw
-from ..store import load_json
+from ..params import check
 from ..supervised import SupervisedScalingLaw
 from .checks import fitted_ranges, run_notes
 from .diagnostics import Diagnostics
@@ -48,7 +48,7 @@ from .uncertainty import (
 )
 
 
-class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
+class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
     """Student cross-entropy from student size, distillation tokens and teacher loss (Eq. 8).
 
     Parameters
@@ -93,12 +93,10 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
     ) -> None:
         if not huber_delta > 0:
             raise InputError(f"huber_delta must be > 0, got {huber_delta}")
-        if bootstrap < 0:
-            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        check("bootstrap", bootstrap)
         if boot_polish < 0:
             raise InputError(f"boot_polish must be >= 0, got {boot_polish}")
-        if not 0 < ci_level < 1:
-            raise InputError(f"ci_level must be in (0, 1), got {ci_level}")
+        check("ci_level", ci_level)
         self.supervised = supervised
         self.huber_delta, self.grid, self.n_polish, self.fixed = huber_delta, grid, n_polish, fixed
         self.bootstrap, self.ci_level, self.seed = bootstrap, ci_level, seed
@@ -308,10 +306,17 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
             est.supervised_source_ = res.meta["supervised_source"]
         return est
 
+    saved_label = "saved distillation fit"
+
     @classmethod
-    def load(cls, path: str | Path) -> DistillationScalingLaw:
-        d = check_distill_fit(load_json(Path(path), "saved distillation fit"), str(path))
-        return cls.from_result(FitResult.from_dict(d, str(path)))
+    def from_dict(cls, d: dict, where: str = "distillation fit") -> DistillationScalingLaw:
+        """A fit from `to_dict` (a saved file's dict), checked field by field."""
+        return cls.from_result(FitResult.from_dict(check_distill_fit(d, where), where))
+
+    def to_dict(self) -> dict:
+        """The fit (a `FitResult` dict, the supervised law in ``meta``); loads back bit-for-bit."""
+        self._check()
+        return self.result_.to_dict()
 
     @classmethod
     def from_spec(cls, spec: str) -> DistillationScalingLaw:
@@ -326,20 +331,6 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
             f"unknown coefficients {spec!r}: use a preset ({', '.join(sorted(DISTILL_PRESETS))}) "
             "or a fit saved by `lmforecast distill fit --out FIT.json`"
         )
-
-    def save(self, path: str | Path) -> None:
-        self._check()
-        self.result_.to_json(path)
-
-    def to_json(self) -> str:
-        self._check()
-        return self.result_.to_json()
-
-    @classmethod
-    def from_json(cls, text: str) -> DistillationScalingLaw:
-        """A fit from `to_json` text (or a path), checked as `load` checks a saved file."""
-        d = check_distill_fit(load_json(text, "saved distillation fit"), "distillation fit")
-        return cls.from_result(FitResult.from_dict(d, "distillation fit"))
 
     # ---- predictions -----------------------------------------------------------------------
     def _check(self):
@@ -374,8 +365,10 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
         return self.supervised_.predict(N_S, D_S)
 
     def predict(self, N_S, D_S, teacher_loss=None, *, N_T=None, D_T=None) -> np.ndarray:
-        """Student loss L_S (Eq. 8), vectorised; teacher given by its loss or by (N_T, D_T)."""
+        """Student loss L_S (Eq. 8), vectorised (a float for scalar inputs); teacher given by its
+        loss or by (N_T, D_T)."""
         self._check()
+        scalar = scalar_like(N_S, D_S, teacher_loss, N_T, D_T)
         if teacher_loss is None:
             if N_T is None or D_T is None:
                 raise InputError("give the teacher's loss, or its parameters and tokens")
@@ -391,7 +384,8 @@ class DistillationScalingLaw(EstimatorDisplay, ForecastIntervals, Diagnostics):
             if not np.all(np.isfinite(v)) or np.any(v <= 0):
                 raise InputError(f"{name} must be positive and finite")
         self._warn_domain(L_T)
-        return self._loss(N_S, D_S, L_T)
+        out = self._loss(N_S, D_S, L_T)
+        return point(out) if scalar else np.asarray(out, float)
 
     def _loss(self, N_S, D_S, L_T, L_sup=None):
         """Eq. 8 in natural space, no validation (hot path of the planners)."""

@@ -75,7 +75,7 @@ def teacher_log_sd(model, N_T, D_T, kind: str = "prediction") -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReachWarning)
         try:  # an averaged fit has only its forecast interval
-            want = "confidence" if kind == "confidence" else "forecast"
+            want = "confidence" if kind == "confidence" else "prediction"
             hi = sup.predict_interval(Nf, Df, level=SUPERVISED_LEVEL, kind=want)[1]
         except ValueError:
             hi = sup.predict_interval(Nf, Df, level=SUPERVISED_LEVEL)[1]

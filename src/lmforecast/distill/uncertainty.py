@@ -318,8 +318,8 @@ class ForecastIntervals:
         N_S,
         D_S,
         teacher_loss=None,
-        level: float = 0.9,
         *,
+        level: float = 0.9,
         N_T=None,
         D_T=None,
         kind: str = "prediction",
@@ -337,10 +337,7 @@ class ForecastIntervals:
         a measured `teacher_loss` is taken as it is.
         """
         self._check()
-        if not 0 < level < 1:
-            raise InputError(f"level must be strictly between 0 and 1, got {level}")
-        if kind not in ("prediction", "confidence"):
-            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        level, kind = self._interval_args(level, kind)
         s_T = None
         if teacher_loss is None:
             if N_T is None or D_T is None:

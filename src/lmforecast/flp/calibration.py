@@ -38,7 +38,7 @@ def _rows(est, x, y, levels, **keys) -> list[pd.DataFrame]:
     r_lo, r_hi = SCORE_RANGE
     out = []
     for lv in levels:
-        lo, hi = est.predict_interval(x, lv)
+        lo, hi = est.predict_interval(x, level=lv)
         cols = {"level": lv, "y": y, "y_pred": pred, "lower": lo, "upper": hi}
         rng = {"range_lower": r_lo, "range_upper": r_hi}
         out.append(pd.DataFrame({**keys, **cols, **rng}))

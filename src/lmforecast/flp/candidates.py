@@ -190,7 +190,7 @@ def compare_loss_to_performance(
         except InputError as exc:  # too few retained checkpoints for this candidate
             skipped[task]["FLOPs"], preds["FLOPs"] = str(exc), np.full(len(tg), np.nan)
         mix = dict(
-            form=form, ratio_floor=ratio_floor, steps=steps, n_init=n_init, seed=seed, bootstrap=0
+            form=form, zero_floor=ratio_floor, steps=steps, n_init=n_init, seed=seed, bootstrap=0
         )  # point errors only; no intervals needed
         for name, mapper in (("Domain-Linear", "domain-linear"), ("Domain-Neural", "neural")):
             try:

@@ -15,18 +15,17 @@ clipped to the score range [0, 100] points like every forecast.
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..data.validate import check_no_duplicates, numeric_column
-from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, not_fitted
+from ..estimator import Estimator, point
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
-from ..store import dump_json, load_json, source_label
+from ..params import UNIT_OPEN, check
 from .fitting import fit_from_closed_form
 from .mixture_scan import MixtureScan
 from .model import clip_scores, shared_t, stage_noise
@@ -58,7 +57,7 @@ def fit_stage1(law, X, L) -> FitResult:
     return fit_from_closed_form(law, X, L, start)
 
 
-class FLPM(EstimatorDisplay, MixtureScan):
+class FLPM(Estimator, MixtureScan):
     """FLP-M forecaster for one task (sklearn-style; learned attributes end in _).
 
     `bootstrap` (default 50) resamples both stages for `predict_interval`; 0 turns intervals off.
@@ -66,12 +65,10 @@ class FLPM(EstimatorDisplay, MixtureScan):
     Runs with a source share of 0 (the paper's ratio-0 models, Sec. 5.1) have log C_i = -inf in
     M1/M2/M4. `zero_share="floor"` (default) floors each source's compute at `zero_floor` x the
     total (1e-3); `"drop"` leaves the runs with a zero share out of stage 1 (their checkpoints
-    still train stage 2; forecasts at a share below the floor still use it). `ratio_floor` is
-    the old name of `zero_floor`. `zero_share_sensitivity_` holds the forecast at share 0.01 of
+    still train stage 2; forecasts at a share below the floor still use it).
+    `zero_share_sensitivity_` holds the forecast at share 0.01 of
     the last source under floors 1e-2/1e-3/1e-6 and "drop" (docs/flp.md: the choice of default).
     """
-
-    _param_attrs = {"ratio_floor": None}  # the old name of zero_floor
 
     def __init__(
         self,
@@ -82,7 +79,6 @@ class FLPM(EstimatorDisplay, MixtureScan):
         random_performance: float | None = None,
         threshold: float = EMERGENCE_THRESHOLD,
         train_loss_decimals: int = 2,
-        ratio_floor: float | None = None,
         hidden: int = 3,
         lr: float = 0.05,
         steps: int = 2000,
@@ -97,22 +93,17 @@ class FLPM(EstimatorDisplay, MixtureScan):
             raise InputError(f"unknown form {form!r}; use one of {', '.join(MIXTURE_FORMS)}")
         if mapper not in MAPPERS:
             raise InputError(f"unknown mapper {mapper!r}; use one of {', '.join(MAPPERS)}")
-        if bootstrap < 0:
-            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        check("bootstrap", bootstrap)
         if zero_share not in ZERO_SHARES:
             raise InputError(f"zero_share must be 'floor' or 'drop', got {zero_share!r}")
-        if ratio_floor is not None:
-            zero_floor = ratio_floor
-        if not (isinstance(zero_floor, int | float) and 0 < zero_floor < 1):
-            raise InputError(f"zero_floor must be in (0, 1), got {zero_floor!r}")
-        ratio_floor = float(zero_floor)
-        self.zero_share, self.zero_floor = zero_share, float(zero_floor)
+        check("zero_floor", zero_floor, UNIT_OPEN)
+        self.zero_share, self.zero_floor = zero_share, zero_floor
         self.task, self.form, self.mapper = task, form, mapper
-        self.random_performance, self.threshold = random_performance, float(threshold)
-        self.train_loss_decimals, self.ratio_floor = int(train_loss_decimals), ratio_floor
+        self.random_performance, self.threshold = random_performance, threshold
+        self.train_loss_decimals = train_loss_decimals
         self.hidden, self.lr, self.steps = hidden, lr, steps
         self.weight_decay, self.n_init, self.seed = weight_decay, n_init, seed
-        self.bootstrap = int(bootstrap)
+        self.bootstrap = bootstrap
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
@@ -148,7 +139,7 @@ class FLPM(EstimatorDisplay, MixtureScan):
                 )
             runs, F = runs.loc[~zero].reset_index(drop=True), F[~zero]
         self.n_zero_share_ = int(zero.sum())
-        law = get_law(MIXTURE_FORMS[self.form], sources=sources, ratio_floor=self.ratio_floor)
+        law = get_law(MIXTURE_FORMS[self.form], sources=sources, ratio_floor=float(self.zero_floor))
         X = {f"C_{s}": F[:, i] for i, s in enumerate(sources)}
         self.stage1_ = {}
         Ls = {}
@@ -156,7 +147,9 @@ class FLPM(EstimatorDisplay, MixtureScan):
             L = numeric_column(runs, c, positive=True, what="runs")
             Ls[d] = L
             res = fit_stage1(law, X, L)
-            res.meta["law_options"] = {"sources": list(sources), "ratio_floor": self.ratio_floor}
+            res.meta["law_options"] = {
+                "sources": list(sources), "ratio_floor": float(self.zero_floor)
+            }
             res.meta["max_flops"] = float(F.sum(1).max())
             res.meta["min_flops"] = float(F.sum(1).min())
             share = F / F.sum(1, keepdims=True)
@@ -356,9 +349,11 @@ class FLPM(EstimatorDisplay, MixtureScan):
 
     def predict(self, flops_per_source, clip: bool = True) -> np.ndarray:
         """Forecast score from FLOPs per source: predicted domain losses -> stage 2 (Sec. 4),
-        clipped to [0, 100] points with a DomainWarning when outside (`clip=False`: raw)."""
+        clipped to [0, 100] points with a DomainWarning when outside (`clip=False`: raw). One
+        model's FLOPs per source (a 1-D input) give a float, rows of them an ndarray."""
         P = self.performance_from_losses(self.predict_losses(flops_per_source).to_numpy())
-        return clip_scores(P) if clip else P
+        P = np.asarray(clip_scores(P) if clip else P, float)
+        return point(P[0]) if np.ndim(flops_per_source) <= 1 else P
 
     # ---- reporting / persistence -----------------------------------------------------------
     def summary(self) -> str:
@@ -420,16 +415,16 @@ class FLPM(EstimatorDisplay, MixtureScan):
                 "form": self.form,
                 "mapper": self.mapper,
                 "random_performance": self.random_performance,
-                "threshold": self.threshold,
-                "train_loss_decimals": self.train_loss_decimals,
+                "threshold": float(self.threshold),
+                "train_loss_decimals": int(self.train_loss_decimals),
                 "zero_share": self.zero_share,
-                "zero_floor": self.zero_floor,
+                "zero_floor": float(self.zero_floor),
                 "hidden": self.hidden,
                 "lr": self.lr,
                 "steps": self.steps,
                 "weight_decay": self.weight_decay,
                 "n_init": self.n_init,
-                "bootstrap": self.bootstrap,
+                "bootstrap": int(self.bootstrap),
                 "seed": self.seed,
             },
             "settings": dict(self.settings_.__dict__),
@@ -447,13 +442,19 @@ class FLPM(EstimatorDisplay, MixtureScan):
             "zero_share_sensitivity": getattr(self, "zero_share_sensitivity_", None),
         }
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        return dump_json(self.to_dict(), path, indent=1)
+    saved_label = "saved FLP-M fit"
 
     @classmethod
-    def from_dict(cls, d: dict) -> FLPM:
-        if d.get("kind") != "FLPM":
-            raise InputError(f"not a saved FLP-M fit (kind {d.get('kind')!r})")
+    def from_dict(cls, d: dict, where: str = "saved FLP-M fit") -> FLPM:
+        """A fit from `to_dict` (a saved file's dict), checked field by field (`flp.schema`)."""
+        check_flpm(d, where, init_args(cls))
+        try:
+            return cls._from_checked(d)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{where}: not a saved FLP-M fit ({exc})") from exc
+
+    @classmethod
+    def _from_checked(cls, d: dict) -> FLPM:
         est = cls(**d["config"])
         est.settings_ = TaskSettings(**d["settings"])
         est.sources_, est.domains_ = tuple(d["sources"]), tuple(d["domains"])
@@ -472,14 +473,3 @@ class FLPM(EstimatorDisplay, MixtureScan):
         est.n_zero_share_ = d.get("n_zero_share", 0)
         est.zero_share_sensitivity_ = d.get("zero_share_sensitivity")
         return est
-
-    @classmethod
-    def from_json(cls, text_or_path: str | Path) -> FLPM:
-        d = load_json(text_or_path, "saved FLP-M fit")
-        check_flpm(d, source_label(text_or_path), init_args(cls))
-        try:
-            return cls.from_dict(d)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(
-                f"{source_label(text_or_path)}: not a saved FLP-M fit ({exc})"
-            ) from exc

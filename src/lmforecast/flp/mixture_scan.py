@@ -33,13 +33,12 @@ class MixtureScan:
         self._warn_compute_range(flops, flops, "mixture scan")
         return MixtureCurve(self.sources_, R, perf, float(flops))
 
-    def predict_interval(self, flops_per_source, level: float = 0.9, kind: str = "prediction"):
+    def predict_interval(self, flops_per_source, *, level: float = 0.9, kind: str = "prediction"):
         """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
         feed stage-2 resample b; kind="prediction" (default) adds each stage's Student-t
         residual noise (dof-corrected SD). Clipped to [0, 100] points and never zero width: one
         collapsed onto a bound is NaN (undefined; flp.intervals)."""
-        if not (isinstance(level, int | float) and 0 < level < 1):
-            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+        level, kind = self._interval_args(level, kind)
         P = self.score_draws(flops_per_source, kind)
         if P is None:  # no stage-2 noise estimate: the whole range
             n = len(self._as_flops(flops_per_source))
@@ -63,7 +62,7 @@ class MixtureScan:
         F = curve.ratios * curve.flops
         P = np.clip(self.score_draws(F, "confidence"), *BOUNDS)
         flat = np.array([_flat(p) for p in P], bool)
-        lo, hi = self.predict_interval(F[curve.best_index : curve.best_index + 1], level)
+        lo, hi = self.predict_interval(F[curve.best_index : curve.best_index + 1], level=level)
         out = {"performance": interval_or_none(lo[0], hi[0]), "best_ratio": None,
                "flat_draws": int(flat.sum())}  # fmt: skip
         if curve.flat or flat.all():

@@ -20,17 +20,16 @@ the fitted runs). docs/flp.md reports the coverage of these intervals on held-ou
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..data.validate import check_columns, check_min_rows, check_no_duplicates, numeric_column
-from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, not_fitted
+from ..estimator import Estimator, point, scalar_like
 from ..fitting import FitResult, bootstrap_fit, fit_law, squared
 from ..laws import get_law
-from ..store import dump_json, load_json, source_label
+from ..params import check
 from .fitting import bootstrap_closed_form, fit_from_closed_form
 from .intervals import not_emerged_interval, null_at_bounds
 from .schema import METHODS, check_flp, init_args
@@ -117,7 +116,7 @@ def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
     return res
 
 
-class FLP(EstimatorDisplay):
+class FLP(Estimator):
     """Two-stage downstream forecaster for one task (sklearn-style; learned attributes end in _).
 
     `random_performance` defaults to the task's Table 2 value (unknown tasks must give it);
@@ -138,12 +137,11 @@ class FLP(EstimatorDisplay):
     ) -> None:
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-        if bootstrap < 0:
-            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+        check("bootstrap", bootstrap)
         self.task, self.method = task, method
-        self.random_performance, self.threshold = random_performance, float(threshold)
-        self.train_loss_decimals, self.bootstrap = int(train_loss_decimals), int(bootstrap)
-        self.seed, self.n_jobs = int(seed), n_jobs
+        self.random_performance, self.threshold = random_performance, threshold
+        self.train_loss_decimals, self.bootstrap = train_loss_decimals, bootstrap
+        self.seed, self.n_jobs = seed, n_jobs
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
@@ -274,14 +272,15 @@ class FLP(EstimatorDisplay):
         """Forecast score (points) at training FLOPs C (stages chained), clipped to [0, 100]
         with a DomainWarning when a forecast falls outside (`clip=False`: the raw law)."""
         self._check()
-        C = np.asarray(C, float)
+        scalar, C = scalar_like(C), np.asarray(C, float)
         if not (C > 0).all():  # NaN included (it forecast NaN before)
             raise InputError(f"FLOPs must be > 0, got {C[~(C > 0)].ravel()[0]:g}")
         x = C if self.stage1_ is None else self.predict_loss(C)
         P = self.stage2_.predict(**{self._stage_input(): x})
-        return clip_scores(P) if clip else P
+        P = clip_scores(P) if clip else P
+        return point(P) if scalar else np.asarray(P, float)
 
-    def predict_interval(self, C, level: float = 0.9, kind: str = "prediction"):
+    def predict_interval(self, C, *, level: float = 0.9, kind: str = "prediction"):
         """Interval of the score at C: bootstrap refits of both stages (stage-1 samples fed into
         stage 2); kind="prediction" (default) adds Student-t residual noise of each stage
         (`stage_noise`), "confidence" leaves it out. Clipped to [0, 100] points; a stage with
@@ -291,10 +290,7 @@ class FLP(EstimatorDisplay):
         self._check()
         if not self.stage2_.bootstrap:
             raise InputError("no bootstrap samples: fit with bootstrap > 0")
-        if not (isinstance(level, int | float) and 0 < level < 1):
-            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
-        if kind not in ("prediction", "confidence"):
-            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        level, kind = self._interval_args(level, kind)
         C = np.atleast_1d(np.asarray(C, float))
         rng = np.random.default_rng(self.seed + 2)
         T2 = np.asarray(self.stage2_.bootstrap)
@@ -375,7 +371,7 @@ class FLP(EstimatorDisplay):
         if L is not None:
             df.insert(1, "loss" if self.method == "flp" else "nll", L)
         if self.stage2_.bootstrap:
-            df["lower"], df["upper"] = self.predict_interval(C, level)
+            df["lower"], df["upper"] = self.predict_interval(C, level=level)
         self.warn_if_not_emerged(df["performance"], df.get("lower"))
         if actual is not None:
             df["actual"] = np.atleast_1d(np.asarray(actual, float))
@@ -423,10 +419,10 @@ class FLP(EstimatorDisplay):
                 "task": self.task,
                 "method": self.method,
                 "random_performance": self.random_performance,
-                "threshold": self.threshold,
-                "train_loss_decimals": self.train_loss_decimals,
-                "bootstrap": self.bootstrap,
-                "seed": self.seed,
+                "threshold": float(self.threshold),
+                "train_loss_decimals": int(self.train_loss_decimals),
+                "bootstrap": int(self.bootstrap),
+                "seed": int(self.seed),
             },
             "settings": dict(self.settings_.__dict__),
             "filter": {k: v.tolist() for k, v in self.filter_.__dict__.items()},
@@ -436,13 +432,19 @@ class FLP(EstimatorDisplay):
             "stage2": self.stage2_.to_dict(),
         }
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        return dump_json(self.to_dict(), path, indent=1)
+    saved_label = "saved FLP fit"
 
     @classmethod
-    def from_dict(cls, d: dict) -> FLP:
-        if d.get("kind") != "FLP":
-            raise InputError(f"not a saved FLP fit (kind {d.get('kind')!r})")
+    def from_dict(cls, d: dict, where: str = "saved FLP fit") -> FLP:
+        """A fit from `to_dict` (a saved file's dict), checked field by field (`flp.schema`)."""
+        check_flp(d, where, init_args(cls))
+        try:
+            return cls._from_checked(d)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{where}: not a saved FLP fit ({exc})") from exc
+
+    @classmethod
+    def _from_checked(cls, d: dict) -> FLP:
         est = cls(**d["config"])
         est.settings_ = TaskSettings(**d["settings"])
         f = d["filter"]
@@ -454,12 +456,3 @@ class FLP(EstimatorDisplay):
         est.stage1_ = None if d["stage1"] is None else FitResult.from_dict(d["stage1"])
         est.stage2_ = FitResult.from_dict(d["stage2"])
         return est
-
-    @classmethod
-    def from_json(cls, text_or_path: str | Path) -> FLP:
-        d = load_json(text_or_path, "saved FLP fit")
-        check_flp(d, source_label(text_or_path), init_args(cls))
-        try:
-            return cls.from_dict(d)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"{source_label(text_or_path)}: not a saved FLP fit ({exc})") from exc

@@ -135,7 +135,7 @@ def check_flpm(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
     _common_config(c, cfg)
     c.str_(c.get(cfg, "form", "config"), "config.form", MIXTURE_FORMS)
     mapper = c.str_(c.get(cfg, "mapper", "config"), "config.mapper", MAPPERS)
-    c.num(cfg.get("ratio_floor", 1e-3), "config.ratio_floor", lo=0, hi=1, lo_open=True,
+    c.num(cfg.get("zero_floor", 1e-3), "config.zero_floor", lo=0, hi=1, lo_open=True,
           hi_open=True)  # fmt: skip
     _settings(c, d["settings"])
     sources = c.list_(d["sources"], "sources", min_len=1)

@@ -165,7 +165,7 @@ def single_distribution_check(
         common = dict(random_performance=rp, threshold=threshold,
                       train_loss_decimals=train_loss_decimals)  # fmt: skip
         flp = FLP(task, bootstrap=0, **common).fit(runs, ck, columns=columns)
-        flpm = FLPM(task, form=form, mapper=mapper, ratio_floor=ratio_floor, steps=steps,
+        flpm = FLPM(task, form=form, mapper=mapper, zero_floor=ratio_floor, steps=steps,
                     n_init=n_init, seed=seed, bootstrap=0, **common).fit(runs, ck,
                                                                  columns=columns)  # fmt: skip
         rows += prediction_rows(task, "FLP", names, actual, flp.predict(C_t))

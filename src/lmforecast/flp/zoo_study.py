@@ -67,7 +67,7 @@ def zoo_flp_summary(zoo, *, bootstrap: int = 40, seed: int = 0) -> dict:
         fp = FLP(task, method="fp", random_performance=rp, bootstrap=0).fit(train, ck_train)
         actual = target[task].to_numpy(float)
         pred, pred_fp = est.predict(C), fp.predict(C)
-        lo, hi = est.predict_interval(C, 0.9) if bootstrap else (pred * np.nan, pred * np.nan)
+        lo, hi = est.predict_interval(C, level=0.9) if bootstrap else (pred * np.nan, pred * np.nan)
         e_flp, e_fp = relative_error(pred, actual), relative_error(pred_fp, actual)
         fits[task] = est
         info.update(

@@ -43,6 +43,7 @@ import numpy as np
 from ..errors import InputError, first_time
 from ..intervals import normal_cdf, z_of
 
+#: internal names of the public kinds "prediction", "confidence", "bootstrap", in that order
 KINDS = ("forecast", "confidence", "prediction")
 
 
@@ -194,6 +195,10 @@ def log_interval(
 ONE_SIGMA = float(2 * normal_cdf(1.0) - 1)  # level whose z is 1: a backtest's noise-only band
 
 
+def _public(kind: str) -> str:
+    return ("prediction", "confidence", "bootstrap")[KINDS.index(kind)]
+
+
 def bootstrap_interval(est, N, D, level: float, kind: str):
     """(lower, upper) loss of a fitted `SupervisedScalingLaw` over its bootstrap refits:
     percentiles (kind="confidence"), plus the residual scale ("prediction", and "forecast" for a
@@ -202,17 +207,17 @@ def bootstrap_interval(est, N, D, level: float, kind: str):
     give only kind="forecast")."""
     res = est.result_
     if kind != "forecast" and res.meta.get("average"):
-        raise InputError("an averaged fit has only kind='forecast' intervals")
+        raise InputError("an averaged fit has only kind='prediction' intervals")
     if not res.bootstrap:
         if res.meta.get("preset"):
             raise InputError(
                 f"the {res.meta['preset']!r} preset carries only a forecast interval, built from "
-                f"its published CIs: use kind='forecast', not {kind!r} (which needs bootstrap "
-                "refits of a fit to runs)"
+                f"its published CIs: use kind='prediction', not {_public(kind)!r} (which needs "
+                "bootstrap refits of a fit to runs)"
             )
         if kind == "forecast":
             raise InputError("this fit has no intervals: fit with intervals=True")
-        raise InputError(f"kind={kind!r} needs bootstrap refits, and this fit has none "
+        raise InputError(f"kind={_public(kind)!r} needs bootstrap refits, and this fit has none "
                          "(bootstrap=0): refit with bootstrap >= 2")  # fmt: skip
     if kind == "forecast" and first_time(est, "bootstrap-only"):
         warnings.warn(

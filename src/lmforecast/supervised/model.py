@@ -14,7 +14,6 @@ import dataclasses
 import math
 import warnings
 from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,12 +21,11 @@ import pandas as pd
 from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.flops import DISTILLATION_PAPER, Architecture
-from ..display import EstimatorDisplay
 from ..errors import InputError, not_fitted
+from ..estimator import Estimator
 from ..fitting import FitResult, fit_law, huber, squared
 from ..fitting.bootstrap import attach_bootstrap
 from ..laws import get_law
-from ..store import source_label
 from . import calibration as cb
 from . import forms as fm
 from . import intervals as iv
@@ -46,7 +44,7 @@ CHINCHILLA_FORMS = ("chinchilla", "chinchilla-gamma")
 DEFAULT_BOOTSTRAP = cb.CLUSTER_BOOTSTRAP
 
 
-class SupervisedScalingLaw(EstimatorDisplay):
+class SupervisedScalingLaw(Estimator):
     """Fit L(N, D) to training runs; predict with calibrated intervals, allocate compute, report.
 
     Parameters mirror the papers' procedures: `huber_delta=1e-3` is Hoffmann et al.'s, 1e-4 the
@@ -90,7 +88,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
         self.form, self.loss, self.huber_delta = form, loss, huber_delta
         self.grid, self.n_polish, self.bootstrap = grid, n_polish, bootstrap
         self.intervals, self.calibration, self.n_cutoffs = intervals, calibration, n_cutoffs
-        self.fixed, self.replicates = dict(fixed or {}), replicates
+        self.fixed, self.replicates = fixed, replicates
         self.ci_level, self.seed, self.n_jobs, self.progress = ci_level, seed, n_jobs, progress
         self.stack = stack
 
@@ -149,6 +147,7 @@ class SupervisedScalingLaw(EstimatorDisplay):
             if sc:
                 res.meta["allocation"] = sc
         res.meta["config"] = {k: getattr(self, k) for k in CONFIG_ARGS}  # `load` rebuilds it
+        res.meta["config"]["fixed"] = dict(self.fixed or {})
         self.result_ = res
         self.params_ = dict(res.params)
         self.data_ = data
@@ -306,14 +305,9 @@ class SupervisedScalingLaw(EstimatorDisplay):
         return est
 
     @classmethod
-    def load(cls, path: str | Path) -> SupervisedScalingLaw:
-        return cls.from_json(Path(path))
-
-    @classmethod
-    def from_json(cls, text_or_path) -> SupervisedScalingLaw:
-        """A fit saved by `save` / `to_json`, from a path or the JSON text itself."""
-        res = FitResult.from_json(text_or_path)
-        where = source_label(text_or_path)
+    def from_dict(cls, d: dict, where: str = "saved fit") -> SupervisedScalingLaw:
+        """A fit from `to_dict` (a saved file's dict), checked field by field."""
+        res = FitResult.from_dict(d, where)
         check_supervised_meta(res.to_dict(), where)
         check_trust_meta(res.to_dict(), where)
         try:
@@ -321,13 +315,10 @@ class SupervisedScalingLaw(EstimatorDisplay):
         except InputError as exc:
             raise InputError(f"{where}: {exc}") from None
 
-    def save(self, path: str | Path) -> None:
-        self.to_json(path)
-
-    def to_json(self, path: str | Path | None = None) -> str:
-        """The fit as JSON text (also written to `path`); loads back bit-for-bit."""
+    def to_dict(self) -> dict:
+        """The fit (a `FitResult` dict with the calibration in ``meta``); loads back bit-for-bit."""
         self._check()
-        return self.result_.to_json(path)
+        return self.result_.to_dict()
 
     # ---- using the law ---------------------------------------------------------------------
     def _check(self):
@@ -375,22 +366,23 @@ class SupervisedScalingLaw(EstimatorDisplay):
         t, _, _, shape = self._targets(N, D)
         return plain(np.exp(t).reshape(shape))
 
-    def predict_interval(self, N, D=None, level: float = 0.9, kind: str = "forecast"):
+    interval_kinds = ("prediction", "confidence", "bootstrap")
+
+    def predict_interval(self, N, D=None, *, level: float = 0.9, kind: str = "prediction"):
         """(lower, upper) loss at `level`.
 
-        kind="forecast" (default): the calibrated interval of docs/trust.md (bootstrap spread +
-        run scatter + extrapolation drift and scatter calibrated by backtest; a preset's from
-        its published CIs, its only kind); "confidence": bootstrap percentiles only;
-        "prediction": bootstrap plus the residual scale (both the form's spread; for a stacked
-        fit centred on the stack's forecast; a fit with intervals=False and a bootstrap gives
-        this one for "forecast" too, and warns that it is not calibrated).
+        kind="prediction" (default): where a new run's loss should fall, the calibrated interval
+        of docs/trust.md (bootstrap spread + run scatter + extrapolation drift and scatter
+        calibrated by backtest; a preset's from its published CIs, its only kind);
+        "confidence": bootstrap percentiles only; "bootstrap": bootstrap plus the residual scale,
+        not calibrated for extrapolation (both the form's spread; for a stacked fit centred on
+        the stack's forecast; a fit with intervals=False gives this one for "prediction" too,
+        and warns that it is not calibrated).
         """
         self._check()
         N, D = positive_nd(N, D)
-        if not 0 < level < 1:
-            raise InputError(f"level must be strictly between 0 and 1, got {level}")
-        if kind not in iv.KINDS:
-            raise InputError(f"kind must be one of {', '.join(iv.KINDS)}, got {kind!r}")
+        level, kind = self._interval_args(level, kind)
+        kind = iv.KINDS[self.interval_kinds.index(kind)]  # the names `supervised.intervals` uses
         cal = self.result_.meta.get("intervals")
         reach_warnings(self, cal if kind == "forecast" else None, N, D)
         if kind != "forecast" or cal is None:  # bootstrap percentiles (+ residual scale)

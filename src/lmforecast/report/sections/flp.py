@@ -56,7 +56,7 @@ def _flp_part(sec: Section, ctx: ReportContext) -> None:
         actual = study.targets[t].to_numpy()
         est = FLP(t, bootstrap=boot, seed=ctx.seed).fit(study.runs, study.checkpoints)
         fits[t] = est
-        lo, hi = est.predict_interval(C, 0.9)
+        lo, hi = est.predict_interval(C, level=0.9)
         pred = est.predict(C)
         fp = FLP(t, method="fp", bootstrap=0).fit(study.runs, study.checkpoints).predict(C)
         for i, m in enumerate(study.targets["model"]):
