@@ -52,7 +52,9 @@ def read_evals(path: str):
         from ..data.evals import load_pythia
 
         return load_pythia()
-    return read_table(path)
+    from ..data.evals.table import check_evals_frame
+
+    return check_evals_frame(read_table(path), path)
 
 
 def add_evals_fit_flags(

@@ -105,6 +105,43 @@ def check_values(df: pd.DataFrame, where: str) -> None:
                          f"{value_problem(m, value.iloc[i])}")  # fmt: skip
 
 
+#: Columns a forecast from an evals table computes with: a row missing one of them (while
+#: other rows have it) would silently drop its checkpoint.
+REQUIRED_WHEN_PRESENT = ("flops", "tokens", "params")
+
+
+def check_evals_frame(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    """Validate an evals table read by a method (`downstream fit`, `flp fit --evals`) that may
+    carry fewer columns than the tidy table: the text columns it has are not empty, its numeric
+    columns hold finite numbers >= 0 (text such as 'abc' refused), ``value`` is a number, and a
+    FLOPs, tokens or parameter column is filled on every row."""
+    for c in ("model", "task", "metric"):
+        if c in df.columns:
+            blank = df[c].isna() | (df[c].astype(str).str.strip() == "")
+            if blank.any():
+                _row_fail(where, blank, df, c, "is empty")
+    if "value" in df.columns:
+        value = pd.to_numeric(df["value"], errors="coerce")
+        if value.isna().any():
+            _row_fail(where, value.isna(), df, "value", "is not a number")
+    for c in ("step", "stderr", "n_shot", *META_COLUMNS):
+        if c not in df.columns:
+            continue
+        num = pd.to_numeric(df[c], errors="coerce")
+        if (num.isna() & df[c].notna()).any():
+            _row_fail(where, num.isna() & df[c].notna(), df, c, "is not a number")
+        if (num < 0).any() or np.isinf(num.to_numpy(float)).any():
+            _row_fail(where, (num < 0) | np.isinf(num.to_numpy(float)), df, c,
+                      "must be a finite number >= 0")  # fmt: skip
+        if c in REQUIRED_WHEN_PRESENT and num.isna().any() and num.notna().any():
+            i = int(np.argmax(num.isna().to_numpy()))
+            raise InputError(
+                f"{where}: row {i + 1} column {c!r} is empty; every row needs it (its checkpoint "
+                "would be dropped), or leave the column out"
+            )
+    return df
+
+
 def write_evals_table(df: pd.DataFrame, path: str | Path) -> None:
     """Write a tidy table by extension (.csv, .csv.gz, .tsv, .parquet, .jsonl), atomically.
 
