@@ -1104,6 +1104,14 @@ case("ledger-add-second-correction", "ledger add --ledger lr.db --method supervi
      "--point 2 --corrects 1", _loss_ledger)  # fmt: skip
 
 
+# curves (more in tests/test_bad_input_curves.py)
+case("curves-fit-steps-backwards", "curves fit --runs back.csv --out cf.json",
+     write("back.csv", "run,step,lr,loss\na,10,1e-3,3\na,20,1e-3,2.9\na,15,1e-3,2\n"))  # fmt: skip
+case("curves-predict-no-fit", "curves predict --fit nofit.json --schedule s.csv --json",
+     write("s.csv", "run,step,lr\nx,100,1e-3\n"))  # fmt: skip
+case("curves-plan-no-fit", "curves plan --fit nofit.json --steps 1000")
+
+
 @pytest.mark.parametrize("cid, argv, setup", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(cli, work, cid, argv, setup):
     import shlex

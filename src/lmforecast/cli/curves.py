@@ -141,7 +141,7 @@ def _fit(args: argparse.Namespace) -> int:
 
     out = check_writable(args.out, [args.runs])
     check_out_format(out, (".json",))
-    table = read_curves(_input_file(args.runs, "--runs"))
+    table = read_curves(_input_file(args.runs, "--runs"), what=f"--runs {args.runs}")
     check_max_rows(table, args)
     est = CurveLaw(law=args.law)
     if "seed" in est.get_params():
@@ -177,7 +177,8 @@ def _predict(args: argparse.Namespace) -> int:
     out = check_writable(args.out, [args.fit, args.schedule])
     check_out_format(out, (".csv", ".json"))
     est = _load(args.fit)
-    sched = read_schedule(_input_file(args.schedule, "--schedule"))
+    sched = read_schedule(_input_file(args.schedule, "--schedule"),
+                          what=f"--schedule {args.schedule}")  # fmt: skip
     fc = est.forecast(sched, level=args.level, final=args.final)
     result = fc.to_dict()
     result["level"] = args.level
