@@ -1,0 +1,101 @@
+"""The multi-power-law authors' protocol on their shared curves (Luo et al. 2025): per model size,
+fit cosine_24000, constant_24000 and wsdcon_9, forecast the other six schedules, and report the
+mean and worst relative error over every logged point (pooled, and the mean of per-curve means)
+beside the paper's numbers. Times our fit (variable projection + trust-region Huber polish)
+against a first-order baseline on the same Huber objective and the same evaluation code (Adam,
+numpy, from the same start, --adam-iters iterations) in the same run, and prints the ratio.
+
+    python benchmarks/curves_mpl_protocol.py [--shared ../shared] [--sizes 25M 100M 400M]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from lmforecast.curves import CurveLaw, read_curves
+from lmforecast.curves.fit import RunPoints, bounds_for, design, objective, projected, run_schedule
+from lmforecast.curves.fit import var_pro_starts
+from lmforecast.curves.mpl_data import PROTOCOL_FIT, read_mpl_size
+from lmforecast.curves.laws import value
+from lmforecast.fitting.losses import huber
+
+PAPER = {"25M": (0.110, 0.41), "100M": (0.142, 0.58), "400M": (0.168, 1.0)}
+
+
+def errors(pred, table):
+    m = table["loss"].notna().to_numpy() & (table["step"].to_numpy() > 2160)
+    e = np.abs(pred[m] / table["loss"].to_numpy()[m] - 1)
+    runs = table["run"].to_numpy()[m]
+    per = [e[runs == r].mean() for r in dict.fromkeys(runs)]
+    return 100 * e.mean(), 100 * float(np.mean(per)), 100 * e.max()
+
+
+def adam(law, train, iters, lr=0.01):
+    """Adam on the fit's Huber objective (fit space, analytic gradient), bounds by clipping."""
+    parts, ys = [], []
+    for run, rows in train.groupby("run", sort=False):
+        ok = rows["loss"].notna().to_numpy() & (rows["step"].to_numpy() > 2160)
+        parts.append(RunPoints(run, run_schedule(rows, run), rows["step"].to_numpy(float)[ok]))
+        ys.append(rows["loss"].to_numpy(float)[ok])
+    d, y = design(law, parts), np.concatenate(ys)
+    f = objective(law, d, y, huber(1e-3))
+    b = bounds_for(law, y)
+    lo = np.array([x[0] if x[0] is not None else -np.inf for x in b])
+    hi = np.array([x[1] if x[1] is not None else np.inf for x in b])
+    _, solve = projected(law, d, y)
+    z = np.clip(solve(var_pro_starts(law, d, y, 1)[0]), lo, hi)
+    m = np.zeros_like(z)
+    v = np.zeros_like(z)
+    scale = 1.0 / (y.size * 1e-6)
+    for t in range(1, iters + 1):
+        _, g = f(z)
+        g = g * scale
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        z = np.clip(z - lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8), lo, hi)
+    return z, f(z)[0]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[2] / "shared")
+    ap.add_argument("--sizes", nargs="+", default=list(PAPER))
+    ap.add_argument("--adam-iters", type=int, default=3000)
+    ap.add_argument("--law", default="mpl")
+    a = ap.parse_args(argv)
+    folder = a.shared / "data" / "curves" / "mpl"
+    print(f"law {a.law!r}; fit on {', '.join(PROTOCOL_FIT)}; forecast the other six schedules")
+    print("| size | ours mean (pooled) | ours mean (per curve) | ours worst | paper mean | paper "
+          "worst | our fit s | Adam mean (pooled) | Adam s | speed ratio Adam/ours |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    ratios = []
+    for size in a.sizes:
+        table = read_curves(read_mpl_size(folder, size))
+        fit_runs = [f"{size}/{r}" for r in PROTOCOL_FIT]
+        train = table[table["run"].isin(fit_runs)]
+        test = table[~table["run"].isin(fit_runs)]
+        t0 = time.perf_counter()
+        est = CurveLaw(a.law, n_boot=0).fit(train)
+        t_ours = time.perf_counter() - t0
+        ours = errors(est.predict(test), test)
+        t0 = time.perf_counter()
+        z, _ = adam(a.law, train, a.adam_iters)
+        t_adam = time.perf_counter() - t0
+        parts = [RunPoints(r, run_schedule(rows, r), rows["step"].to_numpy(float))
+                 for r, rows in test.groupby("run", sort=False)]  # fmt: skip
+        pa = np.concatenate([value(a.law, z, design(a.law, [p])) for p in parts])
+        ad = errors(pa, test)
+        ratios.append(t_adam / t_ours)
+        pm, pw = PAPER[size]
+        print(f"| {size} | {ours[0]:.3f}% | {ours[1]:.3f}% | {ours[2]:.2f}% | {pm:.3f}% | {pw:.2f}% "
+              f"| {t_ours:.2f} | {ad[0]:.3f}% | {t_adam:.2f} | {t_adam / t_ours:.1f}x |")
+    print(f"speed ratio (Adam {a.adam_iters} iterations / our fit): "
+          + ", ".join(f"{r:.1f}x" for r in ratios))
+
+
+if __name__ == "__main__":
+    main()
