@@ -1,4 +1,4 @@
-"""Every command and Python block in README.md runs as written (issue 14).
+"""Every command and Python block in README.md runs as written.
 
 The README's quick starts work from a folder prepared with ``lmforecast examples copy .``. Each
 fenced ``bash`` block is run line by line (backslash continuations joined), each ``python`` block
