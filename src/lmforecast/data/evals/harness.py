@@ -38,6 +38,7 @@ as the observational-scaling-law tables do); 0 at step 0.
 from __future__ import annotations
 
 import json
+import math
 import re
 import warnings
 from collections.abc import Iterable, Sequence
@@ -95,7 +96,7 @@ def _harness_files(paths) -> list[tuple[Path, str]]:
 def harness_docs(paths, skipped: list[str] | None = None):
     """(file, source label, parsed results) of each file of `paths`. A file found by walking a
     folder that is not harness output (a stray `config.json`) is skipped and, with `skipped`
-    given, listed there as `label (why)`; a file named on its own is refused (`InputError`)."""
+    given, listed there by its refusal message; a file named on its own is refused."""
     paths = [paths] if isinstance(paths, str | Path) else list(paths)
     named = {Path(p).resolve() for p in paths if Path(p).is_file()}
     for path, source in _harness_files(paths):
@@ -104,9 +105,8 @@ def harness_docs(paths, skipped: list[str] | None = None):
         except InputError as exc:
             if path.resolve() in named:
                 raise
-            why = str(exc).rpartition(" output ")[2] or str(exc)
             if skipped is not None:
-                skipped.append(f"{source} {why}")
+                skipped.append(str(exc))
             continue
         yield path, source, doc
 
@@ -115,8 +115,10 @@ def warn_skipped(skipped: list[str], stacklevel: int = 3) -> None:
     """One warning naming the folder files skipped as not harness output."""
     if skipped:
         more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        shown = "; ".join(m.replace(": not lm-evaluation-harness output", "", 1)
+                          for m in skipped[:3])  # fmt: skip
         warnings.warn(f"skipped {len(skipped)} file(s) in the folder(s) that are not "
-                      f"lm-evaluation-harness output: {'; '.join(skipped[:3])}{more}",
+                      f"lm-evaluation-harness output: {shown}{more}",
                       stacklevel=stacklevel)  # fmt: skip
 
 
@@ -228,19 +230,30 @@ def _metric_name(base: str, filt: str) -> str:
     return base if filt == "none" else f"{base},{filt}"
 
 
-def _n_shot(doc: dict, task: str):
+def _n_shot(doc: dict, task: str, path=None):
+    """The task's number of few-shot examples (``n-shot``, else its config's ``num_fewshot``,
+    else the run's), refused unless a whole number >= 0 (2.5 was read as 2, -3 kept)."""
+    found = []
     nshot = doc.get("n-shot")
     if isinstance(nshot, dict) and _number(nshot.get(task)) is not None:
-        return int(nshot[task])
+        found.append(("n-shot", nshot[task]))
     configs = doc.get("configs")
-    if isinstance(configs, dict) and isinstance(configs.get(task), dict):
-        v = _number(configs[task].get("num_fewshot"))
-        if v is not None:
-            return int(v)
+    if not found and isinstance(configs, dict) and isinstance(configs.get(task), dict):
+        if _number(configs[task].get("num_fewshot")) is not None:
+            found.append((f"configs[{task!r}].num_fewshot", configs[task]["num_fewshot"]))
     config = doc.get("config")
-    if isinstance(config, dict) and _number(config.get("num_fewshot")) is not None:
-        return int(config["num_fewshot"])
-    return None
+    if not found and isinstance(config, dict) and _number(config.get("num_fewshot")) is not None:
+        found.append(("config.num_fewshot", config["num_fewshot"]))
+    if not found:
+        return None
+    key, v = found[0]
+    f = _number(v)
+    if not (math.isfinite(f) and f >= 0 and f == int(f)):
+        raise InputError(
+            f"{path}: results[{task!r}]: {key} {v!r} is not a number of examples (a whole "
+            "number >= 0)"
+        )
+    return int(f)
 
 
 def _file_rows(doc: dict, path: Path, source: str, tasks, metrics,
@@ -309,7 +322,7 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics,
             shown = ", ".join(f"{k!r} = {v!r}" for k, v in list(skipped.items())[:3])
             warnings.warn(f"{path}: results[{task!r}]: skipped value(s) that are not numbers: "
                           f"{shown}", stacklevel=2)  # fmt: skip
-        n_shot = _n_shot(doc, task)
+        n_shot = _n_shot(doc, task, path)
         for name, key in named.items():
             if metrics is not None and name not in metrics:
                 continue
@@ -382,8 +395,8 @@ def read_harness(
     found_tasks = {r[3] for r in rows} if rows else every_task
     absent = sorted(task_set - found_tasks) if task_set is not None else []
     if not rows and skipped and not every_task:
-        raise InputError(f"no file is lm-evaluation-harness output (skipped {skipped[0]}"
-                         f"{' and more' if len(skipped) > 1 else ''})")  # fmt: skip
+        more = f"; {len(skipped) - 1} other file(s) neither" if len(skipped) > 1 else ""
+        raise InputError(f"{skipped[0]}{more}: no file is lm-evaluation-harness output")
     warn_skipped(skipped)
     if not rows and not absent:
         raise InputError("no results found (check --task/--metric filters and the files given)")

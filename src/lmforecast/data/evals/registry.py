@@ -91,6 +91,13 @@ def read_models(source: str | Path | pd.DataFrame) -> pd.DataFrame:
     check_columns(df, ["model", "params"], what)
     if "tokens" not in df.columns and "tokens_per_step" not in df.columns:
         raise InputError(f"{what}: needs a 'tokens' or a 'tokens_per_step' column")
+    for col in ("params", "params_nonembedding", "tokens", "tokens_per_step"):
+        if col in df.columns:  # `True` is no count (pandas reads it as 1.0)
+            flag = df[col].map(lambda x: isinstance(x, bool | np.bool_)).to_numpy()
+            if flag.any():
+                i = int(np.argmax(flag))
+                raise InputError(f"{what}: column {col!r} row {i + 1}: {df[col].iloc[i]!r} is "
+                                 "not a number")  # fmt: skip
     out = pd.DataFrame({"model": df["model"].astype(str).str.strip()})
     out["params"] = numeric_column(df, "params", positive=True, what=what)
     for col in ("params_nonembedding", "tokens", "tokens_per_step"):

@@ -62,9 +62,56 @@ def read_evals_table(path: str | Path) -> pd.DataFrame:
         raise InputError(f"{p}: could not read as an evals table: {first}") from exc
     if df.shape[0] == 0:
         raise InputError(f"{p}: the table has no rows")
+    if name.endswith((".csv", ".tsv")):
+        _check_short_rows(p, "\t" if name.endswith(".tsv") else ",")
     check_columns(df, COLUMNS, str(p))
     check_values(df, str(p))
-    return normalize(df)
+    out = normalize(df)
+    check_duplicates(out, str(p))
+    return out
+
+
+KEY = ["model", "step", "task", "metric", "n_shot"]
+
+
+def check_duplicates(df: pd.DataFrame, where: str) -> None:
+    """One row per (model, step, task, metric, n_shot): a repeated row (a file imported twice)
+    or two different values for one key are refused, naming both rows."""
+    key = df[KEY].astype(object).where(df[KEY].notna(), None).astype(str)
+    dup = key.duplicated(keep=False).to_numpy()
+    if not dup.any():
+        return
+    rows = np.flatnonzero(dup)
+    first = key.iloc[rows[0]]
+    same = np.flatnonzero((key == first).all(axis=1).to_numpy())
+    i, j = int(same[0]), int(same[1])
+    a, b = df["value"].iloc[i], df["value"].iloc[j]
+    what = "repeats" if a == b else f"contradicts (value {b!r} against {a!r})"
+    raise InputError(
+        f"{where}: row {j + 1} {what} row {i + 1}: model {df['model'].iloc[i]!r}, step "
+        f"{df['step'].iloc[i]}, task {df['task'].iloc[i]!r}, metric {df['metric'].iloc[i]!r}; "
+        "keep one row per model, step, task, metric and n-shot"
+    )
+
+
+def _check_short_rows(p: Path, sep: str) -> None:
+    """A CSV/TSV row with fewer fields than the header (a write cut short) is refused by line
+    (pandas would fill it with empty cells)."""
+    import csv
+
+    with open(p, encoding="utf-8", errors="replace", newline="") as fh:
+        rows = csv.reader(fh, delimiter=sep)
+        width = None
+        for line, r in enumerate(rows, 1):
+            if not r:
+                continue
+            if width is None:
+                width = len(r)
+            elif len(r) < width:
+                raise InputError(
+                    f"{p}: line {line} has {len(r)} of the header's {width} fields (a row cut "
+                    "short?)"
+                )
 
 
 def _row_fail(where: str, mask, df: pd.DataFrame, col: str, problem: str) -> None:
