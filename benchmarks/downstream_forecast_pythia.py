@@ -48,7 +48,7 @@ def main(argv=None) -> int:
             cells = []
             for size in ("6.9b", "12b"):
                 N, D = PYTHIA_TOTAL_PARAMS[size], PYTHIA_TOKENS
-                p = est.predict(N=N, D=D)[0]
+                p = est.predict(N=N, D=D)
                 lo, hi = est.predict_interval(N=N, D=D, level=0.9)
                 cells += [f"{p:.1f}", f"[{lo[0]:.1f}, {hi[0]:.1f}]"]
             lines.append(f"| {suite} | {task} | {est.largest_['score']:.1f} | "

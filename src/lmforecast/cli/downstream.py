@@ -262,7 +262,8 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     for k in ("flops", "tokens"):  # one point: the ledger records plain numbers
         if isinstance(getattr(args, k, None), tuple):
             setattr(args, k, getattr(args, k)[0])
-    P = float(est.predict(**kw)[0])
+    P = est.predict(**kw)  # a float for one point
+    P = P if isinstance(P, float) else float(P[0])
     _warn_below_persistence(est, kw, P)
     L = est.predict_loss(**kw)
     res = {"task": est.task_, "metric": est.metric_, "method": est.selected_, "performance": P,

@@ -299,7 +299,7 @@ def _score_method(m, rec, C, level, bootstrap, with_iv, base, fit):
             est = fit(m, bootstrap if with_iv else 0)
         with warnings.catch_warnings():  # a backtest extrapolates on purpose
             warnings.simplefilter("ignore", ForecastReachWarning)
-            p = float(est.predict(C)[0])
+            p = float(np.ravel(est.predict(C))[0])
         rec.update(predicted=p, abs_error=abs(p - actual))
         if m == "fp":
             rec["fallback"] = bool(est.members_["fp"]["fallback"])

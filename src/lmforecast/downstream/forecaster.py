@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from ..data.io import read_table
-from ..display import EstimatorDisplay
 from ..errors import InputError, first_time, not_fitted
-from ..store import dump_json
+from ..estimator import Estimator, point, scalar_like
+from ..params import Interval, check
 from .chance import chance_level
 from .members import (
     DIRECT,
@@ -68,6 +68,8 @@ DEFAULT_METHOD = "ensemble"
 ENSEMBLE = ("sigmoid", "local-linear", "trend")
 AUTO_CANDIDATES = ("sigmoid", "local-linear", "trend", "ensemble")
 METHODS = ("ensemble", "auto") + MEMBERS
+#: replicates of the interval: 0 (no interval) or 2 and more (one has no spread)
+REPLICATES = Interval(0, None, integer=True, exclude=(1,), why=" (an interval needs replicates)")
 
 
 def _as_frame(evals) -> pd.DataFrame:
@@ -93,7 +95,7 @@ def _largest_label(runs: pd.DataFrame) -> str:
     return names[0] if len(names) == 1 else f"mean of {' and '.join(names)}"
 
 
-class DownstreamForecaster(EstimatorDisplay):
+class DownstreamForecaster(Estimator):
     """Forecast a downstream score (points) from compute; sklearn-style (learned attrs end in _).
 
     Parameters: `method` (see module doc), `stage1` ('saturating' default, 'power' = Eq. 1,
@@ -119,11 +121,7 @@ class DownstreamForecaster(EstimatorDisplay):
     ) -> None:
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-        if int(bootstrap) < 0 or int(bootstrap) == 1:
-            raise InputError(
-                f"bootstrap must be 0 (no interval) or >= 2 (an interval needs replicates), "
-                f"got {bootstrap}"
-            )
+        check("bootstrap", bootstrap, REPLICATES)
         if int(trend_points) < 2:
             raise InputError(f"trend_points must be >= 2, got {trend_points}")
         if not float(window) > 0:
@@ -302,7 +300,7 @@ class DownstreamForecaster(EstimatorDisplay):
         C, N, D = self._compute(flops, N, D)
         P = np.clip(self._point(self.selected_, C, N, D), 0.0, 100.0)
         reach_warnings(self, C, P)
-        return P
+        return point(P.reshape(())) if scalar_like(flops, N, D) and P.size == 1 else P
 
     def predict_loss(self, flops=None, *, N=None, D=None) -> np.ndarray | None:
         """Stage-1 forecast of the loss task's loss (None when no two-stage member is used)."""
@@ -386,12 +384,18 @@ class DownstreamForecaster(EstimatorDisplay):
             return np.zeros(n)
         return np.broadcast_to((sd * undertraining(D, ft)) ** 2, (n,)).copy()
 
-    def predict_interval(self, flops=None, *, N=None, D=None, level: float = 0.9):
-        """Prediction interval (lo, hi) in points at `level` (see module doc)."""
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level}")
-        R, point = self._replicates_and_point(flops, N, D)
-        return percentile_interval(R, point, level)
+    def predict_interval(
+        self, flops=None, *, N=None, D=None, level: float = 0.9, kind: str = "prediction"
+    ):
+        """Interval (lo, hi) in points at `level`: kind="prediction" (default) the replicates
+        with evaluation noise, member spread and gain terms (see module doc); "confidence" the
+        fitted members' bootstrap replicates alone; either widened to hold the point."""
+        level, kind = self._interval_args(level, kind)
+        if kind == "confidence":
+            R, _, _, centre, _ = self.interval_parts(flops, N=N, D=D)
+            return percentile_interval(R, centre, level)
+        R, centre = self._replicates_and_point(flops, N, D)
+        return percentile_interval(R, centre, level)
 
     # ---- reporting / persistence ----------------------------------------------------------
     def summary(self) -> str:
@@ -435,9 +439,6 @@ class DownstreamForecaster(EstimatorDisplay):
             },  # fmt: skip
         }
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        return dump_json(self.to_dict(), path)  # the package's one (atomic) writer
-
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved fit") -> DownstreamForecaster:
         validate(d, where)
@@ -463,9 +464,6 @@ class DownstreamForecaster(EstimatorDisplay):
         an `InputError` naming it (the fit is exercised once at its largest fitted compute, so
         a hand-edited member cannot fail later with another exception)."""
         return load_checked(cls, text_or_path)
-
-    save = to_json
-    load = from_json
 
 
 __all__ = ["DownstreamForecaster", "DEFAULT_METHOD", "ENSEMBLE", "METHODS", "DIRECT", "PAPER"]
