@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import InputError
 from .common import print_json
 
 EPILOG = """examples:
@@ -46,6 +47,8 @@ def _list(args) -> int:
 def _copy(args) -> int:
     from ..examples import copy
 
+    if not str(args.dir).strip():  # Path("") is the current folder: never copy there unasked
+        raise InputError("examples copy: empty folder name; give a folder, e.g. `examples copy .`")
     written = copy(args.dir)
     print(f"copied {len(written)} example file(s) into {args.dir}")
     return 0
