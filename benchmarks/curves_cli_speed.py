@@ -1,0 +1,126 @@
+"""Benchmark: the whole `lmforecast curves fit` + `lmforecast curves predict` command-line calls of
+one model size's multi-power-law protocol (Luo et al. 2025: fit cosine_24000, constant_24000 and
+wsdcon_9, forecast every logged step of the other six schedules; target: within 5 s on 2 cores),
+against a first-order baseline timed in the same run: Adam on the same Huber objective with the
+same O(T) evaluation (`curves_mpl_protocol.adam`, in-process, so it pays no start-up: the ratio
+favours the baseline), followed by the same forecasts.
+
+Each case runs `--repeat` times, interleaved (ours, baseline, floor, ...), so machine load hits
+all alike; medians and the ratio baseline / ours are printed, with the floor (two bare
+interpreters importing numpy, pandas and scipy.optimize, which no CLI call can beat), and
+both fits' errors on the forecast curves (mean relative error over every logged point), so
+"as good a fit" is checked where the time is measured. Without the shared curves it times the
+bundled example instead.
+
+    python benchmarks/curves_cli_speed.py [--shared ../shared] [--size 25M] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from curves_mpl_protocol import adam, errors  # noqa: E402
+from lmforecast.curves import CurveLaw, read_curves  # noqa: E402
+from lmforecast.curves.fit import RunPoints, design, run_schedule  # noqa: E402
+from lmforecast.curves.laws import value  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tables(shared: Path, size: str):
+    """(train, test, label): the protocol's split of one size, or the bundled example's."""
+    folder = shared / "data" / "curves" / "mpl"
+    if folder.is_dir():
+        from lmforecast.curves.mpl_data import PROTOCOL_FIT, read_mpl_size
+
+        table = read_curves(read_mpl_size(folder, size))
+        fit = [f"{size}/{r}" for r in PROTOCOL_FIT]
+        return table[table["run"].isin(fit)], table[~table["run"].isin(fit)], f"MPL {size}"
+    from lmforecast import examples
+
+    table = read_curves(examples.path("curves/curves.csv"))
+    test = table[table["run"] == "cosine_8k"]
+    return table[table["run"] != "cosine_8k"], test, "bundled example (no shared curves)"
+
+
+def _cli(args: list[str]) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    cmd = [sys.executable, *(args if args[0] == "-c" else ["-m", "lmforecast", *args])]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode:
+        raise RuntimeError(f"lmforecast {' '.join(args)} failed: {p.stderr[-2000:]}")
+    return wall
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--size", default="25M")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--adam-iters", type=int, default=3000)
+    a = ap.parse_args(argv)
+    train, test, label = _tables(a.shared, a.size)
+    ours, base, floor, inproc = [], [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        train.to_csv(d / "train.csv", index=False)
+        test.drop(columns=["loss"]).to_csv(d / "schedule.csv", index=False)
+        for _ in range(a.repeat):
+            t_fit = _cli(["curves", "fit", "--runs", str(d / "train.csv"), "--out",
+                          str(d / "fit.json"), "--quiet"])  # fmt: skip
+            t_pred = _cli(["curves", "predict", "--fit", str(d / "fit.json"), "--schedule",
+                           str(d / "schedule.csv"), "--out", str(d / "fc.csv")])  # fmt: skip
+            ours.append((t_fit, t_pred))
+            t0 = time.perf_counter()
+            CurveLaw("mpl").fit(train).forecast(test.drop(columns=["loss"]))
+            inproc.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            z, _ = adam("mpl", train, a.adam_iters)
+            parts = [RunPoints(r, run_schedule(rows, r), rows["step"].to_numpy(float))
+                     for r, rows in test.groupby("run", sort=False)]  # fmt: skip
+            pa = np.concatenate([value("mpl", z, design("mpl", [p])) for p in parts])
+            base.append(time.perf_counter() - t0)
+            floor.append(sum(_cli(["-c", "import numpy, pandas, scipy.optimize"])
+                             for _ in range(2)))  # fmt: skip
+        import pandas as pd
+
+        fc = pd.read_csv(d / "fc.csv")
+    e_ours = errors(fc["loss"].to_numpy(), test.reset_index(drop=True))
+    e_base = errors(pa, test.reset_index(drop=True))
+    fit_s = statistics.median(t for t, _ in ours)
+    pred_s = statistics.median(t for _, t in ours)
+    total = statistics.median(t + p for t, p in ours)
+    b = statistics.median(base)
+    print(f"{label}: {len(train)} training rows, {len(test)} forecast rows; "
+          f"{os.cpu_count()} cores; medians of {a.repeat}")  # fmt: skip
+    print(f"  curves fit (CLI)         {fit_s:6.2f} s")
+    print(f"  curves predict (CLI)     {pred_s:6.2f} s")
+    print(f"  both, whole CLI calls    {total:6.2f} s   target within 5 s: "
+          f"{'met' if total <= 5 else 'NOT met'}")  # fmt: skip
+    fl = statistics.median(floor)
+    print(f"  floor: two bare interpreters importing numpy, pandas, scipy.optimize {fl:6.2f} s "
+          f"(ours above it: {total - fl:.2f} s)")  # fmt: skip
+    print(f"  first-order baseline (Adam, {a.adam_iters} iterations, in-process, + forecasts) "
+          f"{b:6.2f} s")  # fmt: skip
+    ip = statistics.median(inproc)
+    print(f"  ratio baseline / ours: {b / total:.2f}x (whole CLI calls); {b / ip:.2f}x in-process "
+          f"(our fit with its 200 resampled replicates and forecasts with intervals {ip:.2f} s)")
+    print(f"  mean relative error on the forecast curves: ours {e_ours[0]:.3f}%, "
+          f"baseline {e_base[0]:.3f}% (worst {e_ours[2]:.2f}% / {e_base[2]:.2f}%)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
