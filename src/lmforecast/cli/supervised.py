@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
+import numpy as np
+
+from ..compute.consistency import mark_summary
 from ..data.io import read_table
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
+from ..supervised.allocation import check_split
 from . import dataconstrained
 from .common import (
     add_level_flag,
     add_output_flags,
     add_runs_flag,
     atomic_write_text,
+    check_out_format,
     check_writable,
+    emit,
     positive_float,
     print_json,
     require_runs,
@@ -131,11 +138,17 @@ def register(sub) -> None:
     src = pr.add_mutually_exclusive_group(required=True)
     src.add_argument("--fit")
     src.add_argument("--preset")
-    pr.add_argument("--params", type=positive_float("--params"), required=True, metavar="N")
-    amount = pr.add_mutually_exclusive_group(required=True)
+    pr.add_argument("--params", type=positive_float("--params"), metavar="N",
+                    help="parameters (required unless --table)")  # fmt: skip
+    amount = pr.add_mutually_exclusive_group()
     amount.add_argument("--tokens", type=positive_float("--tokens"), metavar="D")
     amount.add_argument("--flops", type=positive_float("--flops"), metavar="C",
                         help="training FLOPs instead of --tokens (D = C / 6N)")  # fmt: skip
+    pr.add_argument("--table", metavar="ROWS.csv",
+                    help="one forecast per row: columns N and D (or N and C), optional loss "
+                    "(the truth: prints mean relative error and interval coverage) and run "
+                    "or label")  # fmt: skip
+    pr.add_argument("--out", help="with --table: the forecasts as .csv or .json")
     add_level_flag(pr)
     add_output_flags(pr)
     pr.set_defaults(handler=_predict)
@@ -218,6 +231,7 @@ def _fit(args: argparse.Namespace) -> int:
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:
         atomic_write_text(out, res.to_json())
+    refused = res.meta.get("identification", {}).get("not_identified", {})
     if args.json:
         print_json(
             {
@@ -233,7 +247,8 @@ def _fit(args: argparse.Namespace) -> int:
                 "identified": res.meta.get("identification", {}).get("identified"),
                 "identification": res.meta.get("identification", {}).get("reason"),
                 "fixed": res.meta.get("fixed", {}),
-                "ci": res.ci,
+                "ci": {k: None if k in refused else v for k, v in res.ci.items()},
+                "not_identified": refused,
                 "intervals": _interval_terms(res),
                 # the forecast `predict` gives is this stack's (docs/trust.md), not `params`'s
                 "stack": _stack_terms(res),
@@ -241,7 +256,7 @@ def _fit(args: argparse.Namespace) -> int:
             }
         )
     else:
-        print(model.summary())
+        print(mark_summary(model.summary(), refused))
     return 0
 
 
@@ -293,7 +308,14 @@ def _allocation_intervals(model, flops, level, accounting) -> dict | None:
         q = model.allocate_interval(flops, level=level, accounting=accounting)
     except ValueError:
         return None
-    return {k: [float(v[0]), float(v[1])] for k, v in q.items()}
+    out = {k: _pair(q[k]) for k in ("N", "D", "loss")}
+    return out | {"not_identified": list(q.get("not_identified", []))}
+
+
+def _pair(v) -> list[float] | None:
+    """[lo, hi] of one budget's interval, or None where it was refused (NaN: not identified)."""
+    lo, hi = float(np.ravel(v[0])[0]), float(np.ravel(v[1])[0])
+    return [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None
 
 
 ALLOCATION_CAVEAT = (
@@ -315,6 +337,7 @@ def _allocation_note(model) -> str:
 
 def _allocate(args) -> int:
     model = load_law(args)
+    check_split(model)  # runs at one D/N: the split is not identified, refused
     a = model.allocate(args.flops, accounting=args.accounting)
     interval = _interval(model, a.N, a.D, args.level)
     opt = _allocation_intervals(model, args.flops, args.level, args.accounting)
@@ -328,6 +351,7 @@ def _allocate(args) -> int:
         out["D_interval"] = opt["D"] if opt else None
         if opt is not None:
             out["allocation_interval_note"] = _allocation_note(model)
+            out["not_identified"] = opt["not_identified"]
         else:
             out["allocation_interval_note"] = (
                 "no N*/D* interval: the fit has no bootstrap refits or its form no closed-form "
@@ -354,14 +378,25 @@ def _allocate(args) -> int:
                     else "over the bootstrap refits"
                 )
                 + ": "  # fmt: skip
-                f"N* in [{opt['N'][0]:.4g}, {opt['N'][1]:.4g}], "
-                f"D* in [{opt['D'][0]:.4g}, {opt['D'][1]:.4g}]"
+                f"N* in {_shown(opt['N'])}, D* in {_shown(opt['D'])}"
             )
             print(_allocation_note(model))
+            for note in opt["not_identified"]:
+                print(f"note: {note}")
     return 0
 
 
+def _shown(pair) -> str:
+    return f"[{pair[0]:.4g}, {pair[1]:.4g}]" if pair else "(not identified by these runs)"
+
+
 def _predict(args) -> int:
+    if args.table is not None:
+        return _predict_table(args)
+    if args.out is not None:
+        raise InputError("--out applies to --table (one forecast per row)")
+    if args.params is None or (args.tokens is None and args.flops is None):
+        raise InputError("give --params with --tokens or --flops, or --table ROWS.csv")
     if args.tokens is None:
         args.tokens = args.flops / (6.0 * args.params)
     model = load_law(args)
@@ -394,3 +429,50 @@ def _predict(args) -> int:
             )
         )
     return 0
+
+
+def _predict_table(args) -> int:
+    """--table ROWS: one forecast per row (`supervised.batch.forecast_table`), the held-out
+    check where the rows give the loss, --out the rows as CSV or JSON."""
+    from ..supervised.batch import forecast_table
+
+    given = [f for f in ("params", "tokens", "flops") if getattr(args, f) is not None]
+    if given:
+        raise InputError(f"--table gives the forecast points: drop --{given[0]}")
+    if getattr(args, "ledger", None):
+        raise InputError("--ledger registers one forecast: not with --table (register the "
+                         "rows one by one, or keep the --out table)")  # fmt: skip
+    out = check_writable(args.out, [args.table, *([args.fit] if args.fit else [])])
+    check_out_format(out, (".csv", ".json"))
+    model = load_law(args)
+    rows, summary = forecast_table(model, read_table(args.table), level=args.level)
+    recs = [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
+            for r in rows.to_dict(orient="records")]  # fmt: skip
+    for r in recs:
+        r["interval"] = None if r["lower"] is None else [r["lower"], r["upper"]]
+    if out is not None:
+        atomic_write_text(out, rows.to_csv(index=False) if out.suffix.lower() == ".csv"
+                          else json.dumps(recs, allow_nan=False) + "\n")  # fmt: skip
+    res = {"level": args.level, "forecasts": recs, "summary": summary}
+    return emit(args, res, _table_text(recs, summary, args.level))
+
+
+def _table_text(recs: list[dict], summary: dict | None, level: float) -> str:
+    lines = []
+    for r in recs:
+        who = r["label"] or f"row {r['row']}"
+        iv = f"  [{r['lower']:.4f}, {r['upper']:.4f}]" if r["interval"] else ""
+        line = f"{who}: L(N={r['N']:.4g}, D={r['D']:.4g}) = {r['forecast']:.4f}{iv}"
+        if r["loss"] is not None:
+            line += f"; actual {r['loss']:.4f}, error {100 * r['rel_error']:.2f}%"
+            line += "" if r["covered"] else " (outside)"
+        lines.append(line)
+    lines.append(f"({100 * level:g}% intervals)")
+    if summary:
+        lines.append(
+            f"held-out check: {summary['n']} row(s) with a loss; mean relative error "
+            f"{100 * summary['mean_rel_error']:.2f}% (median "
+            f"{100 * summary['median_rel_error']:.2f}%); {100 * summary['coverage']:.0f}% "
+            f"inside their {100 * level:g}% interval"
+        )
+    return "\n".join(lines)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..compute.consistency import NOT_IDENTIFIED, interval_problem
 from ..errors import InputError
 from ..fitting import fit_law, huber
 from ..laws import get_law
@@ -93,7 +94,7 @@ def fit_isoflop(
     (`meta["at_flops"]`)."""
     if approach not in APPROACHES:
         raise InputError(f"--approach must be 1 or 2, got {approach}")
-    if "budget" not in t.columns:  # a raw runs table: group it first
+    if list(t.columns) != ["C", "N", "D", "loss", "budget"]:  # a raw runs table: group it
         t = isoflop_table(t)
     if not 0 < level < 1:
         raise InputError(f"level must be strictly between 0 and 1, got {level}")
@@ -125,14 +126,23 @@ def fit_isoflop(
     def iv(col):
         return np.quantile(boots[:, col], q).tolist() if len(boots) else [float("nan")] * 2
 
+    # the exponents of N* ~ C^a and D* ~ C^b lie in (0, 1) (a + b = 1 under 6ND): an interval
+    # reaching outside, or excluding its estimate, says the budgets do not pin it
+    refused = {}
+    a_iv, b_iv = iv(0), iv(2)
+    for name, point, pair in (("a", a, a_iv), ("b", b, b_iv)):
+        why = len(boots) and interval_problem(point, *pair, positive=False, valid=(0.0, 1.0))
+        if why:
+            refused[name] = f"{NOT_IDENTIFIED}: {why}"
+            pair[:] = [float("nan")] * 2
     res = IsoFlopResult(
         approach=approach,
         a=a,
         b=b,
         log_GN=ga,
         log_GD=gb,
-        a_interval=iv(0),
-        b_interval=iv(2),
+        a_interval=a_iv,
+        b_interval=b_iv,
         level=level,
         n_boot=n_boot,
         n_dropped=dropped,
@@ -140,6 +150,9 @@ def fit_isoflop(
         budgets=m.tolist(),
         n_runs=len(t),
     )
+    res.meta["grouping"] = t.attrs.get("grouping", "budgets as given")
+    if refused:
+        res.meta["not_identified"] = refused
     m_scatter = m if approach in SCATTER_APPROACHES else m[:2]  # two rows: no scatter term
     at = [
         _at_budget(res, C, boots, m_scatter, level)
@@ -186,6 +199,10 @@ def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray,
                 h = np.hypot((hi - lo) / 2, stats.t.ppf(q[1], dof) * sd)
                 lo, hi = np.log(centre) - h, np.log(centre) + h
             row[key] = np.exp([lo, hi]).tolist()
+            why = interval_problem(centre, *row[key])  # spans > 3 decades or misses its point
+            if why:
+                row[key] = None
+                row.setdefault("not_identified", {})[key[0] + "*"] = f"{NOT_IDENTIFIED}: {why}"
     return row
 
 

@@ -11,12 +11,35 @@ from ..data.validate import numeric_column
 from ..errors import DomainWarning, InputError
 
 MIN_SIZES = 3  # a parabola in log N needs three sizes per budget
+# runs whose FLOPs lie within 5% of the previous run's (sorted) share a budget: a ladder that
+# records each run's exact FLOPs (attention, embeddings, a rounded step count) spreads one
+# nominal budget over a few percent, while isoFLOP budgets sit at least ~1.5x apart
+BUDGET_TOLERANCE = 0.05
 
 
 def budget_flops(N, D) -> np.ndarray:
     """6ND rounded to three significant digits: the budget a run belongs to when the table
     names none (runs of one isoFLOP profile agree to rounding of their token counts)."""
     return np.array([float(f"{v:.3g}") for v in 6.0 * np.asarray(N, float) * np.asarray(D, float)])
+
+
+def group_budgets(C) -> tuple[np.ndarray, int]:
+    """(budget C of every run, number of distinct FLOPs values merged): sorted FLOPs chained
+    into one budget while each lies within `BUDGET_TOLERANCE` of the one before; a merged
+    budget's C is the geometric mean of its runs' FLOPs (an exact repeat keeps its value)."""
+    C = np.asarray(C, float)
+    order = np.argsort(C, kind="stable")
+    labels = np.zeros(C.size, int)
+    for k in range(1, C.size):
+        same = C[order[k]] <= C[order[k - 1]] * (1 + BUDGET_TOLERANCE)
+        labels[order[k]] = labels[order[k - 1]] + (0 if same else 1)
+    out, merged = C.copy(), 0
+    for g in np.unique(labels):
+        vals = C[labels == g]
+        if np.unique(vals).size > 1:
+            merged += np.unique(vals).size
+            out[labels == g] = float(np.exp(np.mean(np.log(vals))))
+    return out, merged
 
 
 def isoflop_table(
@@ -27,12 +50,16 @@ def isoflop_table(
     loss_col: str = "loss",
     what: str = "runs",
     min_sizes: int = MIN_SIZES,
+    budget_col: str = "budget",
 ) -> pd.DataFrame:
     """Columns C, N, D, loss, budget (index of the budget, grouped by C).
 
-    C is taken from the table when present (its values name the budgets), else 6ND rounded to
-    three significant digits. D = C/(6N) when only C is given. Every budget must hold at least
-    `min_sizes` distinct sizes.
+    A `budget_col` column, when present, names each run's budget (its nominal FLOPs, or any
+    label: then C is the geometric mean of the group's FLOPs). Else runs are grouped by C taken
+    from the table when present, else 6ND rounded to three significant digits, FLOPs within
+    `BUDGET_TOLERANCE` of each other sharing one budget (`group_budgets`). D = C/(6N) when only
+    C is given. Every budget must hold at least `min_sizes` distinct sizes. What the grouping
+    did is said in ``attrs["grouping"]`` (shown by `isoflop fit`).
     """
     cols = list(df.columns)
     if len(df) == 0:
@@ -53,6 +80,7 @@ def isoflop_table(
     else:
         D = numeric_column(df, d_col, positive=True, what=what)
         C = budget_flops(N, D)
+    C, grouping = _budgets(df, C, budget_col, c_col if c_col in cols else "6ND", what)
     out = pd.DataFrame({"C": C, "N": N, "D": D, "loss": L})
     budgets = np.unique(C)
     out["budget"] = np.searchsorted(budgets, C)
@@ -81,4 +109,30 @@ def isoflop_table(
             f"{what}: one compute budget ({budgets[0]:.4g}); the power laws "
             "N*(C), D*(C) need at least 2 budgets"
         )
+    out.attrs["grouping"] = grouping
     return out
+
+
+def _budgets(df: pd.DataFrame, C: np.ndarray, budget_col: str, source: str, what: str):
+    """(the budget C of every run, a sentence on how runs were grouped into budgets)."""
+    if budget_col in df.columns:
+        labels = df[budget_col]
+        if labels.isna().any():
+            raise InputError(f"{what}: column {budget_col!r} has an empty cell (row "
+                             f"{int(np.flatnonzero(labels.isna())[0]) + 1})")  # fmt: skip
+        num = pd.to_numeric(labels, errors="coerce")
+        if num.notna().all() and (num > 0).all():
+            return num.to_numpy(float), (f"budgets from column {budget_col!r} (its values as "
+                                         "the budgets' FLOPs)")  # fmt: skip
+        out = np.asarray(C, float).copy()
+        for _, idx in df.groupby(labels.astype(str), sort=False).indices.items():
+            out[idx] = float(np.exp(np.mean(np.log(out[idx]))))
+        return out, (f"budgets from column {budget_col!r} (each budget's C: the geometric mean "
+                     f"of its runs' {source})")  # fmt: skip
+    grouped, merged = group_budgets(C)
+    n = np.unique(grouped).size
+    if merged:
+        return grouped, (f"{merged} distinct {source} values grouped into budgets (runs within "
+                         f"{100 * BUDGET_TOLERANCE:g}% of each other share one; its C is their "
+                         f"geometric mean): {n} budgets")  # fmt: skip
+    return grouped, f"budgets by {source}: {n} budgets"

@@ -57,39 +57,51 @@ class IsoFlopResult(SummaryDisplay):
 
     def summary(self) -> str:
         p = 100 * self.level
+        refused = self.meta.get("not_identified", {})
+
+        def exp_iv(name, v) -> str:
+            return (f"{p:g}% not identified by these runs" if name in refused
+                    else f"{p:g}% [{v[0]:.4f}, {v[1]:.4f}]")  # fmt: skip
+
         lines = [
             f"IsoFLOP Approach {self.approach} (Hoffmann et al. 2022), {len(self.budgets)} "
             f"budgets, {self.n_runs} runs",
-            f"  N*(C) ~ C^a: a = {self.a:.4f}  {p:g}% [{self.a_interval[0]:.4f}, "
-            f"{self.a_interval[1]:.4f}]",
-            f"  D*(C) ~ C^b: b = {self.b:.4f}  {p:g}% [{self.b_interval[0]:.4f}, "
-            f"{self.b_interval[1]:.4f}]",
+            f"  N*(C) ~ C^a: a = {self.a:.4f}  {exp_iv('a', self.a_interval)}",
+            f"  D*(C) ~ C^b: b = {self.b:.4f}  {exp_iv('b', self.b_interval)}",
             "         C           N*           D*       L*",
         ]
+        if self.meta.get("grouping"):
+            lines.insert(1, f"  ({self.meta['grouping']})")
         lines += [f"  {c:10.4g}  {n:11.4g}  {d:11.4g}  {lo:.4f}" for c, n, d, lo in self.budgets]
         top = max(c for c, *_ in self.budgets)
 
         def iv(v) -> str:
-            return f" {p:g}% [{v[0]:.4g}, {v[1]:.4g}]" if v else ""
+            return f" {p:g}% [{v[0]:.4g}, {v[1]:.4g}]" if v else " (interval not identified)"
 
         for r in self.meta.get("at_flops", []):
             far = f" ({r['C'] / top:.3g}x the largest budget)" if r["C"] > top * 1.01 else ""
             lines.append(f"  at C = {r['C']:.4g}{far}: N* = {r['N_star']:.4g}"
                          f"{iv(r.get('N_interval'))}, D* = {r['D_star']:.4g}"
                          f"{iv(r.get('D_interval'))}")  # fmt: skip
+            refused = {**refused, **r.get("not_identified", {})}
+        lines += [f"  note: {k}: {why}" for k, why in refused.items()]
         return "\n".join(lines)
 
     def contract(self) -> dict:
-        """The `isoflop fit --json` output."""
+        """The `isoflop fit --json` output (a refused interval is null, its reason under
+        "not_identified")."""
+        refused = self.meta.get("not_identified", {})
         return {
             "approach": self.approach,
             "a": self.a,
             "b": self.b,
-            "a_interval": self.a_interval,
-            "b_interval": self.b_interval,
+            "a_interval": None if "a" in refused else self.a_interval,
+            "b_interval": None if "b" in refused else self.b_interval,
             "level": self.level,
             "budgets": self.budgets,
             "at_flops": self.meta.get("at_flops", []),
+            "grouping": self.meta.get("grouping"),
+            "not_identified": refused,
         }
 
     def to_dict(self) -> dict:

@@ -7,6 +7,7 @@ import numpy as np
 from scipy.special import ndtri, stdtrit
 
 from ..compute.allocation import Allocation, compute_optimal
+from ..compute.consistency import checked_rows, split_problem
 from ..compute.flops import Architecture, flops_per_token
 from ..errors import InputError
 from ..isoflop.approaches import budget_minima
@@ -103,11 +104,14 @@ def allocation_interval(est, C, level: float, accounting: str, chinchilla_forms)
     its bootstrap refits; where its runs showed isoFLOP optima (`meta.allocation`), N* and D*
     get sqrt((z s_boot)^2 + (t_{n-1} rms sqrt(1 + 1/n))^2) in ln around the point: the
     refits' spread and the runs' optima's offset from the law, the Student t on the part
-    estimated from n budgets only (docs/trust.md, "Compute-optimal N*")."""
+    estimated from n budgets only (docs/trust.md, "Compute-optimal N*"). An interval that
+    excludes its point or spans more than three decades is NaN, its reason under
+    "not_identified" (`consistency.checked_rows`); runs at one D/N are refused."""
     est._check()
     form = est._fitted_form()
     if form not in chinchilla_forms or est.result_.meta.get("average"):
         raise InputError(f"allocate_interval supports {chinchilla_forms}, not {form!r}")
+    check_split(est)
     law = get_law(form)
     rows = [compute_optimal(law.to_natural(th), C, accounting) for th in est.result_.bootstrap]
     if not rows:
@@ -133,4 +137,20 @@ def allocation_interval(est, C, level: float, accounting: str, chinchilla_forms)
             h = np.hypot(z * s_boot, t * sc["rms"] * np.sqrt(1 + 1 / sc["n"]))
             c = np.log(np.asarray(getattr(point, key), float))
             out[key] = np.exp(np.stack([c - h, c + h]))
+    point = est.allocate(C, accounting=accounting)
+    own = compute_optimal(est.params_, C, accounting)  # the form's L*, which the refits spread
+    notes = []
+    for key, label in (("N", "N*"), ("D", "D*"), ("loss", "L*")):
+        at = getattr(own if key == "loss" else point, key)
+        lo, hi, why = checked_rows(at, out[key][0], out[key][1], label)
+        out[key] = np.stack([lo, hi]).reshape(np.shape(out[key]))
+        notes += why
+    out["not_identified"] = notes
     return out
+
+
+def check_split(est) -> None:
+    """Refuse N*/D* from runs whose D/N barely varies (`consistency.split_problem`)."""
+    why = split_problem(est.result_.meta)
+    if why:
+        raise InputError(f"runs: {why}")

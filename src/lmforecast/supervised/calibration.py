@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..backtest.suites import distance, score_forecasts, suite_splits
+from ..compute.consistency import ratio_range
 from ..errors import ConvergenceWarning, InputError
 from ..fitting import fit_law
 from ..fitting.engine import Objective, clip_to_bounds, grid_to_array, use_varpro
@@ -100,12 +101,13 @@ def run_scatter(res, data: pd.DataFrame) -> float:
 
 
 def fitted_range(data: pd.DataFrame) -> dict:
-    """The fitted runs' largest compute (6ND), model size and data: where extrapolation starts."""
+    """The fitted runs' largest compute (6ND), model size and data: where extrapolation starts;
+    their D/N range says whether they identify the compute-optimal split (`consistency`)."""
     N, D = data["N"].to_numpy(float), data["D"].to_numpy(float)
     C = 6.0 * N * D
     return {"max_compute": float(np.max(C)), "max_N": float(N.max()), "max_D": float(D.max()),
             "min_compute": float(np.min(C)), "min_N": float(N.min()),
-            "min_D": float(D.min())}  # fmt: skip
+            "min_D": float(D.min()), "ratio_range": ratio_range(N, D)}  # fmt: skip
 
 
 def needed_k(log_error, r, base, level: float = 0.9) -> np.ndarray:

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from ..compute.consistency import NOT_IDENTIFIED, parameter_problems
 from ..errors import DomainWarning, InputError
 from ..fitting import fit_law, huber
 from ..laws.compute_power import ComputeND
@@ -207,8 +208,10 @@ def collapse_replicates(
 def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: int = 0) -> dict:
     """{"identified": bool, "reason": str, "n_free": int}: exponents (parameters without an exp
     transform) whose cluster-bootstrap 5-95% range spans more than EXP_MAX_RATIO, or that sit on
-    a bound. `theta` may be the FitResult itself: then a fit with at most FEW_DOF runs more than
-    free parameters also warns that its interval is a lower bound (docs/trust.md)."""
+    a bound, and parameters whose interval excludes the estimate or spans more than three
+    decades (`compute.consistency`; listed under "not_identified"). `theta` may be the
+    FitResult itself: then a fit with at most FEW_DOF runs more than free parameters also warns
+    that its interval is a lower bound (docs/trust.md)."""
     probs = []
     fit = theta if hasattr(theta, "n_obs") else None
     th = np.asarray(fit.theta if fit is not None else theta, float)
@@ -230,6 +233,9 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: 
             f"its exponents: only {len(boot)} of {requested} size resamples could be refitted "
             "(a resample needs at least as many distinct runs as free parameters)"
         )
+    exp_names = [p.natural_name for p in law.parameters if getattr(p, "transform", "") == "exp"]
+    refused = parameter_problems(fit.params, fit.ci, exp_names) if fit is not None else {}
+    probs += [f"{name}: {why}" for name, why in refused.items()]
     n_free = int(np.sum(bnds[:, 0] != bnds[:, 1]))  # the residual scale's degrees of freedom
     if fit is not None and fit.n_obs - n_free <= FEW_DOF:
         warnings.warn(
@@ -245,6 +251,7 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: 
     return {
         "identified": False,
         "n_free": n_free,
+        "not_identified": {k: f"{NOT_IDENTIFIED}: {why}" for k, why in refused.items()},
         "reason": "the runs do not pin "
         + "; ".join(probs)
         + "; use a simpler form or --fix (docs/trust.md)",

@@ -85,6 +85,8 @@ def check_trust_meta(d: Mapping, where: str) -> None:
         ident = c.obj(meta["identification"], "meta.identification")
         c.bool_(c.get(ident, "identified", "meta.identification"), "meta.identification.identified")
         c.str_(c.get(ident, "reason", "meta.identification"), "meta.identification.reason")
+        for k, v in c.obj(ident.get("not_identified", {}), "meta.identification").items():
+            c.str_(v, f"meta.identification.not_identified.{k}")
     if "form_reason" in meta:
         c.str_(meta["form_reason"], "meta.form_reason")
     if "config" in meta:  # the constructor arguments `load` rebuilds the estimator from
