@@ -99,13 +99,17 @@ def value(law: str, z: np.ndarray, d: Design, jac: bool = False):
         ld = d.drop_matrix() @ (1.0 - qb)
         return L0 + A * u - B * ld
     h = beta * qb * cx / (1.0 + cx)  # C dG/dC
-    sums = d.drop_matrix() @ np.column_stack([1.0 - qb, h, qb * lq, h * it.lg])
-    ld = sums[:, 0]
+    M = d.drop_matrix()
+    ld = M @ (1.0 - qb)
     pred = L0 + A * u - B * ld
-    J = np.column_stack(
-        [np.ones(n), A * u, -A * u * np.log(s), -B * ld, -B * sums[:, 1], -B * sums[:, 2],
-         B * sums[:, 3]]
-    )  # fmt: skip
+    J = np.empty((n, 7))
+    J[:, 0] = 1.0
+    J[:, 1] = A * u
+    J[:, 2] = -A * u * np.log(s)
+    J[:, 3] = -B * ld
+    J[:, 4] = -B * (M @ h)
+    J[:, 5] = -B * (M @ (qb * lq))
+    J[:, 6] = B * (M @ (h * it.lg))
     return pred, J
 
 

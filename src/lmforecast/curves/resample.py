@@ -48,23 +48,23 @@ def replicate_steps(J: np.ndarray, resid: np.ndarray, run_of: np.ndarray, n_rep:
     scale = np.linalg.norm(J, axis=0)
     scale[scale == 0] = 1.0
     Js = J / scale
+    grams = [Js[m].T @ Js[m] for m in members]  # each run's J'J, summed per replicate
     out = np.zeros((n_rep, J.shape[1]))
     for b in range(n_rep):
         if whole_runs and len(runs) >= 2:
             counts = rng.multinomial(len(runs), np.full(len(runs), 1.0 / len(runs)))
         else:
             counts = np.ones(len(runs), dtype=np.int64)
-        rows, e = [], []
-        for c, m in zip(counts, members, strict=True):
+        gram = np.zeros((J.shape[1], J.shape[1]))
+        rhs = np.zeros(J.shape[1])
+        for c, m, g in zip(counts, members, grams, strict=True):
             for _ in range(int(c)):
-                rows.append(m)
                 bl = block_length(m.size) if block is None else float(block)
-                e.append(resid[m][stationary_indices(m.size, bl, rng)])
-        if not rows:
+                gram += g
+                rhs += Js[m].T @ resid[m][stationary_indices(m.size, bl, rng)]
+        if not rhs.any():
             continue
-        rr = np.concatenate(rows)
-        sol, *_ = np.linalg.lstsq(Js[rr], np.concatenate(e), rcond=NULL_RTOL)
-        out[b] = sol / scale
+        out[b] = (np.linalg.pinv(gram, rcond=NULL_RTOL**2, hermitian=True) @ rhs) / scale
     return out
 
 
@@ -74,7 +74,7 @@ def null_basis(J: np.ndarray) -> np.ndarray:
     scale = np.linalg.norm(J, axis=0)
     dead = scale == 0
     scale[dead] = 1.0
-    _, s, vt = np.linalg.svd(J / scale, full_matrices=True)
+    _, s, vt = np.linalg.svd(J / scale, full_matrices=J.shape[0] < J.shape[1])
     s_full = np.zeros(J.shape[1])
     s_full[: s.size] = s
     small = s_full <= NULL_RTOL * max(float(s_full.max()), 1e-300)
