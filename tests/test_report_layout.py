@@ -142,3 +142,29 @@ def test_every_figure_uses_constrained_layout_and_never_switches_it():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bplots.calibration(_backtest(1)).canvas.draw()
+
+
+def test_report_png_keeps_every_text_the_layout_placed():
+    """The embedded PNG is the whole laid-out figure: every title, label and legend inside it
+    (a crop box computed before the layout ran cut off the titles the layout moved down)."""
+    import io
+
+    from PIL import Image
+
+    from lmforecast.plots.supervised import parity
+    from lmforecast.report.html import figure_png
+
+    class Law:
+        def predict(self, N, D):
+            return 2.0 + 1e3 / np.asarray(N) ** 0.3
+
+    runs = pd.DataFrame({"N": np.geomspace(1e7, 1e9, 8), "D": np.geomspace(1e9, 1e11, 8)})
+    runs["loss"] = Law().predict(runs["N"], runs["D"]) * 1.01
+    for fig in (parity(Law(), runs, runs.index >= 6), bplots.calibration(_backtest())):
+        w, h = fig.get_size_inches()
+        png = Image.open(io.BytesIO(figure_png(fig, dpi=80)))
+        assert png.size == (round(w * 80), round(h * 80))
+        inside = fig.bbox.padded(1)
+        for name, box in _texts(fig):
+            assert inside.x0 <= box.x0 and box.x1 <= inside.x1, name
+            assert inside.y0 <= box.y0 and box.y1 <= inside.y1, name

@@ -33,9 +33,15 @@ def page(title: str, body: str, meta: dict) -> str:
 
 def figure_png(fig, dpi: int = 110) -> bytes:
     buf = io.BytesIO()
+    fig.set_dpi(dpi)
+    if fig.get_layout_engine() is not None:
+        # constrained layout (plots.style.new_figure) places every title, label and legend
+        # inside the figure when it draws: one draw, no box to compute (a box computed before
+        # that draw would cut off what the layout moves, such as a title at the top)
+        fig.savefig(buf, format="png", dpi=dpi)
+        return buf.getvalue()
     # the tight box computed once: bbox_inches="tight" draws the figure twice (a dry run for
     # the box); the same pixels on every report figure, ~15% less time
-    fig.set_dpi(dpi)
     box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches=box)
     return buf.getvalue()

@@ -297,6 +297,9 @@ EXTRACTORS: dict[str, Callable[[Mapping], list[dict]]] = {
     # after every added run (minutes); benchmarks/bench_nextrun.py runs it against a ladder
     "nextrun": lambda n: [],
     "ledger": _ledger,
+    # the section states its row (the example's truth is known only there); a user's curves
+    # have no truth to score against
+    "curves": lambda n: [],
 }
 
 
@@ -408,8 +411,10 @@ def headline(rows: list[dict], inputs: Mapping[str, str], notes: list[str]) -> l
     for key in order:
         rs = by_sec[key]
         text, word = _judge(rs)
+        datas = list(dict.fromkeys(r["data"].split(",")[0] for r in rs))
         what = rs[0]["method"] + " on " + rs[0]["data"] if len(rs) == 1 else (
-            f"{rs[0]['method']} and {len(rs) - 1} more on " + rs[0]["data"].split(",")[0])
+            f"{len(rs)} checks ({', '.join(dict.fromkeys(r['method'] for r in rs))}) on "
+            + "; ".join(datas[:3]) + (f" and {len(datas) - 3} more" if len(datas) > 3 else ""))
         out.append({"section": key, "yours": key in ("yours", "ledger"), "what": what,
                     "how_far_off": text, "trust": word})  # fmt: skip
     return [{"inputs": dict(inputs), "notes": list(notes), "entries": out}]
