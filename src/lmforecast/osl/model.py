@@ -19,16 +19,18 @@ coverage of these intervals on held-out models.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, did_you_mean, not_fitted
-from .capability import CapabilitySpace
+from ..estimator import Estimator, point
+from ..params import check
+from ..store import Checker
+from .capability import CapabilitySpace, Imputer
 from .checks import coverage_warning, range_warning
 from .data import (
     FAMILY,
@@ -56,7 +58,7 @@ from .result import X_KINDS, OSLResult
 from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 
 
-class ObservationalScalingLaw(EstimatorDisplay):
+class ObservationalScalingLaw(Estimator):
     """Fit and validate an observational scaling law (Sec. 3.4, Alg. 1; holdouts of Sec. 4).
 
     Parameters
@@ -210,8 +212,7 @@ class ObservationalScalingLaw(EstimatorDisplay):
             raise InputError(
                 f"{int(train.sum())} training models with target {target!r}; need at least {K + 2}"
             )
-        if not (isinstance(self.level, int | float) and 0 < self.level < 1):
-            raise InputError(f"level must be strictly between 0 and 1, got {self.level!r}")
+        check("level", self.level)
         fit = fit_sigmoid(Xall[train], y[train])
         pred = predict_sigmoid(fit, Xall)
         cov, sigma, dof = sigmoid_covariance(fit, Xall[train], y[train])
@@ -333,17 +334,74 @@ class ObservationalScalingLaw(EstimatorDisplay):
         range_warning(res, table[MODEL], X, stacklevel=4)
         return X
 
-    def predict(self, benchmarks: pd.DataFrame) -> np.ndarray:
+    def predict(self, benchmarks: pd.DataFrame | Mapping | pd.Series) -> np.ndarray | float:
         """Predicted target for new models (PC law: from their benchmark scores), on the
-        target's original scale (a metric range is undone)."""
-        return self.result_.to_original(
-            predict_sigmoid(self.result_.fit, self._predictors(benchmarks))
-        )
+        target's original scale (a metric range is undone). One model (a Series or a dict of
+        its scores) gives a float, a table an ndarray."""
+        one, table = _one_model(benchmarks)
+        if not hasattr(self, "result_"):
+            raise not_fitted(self)
+        y = self.result_.to_original(predict_sigmoid(self.result_.fit, self._predictors(table)))
+        return point(np.asarray(y, float)[0]) if one else np.asarray(y, float)
 
     def predict_interval(
-        self, benchmarks: pd.DataFrame, level: float = 0.9, kind: str = "prediction"
+        self, benchmarks: pd.DataFrame, *, level: float = 0.9, kind: str = "prediction"
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Prediction interval (default) of the target for new models, clipped to [0, 1] or
-        [min(0, LO), HI] with a metric range (`OSLResult.predict_interval`: App. C.8 delta
-        method plus the extrapolation scale)."""
-        return self.result_.predict_interval(self._predictors(benchmarks), level, kind)
+        """Interval of the target for new models, clipped to [0, 1] or [min(0, LO), HI] with a
+        metric range (`OSLResult.predict_interval`: App. C.8 delta method; kind="prediction"
+        adds the noise and extrapolation scale, "confidence" is the fitted law's alone)."""
+        if not hasattr(self, "result_"):
+            raise not_fitted(self)
+        level, kind = self._interval_args(level, kind)
+        table = _one_model(benchmarks)[1]
+        return self.result_.predict_interval(self._predictors(table), level, kind)
+
+    # ---- persistence -----------------------------------------------------------------------
+    saved_label = "saved OSL fit"
+
+    def to_dict(self) -> dict:
+        """The constructor arguments and the fitted `OSLResult` (which holds the capability
+        space: PCA mean, components and the App. B.3 imputation state)."""
+        if not hasattr(self, "result_"):
+            raise not_fitted(self)
+        params = self.get_params()
+        for k in ("metrics", "exclude_metrics", "heldout", "metric_range"):
+            if params[k] is not None and not isinstance(params[k], str):
+                params[k] = list(params[k])
+        return {"kind": "ObservationalScalingLaw", "format_version": 1, "config": params,
+                "result": self.result_.to_dict()}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = "saved OSL fit") -> ObservationalScalingLaw:
+        """A fit from `to_dict`, checked field by field; the capability space is rebuilt from
+        the result, so forecasts equal the fitted estimator's bit for bit."""
+        c = Checker(where)
+        c.kind(c.obj(d), "ObservationalScalingLaw", label=cls.saved_label)
+        c.keys(d, ("kind", "format_version", "config", "result"))
+        cfg = c.obj(c.get(d, "config"), "config")
+        c.keys(cfg, cls._param_names(), "config")
+        res = OSLResult.from_dict(c.get(d, "result"), where)
+        cfg = {k: tuple(v) if k == "exclude_metrics" else v for k, v in cfg.items()}
+        if isinstance(cfg.get("metric_range"), list):
+            cfg["metric_range"] = tuple(cfg["metric_range"])
+        est = cls(**cfg)
+        est.result_ = res
+        if res.x == "pcs":
+            space = CapabilitySpace(res.n_components, est.impute_components)
+            space.metrics_ = list(res.metrics)
+            space.mean_ = np.asarray(res.mean, float)
+            space.components_ = np.asarray(res.components, float)
+            space.explained_variance_ratio_ = np.asarray(res.explained_variance, float)
+            space.imputer_ = Imputer.from_dict(res.imputation, len(res.metrics), c)
+            est.space_ = space
+        return est
+
+
+def _one_model(benchmarks) -> tuple[bool, pd.DataFrame]:
+    """(whether it is one model, the benchmarks as a table): a Series or a dict of scalars is
+    one model's row."""
+    if isinstance(benchmarks, pd.Series):
+        return True, benchmarks.to_frame().T.infer_objects()
+    if isinstance(benchmarks, Mapping) and all(np.ndim(v) == 0 for v in benchmarks.values()):
+        return True, pd.DataFrame([dict(benchmarks)])
+    return False, benchmarks

@@ -15,6 +15,7 @@ from ..display import SummaryDisplay
 from ..errors import InputError
 from ..fitting import FitResult
 from ..laws.sigmoid import H_BOUNDS, ObservationalSigmoid, sigmoid
+from ..params import check, check_kind
 from ..store import Checker, dump_json, load_json, source_label
 from .capability import Imputer
 from .data import (
@@ -131,8 +132,7 @@ class OSLResult(SummaryDisplay):
     def _check_intervals(self, level: float) -> None:
         if not self.has_intervals:
             raise InputError("this OSL fit has no interval information (refit it)")
-        if not (isinstance(level, int | float) and 0 < level < 1):
-            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+        check("level", level)
 
     @property
     def prediction_sigma(self) -> float:
@@ -168,8 +168,7 @@ class OSLResult(SummaryDisplay):
         """
         level = self.level if level is None else level
         self._check_intervals(level)
-        if kind not in ("prediction", "confidence"):
-            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
+        check_kind(kind)
         if isinstance(X, pd.DataFrame):  # a benchmark table, not predictors
             raise InputError("OSLResult.predict_interval takes predictors (PCs, or log10 FLOPs "
                              "/ size); for a benchmark table use lmforecast.osl."

@@ -20,10 +20,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from ..display import EstimatorDisplay
 from ..errors import InputError, fmt_value, not_fitted
+from ..estimator import Estimator, point
 from ..fitting.result import FitResult
 from ..laws.salience import SalienceSigmoid, lm_fit
+from ..params import check
+from ..store import Checker
 
 ACTIVATIONS = ("softplus", "sigmoid")
 OPTIMIZERS = ("adam", "sgd")
@@ -104,7 +106,7 @@ def head_objective(
     return J + float(l2 * theta @ theta), g_theta, float(gz.sum())
 
 
-class CapabilitySalience(EstimatorDisplay):
+class CapabilitySalience(Estimator):
     """Learn per-token weights W whose weighted loss predicts a task's accuracy (Algorithm 2).
 
     Parameters
@@ -117,6 +119,8 @@ class CapabilitySalience(EstimatorDisplay):
     l2 : optional ridge penalty on theta (0: none, as in the paper).
     init_weight : initial weight of every token (theta = 0, bias = act^-1(init_weight)), so
         optimisation starts from the character-normalised all-token loss.
+    bootstrap, seed : resamples of the train models refitting alpha, beta with W fixed (the
+        intervals of `predict_interval`; 0: none).
     """
 
     @classmethod
@@ -139,7 +143,11 @@ class CapabilitySalience(EstimatorDisplay):
         optimizer: str = "adam",
         l2: float = 0.0,
         init_weight: float = 0.5,
+        bootstrap: int = 200,
+        seed: int = 0,
     ):
+        check("bootstrap", bootstrap)
+        self.bootstrap, self.seed = bootstrap, seed
         self.random_accuracy = random_accuracy
         self.activation = activation
         self.lr = lr
@@ -269,6 +277,9 @@ class CapabilitySalience(EstimatorDisplay):
         self.n_chars_ = int(n_chars)
         self.capability_ = C
         self.history_ = np.array(history, float)
+        self.scores_, self.splits_ = A, splits
+        self.bootstrap_ = bootstrap_law(C, A, splits, gamma, int(self.bootstrap), self.seed,
+                                        self.law_)  # fmt: skip
         return self
 
     # ---- prediction ------------------------------------------------------------------------
@@ -281,9 +292,76 @@ class CapabilitySalience(EstimatorDisplay):
         self._check()
         return np.asarray(L, float) @ self.weights_ / self.n_chars_
 
-    def predict(self, L: np.ndarray) -> np.ndarray:
-        """Eq. 2 at the capability scores of the rows of L."""
-        return sigmoid_law(self.capability_score(L), self.alpha_, self.beta_, self.gamma_)
+    def predict(self, L: np.ndarray) -> np.ndarray | float:
+        """Eq. 2 at the capability scores of the rows of L (one model's losses, a 1-D row,
+        give a float)."""
+        A = sigmoid_law(self.capability_score(L), self.alpha_, self.beta_, self.gamma_)
+        return point(A) if np.ndim(L) == 1 else np.asarray(A, float)
+
+    def predict_interval(self, L: np.ndarray, *, level: float = 0.9, kind: str = "prediction"):
+        """Percentile interval of the accuracy of the rows of L (`eq2_interval`): Eq. 2 over
+        the bootstrap (alpha, beta) ("confidence"), plus Student-t noise of the validation
+        models' RMSE ("prediction", default; dof-corrected train RMSE without them)."""
+        self._check()
+        level, kind = self._interval_args(level, kind)
+        if not self.bootstrap_:
+            raise InputError("this fit has no bootstrap samples (fit with bootstrap > 0)")
+        C = np.atleast_1d(self.capability_score(L))
+        pred = sigmoid_law(self.capability_, self.alpha_, self.beta_, self.gamma_)
+        scale, dof = residual_scale(pred, self.scores_, self.splits_)
+        lo, hi = eq2_interval(self.bootstrap_, C, self.gamma_, level, kind, scale, dof)
+        centre = sigmoid_law(C, self.alpha_, self.beta_, self.gamma_)
+        return np.fmin(lo, centre), np.fmax(hi, centre)
+
+    # ---- persistence -----------------------------------------------------------------------
+    saved_label = "saved salience head"
+    _FITTED = ("weights", "theta", "bias", "best_step", "n_chars", "capability", "history",
+               "scores", "splits", "bootstrap", "law")  # fmt: skip
+
+    def to_dict(self) -> dict:
+        """The constructor arguments and the learned head (token weights, theta, the Eq. 2
+        law as a `FitResult`, the optimisation history, the bootstrap (alpha, beta))."""
+        self._check()
+        f = {k: getattr(self, f"{k}_") for k in self._FITTED[:-1]}
+        f = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in f.items()}
+        f.update(bias=float(self.bias_), best_step=int(self.best_step_), law=self.law_.to_dict())
+        return {"kind": "CapabilitySalience", "format_version": 1, "config": self.get_params(),
+                "fitted": f}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = "saved salience head") -> CapabilitySalience:
+        """A head from `to_dict`, checked field by field."""
+        c = Checker(where)
+        c.kind(c.obj(d), "CapabilitySalience", label=cls.saved_label)
+        c.keys(d, ("kind", "format_version", "config", "fitted"))
+        cfg = c.obj(c.get(d, "config"), "config")
+        c.keys(cfg, cls._param_names(), "config")
+        f = c.obj(c.get(d, "fitted"), "fitted")
+        c.keys(f, cls._FITTED, "fitted")
+        for k in cls._FITTED:
+            c.get(f, k, "fitted")
+        est = cls(**cfg)
+        est._check_config()
+        T = len(c.nums(f["weights"], "fitted.weights"))
+        est.weights_ = np.asarray(f["weights"], float)
+        est.theta_ = np.asarray(c.nums(f["theta"], "fitted.theta"), float)
+        est.bias_ = c.num(f["bias"], "fitted.bias")
+        est.n_chars_ = c.int_(f["n_chars"], "fitted.n_chars", lo=1)
+        est.best_step_ = c.int_(f["best_step"], "fitted.best_step", lo=0)
+        M = len(c.nums(f["capability"], "fitted.capability"))
+        est.capability_ = np.asarray(f["capability"], float)
+        est.scores_ = np.asarray(c.nums(f["scores"], "fitted.scores", M), float)
+        est.splits_ = np.asarray([c.str_(s, "fitted.splits", ("train", "validation", "test"))
+                                  for s in c.list_(f["splits"], "fitted.splits")])  # fmt: skip
+        est.history_ = np.asarray(c.matrix(f["history"], "fitted.history", 3), float)
+        est.bootstrap_ = [list(map(float, r)) for r in c.matrix(f["bootstrap"], "fitted.bootstrap",
+                                                                2)]  # fmt: skip
+        est.law_ = FitResult.from_dict(f["law"], where, "fitted.law")
+        est.alpha_, est.beta_ = est.law_.theta
+        est.gamma_ = float(est.random_accuracy)
+        if T == 0 or len(est.splits_) != M:
+            c.fail("fitted", "weights must be non-empty and splits one per model")
+        return est
 
     def summary(self) -> str:
         """The learned head (Algorithm 2): its token weights, the Eq. 2 law at the selected
@@ -303,6 +381,49 @@ class CapabilitySalience(EstimatorDisplay):
             f"selection MSE {sel_mse:.4g} (step 0, all weights equal: "
             f"{self.history_[0, 1]:.4g} / {self.history_[0, 2]:.4g})",
         ])  # fmt: skip
+
+
+def bootstrap_law(C, A, splits, gamma, B, seed, law) -> list[list[float]]:
+    """(alpha, beta) of Eq. 2 refitted by Levenberg-Marquardt (Eq. 4) on B resamples of the
+    train models, W held fixed (resamples with one capability value are skipped)."""
+    tr = np.flatnonzero(np.asarray(splits) == "train")
+    rng = np.random.default_rng(seed)
+    out = []
+    start = np.asarray(law.theta, float)
+    for _ in range(B):
+        idx = rng.choice(tr, size=tr.size, replace=True)
+        if np.ptp(C[idx]) == 0:
+            continue
+        theta, _, _ = lm_fit(C[idx], A[idx], gamma, [start])
+        out.append([float(theta[0]), float(theta[1])])
+    return out
+
+
+def residual_scale(pred, scores, splits) -> tuple[float, int]:
+    """(scale, dof) of a new model's accuracy around Eq. 2: the RMSE of the validation models
+    (dof: their number) or, without them, the dof-corrected train RMSE (dof: n_train - 2); W is
+    fitted on the train models, so their residuals understate a new model's error."""
+    splits = np.asarray(splits)
+    err = (np.asarray(pred, float) - np.asarray(scores, float)) ** 2
+    va, tr = splits == "validation", splits == "train"
+    if va.any():
+        return float(np.sqrt(float(np.mean(err[va])))), int(va.sum())
+    n = int(tr.sum())
+    return float(np.sqrt(float(np.mean(err[tr])) * n / max(n - 2, 1))), max(n - 2, 1)
+
+
+def eq2_interval(ab, C, gamma: float, level: float, kind: str, scale: float, dof: int,
+                 seed: int = 0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Percentile interval of Eq. 2 at capability scores C over bootstrap (alpha, beta) `ab`
+    ("confidence"), plus Student-t noise of `scale`, `dof` ("prediction"); clipped to the
+    accuracy range [0, 1]."""
+    ab = np.asarray(ab, float)
+    P = sigmoid_law(np.asarray(C, float)[None, :], ab[:, :1], ab[:, 1:2], gamma)
+    if kind == "prediction":
+        P = P + scale * np.random.default_rng(seed).standard_t(dof, P.shape)
+    a = (1 - level) / 2
+    lo, hi = np.quantile(P, [a, 1 - a], axis=0)
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
 def baseline_fit(C: np.ndarray, scores, splits, gamma: float) -> dict:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..laws.salience import lm_fit
+from ..params import check
 from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
 from .mapping import map_losses_many
 from .model import CapabilitySalience, baseline_fit, preset_options
@@ -63,8 +63,7 @@ def fit_salience(
     n_steps where the options leave them out (or None).
     `bootstrap` resamples of the train models refit alpha, beta with W fixed (intervals).
     """
-    if int(bootstrap) < 0:
-        raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
+    check("bootstrap", bootstrap)
     opt = preset_options(
         preset, **{k: options.pop(k, None) for k in ("optimizer", "lr", "n_steps")}
     )
@@ -91,9 +90,8 @@ def fit_salience(
         )
     L = mapped_loss_matrix(table, features, models)
 
-    est = CapabilitySalience(random_accuracy, **options).fit(
-        features.H, L, features.n_chars, A, splits
-    )
+    est = CapabilitySalience(random_accuracy, bootstrap=int(bootstrap), seed=seed, **options)
+    est.fit(features.H, L, features.n_chars, A, splits)
     pred = est.predict(L)
     metrics: dict = {"best_step": int(est.best_step_)}
     for name in ("train", "validation", "test"):
@@ -110,7 +108,7 @@ def fit_salience(
         baselines["label_token"] = {k: v for k, v in lab.items() if k != "predicted"}
     metrics["baselines"] = baselines
 
-    boot = _bootstrap_law(est.capability_, A, splits, est.gamma_, int(bootstrap), seed, est.law_)
+    boot = est.bootstrap_
     ptr = features.ptr
     return SalienceFit(
         task=str(task),
@@ -144,18 +142,3 @@ def fit_salience(
         history=est.history_.tolist(),
         bootstrap=boot,
     )
-
-
-def _bootstrap_law(C, A, splits, gamma, B, seed, law) -> list[list[float]]:
-    """(alpha, beta) refitted by Levenberg-Marquardt on B resamples of the train models."""
-    tr = np.flatnonzero(splits == "train")
-    rng = np.random.default_rng(seed)
-    out = []
-    start = np.asarray(law.theta, float)
-    for _ in range(B):
-        idx = rng.choice(tr, size=tr.size, replace=True)
-        if np.ptp(C[idx]) == 0:
-            continue
-        theta, _, _ = lm_fit(C[idx], A[idx], gamma, [start])
-        out.append([float(theta[0]), float(theta[1])])
-    return out

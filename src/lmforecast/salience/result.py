@@ -18,9 +18,10 @@ import pandas as pd
 from ..display import SummaryDisplay
 from ..errors import InputError
 from ..fitting.result import FitResult
+from ..params import check, check_kind
 from ..store import dump_json, load_json, source_label
 from .mapping import map_losses_many
-from .model import sigmoid_law
+from .model import eq2_interval, sigmoid_law
 from .records import LossTable, loss_table
 from .schema import check_salience
 
@@ -178,18 +179,9 @@ class SalienceFit(SummaryDisplay):
         """
         if not self.bootstrap:
             raise InputError("this fit has no bootstrap samples (fit with bootstrap > 0)")
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1), got {level!r}")
-        if kind not in ("prediction", "confidence"):
-            raise InputError(f"kind must be 'prediction' or 'confidence', got {kind!r}")
-        ab = np.asarray(self.bootstrap, float)
-        P = sigmoid_law(np.asarray(C, float)[None, :], ab[:, :1], ab[:, 1:2], self.gamma)
-        if kind == "prediction":
-            scale, dof = self.residual_scale, self.residual_dof
-            P = P + scale * np.random.default_rng(seed).standard_t(dof, P.shape)
-        a = (1 - level) / 2
-        lo, hi = np.quantile(P, [a, 1 - a], axis=0)
-        return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+        level, kind = check("level", level), check_kind(kind)
+        return eq2_interval(self.bootstrap, C, self.gamma, level, kind, self.residual_scale,
+                            self.residual_dof, seed)  # fmt: skip
 
     @property
     def residual_scale(self) -> float:
