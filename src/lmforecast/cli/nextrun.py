@@ -14,11 +14,13 @@ from .common import (
     positive_float,
     require_runs,
 )
+from .flags import add_max_rows_flag, check_max_rows
 
 
 def register(sub) -> None:
     p = sub.add_parser("next-run", help="rank candidate runs by interval shrinkage per FLOP")
     add_runs_flag(p, "CSV/Parquet/JSONL of the runs so far: N, D (or C) and loss")
+    add_max_rows_flag(p, default=10_000)  # memory grows with rows x refits x candidates
     p.add_argument(
         "--target-params",
         type=positive_float("--target-params"),
@@ -78,8 +80,10 @@ def _advise(args) -> int:
     if args.bootstrap < 2:  # one refit has no spread: widths of 0 and "-nan%" gains
         raise InputError(f"--bootstrap must be >= 2 (the widths come from the refits' spread), "
                          f"got {args.bootstrap}")  # fmt: skip
+    df = read_table(runs)
+    check_max_rows(df, args)
     a = advise(
-        read_table(runs),
+        df,
         args.target_params,
         args.target_tokens,
         budget=args.budget,

@@ -95,6 +95,15 @@ def _runs(df: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(
         {"N": N, "D": D, "loss": numeric_column(df, "loss", positive=True, what="runs")}
     )
+    rep = out.duplicated(keep="first").to_numpy()
+    if rep.any():  # seed replicates differ in loss; an identical row is one run given twice
+        i = int(np.flatnonzero(rep)[0])
+        j = int(np.flatnonzero((out == out.iloc[i]).all(axis=1).to_numpy())[0])
+        raise InputError(
+            f"runs: row {i + 1} repeats row {j + 1} exactly (N={N[i]:.4g}, D={D[i]:.4g}, "
+            f"loss={out['loss'].iloc[i]:.6g}); a run given twice would count as two pieces of "
+            "evidence: keep one"
+        )
     # one order whatever the file's: the bootstrap resamples rows by position, so the advice
     # would otherwise depend on the row order of the table
     return out.sort_values(["N", "D", "loss"], kind="stable").reset_index(drop=True)
