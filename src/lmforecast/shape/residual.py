@@ -114,6 +114,12 @@ def shape_test(
         )
     check_min_rows(len(m), 6, "models", "the residual test fits 3 shape coefficients")
     x_raw = np.log(m["width"].to_numpy() / m["depth"].to_numpy())
+    n_shapes = len(np.unique(np.round(x_raw, 9)))
+    if n_shapes < 3:  # a constant regressor gives r2 = 0 and "p = 1" for a test never run
+        raise InputError(
+            f"{what}: the {len(m)} models have {n_shapes} distinct width/depth ratio(s); the "
+            "test fits a quadratic in log(width/depth) and needs at least 3"
+        )
     xc = float(x_raw.mean())
     x, y = x_raw - xc, m["residual"].to_numpy()
     X = np.column_stack([np.ones_like(x), x, x * x])
