@@ -107,10 +107,10 @@ def test_table_with_several_fits_needs_a_task(pythia):
     b = DownstreamForecaster(bootstrap=0).fit(pythia, task="arc_easy", models=SMALL)
     with pytest.raises(InputError, match="task"):
         forecast_table([a, b], pd.DataFrame({"model": ["pythia-2.8b"]}))
-    rows, summary = forecast_table(
-        [a, b], pd.DataFrame({"model": ["pythia-2.8b"] * 2, "task": ["piqa", "ARC_EASY"],
-                              "score": [final_score(pythia, "pythia-2.8b"),
-                                        final_score(pythia, "pythia-2.8b", "arc_easy")]}))  # fmt: skip
+    truth = [final_score(pythia, "pythia-2.8b"), final_score(pythia, "pythia-2.8b", "arc_easy")]
+    targets = pd.DataFrame({"model": ["pythia-2.8b"] * 2, "task": ["piqa", "ARC_EASY"],
+                            "score": truth})  # fmt: skip
+    rows, summary = forecast_table([a, b], targets)
     assert rows["task"].tolist() == ["piqa", "arc_easy"]
     assert rows["lower"].isna().all()  # bootstrap 0: no interval, so no coverage
     assert summary["task"].tolist() == ["arc_easy", "piqa", "all"] or \
