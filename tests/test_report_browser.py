@@ -333,3 +333,67 @@ def test_planner_explains_its_two_loss_intervals(driver, report, tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.find_element("id", "plan-mode-C").click()
     driver.find_element("id", "planner").screenshot(str(ARTIFACTS / "report_planner_budget.png"))
+
+
+@pytest.fixture(scope="module")
+def fit_report(tmp_path_factory):
+    """A report on a user's saved fit (a published preset saved as a fit: no fitting here)."""
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    d = tmp_path_factory.mktemp("fit_report")
+    SupervisedScalingLaw.from_preset("busbridge2025").save(d / "fit.json")
+    ctx = ReportContext(quick=True, progress=False, inputs={"fit": str(d / "fit.json")})
+    build_report(d / "out", sections=["yours"], ctx=ctx)
+    return d / "out"
+
+
+def test_fit_summary_wraps_and_nothing_runs_off_the_right_edge(driver, fit_report, report):
+    """The fit summary's long lines wrap inside the page (they ran past its right edge), and
+    no element of either report makes the page scroll sideways."""
+    driver.get((fit_report / "report.html").as_uri())
+    pres = driver.execute_script(
+        "return Array.from(document.querySelectorAll('pre')).map(p => [p.scrollWidth, "
+        "p.clientWidth, p.textContent.split('\\n').reduce((a, l) => Math.max(a, l.length), 0)])"
+    )
+    assert pres and max(p[2] for p in pres) > 120  # a summary with a long line is shown
+    for scroll, client, _ in pres:
+        assert scroll <= client + 1, pres
+    for page in (fit_report, report[0]):
+        driver.get((page / "report.html").as_uri())
+        wide = driver.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        assert wide[0] <= wide[1], (page, wide)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.get((fit_report / "report.html").as_uri())
+    driver.save_screenshot(str(ARTIFACTS / "report_fit_summary.png"))
+
+
+def test_headline_sits_above_a_summary_split_into_real_and_simulated(driver, report):
+    out, numbers = report
+    driver.get((out / "report.html").as_uri())
+    tops = driver.execute_script(
+        "return ['headline', 'summary'].map(i => document.getElementById(i)"
+        ".getBoundingClientRect().top)"
+    )
+    assert tops[0] < tops[1], tops
+    caps = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#summary caption')).map(c => c.textContent)"
+    )
+    assert len(caps) == 2 and caps[0].startswith("On real data") and "SIMULATED" in caps[1]
+    rows = driver.execute_script(
+        "return ['real', 'simulated'].map(k => Array.from(document.querySelectorAll("
+        "'#summary .summary-' + k + ' tbody tr')).map(r => r.dataset.section))"
+    )
+    assert rows[0] == [r["section"] for r in numbers["summary"] if not r["simulated"]]
+    assert rows[1] == [r["section"] for r in numbers["summary"] if r["simulated"]]
+    assert "trust" in rows[0] and "salience" in rows[1]  # zoo backtest real, salience simulated
+    items = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#headline li[data-section]'))"
+        ".map(li => [li.dataset.section, li.dataset.trust])"
+    )
+    assert items == [[e["section"], e["trust"]] for e in numbers["headline"][0]["entries"]]
+    assert items and all(s != "salience" for s, _ in items)  # a simulated study: no headline
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.save_screenshot(str(ARTIFACTS / "report_headline.png"))

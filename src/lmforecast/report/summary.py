@@ -429,7 +429,8 @@ def headline_html(head: list[dict], titles: Mapping[str, str]) -> str:
         items.append(
             f"<li data-section='{e(x['section'])}' data-trust='{e(x['trust'])}'>{who}"
             f"<a href='#{e(x['section'])}'>{e(titles.get(x['section'], x['section']))}</a>: "
-            f"{e(x['what'])}. {e(x['how_far_off'])}. <i>{e(x['trust'])}</i>: "
+            f"{e(x['what'])}. {e(x['how_far_off'][:1].upper() + x['how_far_off'][1:])}. "
+            f"<i>{e(x['trust'])}</i>: "
             f"{e(ADVICE[x['trust']])}.</li>"
         )
     if not h["inputs"]:
