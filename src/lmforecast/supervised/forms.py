@@ -117,6 +117,11 @@ def fix_bounds(law, fixed: Mapping[str, float] | None) -> list[tuple[float, floa
             if not v > 0:
                 raise InputError(f"--fix (fixed=): {name} must be > 0, got {value}")
             v = float(np.log(v))
+        if name in ("alpha", "beta") and v == 0:  # A/N^0 is a constant E absorbs
+            raise InputError(
+                f"--fix (fixed=): {name}=0 turns its term into a constant that E absorbs, so "
+                "the fit is not identified; pin a positive exponent or leave it free"
+            )
         lo, hi = bounds[i]
         if not (np.isfinite(v) and lo <= v <= hi):
             raise InputError(
