@@ -1,4 +1,4 @@
-"""The report opened in a real browser: headless Chromium driven by Selenium (issue 26).
+"""The report opened in a real browser: headless Chromium driven by Selenium.
 
 Checks that every figure decodes and renders, that every summary link lands on its section,
 and keeps a screenshot as a test artifact (``$LMFORECAST_TEST_ARTIFACTS``, default
@@ -184,7 +184,7 @@ def test_planner_numbers_equal_the_cli(driver, report, tmp_path):
     _set(driver, "plan-N", "3e9")
     _set(driver, "plan-D", "6e10")
 
-    # distillation vs supervised at this N and D (issue 26 "What to build" 4): the page's
+    # distillation vs supervised at this N and D: the page's
     # student losses equal `distill predict --teacher-loss`, and its answer follows them
     for lt, helps in (("1.9", True), ("2.2", False)):
         _set(driver, "plan-LT", lt)

@@ -54,7 +54,7 @@ def planner_data(model) -> dict[str, Any]:
     for lv in LEVELS:
         if "k" in cal:  # the real-suite prior (docs/trust.md): z (sqrt(noise^2 + s_boot^2) + k r)
             m, k, lam = 0.0, 0.0, 1.0
-        else:  # presets and fits saved before issue 21: the rolling-origin calibration
+        else:  # presets and fits without the prior: the rolling-origin calibration
             m, k, lam = iv.interval_terms(cal, lv) if cal else (0.0, 0.0, 1.0)
         terms[f"{lv:g}"] = {"z": float(norm.ppf(0.5 + lv / 2)), "m": m, "k": k, "lam": lam}
     alloc = res.meta.get("allocation")  # supervised.allocation.allocation_interval
