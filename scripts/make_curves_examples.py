@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from lmforecast.curves import schedules, simulate_curves
+from lmforecast.report.sections.curves import EXAMPLE_TRUTH as TRUTH
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "lmforecast" / "examples" / "files"
-TRUTH = {"L0": 3.15, "A": 0.52, "alpha": 0.5, "B": 450.0, "C": 3.4e-4, "beta": 0.36, "gamma": 1.6}
 PEAK, FLOOR, WARMUP, EVERY, N = 3e-4, 3e-5, 400, 100, 2.5e7
 LOGGED_TO = 6000  # the running WSD run has logged losses up to this step
 

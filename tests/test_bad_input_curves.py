@@ -153,3 +153,12 @@ def test_a_forecast_far_past_the_fitted_steps_and_below_the_fitted_lr_says_by_ho
     notes = " ".join(json.loads(out)["notes"])
     assert "48000 is 6.0x the model's last fitted step 8000" in notes
     assert "below the lowest fitted learning rate" in notes
+
+
+def test_report_refuses_a_malformed_curves_table_before_building(work, cli):
+    before = _snapshot(work)
+    code, _, err = cli("report", "--out", "rep", "--sections", "curves", "--curves", "back.csv",
+                       "--quiet")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1
+    assert "--curves back.csv: run 'a' row 3: column 'step'" in err
+    assert _snapshot(work) == before

@@ -279,3 +279,51 @@ def test_fit_json_summary_and_plan_json(work, cli):
     want = plan_schedules(CurveLaw.load(work / "fit.json"), 12_000).to_dict()
     assert p["best_cooldown"] == want["best_cooldown"] and p["schedules"] == want["schedules"]
     assert p["steps"] == 12_000 and p["warmup_steps"] == 400 and p["peak_lr"] == 3e-4
+
+
+# ---- report section and plot -----------------------------------------------------------------
+def test_report_section_on_the_example_and_on_the_users_curves(tmp_path):
+    from lmforecast.report.builder import ReportContext
+    from lmforecast.report.sections.curves import build_section
+
+    sec = build_section(ReportContext(quick=True, progress=False))
+    finals = pd.DataFrame(sec.numbers["finals"]).set_index("run")
+    assert set(finals.index) == {"constant_8k", "cosine_8k", "wsd_16k", "cosine_16k"}
+    assert finals.loc["wsd_16k", "kind"] == "continued"
+    assert finals.loc["wsd_16k", "final step"] == 16000
+    assert finals.loc["cosine_16k", "kind"].startswith("new schedule")
+    w = finals.loc["wsd_16k"]  # the mid-run forecast beats persistence against the known truth
+    truth = w["true final"]
+    assert abs(w["forecast"] / truth - 1) < 0.01 < abs(w["last logged loss"] / truth - 1)
+    assert w["lo"] <= w["true final"] <= w["hi"]
+    v = sec.verdicts[0]
+    assert v["simulated"] and v["error"] < v["baseline_error"] and v["coverage"] == 1.0
+    assert sec.numbers["plan"]["best_cooldown"]["fraction"] > 0
+    assert any("<img" in b for b in sec.blocks)
+    # the user's curves instead of the example
+    from lmforecast import examples
+
+    t = pd.read_csv(examples.path("curves/curves.csv"))
+    t = t[t["run"] != "cosine_8k"]
+    t.to_csv(tmp_path / "mine.csv", index=False)
+    mine = build_section(ReportContext(quick=True, progress=False,
+                                       inputs={"curves": str(tmp_path / "mine.csv")}))  # fmt: skip
+    assert mine.numbers["source"] == str(tmp_path / "mine.csv") and not mine.verdicts
+    assert {r["run"] for r in mine.numbers["finals"]} == {"constant_8k", "wsd_16k"}
+
+
+def test_plot_curves_draws_each_run_and_its_band():
+    from lmforecast import examples
+    from lmforecast.curves import CurveLaw, read_curves
+    from lmforecast.plots.curves import plot_curves, plot_schedules
+
+    t = read_curves(examples.path("curves/curves.csv"))
+    est = CurveLaw(n_boot=20).fit(t)
+    sched = t[["run", "step", "lr", "N"]]
+    fc = est.forecast(sched)
+    fig = plot_curves(t, fc, schedule=sched, level=0.9)
+    ax = fig.axes[0]
+    assert len(ax.collections) == 3  # one band per run
+    lines = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-"]
+    assert len(lines) == 3 and all(ln.get_xdata().min() >= 400 for ln in lines)  # after warmup
+    assert len(plot_schedules(t).axes[0].get_lines()) == 3

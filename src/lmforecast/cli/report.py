@@ -74,6 +74,10 @@ def _check_inputs(inputs: dict[str, str]) -> None:
             raise InputError(f"--{name} {path}: no such file")
     if "ledger" in inputs:
         Ledger(inputs["ledger"]).close()
+    if "curves" in inputs:  # a malformed curves table names its run, row and column here
+        from ..curves import read_curves
+
+        read_curves(inputs["curves"], what=f"--curves {inputs['curves']}")
     if "fit" in inputs:
         from ..supervised import SupervisedScalingLaw
 

@@ -35,7 +35,7 @@ from .laws import value
 from .model import model_key
 
 #: Knot positions of the monotone search, as fractions of the post-warmup steps.
-KNOTS = (0.0, 0.4, 0.6, 0.7, 0.76, 0.82, 0.87, 0.91, 0.95, 0.98, 1.0)
+KNOTS = (0.0, 0.5, 0.7, 0.8, 0.87, 0.93, 0.97, 1.0)
 COARSE = np.round(np.linspace(0.0, 1.0, 21), 4)  # cooldown fractions of the first scan
 FINE_STEP = 0.0025  # spacing of the second scan, around the first one's best fraction
 MAX_ROWS = 4000  # rows of a planned schedule (sparser rows interpolate linearly)
@@ -236,7 +236,7 @@ def _best_monotone(law: _Law, steps, peak, floor, warmup, start: pd.DataFrame):
         return float(v[0]), (v[1:] - v[0]) / (eps * sign)
 
     res = optimize.minimize(f_and_grad, x0, jac=True, method="L-BFGS-B",
-                            bounds=[(0.0, 1.0)] * len(x0), options={"maxiter": 50})  # fmt: skip
+                            bounds=[(0.0, 1.0)] * len(x0), options={"maxiter": 30})  # fmt: skip
     return table(res.x), float(res.fun)
 
 

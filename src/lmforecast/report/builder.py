@@ -44,6 +44,7 @@ SECTION_MODULES = [
     "lmforecast.report.sections.recipes",
     "lmforecast.report.sections.shape",
     "lmforecast.report.sections.nextrun",
+    "lmforecast.report.sections.curves",
     "lmforecast.report.sections.ledger",
     "lmforecast.report.sections.planner",
 ]
@@ -67,6 +68,8 @@ USER_INPUTS = {
     "evals": "your tidy evaluation table (model, params, tokens, task, score): downstream "
     "forecasts of the largest models, checked against their scores",
     "ledger": "a forecast ledger (docs/ledger.md): the Forecast record section",
+    "curves": "your curves table (run, step, lr, loss; docs/curves.md): the loss-curves "
+    "section fits and forecasts it instead of the bundled example",
 }
 
 #: section key -> (the inputs it reads, whether it has nothing to show without one of them).
@@ -75,6 +78,7 @@ SECTION_INPUTS: dict[str, tuple[tuple[str, ...], bool]] = {
     "yours": (("runs", "fit", "evals"), True),
     "planner": (("fit", "runs"), False),
     "ledger": (("ledger",), True),
+    "curves": (("curves",), False),
 }
 
 
