@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 from ..data.validate import check_min_rows, numeric_column
-from ..display import EstimatorDisplay
 from ..errors import DomainWarning, InputError, first_time, fmt_value, not_fitted
+from ..estimator import Estimator, point, scalar_like
 from ..fitting import FitResult, bootstrap_fit, fit_law, huber
 from ..laws import get_law
 from ..laws.data_constrained import effective
+from ..params import check
 from ..store import Checker
 from ..supervised.reach import ReachWarning
 from ..supervised.stack import R_MEASURED
@@ -67,7 +68,7 @@ def constrained_runs(
     return out.sort_values(["N", "D", "U", "loss"], kind="stable").reset_index(drop=True)
 
 
-class DataConstrainedLaw(EstimatorDisplay):
+class DataConstrainedLaw(Estimator):
     """Estimator for L(N, D, U) of Muennighoff et al. (2023), Eq. 5-7.
 
     Learned attributes: `result_` (a FitResult of the registered `data-constrained` law, with
@@ -92,10 +93,8 @@ class DataConstrainedLaw(EstimatorDisplay):
             raise InputError(f"unknown fit {fit!r}; use one of {', '.join(FITS)}")
         if not huber_delta > 0:
             raise InputError(f"huber_delta must be > 0, got {huber_delta}")
-        if bootstrap < 0:
-            raise InputError(f"bootstrap must be >= 0, got {bootstrap}")
-        if not 0 < ci_level < 1:
-            raise InputError(f"ci_level must be strictly between 0 and 1, got {ci_level}")
+        check("bootstrap", bootstrap)
+        check("ci_level", ci_level)
         self.fit_kind, self.huber_delta, self.bootstrap = fit, huber_delta, bootstrap
         self.ci_level, self.n_polish, self.seed, self.n_jobs = ci_level, n_polish, seed, n_jobs
 
@@ -156,18 +155,20 @@ class DataConstrainedLaw(EstimatorDisplay):
         U = D (training on D tokens sees at most D unique ones: one partial epoch), so a larger
         pool never lowers the loss. N, D, U must be finite and > 0 (InputError otherwise)."""
         self._check()
+        scalar = scalar_like(N, D, U)
         N, D, U = positive_ndu(N, D, U)
-        return self.result_.predict(N=N, D=D, U=np.minimum(U, D))
+        L = self.result_.predict(N=N, D=D, U=np.minimum(U, D))
+        return point(L) if scalar else np.asarray(L, float)
 
-    def predict_interval(self, N, D, U, level: float = 0.9):
-        """Bootstrap percentile interval of the loss (Eq. 5-7 over the refits) plus the fit's
-        residual scatter; U > D counts as U = D, as in `predict`."""
+    def predict_interval(self, N, D, U, *, level: float = 0.9, kind: str = "prediction"):
+        """Bootstrap percentile interval of the loss (Eq. 5-7 over the refits): "confidence"
+        the refits alone, "prediction" (default) plus the fit's residual scatter; U > D counts
+        as U = D, as in `predict`."""
         self._check()
         N, D, U = positive_ndu(N, D, U)
-        if not 0 < level < 1:
-            raise InputError(f"level must be strictly between 0 and 1, got {fmt_value(level)}")
+        level, kind = self._interval_args(level, kind)
         return self.result_.predict_interval(
-            level=level, kind="prediction", N=N, D=D, U=np.minimum(U, D)
+            level=level, kind=kind, N=N, D=D, U=np.minimum(U, D)
         )
 
     def epochs_advice(self, N: float, U: float, epochs=None, level: float = 0.9) -> dict:
@@ -208,7 +209,7 @@ class DataConstrainedLaw(EstimatorDisplay):
         out["loss"] = self.predict(N, U * ep, U).tolist()
         if self.result_.bootstrap:
             lo, hi = self.predict_interval(
-                np.full(ep.shape, N), U * ep, np.full(ep.shape, U), level
+                np.full(ep.shape, N), U * ep, np.full(ep.shape, U), level=level
             )
             out["interval"] = [[float(a), float(b)] for a, b in zip(lo, hi)]
             rd = np.exp(np.asarray(self.result_.bootstrap)[:, 5])
@@ -266,16 +267,18 @@ class DataConstrainedLaw(EstimatorDisplay):
             )
         return "\n".join(lines)
 
-    def save(self, path) -> str:
+    def to_dict(self) -> dict:
+        """The fit (a `FitResult` dict); loads back bit-for-bit."""
         self._check()
-        return self.result_.to_json(path)
+        return self.result_.to_dict()
 
     @classmethod
-    def load(cls, path) -> DataConstrainedLaw:
-        res = FitResult.from_json(path)
+    def from_dict(cls, d: dict, where: str = "saved fit") -> DataConstrainedLaw:
+        """A fit from `to_dict` (a saved file's dict), checked field by field."""
+        res = FitResult.from_dict(d, where)
         if res.law != "data-constrained":
-            raise InputError(f"{path}: a {res.law!r} fit, not a data-constrained one")
-        _check_range(res.meta.get("fitted_range"), path)
+            raise InputError(f"{where}: a {res.law!r} fit, not a data-constrained one")
+        _check_range(res.meta.get("fitted_range"), where)
         est = cls(fit=res.meta.get("fit", "joint"), bootstrap=len(res.bootstrap))
         est.result_, est.params_ = res, dict(res.params)
         return est
