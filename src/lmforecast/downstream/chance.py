@@ -9,10 +9,15 @@ floor by default and uses chance only as the starting point and for reports.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 import pandas as pd
+
+from ..data.io import read_table
+from ..errors import InputError
 
 
 @cache
@@ -39,12 +44,6 @@ def read_chance_file(path) -> dict[str, float]:
     """Task -> chance level (points) from a file: a JSON object {"task": P, ...} (or a list of
     {"task": ..., "chance": ...} records), or a table (CSV/Parquet/JSONL) with columns `task`
     and `chance`. Each level must lie in [0, 100) points; a task given twice is refused."""
-    import json
-    from pathlib import Path
-
-    from ..data.io import read_table
-    from ..errors import InputError
-
     p = Path(path)
     if not p.is_file():
         raise InputError(f"--chance-file {str(path)!r}: no such file")

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..intervals import truth_summary
 from ..laws.sigmoid import ObservationalSigmoid
 from ..store import Checker
 from .capability import Imputer
@@ -111,8 +112,6 @@ def heldout_check(rows: list[dict], truth: dict, level: float) -> dict | None:
     score; models without one are left out): each scored row gets `y`, `abs_error` and
     `covered`, and the summary (n, MAE, coverage of the `level` intervals, median width;
     `intervals.truth_summary`) is returned, None when no row has the truth."""
-    from ..intervals import truth_summary
-
     if not truth:  # nothing to score: the rows are left as they are
         return None
     for r in rows:
