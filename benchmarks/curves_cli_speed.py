@@ -116,8 +116,10 @@ def main(argv=None) -> None:
     print(f"  first-order baseline (Adam, {a.adam_iters} iterations, in-process, + forecasts) "
           f"{b:6.2f} s")  # fmt: skip
     ip = statistics.median(inproc)
-    print(f"  ratio baseline / ours: {b / total:.2f}x (whole CLI calls); {b / ip:.2f}x in-process "
-          f"(our fit with its 200 resampled replicates and forecasts with intervals {ip:.2f} s)")
+    print(
+        f"  ratio baseline / ours: {b / total:.2f}x (whole CLI calls); {b / ip:.2f}x in-process "
+        f"(our fit with its 200 resampled replicates and forecasts with intervals {ip:.2f} s)"
+    )
     print(f"  mean relative error on the forecast curves: ours {e_ours[0]:.3f}%, "
           f"baseline {e_base[0]:.3f}% (worst {e_ours[2]:.2f}% / {e_base[2]:.2f}%)")  # fmt: skip
 

@@ -99,8 +99,9 @@ def test_tensorboard_learning_rate_scalars(tmp_path):
 
 def test_curves_out_without_a_learning_rate_is_refused_and_nothing_written(tmp_path, cli):
     (tmp_path / "r.jsonl").write_text(
-        "".join(json.dumps({"step": s, "tokens": s, "loss": 3 - s / 100}) + "\n"
-                for s in range(1, 5))  # fmt: skip
+        "".join(
+            json.dumps({"step": s, "tokens": s, "loss": 3 - s / 100}) + "\n" for s in range(1, 5)
+        )  # fmt: skip
     )
     code, out, err = cli("runs", "import", tmp_path / "r.jsonl", "--format", "jsonl",
                          "--params", "1e6", "--out", tmp_path / "runs.csv",
@@ -120,8 +121,10 @@ def test_a_run_without_any_learning_rate_beside_one_with_is_named(tmp_path):
 
 def test_a_negative_learning_rate_is_refused_by_row(tmp_path):
     (tmp_path / "r.jsonl").write_text(
-        "".join(json.dumps({"step": s, "tokens": s, "loss": 3.0, "lr": 1e-3 - s * 1e-3}) + "\n"
-                for s in range(0, 4))  # fmt: skip
+        "".join(
+            json.dumps({"step": s, "tokens": s, "loss": 3.0, "lr": 1e-3 - s * 1e-3}) + "\n"
+            for s in range(0, 4)
+        )  # fmt: skip
     )
     from lmforecast.errors import InputError
 

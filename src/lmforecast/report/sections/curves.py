@@ -103,9 +103,13 @@ def build_section(ctx: ReportContext) -> Section:
         "a schedule never run is forecast from the parameters its model's runs share. Bands "
         "are 90% intervals from resampling whole runs and blocks within a run "
         "(docs/curves.md)."
-        + ("" if user else " The example is simulated from known parameters with 0.3% AR(1) "
-           "noise: constant and cosine runs of 8,000 steps, a WSD run of 16,000 steps logged "
-           "to step 6,000, and a 16,000-step cosine schedule never run.")  # fmt: skip
+        + (
+            ""
+            if user
+            else " The example is simulated from known parameters with 0.3% AR(1) "
+            "noise: constant and cosine runs of 8,000 steps, a WSD run of 16,000 steps logged "
+            "to step 6,000, and a 16,000-step cosine schedule never run."
+        )  # fmt: skip
     )
     sec.pre(est.summary())
     finals = _finals(table, fc)
