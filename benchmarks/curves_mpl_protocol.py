@@ -15,11 +15,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from lmforecast.curves import CurveLaw, read_curves
 from lmforecast.curves.fit import RunPoints, bounds_for, design, objective, projected, run_schedule
 from lmforecast.curves.fit import var_pro_starts
-from lmforecast.curves.mpl_data import PROTOCOL_FIT, read_mpl_size
+from lmforecast.curves.mpl_data import PROTOCOL_FIT, SIZES, read_mpl_size
 from lmforecast.curves.laws import value
 from lmforecast.fitting.losses import huber
 
@@ -66,6 +67,7 @@ def main(argv=None):
     ap.add_argument("--sizes", nargs="+", default=list(PAPER))
     ap.add_argument("--adam-iters", type=int, default=3000)
     ap.add_argument("--law", default="mpl")
+    ap.add_argument("--across", action="store_true", help="also the across-size backtest")
     a = ap.parse_args(argv)
     folder = a.shared / "data" / "curves" / "mpl"
     print(f"law {a.law!r}; fit on {', '.join(PROTOCOL_FIT)}; forecast the other six schedules")
@@ -95,6 +97,61 @@ def main(argv=None):
               f"| {t_ours:.2f} | {ad[0]:.3f}% | {t_adam:.2f} | {t_adam / t_ours:.1f}x |")
     print(f"speed ratio (Adam {a.adam_iters} iterations / our fit): "
           + ", ".join(f"{r:.1f}x" for r in ratios))
+    evaluation_speed(folder)
+    if a.across and len(a.sizes) == 3:
+        across(folder, a.law, a.sizes)
+
+
+def evaluation_speed(folder):
+    """The blocked prefix-sum drop term against the direct double sum on cosine_72000."""
+    from lmforecast.curves.evaluate import direct_drop
+
+    rows = read_curves(read_mpl_size(folder, "25M", runs=("cosine_72000",)))
+    sch = run_schedule(rows, "c")
+    steps = rows["step"].to_numpy(float)[rows["loss"].notna().to_numpy()]
+    z = np.array([3.149, np.log(0.525), 0.508, np.log(363.8), np.log(2.066), 0.583, 0.641])
+    t0 = time.perf_counter()
+    d = design("mpl", [RunPoints("c", sch, steps)])
+    t_design = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(20):
+        fast = value("mpl", z, d)
+    t_fast = (time.perf_counter() - t0) / 20
+    t0 = time.perf_counter()
+    slow = direct_drop(sch, steps, 363.8, 2.066, 0.583, 0.641)
+    t_slow = time.perf_counter() - t0
+    ref = 3.149 + 0.525 * (sch.s1(steps) + sch.s_w) ** -0.508 - slow
+    print(f"\ncosine_72000 ({steps.size} points, {sch.last_step} steps): blocked evaluation "
+          f"{t_fast * 1e3:.1f} ms per evaluation (its blocks built once in {t_design * 1e3:.0f} ms) "
+          f"vs direct double sum {t_slow * 1e3:.0f} ms: speed ratio {t_slow / t_fast:.0f}x "
+          f"({t_slow / (t_fast + t_design):.0f}x with the blocks), max relative difference "
+          f"{np.max(np.abs(fast - ref) / ref):.1e}")
+
+
+def across(folder, law, sizes):
+    """Across sizes: fit every run of two sizes (with N), forecast the nine final losses of the
+    third from parameters read as power laws in N; beside it, persistence of the nearest
+    fitted size's final losses."""
+    tables = {s: read_curves(read_mpl_size(folder, s)) for s in sizes}
+    print("\n| fitted sizes | forecast size | mean error of the 9 final losses | worst | "
+          "nearest fitted size's finals (mean error) |")
+    print("|---|---|---|---|---|")
+    for target in sizes:
+        fitted = [s for s in sizes if s != target]
+        est = CurveLaw(law, n_boot=0).fit(pd.concat([tables[s] for s in fitted]))
+        t = tables[target]
+        errs, near = [], []
+        nearest = min(fitted, key=lambda s: abs(np.log(SIZES[s] / SIZES[target])))
+        for run, rows in t.groupby("run", sort=False):
+            last = rows["loss"].last_valid_index()
+            sched = rows.loc[:last, ["run", "step", "lr", "N"]].assign(run=f"new/{run}")
+            pred = est.predict(sched)[-1]
+            errs.append(abs(pred / rows.loc[last, "loss"] - 1))
+            other = tables[nearest]
+            o = other[other["run"] == run.replace(target, nearest)]
+            near.append(abs(o["loss"].dropna().iloc[-1] / rows.loc[last, "loss"] - 1))
+        print(f"| {' + '.join(fitted)} | {target} | {np.mean(errs):.2%} | {np.max(errs):.2%} | "
+              f"{np.mean(near):.2%} |")
 
 
 if __name__ == "__main__":

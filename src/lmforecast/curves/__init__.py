@@ -5,20 +5,16 @@ schedules, forecast the rest of a run or a schedule never run, with intervals.
   learning-rate annealing law of Tissue et al. 2024; ``"power"``: a power law in steps);
 - `read_curves` / `read_schedule`: the one table format (run, step, lr, loss; tokens, N);
 - `simulate_curves`: curves from known parameters;
-- `schedules`, `plan_schedules`: schedule builders and planning (when present).
+- `schedules`, `plan_schedules`: schedule builders and schedule planning.
 """
 
+from . import schedules
 from .forecast import CurveForecast
 from .model import CurveLaw
+from .plan import SchedulePlan, plan_schedules
 from .simulate import simulate_curves
 from .table import read_curves, read_schedule
 
-__all__ = ["CurveForecast", "CurveLaw", "read_curves", "read_schedule", "simulate_curves"]
+__all__ = ["CurveForecast", "CurveLaw", "SchedulePlan", "plan_schedules", "read_curves",
+           "read_schedule", "schedules", "simulate_curves"]  # fmt: skip
 
-try:  # the schedule builders and planner live in their own modules
-    from . import schedules  # noqa: F401
-    from .plan import SchedulePlan, plan_schedules  # noqa: F401
-
-    __all__ += ["SchedulePlan", "plan_schedules", "schedules"]
-except ImportError:  # pragma: no cover - not present yet
-    pass
