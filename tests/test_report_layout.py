@@ -168,3 +168,21 @@ def test_report_png_keeps_every_text_the_layout_placed():
         for name, box in _texts(fig):
             assert inside.x0 <= box.x0 and box.x1 <= inside.x1, name
             assert inside.y0 <= box.y0 and box.y1 <= inside.y1, name
+
+
+def test_ledger_figure_labels_times_briefly_without_overlap(tmp_path):
+    """Forecasts made seconds apart (a ledger filled by a script): short time labels, not
+    microsecond stamps running into each other."""
+    from lmforecast.ledger import Ledger, over_time
+    from lmforecast.plots.ledger import plot_over_time
+
+    with Ledger(tmp_path / "L.db", create=True) as L:
+        for p, y in [(2.0, 2.05), (3.0, 3.3), (2.5, 2.45)]:
+            L.resolve(L.add(method="supervised", point=p, lo=p - 0.1, hi=p + 0.1, level=0.9), y)
+        df = L.records()
+    fig = plot_over_time(over_time(df), level=0.9)
+    assert _overlapping(fig) == []
+    fig.canvas.draw()
+    for ax in fig.axes:
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert labels and all(len(s) <= 12 for s in labels), labels
