@@ -11,9 +11,9 @@ interval.
   task shares its bootstrap resample and the draw of the terms that move a model's every score
   together (the gain and checkpoint terms), while each task's evaluation noise is drawn apart
   (`noise.task_noise_draws`): harness noise comes from each task's own items, so it averages
-  down over tasks (twelfth session; before, one draw for every term: docs/downstream.md,
-  "Any checkpoint, any aggregate"). A task given twice (the same fit, or one task under two
-  metrics such as acc and acc_norm) is refused: it would count twice.
+  down over tasks (docs/downstream.md, "Any checkpoint, any aggregate"). A task given twice
+  (the same fit, or one task under two metrics such as acc and acc_norm) is refused: it would
+  count twice.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
 def ladder_warning(ests) -> None:
     """Warn (once per call) when the fits' largest fitted models differ: a task average is of
     one model's scores, and its interval shares one ladder's bootstrap resamples across tasks
-    (a Pythia fit averaged with a Gemstones fit said nothing; audit, twelfth session)."""
+    (a Pythia fit averaged with a Gemstones fit would otherwise pass unremarked)."""
     tops: dict[str, list[str]] = {}
     for e in ests:
         tops.setdefault(str(e.largest_["model"]), []).append(str(e.task_))

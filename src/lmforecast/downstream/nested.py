@@ -45,12 +45,12 @@ from .tables import task_data
 
 METHOD_GRID = ("ensemble", "sigmoid", "local-linear", "trend")
 SPREAD_GRID = (0.0, 0.25, 1.0)
-EVAL_GRID = (0.25, 0.5, 1.0)  # weight of the harness stderr's variance (amendment, 3rd round)
-# where the replicates are centred (amendment, 4th round): "mean" left the point outside its own
+EVAL_GRID = (0.25, 0.5, 1.0)  # weight of the harness stderr's variance (protocol amendment)
+# where the replicates are centred (protocol amendment): "mean" left the point outside its own
 # 50% interval for 3 of 528 select-split sigmoid forecasts at 1-8x the fitted compute (review),
 # so it is out of the grid; `noise.CENTRES` keeps it for the record
 CENTRE_GRID = ("none", "median")
-CHECKPOINT_GRID = tuple(np.round(np.arange(0.0, 6.01, 0.25), 2))  # sd per ln unit (4th round)
+CHECKPOINT_GRID = tuple(np.round(np.arange(0.0, 6.01, 0.25), 2))  # sd per ln unit (amendment)
 GAIN_GRID = tuple(np.round(np.arange(0.0, 3.01, 0.1), 2))
 PYTHIA_ACC_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
 PYTHIA_NORM_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "logiqa")

@@ -23,7 +23,7 @@ SPREAD_WEIGHT = 0.0  # weight of the members' variance in the interval (the ense
 # has no spread term, so it leans on this one)
 GAIN_SD = {"ensemble": 0.5, "sigmoid": 1.0, "local-linear": 1.3, "trend": 0.4}
 # methods the nested protocol does not score (flp, fp, sigmoid-chance, persistence): the value
-# every method had before the fourth round
+# the protocol started from
 OTHER_GAIN_SD = 1.0
 # the default of fits saved before format 5: read as "the method's value" (noise.GAIN_SD)
 OLD_DEFAULT_GAIN_SD = 1.0
@@ -36,7 +36,7 @@ EVAL_WEIGHT = 1.0
 CENTRE = "median"
 CENTRES = ("none", "median", "mean")
 # sd (points) per ln unit of D below the largest fitted model's final tokens (mid-training):
-# chosen on the selection splits' trajectories (amendment, 4th round)
+# chosen on the selection splits' trajectories (an amendment of the protocol)
 CHECKPOINT_SD = 3.0
 NO_STDERR_SD = 1.0  # points: the evaluation noise assumed where the table has no stderr
 
@@ -109,7 +109,7 @@ def percentile_interval(R, point, level: float):
     """(lo, hi): the central `level` percentile range of replicates R (B, n), widened to hold
     the point forecast (n,) where it falls outside (the median is centred before the noise
     draws, so a narrow interval of a skewed chain can miss its own point: 1 of 960 forecasts
-    at level 0.5, audit 13)."""
+    at level 0.5)."""
     a = (1 - level) / 2
     lo, hi = np.quantile(R, [a, 1 - a], axis=0)
     point = np.asarray(point, float)

@@ -112,8 +112,8 @@ def reach_warnings(est, C, P, stacklevel: int = 3) -> None:
 def score_floor(est) -> float:
     """min(chance level, lowest fitted final score) less the evaluation noise (at least 1
     point), at least 0: below it no fitted model scored, nor does a model that guesses. The
-    below-chance warning's threshold, and the lower clip of the interval's replicates (since
-    the thirteenth session: a trajectory's checkpoint term put piqa's lower end at 42.4 points
+    below-chance warning's threshold, and the lower clip of the interval's replicates (without
+    it a trajectory's checkpoint term put piqa's lower end at 42.4 points
     against chance 50, below every checkpoint ever measured, step 0's 51.6 included)."""
     ref = float(_lowest(est)["score"])
     return max(0.0, min(float(est.chance_), ref) - max(float(est.eval_sd_), 1.0))

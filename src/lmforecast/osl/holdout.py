@@ -12,7 +12,7 @@ from .data import BASE_METRICS, MODEL, read_benchmarks
 from .model import ObservationalScalingLaw
 from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 
-# ---- interval backtest (issue 16 / App. C.8) -----------------------------------------------
+# ---- interval backtest (App. C.8) ------------------------------------------------------
 BACKTEST_METHODS = ("OSL (3 PCs)", "FLOPs sigmoid", "persistence")
 
 

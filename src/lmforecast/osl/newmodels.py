@@ -1,6 +1,6 @@
 """Forecasting models that are not in the fit: the purpose of an observational scaling law.
 
-Two paths (issue 26), both giving the App. C.8 prediction interval of `OSLResult`:
+Two paths, both giving the App. C.8 prediction interval of `OSLResult`:
 
 - `forecast_without_target(est, rows, level)`: models in the fitted table that lack the target
   (``osl fit --heldout MODEL``). Their PCs come from the fitted capability space, which imputes
