@@ -139,3 +139,14 @@ def test_every_table_of_numbers_names_what_regenerates_it():
             if not NAMES_A_SCRIPT.search(context)
         ]
     assert not missing, f"tables of numbers naming no script, test or command: {missing}"
+
+
+def test_readme_and_limitations_stay_short():
+    # the README is an entry point and limitations.md a list: the detail lives on the method pages
+    readme = (DOCS.parent / "README.md").read_text().splitlines()
+    assert len(readme) < 200, f"README.md has {len(readme)} lines"
+    limits = (DOCS / "limitations.md").read_text()
+    assert len(limits.splitlines()) < 120, "docs/limitations.md has 120 lines or more"
+    # every limitation links to the page that explains it
+    items = [b for b in re.split(r"\n(?=- )", limits.split("\n## ", 1)[1]) if b.startswith("- ")]
+    assert items and all("](" in item for item in items), [i[:80] for i in items if "](" not in i]
