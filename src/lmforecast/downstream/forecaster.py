@@ -297,10 +297,11 @@ class DownstreamForecaster(Estimator):
         """Forecast score (points) at training FLOPs (or N parameters and D tokens); warns
         (`reach.ForecastReachWarning`) outside the fitted compute range or below chance."""
         self._check()
+        scalar = scalar_like(flops, N, D)
         C, N, D = self._compute(flops, N, D)
         P = np.clip(self._point(self.selected_, C, N, D), 0.0, 100.0)
         reach_warnings(self, C, P)
-        return point(P.reshape(())) if scalar_like(flops, N, D) and P.size == 1 else P
+        return point(P.reshape(())) if scalar and P.size == 1 else P
 
     def predict_loss(self, flops=None, *, N=None, D=None) -> np.ndarray | None:
         """Stage-1 forecast of the loss task's loss (None when no two-stage member is used)."""
