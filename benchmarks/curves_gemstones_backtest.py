@@ -38,7 +38,8 @@ def main(argv=None):
     for name in names:
         g = raw[raw["model"] == name].sort_values("step")
         table = pd.DataFrame({"run": name, "step": np.r_[0.0, g["step"].to_numpy(float)],
-                              "lr": 1.0, "loss": np.r_[np.nan, g[a.column].to_numpy(float)]})  # fmt: skip
+                              "lr": 1.0,
+                              "loss": np.r_[np.nan, g[a.column].to_numpy(float)]})  # fmt: skip
         actual = table["loss"].iloc[-1]
         for frac in FRACTIONS:
             k = max(5, int(round(frac * len(table))))  # the step-0 row and at least 4 losses
@@ -54,19 +55,25 @@ def main(argv=None):
                     rec.update({f"{law}": np.nan, f"{law}_lo": np.nan, f"{law}_hi": np.nan})
             recs.append(rec)
     df = pd.DataFrame(recs)
-    print(f"Gemstones, {len(names)} models, column {a.column!r}: forecast of the last "
-          "checkpoint from a prefix of the run alone\n")
-    print("| kept | mean err mpl | mean err power | mean err persistence | identified (mpl) | "
-          "coverage 90% (mpl) | median half-width / mean err (mpl) |")
+    print(
+        f"Gemstones, {len(names)} models, column {a.column!r}: forecast of the last "
+        "checkpoint from a prefix of the run alone\n"
+    )
+    print(
+        "| kept | mean err mpl | mean err power | mean err persistence | identified (mpl) | "
+        "coverage 90% (mpl) | median half-width / mean err (mpl) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for frac, g in df.groupby("fraction"):
         err = (g["mpl"] / g["actual"] - 1).abs()
         ok = g["mpl_lo"].notna()
         cov = ((g["mpl_lo"] <= g["actual"]) & (g["actual"] <= g["mpl_hi"]))[ok].mean()
         half = ((g["mpl_hi"] - g["mpl_lo"]) / 2 / g["actual"])[ok].median()
-        print(f"| {frac:.0%} | {err.mean():.2%} | {(g['power'] / g['actual'] - 1).abs().mean():.2%} "
-              f"| {(g['persistence'] / g['actual'] - 1).abs().mean():.2%} | {int(ok.sum())}/"
-              f"{len(g)} | {cov:.0%} | {half / err[ok].mean():.2f} |")
+        print(
+            f"| {frac:.0%} | {err.mean():.2%} | {(g['power'] / g['actual'] - 1).abs().mean():.2%} "
+            f"| {(g['persistence'] / g['actual'] - 1).abs().mean():.2%} | {int(ok.sum())}/"
+            f"{len(g)} | {cov:.0%} | {half / err[ok].mean():.2f} |"
+        )
 
 
 if __name__ == "__main__":

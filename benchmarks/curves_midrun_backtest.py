@@ -33,7 +33,7 @@ CHOOSE_ON = "25M"
 def finals_only(others: pd.DataFrame, final_step: float) -> float:
     """L0 + A T^-alpha through the other runs' final losses (schedule-unaware)."""
     rows = []
-    for run, r in others.groupby("run", sort=False):
+    for _, r in others.groupby("run", sort=False):
         r = r.copy()
         last = r["loss"].last_valid_index()
         r.loc[r.index != last, "loss"] = np.nan
@@ -102,27 +102,35 @@ def main(argv=None):
     choose = df[(df["size"] == CHOOSE_ON) & df["lo"].notna()]
     grid = np.round(np.arange(0.5, 6.01, 0.05), 2)
     k = next((g for g in grid if coverage(choose, g)[0] >= 0.9), grid[-1])
-    print(f"calibration factor chosen on {CHOOSE_ON}: {k:.2f} "
-          f"(raw coverage there {coverage(choose, 1.0)[0]:.0%})")
+    print(
+        f"calibration factor chosen on {CHOOSE_ON}: {k:.2f} "
+        f"(raw coverage there {coverage(choose, 1.0)[0]:.0%})"
+    )
     df["calibration"] = k
     df.round(6).to_csv(a.out, index=False)
     print(f"wrote {a.out} ({len(df)} rows) in {time.perf_counter() - t0:.0f} s\n")
-    print("| size | with other runs | fraction | forecasts | identified | mean err ours | "
-          "mean err persistence | mean err finals-only | coverage 90% | median half-width "
-          "/ mean err |")
+    print(
+        "| size | with other runs | fraction | forecasts | identified | mean err ours | "
+        "mean err persistence | mean err finals-only | coverage 90% | median half-width "
+        "/ mean err |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for (size, wo, frac), g in df.groupby(["size", "with_others", "fraction"], sort=False):
         cov, half = coverage(g, k)
         err = g["err_forecast"].mean()
-        print(f"| {size} | {'yes' if wo else 'no'} | {frac:.0%} | {len(g)} | "
-              f"{int(g['lo'].notna().sum())} | {err:.3%} | {g['err_persistence'].mean():.3%} | "
-              f"{g['err_finals_only'].mean():.3%} | {cov:.0%} | {half / err:.2f} |")
+        print(
+            f"| {size} | {'yes' if wo else 'no'} | {frac:.0%} | {len(g)} | "
+            f"{int(g['lo'].notna().sum())} | {err:.3%} | {g['err_persistence'].mean():.3%} | "
+            f"{g['err_finals_only'].mean():.3%} | {cov:.0%} | {half / err:.2f} |"
+        )
     rep = df[(df["size"] != CHOOSE_ON) & df["lo"].notna()]
     cov, half = coverage(rep, k)
     err = rep["err_forecast"].mean()
-    print(f"\npooled over the reported sizes ({', '.join(s for s in a.sizes if s != CHOOSE_ON)})"
-          f": coverage {cov:.0%} of {len(rep)} identified intervals, median half-width / mean "
-          f"error {half / err:.2f}")
+    print(
+        f"\npooled over the reported sizes ({', '.join(s for s in a.sizes if s != CHOOSE_ON)})"
+        f": coverage {cov:.0%} of {len(rep)} identified intervals, median half-width / mean "
+        f"error {half / err:.2f}"
+    )
 
 
 if __name__ == "__main__":

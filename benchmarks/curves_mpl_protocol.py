@@ -18,10 +18,17 @@ import numpy as np
 import pandas as pd
 
 from lmforecast.curves import CurveLaw, read_curves
-from lmforecast.curves.fit import RunPoints, bounds_for, design, objective, projected, run_schedule
-from lmforecast.curves.fit import var_pro_starts
-from lmforecast.curves.mpl_data import PROTOCOL_FIT, SIZES, read_mpl_size
+from lmforecast.curves.fit import (
+    RunPoints,
+    bounds_for,
+    design,
+    objective,
+    projected,
+    run_schedule,
+    var_pro_starts,
+)
 from lmforecast.curves.laws import value
+from lmforecast.curves.mpl_data import PROTOCOL_FIT, SIZES, read_mpl_size
 from lmforecast.fitting.losses import huber
 
 PAPER = {"25M": (0.110, 0.41), "100M": (0.142, 0.58), "400M": (0.168, 1.0)}
@@ -71,8 +78,10 @@ def main(argv=None):
     a = ap.parse_args(argv)
     folder = a.shared / "data" / "curves" / "mpl"
     print(f"law {a.law!r}; fit on {', '.join(PROTOCOL_FIT)}; forecast the other six schedules")
-    print("| size | ours mean (pooled) | ours mean (per curve) | ours worst | paper mean | paper "
-          "worst | our fit s | Adam mean (pooled) | Adam s | speed ratio Adam/ours |")
+    print(
+        "| size | ours mean (pooled) | ours mean (per curve) | ours worst | paper mean | paper "
+        "worst | our fit s | Adam mean (pooled) | Adam s | speed ratio Adam/ours |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     ratios = []
     for size in a.sizes:
@@ -93,10 +102,14 @@ def main(argv=None):
         ad = errors(pa, test)
         ratios.append(t_adam / t_ours)
         pm, pw = PAPER[size]
-        print(f"| {size} | {ours[0]:.3f}% | {ours[1]:.3f}% | {ours[2]:.2f}% | {pm:.3f}% | {pw:.2f}% "
-              f"| {t_ours:.2f} | {ad[0]:.3f}% | {t_adam:.2f} | {t_adam / t_ours:.1f}x |")
-    print(f"speed ratio (Adam {a.adam_iters} iterations / our fit): "
-          + ", ".join(f"{r:.1f}x" for r in ratios))
+        print(
+            f"| {size} | {ours[0]:.3f}% | {ours[1]:.3f}% | {ours[2]:.2f}% | {pm:.3f}% | {pw:.2f}% "
+            f"| {t_ours:.2f} | {ad[0]:.3f}% | {t_adam:.2f} | {t_adam / t_ours:.1f}x |"
+        )
+    print(
+        f"speed ratio (Adam {a.adam_iters} iterations / our fit): "
+        + ", ".join(f"{r:.1f}x" for r in ratios)
+    )
     evaluation_speed(folder)
     if a.across and len(a.sizes) == 3:
         across(folder, a.law, a.sizes)
@@ -121,11 +134,13 @@ def evaluation_speed(folder):
     slow = direct_drop(sch, steps, 363.8, 2.066, 0.583, 0.641)
     t_slow = time.perf_counter() - t0
     ref = 3.149 + 0.525 * (sch.s1(steps) + sch.s_w) ** -0.508 - slow
-    print(f"\ncosine_72000 ({steps.size} points, {sch.last_step} steps): blocked evaluation "
-          f"{t_fast * 1e3:.1f} ms per evaluation (its blocks built once in {t_design * 1e3:.0f} ms) "
-          f"vs direct double sum {t_slow * 1e3:.0f} ms: speed ratio {t_slow / t_fast:.0f}x "
-          f"({t_slow / (t_fast + t_design):.0f}x with the blocks), max relative difference "
-          f"{np.max(np.abs(fast - ref) / ref):.1e}")
+    print(
+        f"\ncosine_72000 ({steps.size} points, {sch.last_step} steps): blocked evaluation "
+        f"{t_fast * 1e3:.1f} ms per evaluation (its blocks built once in {t_design * 1e3:.0f} ms) "
+        f"vs direct double sum {t_slow * 1e3:.0f} ms: speed ratio {t_slow / t_fast:.0f}x "
+        f"({t_slow / (t_fast + t_design):.0f}x with the blocks), max relative difference "
+        f"{np.max(np.abs(fast - ref) / ref):.1e}"
+    )
 
 
 def across(folder, law, sizes):
@@ -133,8 +148,10 @@ def across(folder, law, sizes):
     third from parameters read as power laws in N; beside it, persistence of the nearest
     fitted size's final losses."""
     tables = {s: read_curves(read_mpl_size(folder, s)) for s in sizes}
-    print("\n| fitted sizes | forecast size | mean error of the 9 final losses | worst | "
-          "nearest fitted size's finals (mean error) |")
+    print(
+        "\n| fitted sizes | forecast size | mean error of the 9 final losses | worst | "
+        "nearest fitted size's finals (mean error) |"
+    )
     print("|---|---|---|---|---|")
     for target in sizes:
         fitted = [s for s in sizes if s != target]
@@ -150,8 +167,10 @@ def across(folder, law, sizes):
             other = tables[nearest]
             o = other[other["run"] == run.replace(target, nearest)]
             near.append(abs(o["loss"].dropna().iloc[-1] / rows.loc[last, "loss"] - 1))
-        print(f"| {' + '.join(fitted)} | {target} | {np.mean(errs):.2%} | {np.max(errs):.2%} | "
-              f"{np.mean(near):.2%} |")
+        print(
+            f"| {' + '.join(fitted)} | {target} | {np.mean(errs):.2%} | {np.max(errs):.2%} | "
+            f"{np.mean(near):.2%} |"
+        )
 
 
 if __name__ == "__main__":

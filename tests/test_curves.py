@@ -21,10 +21,12 @@ def schedule(run: str, steps: int, kind: str, every: int = 100) -> pd.DataFrame:
     s = np.arange(0, steps + 1, every, dtype=float)
     lr = np.where(s < WARM, PEAK * s / WARM, PEAK)
     if kind == "cosine":
-        lr = np.where(s < WARM, lr,
-                      FLOOR + 0.5 * (PEAK - FLOOR) * (1 + np.cos(np.pi * (s - WARM) / (steps - WARM))))  # fmt: skip
+        phase = np.pi * (s - WARM) / (steps - WARM)
+        lr = np.where(s < WARM, lr, FLOOR + 0.5 * (PEAK - FLOOR) * (1 + np.cos(phase)))
     elif kind == "wsd":
-        lr = np.where(s < 0.8 * steps, lr, PEAK - (PEAK - FLOOR) * (s - 0.8 * steps) / (0.2 * steps))
+        lr = np.where(
+            s < 0.8 * steps, lr, PEAK - (PEAK - FLOOR) * (s - 0.8 * steps) / (0.2 * steps)
+        )
     elif kind == "step":
         lr = np.where(s < 0.5 * steps, lr, PEAK / 3)
     return pd.DataFrame({"run": run, "step": s, "lr": lr})
@@ -45,22 +47,22 @@ def good():
                          "loss": [np.nan, 3.0, 2.9, np.nan, 3.1]})  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "edit, words",
-    [
-        (lambda d: d.assign(step=[0, 200, 100, 0, 100]), ["run 'a'", "row 3", "'step'", "increase"]),
-        (lambda d: d.assign(lr=[1e-3, -1e-3, 5e-4, 1e-3, 1e-3]), ["run 'a'", "row 2", "'lr'", "negative"]),
-        (lambda d: d.assign(lr=[1e-3, np.inf, 5e-4, 1e-3, 1e-3]), ["run 'a'", "row 2", "'lr'", "finite"]),
-        (lambda d: d.assign(lr=[1e-3, 1e-3, 5e-4, np.nan, np.nan]), ["run 'b'", "row 4", "'lr'", "no learning rate"]),
-        (lambda d: d.assign(step=[0, 100, 100, 0, 100]), ["run 'a'", "row 3", "'step'", "duplicates row 2"]),
-        (lambda d: d.assign(N=[1e6, 1e6, 1e6, np.nan, np.nan]), ["run 'b'", "row 4", "'N'", "other runs"]),
-        (lambda d: d.assign(step=[0, 100, 200, np.nan, 100]), ["run 'b'", "row 4", "'step'", "no step"]),
-        (lambda d: d.assign(loss=[np.nan, 3.0, -1.0, np.nan, 3.1]), ["run 'a'", "row 3", "'loss'"]),
-    ],
-)  # fmt: skip
+CASES = [  # (change to a good table, words the one-line error must hold)
+    (dict(step=[0, 200, 100, 0, 100]), ["run 'a'", "row 3", "'step'", "increase"]),
+    (dict(lr=[1e-3, -1e-3, 5e-4, 1e-3, 1e-3]), ["run 'a'", "row 2", "'lr'", "negative"]),
+    (dict(lr=[1e-3, np.inf, 5e-4, 1e-3, 1e-3]), ["run 'a'", "row 2", "'lr'", "finite"]),
+    (dict(lr=[1e-3, 1e-3, 5e-4, np.nan, np.nan]), ["run 'b'", "row 4", "'lr'", "no learning"]),
+    (dict(step=[0, 100, 100, 0, 100]), ["run 'a'", "row 3", "'step'", "duplicates row 2"]),
+    (dict(N=[1e6, 1e6, 1e6, np.nan, np.nan]), ["run 'b'", "row 4", "'N'", "other runs"]),
+    (dict(step=[0, 100, 200, np.nan, 100]), ["run 'b'", "row 4", "'step'", "no step"]),
+    (dict(loss=[np.nan, 3.0, -1.0, np.nan, 3.1]), ["run 'a'", "row 3", "'loss'"]),
+]
+
+
+@pytest.mark.parametrize("edit, words", CASES)  # fmt: skip
 def test_bad_tables_name_run_row_and_column(edit, words):
     with pytest.raises(InputError) as e:
-        read_curves(edit(good()))
+        read_curves(good().assign(**edit))
     msg = str(e.value)
     assert "\n" not in msg
     for w in words:
@@ -127,7 +129,9 @@ def test_other_laws_fit_their_own_curves(law):
 
 def test_a_fitted_run_is_continued_from_its_own_offset(sim):
     table, est = sim
-    shifted = table.assign(loss=np.where(table["run"] == "cos", table["loss"] * 1.01, table["loss"]))
+    shifted = table.assign(
+        loss=np.where(table["run"] == "cos", table["loss"] * 1.01, table["loss"])
+    )
     fit = CurveLaw(n_boot=0).fit(shifted)
     off = fit.runs_["cos"]["offset"]
     cont = fit.predict(schedule("cos", 20000, "cosine"))[-1]
@@ -205,7 +209,9 @@ def test_models_by_n_and_across_sizes():
     runs = []
     for n, scale in ((1e8, 1.0), (4e8, 0.9), (1.6e9, 0.81)):
         p = dict(TRUE, L0=TRUE["L0"] * scale)
-        s = pd.concat([schedule(f"c{n:g}", 20000, "cosine"), schedule(f"k{n:g}", 20000, "constant")])
+        s = pd.concat(
+            [schedule(f"c{n:g}", 20000, "cosine"), schedule(f"k{n:g}", 20000, "constant")]
+        )
         runs.append(simulate_curves(s.assign(N=n), p, noise=0.0005, seed=6).assign(N=n))
     est = CurveLaw(n_boot=20).fit(pd.concat(runs))
     assert len(est.params_) == 3

@@ -17,4 +17,3 @@ from .table import read_curves, read_schedule
 
 __all__ = ["CurveForecast", "CurveLaw", "SchedulePlan", "plan_schedules", "read_curves",
            "read_schedule", "schedules", "simulate_curves"]  # fmt: skip
-

@@ -8,7 +8,8 @@ the warmup offset), and ``S1(t)`` the sum of the per-step learning rates after i
 
 The multi-power law's loss-drop term (Luo et al. 2025, Eq. 7)
 
-    LD(t) = B sum_{k<=t} (eta_{k-1} - eta_k) G(eta_k^-gamma S_k(t)),   S_k(t) = sum_{tau=k..t} eta_tau
+    LD(t) = B sum_{k<=t} (eta_{k-1} - eta_k) G(eta_k^-gamma S_k(t)),
+    S_k(t) = sum_{tau=k..t} eta_tau
 
 is not separable in (k, t). For each evaluation step t the decrease steps k are grouped into
 blocks whose width grows with their distance from t (the `resolution` eps: a block at distance
@@ -81,8 +82,8 @@ def build_schedule(steps, lr, run: str = "") -> Schedule:
     grid = np.arange(p_step, last + 1, dtype=float)
     eta = np.interp(grid, ks, kl)
     eta[0] = peak
-    xs = np.r_[ks[:p_knot + 1]]
-    ys = np.r_[kl[:p_knot + 1]]
+    xs = np.r_[ks[: p_knot + 1]]
+    ys = np.r_[kl[: p_knot + 1]]
     s_w = float(np.sum(0.5 * (ys[1:] + ys[:-1]) * np.diff(xs))) if xs.size > 1 else 0.0
     cum = np.r_[0.0, np.cumsum(eta[1:])]
     return Schedule(ks, kl, peak, p_step, s_w, eta, cum)
@@ -127,7 +128,9 @@ def drop_items(sch: Schedule, steps: np.ndarray, resolution: float = RESOLUTION)
         c1 = np.cumsum(dd * s_prev)
         c2 = np.cumsum(dd * lg)
         g = _grid(int(n.max()) if n.size else 0, resolution)
-        edges = np.concatenate([n[:, None] - g[None, :], np.broadcast_to(breaks, (n.size, breaks.size))], axis=1)
+        edges = np.concatenate(
+            [n[:, None] - g[None, :], np.broadcast_to(breaks, (n.size, breaks.size))], axis=1
+        )
         edges = np.sort(np.clip(edges, 0, n[:, None]), axis=1)
         lo, hi = edges[:, :-1], edges[:, 1:]
         keep = hi > lo
@@ -169,10 +172,10 @@ def momentum_area(sch: Schedule, decay: float) -> np.ndarray:
     chunk = max(1, int(30.0 / max(-np.log(decay), 1e-12)))
     carry = 0.0
     for a in range(0, d.size, chunk):
-        seg = d[a:a + chunk]
+        seg = d[a : a + chunk]
         k = np.arange(1, seg.size + 1)
         pw = decay ** k.astype(float)
-        m[a:a + chunk] = pw * (carry + np.cumsum(seg / pw))
+        m[a : a + chunk] = pw * (carry + np.cumsum(seg / pw))
         carry = m[a + seg.size - 1]
     return np.cumsum(m)
 

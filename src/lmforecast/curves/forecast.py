@@ -36,8 +36,11 @@ class CurveForecast(SummaryDisplay):
     def to_dict(self) -> dict:
         recs = []
         for r in self.table.itertuples(index=False):
-            iv = None if not (np.isfinite(r.lo) and np.isfinite(r.hi)) else [float(r.lo),
-                                                                              float(r.hi)]
+            iv = (
+                None
+                if not (np.isfinite(r.lo) and np.isfinite(r.hi))
+                else [float(r.lo), float(r.hi)]
+            )
             recs.append({"run": r.run, "step": _num(r.step), "loss": float(r.loss),
                          "interval": iv})  # fmt: skip
         return {"forecasts": recs, "notes": list(self.notes)}
@@ -144,8 +147,10 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
                 lo, hi = _interval(est, m, J / pred[:, None], Ju, loss,
                                    info if continued else {}, level, kind, run, notes)  # fmt: skip
         if np.any(np.rint(steps) <= sch.peak_step):
-            notes.append(f"run {run!r}: {int(np.sum(np.rint(steps) <= sch.peak_step))} step(s) "
-                         f"inside the warmup (up to step {sch.peak_step}) are outside the law")
+            notes.append(
+                f"run {run!r}: {int(np.sum(np.rint(steps) <= sch.peak_step))} step(s) "
+                f"inside the warmup (up to step {sch.peak_step}) are outside the law"
+            )
         th = to_natural(est.law, z)
         if not np.all(np.isfinite(loss)) or not np.all(loss > 0):
             bad = dict(zip(names, np.round(th, 4), strict=True))
@@ -163,7 +168,8 @@ def _notes_for(est, run, rows, sch, steps, m, notes) -> None:
     lo_fit, hi_fit = m["lr_range"]
     eta = sch.eta
     if eta.min() < lo_fit * (1 - LR_SLACK):
-        notes.append(f"run {run!r}: learning rate {eta.min():.3g} is {lo_fit / max(eta.min(), 1e-300):.2g}x "
+        below = lo_fit / max(eta.min(), 1e-300)
+        notes.append(f"run {run!r}: learning rate {eta.min():.3g} is {below:.2g}x "
                      f"below the lowest fitted learning rate {lo_fit:.3g}")  # fmt: skip
     if eta.max() > hi_fit * (1 + LR_SLACK):
         notes.append(f"run {run!r}: learning rate {eta.max():.3g} is {eta.max() / hi_fit:.2g}x "

@@ -148,8 +148,12 @@ LINEAR_INDEX = {"mpl": (0, 1, 3), "annealing": (0, 1, 3), "power": (0, 1)}
 
 # starting grids of the nonlinear parameters (natural units) for variable projection
 START_GRID = {
-    "mpl": {"alpha": (0.3, 0.5, 0.8), "C": (0.5, 2.0, 8.0), "beta": (0.3, 0.6, 1.2),
-            "gamma": (0.3, 0.6)},  # fmt: skip
+    "mpl": {
+        "alpha": (0.3, 0.5, 0.8),
+        "C": (0.5, 2.0, 8.0),
+        "beta": (0.3, 0.6, 1.2),
+        "gamma": (0.3, 0.6),
+    },  # fmt: skip
     "annealing": {"alpha": (0.2, 0.35, 0.5, 0.7, 1.0)},
     "power": {"alpha": (0.1, 0.2, 0.35, 0.5, 0.7, 1.0)},
 }

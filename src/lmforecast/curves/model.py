@@ -121,7 +121,7 @@ class CurveLaw(Estimator):
         rng = np.random.default_rng(int(self.seed) + 1)
         for i, name in enumerate(names):
             m = np.flatnonzero(run_of == i)
-            w = m[-max(1, int(np.ceil(OFFSET_FRACTION * m.size))):]
+            w = m[-max(1, int(np.ceil(OFFSET_FRACTION * m.size))) :]
             reps = [np.mean(resid[w][stationary_indices(w.size, max(1.0, w.size / 4), rng)])
                     - np.mean(Jl[w] @ s) for s in steps]  # fmt: skip
             runs[name].update(offset=float(np.mean(resid[w])), offset_reps=reps,

@@ -18,7 +18,8 @@ from ..errors import InputError
 
 SIZES = {"25M": 25e6, "100M": 100e6, "400M": 400e6}
 SCHEDULES = ("constant_24000", "constant_72000", "cosine_24000", "cosine_72000",
-             "wsd_20000_24000", "wsdld_20000_24000", "wsdcon_3", "wsdcon_9", "wsdcon_18")  # fmt: skip
+             "wsd_20000_24000", "wsdld_20000_24000", "wsdcon_3", "wsdcon_9",
+             "wsdcon_18")  # fmt: skip
 PROTOCOL_FIT = ("cosine_24000", "constant_24000", "wsdcon_9")
 WARMUP_STEPS, PEAK_LR, DROP_STEP = 2160, 3e-4, 8000
 

@@ -38,7 +38,8 @@ def block_length(n: int) -> float:
 
 
 def replicate_steps(J: np.ndarray, resid: np.ndarray, run_of: np.ndarray, n_rep: int,
-                    seed: int, whole_runs: bool = True, block: float | None = None) -> np.ndarray:  # fmt: skip
+                    seed: int, whole_runs: bool = True,
+                    block: float | None = None) -> np.ndarray:  # fmt: skip
     """(n_rep, P) Gauss-Newton parameter steps: each replicate draws the runs with replacement
     (when there are two or more and `whole_runs`) and, within each drawn run, its residuals by
     the stationary block bootstrap; the step solves the weighted least squares J d = e*."""
@@ -78,7 +79,7 @@ def null_basis(J: np.ndarray) -> np.ndarray:
     s_full = np.zeros(J.shape[1])
     s_full[: s.size] = s
     small = s_full <= NULL_RTOL * max(float(s_full.max()), 1e-300)
-    basis = (vt[small].T / scale[:, None])
+    basis = vt[small].T / scale[:, None]
     return basis / np.maximum(np.linalg.norm(basis, axis=0), 1e-300)
 
 

@@ -120,8 +120,11 @@ def _check_rows(out: pd.DataFrame, what: str) -> None:
         lr = out["lr"].to_numpy()[idx]
         if not np.isfinite(lr).any():
             has_loss = np.isfinite(out["loss"].to_numpy()[idx]).any()
-            problem = "the run has losses but no learning rate" if has_loss else (
-                "the run has no learning rate on any row")
+            problem = (
+                "the run has losses but no learning rate"
+                if has_loss
+                else ("the run has no learning rate on any row")
+            )
             raise _fail(what, run, idx[0] + 1, "lr", problem + "; give the schedule's lr on "
                         "at least one row (it is interpolated between rows)")  # fmt: skip
         if has_n:
