@@ -1,8 +1,8 @@
-"""The teacher term of distillation intervals (docs/distill.md, "The teacher's uncertainty"):
+"""The teacher term of distillation intervals (docs/distill_validation.md):
 L_S intervals with the teacher held at its point (the supervised law given as its coefficients,
 as before the term) and with its loss drawn from the supervised law's interval, for the
 preset (Busbridge et al. 2025, Table 6) and the bundled example fit; plus the student token
-budgets where the verdict changes. Prints the markdown table docs/distill.md carries.
+budgets where the verdict changes. Prints the markdown table docs/distill_validation.md carries.
 
     PYTHONPATH=src python benchmarks/distill_teacher_term.py [--no-fit]
 """

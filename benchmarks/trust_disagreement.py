@@ -14,7 +14,7 @@ log(median half-width / median |error|) (rule "width"), optionally only among k2
 training suite is covered at >= FLOOR (rule "width, floor"), or with the floor itself chosen by
 an inner leave-one-suite-out on the four training suites (nested; no held-out data). It also
 scores moving the point forecast to the log-space midpoint of the default and the other law.
-Results: docs/trust.md ("Tried, not adopted").
+Results: docs/trust_validation.md ("Tried, not adopted").
 
     python benchmarks/trust_suites.py --cache /tmp/forecasts.csv
     python benchmarks/trust_disagreement.py --cache /tmp/forecasts.csv

@@ -1,6 +1,6 @@
 """Held-out checks of the default 90% loss-forecast intervals on splits that neither
 trust_suites.py nor trust_shapes.py runs (built in the ninth session by a reviewer who took no
-part in the design; docs/trust.md, "Where the intervals fail", reports them). Nothing in the
+part in the design; docs/trust_validation.md reports them). Nothing in the
 package was chosen on these numbers: the one-token-count interval rule they led to has no knob.
 
 Public API only: SupervisedScalingLaw() with default settings, .fit(train[N, D, loss]),

@@ -12,7 +12,7 @@ Shapes (per model size):
 - `ratio-20`, `ratio-100`: the run nearest 20 / 100 tokens per parameter (within 0.15 decade);
 - `final`: the run with the most tokens (the end of each size's training);
 - `three-per-size`: three runs spread evenly in log D.
-Ladders need at least 6 sizes. Results: docs/trust.md ("Thin suites").
+Ladders need at least 6 sizes. Results: docs/trust_validation.md ("Thin suites").
 
     python benchmarks/trust_shapes.py [--shared ../shared/data] [--out shapes.csv]
 """

@@ -16,7 +16,7 @@ Leave-one-suite-out: the default's interval scale k (per unit of extrapolation d
 re-chosen on the four other suites for each held-out suite (`supervised.calibration.
 calibrate_prior`) and scored on it; `--write-prior` stores k chosen on all five suites as the
 package prior (supervised/trust_prior.json) and `--write-docs` regenerates the table in
-docs/trust.md and the bundled summary the report shows.
+docs/trust_validation.md and the bundled summary the report shows.
 
     python benchmarks/trust_suites.py [--shared ../shared/data] [--suites a,b] [--write-prior]
         [--write-docs] [--cache FORECASTS.csv] [--extra OLD_FORECASTS.csv]

@@ -34,7 +34,7 @@ def register(sub) -> None:
         "ratio (forecast compute / largest fitted compute), beside naive baselines.",
     )
     add_runs_flag(p, "CSV/Parquet/JSONL of runs (N, D or C, loss)")
-    add_max_rows_flag(p)  # bounded work on huge tables (issue 27)
+    add_max_rows_flag(p)  # bounded work on huge tables
     p.add_argument("--method", choices=METHODS, default="supervised")
     p.add_argument("--form", choices=SUPERVISED_FORMS, default="auto")
     p.add_argument(

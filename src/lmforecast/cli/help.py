@@ -72,7 +72,7 @@ GETTING_STARTED = [
 ]
 
 EXAMPLES = {
-    # toolbox (issue 24): data-constrained law, isoFLOP approaches, recipes, next run
+    # toolbox: data-constrained law, isoFLOP approaches, recipes, next run
     "data-constrained epochs": [
         "lmforecast supervised fit --runs dataconstrained/runs.csv --form data-constrained "
         "--bootstrap 10 --out dc_fit.json",

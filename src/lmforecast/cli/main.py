@@ -8,7 +8,7 @@ flag policy (`cli.flags`), output paths are checked for writability (and for not
 before any work, user mistakes (`InputError`) print one line and exit 2, and anything else that
 escapes prints one ``internal error`` line and exits 1 (``--debug`` shows the traceback).
 
-Start-up imports only what the line needs (issue 26): `main` finds the command word and imports
+Start-up imports only what the line needs: `main` finds the command word and imports
 that one module; the top-level ``--help`` and ``--version`` import none (each command's one-line
 help comes from the table `cli.commands.COMMANDS`, which a test keeps equal to the modules' own
 `register` calls, read from their source by `commands_in_source`). The global flags ``--debug`` and

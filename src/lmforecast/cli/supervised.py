@@ -37,7 +37,7 @@ def register(sub) -> None:
 
     f = verbs.add_parser("fit", help="fit a law to a table of training runs")
     add_runs_flag(f, "CSV/Parquet/JSONL with parameters, tokens (or FLOPs) and loss")
-    add_max_rows_flag(f)  # bounded work on huge tables (issue 27)
+    add_max_rows_flag(f)  # bounded work on huge tables
     f.add_argument(
         "--form",
         choices=(*FORMS, "data-constrained"),

@@ -10,7 +10,7 @@
 - `published_draws`: parameter draws consistent with published 90% intervals (for presets).
 - `interval_from_draws`: prediction interval of log L_S from parameter draws plus run noise.
 - `spread_status` / `variance_shares`: the bootstrap identifiability rule and each coefficient's
-  share of a forecast's variance (docs/distill.md, "How far to trust distillation forecasts").
+  share of a forecast's variance (docs/distill.md, "How far to trust it").
 """
 
 from __future__ import annotations
@@ -330,7 +330,7 @@ class ForecastIntervals:
         Eq. 8 over the parameter draws (`parameter_draws`) convolved with the run noise
         `noise_scale_` on log L_S. kind="confidence": the parameter spread only. Neither
         includes model-form error: how far the law itself is off beyond the fitted range
-        (docs/distill.md, "How far to trust distillation forecasts"). The supervised law giving
+        (docs/distill.md, "How far to trust it"). The supervised law giving
         L~_S is held at its point estimate; a teacher given by N_T, D_T (a forecast L_T) is drawn
         log-normally above E from that law's 90% interval (its forecast interval; bootstrap
         only for kind="confidence"), paired with the parameter draws (`teacher_uncertainty`);
@@ -443,7 +443,7 @@ def loo_noise(law, X, y, res: FitResult, loss, bounds) -> dict:
     }
 
 
-#: Fewer bootstrap resamples than this give intervals too rough to read (issue 26: with 4, point
+#: Fewer bootstrap resamples than this give intervals too rough to read (with 4, point
 #: estimates fell outside their own 90% intervals and nothing said so).
 MIN_RELIABLE_BOOTSTRAP = 20
 

@@ -77,7 +77,7 @@ def crossover_interval(
     scenario trains or runs the teacher (its loss a forecast of the supervised law), draw b's
     teacher losses L become E + (L - E) exp(u_b s_T), s_T at the teacher of the point plan at
     the point crossover (at c_range[1] where it never crosses), as plan intervals do
-    (docs/distill.md, "The teacher's uncertainty"); the supervised comparison L~_S(N_S, C)
+    (docs/distill_validation.md: teacher's uncertainty); the supervised comparison L~_S(N_S, C)
     stays at its point. A draw whose distillation wins over the whole range counts as beyond
     it: an upper end of inf means more than (1 - level)/2 of the draws never cross by
     c_range[1]. `teacher_sd`: s_T from `crossover_teacher_sd` where the caller has it (else it is
@@ -277,7 +277,7 @@ def ratio_interval(
     over the distillation law's parameter draws (`model.parameter_draws()`, the first
     `max_draws`; each draw re-runs the bisection). Where the scenario trains or runs the
     teacher, draw b's teacher losses L become E + (L - E) exp(u_b s_T), s_T at each pair's
-    point-plan teacher (as plan intervals do: docs/distill.md, "The teacher's uncertainty"); the
+    point-plan teacher (as plan intervals do: docs/distill_validation.md); the
     supervised side (its tokens for the target) stays at its point. A draw that cannot reach
     the target within the search range contributes inf (so a hi of inf means some draws never
     reach it). `teacher_sd`: s_T from `ratio_teacher_sd` where the caller has it. Returns

@@ -62,7 +62,7 @@ def zoo_backtest(
     supervised loss of the same student (`L_S_supervised`) and the teacher's loss. Returns one
     row per forecast: split, the run's columns, pred, lo, hi, covered and relative errors.
     `teacher="forecast"`: each teacher given by its size and tokens (N_T, D_T), its loss the
-    supervised law's forecast, drawn in the interval (docs/distill.md, "The teacher's
+    supervised law's forecast, drawn in the interval (docs/distill_validation.md, "The teacher's
     uncertainty"), as when planning with a teacher not yet trained.
     """
     if teacher not in ("measured", "forecast"):

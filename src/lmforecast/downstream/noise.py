@@ -1,4 +1,4 @@
-"""The downstream interval's error terms and their weights (docs/downstream.md, "Nested protocol").
+"""The downstream interval's error terms and their weights (docs/downstream_validation.md).
 
 A forecast's replicates are the bootstrap replicates of its fitted stages, centred on the point
 forecast (`centred`), plus one Gaussian draw per replicate whose variance adds the evaluation

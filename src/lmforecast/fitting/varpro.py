@@ -2,7 +2,7 @@
 
 In L = E + A N^-alpha + B D^-beta the coefficients (E, A, B) enter linearly once the exponents
 are fixed (Golub & Pereyra 1973; for Approach 3 see Hoffmann et al. 2022 and the Open-Athena
-analysis cited in issue 23). A law declares that structure with `Law.linear_blocks` (basis
+analysis of Approach 3). A law declares that structure with `Law.linear_blocks` (basis
 columns at fixed nonlinear coordinates, `laws.base.LinearBlock`); this module turns every point of
 a small exponent grid into a start whose linear coefficients are (near-)optimal for the engine's
 objective, sum_i w_i rho(log prediction_i - log y_i):

@@ -15,7 +15,7 @@ CANDIDATE = (
     "shrink_per_flop",
     "saturation_width",
     "flops_to_goal",
-    "p_best",  # optional: advice saved before the thirteenth session has none
+    "p_best",  # optional: older saved advice has none
 )
 
 

@@ -78,7 +78,7 @@ def z_of(level: float) -> float:
 
 # forecasts of a size-cut backtest at least this far beyond the fitted runs (r = 0.05: 5% in
 # N, D or C) update k; nearer ones divided a miss by r ~ 1e-6 (k_90 ~ 9,000 on the bundled
-# example, an interval [0, inf]) before the seventh session
+# example, an interval [0, inf])
 R_INFORMATIVE = 0.05
 
 

@@ -60,7 +60,7 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
 def distance(compute, cal: Mapping, N=None, D=None) -> np.ndarray:
     """r = max(0, ln(C / C_max), ln(N / N_max), ln(D / D_max)): how far a forecast lies beyond
     the fitted runs in log units. The N and D terms count only where `cal` stores ``max_N`` /
-    ``max_D`` (and N, D are given). Below the fitted runs (fits since the eighth session store
+    ``max_D`` (and N, D are given). Below the fitted runs (fits that store
     ``min_compute``, ``min_N``, ``min_D``) the distance counts the same way: ln(C_min / C), ..."""
     compute = np.asarray(compute, float)
     r = np.log(compute / float(cal["max_compute"]))

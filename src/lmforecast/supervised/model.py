@@ -297,7 +297,7 @@ class SupervisedScalingLaw(Estimator):
         cfg = res.meta.get("config")
         if isinstance(cfg, Mapping) and set(cfg) <= set(CONFIG_ARGS):
             est = cls(**cfg)  # the estimator as it was called (an invalid value: InputError)
-        else:  # fits saved before the seventh session, presets
+        else:  # older saved fits without a config, presets
             form = fm.AUTO if res.meta.get("stack") else form
             est = cls(form=form, huber_delta=res.loss.get("delta") or 1e-3)
         est.result_ = res

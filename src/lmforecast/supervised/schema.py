@@ -1,5 +1,5 @@
 """Schema of what a saved supervised fit carries beyond its `FitResult`: the interval
-calibration and model average in ``meta`` (docs/trust.md), and what issue 21 adds: the
+calibration and model average in ``meta`` (docs/trust.md), and the
 prior-calibrated interval (k, k_prior), the form choice, the identification verdict, the 1-D
 compute law shown beside the forecast, pinned parameters and the replicate spread."""
 
@@ -134,7 +134,7 @@ def _check_stack(c: Checker, stack, where: str) -> None:
     for k in ("s_inner", "r_inner"):
         c.num(c.get(stk, k, "meta.stack"), f"meta.stack.{k}", lo=0.0)
     c.num(c.get(stk, "inner_forecasts", "meta.stack"), "meta.stack.inner_forecasts", lo=1.0)
-    for k, lo in (("ratio_range", 1e-300), ("ratio_tested", 0.0)):  # since the tenth session
+    for k, lo in (("ratio_range", 1e-300), ("ratio_tested", 0.0)):  # optional
         if k in stk:
             pair = c.nums(stk[k], f"meta.stack.{k}", length=2, lo=lo)
             if k == "ratio_range" and pair[0] > pair[1]:

@@ -39,7 +39,7 @@ def load_summary() -> dict:
 
 
 def verdicts(table: pd.DataFrame) -> list[dict]:
-    """Per suite, the issue-21 criteria for the default: coverage >= 0.70; median half-width
+    """Per suite, the criteria for the default: coverage >= 0.70; median half-width
     <= max(2 x median abs error, 1%); mean abs error <= 1.1 x the best simple law's."""
     out = []
     for s, g in table.groupby("suite", sort=False):

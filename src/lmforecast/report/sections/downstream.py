@@ -2,7 +2,7 @@
 
 Forecasts the final zero-shot accuracy of Pythia-2.8B from the 70M-1.4B models (standard and
 deduplicated suites) with every method of `lmforecast.downstream`, beside the FP and
-persistence baselines; the full set of backtests is in docs/downstream.md.
+persistence baselines; the full set of backtests is in docs/downstream_validation.md.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def build_section(ctx: ReportContext) -> Section:
         "forecasts the final accuracy of the 2.8B model, which it never sees. Persistence "
         "(the 1.4B's own score) and FP (Chen et al. Eq. 3) are the naive baselines: a method "
         "that does not beat persistence is not a forecast. Full backtests (2.8B from <= 1B, "
-        "1B/1.4B from <= 410M) and the choice of the default are in docs/downstream.md."
+        "1B/1.4B from <= 410M) and the choice of the default are in docs/downstream_validation.md."
     )
     suites = ("standard",) if ctx.quick else ("standard", "deduped")
     boot = 20 if ctx.quick else 50

@@ -123,9 +123,9 @@ def build_section(ctx: ReportContext) -> Section:
     )
     sec.text(
         (
-            f"Within 2% (issue 7's criterion): {' and '.join(within)} form."
+            f"Within 2% on every run: {' and '.join(within)} form."
             if within
-            else "Neither form fits within 2% (issue 7's criterion)."
+            else "Neither form fits every run within 2%."
         )
         + (
             f" The measured curve steepens {n_steep} time(s) from one size to the next (slopes "
