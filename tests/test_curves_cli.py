@@ -330,3 +330,24 @@ def test_plot_curves_draws_each_run_and_its_band():
     lines = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-"]
     assert len(lines) == 3 and all(ln.get_xdata().min() >= 400 for ln in lines)  # after warmup
     assert len(plot_schedules(t).axes[0].get_lines()) == 3
+
+
+def test_the_example_files_are_the_scripts_simulation():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from lmforecast import examples
+
+    spec = importlib.util.spec_from_file_location(
+        "make_curves_examples_", Path(__file__).parents[1] / "scripts" / "make_curves_examples.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    curves, sched = mod.tables()
+    for got, name in ((curves, "curves.csv"), (sched, "schedule.csv")):
+        shipped = pd.read_csv(examples.path(f"curves/{name}"))
+        assert list(shipped.columns) == list(got.columns)
+        pd.testing.assert_frame_equal(shipped, got.reset_index(drop=True), check_dtype=False,
+                                      rtol=1e-5)  # fmt: skip
