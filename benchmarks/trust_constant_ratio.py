@@ -7,8 +7,8 @@ fallback for the automatic form. This script builds such ladders from the real s
 (within 0.15 decade), keeping ladders with at least 6 sizes; it fits the smaller sizes and
 forecasts the largest one and the two largest, with `chinchilla`, the default (`auto`) and
 `compute`, point fits only. Result (docs/trust_validation.md): `chinchilla` and `auto` miss by
-less than `compute` on these ladders, so the automatic form falls back to `compute` only where a law in
-N and D cannot be fitted at all (4 runs).
+less than `compute` on these ladders, so the automatic form falls back to `compute` only where
+a law in N and D cannot be fitted at all (4 runs).
 
     python benchmarks/trust_constant_ratio.py [--shared ../shared/data]
 """

@@ -58,8 +58,8 @@ def test_supervised_law_fitted_from_supervised_rows(own_data, tmp_path):
     err_paper = np.abs(paper.optimal_teacher_loss(NS, 20 * NS)[1] - best_truth)
     # the data's own law misplaces the best teacher by little, the paper's by far more; the own-law
     # error sits on the B'/beta' ridge (docs/limitations.md): the variable-projection engine
-    # reaches a lower objective than the previous grid path (5.5733e-5 vs 5.5757e-5) where it is 0.049
-    # nats rather than 0.024, so the bound is 0.06, and the paper's error is twice as large
+    # reaches a lower objective than the previous grid path (5.5733e-5 vs 5.5757e-5) where it is
+    # 0.049 nats rather than 0.024, so the bound is 0.06, and the paper's error is twice as large
     assert err_own.max() < 0.06 and err_paper.min() > 0.08
     assert err_paper.min() > 1.5 * err_own.max()
     # the source survives a save/load round trip
