@@ -172,7 +172,6 @@ def _fit_summary(est, args) -> dict:
 def _predict(args: argparse.Namespace) -> int:
     from ..curves import read_schedule
     from .common import check_writable
-    from .ledger import record_forecast
 
     out = check_writable(args.out, [args.fit, args.schedule])
     check_out_format(out, (".csv", ".json"))
@@ -182,7 +181,10 @@ def _predict(args: argparse.Namespace) -> int:
     fc = est.forecast(sched, level=args.level, final=args.final)
     result = fc.to_dict()
     result["level"] = args.level
-    record_forecast(args, _ledger_items(fc, sched, est, args.level))
+    if args.ledger is not None:  # the ledger (SQLite) is imported only when it is used
+        from .ledger import record_forecast
+
+        record_forecast(args, _ledger_items(fc, sched, est, args.level))
     if out is not None:
         _write_forecasts(out, fc, result)
     if args.json:
