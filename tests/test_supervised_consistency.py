@@ -100,14 +100,22 @@ def test_saved_identified_agrees_with_the_parameter_intervals(cli, at_twenty, ca
         assert row.endswith("not identified by these runs")
 
 
-def test_a_sound_fit_gives_points_inside_their_allocation_intervals(cli, tmp_path):
+@pytest.fixture(scope="module")
+def sound_fit(tmp_path_factory):
+    """The example runs (80, D/N over 3.4 decades) fitted once with the defaults."""
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    f = tmp_path_factory.mktemp("sound") / "f.json"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        code, _, err = cli("supervised", "fit", "--runs", path("supervised/runs.csv"), "--out",
-                           tmp_path / "f.json", "--quiet")  # fmt: skip
-    assert code == 0, err
+        m = SupervisedScalingLaw(progress=False).fit(pd.read_csv(path("supervised/runs.csv")))
+    f.write_text(m.result_.to_json())
+    return f
+
+
+def test_a_sound_fit_gives_points_inside_their_allocation_intervals(cli, sound_fit):
     for C in ("1e20", "1e22", "1e24"):
-        code, out, _ = cli("supervised", "allocate", "--fit", tmp_path / "f.json", "--flops", C,
+        code, out, _ = cli("supervised", "allocate", "--fit", sound_fit, "--flops", C,
                            "--json")  # fmt: skip
         d = json.loads(out)
         assert code == 0 and d["not_identified"] == []
@@ -116,20 +124,20 @@ def test_a_sound_fit_gives_points_inside_their_allocation_intervals(cli, tmp_pat
         assert d["interval"][0] <= d["loss"] <= d["interval"][1]
 
 
-def test_far_forecasts_warn_with_the_distance_below_and_above(cli, tmp_path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cli("supervised", "fit", "--runs", path("supervised/runs.csv"), "--out",
-            tmp_path / "f.json", "--quiet")  # fmt: skip
-    code, out, err = cli("supervised", "predict", "--fit", tmp_path / "f.json", "--params",
-                         "1000", "--tokens", "20B")  # fmt: skip
-    assert code == 0 and "below the fitted runs (smallest N=" in err and "1.03e+05x" in err
+def test_far_forecasts_warn_with_the_distance_below_and_above(cli, sound_fit):
+    code, out, err = cli("supervised", "predict", "--fit", sound_fit, "--params", "1000",
+                         "--tokens", "20B")  # fmt: skip
+    assert code == 0 and "1.03e+05x outside the fitted runs (below their smallest N=" in err
     lo, hi = (float(v) for v in out.split("[")[1].split("]")[0].split(","))
     point = float(out.split("=")[-1].split()[0])
     assert lo <= point <= hi
-    code, _, err = cli("supervised", "predict", "--fit", tmp_path / "f.json", "--params", "1e13",
+    code, _, err = cli("supervised", "predict", "--fit", sound_fit, "--params", "1e13",
                        "--tokens", "1e14")  # fmt: skip
-    assert code == 0 and "beyond the fitted runs (largest N=" in err
+    assert code == 0 and "(beyond their largest N=" in err
+    # a preset warns below its paper's smallest model too (Hoffmann et al.: 70M parameters)
+    code, _, err = cli("supervised", "predict", "--preset", "hoffmann2022", "--params", "1000",
+                       "--tokens", "20B")  # fmt: skip
+    assert code == 0 and "7e+04x outside the fitted runs (below their smallest N=7e+07" in err
 
 
 def _exact_flops(seed=0, spread=0.03):

@@ -200,7 +200,7 @@ def test_predict_far_beyond_the_fitted_runs_says_the_interval_is_a_guess(capsys)
     assert main(["supervised", "predict", "--preset", "busbridge2025", "--params", "1e13",
                  "--tokens", "2e14"]) == 0  # fmt: skip
     err = capsys.readouterr().err
-    assert "outside the fitted runs (r = " in err and "rough guess" in err
+    assert "outside the fitted runs (beyond their largest N=" in err and "rough guess" in err
 
 
 def test_predict_takes_flops_and_fit_json_names_its_runs(tmp_path, capsys):

@@ -13,7 +13,6 @@ from ..data.io import read_table
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
 from ..supervised.allocation import check_split
-from . import dataconstrained
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -27,7 +26,6 @@ from .common import (
     require_runs,
 )
 from .flags import _named, add_max_rows_flag, bootstrap_converter, check_max_rows, parse_fixed
-from .ledger import record_forecast
 
 
 def register(sub) -> None:
@@ -154,6 +152,15 @@ def register(sub) -> None:
     pr.set_defaults(handler=_predict)
 
 
+def record_forecast(args: argparse.Namespace, out: dict) -> None:
+    """`cli.ledger.record_forecast` where the line has --ledger (the ledger's modules and sqlite3
+    load only then: `supervised predict` answers within a second)."""
+    if getattr(args, "ledger", None) is not None:
+        from .ledger import record_forecast as record
+
+        record(args, out)
+
+
 def load_law(args) -> SupervisedScalingLaw:
     if getattr(args, "preset", None):
         return SupervisedScalingLaw.from_preset(args.preset)
@@ -194,6 +201,8 @@ def refuse_ignored(args: argparse.Namespace) -> None:
 def _fit(args: argparse.Namespace) -> int:
     refuse_ignored(args)
     if args.form == "data-constrained":  # Muennighoff et al. 2023: its own estimator
+        from . import dataconstrained  # start-up: loaded for this form only
+
         return dataconstrained.fit_from_args(args)
     out = check_writable(args.out)
     if args.bootstrap is not None and args.bootstrap < 0:

@@ -17,7 +17,6 @@ import warnings
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.optimize import minimize
 
 from ..errors import ConvergenceWarning, InputError
 from ..laws.base import Law
@@ -175,6 +174,8 @@ def _precondition(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
         f, g = obj.value_and_grad(theta_of(z))
         return f * scale, (Linv_t.T @ (g[free] / sc)) * scale
 
+    from scipy.optimize import minimize  # start-up: loaded by the first fit, not by predict
+
     res = minimize(
         fun,
         np.zeros(sc.size),
@@ -215,6 +216,8 @@ def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     def fun(th):
         f, g = obj.value_and_grad(th)
         return f * scale, g * scale
+
+    from scipy.optimize import minimize  # start-up: loaded by the first fit, not by predict
 
     res = minimize(
         fun,

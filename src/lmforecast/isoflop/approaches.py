@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import stdtrit
 
 from ..compute.consistency import NOT_IDENTIFIED, interval_problem
 from ..errors import InputError
@@ -196,7 +196,7 @@ def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray,
             if len(boots):
                 lo, hi = np.quantile(boots[:, col] + boots[:, col - 1] * lc, q)
             if dof:  # ln D* = ln C - ln 6 - ln N*: the same scatter; t on the part from n budgets
-                h = np.hypot((hi - lo) / 2, stats.t.ppf(q[1], dof) * sd)
+                h = np.hypot((hi - lo) / 2, stdtrit(dof, q[1]) * sd)
                 lo, hi = np.log(centre) - h, np.log(centre) + h
             row[key] = np.exp([lo, hi]).tolist()
             why = interval_problem(centre, *row[key])  # spans > 3 decades or misses its point

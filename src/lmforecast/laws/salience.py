@@ -9,7 +9,6 @@ left free (METHODS.md 1.7.2).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import least_squares
 from scipy.special import expit
 
 from ..errors import InputError
@@ -95,6 +94,8 @@ def lm_fit(
         return np.stack([ds * d, -ds * th[0]], axis=1)
 
     cands = [logit_init(C, A, gamma)] + [np.asarray(s, float) for s in (starts or [])]
+    from scipy.optimize import least_squares  # start-up: loaded only when a law is fitted
+
     best: tuple[np.ndarray, float, bool] | None = None
     for x0 in cands:
         if not np.all(np.isfinite(x0)):

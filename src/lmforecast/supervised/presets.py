@@ -63,7 +63,7 @@ PRESETS: dict[str, dict] = {
 # unit of distance r = max(0, ln C / max_compute, ln N / max_N) beyond the paper's runs (no
 # max_D: the papers do not state their largest token count per run). max_compute is approximate:
 # the largest training run of the data behind each fit; max_N is the largest model size the
-# paper states.
+# paper states, min_N the smallest (a forecast below it is as far outside the paper's runs).
 DEFAULT_EXTRAPOLATION_SLOPE = 0.01  # per unit z; median of our backtests (docs/trust.md)
 ASSUMED_RUN_SCATTER = 0.005  # log-loss scatter of a new run around the law (seed noise)
 
@@ -72,6 +72,7 @@ PRESET_INTERVALS: dict[str, dict] = {
         "method": "published 90% CIs + assumed run scatter + default extrapolation slope",
         "max_compute": 7.4e21,  # 2.41B on 512B tokens / 7.75B at M=20 (Sec. E.2 protocol)
         "max_N": 12.6e9,  # Sec. 4.1: supervised models "range from 143M to 12.6B"
+        "min_N": 143e6,  # the same sentence
         "noise": ASSUMED_RUN_SCATTER,
         "bias_slope": 0.0,
         "k_fixed": DEFAULT_EXTRAPOLATION_SLOPE,
@@ -80,6 +81,7 @@ PRESET_INTERVALS: dict[str, dict] = {
         "method": "no published CIs; assumed run scatter + default extrapolation slope",
         "max_compute": 3e21,  # largest IsoFLOP budget of Hoffmann et al. Fig. 3
         "max_N": 16e9,  # abstract: "from 70 million to over 16 billion parameters"
+        "min_N": 70e6,  # the same sentence
         "noise": ASSUMED_RUN_SCATTER,
         "bias_slope": 0.0,
         "k_fixed": DEFAULT_EXTRAPOLATION_SLOPE,
@@ -88,6 +90,7 @@ PRESET_INTERVALS: dict[str, dict] = {
         "method": "published 80% CIs + assumed run scatter + default extrapolation slope",
         "max_compute": 3e21,  # refit of Hoffmann et al.'s runs
         "max_N": 16e9,  # the same runs
+        "min_N": 70e6,
         "noise": ASSUMED_RUN_SCATTER,
         "bias_slope": 0.0,
         "k_fixed": DEFAULT_EXTRAPOLATION_SLOPE,

@@ -43,8 +43,8 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
     i = int(np.argmax(r))
     if r[i] > R_MEASURED and first_time(owner, "far"):
         warnings.warn(
-            f"N={N.flat[i]:.4g}, D={D.flat[i]:.4g} lies {math.exp(r[i]):.3g}x "
-            f"{_side(cal, N.flat[i], D.flat[i])} (r = {r[i]:.2f}); the interval's scale was "
+            f"N={N.flat[i]:.4g}, D={D.flat[i]:.4g} lies {math.exp(r[i]):.3g}x outside the fitted "
+            f"runs ({_side(cal, N.flat[i], D.flat[i])}; r = {r[i]:.2f}); the interval's scale was "
             "measured on real suites up to "
             f"about {math.exp(R_MEASURED):.0f}x (r = {R_MEASURED:g}) and only grows in "
             "proportion beyond: read it as a rough guess",
@@ -70,18 +70,17 @@ def reach_warnings(owner, cal: Mapping | None, N, D, stacklevel: int = 3) -> Non
 
 
 def _side(cal: Mapping, N: float, D: float) -> str:
-    """'below the fitted runs (smallest N=..., D=...)' or 'beyond ...': which end of the fitted
-    range the forecast leaves (the larger of the two log distances)."""
+    """'below their smallest N=..., D=...' or 'beyond their largest ...': which end of the
+    fitted range the forecast leaves (the larger of the two log distances)."""
     C = 6.0 * N * D
     below = [math.log(float(cal[k]) / v) for k, v in (("min_compute", C), ("min_N", N),
                                                       ("min_D", D)) if cal.get(k)]  # fmt: skip
     above = [math.log(v / float(cal[k])) for k, v in (("max_compute", C), ("max_N", N),
                                                       ("max_D", D)) if cal.get(k)]  # fmt: skip
-    if below and max(below) > max(above, default=0.0):
-        return (f"below the fitted runs (smallest N={cal.get('min_N', float('nan')):.3g}, "
-                f"D={cal.get('min_D', float('nan')):.3g})")  # fmt: skip
-    return (f"beyond the fitted runs (largest N={cal.get('max_N', float('nan')):.3g}, "
-            f"D={cal.get('max_D', float('nan')):.3g})")  # fmt: skip
+    end, word = ("min", "below their smallest") if below and max(below) > max(above, default=0.0) \
+        else ("max", "beyond their largest")  # fmt: skip
+    known = [f"{k}={float(cal[f'{end}_{k}']):.3g}" for k in ("N", "D") if cal.get(f"{end}_{k}")]
+    return f"{word} {', '.join(known)}" if known else f"{word} compute"
 
 
 def _ratio_warning(owner, cal: Mapping, N, D, stacklevel: int) -> None:
