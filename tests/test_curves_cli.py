@@ -302,6 +302,16 @@ def test_report_section_on_the_example_and_on_the_users_curves(tmp_path):
     v = sec.verdicts[0]
     assert v["simulated"] and v["error"] < v["baseline_error"] and v["coverage"] == 1.0
     assert sec.numbers["plan"]["best_cooldown"]["fraction"] > 0
+    from lmforecast.report.sections.curves import DOCS
+
+    if (DOCS / "curves_backtests.csv").is_file():  # the real-curve backtests, summarised
+        bt = pd.read_csv(DOCS / "curves_backtests.csv")
+        real = sec.verdicts[1]
+        assert not real["simulated"] and real["n"] == int(
+            ((bt["size"] != "25M") & bt["with_others"].astype(bool)).sum()
+        )
+        rows = pd.DataFrame(sec.numbers["backtests"])
+        assert rows["forecasts"].sum() == len(bt)
     assert any("<img" in b for b in sec.blocks)
     # the user's curves instead of the example
     from lmforecast import examples
@@ -311,7 +321,8 @@ def test_report_section_on_the_example_and_on_the_users_curves(tmp_path):
     t.to_csv(tmp_path / "mine.csv", index=False)
     mine = build_section(ReportContext(quick=True, progress=False,
                                        inputs={"curves": str(tmp_path / "mine.csv")}))  # fmt: skip
-    assert mine.numbers["source"] == str(tmp_path / "mine.csv") and not mine.verdicts
+    assert mine.numbers["source"] == str(tmp_path / "mine.csv")
+    assert not any(v["simulated"] for v in mine.verdicts)  # no truth for the user's curves
     assert {r["run"] for r in mine.numbers["finals"]} == {"constant_8k", "wsd_16k"}
 
 

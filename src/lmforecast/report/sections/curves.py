@@ -24,6 +24,7 @@ DOCS = Path(__file__).resolve().parents[4] / "docs"
 #: to the MPL authors' 25M-parameter curves, rounded; scripts/make_curves_examples.py)
 EXAMPLE_TRUTH = {"L0": 3.15, "A": 0.52, "alpha": 0.5, "B": 450.0, "C": 3.4e-4, "beta": 0.36,
                  "gamma": 1.6}  # fmt: skip
+CALIBRATED_ON = "25M"  # the size the backtest script chooses the interval factor on
 TABLES = {
     "curves_protocol.csv": "The MPL authors' protocol on their shared curves: fit cosine_24000, "
     "constant_24000 and wsdcon_9 of one size, forecast the other six schedules (mean and worst "
@@ -87,6 +88,43 @@ def _verdict(sec: Section, finals: pd.DataFrame) -> None:
     )
 
 
+def _backtests(sec: Section, df: pd.DataFrame) -> list[dict]:
+    """The mid-run backtest table of docs/curves_backtests.csv summarised per size, with or
+    without the model's other runs, and prefix fraction (intervals scaled by the calibration
+    factor stored beside them), and the summary row on the sizes the factor was not chosen on."""
+    k = df["calibration"].to_numpy(float) if "calibration" in df else 1.0
+    ok = df["lo"].notna() & df["hi"].notna()
+    lo = df["forecast"] * (df["lo"] / df["forecast"]) ** k
+    hi = df["forecast"] * (df["hi"] / df["forecast"]) ** k
+    df = df.assign(covered=((lo <= df["actual"]) & (df["actual"] <= hi)).where(ok),
+                   half=((hi - lo) / 2 / df["actual"]).where(ok))  # fmt: skip
+    t = (
+        df.groupby(["size", "with_others", "fraction"], sort=False)
+        .agg(forecasts=("run", "size"), identified=("covered", "count"),
+             err_ours=("err_forecast", "mean"), err_persistence=("err_persistence", "mean"),
+             err_finals_only=("err_finals_only", "mean"), coverage=("covered", "mean"),
+             median_half_width=("half", "median"))
+        .reset_index()
+    )  # fmt: skip
+    sec.table(t, TABLES["curves_backtests.csv"] + " (mean relative errors of the final loss; "
+              "coverage of the 90% intervals; from docs/curves_backtests.csv, written by "
+              "benchmarks/curves_midrun_backtest.py)")  # fmt: skip
+    rep = df[(df["size"] != CALIBRATED_ON) & df["with_others"].astype(bool)]
+    if len(rep):
+        sec.verdict(
+            "multi-power law, mid-run forecast of the final loss (with the model's other runs)",
+            f"the MPL authors' shared curves, sizes other than {CALIBRATED_ON} "
+            "(10%, 25%, 50% of each run logged)",
+            "mean |forecast / actual - 1|",
+            float(rep["err_forecast"].mean()),
+            "persistence (last logged loss)",
+            float(rep["err_persistence"].mean()),
+            float(rep["covered"].mean()) if rep["covered"].notna().any() else None,
+            n=len(rep),
+        )
+    return t.to_dict("records")
+
+
 def build_section(ctx: ReportContext) -> Section:
     sec = Section("curves", "Loss curves under learning-rate schedules")
     user = ctx.input("curves") if hasattr(ctx, "input") else None
@@ -135,10 +173,17 @@ def build_section(ctx: ReportContext) -> Section:
                   "optimised (`lmforecast curves plan`)", na_rep="—")  # fmt: skip
         sec.text(plan.summary().splitlines()[-2] + "; " + plan.summary().splitlines()[-1])
         numbers["plan"] = plan.to_dict()
-    for name, caption in TABLES.items():
-        p = DOCS / name
-        if p.is_file():
-            sec.table(pd.read_csv(p), caption)
-            numbers[name.removesuffix(".csv")] = pd.read_csv(p).to_dict("records")
+    protocol = DOCS / "curves_protocol.csv"
+    if protocol.is_file():
+        sec.table(pd.read_csv(protocol), TABLES["curves_protocol.csv"])
+        numbers["protocol"] = pd.read_csv(protocol).to_dict("records")
+    backtests = DOCS / "curves_backtests.csv"
+    if backtests.is_file():
+        numbers["backtests"] = _backtests(sec, pd.read_csv(backtests))
+    else:
+        sec.text(
+            "The protocol and mid-run backtest tables are in docs/curves.md "
+            "(benchmarks/curves_mpl_protocol.py, benchmarks/curves_midrun_backtest.py)."
+        )
     sec.numbers = numbers
     return sec
