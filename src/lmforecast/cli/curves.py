@@ -199,19 +199,23 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _ledger_items(fc, sched, est, level) -> dict:
-    """The final-step forecast of each run, as the ledger registers it (run, N, interval)."""
+    """The final-step forecast of each run, as the ledger registers it (run, N, tokens D at
+    the last step where the schedule gives them, interval)."""
     import numpy as np
 
     last = fc.table.sort_values("step", kind="stable").groupby("run", sort=False).tail(1)
-    n_of = {}
-    if "N" in sched.columns:
-        n_of = sched.groupby("run")["N"].first().to_dict()
+    ends = sched.sort_values("step", kind="stable").groupby("run", sort=False).tail(1)
+    ends = ends.set_index(ends["run"].astype(str))
+
+    def value(run, col):
+        v = ends[col].get(run, np.nan) if col in ends.columns else np.nan
+        return float(v) if np.isfinite(v) else None
+
     items = []
     for r in last.itertuples(index=False):
         iv = [float(r.lo), float(r.hi)] if np.isfinite([r.lo, r.hi]).all() else None
-        n = n_of.get(r.run)
         items.append({"model": str(r.run), "task": "loss", "loss": float(r.loss), "interval": iv,
-                      "N": None if n is None or not np.isfinite(n) else float(n),
+                      "N": value(str(r.run), "N"), "D": value(str(r.run), "tokens"),
                       "level": level})  # fmt: skip
     return {"forecasts": items, "level": level, "method": getattr(est, "law", None)}
 
