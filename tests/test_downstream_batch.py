@@ -123,3 +123,15 @@ def test_table_refuses_rows_without_a_point(cli, fit_path, tmp_path):
     targets.write_text("model,score\n,50\n")
     code, out, err = cli("downstream", "predict", "--fit", fit_path, "--table", targets)
     assert code == 2 and out == "" and "row 1" in err
+
+
+def test_table_speed_benchmark_runs_and_both_paths_agree(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "downstream_table_speed.py"
+    spec = importlib.util.spec_from_file_location("downstream_table_speed", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(["--rows", "6", "--bootstrap", "10", "--repeat", "1"])  # exits on disagreement
+    assert "speed ratio (per row / table)" in capsys.readouterr().out
