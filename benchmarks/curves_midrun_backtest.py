@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from lmforecast.curves import CurveLaw, read_curves
-from lmforecast.curves.mpl_data import SCHEDULES, read_mpl_size
+from lmforecast.curves.forecast import WIDE
+from lmforecast.curves.mpl_data import PROTOCOL_FIT, SCHEDULES, read_mpl_size
 from lmforecast.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,33 +44,57 @@ def finals_only(others: pd.DataFrame, final_step: float) -> float:
     return float(est.predict(sched)[-1])
 
 
-def one(table, run, frac, with_others, n_boot):
+def cut(table, run, frac):
+    """The run's rows, its logged rows' index, and the number kept."""
     rows = table[table["run"] == run]
-    logged = rows["loss"].notna() & (rows["step"] > 2160)
-    idx = rows.index[logged]
-    k = max(3, int(round(frac * len(idx))))
+    idx = rows.index[rows["loss"].notna() & (rows["step"] > 2160)]
+    return rows, idx, max(3, int(round(frac * len(idx))))
+
+
+def one(table, run, frac, with_others, n_boot):
+    rows, idx, k = cut(table, run, frac)
     cut_step = rows.loc[idx[k - 1], "step"]
     final_step = rows.loc[idx[-1], "step"]
-    actual = rows.loc[idx[-1], "loss"]
     part = rows.assign(loss=np.where(rows["step"] <= cut_step, rows["loss"], np.nan))
     fit_table = pd.concat([table[table["run"] != run], part]) if with_others else part
-    est = CurveLaw(n_boot=n_boot, calibration=1.0).fit(fit_table)
+    est = CurveLaw(n_boot=n_boot, calibration=1.0, horizon=0.0).fit(fit_table)
     sched = rows[rows["step"] <= final_step][["run", "step", "lr"]]
-    fc = est.forecast(sched, final=True)
-    r = fc.table.iloc[-1]
-    return {"run": run, "fraction": frac, "with_others": with_others, "actual": actual,
+    r = est.forecast(sched, final=True).table.iloc[-1]
+    return {"run": run, "fraction": frac, "with_others": with_others, "cut_step": cut_step,
+            "final_step": final_step, "actual": rows.loc[idx[-1], "loss"],
             "forecast": r["loss"], "lo": r["lo"], "hi": r["hi"],
             "persistence": rows.loc[idx[k - 1], "loss"],
             "finals_only": finals_only(table[table["run"] != run], final_step)}  # fmt: skip
 
 
-def coverage(df, k):
-    ok = df["lo"].notna()
-    lo = df["forecast"] * (df["lo"] / df["forecast"]) ** k
-    hi = df["forecast"] * (df["hi"] / df["forecast"]) ** k
+def calibrated(df, k, h):
+    """lo, hi and the identified mask with factor `k` and horizon `h` applied to the raw
+    (k = 1, h = 0) intervals, as `CurveLaw` applies them."""
+    far = np.log(np.maximum(df["final_step"] / df["cut_step"], 1.0))
+    lo = df["forecast"] * np.exp(k * np.log(df["lo"] / df["forecast"]) - h * far)
+    hi = df["forecast"] * np.exp(k * np.log(df["hi"] / df["forecast"]) + h * far)
+    return lo, hi, df["lo"].notna() & (hi <= WIDE * lo)
+
+
+def coverage(df, k, h):
+    """Pooled coverage, median half-width (relative) and mean error over identified intervals."""
+    lo, hi, ok = calibrated(df, k, h)
+    if not ok.any():
+        return np.nan, np.nan, np.nan
     cov = ((lo <= df["actual"]) & (df["actual"] <= hi))[ok]
     half = ((hi - lo) / 2 / df["actual"])[ok]
-    return float(cov.mean()) if ok.any() else np.nan, float(half.median()) if ok.any() else np.nan
+    return float(cov.mean()), float(half.median()), float(df["err_forecast"][ok].mean())
+
+
+def choose(df):
+    """(k, h) on the CHOOSE_ON size: the narrowest median interval with coverage >= 90%."""
+    best = None
+    for k in np.arange(0.5, 6.01, 0.25):
+        for h in np.arange(0.0, 0.0301, 0.001):
+            cov, half, _ = coverage(df, k, h)
+            if cov >= 0.9 and (best is None or half < best[0]):
+                best = (half, round(float(k), 2), round(float(h), 4))
+    return best[1:] if best else (6.0, 0.03)
 
 
 def main(argv=None):
@@ -79,58 +104,81 @@ def main(argv=None):
     ap.add_argument("--runs", nargs="+", default=list(SCHEDULES))
     ap.add_argument("--boot", type=int, default=100)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "curves_backtests.csv")
+    ap.add_argument("--from-csv", type=Path, help="recompute the tables from a written CSV")
     a = ap.parse_args(argv)
     folder = a.shared / "data" / "curves" / "mpl"
-    recs = []
     t0 = time.perf_counter()
-    for size in a.sizes:
+    if a.from_csv:
+        df = pd.read_csv(a.from_csv)
+    else:
+        df = pd.DataFrame(records(folder, a.sizes, a.runs, a.boot))
+    for c in ("forecast", "persistence", "finals_only"):
+        df[f"err_{c}"] = (df[c] / df["actual"] - 1).abs()
+    k, h = choose(df[df["size"] == CHOOSE_ON])
+    print(f"chosen on {CHOOSE_ON}: calibration factor {k:.2f}, horizon {h:.4f} per unit of "
+          f"ln(final step / last logged step) (raw coverage there "
+          f"{coverage(df[df['size'] == CHOOSE_ON], 1.0, 0.0)[0]:.0%})")  # fmt: skip
+    df["calibration"], df["horizon"] = k, h
+    if not a.from_csv:
+        df.round(6).to_csv(a.out, index=False)
+        print(f"wrote {a.out} ({len(df)} rows) in {time.perf_counter() - t0:.0f} s")
+    print("\n| size | forecast | kept | forecasts | identified | mean err ours | "
+          "mean err persistence | mean err finals-only | coverage 90% | median half-width "
+          "/ mean err |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (size, wo, frac), g in df.groupby(["size", "with_others", "fraction"], sort=False):
+        cov, half, err_ok = coverage(g, k, h)
+        n_ok = int(calibrated(g, k, h)[2].sum())
+        what = {"True": "mid-run, with the other runs", "False": "mid-run, alone"}.get(
+            str(wo), str(wo)
+        )
+        print(f"| {size} | {what} | {frac:.0%} | {len(g)} | {n_ok} | "
+              f"{g['err_forecast'].mean():.3%} | {g['err_persistence'].mean():.3%} | "
+              f"{g['err_finals_only'].mean():.3%} | {cov:.0%} | {half / err_ok:.2f} |")  # fmt: skip
+    for name, sub in (("reported sizes", df[df["size"] != CHOOSE_ON]), ("every size", df)):
+        cov, half, err_ok = coverage(sub, k, h)
+        n_ok = int(calibrated(sub, k, h)[2].sum())
+        print(f"\npooled over the {name}: coverage {cov:.0%} of {n_ok} identified intervals, "
+              f"median half-width / mean error {half / err_ok:.2f}")  # fmt: skip
+
+
+def records(folder, sizes, runs, n_boot):
+    recs = []
+    for size in sizes:
         table = read_curves(read_mpl_size(folder, size))
-        for sched in a.runs:
+        for sched in runs:
             for frac in FRACTIONS:
                 for with_others in (True, False):
                     try:
-                        rec = one(table, f"{size}/{sched}", frac, with_others, a.boot)
+                        rec = one(table, f"{size}/{sched}", frac, with_others, n_boot)
                     except InputError as exc:  # too few points to fit alone
                         rec = {"run": f"{size}/{sched}", "fraction": frac,
                                "with_others": with_others, "error": str(exc)}  # fmt: skip
                     rec["size"] = size
                     recs.append(rec)
-    df = pd.DataFrame(recs)
-    for c in ("forecast", "persistence", "finals_only"):
-        df[f"err_{c}"] = (df[c] / df["actual"] - 1).abs()
-    # calibration factor: chosen on CHOOSE_ON, reported elsewhere
-    choose = df[(df["size"] == CHOOSE_ON) & df["lo"].notna()]
-    grid = np.round(np.arange(0.5, 6.01, 0.05), 2)
-    k = next((g for g in grid if coverage(choose, g)[0] >= 0.9), grid[-1])
-    print(
-        f"calibration factor chosen on {CHOOSE_ON}: {k:.2f} "
-        f"(raw coverage there {coverage(choose, 1.0)[0]:.0%})"
-    )
-    df["calibration"] = k
-    df.round(6).to_csv(a.out, index=False)
-    print(f"wrote {a.out} ({len(df)} rows) in {time.perf_counter() - t0:.0f} s\n")
-    print(
-        "| size | with other runs | fraction | forecasts | identified | mean err ours | "
-        "mean err persistence | mean err finals-only | coverage 90% | median half-width "
-        "/ mean err |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for (size, wo, frac), g in df.groupby(["size", "with_others", "fraction"], sort=False):
-        cov, half = coverage(g, k)
-        err = g["err_forecast"].mean()
-        print(
-            f"| {size} | {'yes' if wo else 'no'} | {frac:.0%} | {len(g)} | "
-            f"{int(g['lo'].notna().sum())} | {err:.3%} | {g['err_persistence'].mean():.3%} | "
-            f"{g['err_finals_only'].mean():.3%} | {cov:.0%} | {half / err:.2f} |"
-        )
-    rep = df[(df["size"] != CHOOSE_ON) & df["lo"].notna()]
-    cov, half = coverage(rep, k)
-    err = rep["err_forecast"].mean()
-    print(
-        f"\npooled over the reported sizes ({', '.join(s for s in a.sizes if s != CHOOSE_ON)})"
-        f": coverage {cov:.0%} of {len(rep)} identified intervals, median half-width / mean "
-        f"error {half / err:.2f}"
-    )
+        recs += protocol(table, size, n_boot)
+    return recs
+
+
+def protocol(table, size, n_boot):
+    """New schedules (the authors' protocol): fit their three runs, forecast the final loss of
+    each of the six others as a run never seen."""
+    fit_runs = [f"{size}/{r}" for r in PROTOCOL_FIT]
+    est = CurveLaw(n_boot=n_boot, calibration=1.0, horizon=0.0)
+    est.fit(table[table["run"].isin(fit_runs)])
+    max_step = max(table.loc[table["run"] == r, "step"].max() for r in fit_runs)
+    out = []
+    for run, rows in table[~table["run"].isin(fit_runs)].groupby("run", sort=False):
+        last = rows["loss"].last_valid_index()
+        sched = rows.loc[:last, ["run", "step", "lr"]].assign(run=f"new {run}")
+        r = est.forecast(sched, final=True).table.iloc[-1]
+        out.append({"run": run, "fraction": 1.0, "with_others": "new schedule",
+                    "cut_step": max_step, "final_step": rows.loc[last, "step"],
+                    "actual": rows.loc[last, "loss"], "forecast": r["loss"], "lo": r["lo"],
+                    "hi": r["hi"], "persistence": np.nan,
+                    "finals_only": finals_only(table[table["run"] != run], rows.loc[last, "step"]),
+                    "size": size})  # fmt: skip
+    return out
 
 
 if __name__ == "__main__":

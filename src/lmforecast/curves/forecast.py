@@ -9,6 +9,7 @@ across-size reading is not calibrated, see docs/curves.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -144,7 +145,13 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
             _notes_for(est, run, rows, sch, steps, m, notes)
             if level is not None:
                 Ju = unit_jacobian(est.law, z, J) / pred[:, None]
-                lo, hi = _interval(est, m, J / pred[:, None], Ju, loss,
+                ref = (
+                    float(info["last_step"])
+                    if continued and "last_step" in info
+                    else float(m["max_step"])
+                )
+                far = np.log(np.maximum(steps / ref, 1.0))
+                lo, hi = _interval(est, m, J / pred[:, None], Ju, loss, far,
                                    info if continued else {}, level, kind, run, notes)  # fmt: skip
         if np.any(np.rint(steps) <= sch.peak_step):
             notes.append(
@@ -176,7 +183,9 @@ def _notes_for(est, run, rows, sch, steps, m, notes) -> None:
                      f"above the highest fitted learning rate {hi_fit:.3g}")  # fmt: skip
 
 
-def _interval(est, m, Jl, Ju, loss, info, level, kind, run, notes):
+def _interval(est, m, Jl, Ju, loss, far, info, level, kind, run, notes):
+    """The resampled quantiles times `calibration`, widened by `horizon` per unit of `far`
+    (ln of the step over the last fitted step), on the log scale."""
     reps = np.asarray(m["replicates"], float)
     n = loss.size
     if reps.size == 0:
@@ -190,8 +199,10 @@ def _interval(est, m, Jl, Ju, loss, info, level, kind, run, notes):
         noise = np.asarray(m["noise"], float)
         g = g + rng.choice(noise - noise.mean(), size=g.shape)
     a = (1.0 - level) / 2.0
-    q_lo = np.minimum(np.quantile(g, a, axis=1), 0.0) * est.calibration
-    q_hi = np.maximum(np.quantile(g, 1.0 - a, axis=1), 0.0) * est.calibration
+    z = NormalDist().inv_cdf
+    extra = est.horizon * far * z(1.0 - a) / z(0.95)
+    q_lo = np.minimum(np.quantile(g, a, axis=1), 0.0) * est.calibration - extra
+    q_hi = np.maximum(np.quantile(g, 1.0 - a, axis=1), 0.0) * est.calibration + extra
     lo, hi = loss * np.exp(q_lo), loss * np.exp(q_hi)
     bad = ~np.isfinite(lo) | ~np.isfinite(hi) | (hi > WIDE * lo)
     null = np.asarray(m["null"], float)

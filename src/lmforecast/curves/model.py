@@ -22,9 +22,12 @@ from .resample import null_basis, replicate_steps, stationary_indices
 from .schema import check_curve_fit
 from .table import read_curves, read_schedule
 
-#: factor on the resampled interval's half-widths, chosen by the mid-run backtests on the 25M
-#: curves of the multi-power-law authors and reported on 100M and 400M (docs/curves.md)
+#: factor on the resampled interval's half-widths, and the log half-width added per unit of
+#: ln(step / last fitted step) (extrapolation error grows with the distance): both chosen by the
+#: mid-run backtests on the 25M curves of the multi-power-law authors and reported on 100M and
+#: 400M (benchmarks/curves_midrun_backtest.py, docs/curves.md)
 CALIBRATION = 1.0
+HORIZON = 0.003
 OFFSET_FRACTION = 0.25  # a run's offset: mean log residual over the last quarter of its points
 MIN_POINTS = 4
 
@@ -43,7 +46,7 @@ class CurveLaw(Estimator):
     def __init__(self, law: str = "mpl", *, huber_delta: float = 1e-3, n_starts: int = 3,
                  n_boot: int = 200, seed: int = 0, decay: float = 0.999,
                  resolution: float = RESOLUTION, calibration: float = CALIBRATION,
-                 block: float | None = None):  # fmt: skip
+                 horizon: float = HORIZON, block: float | None = None):  # fmt: skip
         self.law = law
         self.huber_delta = huber_delta
         self.n_starts = n_starts
@@ -52,6 +55,7 @@ class CurveLaw(Estimator):
         self.decay = decay
         self.resolution = resolution
         self.calibration = calibration
+        self.horizon = horizon
         self.block = block  # mean resampled block length in points; None: a quarter of a run
 
     # ---- fitting ---------------------------------------------------------------------------
@@ -62,6 +66,8 @@ class CurveLaw(Estimator):
             v = getattr(self, name)
             if not (isinstance(v, int | float) and np.isfinite(v) and v > 0):
                 raise InputError(f"CurveLaw: {name} must be a positive number, got {v!r}")
+        if not (isinstance(self.horizon, int | float) and 0 <= self.horizon < np.inf):
+            raise InputError(f"CurveLaw: horizon must be a number >= 0, got {self.horizon!r}")
         if self.block is not None and not (isinstance(self.block, int | float) and self.block >= 1):
             raise InputError(f"CurveLaw: block must be None or a number >= 1, got {self.block!r}")
         if not 0 < self.decay < 1:
@@ -199,4 +205,4 @@ class CurveLaw(Estimator):
         return self.forecast(read_curves(table), final=False).table
 
 
-__all__ = ["CALIBRATION", "CurveLaw", "model_key"]
+__all__ = ["CALIBRATION", "HORIZON", "CurveLaw", "model_key"]

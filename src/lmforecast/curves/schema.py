@@ -6,7 +6,7 @@ from ..store import Checker
 from .laws import LAWS
 
 PARAMS = ("law", "huber_delta", "n_starts", "n_boot", "seed", "decay", "resolution",
-          "calibration", "block")  # fmt: skip
+          "calibration", "horizon", "block")  # fmt: skip
 MODEL = ("N", "z", "theta", "objective", "n_points", "max_step", "lr_range", "replicates",
          "null", "noise", "runs")  # fmt: skip
 
@@ -26,6 +26,7 @@ def check_curve_fit(d, where: str = "saved curve fit") -> None:
     c.int_(p["n_boot"], "params.n_boot", lo=0)
     c.int_(p["seed"], "params.seed", lo=None)
     c.num(p["block"], "params.block", lo=1, none=True)
+    c.num(p["horizon"], "params.horizon", lo=0)
     models = c.obj(d["models"], "models")
     if not models:
         c.fail("models", "has no fitted model")
