@@ -25,6 +25,7 @@ def _texts(fig):
     for ax in fig.axes:
         items = [("title", t) for t in (ax.title, ax._left_title, ax._right_title)]
         items += [("xlabel", ax.xaxis.label), ("ylabel", ax.yaxis.label)]
+        items += [("label", t) for t in ax.texts]  # annotations of points
         for axis in (ax.xaxis, ax.yaxis):
             if not axis.get_visible():  # a twin's shared axis is not drawn
                 continue
@@ -186,3 +187,20 @@ def test_ledger_figure_labels_times_briefly_without_overlap(tmp_path):
     for ax in fig.axes:
         labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
         assert labels and all(len(s) <= 12 for s in labels), labels
+
+
+def test_point_labels_do_not_print_over_each_other():
+    """FLP-M's predicted-vs-actual figure labels close points (3B at five code ratios): each
+    label sits beside its own point where it overlaps no other."""
+    from lmforecast.plots.flp import predicted_vs_actual
+
+    actual = np.array([60.4, 60.8, 61.0, 62.0, 62.9, 69.8])
+    pred = np.array([60.2, 61.3, 61.8, 63.2, 62.6, 71.6])
+    labels = [f"3B r={r:.2f}" for r in (0.0, 0.1, 0.2, 0.4, 0.5)] + ["7B r=0.30"]
+    fig = predicted_vs_actual(pred, actual, labels, title="FLP-M, ARC")
+    assert _overlapping(fig) == []
+    shown = [t for t in fig.axes[0].texts]
+    assert len(shown) >= 5  # at most one crowded label left out
+    for t in shown:  # beside its own point, not on the identity line
+        i = labels.index(t.get_text())
+        assert t.xy == (actual[i], pred[i])

@@ -71,6 +71,29 @@ def loss_to_performance(est, checkpoints: pd.DataFrame, targets: pd.DataFrame | 
     return fig
 
 
+#: where a point's label may go, in points from the point: right, below, left, above, further
+_OFFSETS = ((4, 3), (4, -9), (-4, 3), (-4, -9), (4, 10), (4, -16), (-4, 10), (-4, -16))
+
+
+def label_points(ax, x, y, labels, fontsize: float = 6) -> None:
+    """Label each point (x, y) beside it, at the first of `_OFFSETS` where its text overlaps no
+    label already placed (nearby points' labels no longer print over each other); a label with
+    no free place is left out rather than printed over another."""
+    r = ax.figure.canvas.get_renderer()
+    ax.autoscale_view()  # the limits the figure will be drawn with
+    placed = []
+    for xi, yi, lab in sorted(zip(x, y, labels), key=lambda p: (p[0], p[1])):
+        for dx, dy in _OFFSETS:
+            t = ax.annotate(lab, (xi, yi), xytext=(dx, dy), textcoords="offset points",
+                            fontsize=fontsize, alpha=0.7, annotation_clip=False,
+                            ha="left" if dx > 0 else "right")  # fmt: skip
+            box = t.get_window_extent(r)
+            if not any(box.overlaps(b) for b in placed):
+                placed.append(box)
+                break
+            t.remove()
+
+
 def predicted_vs_actual(predicted, actual, labels=None, title: str = "", *, ax=None):
     """Fig. 4 style: predicted score against actual, with the identity line. `predicted` may be
     a dict of method -> array (one colour each)."""
@@ -83,8 +106,8 @@ def predicted_vs_actual(predicted, actual, labels=None, title: str = "", *, ax=N
     hi = max(actual.max(), *(np.max(p) for p in series.values())) + 1
     ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls="--")
     if labels is not None:
-        for x, lab in zip(actual, labels):
-            ax.annotate(str(lab), (x, x), fontsize=6, alpha=0.6)
+        first = np.asarray(next(iter(series.values())), float)
+        label_points(ax, actual, first, [str(v) for v in labels])
     ax.set_xlabel("actual score (points)")
     ax.set_ylabel("predicted score (points)")
     if title:

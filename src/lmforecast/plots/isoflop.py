@@ -6,7 +6,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from .style import new_figure
+from .style import log_axis, new_figure
 
 
 def plot_isoflops(t: pd.DataFrame, res):
@@ -40,7 +40,7 @@ def plot_isoflops(t: pd.DataFrame, res):
         label=f"C^{res.a:.3f} [{res.a_interval[0]:.3f}, {res.a_interval[1]:.3f}]",
     )
     ax2.set_xscale("log")
-    ax2.set_yscale("log")
+    log_axis(ax2, "y", float(m[:, 1].min()), float(m[:, 1].max()))
     ax2.set_xlabel("compute C (FLOPs)")
     ax2.set_ylabel("N*")
     ax2.legend(fontsize=7)
