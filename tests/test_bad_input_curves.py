@@ -114,6 +114,8 @@ CASES = [
     ("plan warmup too long", f"{PLAN} --steps 1000 --warmup 5000", "warmup"),
     ("plan warmup not whole", f"{PLAN} --steps 1000 --warmup 10.5", "--warmup"),
     ("plan out csv", f"{PLAN} --steps 1000 --out plan.csv", "plan.csv"),
+    ("plan exp cooldown to 0", f"{PLAN} --steps 1000 --decay exp --floor-lr 0", "floor lr"),
+    ("plan unknown decay", f"{PLAN} --steps 1000 --decay cosine", "--decay"),
     ("plan ledger refused", f"{PLAN} --steps 1000 --ledger l.db", "--ledger"),
     # runs import: the curves table
     ("curves-out without a learning rate", "runs import lr.jsonl --format jsonl --params 1e6 "

@@ -176,3 +176,17 @@ def test_bad_plan_arguments(fitted):
         plan_schedules(fitted, 300)
     with pytest.raises(InputError, match="fitted CurveLaw"):
         plan_schedules(CurveLaw(), 1000)
+
+
+def test_exponential_cooldowns_are_scanned_the_same_way(fitted):
+    from lmforecast.curves import plan_schedules
+
+    p = plan_schedules(fitted, 12_000, decay="exp")
+    f = p.best_cooldown["fraction"]
+    assert p.best_cooldown["decay"] == "exp" and "wsd-exp f=0.2" in set(p.table["schedule"])
+    fs = np.round(np.arange(0.0, 1.0 + 1e-9, 0.0025), 4)
+    brute = _final(fitted, [schedules.wsd(12_000, PEAK, FLOOR, g, WARMUP, "exp", every=250)
+                            for g in fs])  # fmt: skip
+    assert f == pytest.approx(fs[int(np.argmin(brute))], abs=0.0051)
+    with pytest.raises(InputError, match="exponential cooldown needs a floor"):
+        plan_schedules(fitted, 12_000, decay="exp", floor_lr=0.0)

@@ -107,6 +107,8 @@ def register(sub) -> None:
                     "runs' lowest)")  # fmt: skip
     pl.add_argument("--warmup", type=_nonneg_float("--warmup"), metavar="STEPS",
                     help="linear warmup steps (default: the fitted runs')")  # fmt: skip
+    pl.add_argument("--decay", choices=("linear", "exp"), default="linear",
+                    help="the WSD cooldown: linear, or exponential to the floor")  # fmt: skip
     add_level_flag(pl)
     pl.add_argument("--out", help="save the plan as JSON")
     add_output_flags(pl)
@@ -255,7 +257,7 @@ def _plan(args: argparse.Namespace) -> int:
     plan = plan_schedules(est, args.steps, run=args.run, peak_lr=args.peak_lr,
                           floor_lr=args.floor_lr,
                           warmup_steps=None if warm is None else int(warm),
-                          level=args.level)  # fmt: skip
+                          level=args.level, decay=args.decay)  # fmt: skip
     d = plan.to_dict()
     if out is not None:
         atomic_write_text(out, dump_json(d))

@@ -195,17 +195,14 @@ class _Law:
         return np.log(pred)[:, None] + Jl @ reps.T, Jl
 
 
-def _wsd(steps, peak, floor, f, warmup):
-    return schedules.wsd(steps, peak, floor, f, warmup, every=max(1, -(-steps // MAX_ROWS)))
-
-
-def _best_cooldown(law: _Law, steps, peak, floor, warmup) -> float:
-    """The WSD cooldown fraction with the lowest final loss: a coarse grid, then a fine one
-    around its best point (every fraction of the fine grid is evaluated: no local search)."""
-    losses = law.final([_wsd(steps, peak, floor, f, warmup) for f in COARSE])
+def _best_cooldown(law: _Law, wsd) -> float:
+    """The WSD cooldown fraction with the lowest final loss (`wsd(f)` builds the schedule): a
+    coarse grid, then a fine one around its best point (every fraction of both grids is
+    evaluated: no local search)."""
+    losses = law.final([wsd(f) for f in COARSE])
     c = float(COARSE[int(np.argmin(losses))])
     fine = np.round(np.arange(max(c - 0.05, 0.0), min(c + 0.05, 1.0) + 1e-12, FINE_STEP), 6)
-    losses = law.final([_wsd(steps, peak, floor, f, warmup) for f in fine])
+    losses = law.final([wsd(f) for f in fine])
     return float(fine[int(np.argmin(losses))])
 
 
@@ -276,10 +273,11 @@ def _plan_notes(raw: list[str], notes: list[str]) -> None:
 
 
 def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_steps=None,
-                   level=0.9) -> SchedulePlan:  # fmt: skip
+                   level=0.9, decay="linear") -> SchedulePlan:  # fmt: skip
     """Compare schedules of `steps` steps for one model under the fitted `CurveLaw` `est`
     (see the module doc). `peak_lr`, `floor_lr` and `warmup_steps` default to the fitted
-    runs' (those of `run`'s model when given)."""
+    runs' (those of `run`'s model when given); `decay` is the WSD cooldown's shape, linear
+    or exponential ("exp", which needs a floor above 0)."""
     if "models_" not in getattr(est, "__dict__", {}):
         raise InputError("plan_schedules needs a fitted CurveLaw")
     try:
@@ -299,18 +297,27 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
     if not 0 <= warmup < steps:
         raise InputError(f"the warmup ({fmt_value(warmup)} steps) must be shorter than the "
                          f"{steps:,} planned steps")  # fmt: skip
+    if decay not in schedules.DECAYS:
+        raise InputError(f"decay must be one of {', '.join(schedules.DECAYS)}, got {decay!r}")
+    if decay == "exp" and not floor > 0:
+        raise InputError("an exponential cooldown needs a floor lr above 0 (it decays by a ratio)")
     law = _Law(est, n)
     every = max(1, -(-steps // MAX_ROWS))
-    best_f = _best_cooldown(law, steps, peak, floor, warmup)
-    best_name = f"wsd f={best_f:.4g} (best)"
+
+    def wsd(f):
+        return schedules.wsd(steps, peak, floor, f, warmup, decay, every=every)
+
+    best_f = _best_cooldown(law, wsd)
+    tag = "wsd" if decay == "linear" else "wsd-exp"
+    best_name = f"{tag} f={best_f:.4g} (best)"
     named = {
         "constant": schedules.constant(steps, peak, warmup, every=every),
         "cosine": schedules.cosine(steps, peak, floor, warmup, every=every),
         "linear_decay": schedules.linear_decay(steps, peak, floor, warmup, every=every),
-        "wsd f=0.2": _wsd(steps, peak, floor, 0.2, warmup),
-        best_name: _wsd(steps, peak, floor, best_f, warmup),
+        f"{tag} f=0.2": wsd(0.2),
+        best_name: wsd(best_f),
     }
-    fracs = {"constant": 0.0, "wsd f=0.2": 0.2, best_name: best_f}
+    fracs = {"constant": 0.0, f"{tag} f=0.2": 0.2, best_name: best_f}
     mono = _best_monotone(law, steps, peak, floor, warmup, named[best_name])
     if mono is not None:
         named["monotone (optimised)"] = mono[0]
@@ -343,6 +350,7 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
         notes.append(f"{names[best]} ends lowest, but {', '.join(tied)} "
                      f"{'is' if len(tied) == 1 else 'are'} indistinguishable from it at the "
                      f"{100 * level:g}% level ({why})")  # fmt: skip
+    best_cd["decay"] = decay
     return SchedulePlan(table, best_cd, best_mono, steps, peak, floor, warmup, float(level),
                         {"N": n, "run": None if run is None else str(run)}, how, notes)  # fmt: skip
 
