@@ -28,7 +28,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "lm-evaluation-harness results JSON -> one tidy table (model x step x task)",
         "lmforecast.cli.evals",
     ),
-    ("report", "HTML + JSON report of every analysis on bundled data", "lmforecast.cli.report"),
+    (
+        "report",
+        "HTML + JSON report of every analysis, on bundled data and on yours",
+        "lmforecast.cli.report",
+    ),
     (
         "backtest",
         "rolling-origin backtest in compute: fit below a cutoff, forecast above",

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..compute.consistency import mark_summary
 from ..data.io import read_table
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
@@ -265,7 +264,7 @@ def _fit(args: argparse.Namespace) -> int:
             }
         )
     else:
-        print(mark_summary(model.summary(), refused))
+        print(model.summary())
     return 0
 
 

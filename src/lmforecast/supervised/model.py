@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
+from ..compute.consistency import mark_summary
 from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator
@@ -30,7 +31,7 @@ from . import calibration as cb
 from . import forms as fm
 from . import intervals as iv
 from . import stack as st
-from .allocation import allocation_interval, numeric_allocation, optima_scatter
+from .allocation import allocation_interval, check_split, numeric_allocation, optima_scatter
 from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
 from .reach import reach_warnings
@@ -415,8 +416,9 @@ class SupervisedScalingLaw(Estimator):
         """Compute-optimal N*, D*, L* for budget(s) C under 6ND or 3F(N)D accounting (Eq. 2).
 
         Closed form for the Chinchilla forms; a vectorised golden-section search along the
-        IsoFLOP for `overtrain` and `average`."""
+        IsoFLOP for `overtrain` and `average`. Runs at one D/N are refused (`check_split`)."""
         self._check()
+        check_split(self)
         if self._fitted_form() == "compute":
             raise InputError(fm.NO_SPLIT)
         if self._fitted_form() in CHINCHILLA_FORMS and not self.result_.meta.get("average"):
@@ -433,7 +435,8 @@ class SupervisedScalingLaw(Estimator):
 
     def summary(self) -> str:
         self._check()
-        s = self.result_.summary()
+        refused = self.result_.meta.get("identification", {}).get("not_identified", {})
+        s = mark_summary(self.result_.summary(), refused)  # refused intervals: not identified
         avg = self.result_.meta.get("average")
         if avg:
             w = ", ".join(f"{f} {v:.3f}" for f, v in avg["weights"].items())
