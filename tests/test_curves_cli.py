@@ -362,3 +362,25 @@ def test_the_example_files_are_the_scripts_simulation():
         assert list(shipped.columns) == list(got.columns)
         pd.testing.assert_frame_equal(shipped, got.reset_index(drop=True), check_dtype=False,
                                       rtol=1e-5)  # fmt: skip
+
+
+def test_wandb_chart_export_and_a_learning_rate_column_named_with_lr(tmp_path, cli):
+    # a W&B chart-panel export: Step and "<run> - <key>" columns (MIN/MAX companions dropped)
+    steps = np.arange(100, 1100, 100)
+    df = pd.DataFrame({"Step": steps})
+    for run, a in (("r-a", 4.0), ("r-b", 3.5)):
+        df[f"{run} - lr-AdamW"] = _lr(steps / 3)
+        df[f"{run} - lr-AdamW__MIN"] = 0.0
+        df[f"{run} - val_loss"] = a - steps / 1e4
+        df[f"{run} - tokens"] = steps * 512.0
+    df.to_csv(tmp_path / "panel.csv", index=False)
+    code, out, err = cli("runs", "import", tmp_path / "panel.csv", "--format", "wandb",
+                         "--params", "2e7", "--lr", "lr-AdamW", "--out", tmp_path / "runs.csv",
+                         "--curves-out", tmp_path / "curves.csv")  # fmt: skip
+    assert code == 0, err
+    cv = pd.read_csv(tmp_path / "curves.csv")
+    assert sorted(cv["run"].unique()) == ["r-a", "r-b"] and len(cv) == 20
+    for run, a in (("r-a", 4.0), ("r-b", 3.5)):
+        g = cv[cv["run"] == run]
+        np.testing.assert_allclose(g["lr"], _lr(g["step"] / 3))
+        np.testing.assert_allclose(g["loss"], a - g["step"] / 1e4)
