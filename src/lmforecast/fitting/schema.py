@@ -108,7 +108,9 @@ def check_fit_result(d: Any, where: str, path: str = "") -> Mapping:
     inner.str_(d.get("message", ""), "message")
     for key in ("residual_scale", "rmse_target"):
         if key in d:
-            inner.num(d[key], key, finite=False, lo=0.0)
+            v = inner.num(d[key], key, finite=False, lo=0.0)
+            if v is not None and math.isinf(v):  # NaN: not computed; inf widens every interval
+                inner.fail(key, "must be a finite number >= 0 (or NaN: not computed)", v)
     if "warm_starts" in d:
         inner.matrix(d["warm_starts"], "warm_starts", P, finite=False)
     ci = inner.obj(d.get("ci", {}), "ci")
@@ -123,5 +125,13 @@ def check_fit_result(d: Any, where: str, path: str = "") -> Mapping:
     for i, row in enumerate(d.get("bootstrap", [])):
         if any(math.isinf(x) for x in row):
             inner.fail(f"bootstrap[{i}]", "must hold finite numbers or NaN (a failed resample)")
+        nan = [math.isnan(x) for x in row]
+        if any(nan) and not all(nan):  # a failed resample is NaN throughout
+            inner.fail(f"bootstrap[{i}]", "mixes NaN and numbers (a failed resample is all NaN)")
+        for j, (par, v) in enumerate(zip(law.parameters, row)):
+            slack = 1e-9 * max(1.0, abs(par.lower), abs(par.upper))
+            if not math.isnan(v) and not (par.lower - slack <= v <= par.upper + slack):
+                inner.fail(f"bootstrap[{i}][{j}]", f"{par.name} lies outside its bounds "
+                           f"[{fmt_value(par.lower)}, {fmt_value(par.upper)}]", v)  # fmt: skip
     inner.int_(d.get("bootstrap_seed"), "bootstrap_seed", lo=None, none=True)
     return d
