@@ -288,9 +288,10 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
         spec = getattr(args, "scheduler", None)
         sched = None if spec is None else parse_scheduler(spec, "--scheduler")
         notes = preflight(args)
-        from .ledger import check_ledger_flags  # start-up: only once a verb runs
+        if getattr(args, "ledger", None) is not None or getattr(args, "label", None) is not None:
+            from .ledger import check_ledger_flags  # start-up: only where a ledger flag is given
 
-        check_ledger_flags(args)
+            check_ledger_flags(args)
         with scheduler(sched):
             code = args.handler(args)
     except (InputError, OptionalDependencyError) as exc:
