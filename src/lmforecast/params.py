@@ -61,15 +61,17 @@ class Interval:
         return f"a whole number {self.bounds()}" if self.integer else self.bounds()
 
     def failure(self, v) -> str | None:
-        """Why the number `v` is out of range (the words after "must be"), or None if it is in."""
+        """Why the number `v` is out of range (the words after "must be": the side it crosses,
+        or "strictly between" for an open two-sided range), or None if it is in."""
         if not math.isfinite(v):
             return "a finite number"
         lo_in = self.closed in ("both", "left")
         hi_in = self.closed in ("both", "right")
+        both_open = None not in (self.lo, self.hi) and not lo_in and not hi_in
         if self.lo is not None and (v < self.lo or (v == self.lo and not lo_in)):
-            return self.bounds()
+            return self.bounds() if both_open else f"{'>=' if lo_in else '>'} {_g(self.lo)}"
         if self.hi is not None and (v > self.hi or (v == self.hi and not hi_in)):
-            return self.bounds()
+            return self.bounds() if both_open else f"{'<=' if hi_in else '<'} {_g(self.hi)}"
         if v in self.exclude:
             return f"{self.bounds()} and not {_g(v)}{self.why}"
         return None

@@ -126,8 +126,6 @@ def _backtest(args) -> int:
         raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
     if args.min_train < 1:
         raise InputError(f"--min-train must be >= 1 (runs a cutoff fits on), got {args.min_train}")
-    if args.bootstrap is not None and args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     cutoffs = _parse_cutoffs(args.cutoffs)
     if args.suite:  # flags of the rolling-origin backtest that a suite table does not use
         refuse_flags({"--plot": args.plot is not None, "--cutoffs": args.cutoffs is not None,

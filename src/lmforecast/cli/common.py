@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..params import UNIT_OPEN
 from ..store import (
     atomic_write_bytes,
     atomic_write_folder,
@@ -165,13 +166,14 @@ def positive_floats(flag: str):
 
 
 def open_unit_interval(text: str) -> float:
-    """argparse type: a number strictly between 0 and 1 (e.g. an interval's level)."""
+    """argparse type: a number strictly between 0 and 1 (e.g. an interval's level: the
+    parameter table's `params.UNIT_OPEN`, as the estimators check it)."""
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (0.0 < v < 1.0):
-        raise argparse.ArgumentTypeError(f"{text!r} must be strictly between 0 and 1")
+    if UNIT_OPEN.failure(v) is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} must be {UNIT_OPEN.bounds()}")
     return v
 
 

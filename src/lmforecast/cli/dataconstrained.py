@@ -52,8 +52,6 @@ def register(sub) -> None:
 def fit_from_args(args: argparse.Namespace) -> int:
     """`supervised fit --form data-constrained`: fit, save (--out), print (--json)."""
     out = check_writable(args.out)
-    if args.bootstrap is not None and args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     # flags of the N, D forms that this law's own estimator does not take (never ignored)
     refuse_flags({"--replicates": args.replicates is not None, "--fix": bool(args.fix),
                   "--calibration": args.calibration is not None, "--loss": args.loss != "huber",

@@ -232,12 +232,8 @@ def _fit(args) -> int:
     from .distill_out import fit_table_text
 
     out = check_writable(args.out)
-    if args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.boot_polish < 0:
         raise InputError(f"--boot-polish must be >= 0, got {args.boot_polish}")
-    if not 0 < args.ci_level < 1:
-        raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
     df = read_table(require_runs(args))
     model = DistillationScalingLaw(
         supervised=args.supervised,

@@ -16,15 +16,8 @@ from pathlib import Path
 
 from ..data.validate import DEFAULT_MAX_ROWS, check_row_limit
 from ..errors import InputError
+from ..params import MAX_BOOTSTRAP, MAX_JOBS, MAX_SEED, MAX_STEPS, Interval
 from .common import check_writable, check_writable_dir, open_unit_interval
-
-#: Upper limits of iteration / size flags (a typo such as ``--steps 1000000000000`` is refused
-#: instead of running for days).
-MAX_STEPS = 100_000
-MAX_BOOTSTRAP = 100_000
-MAX_JOBS = 1024
-MAX_SEED = 2**63 - 1
-
 
 #: SI suffixes of numeric flags: ``--params 3B`` is 3e9, ``--tokens 1.4T`` is 1.4e12.
 SI_SUFFIXES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
@@ -64,17 +57,18 @@ def finite_float(text: str) -> float:
 
 
 def int_range(lo: int | None = None, hi: int | None = None, *, nonzero: bool = False, why=""):
-    """argparse type: an integer in [lo, hi] (and != 0 with `nonzero`)."""
+    """argparse type: an integer in [lo, hi] (and != 0 with `nonzero`), checked by the
+    parameter table's `params.Interval`."""
+    rng = Interval(lo, hi, "both", integer=True)
 
     def conv(text: str) -> int:
         try:
             v = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-        if lo is not None and v < lo:
-            raise argparse.ArgumentTypeError(f"must be >= {lo}{why}, got {text}")
-        if hi is not None and v > hi:
-            raise argparse.ArgumentTypeError(f"must be <= {hi}{why}, got {text}")
+        bad = rng.failure(v)
+        if bad is not None:
+            raise argparse.ArgumentTypeError(f"must be {bad}{why}, got {text}")
         if nonzero and v == 0:
             raise argparse.ArgumentTypeError(f"must not be 0{why}")
         return v
@@ -84,7 +78,9 @@ def int_range(lo: int | None = None, hi: int | None = None, *, nonzero: bool = F
 
 
 def float_range(lo=None, hi=None, *, lo_open=False, hi_open=False):
-    """argparse type: a finite number in a (half-)open or closed range."""
+    """argparse type: a finite number in a (half-)open or closed range (`params.Interval`)."""
+    closed = {(False, False): "both", (True, False): "right", (False, True): "left"}
+    rng = Interval(lo, hi, closed.get((lo_open, hi_open), "neither"))
 
     def conv(text: str) -> float:
         try:
@@ -93,14 +89,9 @@ def float_range(lo=None, hi=None, *, lo_open=False, hi_open=False):
             raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
         if not math.isfinite(v):
             raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-        if lo is not None and (v < lo or (lo_open and v == lo)):
-            raise argparse.ArgumentTypeError(
-                f"must be {'>' if lo_open else '>='} {lo:g}, got {text}"
-            )
-        if hi is not None and (v > hi or (hi_open and v == hi)):
-            raise argparse.ArgumentTypeError(
-                f"must be {'<' if hi_open else '<='} {hi:g}, got {text}"
-            )
+        bad = rng.failure(v)
+        if bad is not None:
+            raise argparse.ArgumentTypeError(f"must be {bad}, got {text}")
         return v
 
     conv.__name__ = "float"

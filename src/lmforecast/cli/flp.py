@@ -183,8 +183,6 @@ def _flp_fit(args) -> int:
                          f"{', '.join(METHODS)}")  # fmt: skip
     out = check_writable(args.out)
     check_out_format(out, (".json",))
-    if args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     runs, ck = _read(args)
     est = FLP(
         args.task,
@@ -292,8 +290,6 @@ def _flpm_fit(args) -> int:
     check_out_format(out, (".json",))
     if args.steps < 1:
         raise InputError(f"--steps must be >= 1, got {args.steps}")
-    if args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     runs, ck = _read(args)
     est = FLPM(
         args.task,
