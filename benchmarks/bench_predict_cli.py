@@ -17,6 +17,7 @@ sensitive to a loaded machine) are printed with the ratios. The baseline revisio
 out with `git archive` into a temporary folder and run with the same Python.
 
     python benchmarks/bench_predict_cli.py [--baseline fd09b6a] [--repeat 5] [--loop-sample 5]
+    (`--baseline-src DIR` times another checkout's src/ instead of a revision)
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def _line(label: str, base: tuple[float, float], ours: tuple[float, float], targ
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", default="fd09b6a", help="git revision timed as the baseline")
+    ap.add_argument("--baseline-src", default=None,
+                    help="a src/ folder timed as the baseline instead of a git revision")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--loop-sample", type=int, default=5, help="single calls timed for case 2")
     ap.add_argument("--runs", type=int, default=240)
@@ -77,7 +80,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         (d / "base").mkdir()
-        srcs = {"baseline": baseline_tree(a.baseline, d / "base"), "this tree": SRC}
+        base = Path(a.baseline_src) if a.baseline_src else baseline_tree(a.baseline, d / "base")
+        srcs = {"baseline": base, "this tree": SRC}
         _, X, y = chinchilla_runs("chinchilla", a.runs)
         runs = d / "runs.csv"
         lines = [f"{float(n)!r},{float(t)!r},{float(v)!r}" for n, t, v in zip(X["N"], X["D"], y)]
@@ -96,6 +100,8 @@ def main(argv=None) -> int:
                 p = _run([*LM, *predict, "--fit", str(fits[k])], src)
                 t[k]["fit"].append((f[0] + p[0], f[1] + p[1]))
                 t[k]["predict"].append(p)
+        floor = [_run([sys.executable, "-c", "import numpy, pandas, scipy.special"], SRC)
+                 for _ in range(a.repeat)]  # fmt: skip
         table = [_run([*LM, "predict", "--fit", str(fits["this tree"]), "--table", str(rows)],
                       SRC) for _ in range(a.repeat)]  # fmt: skip
         loop = [_run([*LM, "predict", "--fit", str(fits["this tree"]), "--params", f"{n!r}",
@@ -104,6 +110,9 @@ def main(argv=None) -> int:
           f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print("[1] supervised predict, one point, on a saved default fit")
     _line("predict", _med(t["baseline"]["predict"]), _med(t["this tree"]["predict"]), 1.0)
+    fl = _med(floor)
+    print(f"  floor (python -c 'import numpy, pandas, scipy.special', what any predict loads): "
+          f"{fl[0]:.3f} s wall / {fl[1]:.3f} s CPU")  # fmt: skip
     print(f"[2] supervised predict --table of {a.rows} rows vs a loop of {a.rows} single predict "
           f"calls (this tree; {a.loop_sample} timed, scaled)")  # fmt: skip
     one = _med(loop)

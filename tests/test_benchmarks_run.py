@@ -29,6 +29,8 @@ CASES = {
     "bench_salience": (["--texts", "30", "--models", "8", "--tokens-per-text", "20", "--dim",
                         "16", "--steps", "10"], "ratio"),
     "bench_cli_startup": (["--repeat", "1"], "--version within 0.5 s"),
+    "bench_predict_cli": (["--repeat", "1", "--loop-sample", "1", "--runs", "40", "--rows", "5",
+                           "--baseline-src", str(BENCH.parent / "src")], "fit + predict"),
     "bench_zoo": ([], "speed-up"),
     "downstream_trajectory_stage1": (["--tasks", "1", "--bootstrap", "10"], "intermediate"),
     # its baseline is another checkout; this one stands in for it (the script runs, both sides)

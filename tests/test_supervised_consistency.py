@@ -170,6 +170,12 @@ def test_isoflop_groups_runs_whose_flops_differ_by_a_few_percent(cli, tmp_path):
     d = json.loads(out)
     assert code == 0 and "column 'budget'" in d["grouping"]
     assert sorted(c for c, *_ in d["budgets"]) == sorted(np.unique(nominal).tolist())
+    # a run far from every budget is its own budget of one size: the refusal says how to fix it
+    odd = runs.copy()
+    odd.loc[0, "C"] *= 1.5
+    odd.to_csv(f, index=False)
+    code, _, err = cli("isoflop", "fit", "--runs", f, "--bootstrap", "20")
+    assert code == 2 and "has 1 model size(s)" in err and "add a 'budget' column" in err
 
 
 def test_isoflop_exponent_interval_outside_zero_one_is_not_identified(cli, tmp_path):

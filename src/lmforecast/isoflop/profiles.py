@@ -102,7 +102,9 @@ def isoflop_table(
         if k < min_sizes:
             raise InputError(
                 f"{what}: budget C={budgets[b]:.4g} has {k} model size(s); an isoFLOP profile "
-                f"needs at least {min_sizes} sizes per budget (column {c_col!r})"
+                f"needs at least {min_sizes} sizes per budget ({grouping}; runs whose FLOPs "
+                f"differ by more than {100 * BUDGET_TOLERANCE:g}% are separate budgets: add a "
+                f"{budget_col!r} column naming each run's budget)"
             )
     if len(budgets) < 2:
         raise InputError(
