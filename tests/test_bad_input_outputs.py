@@ -33,8 +33,8 @@ def led(tmp_path):
     return db
 
 
-def test_plot_without_extension_writes_that_name_never_a_png_link_beside_it(cli, led, tmp_path,
-                                                                            monkeypatch):  # fmt: skip
+def test_plot_without_extension_writes_that_name_not_a_png_beside_it(cli, led, tmp_path,
+                                                                     monkeypatch):  # fmt: skip
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)

@@ -13,12 +13,13 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, require
+from ..errors import DomainWarning, InputError, require
 from ..parallel import backend_for, map_tasks, uses_dask
 from ..store import atomic_write_text
 from .corpus import DOMAINS, build_corpus
@@ -191,9 +192,15 @@ def build_zoo(
     tok_dir = out / "tokenizers"
     tok_dir.mkdir(exist_ok=True)
     bpe_path = tok_dir / "bpe.json"
+    bpe = None
     if bpe_path.exists():
-        bpe = load_tokenizer(bpe_path)
-    else:
+        try:  # a garbage file is retrained (BPE training is deterministic: the same tokenizer)
+            bpe = load_tokenizer(bpe_path)
+        except Exception as exc:  # noqa: BLE001 - any unreadable tokenizer is redone
+            why = " ".join(str(exc).split())[:80] or type(exc).__name__
+            warnings.warn(f"{bpe_path}: unreadable tokenizer ({why}); retraining it",
+                          DomainWarning, stacklevel=2)  # fmt: skip
+    if bpe is None:
         docs = [t for d in DOMAINS for t in corpus.train[d]]
         bpe = BPETokenizer.train(docs, preset.bpe_vocab)
         atomic_write_text(bpe_path, bpe.to_json())

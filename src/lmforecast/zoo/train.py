@@ -18,6 +18,7 @@ with an `InputError`, never executed (the sidecar checks integrity, not origin).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -204,10 +205,19 @@ def train_run(
     state_path = run_dir / "state.pt"
     state = load_verified(state_path)
     if state is not None and state.get("run_id") == spec.run_id:
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        step, rows, wall = state["step"], state["rows"], state["wall"]
-        loss_sum, loss_n = state["loss_acc"]
+        fresh = (copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict()))
+        try:  # a state of another shape (hand-made, another preset) restarts the run
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["opt"])
+            step, rows, wall = int(state["step"]), list(state["rows"]), float(state["wall"])
+            loss_sum, loss_n = state["loss_acc"]
+        except Exception as exc:  # noqa: BLE001 - any state that does not fit is redone
+            warnings.warn(f"{state_path}: checkpoint does not fit this run "
+                          f"({_first_line(exc)}); restarting the run", DomainWarning,
+                          stacklevel=2)  # fmt: skip
+            model.load_state_dict(fresh[0])
+            opt.load_state_dict(fresh[1])
+            step, rows, wall, loss_sum, loss_n = 0, [], 0.0, 0.0, 0
         if progress:
             progress(step)
     if teacher is not None:
@@ -287,7 +297,12 @@ def load_final(spec: RunSpec, preset: Preset, vocab_size: int, run_dir: Path):
     if sd is None:
         return None
     model = build_model(spec.model_config(vocab_size, preset.n_ctx), seed=preset.seed)
-    model.load_state_dict(sd)
+    try:
+        model.load_state_dict(sd)
+    except Exception as exc:  # noqa: BLE001 - weights of another shape: the run is redone
+        warnings.warn(f"{run_dir / 'final.pt'}: weights do not fit this run "
+                      f"({_first_line(exc)}); redoing it", DomainWarning, stacklevel=2)  # fmt: skip
+        return None
     model.eval()
     return model
 
