@@ -222,3 +222,18 @@ def test_models_by_n_and_across_sizes():
     assert any("not a fitted size" in n for n in fc.notes)
     with pytest.raises(InputError, match="give the run's N"):
         est.predict(schedule("noN", 20000, "cosine"))
+
+
+def test_contract_mistakes_and_not_fitted(sim):
+    with pytest.raises(NotFittedError, match="this CurveLaw is not fitted yet"):
+        _ = CurveLaw().params_
+    assert not hasattr(CurveLaw(), "models_")
+    with pytest.raises(InputError, match="law 'mpll'"):
+        CurveLaw("mpll")
+    with pytest.raises(InputError, match="n_boot must be a whole number >= 0, got 2.5"):
+        CurveLaw(n_boot=2.5)
+    with pytest.raises(InputError, match="at least 4 are needed"):
+        CurveLaw().fit(good())
+    _, est = sim
+    with pytest.raises(InputError, match="credible"):
+        est.predict_interval(good(), kind="credible")

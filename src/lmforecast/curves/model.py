@@ -57,6 +57,7 @@ class CurveLaw(Estimator):
         self.calibration = calibration
         self.horizon = horizon
         self.block = block  # mean resampled block length in points; None: a quarter of a run
+        self._check()
 
     # ---- fitting ---------------------------------------------------------------------------
     def _check(self) -> None:
@@ -72,9 +73,15 @@ class CurveLaw(Estimator):
             raise InputError(f"CurveLaw: block must be None or a number >= 1, got {self.block!r}")
         if not 0 < self.decay < 1:
             raise InputError(f"CurveLaw: decay must be in (0, 1), got {self.decay!r}")
-        for name in ("n_starts", "n_boot"):
-            if int(getattr(self, name)) < (1 if name == "n_starts" else 0):
-                raise InputError(f"CurveLaw: {name} must be a positive integer")
+        for name, low in (("n_starts", 1), ("n_boot", 0), ("seed", None)):
+            v = getattr(self, name)
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, int | np.integer)
+                or (low is not None and v < low)
+            ):
+                raise InputError(f"CurveLaw: {name} must be a whole number >= {low or 0}, "
+                                 f"got {v!r}")  # fmt: skip
 
     def _design(self, parts):
         return design(self.law, parts, decay=self.decay, resolution=self.resolution)
