@@ -3,10 +3,10 @@
 A run's schedule is its (step, lr) rows, interpolated linearly at every integer step. When the
 first given step is after 0, the learning rate is read as rising linearly from 0 at step 0 to
 that first value (a linear warmup). The warmup is every step up to the first step at the run's
-peak learning rate; ``S_W`` is the area under the lr curve over it (Luo et al. 2025, Sec. 3:
+peak learning rate; ``S_W`` is the area under the lr curve over it (Luo et al. 2025,
 the warmup offset), and ``S1(t)`` the sum of the per-step learning rates after it.
 
-The multi-power law's loss-drop term (Luo et al. 2025, Eq. 7)
+The multi-power law's loss-drop term (Luo et al. 2025, the law's LD(t))
 
     LD(t) = B sum_{k<=t} (eta_{k-1} - eta_k) G(eta_k^-gamma S_k(t)),
     S_k(t) = sum_{tau=k..t} eta_tau
@@ -164,7 +164,7 @@ def direct_drop(sch: Schedule, steps, B, C, beta, gamma) -> np.ndarray:
 
 
 def momentum_area(sch: Schedule, decay: float) -> np.ndarray:
-    """S2 of the annealing law (Tissue et al. 2024, Eq. 5): the running sum of m_i,
+    """S2 of the annealing law (Tissue et al. 2024, the law's S2): the running sum of m_i,
     m_i = decay m_{i-1} + (eta_{i-1} - eta_i), indexed like `Schedule.cum`. The recursion is
     m_i = decay^i sum_{k<=i} decay^-k d_k, a prefix sum taken in chunks short enough that
     decay^-k stays finite."""

@@ -1,5 +1,5 @@
 """Fitting a curve law to the runs of one model: Huber loss on log loss (Luo et al. 2025,
-Sec. 4.1 fit with Huber, delta 1e-3), starts by variable projection over a grid of the
+their fit: Huber, delta 1e-3), starts by variable projection over a grid of the
 nonlinear parameters (L0, A, B solved by non-negative least squares), then L-BFGS-B on all
 parameters with the analytic gradient from the best starts.
 """

@@ -1,9 +1,11 @@
 """The curve laws: value and Jacobian in fit space over a prepared `Design`.
 
-- ``mpl``: the multi-power law, Luo et al. 2025, Eq. 7:
+- ``mpl``: the multi-power law (Luo et al. 2025, *A Multi-Power Law for Loss Curve Prediction
+  Across Learning Rate Schedules*, the law with its G(x) and warmup offset S_W):
   L(t) = L0 + A (S1(t) + S_W)^-alpha - LD(t),
   LD(t) = B sum_k (eta_{k-1} - eta_k) G(eta_k^-gamma S_k(t)),  G(x) = 1 - (C x + 1)^-beta.
-- ``annealing``: the learning-rate annealing law, Tissue et al. 2024, Eq. 5:
+- ``annealing``: the learning-rate annealing law (Tissue et al. 2024, *Scaling Law with
+  Learning Rate Annealing*):
   L = L0 + A (S1 + S_W)^-alpha - C S2, S2 the momentum-weighted area of the lr decreases.
 - ``power``: the baseline L = L0 + A t^-alpha in steps t (no schedule).
 

@@ -1,9 +1,9 @@
 """`CurveLaw`: a schedule-aware loss-curve law fitted to whole training curves.
 
 The runs of one model (one value of ``N``, or every run when the table has no ``N``) share the
-law's parameters (Luo et al. 2025, Sec. 4: one parameter set per model size fits every
-schedule); each fitted run keeps its own offset (the mean log residual of its last quarter),
-which continues it when a schedule names it again. Intervals come from `curves.resample`.
+law's parameters (Luo et al. 2025: one parameter set per model size fits every schedule);
+each fitted run keeps its own offset (the mean log residual of its last quarter), which
+continues it when a schedule names it again. Intervals come from `curves.resample`.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ def model_key(n) -> str:
 
 
 class CurveLaw(Estimator):
-    """Fit a curve law (``"mpl"``: Luo et al. 2025 Eq. 7; ``"annealing"``: Tissue et al. 2024
-    Eq. 5; ``"power"``: L0 + A t^-alpha) to loss curves with their schedules, and forecast
-    curves under schedules never run."""
+    """Fit a curve law (``"mpl"``: the multi-power law of Luo et al. 2025; ``"annealing"``: the
+    annealing law of Tissue et al. 2024; ``"power"``: L0 + A t^-alpha) to loss curves with
+    their schedules, and forecast curves under schedules never run."""
 
     saved_label = "saved curve fit"
 

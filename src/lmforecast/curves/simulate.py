@@ -17,7 +17,7 @@ def simulate_curves(schedule_table, params: dict, *, law: str = "mpl", noise: fl
     at every schedule row after the warmup, times exp(e): e an AR(1) sequence per run with
     standard deviation `noise` and lag-one correlation `rho` (0: independent noise).
     Warmup rows keep their lr with no loss. `params` maps the law's parameter names to values
-    (Luo et al. 2025 Eq. 7 names for ``"mpl"``)."""
+    (the multi-power law's names for ``"mpl"``: L0, A, alpha, B, C, beta, gamma)."""
     if law not in LAWS:
         raise InputError(f"simulate_curves: law {law!r} is not one of {', '.join(LAWS)}")
     missing = [k for k in LAWS[law] if k not in params]
