@@ -224,3 +224,15 @@ def test_zoo_final_weights_of_another_shape_are_redone(tmp_path):
     save_verified({"wrong": torch.zeros(3)}, tmp_path / "final.pt")
     with pytest.warns(DomainWarning, match="do not fit this run"):
         assert load_final(preset.runs[0], preset, 64, tmp_path) is None
+
+
+def test_salience_features_file_with_a_pickled_array_is_one_line(cli, ex, tmp_path):
+    bad = tmp_path / "f.npz"
+    np.savez(bad, text_ids=np.array(["t000"], dtype=object), text_lengths=np.array([1]),
+             offsets=np.zeros((1, 2), int), ptr=np.array([0, 1]), extractor=np.array("{}"),
+             H=np.zeros((1, 4)))  # fmt: skip
+    s = ex / "salience"
+    code, _, err = cli("salience", "fit", "--texts", s / "texts.jsonl", "--losses",
+                       s / "losses.jsonl", "--scores", s / "scores.csv", "--task", "reasoning",
+                       "--random-accuracy", "0", "--features", bad)  # fmt: skip
+    _one_line_error(code, err, "pickled (object) array", "without unpickling")

@@ -101,14 +101,31 @@ class TextFeatures:
 
     @classmethod
     def load(cls, path: str | Path) -> TextFeatures:
-        import json
 
         if not Path(path).exists():
             raise InputError(f"{path}: no such file")
+        if not Path(path).is_file():  # a FIFO would block the read
+            raise InputError(f"{path}: not a regular file, expected a features file (.npz)")
         try:
             z = np.load(path, allow_pickle=False)
         except Exception as exc:  # zip/npy parse errors of a file that is not ours
             raise InputError(f"{path}: not a features file written by lmforecast ({exc})") from None
+        try:
+            return cls._from_npz(z, path)
+        except ValueError as exc:  # np.load refuses object arrays: never unpickled
+            if "allow_pickle" in str(exc):
+                raise InputError(
+                    f"{path}: holds a pickled (object) array; refused without unpickling it "
+                    "(a features file holds numbers and text only)"
+                ) from None
+            raise InputError(f"{path}: not a features file written by lmforecast ({exc})") from None
+        except (KeyError, IndexError, TypeError) as exc:
+            raise InputError(f"{path}: not a features file written by lmforecast ({exc})") from None
+
+    @classmethod
+    def _from_npz(cls, z, path) -> TextFeatures:
+        import json
+
         with z:
             need = {"text_ids", "text_lengths", "offsets", "ptr", "extractor"}
             if not need <= set(z.files) or not ({"H"} <= set(z.files) or "H_data" in z.files):
