@@ -236,3 +236,39 @@ def test_salience_features_file_with_a_pickled_array_is_one_line(cli, ex, tmp_pa
                        s / "losses.jsonl", "--scores", s / "scores.csv", "--task", "reasoning",
                        "--random-accuracy", "0", "--features", bad)  # fmt: skip
     _one_line_error(code, err, "pickled (object) array", "without unpickling")
+
+
+_FAKE_DASK = """
+import socket, struct, sys, threading
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(8)
+
+def serve():  # greets like a Dask scheduler, then sends garbage
+    while True:
+        c, _ = srv.accept()
+        body = b"\\x81\\xafpickle-protocol\\x05garbage"
+        try:
+            c.sendall(struct.pack("<Q", len(body)) + body + b"\\xff" * 64)
+            c.close()
+        except OSError:
+            pass
+
+threading.Thread(target=serve, daemon=True).start()
+from lmforecast.cli.main import main
+sys.exit(main(["--scheduler", f"tcp://127.0.0.1:{srv.getsockname()[1]}", "supervised", "fit",
+               "--runs", sys.argv[1], "--bootstrap", "4", "--quiet"]))
+"""
+
+
+@pytest.mark.slow
+def test_fake_dask_handshake_is_one_line_with_no_traceback_at_exit(ex):
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _FAKE_DASK, str(ex / "supervised" / "runs.csv")],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("lmforecast: error:") == 1 and "handshake" in r.stderr
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr

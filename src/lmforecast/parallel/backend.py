@@ -95,6 +95,7 @@ class DaskSession:
                 spec.address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False
             )
         except Exception as exc:  # a peer that greeted like Dask but then failed
+            _drop_half_made_clients(_clients_in(exc.__traceback__, distributed.Client))
             raise InputError(
                 f"{spec.source} {spec.address}: no Dask scheduler handshake within "
                 f"{CONNECT_TIMEOUT_S:g} s ({type(exc).__name__})"
@@ -118,6 +119,31 @@ class DaskSession:
 
     def __repr__(self) -> str:
         return f"DaskSession({self.spec}, {self.parallelism} worker threads)"
+
+
+def _clients_in(tb, cls) -> list:
+    """The objects of class `cls` that frames of traceback `tb` were methods of (the client
+    whose constructor raised is reachable only there)."""
+    found = []
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        if isinstance(obj, cls) and all(obj is not f for f in found):
+            found.append(obj)
+        tb = tb.tb_next
+    return found
+
+
+def _drop_half_made_clients(clients) -> None:
+    """Close clients whose constructor failed, quietly, and disarm their ``__del__`` (which
+    would otherwise print a traceback at exit, after the one-line error)."""
+    for c in clients:
+        try:
+            with _quiet_client():
+                c.close(timeout=1)
+        except Exception:  # noqa: BLE001 - the connection is already broken
+            pass
+        finally:
+            c._Client__loop = None  # `Client.__del__` closes only a client with a loop
 
 
 @contextmanager
