@@ -11,7 +11,6 @@ import numpy as np
 from ..data.io import read_table
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
-from ..supervised.allocation import check_split
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -345,7 +344,6 @@ def _allocation_note(model) -> str:
 
 def _allocate(args) -> int:
     model = load_law(args)
-    check_split(model)  # runs at one D/N: the split is not identified, refused
     a = model.allocate(args.flops, accounting=args.accounting)
     interval = _interval(model, a.N, a.D, args.level)
     opt = _allocation_intervals(model, args.flops, args.level, args.accounting)

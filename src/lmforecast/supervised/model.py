@@ -418,9 +418,9 @@ class SupervisedScalingLaw(Estimator):
         Closed form for the Chinchilla forms; a vectorised golden-section search along the
         IsoFLOP for `overtrain` and `average`. Runs at one D/N are refused (`check_split`)."""
         self._check()
-        check_split(self)
         if self._fitted_form() == "compute":
             raise InputError(fm.NO_SPLIT)
+        check_split(self)
         if self._fitted_form() in CHINCHILLA_FORMS and not self.result_.meta.get("average"):
             a = compute_optimal(self.params_, C, accounting, arch)
             if self.result_.meta.get("stack"):  # L* is the forecast `predict` gives there
