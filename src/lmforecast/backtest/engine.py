@@ -20,6 +20,7 @@ import pandas as pd
 from ..display import SummaryDisplay
 from ..errors import InputError
 from ..parallel import map_tasks
+from ..params import UNIT_OPEN
 from ..store import dump_json, load_json
 
 RATIO_BINS = (1.0, 3.0, 10.0, 100.0, np.inf)
@@ -295,8 +296,7 @@ def rolling_origin(
     (docs/scaling-out.md) runs the (cutoff, adapter) fits on Dask; the default runs them here,
     in order; the table is the same either way. `progress` shows a bar of (cutoff, method) fits
     done."""
-    if not 0.0 < level < 1.0:
-        raise InputError(f"--level (level=) must be strictly between 0 and 1, got {level}")
+    UNIT_OPEN.check("--level (level=)", level)
     if isinstance(adapters, Adapter) or hasattr(adapters, "fit"):
         adapters = [adapters]  # type: ignore[list-item]
     adapters = list(adapters)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..laws import get_law
+from ..params import check
 from .model import DistillationScalingLaw
 from .planning import VAR_MAX, VAR_MIN, Scenario, get_scenario, plan_distillation
 from .teacher_uncertainty import plan_teacher_log_sd, teacher_scores
@@ -50,8 +51,7 @@ def _draw_models(model: DistillationScalingLaw, max_draws: int, teacher_sd=None)
 
 
 def _check_draw_args(level: float, max_draws: int | None = None) -> None:
-    if not 0 < level < 1:
-        raise InputError(f"level must be strictly between 0 and 1, got {level}")
+    check("level", level)
     if max_draws is not None and int(max_draws) < 2:
         raise InputError(f"max_draws must be >= 2, got {max_draws}")
 

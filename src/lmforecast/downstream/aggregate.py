@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning, InputError
+from ..params import check
 from .forecaster import DownstreamForecaster
 from .noise import percentile_interval
 
@@ -56,8 +57,7 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
     ests = list(ests)
     if not ests:
         raise InputError("task_average: no forecaster given")
-    if not 0 < level < 1:
-        raise InputError(f"level must be in (0, 1), got {level}")
+    check("level", level)
     seen: dict[str, int] = {}
     for i, e in enumerate(ests):  # an average counting one task twice is not a task average
         j = seen.setdefault(str(e.task_), i)

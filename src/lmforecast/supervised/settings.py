@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..params import check
 
 
 def check_settings(
@@ -15,12 +16,9 @@ def check_settings(
         raise InputError(f"unknown loss {loss!r}; use 'huber' or 'squared'")
     if loss == "huber" and not huber_delta > 0:
         raise InputError(f"--huber-delta (huber_delta=) must be > 0, got {huber_delta}")
-    if bootstrap is not None and (
-        isinstance(bootstrap, bool) or bootstrap != int(bootstrap) or bootstrap < 0
-    ):
-        raise InputError(f"bootstrap must be a whole number >= 0, got {bootstrap!r}")
-    if not 0 < ci_level < 1:
-        raise InputError(f"ci_level must be strictly between 0 and 1, got {ci_level}")
+    if bootstrap is not None:
+        check("bootstrap", bootstrap)
+    check("ci_level", ci_level)
     if calibration not in ("prior", "prior+backtest"):
         raise InputError(f"calibration must be 'prior' or 'prior+backtest', got {calibration!r}")
     if replicates not in (None, "mean", "keep"):
