@@ -203,7 +203,7 @@ case("unknown-flag", "supervised predict --preset hoffmann2022 --params 1 --toke
 
 # -- flags: numbers, ranges, caps
 for cid, argv in [
-    # a pinned E above the runs' losses gave L = 5.0 for a fitted run of 2.57 (audit, 12th)
+    # a pinned E above the runs' losses gave L = 5.0 for a fitted run of 2.57
     ("fix-E-above-losses", "supervised fit runs.csv --fix E=50 --out f.json"),
     ("fix-twice", "supervised fit runs.csv --fix gamma=1 --fix gamma=0.5 --out f.json"),
     ("fix-log-E-above-losses", "supervised fit runs.csv --fix log_E=4 --out f.json"),
@@ -768,7 +768,7 @@ for cid, files in [
     case(cid, "zoo show zoo", setup)
 
 
-# -- downstream (issue 11), evals, examples
+# -- downstream, evals, examples
 DS_FIT = "downstream fit --evals pythia --loss-task lambada_openai --out ds.json"
 case("ds-fit-unknown-task", f"{DS_FIT} --task nosuch")
 case("ds-fit-unknown-loss-task", "downstream fit --evals pythia --task piqa --loss-task nosuch")
@@ -837,7 +837,7 @@ for cid, path, value in [
     ("sup-intervals-method-number", "meta.intervals.method", 3),
     ("sup-intervals-max-compute", "meta.intervals.max_compute", "x"),
     ("sup-intervals-list", "meta.intervals", [1]),
-    # eleventh session: the runs' isoFLOP optima about the law's N* (supervised/allocation.py)
+    # the runs' isoFLOP optima about the law's N* (supervised/allocation.py)
     ("sup-allocation-rms-negative", "meta.allocation", {"rms": -1.0, "n": 5}),
     ("sup-allocation-two-budgets", "meta.allocation", {"rms": 0.1, "n": 2}),
     ("sup-allocation-extra-key", "meta.allocation", {"rms": 0.1, "n": 5, "bias": 1}),
@@ -847,7 +847,7 @@ for cid, path, value in [
 case("examples-list-bad-flag", "examples list --nosuch")
 case("examples-copy-clash", "examples copy ex", write("ex/flp/runs.csv", "mine\n"))
 
-# the verbs added in round 3 (their fuller cases live in test_bad_input_toolbox.py and
+# the toolbox verbs (their fuller cases live in test_bad_input_toolbox.py and
 # test_bad_input_ledger.py); one each here so the coverage check below sees every verb
 NOT_LEDGER = write("notaledger.db", "just text, not SQLite\n")
 case(
@@ -860,7 +860,7 @@ case("recipes-no-file", "compare-recipes --base nosuch.csv --new nosuch2.csv --f
 case("next-run-budget", "next-run --runs nosuch.csv --target-params 7e9 --target-tokens 1.4e11 "
      "--budget -1")  # fmt: skip
 case("shape-no-file", "shape test --runs nosuch.csv")
-# eighth session's audit: these ran (or crashed with exit 1) and gave nonsense
+# these ran (or crashed with exit 1) and gave nonsense
 case("isoflop-plot-txt", "isoflop plot --runs runs.csv --out iso.txt")
 case("ledger-add-point-outside-interval", "ledger add --ledger l.db --method supervised "
      "--point 3 --lo 2.25 --hi 2.38 --level 0.9")  # fmt: skip
@@ -880,7 +880,7 @@ case("ledger-show-not-ledger", "ledger show --ledger notaledger.db", NOT_LEDGER)
 case("ledger-export-not-ledger", "ledger export --ledger notaledger.db --out x.csv", NOT_LEDGER)
 
 
-# -- the seventh session's user audit
+# -- a user's first steps
 def _pythia_table(name, fn=None):
     def setup(w):
         from lmforecast.data.evals import load_pythia
@@ -950,7 +950,7 @@ case("osl-predict-model-without-scores", "osl predict --fit osl.json --benchmark
 case("osl-fit-targets-clash", "osl fit --benchmarks bench.csv --targets clash.csv --target MMLU",
      edit_csv("bench.csv", "clash.csv", lambda df: df[["Model", "MMLU"]]))  # fmt: skip
 case("salience-predict-out-json", SAL_P + " sal.json --out p.json")
-# eighth session's audit: a mistyped flag's value was taken for a second runs table
+# a mistyped flag's value was taken for a second runs table
 case("mistyped-flag-with-value", "supervised fit --runs runs.csv --loss_col loss")
 case("mistyped-flag-backtest", "backtest --runs runs.csv --bootstraps 3")
 case(
@@ -961,7 +961,7 @@ case("replicates-differ-in-U", "supervised fit --runs rep_u.csv --replicates mea
      edit_csv("runs.csv", "rep_u.csv",
               lambda df: pd.concat([df.assign(U=df["D"]), df.assign(U="1e6")])))  # fmt: skip
 
-# ninth session's audit
+# -- more mistyped and misread inputs
 case("flp-fit-one-final-run", FLP_FIT + " one.csv",
      edit_csv("flp_runs.csv", "one.csv", lambda df: df.tail(1)))  # fmt: skip
 case("runs-import-params-total-below-params", "runs import log.jsonl --format jsonl --params 1e8 "
@@ -990,7 +990,7 @@ case("flp-fit-checkpoints-without-order", FLP_FIT_CK + " ck_noorder.csv",
 case("ledger-resolve-fractional-id", "ledger resolve --ledger l.db --table rt.csv",
      write("rt.csv", "id,observed\n4.5,2.35\n"))  # fmt: skip
 
-# tenth session's distillation audit
+# -- distillation
 case("distill-fit-ls-col-is-lt-col",
      "distill fit distill_runs.csv --supervised paper --ls-col L_T")  # fmt: skip
 case("distill-choose-teacher-loss-below-E", "distill choose-teacher --student-params 1e9 "
@@ -998,7 +998,7 @@ case("distill-choose-teacher-loss-below-E", "distill choose-teacher --student-pa
 case("distill-fit-supervised-typo", "distill fit distill_runs.csv --supervised pape")
 
 
-# tenth session's downstream/OSL audit
+# -- downstream and OSL
 def _ds_fits(w):
     """Two saved downstream fits of one task (piqa acc and acc_norm), without output."""
     from lmforecast.data.evals import load_pythia
@@ -1020,7 +1020,7 @@ case("evals-import-metric-in-no-task", "evals import h.json --metric acc_nrom --
      write("h.json", _HARNESS))  # fmt: skip
 case("osl-gap-same-column", "osl gap --benchmarks bench.csv --without MMLU --with MMLU")
 
-# thirteenth session's supervised audit: flags that did nothing were ignored, hand-edited stack
+# -- supervised: flags that did nothing were ignored, hand-edited stack
 # weights and compute laws were read
 case("sup-fit-no-intervals-bootstrap",
      "supervised fit runs.csv --no-intervals --bootstrap 7 --out f.json")  # fmt: skip
@@ -1047,7 +1047,7 @@ case(
     edit_json("sup.json", "cl.json", lambda d: d["meta"]["compute_law"].update(A=2.0)),
 )
 
-# thirteenth session's FLP / downstream CLI audit
+# -- FLP and downstream CLI
 case("flp-fit-out-csv", FLP_FIT + " flp_runs.csv --out fit.csv")
 case("flp-fit-evals-out-csv", "flp fit --evals pythia --task piqa --out fit.csv")
 case("flpm-fit-out-xlsx", FLPM_FIT + " flp_mixture_runs.csv --out fit.xlsx")
@@ -1063,7 +1063,7 @@ case("flp-predict-params-on-runs-fit", FLP_P.replace("--flops 8e22 ", "")
      + " flp.json --params 1e9 --tokens 2e10")  # fmt: skip
 
 
-# thirteenth session's logs audit: runs merged at a shared step, a bad --models table, negative
+# -- training logs: runs merged at a shared step, a bad --models table, negative
 # tokens, an evaluation step without tokens, a --cooldown-ends step that was never evaluated
 MULTI = ("name,iteration,validation/loss,consumed_tokens\nsmall,100,4.0,1000000\n"
          "big,100,3.8,1000000\nsmall,200,3.5,2000000\nbig,200,3.2,2000000\n")  # fmt: skip
@@ -1086,7 +1086,7 @@ case("runs-import-cooldown-step-never-evaluated", "runs import multi.csv --forma
      write("multi.csv", MULTI))  # fmt: skip
 
 
-# thirteenth session's evals/ledger audit: an impossible observed value, a second correction
+# -- evals and ledger: an impossible observed value, a second correction
 def _loss_ledger(work):
     from lmforecast.ledger import Ledger
 

@@ -1,4 +1,4 @@
-"""Bad input for `downstream fit|predict|backtest` and `evals import|show` (issue 27): each case
+"""Bad input for `downstream fit|predict|backtest` and `evals import|show`: each case
 exits 2 with one stderr line naming the problem and writes nothing."""
 
 from __future__ import annotations

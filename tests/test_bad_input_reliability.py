@@ -1,7 +1,7 @@
-"""Issue 27, round 3 of the bad-input corpus: the output policy (no output names an input or
+"""Bad-input corpus of the output policy (no output names an input or
 replaces a non-file; a report writes only its own files; `examples copy` never writes through a
 link or outside its folder; every file follows the umask), bounded work on large inputs and
-the remaining accepted/traceback cases. Each case fails on the code before the fix."""
+the remaining accepted/traceback cases. Each case names the behaviour it holds."""
 
 from __future__ import annotations
 

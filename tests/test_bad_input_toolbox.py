@@ -1,4 +1,4 @@
-"""Bad input for the toolbox verbs (issue 24): one stderr line, exit 2, nothing written."""
+"""Bad input for the toolbox verbs: one stderr line, exit 2, nothing written."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Issue 21 bad input: replicates without --replicates, --fix naming an unknown parameter or a
-value outside its bounds, a suite with one model size. One stderr line, exit 2, nothing
-written (the --out target never appears)."""
+"""Bad input of the trust checks: replicates without --replicates, --fix naming an unknown
+parameter or a value outside its bounds, a suite with one model size. One stderr line, exit 2,
+nothing written (the --out target never appears)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ CASES = {
         ["supervised", "fit", "--form", "chinchilla", "--no-intervals", "--fix", "E=abc"],
         "not a number",
     ),
-    # audit, twelfth session: a pinned E above every loss was fitted (forecast L = 5.0 for a
+    # a pinned E above every loss was fitted (forecast L = 5.0 for a
     # fitted run of 2.57), and a repeated --fix kept its last value silently
     "fix-E-above-the-losses": (
         {},

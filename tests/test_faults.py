@@ -1,4 +1,4 @@
-"""Faults on the real process tree (issue 27): SIGINT/SIGTERM to a running command end it and
+"""Faults on the real process tree: SIGINT/SIGTERM to a running command end it and
 every worker within seconds and leave the previous output intact; after a SIGKILL of the main
 process its workers notice (`parallel.lifeline`) and exit. A killed external Dask scheduler or
 worker gives one line, not a hang."""

@@ -1,4 +1,4 @@
-"""The report's "Forecast record" section (issue 25): present with --ledger, absent without."""
+"""The report's "Forecast record" section: present with --ledger, absent without."""
 
 from __future__ import annotations
 
