@@ -329,6 +329,7 @@ def _show(args) -> int:
 
 
 def _export(args) -> int:
+    check_writable(args.out, [args.ledger])  # before any work; never the ledger itself
     df = _records(args)
     if args.out.endswith(".jsonl"):
         text = "".join(json.dumps(r, allow_nan=False) + "\n" for r in _json_records(df))
