@@ -392,7 +392,7 @@ def test_headline_sits_above_a_summary_split_into_real_and_simulated(driver, rep
         "return Array.from(document.querySelectorAll('#headline li[data-section]'))"
         ".map(li => [li.dataset.section, li.dataset.trust])"
     )
-    assert items == [[e["section"], e["trust"]] for e in numbers["headline"][0]["entries"]]
+    assert items == [[e["section"], e["trust"]] for e in numbers["headline"]["entries"]]
     assert items and all(s != "salience" for s, _ in items)  # a simulated study: no headline
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.execute_script("window.scrollTo(0, 0)")

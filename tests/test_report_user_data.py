@@ -92,7 +92,7 @@ def test_held_out_check_on_the_users_runs(report, runs_csv):
 @pytest.mark.slow  # the module's report fits the user's runs (about 25 s, once)
 def test_headline_puts_the_users_data_first_and_simulated_studies_apart(report):
     out, rep = report
-    head = rep["headline"][0]
+    head = rep["headline"]
     assert [e["section"] for e in head["entries"]][:2] == ["yours", "ledger"]
     assert all(e["yours"] for e in head["entries"][:2])
     assert head["inputs"]["runs"].endswith("my_runs.csv")
@@ -109,7 +109,7 @@ def test_ledger_given_with_other_sections_is_reported_not_dropped(report, capsys
                                                                   ledger_db):  # fmt: skip
     out, rep = report
     assert rep["sections"]["ledger"]["scores"]["overall"]["n_resolved"] == 3
-    assert any("ledger" in n for n in rep["headline"][0]["notes"])
+    assert any("ledger" in n for n in rep["headline"]["notes"])
     code, stdout, err = cli("report", "--out", tmp_path / "r", "--ledger", ledger_db,
                             "--sections", "isoflop", "--quick", "--jobs", "1")  # fmt: skip
     assert code == 0, err
@@ -164,7 +164,7 @@ def test_report_on_the_users_evaluations(cli, tmp_path):
     # a real result: the ensemble beats persistence (the 1.4B's own score) on 2.8B
     assert ev["mae"]["ensemble"] < ev["mae"]["persistence"]
     assert 0 <= ev["coverage"] <= 1
-    head = rep["headline"][0]["entries"][0]
+    head = rep["headline"]["entries"][0]
     assert head["section"] == "yours" and "pythia-2.8b" in head["what"]
     # a table the backtest cannot use is reported with its reason, not dropped
     e[["model", "task", "value"]].to_csv(tmp_path / "bad.csv", index=False)

@@ -61,7 +61,7 @@ def _report(args) -> int:
                         inputs=inputs)  # fmt: skip
     numbers = build_report(args.out, sections=secs, ctx=ctx)
     if not args.quiet:
-        for note in numbers["headline"][0]["notes"]:
+        for note in numbers["headline"]["notes"]:
             print(f"note: {note}")
         print(f"wrote {args.out}/report.html and report.json ({len(numbers['sections'])} sections)")
     return 0

@@ -65,8 +65,8 @@ USER_INPUTS = {
     "runs": "your final runs (columns N, D or C, loss): a fit with a held-out check, and the "
     "planner on that fit",
     "fit": "a saved supervised fit (`supervised fit --out`): the planner uses it",
-    "evals": "your tidy evaluation table (model, params, tokens, task, score): downstream "
-    "forecasts of the largest models, checked against their scores",
+    "evals": "your tidy evaluation table (columns model, task, metric, value, params, tokens "
+    "or flops; docs/evals.md): the largest model's scores forecast from the others",
     "ledger": "a forecast ledger (docs/ledger.md): the Forecast record section",
     "curves": "your curves table (run, step, lr, loss; docs/curves.md): the loss-curves "
     "section fits and forecasts it instead of the bundled example",

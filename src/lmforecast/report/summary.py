@@ -398,7 +398,7 @@ ADVICE = {
 }
 
 
-def headline(rows: list[dict], inputs: Mapping[str, str], notes: list[str]) -> list[dict]:
+def headline(rows: list[dict], inputs: Mapping[str, str], notes: list[str]) -> dict:
     """The report's headline: one entry per section with verdicts on real data (the user's own
     data first): what was forecast, how far off on held-out truths, and whether to trust it.
     Simulated studies are not in it (they recover planted laws)."""
@@ -417,11 +417,10 @@ def headline(rows: list[dict], inputs: Mapping[str, str], notes: list[str]) -> l
             + "; ".join(datas[:3]) + (f" and {len(datas) - 3} more" if len(datas) > 3 else ""))
         out.append({"section": key, "yours": key in ("yours", "ledger"), "what": what,
                     "how_far_off": text, "trust": word})  # fmt: skip
-    return [{"inputs": dict(inputs), "notes": list(notes), "entries": out}]
+    return {"inputs": dict(inputs), "notes": list(notes), "entries": out}
 
 
-def headline_html(head: list[dict], titles: Mapping[str, str]) -> str:
-    h = head[0]
+def headline_html(h: dict, titles: Mapping[str, str]) -> str:
     e = html.escape
     items = []
     for x in h["entries"]:
