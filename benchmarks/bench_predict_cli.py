@@ -61,17 +61,22 @@ def _med(v: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def _line(label: str, base: tuple[float, float], ours: tuple[float, float], target: float):
-    print(f"  {label}: baseline {base[0]:.3f} s wall / {base[1]:.3f} s CPU   this tree "
-          f"{ours[0]:.3f} s wall / {ours[1]:.3f} s CPU   ratio {base[0] / ours[0]:.2f}x wall, "
-          f"{base[1] / ours[1]:.2f}x CPU; within {target:g} s: wall "
-          f"{'yes' if ours[0] <= target else 'NO'}, CPU {'yes' if ours[1] <= target else 'NO'}")
+    print(
+        f"  {label}: baseline {base[0]:.3f} s wall / {base[1]:.3f} s CPU   this tree "
+        f"{ours[0]:.3f} s wall / {ours[1]:.3f} s CPU   ratio {base[0] / ours[0]:.2f}x wall, "
+        f"{base[1] / ours[1]:.2f}x CPU; within {target:g} s: wall "
+        f"{'yes' if ours[0] <= target else 'NO'}, CPU {'yes' if ours[1] <= target else 'NO'}"
+    )
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", default="fd09b6a", help="git revision timed as the baseline")
-    ap.add_argument("--baseline-src", default=None,
-                    help="a src/ folder timed as the baseline instead of a git revision")
+    ap.add_argument(
+        "--baseline-src",
+        default=None,
+        help="a src/ folder timed as the baseline instead of a git revision",
+    )
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--loop-sample", type=int, default=5, help="single calls timed for case 2")
     ap.add_argument("--runs", type=int, default=240)
@@ -106,8 +111,10 @@ def main(argv=None) -> int:
                       SRC) for _ in range(a.repeat)]  # fmt: skip
         loop = [_run([*LM, "predict", "--fit", str(fits["this tree"]), "--params", f"{n!r}",
                       "--tokens", f"{20 * n!r}"], SRC) for n in N[: a.loop_sample]]  # fmt: skip
-    print(f"baseline {a.baseline} vs this tree, medians of {a.repeat} "
-          f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(
+        f"baseline {a.baseline} vs this tree, medians of {a.repeat} "
+        f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
     print("[1] supervised predict, one point, on a saved default fit")
     _line("predict", _med(t["baseline"]["predict"]), _med(t["this tree"]["predict"]), 1.0)
     fl = _med(floor)

@@ -80,8 +80,10 @@ def test_global_flags_anywhere_on_the_line(cli, tmp_path):
         assert code == 0, (line, err)
         assert json.loads(out) == json.loads(ref)
     db = tmp_path / "f.db"
-    for line in (["--ledger", db, "--label", "a", *PREDICT, "--tokens", "2e10"],
-                 [*PREDICT, "--tokens", "2e10", "--ledger", db, "--label", "b"]):
+    for line in (
+        ["--ledger", db, "--label", "a", *PREDICT, "--tokens", "2e10"],
+        [*PREDICT, "--tokens", "2e10", "--ledger", db, "--label", "b"],
+    ):
         code, _, err = cli(*line)
         assert code == 0, err
     code, out, err = cli("ledger", "show", "--ledger", db, "--json")

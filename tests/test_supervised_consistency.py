@@ -29,7 +29,8 @@ from lmforecast.supervised import PRESETS
 
 def test_interval_problem_names_each_contradiction():
     assert interval_problem(97.6, 248.0, 910.0) == (
-        "its interval [248, 910] excludes the estimate 97.6")
+        "its interval [248, 910] excludes the estimate 97.6"
+    )
     assert "spans 3.5 decades" in interval_problem(40.0, 24.7, 72753.0)
     assert "meaningful range 0 to 1" in interval_problem(0.3627, -34.1, 0.42, positive=False,
                                                           valid=(0.0, 1.0))  # fmt: skip

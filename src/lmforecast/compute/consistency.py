@@ -21,8 +21,14 @@ MIN_RATIO_DECADES = 0.5  # runs whose D/N spans less (about 3x) do not identify 
 NOT_IDENTIFIED = "not identified by these runs"
 
 
-def interval_problem(point: float, lo: float, hi: float, *, positive: bool = True,
-                     valid: tuple[float, float] | None = None) -> str | None:
+def interval_problem(
+    point: float,
+    lo: float,
+    hi: float,
+    *,
+    positive: bool = True,
+    valid: tuple[float, float] | None = None,
+) -> str | None:
     """Why [lo, hi] cannot stand as the interval of `point`, or None when it can: not finite,
     excluding the point, spanning more than `MAX_DECADES` decades (positive quantities), or
     leaving the `valid` range (an exponent's meaningful range)."""
