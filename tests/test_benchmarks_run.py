@@ -47,6 +47,8 @@ SHARED_CASES = {
                       "sampling spread only"),
     "trust_allocation": (lambda s: ["--data", s / PORIAN, "--form", "chinchilla", "--holds", "1"],
                          "pooled"),
+    "curves_mpl_protocol": (lambda s: ["--shared", s, "--sizes", "25M", "--adam-iters", "50"],
+                            "speed ratio"),
 }  # fmt: skip
 
 
