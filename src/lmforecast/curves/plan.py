@@ -47,7 +47,8 @@ NULL_TOL = 1e-6
 class SchedulePlan:
     """What `plan_schedules` found: one row per schedule in `table` (schedule,
     cooldown_fraction, loss, lo, hi, indistinguishable_from_best), the best WSD cooldown, the
-    best monotone schedule, the settings and notes."""
+    best monotone schedule, the settings, notes, and each schedule's ``step, lr`` table
+    (`lr_tables`)."""
 
     table: pd.DataFrame
     best_cooldown: dict
@@ -60,6 +61,7 @@ class SchedulePlan:
     model: dict = field(default_factory=dict)
     comparison: str = "draws"
     notes: list = field(default_factory=list)
+    lr_tables: dict = field(default_factory=dict, repr=False)  # schedule -> its step, lr table
 
     def to_dict(self) -> dict:
         rows = [{"schedule": r["schedule"], "cooldown_fraction": _num(r["cooldown_fraction"]),
@@ -352,7 +354,8 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
                      f"{100 * level:g}% level ({why})")  # fmt: skip
     best_cd["decay"] = decay
     return SchedulePlan(table, best_cd, best_mono, steps, peak, floor, warmup, float(level),
-                        {"N": n, "run": None if run is None else str(run)}, how, notes)  # fmt: skip
+                        {"N": n, "run": None if run is None else str(run)}, how, notes,
+                        named)  # fmt: skip
 
 
 __all__ = ["KNOTS", "SchedulePlan", "plan_schedules"]

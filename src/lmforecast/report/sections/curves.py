@@ -16,7 +16,7 @@ import pandas as pd
 
 from ...curves import CurveLaw, plan_schedules, read_curves, read_schedule, simulate_curves
 from ...examples import path
-from ...plots.curves import plot_curves
+from ...plots.curves import plot_curves, plot_schedules
 from ..builder import ReportContext, Section
 
 DOCS = Path(__file__).resolve().parents[4] / "docs"
@@ -173,6 +173,8 @@ def build_section(ctx: ReportContext) -> Section:
                   "optimised (`lmforecast curves plan`)", na_rep="—")  # fmt: skip
         sec.text(plan.summary().splitlines()[-2] + "; " + plan.summary().splitlines()[-1])
         numbers["plan"] = plan.to_dict()
+        lr = pd.concat([t.assign(run=k) for k, t in plan.lr_tables.items()], ignore_index=True)
+        sec.figure(plot_schedules(lr), "The compared schedules (learning rate against step)")
     protocol = DOCS / "curves_protocol.csv"
     if protocol.is_file():
         sec.table(pd.read_csv(protocol), TABLES["curves_protocol.csv"])
