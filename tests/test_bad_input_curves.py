@@ -80,6 +80,7 @@ CASES = [
     ("text lr", "curves fit --runs text_lr.csv --out o.json", "column 'lr': 'fast'"),
     ("too few points", "curves fit --runs good.csv --out o.json", "at least"),
     ("fit unknown law", "curves fit --runs curves.csv --law cubic", "--law"),
+    ("fit one resample", "curves fit --runs curves.csv --bootstrap 1", "--bootstrap"),
     ("fit out not json", "curves fit --runs curves.csv --out fit.csv", "fit.csv"),
     ("fit out is the input", "curves fit --runs curves.csv --out curves.csv", "is also an input"),
     ("fit out folder missing", "curves fit --runs curves.csv --out nope/f.json", "nope"),

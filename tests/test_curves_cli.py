@@ -384,3 +384,16 @@ def test_wandb_chart_export_and_a_learning_rate_column_named_with_lr(tmp_path, c
         g = cv[cv["run"] == run]
         np.testing.assert_allclose(g["lr"], _lr(g["step"] / 3))
         np.testing.assert_allclose(g["loss"], a - g["step"] / 1e4)
+
+
+def test_fit_without_resamples_gives_no_interval_and_plan_compares_by_overlap(work, cli):
+    code, _, err = cli("curves", "fit", "--runs", work / "curves.csv", "--bootstrap", "0",
+                       "--out", work / "fit0.json")  # fmt: skip
+    assert code == 0, err
+    code, out, _ = cli("curves", "predict", "--fit", work / "fit0.json", "--schedule",
+                       work / "schedule.csv", "--final", "--json")  # fmt: skip
+    d = json.loads(out)
+    assert all(r["interval"] is None for r in d["forecasts"])
+    assert any("interval not identified" in n for n in d["notes"])
+    code, out, _ = cli("curves", "plan", "--fit", work / "fit0.json", "--steps", "9000", "--json")
+    assert code == 0 and json.loads(out)["comparison"] == "overlap"

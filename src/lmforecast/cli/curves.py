@@ -67,6 +67,9 @@ def register(sub) -> None:
     f.add_argument("--law", choices=LAWS, default="mpl",
                    help="mpl: multi-power law (Luo et al. 2025); annealing: Tissue et al. 2024; "
                    "power: a power law in steps that ignores the schedule (baseline)")  # fmt: skip
+    f.add_argument("--bootstrap", type=int, default=200, metavar="B",
+                   help="resampled replicates (whole runs, blocks within a run) behind the "
+                   "intervals; 0: no interval")  # fmt: skip
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--out", help="save the fit as JSON")
     add_max_rows_flag(f, default=2_000_000)
@@ -145,9 +148,7 @@ def _fit(args: argparse.Namespace) -> int:
     check_out_format(out, (".json",))
     table = read_curves(_input_file(args.runs, "--runs"), what=f"--runs {args.runs}")
     check_max_rows(table, args)
-    est = CurveLaw(law=args.law)
-    if "seed" in est.get_params():
-        est.set_params(seed=args.seed)
+    est = CurveLaw(law=args.law, n_boot=args.bootstrap, seed=args.seed)
     est.fit(table)
     if out is not None:
         atomic_write_text(out, dump_json(est.to_dict()))
