@@ -173,3 +173,13 @@ def test_report_on_the_users_evaluations(cli, tmp_path):
     assert code == 0, err
     ev = json.loads((tmp_path / "r2" / "report.json").read_text())["sections"]["yours"]["evals"]
     assert "missing column(s) 'params'" in ev["refused"]
+
+
+def test_held_out_split_keeps_seed_replicates_together():
+    """Runs at one compute (seed replicates) are held out together or fitted together."""
+    from lmforecast.report.sections.yours import held_out_mask
+
+    C = np.array([1.0, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9])  # a fifth: 2 runs, but 9 is run 3 times
+    held = held_out_mask(C)
+    assert held.tolist() == [False] * 8 + [True] * 3
+    assert held_out_mask(np.arange(1.0, 14.0)).sum() == 3  # the largest fifth of 13 runs

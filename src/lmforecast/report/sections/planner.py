@@ -48,7 +48,7 @@ def _user_law(ctx: ReportContext):
 
         runs = read_runs(ctx.input("runs"))
         law = SupervisedScalingLaw(form="chinchilla", bootstrap=20 if ctx.quick else 100,
-                                   seed=ctx.seed).fit(runs)  # fmt: skip
+                                   seed=ctx.seed, replicates="mean").fit(runs)  # fmt: skip
         return law, f"your {len(runs)} runs ({ctx.input('runs')})", len(runs)
     return None
 

@@ -42,7 +42,10 @@ def read_runs(path: str) -> pd.DataFrame:
     df = read_table(path)
     if "loss" not in df.columns:
         raise InputError(f"--runs {path}: missing column 'loss' (found {', '.join(df.columns)})")
-    N, D = _n_d(df)
+    try:
+        N, D = _n_d(df)
+    except InputError as exc:
+        raise InputError(f"--runs {path}: {exc}") from None
     out = pd.DataFrame({"N": N, "D": D, "loss": pd.to_numeric(df["loss"], errors="coerce")})
     bad = ~(np.isfinite(out.to_numpy(float)).all(axis=1) & (out.to_numpy(float) > 0).all(axis=1))
     if bad.any():
@@ -53,18 +56,29 @@ def read_runs(path: str) -> pd.DataFrame:
     return out
 
 
+def held_out_mask(C: np.ndarray) -> np.ndarray:
+    """The runs held out: the largest compute, at least `HELD_OUT_SHARE` of them (and one); runs
+    at one compute (seed replicates) fall on one side of the cut together."""
+    want = max(1, int(round(HELD_OUT_SHARE * len(C))))
+    for c in np.unique(C)[::-1]:
+        held = C >= c
+        if held.sum() >= want:
+            return held
+    return np.ones(len(C), bool)
+
+
 def held_out_check(runs: pd.DataFrame, seed: int, quick: bool) -> dict | None:
     """Fit below the compute cut, forecast the runs above it: per-run table and summary."""
     from ...backtest import PersistenceBaseline, PowerLawBaseline
     from ...fitting.threads import single_blas_thread
     from ...supervised.adapter import SupervisedAdapter
 
-    n_out = max(1, int(round(HELD_OUT_SHARE * len(runs))))
+    held = held_out_mask(runs["C"].to_numpy(float))
+    n_out = int(held.sum())
     if len(runs) - n_out < MIN_FIT:
         return None
-    order = np.argsort(runs["C"].to_numpy(float), kind="stable")
-    test = runs.iloc[order[-n_out:]].reset_index(drop=True)
-    train = runs.iloc[order[:-n_out]].reset_index(drop=True)
+    test = runs[held].reset_index(drop=True)
+    train = runs[~held].reset_index(drop=True)
     cut = float(train["C"].max())
     kw = {"bootstrap": 10} if quick else {}
     y = test["loss"].to_numpy(float)
@@ -153,8 +167,7 @@ def build_section(ctx: ReportContext) -> Section | None:
         )
         from ...plots import supervised as plots
 
-        held = np.zeros(len(runs), bool)
-        held[np.argsort(runs["C"].to_numpy(float), kind="stable")[-chk["n_heldout"]:]] = True
+        held = held_out_mask(runs["C"].to_numpy(float))
         sec.figure(plots.parity(model, runs, held),
                    "Your runs: forecast of the law fitted below the cut against the observed "
                    "loss; squares are the held-out runs it never saw.")  # fmt: skip
@@ -163,11 +176,11 @@ def build_section(ctx: ReportContext) -> Section | None:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            law = SupervisedScalingLaw(
-                bootstrap=10 if ctx.quick else None, seed=ctx.seed, n_jobs=1
+            law = SupervisedScalingLaw(  # seed replicates averaged, as in the held-out check
+                bootstrap=10 if ctx.quick else None, seed=ctx.seed, n_jobs=1, replicates="mean"
             ).fit(runs)
         sec.text(f"The default fit on all {len(runs)} runs (what `lmforecast supervised fit "
-                 f"--runs {runs_path}` prints):")  # fmt: skip
+                 f"--runs {runs_path} --replicates mean` prints):")  # fmt: skip
         sec.pre(law.summary())
         sec.numbers["fit"] = {"form": law.result_.meta.get("form"), "params": law.params_}
     return sec
