@@ -29,6 +29,7 @@ FILES = {
     "sched_neg.csv": "run,step,lr\nx,100,-1e-3\n",
     "sched_dup.csv": "run,step,lr\nx,100,1e-3\nx,100,1e-3\n",
     "sched_empty.csv": "run,step,lr\n",
+    "sched_some_n.csv": "run,step,lr,N\nx,100,1e-3,2.5e7\ny,100,1e-3,\n",
     "sched_no_lr_col.csv": "run,step\nx,100\n",
     "good.csv": GOOD,
 }
@@ -92,6 +93,7 @@ CASES = [
     ("schedule negative lr", f"{PRED} sched_neg.csv", "row 1: column 'lr'"),
     ("schedule duplicate step", f"{PRED} sched_dup.csv", "row 2: column 'step'"),
     ("schedule without rows", f"{PRED} sched_empty.csv", "no rows"),
+    ("schedule N for some runs only", f"{PRED} sched_some_n.csv", "run 'y' row 2: column 'N'"),
     ("schedule without lr column", f"{PRED} sched_no_lr_col.csv", "'lr'"),
     ("schedule missing", f"{PRED} missing.csv", "missing.csv"),
     ("predict fit missing", "curves predict --fit none.json --schedule schedule.csv",
