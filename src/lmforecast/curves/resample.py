@@ -24,12 +24,9 @@ def stationary_indices(n: int, block: float, rng: np.random.Generator) -> np.nda
     new = rng.random(n) < p
     new[0] = True
     starts = rng.integers(0, n, size=n)
-    idx = np.empty(n, dtype=np.int64)
-    cur = 0
-    for i in range(n):
-        cur = starts[i] if new[i] else (cur + 1) % n
-        idx[i] = cur
-    return idx
+    at = np.flatnonzero(new)  # positions where a block begins
+    which = np.cumsum(new) - 1  # the block each position belongs to
+    return (starts[at][which] + np.arange(n) - at[which]) % n
 
 
 def block_length(n: int) -> float:
