@@ -61,3 +61,16 @@ def test_the_authors_protocol(mpl, size, paper_mean):
     assert e.max() <= 0.010  # the paper's worst is at most 1.0%
     assert e.mean() < 0.0019  # pooled over every point (the 72,000-step curves weigh most)
     assert per_curve < paper_mean * 1.05  # the mean of per-curve means, near the paper's
+
+
+def test_the_reader_adds_the_warmup_and_places_the_two_stage_drop(mpl):
+    t = read_curves(read_mpl_size(mpl, "100M", runs=("wsdcon_3", "cosine_24000")))
+    cos = t[t["run"] == "100M/cosine_24000"]
+    assert cos["step"].iloc[:2].tolist() == [0.0, 2160.0]
+    assert cos["lr"].iloc[:2].tolist() == [0.0, 3e-4] and cos["loss"].iloc[:2].isna().all()
+    two = t[t["run"] == "100M/wsdcon_3"].set_index("step")
+    assert 7999.0 not in two.index  # the logged rows are the schedule
+    exact = read_mpl_size(mpl, "100M", runs=("wsdcon_3",), exact_drop=True).set_index("step")
+    assert exact.loc[7999.0, "lr"] == 3e-4 and exact.loc[8000.0, "lr"] == pytest.approx(3e-5)
+    sch = run_schedule(t[t["run"] == "100M/cosine_24000"], "c")
+    assert sch.s_w == pytest.approx(2160 * 3e-4 / 2) and sch.peak_step == 2160

@@ -2,9 +2,10 @@
 ``loss_curve_repo``): one CSV per run with ``step, lr, loss`` in a folder per model size.
 
 Their CSVs omit the warmup, so the reader adds it as its README states: a linear warmup from
-lr 0 at step 0 to the peak 3e-4 at step 2160. The two-stage ``wsdcon_*`` runs drop the lr at
-step 8000 in one step (the logged lr at step 8000 is already the lower one): the reader
-keeps the peak lr to step 7999.
+lr 0 at step 0 to the peak 3e-4 at step 2160. Otherwise the logged lr is the schedule, read as
+any sparse schedule is (linearly between rows): the two-stage ``wsdcon_*`` runs' drop, logged
+between steps 7936 and 8000, is spread over those 64 steps. ``exact_drop=True`` places it in one
+step between 7999 and 8000 instead (the logged lr at step 8000 is already the lower one).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ PROTOCOL_FIT = ("cosine_24000", "constant_24000", "wsdcon_9")
 WARMUP_STEPS, PEAK_LR, DROP_STEP = 2160, 3e-4, 8000
 
 
-def read_mpl_run(path: str | Path, run: str | None = None, n: float | None = None) -> pd.DataFrame:
+def read_mpl_run(path: str | Path, run: str | None = None, n: float | None = None,
+                 exact_drop: bool = False) -> pd.DataFrame:  # fmt: skip
     """One of the authors' CSVs as a curves table (warmup rows added without loss)."""
     p = Path(path)
     if not p.exists():
@@ -33,7 +35,7 @@ def read_mpl_run(path: str | Path, run: str | None = None, n: float | None = Non
     run = run or p.stem
     rows = [pd.DataFrame({"step": [0.0, WARMUP_STEPS], "lr": [0.0, PEAK_LR], "loss": np.nan})]
     rows.append(df[df["step"] > WARMUP_STEPS][["step", "lr", "loss"]].astype(float))
-    if run.startswith("wsdcon"):  # the drop sits between two logged rows: 7999 -> 8000
+    if exact_drop and p.stem.startswith("wsdcon"):  # the drop in one step: 7999 -> 8000
         after = float(df.loc[df["step"] >= DROP_STEP, "lr"].iloc[0])
         rows.append(pd.DataFrame({"step": [DROP_STEP - 1.0, DROP_STEP],
                                   "lr": [PEAK_LR, after], "loss": np.nan}))  # fmt: skip
@@ -45,14 +47,15 @@ def read_mpl_run(path: str | Path, run: str | None = None, n: float | None = Non
     return out
 
 
-def read_mpl_size(folder: str | Path, size: str, runs=SCHEDULES) -> pd.DataFrame:
+def read_mpl_size(folder: str | Path, size: str, runs=SCHEDULES,
+                  exact_drop: bool = False) -> pd.DataFrame:  # fmt: skip
     """The curves of one model size (``"25M"``, ``"100M"``, ``"400M"``) as one table with
     ``N``; runs are named ``<size>/<schedule>``."""
     if size not in SIZES:
         raise InputError(f"size {size!r} is not one of {', '.join(SIZES)}")
     base = Path(folder) / size
-    return pd.concat([read_mpl_run(base / f"{r}.csv", f"{size}/{r}", SIZES[size]) for r in runs],
-                     ignore_index=True)  # fmt: skip
+    return pd.concat([read_mpl_run(base / f"{r}.csv", f"{size}/{r}", SIZES[size], exact_drop)
+                      for r in runs], ignore_index=True)  # fmt: skip
 
 
 __all__ = ["PROTOCOL_FIT", "SCHEDULES", "SIZES", "read_mpl_run", "read_mpl_size"]
