@@ -311,7 +311,8 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
 
     best_f = _best_cooldown(law, wsd)
     tag = "wsd" if decay == "linear" else "wsd-exp"
-    best_name = f"{tag} f={best_f:.4g} (best)"
+    # the scan's best fraction, unless it is the 20% shown anyway (one row, not two alike)
+    best_name = f"{tag} f=0.2" if best_f == 0.2 else f"{tag} f={best_f:.4g} (best)"
     named = {
         "constant": schedules.constant(steps, peak, warmup, every=every),
         "cosine": schedules.cosine(steps, peak, floor, warmup, every=every),
