@@ -11,16 +11,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import test_benchmarks_run as tbr
+
 REPO = Path(__file__).resolve().parents[1]
 
 # tests that run benchmark scripts reading ../shared/data (the scripts find it beside their own
-# folder, so a test must hand them the folder from `shared_dir` or skip)
+# folder, so a test must hand them the folder from `shared_dir` or skip): every shared case of
+# test_benchmarks_run, and a test that runs a trust script on the suites in-process
 SELECTION = [
-    "tests/test_benchmarks_run.py::test_benchmark_script_runs[trust_allocation]",
-    "tests/test_benchmarks_run.py::test_benchmark_script_runs[trust_isoflop]",
-    "tests/test_benchmarks_run.py::test_benchmark_script_runs[trust_new_splits]",
+    *(f"tests/test_benchmarks_run.py::test_benchmark_script_runs[{name}]"
+      for name in sorted(tbr.SHARED_CASES)),
     "tests/test_trust_shapes.py::test_on_gemstones_the_default_covers_thin_ladders_and_records_its_terms",
-]
+]  # fmt: skip
 
 
 def _fresh_copy(root: Path) -> Path:
@@ -32,11 +34,7 @@ def _fresh_copy(root: Path) -> Path:
     return repo
 
 
-def test_selection_names_every_shared_benchmark_case():
-    import test_benchmarks_run as tbr
-
-    for script in tbr.SHARED_CASES:
-        assert f"test_benchmark_script_runs[{script}]" in " ".join(SELECTION)
+def test_unconditional_benchmark_cases_read_no_shared_data():
     for script in tbr.CASES:  # the unconditional cases read no shared data by default
         text = (REPO / "benchmarks" / f"{script}.py").read_text()
         reads_shared = re.search(r"""["']shared["'/]|/shared/""", text) is not None
