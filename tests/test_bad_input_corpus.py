@@ -1102,6 +1102,12 @@ case("ledger-resolve-score-above-100", "ledger resolve 2 --ledger lr.db --observ
      _loss_ledger)  # fmt: skip
 case("ledger-add-second-correction", "ledger add --ledger lr.db --method supervised "
      "--point 2 --corrects 1", _loss_ledger)  # fmt: skip
+case("ledger-correct-second-correction", "ledger correct 1 --ledger lr.db --observed 2.0",
+     _loss_ledger)  # fmt: skip
+case("ledger-correct-negative-loss", "ledger correct 2 --ledger lr.db --observed -1",
+     _loss_ledger)  # fmt: skip
+case("ledger-correct-nothing", "ledger correct 2 --ledger lr.db", _loss_ledger)
+case("ledger-correct-no-record", "ledger correct 9 --ledger lr.db --observed 2.0", _loss_ledger)
 
 
 # curves (more in tests/test_bad_input_curves.py)
