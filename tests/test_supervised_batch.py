@@ -98,6 +98,17 @@ def test_cli_table_refuses_what_it_would_ignore(cli, split, extra, msg):
     assert code == 2 and out == "" and msg in err
 
 
+def test_cli_table_neither_registers_nor_overwrites_its_input(cli, split):
+    tmp, _, _ = split
+    before = (tmp / "held.csv").read_bytes()
+    code, _, err = cli("supervised", "predict", "--fit", tmp / "fit.json", "--table",
+                       tmp / "held.csv", "--ledger", tmp / "l.db")  # fmt: skip
+    assert code == 2 and "--ledger registers one forecast" in err and not (tmp / "l.db").exists()
+    code, _, err = cli("supervised", "predict", "--fit", tmp / "fit.json", "--table",
+                       tmp / "held.csv", "--out", tmp / "held.csv")  # fmt: skip
+    assert code == 2 and (tmp / "held.csv").read_bytes() == before
+
+
 def test_cli_single_forecast_needs_its_point(cli):
     code, _, err = cli("supervised", "predict", "--preset", "hoffmann2022", "--params", "7e9")
     assert code == 2 and "give --params with --tokens or --flops, or --table" in err
