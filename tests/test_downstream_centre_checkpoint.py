@@ -114,20 +114,15 @@ def test_no_checkpoint_term_for_stage1_nd_or_without_tokens(evals):
     assert est.final_tokens_ is None and not est.checkpoint_var(np.array([1e9]), 1).any()
 
 
-def test_final_tokens_round_trip_and_old_formats(fits):
+def test_final_tokens_round_trip(fits):
     d = fits["piqa"].to_dict()
-    assert d["format_version"] == 5 and d["fitted"]["final_tokens"] == fits["piqa"].final_tokens_
+    assert d["format_version"] == 1 and d["fitted"]["final_tokens"] == fits["piqa"].final_tokens_
     est = DownstreamForecaster.from_json(json.dumps(d))
     assert est.to_dict() == d
-    old = json.loads(json.dumps(d))
-    old["format_version"] = 4
-    del old["fitted"]["final_tokens"]
-    old["config"]["gain_sd"] = 1.0  # a number before format 5
-    est = DownstreamForecaster.from_json(json.dumps(old))
-    assert est.final_tokens_ is None and not est.checkpoint_var(np.array([1e9]), 1).any()
-    old["fitted"]["final_tokens"] = 3e11
-    with pytest.raises(InputError, match="fitted.final_tokens.*new in format 5"):
-        DownstreamForecaster.from_json(json.dumps(old))
+    missing = json.loads(json.dumps(d))
+    del missing["fitted"]["final_tokens"]
+    with pytest.raises(InputError, match="fitted.final_tokens"):
+        DownstreamForecaster.from_json(json.dumps(missing))
     bad = json.loads(json.dumps(d))
     bad["fitted"]["final_tokens"] = -1.0
     with pytest.raises(InputError, match="fitted.final_tokens"):
@@ -175,7 +170,7 @@ def test_clipped_point_is_not_read_against_unclipped_replicates(evals):
                                                                    models=LADDER)  # fmt: skip
         p = est.predict(1e17)
         lo, hi = est.predict_interval(1e17, level=0.5)
-    assert lo[0] <= p[0] <= hi[0]
+    assert lo[0] <= p <= hi[0]
 
 
 def test_sigmoid_point_inside_its_50pct_interval_far_out(evals):
@@ -214,32 +209,9 @@ def test_the_reference_is_the_largest_fitted_models_tokens(evals):
     assert est.final_tokens_ == pytest.approx(TOKENS, rel=1e-3)
 
 
-def test_old_default_gain_is_read_as_the_methods_value(fits):
+def test_the_gain_sd_is_kept_as_saved(fits):
     d = json.loads(json.dumps(fits["piqa"].to_dict()))
-    d["format_version"] = 4
-    del d["fitted"]["final_tokens"]
-    d["config"]["gain_sd"] = 1.0  # the default then
+    assert d["config"]["gain_sd"] is None  # the method's protocol value (noise.GAIN_SD)
     assert DownstreamForecaster.from_json(json.dumps(d)).gain_sd is None
     d["config"]["gain_sd"] = 2.0  # a choice: kept
     assert DownstreamForecaster.from_json(json.dumps(d)).gain_sd == 2.0
-
-
-def test_an_old_fit_says_it_has_no_checkpoint_term(fits):
-    from lmforecast.downstream.reach import ForecastReachWarning
-
-    d = json.loads(json.dumps(fits["piqa"].to_dict()))
-    d["format_version"] = 4
-    del d["fitted"]["final_tokens"]
-    d["config"]["gain_sd"] = 1.0
-    est = DownstreamForecaster.from_json(json.dumps(d))
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        est.predict_interval(N=[2.8e9, 2.8e9], D=[3e10, 1e11])
-        est.predict_interval(N=2.8e9, D=3e10)  # said once per fitted object
-        est.predict_interval(1e21)  # by FLOPs: nothing to say
-    said = [x for x in w if issubclass(x.category, ForecastReachWarning)]
-    assert len(said) == 1 and "before format 5" in str(said[0].message)
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        fits["piqa"].predict_interval(N=2.8e9, D=3e10)
-    assert not [x for x in w if "before format 5" in str(x.message)]

@@ -130,7 +130,7 @@ def test_trajectory_and_task_average(evals):
     assert (tr["lo"] <= tr["score"]).all() and (tr["score"] <= tr["hi"]).all()
     assert tr["score"].is_monotonic_increasing  # more tokens, lower loss, higher score
     p, lo, hi = task_average(ests, N=N, D=3e11)
-    each = [float(e.predict(N=N, D=3e11)[0]) for e in ests]
+    each = [e.predict(N=N, D=3e11) for e in ests]
     assert np.isclose(p[0], np.mean(each)) and lo[0] < p[0] < hi[0]
     pw, _, _ = task_average(ests, N=N, D=3e11, weights=[1, 0, 0])
     assert np.isclose(pw[0], each[0])

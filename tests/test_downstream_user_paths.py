@@ -52,7 +52,7 @@ def test_a_saved_stage1_nd_fit_loads_and_forecasts_at_params_and_tokens(cli, tmp
     lo, hi = res["interval"]
     assert 0 <= lo <= res["performance"] <= hi <= 100
     est = DownstreamForecaster.load(out)  # Python too
-    assert est.predict(N=2.8e9, D=3e11)[0] == pytest.approx(res["performance"], abs=0)
+    assert est.predict(N=2.8e9, D=3e11) == pytest.approx(res["performance"], abs=0)
 
 
 def test_a_bootstrap_0_fit_forecasts_without_interval_and_1_is_refused(cli, tmp_path):

@@ -61,7 +61,7 @@ def _reach(fn):
 def test_below_the_smallest_model_and_below_chance_are_warned(piqa):
     est = DownstreamForecaster.from_dict(piqa.to_dict())  # fresh: warnings once per estimator
     P, msgs = _reach(lambda: est.predict(1e15))
-    assert P[0] < est.chance_  # the audit's 19.31 points on a 2-choice task
+    assert P < est.chance_  # the audit's 19.31 points on a 2-choice task
     assert len(msgs) == 2, msgs
     assert any("below the smallest fitted model's compute (pythia-70m" in m for m in msgs)
     assert any("below the task's chance level 50" in m for m in msgs)
@@ -85,17 +85,13 @@ def test_inside_the_fitted_range_is_silent(piqa):
     assert msgs == []
 
 
-def test_saved_fit_keeps_the_smallest_model_and_old_formats_still_load(piqa):
+def test_saved_fit_keeps_the_smallest_model_and_reads_one_format(piqa):
     d = piqa.to_dict()
-    assert d["format_version"] == 5 and d["fitted"]["smallest"]["model"] == "pythia-70m"
-    old = json.loads(json.dumps(d))
-    old["format_version"] = 2
-    del old["fitted"]["smallest"], old["fitted"]["lowest"], old["fitted"]["final_tokens"]
-    old["config"]["gain_sd"] = 1.0  # a number before format 5
-    est = DownstreamForecaster.from_json(json.dumps(old))
-    assert est.smallest_ is None
-    _, msgs = _reach(lambda: est.predict(1e26))  # the upper check needs only `largest`
-    assert len(msgs) == 1
+    assert d["format_version"] == 1 and d["fitted"]["smallest"]["model"] == "pythia-70m"
+    other = json.loads(json.dumps(d))
+    other["format_version"] = 2
+    with pytest.raises(InputError, match="unknown version of a saved DownstreamForecaster"):
+        DownstreamForecaster.from_json(json.dumps(other))
     bad = json.loads(json.dumps(d))
     bad["fitted"]["smallest"]["C"] = 10 * bad["fitted"]["largest"]["C"]
     with pytest.raises(InputError, match="fitted.smallest.C"):
@@ -196,14 +192,14 @@ def test_a_measured_point_is_not_below_every_fitted_score(logiqa, method):
     est = DownstreamForecaster(method=method).fit(logiqa, task="logiqa", models=LQ)
     assert est.lowest_["model"] == "pythia-160m" and est.lowest_["score"] < 19.1
     P, msgs = _reach(lambda: est.predict(est.largest_["C"]))
-    assert abs(P[0] - est.largest_["score"]) < 1e-6  # pythia-160m's own measured score
+    assert abs(P - est.largest_["score"]) < 1e-6  # pythia-160m's own measured score
     assert msgs == []  # was: "below pythia-70m's own score 21.04: no fitted model scored there"
 
 
 def test_below_the_lowest_fitted_score_names_that_model(logiqa):
     est = DownstreamForecaster(method="trend").fit(logiqa, task="logiqa", models=LQ)
     P, msgs = _reach(lambda: est.predict(5.84e20))
-    assert P[0] < est.lowest_["score"] - est.eval_sd_
+    assert P < est.lowest_["score"] - est.eval_sd_
     assert len(msgs) == 1 and "chance level 25" in msgs[0]
     assert "lowest: pythia-160m, 19.05" in msgs[0] and "pythia-70m" not in msgs[0]
 
@@ -219,7 +215,7 @@ def test_a_loaded_fit_warns_like_a_fresh_one(cli, logiqa, tmp_path):
     assert code == 0 and "17.39 points" in out
     assert "below the task's chance level 25" in err and "lowest: pythia-160m" in err
     d = json.loads(fit.read_text())
-    assert d["format_version"] == 5 and d["fitted"]["lowest"]["model"] == "pythia-160m"
+    assert d["format_version"] == 1 and d["fitted"]["lowest"]["model"] == "pythia-160m"
 
 
 def test_the_load_check_marks_no_warning_as_said(logiqa):
@@ -233,18 +229,14 @@ def test_the_load_check_marks_no_warning_as_said(logiqa):
     )  # 5 points at the largest fitted compute
     est = DownstreamForecaster.from_json(json.dumps(d))
     P, msgs = _reach(lambda: est.predict(est.largest_["C"]))
-    assert abs(P[0] - 5.0) < 1e-6
+    assert abs(P - 5.0) < 1e-6
     assert len(msgs) == 1 and "below the task's chance level 25" in msgs[0]
 
 
-def test_fits_saved_before_format_4_use_the_lowest_score_they_recorded(logiqa):
+def test_a_forecaster_without_its_lowest_score_uses_its_ends(logiqa):
     d = DownstreamForecaster(method="trend").fit(logiqa, task="logiqa", models=LQ).to_dict()
-    old = json.loads(json.dumps(d))
-    old["format_version"] = 3
-    del old["fitted"]["lowest"], old["fitted"]["final_tokens"]
-    old["config"]["gain_sd"] = 1.0  # a number before format 5
-    est = DownstreamForecaster.from_json(json.dumps(old))
-    assert est.lowest_ is None
+    est = DownstreamForecaster.from_json(json.dumps(d))
+    est.lowest_ = None  # as a member view has it
     _, msgs = _reach(lambda: est.predict(est.largest_["C"]))
     assert msgs == []  # the floor is pythia-160m's (largest) 19.05, not pythia-70m's 21.04
     _, msgs = _reach(lambda: est.predict(5.84e20))
@@ -256,7 +248,3 @@ def test_fits_saved_before_format_4_use_the_lowest_score_they_recorded(logiqa):
         edit(bad["fitted"])
         with pytest.raises(InputError, match=field):
             DownstreamForecaster.from_json(json.dumps(bad))
-    bad = json.loads(json.dumps(old))
-    bad["fitted"]["lowest"] = d["fitted"]["lowest"]
-    with pytest.raises(InputError, match="new in format 4"):
-        DownstreamForecaster.from_json(json.dumps(bad))

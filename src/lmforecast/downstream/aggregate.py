@@ -71,7 +71,7 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
     if w.shape != (len(ests),) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
         raise InputError("task_average: weights must be one finite number >= 0 per task")
     w = w / w.sum()
-    pts = np.stack([e.predict(**_kw(e, flops, N, D)) for e in ests])
+    pts = np.stack([np.atleast_1d(e.predict(**_kw(e, flops, N, D))) for e in ests])
     reps = [e.replicates(**_kw(e, flops, N, D), eval_apart=True) for e in ests]
     B = min(r.shape[0] for r in reps)
     R = np.tensordot(w, np.stack([r[:B] for r in reps]), axes=1)

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.io import read_table
-from ..errors import InputError, first_time, not_fitted
+from ..errors import InputError, not_fitted
 from ..estimator import Estimator, point, scalar_like
 from ..params import Interval, check
 from .chance import chance_level
@@ -45,7 +45,6 @@ from .noise import (
     CHECKPOINT_SD,
     EVAL_WEIGHT,
     NO_STDERR_SD,
-    OLD_DEFAULT_GAIN_SD,
     SPREAD_WEIGHT,
     gain_sd_for,
     knob_replicates,
@@ -54,7 +53,6 @@ from .noise import (
 )
 from .persist import load_checked
 from .reach import (
-    ForecastReachWarning,
     chance_warning,
     fitted_ends,
     reach_warnings,
@@ -370,16 +368,8 @@ class DownstreamForecaster(Estimator):
         model's final (`noise.undertraining`); zeros for a forecast by FLOPs, for a method that
         reads N and D through stage 1 `nd` (a two-stage member, or the ensemble, two of whose
         three members do; `trend`, `flp`, `fp` and `persistence` read compute alone and keep
-        the term) and for a fit without token counts or saved before format 5."""
+        the term) and for a fit without token counts."""
         ft = getattr(self, "final_tokens_", None)
-        if D is not None and ft is None and self.__dict__.get("_before_format_5"):
-            if first_time(self, "no-checkpoint-term"):
-                warnings.warn(
-                    "this downstream fit was saved before format 5 and does not know its "
-                    "models' token counts: a forecast at (N, D) gets no mid-training term in its "
-                    "interval (docs/downstream.md); refit to get it",
-                    ForecastReachWarning, stacklevel=4,
-                )  # fmt: skip
         reads_nd = self.stage1 == "nd" and self.selected_ in (*TWO_STAGE, "ensemble")
         if D is None or ft is None or reads_nd:
             return np.zeros(n)
@@ -443,18 +433,14 @@ class DownstreamForecaster(Estimator):
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved fit") -> DownstreamForecaster:
         validate(d, where)
-        cfg = {"gain_sd": 0.0, **d["config"]}  # format 1 had no gain term
-        if d["format_version"] < 5 and cfg["gain_sd"] == OLD_DEFAULT_GAIN_SD:
-            cfg["gain_sd"] = None  # the default then, the method's protocol value now
-        est = cls(**cfg)
+        est = cls(**d["config"])
         f = d["fitted"]
         est.chance_, est.task_, est.metric_ = f["chance"], f["task"], f["metric"]
         est.loss_task_, est.flops_basis_ = f["loss_task"], f["flops_basis"]
         est.n_models_, est.n_checkpoints_ = f["n_models"], f["n_checkpoints"]
         est.largest_, est.eval_sd_, est.members_ = f["largest"], f["eval_sd"], f["members"]
-        est.smallest_, est.lowest_ = f.get("smallest"), f.get("lowest")  # None: before 3, 4
-        est.final_tokens_ = f.get("final_tokens")  # None: before 5
-        est._before_format_5 = d["format_version"] < 5
+        est.smallest_, est.lowest_ = f["smallest"], f["lowest"]
+        est.final_tokens_ = f["final_tokens"]
         est.refused_, est.stage1_, est.selected_ = f["refused"], f["stage1"], f["selected"]
         est.selection_errors_ = f["selection_errors"]
         return est

@@ -156,8 +156,9 @@ def fit_paper(name: str, td: TaskData, chance: float, B: int, seed: int) -> dict
 
 
 def paper_estimator(state: dict):
-
-    return FLP.from_dict(state["flp"])
+    # the member's own FLP (fp: threshold -1e9, below what a saved FLP fit may hold), checked
+    # with the downstream fit it belongs to
+    return FLP._from_checked(state["flp"])
 
 
 def member_predict(name, state, stage1: Stage1 | None, s1state, C, N=None, D=None, chance=0.0,

@@ -25,8 +25,6 @@ GAIN_SD = {"ensemble": 0.5, "sigmoid": 1.0, "local-linear": 1.3, "trend": 0.4}
 # methods the nested protocol does not score (flp, fp, sigmoid-chance, persistence): the value
 # the protocol started from
 OTHER_GAIN_SD = 1.0
-# the default of fits saved before format 5: read as "the method's value" (noise.GAIN_SD)
-OLD_DEFAULT_GAIN_SD = 1.0
 # weight of the harness stderr's variance: the target is scored on the same items as the fitted
 # models, so part of the item-sampling noise is shared with the fit
 EVAL_WEIGHT = 1.0

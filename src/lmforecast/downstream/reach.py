@@ -15,8 +15,8 @@ measured"):
   pythia-70m's 21.04), by more than the evaluation noise (at least 1 point). The chance level
   is not a hard floor (harness accuracies sit below it on some tasks: reading 8), so the point
   is not clipped; a forecast below both is outside anything measured. The same threshold
-  (`score_floor`) is the lower clip of the interval's replicates. A fit saved before format 4
-  has no `lowest`: the lower of its smallest and largest models' scores stands in.
+  (`score_floor`) is the lower clip of the interval's replicates. A forecaster without
+  `lowest_` (a member view) uses the lower of its smallest and largest models' scores.
 
 Each kind is said once per fitted forecaster (a loop over many budgets does not repeat it; the
 message names the farthest point). Backtests, which extrapolate on purpose, silence them; the
@@ -54,8 +54,8 @@ def fitted_ends(runs) -> tuple[dict, dict]:
 
 
 def _lowest(est) -> dict:
-    """The lowest final score among the fitted models ({model, score}); a fit saved before
-    format 4 did not record it: the lower of its smallest and largest models' scores."""
+    """The lowest final score among the fitted models ({model, score}); for a forecaster
+    without it, the lower of its smallest and largest models' scores."""
     low = getattr(est, "lowest_", None)
     if low is not None:
         return low

@@ -22,13 +22,12 @@ from .members import MEMBERS
 from .stage1 import STAGE1
 
 KIND = "DownstreamForecaster"
-FORMAT_VERSION = 5
-SUPPORTED = (1, 2, 3, 4, 5)
+FORMAT_VERSION = 1
 CONFIG_KEYS = ("method", "stage1", "window", "trend_points", "chance", "bootstrap", "seed",
                "combine", "gain_sd")  # fmt: skip
 FITTED_KEYS = ("chance", "task", "metric", "loss_task", "flops_basis", "n_models",
-               "n_checkpoints", "largest", "eval_sd", "members", "refused", "stage1", "selected",
-               "selection_errors")  # fmt: skip
+               "n_checkpoints", "largest", "smallest", "lowest", "final_tokens", "eval_sd",
+               "members", "refused", "stage1", "selected", "selection_errors")  # fmt: skip
 N_PARAMS = {"sigmoid": 3, "sigmoid-chance": 2, "local-linear": 2, "trend": 2}
 MAX_COUNT = 10**9
 METHODS = ("ensemble", "auto") + MEMBERS  # as forecaster.METHODS
@@ -49,14 +48,13 @@ def validate(d, where: str) -> dict:
     if k != KIND:
         raise InputError(f"{where}: not a saved DownstreamForecaster (field 'kind' is {k!r})")
     v = d.get("format_version")
-    if isinstance(v, bool) or not isinstance(v, int) or v not in SUPPORTED:
-        known = ", ".join(map(str, SUPPORTED))
+    if isinstance(v, bool) or not isinstance(v, int) or v != FORMAT_VERSION:
         c.fail("format_version", f"unknown version of a saved {KIND}; this release reads "
-               f"{known} (re-create it with `downstream fit --out`)", v)  # fmt: skip
+               f"{FORMAT_VERSION} (re-create it with `downstream fit --out`)", v)  # fmt: skip
     c.keys(d, ("kind", "format_version", "config", "fitted"))
     cfg = c.obj(c.get(d, "config"), "config")
     c.keys(cfg, CONFIG_KEYS, "config")
-    for key in CONFIG_KEYS[:-1]:
+    for key in CONFIG_KEYS:
         c.get(cfg, key, "config")
     c.str_(cfg["method"], "config.method", METHODS)
     c.str_(cfg["stage1"], "config.stage1", STAGE1)
@@ -66,11 +64,10 @@ def validate(d, where: str) -> dict:
     c.int_(cfg["bootstrap"], "config.bootstrap", lo=0)
     c.int_(cfg["seed"], "config.seed", lo=None)
     c.str_(cfg["combine"], "config.combine", ("median", "mean"))
-    if v >= 2:
-        # null (format 5): the selected method's protocol value (noise.GAIN_SD)
-        c.num(c.get(cfg, "gain_sd", "config"), "config.gain_sd", lo=0, none=v >= 5)
+    # null: the selected method's protocol value (noise.GAIN_SD)
+    c.num(cfg["gain_sd"], "config.gain_sd", lo=0, none=True)
     f = c.obj(c.get(d, "fitted"), "fitted")
-    c.keys(f, FITTED_KEYS + ("smallest", "lowest", "final_tokens"), "fitted")
+    c.keys(f, FITTED_KEYS, "fitted")
     for key in FITTED_KEYS:
         c.get(f, key, "fitted")
     c.num(f["chance"], "fitted.chance", lo=0, hi=100, hi_open=True)
@@ -86,31 +83,20 @@ def validate(d, where: str) -> dict:
     c.str_(c.get(big, "model", "fitted.largest"), "fitted.largest.model")
     c.num(c.get(big, "C", "fitted.largest"), "fitted.largest.C", lo=0, lo_open=True)
     c.num(c.get(big, "score", "fitted.largest"), "fitted.largest.score", lo=0, hi=100)
-    if v >= 3:
-        c.get(f, "smallest", "fitted")
-    if f.get("smallest") is not None:  # null: a fit converted from format 1-2
-        small = c.obj(f["smallest"], "fitted.smallest")
-        c.keys(small, ("model", "C", "score"), "fitted.smallest")
-        c.str_(c.get(small, "model", "fitted.smallest"), "fitted.smallest.model")
-        Cs = c.num(c.get(small, "C", "fitted.smallest"), "fitted.smallest.C", lo=0, lo_open=True)
-        c.num(c.get(small, "score", "fitted.smallest"), "fitted.smallest.score", lo=0, hi=100)
-        if Cs > big["C"]:
-            c.fail("fitted.smallest.C", "is above fitted.largest.C", Cs)
-    if v >= 4:
-        low = c.obj(c.get(f, "lowest", "fitted"), "fitted.lowest")
-        c.keys(low, ("model", "score"), "fitted.lowest")
-        c.str_(c.get(low, "model", "fitted.lowest"), "fitted.lowest.model")
-        s = c.num(c.get(low, "score", "fitted.lowest"), "fitted.lowest.score", lo=0, hi=100)
-        finals = [big] + ([f["smallest"]] if f.get("smallest") is not None else [])
-        if any(s > x["score"] + 1e-9 for x in finals):
-            c.fail("fitted.lowest.score", "is above a fitted model's score (largest, smallest)", s)
-    elif "lowest" in f:
-        c.fail("fitted.lowest", f"is new in format 4 (this file says {v})")
-    if v >= 5:
-        ft = c.get(f, "final_tokens", "fitted")
-        c.num(ft, "fitted.final_tokens", lo=0, lo_open=True, none=True)
-    elif "final_tokens" in f:
-        c.fail("fitted.final_tokens", f"is new in format 5 (this file says {v})")
+    small = c.obj(f["smallest"], "fitted.smallest")
+    c.keys(small, ("model", "C", "score"), "fitted.smallest")
+    c.str_(c.get(small, "model", "fitted.smallest"), "fitted.smallest.model")
+    Cs = c.num(c.get(small, "C", "fitted.smallest"), "fitted.smallest.C", lo=0, lo_open=True)
+    c.num(c.get(small, "score", "fitted.smallest"), "fitted.smallest.score", lo=0, hi=100)
+    if Cs > big["C"]:
+        c.fail("fitted.smallest.C", "is above fitted.largest.C", Cs)
+    low = c.obj(f["lowest"], "fitted.lowest")
+    c.keys(low, ("model", "score"), "fitted.lowest")
+    c.str_(c.get(low, "model", "fitted.lowest"), "fitted.lowest.model")
+    s = c.num(c.get(low, "score", "fitted.lowest"), "fitted.lowest.score", lo=0, hi=100)
+    if any(s > x["score"] + 1e-9 for x in (big, small)):
+        c.fail("fitted.lowest.score", "is above a fitted model's score (largest, smallest)", s)
+    c.num(f["final_tokens"], "fitted.final_tokens", lo=0, lo_open=True, none=True)
     c.num(f["eval_sd"], "fitted.eval_sd", lo=0, lo_open=True)
     members = c.obj(f["members"], "fitted.members")
     for name, st in members.items():
