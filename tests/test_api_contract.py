@@ -111,3 +111,26 @@ def test_predict_takes_a_table_with_c_instead_of_d():
     head = RUNS.head(3)
     with_c = head[["N"]].assign(C=6.0 * head["N"] * head["D"])
     assert law.predict(with_c) == pytest.approx(law.predict(head))
+
+
+def test_one_parameter_table_words_the_flag_and_the_argument_alike(cli):
+    """`params.CONSTRAINTS` checks an estimator's argument and the CLI flag behind it: the same
+    range, the same words, one line."""
+    from lmforecast.params import CONSTRAINTS, Interval, check, check_kind
+
+    with pytest.raises(InputError, match=r"^level must be strictly between 0 and 1, got 1.5$"):
+        SupervisedScalingLaw.from_preset("busbridge2025").predict_interval(1e9, 2e10, level=1.5)
+    code, out, err = cli("supervised", "predict", "--preset", "busbridge2025", "--params", "1e9",
+                         "--tokens", "2e10", "--level", "1.5")  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"'1.5' must be {CONSTRAINTS['level'].bounds()}" in err
+    with pytest.raises(InputError, match=r"^bootstrap must be >= 0, got -1$"):
+        DistillationScalingLaw(bootstrap=-1)
+    code, _, err = cli("distill", "fit", "--runs", "x.csv", "--bootstrap", "-1")
+    assert code == 2 and "--bootstrap must be >= 0, got -1" in err
+    assert check("bootstrap", 3.0) == 3 and isinstance(check("bootstrap", 3.0), int)
+    odd = Interval(0, None, integer=True, exclude=(1,), why=" (one resample has no spread)")
+    with pytest.raises(InputError, match=r"n must be >= 0 and not 1 \(one resample"):
+        check("n", 1, odd)
+    with pytest.raises(InputError, match="kind must be one of 'prediction', 'confidence', got"):
+        check_kind("forecast")
