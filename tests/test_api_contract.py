@@ -1,4 +1,4 @@
-"""The estimator contract a notebook user relies on (ninth-session API audit): one not-fitted
+"""The estimator contract a notebook user relies on: one not-fitted
 error for every estimator, predict takes the table fit takes, and mistakes at the door are
 InputErrors that name the value, never internal tracebacks."""
 
