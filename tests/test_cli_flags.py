@@ -89,3 +89,12 @@ def test_global_flags_anywhere_on_the_line(cli, tmp_path):
     code, out, err = cli("ledger", "show", "--ledger", db, "--json")
     assert code == 0, err
     assert {"a", "b"} <= {r["label"] for r in json.loads(out)}
+
+
+def test_a_mistyped_command_or_verb_keeps_argparse_naming_it(cli):
+    err = _error(cli, "supervisd", "predict", "--params", "1e9")
+    assert "invalid choice: 'supervisd'" in err and "unknown option" not in err
+    err = _error(cli, "supervised", "predct", "--params", "1e9")
+    assert "invalid choice: 'predct'" in err and "unknown option" not in err
+    err = _error(cli, "--scheduler", "joblib", *PREDICT, "--tokns", "1e10")  # a value skipped
+    assert "unknown option --tokns; did you mean --tokens?" in err

@@ -107,15 +107,22 @@ def _unknown_options(parser: argparse.ArgumentParser, line: list[str]) -> str:
     """'unknown option --tokns; did you mean --tokens?' for the ``--`` words of `line` that no
     parser along it knows (walking into the command and verb named on it), or where a verb's
     flag stands before the verb, where it goes; "" when every flag is known."""
-    at, where, path = parser, [], []
+    at, where, path, value_next = parser, [], [], False
     for tok in line:
         if tok == "--":
             break
+        if value_next:  # the value of the flag before it
+            value_next = False
+            continue
         sub = _subparsers(at)
         if sub is not None and tok in sub.choices:
             at = sub.choices[tok]
             path.append(tok)
             continue
+        if sub is not None and not tok.startswith("-"):
+            return ""  # a mistyped command or verb: argparse's "invalid choice" names it
+        action = at._option_string_actions.get(tok)
+        value_next = action is not None and action.nargs != 0
         flag = tok.split("=", 1)[0]
         if tok.startswith("--") and not any(o.startswith(flag) for o in at._option_string_actions):
             where.append((flag, at))  # (argparse takes an unambiguous prefix as the flag)
