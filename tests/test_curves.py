@@ -10,6 +10,7 @@ import pytest
 
 from lmforecast.curves import CurveLaw, read_curves, read_schedule, simulate_curves
 from lmforecast.curves.evaluate import build_schedule, direct_drop, drop_items, momentum_area
+from lmforecast.curves.prior import BUNDLED, CurvePrior
 from lmforecast.curves.resample import stationary_indices
 from lmforecast.errors import InputError, NotFittedError
 
@@ -176,13 +177,73 @@ def test_every_point_inside_its_interval_and_notes(sim):
 
 def test_a_constant_lr_fit_cannot_say_what_a_decay_gives():
     table = simulate_curves(schedule("const", 20000, "constant"), TRUE, noise=0.001, seed=5)
-    est = CurveLaw(n_boot=50).fit(table)
+    est = CurveLaw(n_boot=50, prior=None).fit(table)
     fc = est.forecast(schedule("cos", 20000, "cosine"), final=True)
     assert fc.table["lo"].isna().all()
     assert any("not identified" in n for n in fc.notes)
     assert fc.to_dict()["forecasts"][0]["interval"] is None
     same = est.forecast(schedule("const2", 20000, "constant"), final=True).table
     assert same["lo"].notna().all()  # the constant schedule itself is identified
+
+
+def wsd_prefix(keep: float = 0.4, seed: int = 7):
+    """One WSD run logged over its first `keep` (all at the peak lr), its schedule planned."""
+    plan = schedule("run", 20000, "wsd")
+    table = simulate_curves(plan, TRUE, noise=0.001, seed=seed)
+    truth = simulate_curves(plan, TRUE)["loss"].iloc[-1]
+    table.loc[table["step"] > keep * 20000, "loss"] = np.nan
+    return table, plan, truth
+
+
+def test_a_constant_lr_prefix_with_the_true_prior_recovers_the_final_loss():
+    table, plan, truth = wsd_prefix()
+    decay = {k: TRUE[k] for k in ("B", "C", "beta", "gamma")}
+    right = CurvePrior(decay, {"B": 0.1}, "the simulation's own decay parameters")
+    wrong = CurvePrior(dict(decay, B=TRUE["B"] / 2), {"B": 0.1})
+    fc = CurveLaw(n_boot=100, prior=right).fit(table).forecast(plan, final=True)
+    row = fc.table.iloc[-1]
+    assert abs(row["loss"] / truth - 1) < 0.002
+    assert row["lo"] <= truth <= row["hi"] and row["lo"] <= row["loss"] <= row["hi"]
+    assert any("comes from the prior (the simulation's" in n for n in fc.notes)
+    off = CurveLaw(n_boot=0, prior=wrong).fit(table).predict(plan)[-1]
+    assert abs(off / truth - 1) > 3 * abs(row["loss"] / truth - 1)  # the prior is what decays
+    alone = CurveLaw(n_boot=100, prior=None).fit(table).forecast(plan, final=True)
+    assert alone.table["lo"].isna().all() and any("not identified" in n for n in alone.notes)
+
+
+def test_the_prior_spread_widens_the_interval_and_auto_takes_the_bundled_prior():
+    table, plan, _ = wsd_prefix()
+    decay = {k: TRUE[k] for k in ("B", "C", "beta", "gamma")}
+    width = []
+    for sd in (0.0, 0.3):
+        iv = CurveLaw(n_boot=100, prior=CurvePrior(decay, {"B": sd})).fit(table)
+        lo, hi = iv.predict_interval(plan)[-1]
+        width.append(hi - lo)
+    assert width[1] > 2 * width[0]
+    auto = CurveLaw(n_boot=20).fit(table)
+    assert auto.models_["all"]["prior"] == BUNDLED["mpl-25m"].to_dict()
+    assert auto.params_["all"]["B"] == pytest.approx(BUNDLED["mpl-25m"].values["B"])
+    two = CurveLaw(n_boot=0).fit(pd.concat([table, table.assign(run="b")]))
+    assert two.models_["all"]["prior"] is None  # "auto" holds nothing for two or more runs
+
+
+def test_a_prior_fit_saves_and_reloads_and_bad_priors_are_refused(tmp_path):
+    table, plan, truth = wsd_prefix(seed=8)
+    prior = CurvePrior.from_fit(CurveLaw(n_boot=0, prior=None).fit(
+        simulate_curves(pd.concat([schedule("c", 20000, "cosine"),
+                                   schedule("k", 20000, "constant")]), TRUE, noise=0.0005)),
+        {"B": 0.2}, "two simulated runs")  # fmt: skip
+    est = CurveLaw(n_boot=30, prior=prior).fit(table)
+    assert abs(est.predict(plan)[-1] / truth - 1) < 0.006  # the other runs' decay response
+    back = CurveLaw.load(est.save(tmp_path / "fit.json"))
+    assert back.to_json() == est.to_json()
+    assert np.array_equal(back.predict_interval(plan), est.predict_interval(plan), equal_nan=True)
+    for bad, words in (("mpl-1b", "not one of mpl-25m"), ({"values": {"B": 1.0}}, "values must"),
+                       ({"values": dict(prior.values), "spread": {"L0": 1.0}}, "'L0'")):
+        with pytest.raises(InputError, match=words):
+            CurveLaw(prior=bad)
+    with pytest.raises(InputError, match="law 'mpl' only"):
+        CurveLaw("power", prior="mpl-25m")
 
 
 # ---- estimator contract ------------------------------------------------------------------------

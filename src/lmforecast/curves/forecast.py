@@ -143,6 +143,9 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
         else:
             m = est.models_[key]
             _notes_for(est, run, rows, sch, steps, m, notes)
+            if m.get("prior") and est.law == "mpl" and np.any(J[:, 3] != 0):  # a decay ahead
+                notes.append(f"run {run!r}: the decay response (B, C, beta, gamma) comes from "
+                             f"the prior ({m['prior']['source']}), not from the fitted points")
             if level is not None:
                 Ju = unit_jacobian(est.law, z, J) / pred[:, None]
                 ref = (
@@ -201,8 +204,9 @@ def _interval(est, m, Jl, Ju, loss, far, info, level, kind, run, notes):
     a = (1.0 - level) / 2.0
     z = NormalDist().inv_cdf
     extra = est.horizon * far * z(1.0 - a) / z(0.95)
-    q_lo = np.minimum(np.quantile(g, a, axis=1), 0.0) * est.calibration - extra
-    q_hi = np.maximum(np.quantile(g, 1.0 - a, axis=1), 0.0) * est.calibration + extra
+    k = est.calibration * float((m.get("prior") or {}).get("widen", 1.0))
+    q_lo = np.minimum(np.quantile(g, a, axis=1), 0.0) * k - extra
+    q_hi = np.maximum(np.quantile(g, 1.0 - a, axis=1), 0.0) * k + extra
     lo, hi = loss * np.exp(q_lo), loss * np.exp(q_hi)
     bad = ~np.isfinite(lo) | ~np.isfinite(hi) | (hi > WIDE * lo)
     null = np.asarray(m["null"], float)

@@ -18,6 +18,7 @@ from .evaluate import RESOLUTION
 from .fit import RunPoints, design, fit_model, run_schedule
 from .forecast import forecast_rows, make_forecast
 from .laws import LAWS, to_natural, unit_jacobian, value
+from .prior import CurvePrior, fit_with_prior, held_index, prior_steps, resolve
 from .resample import null_basis, replicate_steps, stationary_indices
 from .schema import check_curve_fit
 from .table import read_curves, read_schedule
@@ -46,7 +47,8 @@ class CurveLaw(Estimator):
     def __init__(self, law: str = "mpl", *, huber_delta: float = 1e-3, n_starts: int = 3,
                  n_boot: int = 200, seed: int = 0, decay: float = 0.999,
                  resolution: float = RESOLUTION, calibration: float = CALIBRATION,
-                 horizon: float = HORIZON, block: float | None = None):  # fmt: skip
+                 horizon: float = HORIZON, block: float | None = None,
+                 prior="auto"):  # fmt: skip
         self.law = law
         self.huber_delta = huber_delta
         self.n_starts = n_starts
@@ -57,6 +59,10 @@ class CurveLaw(Estimator):
         self.calibration = calibration
         self.horizon = horizon
         self.block = block  # mean resampled block length in points; None: a quarter of a run
+        # the decay response (B, C, beta, gamma) held at a prior: None (never), a bundled name,
+        # a dict or a CurvePrior (always), "auto" (the bundled "mpl-25m" for a model fitted from
+        # one run, whose prefix alone cannot identify it)
+        self.prior = prior
         self._check()
 
     # ---- fitting ---------------------------------------------------------------------------
@@ -71,6 +77,8 @@ class CurveLaw(Estimator):
             raise InputError(f"CurveLaw: horizon must be a number >= 0, got {self.horizon!r}")
         if self.block is not None and not (isinstance(self.block, int | float) and self.block >= 1):
             raise InputError(f"CurveLaw: block must be None or a number >= 1, got {self.block!r}")
+        if not (self.prior == "auto" or resolve(self.prior) is None or self.law == "mpl"):
+            raise InputError(f"CurveLaw: a prior applies to law 'mpl' only, not {self.law!r}")
         if not 0 < self.decay < 1:
             raise InputError(f"CurveLaw: decay must be in (0, 1), got {self.decay!r}")
         for name, low in (("n_starts", 1), ("n_boot", 0), ("seed", None)):
@@ -121,16 +129,38 @@ class CurveLaw(Estimator):
                         for k, m in models.items()}  # fmt: skip
         return self
 
+    def _prior_for(self, n_runs: int) -> CurvePrior | None:
+        if self.prior == "auto":
+            return resolve("mpl-25m") if self.law == "mpl" and n_runs == 1 else None
+        return resolve(self.prior)
+
     def _fit_one(self, key, nval, parts, ys, names, runs) -> dict:
         d = self._design(parts)
         y = np.concatenate(ys)
-        z, obj = fit_model(self.law, d, y, huber(self.huber_delta), n_starts=int(self.n_starts))
+        prior = self._prior_for(len(parts))
+        if prior is None:
+            z, obj = fit_model(self.law, d, y, huber(self.huber_delta),
+                               n_starts=int(self.n_starts))  # fmt: skip
+        else:
+            z, obj = fit_with_prior(self.law, d, y, huber(self.huber_delta), prior)
         pred, J = value(self.law, z, d, jac=True)
         Jl = J / pred[:, None]
         resid = np.log(y) - np.log(pred)
         run_of = np.concatenate([np.full(len(v), i) for i, v in enumerate(ys)])
-        steps = replicate_steps(Jl, resid, run_of, int(self.n_boot), int(self.seed),
-                               block=self.block)  # fmt: skip
+        Ju = unit_jacobian(self.law, z, J) / pred[:, None]
+        if prior is None:
+            steps = replicate_steps(Jl, resid, run_of, int(self.n_boot), int(self.seed),
+                                    block=self.block)  # fmt: skip
+            null = null_basis(Ju).T
+        else:
+            free, held = held_index(self.law)
+            steps = prior_steps(Jl, replicate_steps(Jl[:, free], resid, run_of,
+                                                    int(self.n_boot), int(self.seed),
+                                                    block=self.block),
+                                prior, self.law, np.random.default_rng(int(self.seed) + 3))
+            nf = null_basis(Ju[:, free])
+            null = np.zeros((nf.shape[1], J.shape[1]))
+            null[:, free] = nf.T
         rng = np.random.default_rng(int(self.seed) + 1)
         for i, name in enumerate(names):
             m = np.flatnonzero(run_of == i)
@@ -149,9 +179,10 @@ class CurveLaw(Estimator):
             "max_step": float(max(p.steps[-1] for p in parts)),
             "lr_range": [float(lrs.min()), float(lrs.max())],
             "replicates": steps.tolist(),
-            "null": null_basis(unit_jacobian(self.law, z, J) / pred[:, None]).T.tolist(),
+            "null": null.tolist(),
             "noise": resid.tolist(),
             "runs": list(names),
+            "prior": None if prior is None else prior.to_dict(),
         }
 
     # ---- prediction ------------------------------------------------------------------------
@@ -191,17 +222,22 @@ class CurveLaw(Estimator):
                          f"{m['max_step']:.0f}; rms log residual {rms:.2e}")  # fmt: skip
             if m["null"]:
                 lines.append(f"    {len(m['null'])} parameter direction(s) not identified")
+            if m.get("prior"):
+                lines.append(f"    B, C, beta, gamma held at the prior ({m['prior']['source']})")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         self._fitted()
-        return {"kind": "curve_law", "format_version": 1, "params": self.get_params(),
+        params = self.get_params()
+        if isinstance(params["prior"], CurvePrior):
+            params["prior"] = params["prior"].to_dict()
+        return {"kind": "curve_law", "format_version": 1, "params": params,
                 "models": self.models_, "runs": self.runs_}  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved curve fit") -> CurveLaw:
         check_curve_fit(d, where)
-        est = cls(**d["params"])
+        est = cls(**{"prior": None, **d["params"]})
         est.models_ = d["models"]
         est.runs_ = d["runs"]
         est.params_ = {k: dict(zip(LAWS[est.law], m["theta"], strict=True))

@@ -9,13 +9,15 @@ PARAMS = ("law", "huber_delta", "n_starts", "n_boot", "seed", "decay", "resoluti
           "calibration", "horizon", "block")  # fmt: skip
 MODEL = ("N", "z", "theta", "objective", "n_points", "max_step", "lr_range", "replicates",
          "null", "noise", "runs")  # fmt: skip
+OPTIONAL_PARAMS = ("prior",)  # a saved fit without it reads as None
+OPTIONAL_MODEL = ("prior",)
 
 
 def check_curve_fit(d, where: str = "saved curve fit") -> None:
     c = Checker(where)
     c.record(d, ("params", "models", "runs"), "curve_law", label="saved curve fit")
     p = c.obj(d["params"], "params")
-    c.keys(p, PARAMS, "params")
+    c.keys(p, PARAMS + OPTIONAL_PARAMS, "params")
     for k in PARAMS:
         c.get(p, k, "params")
     law = c.str_(p["law"], "params.law", LAWS)
@@ -33,7 +35,7 @@ def check_curve_fit(d, where: str = "saved curve fit") -> None:
     for key, m in models.items():
         at = f"models.{key}"
         c.obj(m, at)
-        c.keys(m, MODEL, at)
+        c.keys(m, MODEL + OPTIONAL_MODEL, at)
         for k in MODEL:
             c.get(m, k, at)
         c.num(m["N"], f"{at}.N", lo=0, lo_open=True, none=True)
@@ -45,6 +47,8 @@ def check_curve_fit(d, where: str = "saved curve fit") -> None:
         c.matrix(m["null"], f"{at}.null", n_par)
         c.nums(m["noise"], f"{at}.noise")
         c.list_(m["runs"], f"{at}.runs")
+        if m.get("prior") is not None:
+            c.obj(m["prior"], f"{at}.prior")
     runs = c.obj(d["runs"], "runs")
     for name, r in runs.items():
         at = f"runs.{name}"
