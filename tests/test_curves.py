@@ -246,6 +246,36 @@ def test_a_prior_fit_saves_and_reloads_and_bad_priors_are_refused(tmp_path):
         CurveLaw("power", prior="mpl-25m")
 
 
+def test_cli_fit_prior_from_a_name_none_or_a_fit_of_other_runs(cli, tmp_path):
+    table, plan, truth = wsd_prefix(seed=9)
+    table.to_csv(tmp_path / "one.csv", index=False)
+    plan.to_csv(tmp_path / "plan.csv", index=False)
+    others = simulate_curves(pd.concat([schedule("c", 20000, "cosine"),
+                                        schedule("k", 20000, "constant")]), TRUE, noise=5e-4)
+    others.to_csv(tmp_path / "others.csv", index=False)
+    assert cli("curves", "fit", "--runs", tmp_path / "others.csv", "--out",
+               tmp_path / "others.json", "--bootstrap", "0")[0] == 0  # fmt: skip
+    finals = {}
+    for prior in ("none", "auto", tmp_path / "others.json"):
+        code, out, _ = cli("curves", "fit", "--runs", tmp_path / "one.csv", "--prior", prior,
+                           "--out", tmp_path / "fit.json", "--json")  # fmt: skip
+        assert code == 0
+        held = json.loads(out)["models"]["all"]["prior"]
+        assert (held is None) == (prior == "none")
+        code, out, err = cli("curves", "predict", "--fit", tmp_path / "fit.json", "--schedule",
+                             tmp_path / "plan.csv", "--final", "--json")  # fmt: skip
+        fc = json.loads(out)
+        finals[str(prior)] = fc["forecasts"][-1]
+        assert ("comes from the prior" in " ".join(fc["notes"])) == (prior != "none")
+    assert finals["none"]["interval"] is None
+    near = finals[str(tmp_path / "others.json")]
+    assert abs(near["loss"] / truth - 1) < 0.006 and near["interval"] is not None
+    code, out, err = cli("curves", "fit", "--runs", tmp_path / "one.csv", "--prior", "mpl-1b",
+                         "--out", tmp_path / "bad.json")  # fmt: skip
+    assert code == 2 and out == "" and "--prior mpl-1b" in err
+    assert not (tmp_path / "bad.json").exists()
+
+
 # ---- estimator contract ------------------------------------------------------------------------
 def test_save_load_bit_for_bit_and_params(sim, tmp_path):
     _, est = sim

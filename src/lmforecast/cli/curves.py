@@ -71,6 +71,10 @@ def register(sub) -> None:
                    help="resampled replicates (whole runs, blocks within a run) behind the "
                    "intervals; 0: no interval")  # fmt: skip
     f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--prior", default="auto", metavar="PRIOR",
+                   help="hold the decay response (B, C, beta, gamma) at a prior: 'auto' (the "
+                   "bundled 'mpl-25m' for a model fitted from one run), 'none', 'mpl-25m', or a "
+                   "fit saved by `curves fit --out` from other runs (docs/curves.md)")  # fmt: skip
     f.add_argument("--out", help="save the fit as JSON")
     add_max_rows_flag(f, default=2_000_000)
     add_output_flags(f)
@@ -148,7 +152,8 @@ def _fit(args: argparse.Namespace) -> int:
     check_out_format(out, (".json",))
     table = read_curves(_input_file(args.runs, "--runs"), what=f"--runs {args.runs}")
     check_max_rows(table, args)
-    est = CurveLaw(law=args.law, n_boot=args.bootstrap, seed=args.seed)
+    est = CurveLaw(law=args.law, n_boot=args.bootstrap, seed=args.seed,
+                   prior=_prior(args.prior))  # fmt: skip
     est.fit(table)
     if out is not None:
         atomic_write_text(out, dump_json(est.to_dict()))
@@ -159,12 +164,30 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prior(text: str):
+    """--prior: a name (auto, none, a bundled prior) or a saved fit of other runs, whose decay
+    parameters become the prior with the bundled prior's spread and widening."""
+    from ..curves.prior import BUNDLED, CurvePrior
+
+    if text in ("auto", *BUNDLED):
+        return text
+    if text == "none":
+        return None
+    if not Path(text).exists():
+        raise InputError(f"--prior {text}: not one of auto, none, {', '.join(BUNDLED)} and no "
+                         "such file")  # fmt: skip
+    base = BUNDLED["mpl-25m"]
+    return CurvePrior.from_fit(_load(_input_file(text, "--prior")), base.spread,
+                               f"the fit {text}", base.widen)  # fmt: skip
+
+
 def _fit_summary(est, args) -> dict:
     """The fit's parameters per model and each run's offset (the saved fit holds the rest)."""
     models = {
         key: {"N": m["N"], "params": est.params_[key], "n_points": m["n_points"],
               "runs": m["runs"], "max_step": m["max_step"], "lr_range": m["lr_range"],
-              "directions_not_identified": len(m["null"])}
+              "directions_not_identified": len(m["null"]),
+              "prior": m.get("prior")}
         for key, m in est.models_.items()
     }  # fmt: skip
     runs = {r: {k: v for k, v in info.items() if k in ("model", "offset", "last_step")}
