@@ -48,8 +48,11 @@ def test_published_25m_parameters_reproduce_the_curves_up_to_l0(mpl):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size, paper_mean", [("25M", 0.00110), ("100M", 0.00142)])
-def test_the_authors_protocol(mpl, size, paper_mean):
+@pytest.mark.parametrize("size, paper_mean, paper_worst", [("25M", 0.00110, 0.0041),
+                                                          ("100M", 0.00142, 0.0058)])
+def test_the_authors_protocol(mpl, size, paper_mean, paper_worst):
+    """The authors' evaluation averages over the held-out curves each curve's mean relative
+    error (PredE) and its maximum (WorstE); the pooled numbers weigh the long curves more."""
     table = read_curves(read_mpl_size(mpl, size))
     fit_runs = [f"{size}/{r}" for r in PROTOCOL_FIT]
     est = CurveLaw(n_boot=0).fit(table[table["run"].isin(fit_runs)])
@@ -58,9 +61,11 @@ def test_the_authors_protocol(mpl, size, paper_mean):
     e = np.abs(est.predict(test)[m] / test["loss"].to_numpy()[m] - 1)
     runs = test["run"].to_numpy()[m]
     per_curve = np.mean([e[runs == r].mean() for r in dict.fromkeys(runs)])
-    assert e.max() <= 0.010  # the paper's worst is at most 1.0%
+    per_curve_worst = np.mean([e[runs == r].max() for r in dict.fromkeys(runs)])
+    assert e.max() <= 0.010  # the worst single point is within 1.0%
     assert e.mean() < 0.0019  # pooled over every point (the 72,000-step curves weigh most)
-    assert per_curve < paper_mean * 1.05  # the mean of per-curve means, near the paper's
+    assert per_curve < paper_mean * 1.05  # PredE computed as the authors do, near the paper's
+    assert per_curve_worst < paper_worst * 1.3  # WorstE likewise: 0.51% / 0.60% vs 0.41% / 0.58%
 
 
 def test_the_reader_adds_the_warmup_and_places_the_two_stage_drop(mpl):
