@@ -3,8 +3,9 @@ fit cosine_24000, constant_24000 and wsdcon_9, forecast the other six schedules,
 relative errors as the authors' evaluation code computes them (per held-out curve, the mean
 "PredE" and the maximum "WorstE" over its logged points, each averaged over the curves) beside
 the paper's numbers, and the pooled mean and maximum over every logged point. Times our fit
-(variable projection + trust-region Huber polish) against a first-order baseline on the same Huber objective and the same evaluation code (Adam,
-numpy, from the same start, --adam-iters iterations) in the same run, and prints the ratio.
+(variable projection + trust-region Huber polish) against a first-order baseline on the same
+Huber objective and the same evaluation code (Adam, numpy, from the same start, --adam-iters
+iterations) in the same run, and prints the ratio.
 
     python benchmarks/curves_mpl_protocol.py [--shared ../shared] [--sizes 25M 100M 400M]
 """
