@@ -298,7 +298,7 @@ class SupervisedScalingLaw(Estimator):
         cfg = res.meta.get("config")
         if isinstance(cfg, Mapping) and set(cfg) <= set(CONFIG_ARGS):
             est = cls(**cfg)  # the estimator as it was called (an invalid value: InputError)
-        else:  # older saved fits without a config, presets
+        else:  # presets and laws built from given coefficients: no constructor config
             form = fm.AUTO if res.meta.get("stack") else form
             est = cls(form=form, huber_delta=res.loss.get("delta") or 1e-3)
         est.result_ = res
@@ -401,7 +401,7 @@ class SupervisedScalingLaw(Estimator):
                                            level, ex, float(cal["k"]))  # fmt: skip
             else:
                 lo, hi = cb.interval(t, sb, float(cal["noise"]), r, float(cal["k"]), level)
-        else:  # presets (floored at their draws' lowest E) and fits saved by earlier versions
+        else:  # presets: from their published CIs, floored at their draws' lowest E
             floor = None
             if cal.get("param_samples") and not self.result_.bootstrap:
                 law = self.result_.law_
