@@ -207,7 +207,8 @@ def _interval(est, m, Jl, Ju, loss, far, info, level, kind, run, notes):
     k = est.calibration * float((m.get("prior") or {}).get("widen", 1.0))
     q_lo = np.minimum(np.quantile(g, a, axis=1), 0.0) * k - extra
     q_hi = np.maximum(np.quantile(g, 1.0 - a, axis=1), 0.0) * k + extra
-    lo, hi = loss * np.exp(q_lo), loss * np.exp(q_hi)
+    with np.errstate(over="ignore"):  # an overflowing bound is reported as not identified
+        lo, hi = loss * np.exp(q_lo), loss * np.exp(q_hi)
     bad = ~np.isfinite(lo) | ~np.isfinite(hi) | (hi > WIDE * lo)
     null = np.asarray(m["null"], float)
     if null.size:
