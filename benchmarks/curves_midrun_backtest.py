@@ -1,13 +1,16 @@
 """Mid-run backtests on every shared curve of the multi-power-law authors (Luo et al. 2025):
 for each run, keep its first 10%, 25%, 50% of logged losses (its whole planned schedule stays
-in the table, as it would mid-run), fit the law on that prefix alone and on the prefix plus the
-model's eight other complete runs, and forecast the run's final logged loss with a 90%
-interval. Beside it: persistence (the last logged loss) and a finals-only power law in steps
-through the other runs' final losses (what a final-loss-only fit can say).
+in the table, as it would mid-run), fit the law on that prefix alone (without a prior, and with
+the decay response held at a prior: `CurvePrior`), and on the prefix plus the model's eight
+other complete runs, and forecast the run's final logged loss with a 90% interval. Beside it:
+persistence (the last logged loss) and a finals-only power law in steps through the other runs'
+final losses (what a final-loss-only fit can say).
 
-The interval's calibration factor is chosen here on the 25M curves (the smallest factor whose
-pooled coverage reaches 90%) and reported on 100M and 400M. Writes docs/curves_backtests.csv
-and prints markdown tables.
+The interval's calibration factor and horizon are chosen here on the 25M curves (the narrowest
+median interval whose pooled coverage reaches 90%) and reported on 100M and 400M; so are the
+prior's spread of log B and its widening (on 25M each run's prior is fitted on the other eight
+25M runs; on 100M and 400M the bundled prior, fitted on all nine 25M runs, is used). Writes
+docs/curves_backtests.csv and prints markdown tables.
 
     python benchmarks/curves_midrun_backtest.py [--shared ../shared] [--sizes 25M 100M 400M]
 """
@@ -147,7 +150,7 @@ def main(argv=None):
     for (size, wo, frac), g in df.groupby(["size", "with_others", "fraction"], sort=False):
         cov, half, err_ok = coverage(g, g["calibration"], g["horizon"])
         n_ok = int(calibrated(g, g["calibration"], g["horizon"])[2].sum())
-        what = {"True": "mid-run, with the other runs", "False": "mid-run, alone",
+        what = {"True": "mid-run, with the other runs", "False": "mid-run, alone, no prior",
                 WITH_PRIOR: "mid-run, alone, with prior"}.get(str(wo), str(wo))  # fmt: skip
         print(f"| {size} | {what} | {frac:.0%} | {len(g)} | {n_ok} | "
               f"{g['err_forecast'].mean():.3%} | {g['err_persistence'].mean():.3%} | "
