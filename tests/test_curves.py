@@ -238,6 +238,9 @@ def test_a_prior_fit_saves_and_reloads_and_bad_priors_are_refused(tmp_path):
     back = CurveLaw.load(est.save(tmp_path / "fit.json"))
     assert back.to_json() == est.to_json()
     assert np.array_equal(back.predict_interval(plan), est.predict_interval(plan), equal_nan=True)
+    plain = json.loads(CurveLaw(n_boot=0, prior=None).fit(table).to_json())
+    del plain["params"]["prior"], plain["models"]["all"]["prior"]  # a fit saved without them
+    assert CurveLaw.from_dict(plain).prior is None
     for bad, words in (("mpl-1b", "not one of mpl-25m"), ({"values": {"B": 1.0}}, "values must"),
                        ({"values": dict(prior.values), "spread": {"L0": 1.0}}, "'L0'")):
         with pytest.raises(InputError, match=words):
