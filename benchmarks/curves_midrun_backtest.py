@@ -115,8 +115,11 @@ def main(argv=None):
     ap.add_argument("--boot", type=int, default=100)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "curves_backtests.csv")
     ap.add_argument("--from-csv", type=Path, help="recompute the tables from a written CSV")
-    ap.add_argument("--prior-only", action="store_true",
-                    help="recompute only the 'alone, with prior' rows of --from-csv")
+    ap.add_argument(
+        "--prior-only",
+        action="store_true",
+        help="recompute only the 'alone, with prior' rows of --from-csv",
+    )
     a = ap.parse_args(argv)
     folder = a.shared / "data" / "curves" / "mpl"
     t0 = time.perf_counter()

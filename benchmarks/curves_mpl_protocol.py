@@ -44,8 +44,12 @@ def errors(pred, table):
     e = np.abs(pred[m] / table["loss"].to_numpy()[m] - 1)
     runs = table["run"].to_numpy()[m]
     curves = [e[runs == r] for r in dict.fromkeys(runs)]
-    return (100 * float(np.mean([c.mean() for c in curves])),
-            100 * float(np.mean([c.max() for c in curves])), 100 * e.mean(), 100 * e.max())
+    return (
+        100 * float(np.mean([c.mean() for c in curves])),
+        100 * float(np.mean([c.max() for c in curves])),
+        100 * e.mean(),
+        100 * e.max(),
+    )
 
 
 def adam(law, train, iters, lr=0.01):

@@ -56,7 +56,8 @@ def forecasts(path=PORIAN, approach: int = 2, n_boot: int = 200, holds=(1, 2, 3)
                 truth = m[np.isclose(m[:, 0], at["C"]), 1][0]
                 if not np.isfinite(truth):
                     continue
-                lo, hi = at["N_interval"]
+                # "not identified" (no interval) counts as a missed forecast
+                lo, hi = at["N_interval"] or (np.nan, np.nan)
                 rows.append({"config": cfg, "k": k, "forecast": at["N_star"], "truth": truth,
                              "lo": lo, "hi": hi})  # fmt: skip
     df = pd.DataFrame(rows)

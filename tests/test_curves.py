@@ -241,8 +241,11 @@ def test_a_prior_fit_saves_and_reloads_and_bad_priors_are_refused(tmp_path):
     plain = json.loads(CurveLaw(n_boot=0, prior=None).fit(table).to_json())
     del plain["params"]["prior"], plain["models"]["all"]["prior"]  # a fit saved without them
     assert CurveLaw.from_dict(plain).prior is None
-    for bad, words in (("mpl-1b", "not one of mpl-25m"), ({"values": {"B": 1.0}}, "values must"),
-                       ({"values": dict(prior.values), "spread": {"L0": 1.0}}, "'L0'")):
+    for bad, words in (
+        ("mpl-1b", "not one of mpl-25m"),
+        ({"values": {"B": 1.0}}, "values must"),
+        ({"values": dict(prior.values), "spread": {"L0": 1.0}}, "'L0'"),
+    ):
         with pytest.raises(InputError, match=words):
             CurveLaw(prior=bad)
     with pytest.raises(InputError, match="law 'mpl' only"):
@@ -253,8 +256,11 @@ def test_cli_fit_prior_from_a_name_none_or_a_fit_of_other_runs(cli, tmp_path):
     table, plan, truth = wsd_prefix(seed=9)
     table.to_csv(tmp_path / "one.csv", index=False)
     plan.to_csv(tmp_path / "plan.csv", index=False)
-    others = simulate_curves(pd.concat([schedule("c", 20000, "cosine"),
-                                        schedule("k", 20000, "constant")]), TRUE, noise=5e-4)
+    others = simulate_curves(
+        pd.concat([schedule("c", 20000, "cosine"), schedule("k", 20000, "constant")]),
+        TRUE,
+        noise=5e-4,
+    )
     others.to_csv(tmp_path / "others.csv", index=False)
     assert cli("curves", "fit", "--runs", tmp_path / "others.csv", "--out",
                tmp_path / "others.json", "--bootstrap", "0")[0] == 0  # fmt: skip

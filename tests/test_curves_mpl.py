@@ -48,8 +48,9 @@ def test_published_25m_parameters_reproduce_the_curves_up_to_l0(mpl):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("size, paper_mean, paper_worst", [("25M", 0.00110, 0.0041),
-                                                          ("100M", 0.00142, 0.0058)])
+@pytest.mark.parametrize(
+    "size, paper_mean, paper_worst", [("25M", 0.00110, 0.0041), ("100M", 0.00142, 0.0058)]
+)
 def test_the_authors_protocol(mpl, size, paper_mean, paper_worst):
     """The authors' evaluation averages over the held-out curves each curve's mean relative
     error (PredE) and its maximum (WorstE); the pooled numbers weigh the long curves more."""

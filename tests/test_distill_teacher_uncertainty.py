@@ -402,13 +402,13 @@ def test_hand_edited_supervised_fit_is_refused_naming_the_field(fit, tmp_path, c
     edit(d)
     p = tmp_path / "bad.json"
     dump_json(d, p)
-    with pytest.raises(InputError, match="meta.supervised") as ei:
+    with pytest.raises(InputError, match=r"meta\.(supervised|intervals)") as ei:
         DistillationScalingLaw.load(p)
     assert needle in str(ei.value) and str(p) in str(ei.value)
     code, out, err = cli(*PREDICT, "--teacher-loss", 2.2, "--coefficients", p)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     # from JSON text too (it skipped the distillation checks: the edit loaded silently)
-    with pytest.raises(InputError, match="meta.supervised") as ei:
+    with pytest.raises(InputError, match=r"meta\.(supervised|intervals)") as ei:
         DistillationScalingLaw.from_json(p.read_text())
     assert needle in str(ei.value)
 

@@ -112,8 +112,11 @@ def number_tables(text: str) -> list[tuple[int, str]]:
             fence = not fence
         elif not fence and re.match(r"#{1,2} ", lines[i]):
             section = i
-        elif not fence and lines[i].startswith("|") and re.match(r"\|\s*:?-", lines[i + 1] if
-                                                                  i + 1 < len(lines) else ""):
+        elif (
+            not fence
+            and lines[i].startswith("|")
+            and re.match(r"\|\s*:?-", lines[i + 1] if i + 1 < len(lines) else "")
+        ):
             j = i + 2
             while j < len(lines) and lines[j].startswith("|"):
                 j += 1

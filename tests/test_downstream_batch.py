@@ -38,11 +38,21 @@ def final_score(evals: pd.DataFrame, model: str, task: str = "piqa") -> float:
 
 def test_model_flag_is_the_registry_point_in_any_case(cli, fit_path):
     row = lookup_model("pythia-6.9b")
-    code, by_nd, err = cli("downstream", "predict", "--fit", fit_path, "--params",
-                           f"{row['params']:.0f}", "--tokens", f"{row['tokens']:.0f}", "--json")
+    code, by_nd, err = cli(
+        "downstream",
+        "predict",
+        "--fit",
+        fit_path,
+        "--params",
+        f"{row['params']:.0f}",
+        "--tokens",
+        f"{row['tokens']:.0f}",
+        "--json",
+    )
     assert code == 0, err
-    code, by_name, err = cli("downstream", "predict", "--fit", fit_path, "--model",
-                             "Pythia-6.9B", "--json")
+    code, by_name, err = cli(
+        "downstream", "predict", "--fit", fit_path, "--model", "Pythia-6.9B", "--json"
+    )
     assert code == 0, err
     a, b = json.loads(by_nd), json.loads(by_name)
     assert b["model"] == "pythia-6.9b"
@@ -58,11 +68,13 @@ def test_model_typo_names_the_nearest(cli, fit_path):
 def test_model_from_a_user_models_table(cli, fit_path, tmp_path):
     models = tmp_path / "models.csv"
     models.write_text("model,params,tokens\nmy-3b,3e9,6e11\n")
-    code, out, err = cli("downstream", "predict", "--fit", fit_path, "--model", "MY-3B",
-                         "--models", models, "--json")
+    code, out, err = cli(
+        "downstream", "predict", "--fit", fit_path, "--model", "MY-3B", "--models", models, "--json"
+    )
     assert code == 0, err
-    code, ref, err = cli("downstream", "predict", "--fit", fit_path, "--params", "3e9",
-                         "--tokens", "6e11", "--json")
+    code, ref, err = cli(
+        "downstream", "predict", "--fit", fit_path, "--params", "3e9", "--tokens", "6e11", "--json"
+    )
     assert json.loads(out)["performance"] == json.loads(ref)["performance"]
 
 
@@ -75,15 +87,17 @@ def test_table_forecasts_every_row_and_scores_the_truth(cli, fit_path, pythia, t
                   "score": [truth["pythia-2.8b"], truth["pythia-2.8b-deduped"], None, None]}
                  ).to_csv(targets, index=False)  # fmt: skip
     out = tmp_path / "rows.csv"
-    code, text, err = cli("downstream", "predict", "--fit", fit_path, "--table", targets,
-                          "--out", out, "--json")
+    code, text, err = cli(
+        "downstream", "predict", "--fit", fit_path, "--table", targets, "--out", out, "--json"
+    )
     assert code == 0, err
     res = json.loads(text)
     rows = pd.read_csv(out)
     assert len(res["forecasts"]) == 4 == len(rows)
     # each row is the one-point forecast at the same place
-    code, one, err = cli("downstream", "predict", "--fit", fit_path, "--params", "1e9",
-                         "--tokens", "3e11", "--json")
+    code, one, err = cli(
+        "downstream", "predict", "--fit", fit_path, "--params", "1e9", "--tokens", "3e11", "--json"
+    )
     one = json.loads(one)
     assert res["forecasts"][2]["performance"] == pytest.approx(one["performance"], abs=1e-9)
     assert res["forecasts"][2]["interval"] == pytest.approx(one["interval"], abs=1e-9)

@@ -92,44 +92,64 @@ OSL_TABLE = pd.read_csv(examples.path("osl/base_models.csv"))
 CASES = {
     "SupervisedScalingLaw": Case(
         lambda: SupervisedScalingLaw("chinchilla", bootstrap=4, n_jobs=1, n_polish=4),
-        lambda e: e.fit(SUP), (7e9, 1.4e11), ([1e9, 7e9, 3e10], [2e10, 1.4e11, 6e11]),
+        lambda e: e.fit(SUP),
+        (7e9, 1.4e11),
+        ([1e9, 7e9, 3e10], [2e10, 1.4e11, 6e11]),
     ),
     "DistillationScalingLaw": Case(
-        lambda: DistillationScalingLaw(grid=DISTILL_GRID, n_polish=1, bootstrap=8, boot_polish=1,
-                                       boot_grid=DISTILL_GRID, n_jobs=1),  # fmt: skip
-        lambda e: e.fit(_distill_runs()), (1e9, 2e10, 2.3),
+        lambda: DistillationScalingLaw(
+            grid=DISTILL_GRID,
+            n_polish=1,
+            bootstrap=8,
+            boot_polish=1,
+            boot_grid=DISTILL_GRID,
+            n_jobs=1,
+        ),  # fmt: skip
+        lambda e: e.fit(_distill_runs()),
+        (1e9, 2e10, 2.3),
         ([5e8, 1e9, 2e9], [1e10, 2e10, 4e10], [2.3, 2.3, 2.2]),
     ),
     "FLP": Case(lambda: FLP("ARC", bootstrap=40), _flp_fit, (1e22,), ([1e21, 1e22, 1e23],)),
     "FLPM": Case(
-        lambda: FLPM("HumanEval", mapper="domain-linear", bootstrap=20), _flpm_fit,
-        ([6.74e21, 2.89e21],), ([[6.74e21, 2.89e21], [1e21, 1e21], [2e21, 5e20]],),
+        lambda: FLPM("HumanEval", mapper="domain-linear", bootstrap=20),
+        _flpm_fit,
+        ([6.74e21, 2.89e21],),
+        ([[6.74e21, 2.89e21], [1e21, 1e21], [2e21, 5e20]],),
     ),
     "DownstreamForecaster": Case(
         lambda: DownstreamForecaster(bootstrap=20),
-        lambda e: e.fit(load_pythia(), task="arc_easy", loss_task="lambada_openai",
-                        models=PYTHIA_SMALL),  # fmt: skip
-        (), (), kw={"N": 2.775e9, "D": 3e11},
+        lambda e: e.fit(
+            load_pythia(), task="arc_easy", loss_task="lambada_openai", models=PYTHIA_SMALL
+        ),  # fmt: skip
+        (),
+        (),
+        kw={"N": 2.775e9, "D": 3e11},
     ),
     "ObservationalScalingLaw": Case(
-        lambda: ObservationalScalingLaw(3), lambda e: e.fit(OSL_TABLE, "HumanEval"),
-        (OSL_TABLE.iloc[0],), (OSL_TABLE.head(3),),
+        lambda: ObservationalScalingLaw(3),
+        lambda e: e.fit(OSL_TABLE, "HumanEval"),
+        (OSL_TABLE.iloc[0],),
+        (OSL_TABLE.head(3),),
     ),
     "CapabilitySalience": Case(
         lambda: CapabilitySalience(0.25, n_steps=30, bootstrap=50),
         lambda e: e.fit(SAL[0].H, SAL[1], SAL[0].n_chars, SAL[2], SAL[3]),
-        (SAL[1][0],), (SAL[1][:3],),
+        (SAL[1][0],),
+        (SAL[1][:3],),
     ),
     "DataConstrainedLaw": Case(
         lambda: DataConstrainedLaw(bootstrap=8, n_polish=4),
         lambda e: e.fit(pd.read_csv(examples.path("dataconstrained/runs.csv"))),
-        (1e9, 4e10, 1e10), ([1e9, 2e9, 4e9], [4e10, 4e10, 8e10], [1e10, 1e10, 2e10]),
+        (1e9, 4e10, 1e10),
+        ([1e9, 2e9, 4e9], [4e10, 4e10, 8e10], [1e10, 1e10, 2e10]),
     ),
 }
 if CurveLaw is not None:
     CASES["CurveLaw"] = Case(
-        lambda: CurveLaw(), lambda e: e.fit(examples.path("curves/curves.csv")),
-        None, (pd.read_csv(examples.path("curves/schedule.csv")),),
+        lambda: CurveLaw(),
+        lambda e: e.fit(examples.path("curves/curves.csv")),
+        None,
+        (pd.read_csv(examples.path("curves/schedule.csv")),),
     )
 
 

@@ -29,7 +29,8 @@ PATTERNS = {
     "issue number": r"\bissues?" + GAP + r"#?\d+",
     "ordinal session": ORDINAL + GAP + r"(?:session|sitting|round|audit|zoo" + GAP + r"build)s?\b",
     "numbered session": r"\b(?:session|sitting|round)" + GAP + r"#?\d+\b",
-    "relative session": r"\b(?:this|that|previous|earlier|later|next|last)" + GAP
+    "relative session": r"\b(?:this|that|previous|earlier|later|next|last)"
+    + GAP
     + r"(?:session|sitting|round)s?\b(?!-)",
     "history date": r"(?:\b(?:on|measured|tried|fixed|found|since|until|before|after|of)\s+"
     r"|\(|,\s*)20\d\d-\d\d-\d\d\b",

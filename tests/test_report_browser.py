@@ -219,8 +219,19 @@ def _shown(driver, id_) -> bool:
     )
 
 
-OUTPUT_IDS = ("plan-N-used", "plan-D-used", "plan-L", "plan-L-lo", "plan-L-hi", "plan-Nstar",
-              "plan-Nstar-lo", "plan-Nstar-hi", "plan-Lstar", "plan-LS-sup", "plan-LS-dist")
+OUTPUT_IDS = (
+    "plan-N-used",
+    "plan-D-used",
+    "plan-L",
+    "plan-L-lo",
+    "plan-L-hi",
+    "plan-Nstar",
+    "plan-Nstar-lo",
+    "plan-Nstar-hi",
+    "plan-Lstar",
+    "plan-LS-sup",
+    "plan-LS-dist",
+)
 
 
 def _model(numbers, tmp_path):

@@ -300,7 +300,8 @@ def test_a_preset_says_it_has_only_forecast_intervals(kind):
     assert isinstance(e.value, ValueError)  # callers falling back on ValueError still do
     lo, hi = m.predict_interval(N=1e9, D=2e10)
     assert lo < m.predict(1e9, 2e10) < hi
-    with pytest.raises(InputError, match="kind must be one of 'prediction', 'confidence', 'bootstrap'"):
+    kinds = "kind must be one of 'prediction', 'confidence', 'bootstrap'"
+    with pytest.raises(InputError, match=kinds):
         m.predict_interval(N=1e9, D=2e10, kind="credible")
 
 

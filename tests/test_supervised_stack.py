@@ -109,9 +109,9 @@ def test_default_fit_with_intervals_round_trips_and_says_what_it_did(tmp_path):
     # point the user is given
     form_only = m.result_.predict(N=N, D=D)
     assert not np.allclose(form_only, p, rtol=1e-4)
-    for kind in ("confidence", "prediction"):
+    for kind, result_kind in (("confidence", "confidence"), ("bootstrap", "prediction")):
         lo_k, hi_k = m.predict_interval(N, D, kind=kind)
-        flo, fhi = m.result_.predict_interval(kind=kind, N=N, D=D)
+        flo, fhi = m.result_.predict_interval(kind=result_kind, N=N, D=D)
         assert np.all(lo_k < p) and np.all(p < hi_k), kind
         assert lo_k / flo == pytest.approx(p / form_only, rel=1e-9)  # moved with the point
         assert hi_k / fhi == pytest.approx(p / form_only, rel=1e-9)

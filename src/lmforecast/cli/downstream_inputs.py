@@ -100,7 +100,8 @@ def table_text(rows, summary, level: float) -> str:
         line = f"row {r['row']}: {r['task']} {r['metric']} at {who}: {r['performance']:.2f}{iv}"
         if r["score"] is not None and not math.isnan(r["score"]):
             line += f"; actual {r['score']:.2f}, error {r['abs_error']:.2f}" + (
-                "" if r["covered"] else " (outside)")
+                "" if r["covered"] else " (outside)"
+            )
         text.append(line)
     text.append(f"({level:g} prediction intervals, points)")
     for s in summary.to_dict(orient="records"):

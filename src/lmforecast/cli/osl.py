@@ -285,7 +285,8 @@ def _fit(args: argparse.Namespace) -> int:
     contract["heldout_check"] = check
     if shown and holdout == "list":
         text += "\nforecasts of the held-out models:\n" + "\n".join(
-            forecast_lines(shown, args.target, args.level))
+            forecast_lines(shown, args.target, args.level)
+        )
     text += "".join("\n" + t for t in check_line(check))
     if new_models:
         rows = forecast_without_target(est, table[table[MODEL].isin(new_models)], args.level)

@@ -144,8 +144,10 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
             m = est.models_[key]
             _notes_for(est, run, rows, sch, steps, m, notes)
             if m.get("prior") and est.law == "mpl" and np.any(J[:, 3] != 0):  # a decay ahead
-                notes.append(f"run {run!r}: the decay response (B, C, beta, gamma) comes from "
-                             f"the prior ({m['prior']['source']}), not from the fitted points")
+                notes.append(
+                    f"run {run!r}: the decay response (B, C, beta, gamma) comes from "
+                    f"the prior ({m['prior']['source']}), not from the fitted points"
+                )
             if level is not None:
                 Ju = unit_jacobian(est.law, z, J) / pred[:, None]
                 ref = (

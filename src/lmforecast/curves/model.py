@@ -154,10 +154,15 @@ class CurveLaw(Estimator):
             null = null_basis(Ju).T
         else:
             free, held = held_index(self.law)
-            steps = prior_steps(Jl, replicate_steps(Jl[:, free], resid, run_of,
-                                                    int(self.n_boot), int(self.seed),
-                                                    block=self.block),
-                                prior, self.law, np.random.default_rng(int(self.seed) + 3))
+            steps = prior_steps(
+                Jl,
+                replicate_steps(
+                    Jl[:, free], resid, run_of, int(self.n_boot), int(self.seed), block=self.block
+                ),
+                prior,
+                self.law,
+                np.random.default_rng(int(self.seed) + 3),
+            )
             nf = null_basis(Ju[:, free])
             null = np.zeros((nf.shape[1], J.shape[1]))
             null[:, free] = nf.T

@@ -98,9 +98,12 @@ SPREAD_25M = {"B": 0.1}
 WIDEN_25M = 2.5
 BUNDLED = {
     "mpl-25m": CurvePrior(
-        {"B": 341.23, "C": 0.0033528, "beta": 3.3929, "gamma": 0.99742}, SPREAD_25M,
+        {"B": 341.23, "C": 0.0033528, "beta": 3.3929, "gamma": 0.99742},
+        SPREAD_25M,
         "CurveLaw fit of the nine 25M curves of Luo et al. 2025 (loss_curve_repo, MIT); "
-        "fitted numbers only", "mpl", WIDEN_25M,
+        "fitted numbers only",
+        "mpl",
+        WIDEN_25M,
     ),
 }
 

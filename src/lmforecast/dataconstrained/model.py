@@ -167,9 +167,7 @@ class DataConstrainedLaw(Estimator):
         self._check()
         N, D, U = positive_ndu(N, D, U)
         level, kind = self._interval_args(level, kind)
-        return self.result_.predict_interval(
-            level=level, kind=kind, N=N, D=D, U=np.minimum(U, D)
-        )
+        return self.result_.predict_interval(level=level, kind=kind, N=N, D=D, U=np.minimum(U, D))
 
     def epochs_advice(self, N: float, U: float, epochs=None, level: float = 0.9) -> dict:
         """How many epochs of U unique tokens are worth training a model of N parameters.

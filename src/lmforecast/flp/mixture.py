@@ -148,7 +148,8 @@ class FLPM(Estimator, MixtureScan):
             Ls[d] = L
             res = fit_stage1(law, X, L)
             res.meta["law_options"] = {
-                "sources": list(sources), "ratio_floor": float(self.zero_floor)
+                "sources": list(sources),
+                "ratio_floor": float(self.zero_floor),
             }
             res.meta["max_flops"] = float(F.sum(1).max())
             res.meta["min_flops"] = float(F.sum(1).min())

@@ -412,9 +412,15 @@ def headline(rows: list[dict], inputs: Mapping[str, str], notes: list[str]) -> d
         rs = by_sec[key]
         text, word = _judge(rs)
         datas = list(dict.fromkeys(r["data"].split(",")[0] for r in rs))
-        what = rs[0]["method"] + " on " + rs[0]["data"] if len(rs) == 1 else (
-            f"{len(rs)} checks ({', '.join(dict.fromkeys(r['method'] for r in rs))}) on "
-            + "; ".join(datas[:3]) + (f" and {len(datas) - 3} more" if len(datas) > 3 else ""))
+        what = (
+            rs[0]["method"] + " on " + rs[0]["data"]
+            if len(rs) == 1
+            else (
+                f"{len(rs)} checks ({', '.join(dict.fromkeys(r['method'] for r in rs))}) on "
+                + "; ".join(datas[:3])
+                + (f" and {len(datas) - 3} more" if len(datas) > 3 else "")
+            )
+        )
         out.append({"section": key, "yours": key in ("yours", "ledger"), "what": what,
                     "how_far_off": text, "trust": word})  # fmt: skip
     return {"inputs": dict(inputs), "notes": list(notes), "entries": out}

@@ -36,6 +36,11 @@ def check_supervised_meta(d: Mapping, where: str) -> None:
             if cal.get(k) is not None:
                 c.num(cal[k], f"meta.intervals.{k}", lo=0.0, lo_open=True)
         c.num(cal.get("noise", 0.0), "meta.intervals.noise", lo=0.0)
+        if cal.get("ratio_range") is not None:  # optional: the fitted runs' D/N span
+            pair = c.nums(cal["ratio_range"], "meta.intervals.ratio_range", length=2, lo=1e-300)
+            if pair[0] > pair[1]:
+                c.fail("meta.intervals.ratio_range", "must be [smallest, largest] D/N",
+                       cal["ratio_range"])  # fmt: skip
         c.num(cal.get("bias_slope", 0.0), "meta.intervals.bias_slope")
         c.num(cal.get("k_fixed", 0.0), "meta.intervals.k_fixed", lo=0.0)
         if cal.get("pairs") is not None:

@@ -21,8 +21,15 @@ def _bad_losses(rec: dict) -> str | None:
         if not isinstance(ck, dict):
             return None  # reported by the caller
         for k, v in ck.items():
-            if str(k).startswith("loss") and v is not None and not (
-                isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v) and v > 0
+            if (
+                str(k).startswith("loss")
+                and v is not None
+                and not (
+                    isinstance(v, int | float)
+                    and not isinstance(v, bool)
+                    and np.isfinite(v)
+                    and v > 0
+                )
             ):
                 return f"checkpoint {i}: {k} = {v!r} is not a positive number"
     for i, t in enumerate(rec.get("token_losses") or []):

@@ -41,8 +41,9 @@ def evals_part(sec: Section, path: str, ctx: ReportContext) -> None:
                              "at least 3 (2 fitted)")  # fmt: skip
         target, fit = order[-1], order[:-1]
         present = list(dict.fromkeys(evals["task"].astype(str)))
-        tasks = [t for t in TASKS7 if t in present] or [t for t in present
-                                                        if not t.startswith("lambada")]
+        tasks = [t for t in TASKS7 if t in present] or [
+            t for t in present if not t.startswith("lambada")
+        ]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             bt = backtest(evals, fit_models=fit, target_model=target, tasks=tasks,
@@ -63,8 +64,13 @@ def evals_part(sec: Section, path: str, ctx: ReportContext) -> None:
         f"({', '.join(fit)}) forecasts the final score of {target} on {len(err) - 1} task(s). "
         f"Mean absolute error {mae['ensemble']:.2f} points against persistence's "
         f"{mae[base]:.2f} (the second-largest model's own score) and FP's {mae['fp']:.2f}"
-        + (f"; {100 * coverage:.0f}% of the scores inside their {100 * LEVEL:g}% intervals"
-           if coverage is not None else "") + "." + (f" ({note}.)" if note else "")  # fmt: skip
+        + (
+            f"; {100 * coverage:.0f}% of the scores inside their {100 * LEVEL:g}% intervals"
+            if coverage is not None
+            else ""
+        )
+        + "."
+        + (f" ({note}.)" if note else "")  # fmt: skip
     )
     sec.table(err.reset_index(), f"Your evaluations: absolute error (points) of {target}'s "
               "forecast score per task", "{:.3g}", na_rep="refused")  # fmt: skip
