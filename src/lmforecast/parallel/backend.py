@@ -24,11 +24,11 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import CancelledError
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from ..errors import InputError, require
-from .lifeline import watch_parent, worker_config
+from .lifeline import end_children, watch_parent, worker_config
 from .spec import CONNECT_TIMEOUT_S, JOBLIB, SchedulerSpec, check_reachable, env_scheduler
 from .spec import parse_scheduler as _parse
 
@@ -117,6 +117,15 @@ class DaskSession:
             if self._env is not None:
                 _restore(self._env)
 
+    def abort(self) -> None:
+        """Close after an interrupt: end a local cluster's workers first (a graceful close
+        waits on their tasks, tens of seconds on a loaded machine), then close with 1 s limits."""
+        end_children() if self.cluster is not None else None
+        for close in filter(None, (self.client.close, getattr(self.cluster, "close", None))):
+            with _quiet_client(), suppress(BaseException):  # the workers are gone
+                close(timeout=1)
+        _restore(self._env) if self._env is not None else None
+
     def __repr__(self) -> str:
         return f"DaskSession({self.spec}, {self.parallelism} worker threads)"
 
@@ -199,11 +208,15 @@ def scheduler(spec: str | SchedulerSpec | None = None):
         return
     session = DaskSession.start(s)
     _STACK.append(session)
+    interrupted = False
     try:
         yield session
+    except KeyboardInterrupt:  # SIGINT/SIGTERM (`parallel.lifeline`): end the workers now
+        interrupted = True
+        raise
     finally:
         _STACK.pop()
-        session.close()
+        session.abort() if interrupted else session.close()
 
 
 def _resolve(spec) -> DaskSession | SchedulerSpec:
