@@ -156,8 +156,8 @@ def test_autocorrelated_noise_gets_wider_intervals_than_point_resampling():
     width = {}
     for name, block in (("blocks", None), ("points", 1.0)):
         est = CurveLaw(n_boot=200, seed=4, block=block).fit(table)
-        iv = est.predict_interval(new, kind="confidence")[-1]
-        width[name] = iv[1] - iv[0]
+        lo, hi = est.predict_interval(new, kind="confidence")
+        width[name] = hi[-1] - lo[-1]
     assert width["blocks"] > 2 * width["points"]
 
 
@@ -217,8 +217,8 @@ def test_the_prior_spread_widens_the_interval_and_auto_takes_the_bundled_prior()
     width = []
     for sd in (0.0, 0.3):
         iv = CurveLaw(n_boot=100, prior=CurvePrior(decay, {"B": sd})).fit(table)
-        lo, hi = iv.predict_interval(plan)[-1]
-        width.append(hi - lo)
+        lo, hi = iv.predict_interval(plan)
+        width.append(hi[-1] - lo[-1])
     assert width[1] > 2 * width[0]
     auto = CurveLaw(n_boot=20).fit(table)
     assert auto.models_["all"]["prior"] == BUNDLED["mpl-25m"].to_dict()
@@ -237,7 +237,8 @@ def test_a_prior_fit_saves_and_reloads_and_bad_priors_are_refused(tmp_path):
     assert abs(est.predict(plan)[-1] / truth - 1) < 0.006  # the other runs' decay response
     back = CurveLaw.load(est.save(tmp_path / "fit.json"))
     assert back.to_json() == est.to_json()
-    assert np.array_equal(back.predict_interval(plan), est.predict_interval(plan), equal_nan=True)
+    assert np.array_equal(np.column_stack(back.predict_interval(plan)),
+                          np.column_stack(est.predict_interval(plan)), equal_nan=True)
     plain = json.loads(CurveLaw(n_boot=0, prior=None).fit(table).to_json())
     del plain["params"]["prior"], plain["models"]["all"]["prior"]  # a fit saved without them
     assert CurveLaw.from_dict(plain).prior is None
@@ -293,7 +294,8 @@ def test_save_load_bit_for_bit_and_params(sim, tmp_path):
     assert back.to_json() == est.to_json()
     new = schedule("new", 25000, "wsd")
     assert np.array_equal(back.predict(new), est.predict(new))
-    assert np.array_equal(back.predict_interval(new), est.predict_interval(new), equal_nan=True)
+    assert np.array_equal(np.column_stack(back.predict_interval(new)),
+                          np.column_stack(est.predict_interval(new)), equal_nan=True)
     clone = CurveLaw(**est.get_params())
     assert clone.get_params() == est.get_params()
     with pytest.raises(NotFittedError):

@@ -10,7 +10,6 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares, minimize, nnls
 
 from ..fitting.losses import Loss
 from ..fitting.threads import single_blas_thread
@@ -98,6 +97,8 @@ def projected(law: str, d: Design, y: np.ndarray):
     by = [SCALED_BY[law][k] for k in nl]
     inv = 1.0 / y
 
+    from scipy.optimize import nnls  # imported when fitting: `curves predict` does not need it
+
     def parts(z_nl):
         _, J = value(law, _unit(law, z_nl), d, jac=True)
         X = J[:, lin] * inv[:, None]
@@ -151,6 +152,8 @@ def fit_model(law: str, d: Design, y: np.ndarray, loss: Loss, *, n_starts: int =
     is optimised on the projected (nonlinear-only) objective, then the best one is polished on
     the Huber loss of log residuals over every parameter (trust-region reflective least
     squares with the analytic Jacobian: a handful of evaluations)."""
+    from scipy.optimize import minimize
+
     full = objective(law, d, y, loss)
     bounds = bounds_for(law, y)
     nl = list(SCALED_BY[law])
@@ -169,6 +172,8 @@ def fit_model(law: str, d: Design, y: np.ndarray, loss: Loss, *, n_starts: int =
 
 
 def _polish(law, d, y, loss, z0, bounds, maxiter) -> np.ndarray:
+    from scipy.optimize import least_squares
+
     ly = np.log(y)
     lo = np.array([b[0] if b[0] is not None else -np.inf for b in bounds])
     hi = np.array([b[1] if b[1] is not None else np.inf for b in bounds])

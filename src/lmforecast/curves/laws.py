@@ -33,14 +33,23 @@ class Design:
     _matrix: object = None
 
     def drop_matrix(self):
-        """The (points x items) sparse matrix of the items' lr decreases, built once."""
+        """The (points x items) matrix of the items' lr decreases, built once, as a product
+        by `np.bincount` (numpy only: the forecasting commands import no scipy)."""
         if self._matrix is None:
-            from scipy.sparse import csr_matrix
-
-            it = self.drops
-            self._matrix = csr_matrix((it.w, (it.j, np.arange(it.j.size))),
-                                      shape=(self.s1w.size, it.j.size))  # fmt: skip
+            self._matrix = DropSum(self.drops.j, self.drops.w, self.s1w.size)
         return self._matrix
+
+
+@dataclass
+class DropSum:
+    """``M @ v`` with ``M[j[i], i] = w[i]``: each point's sum of its items' weighted values."""
+
+    j: np.ndarray
+    w: np.ndarray
+    n: int
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        return np.bincount(self.j, weights=self.w * v, minlength=self.n)
 
 
 LAWS = {

@@ -209,9 +209,10 @@ class CurveLaw(Estimator):
         return make_forecast(self, read_schedule(schedule), level, final, kind)
 
     def predict_interval(self, schedule, *, level: float = 0.9, kind: str = "prediction"):
-        """(n, 2) interval per schedule row (NaN where the interval is not identified)."""
+        """(lo, hi): two arrays, one bound per schedule row (NaN where the interval is not
+        identified), the estimators' contract (docs/architecture.md)."""
         fc = self.forecast(schedule, level=level, kind=kind)
-        return fc.table[["lo", "hi"]].to_numpy(float)
+        return fc.table["lo"].to_numpy(float), fc.table["hi"].to_numpy(float)
 
     # ---- reporting and persistence ---------------------------------------------------------
     def summary(self) -> str:

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 
 from ..errors import InputError, did_you_mean, fmt_value
 from . import schedules
@@ -233,6 +232,8 @@ def _best_monotone(law: _Law, steps, peak, floor, warmup, start: pd.DataFrame):
         v = law.final([table(xi) for xi in xs])
         sign = np.where(x + eps <= 1, 1.0, -1.0)
         return float(v[0]), (v[1:] - v[0]) / (eps * sign)
+
+    from scipy import optimize  # only the monotone search needs it
 
     res = optimize.minimize(f_and_grad, x0, jac=True, method="L-BFGS-B",
                             bounds=[(0.0, 1.0)] * len(x0), options={"maxiter": 30})  # fmt: skip

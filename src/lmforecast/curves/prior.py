@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from ..errors import InputError
 from ..fitting.threads import single_blas_thread
@@ -142,6 +141,8 @@ def fit_with_prior(law, d, y, loss, prior: CurvePrior, alphas=(0.2, 0.35, 0.5, 0
     """Fit-space parameters with the held ones at the prior and L0, A, alpha fitted (Huber on
     log residuals, trust-region least squares from a few alpha starts, L0 and A there by least
     squares); returns (z, Huber objective)."""
+    from scipy.optimize import least_squares  # imported when fitting only
+
     free, held = held_index(law)
     bounds = bounds_for(law, y)
     lo = np.array([bounds[i][0] if bounds[i][0] is not None else -np.inf for i in free])
