@@ -208,3 +208,23 @@ def test_the_planned_cooldown_is_the_true_laws_within_the_fits_reach(plan):
     assert 0.1 <= f_true <= 0.25
     assert plan.best_cooldown["fraction"] == pytest.approx(f_true, abs=0.05)
     assert plan.best_cooldown["loss"] == pytest.approx(true.min(), rel=2e-3)
+
+
+def test_a_lone_constant_run_plans_from_the_prior_and_says_so():
+    """One constant-lr run: with the bundled prior the decay response is identified (from the
+    prior: a cooldown beats constant, resolved) and the note says where it comes from; without a
+    prior the note says it is not identified and the decaying schedules cannot be told apart."""
+    from lmforecast.curves import CurveLaw, plan_schedules, simulate_curves
+
+    one = simulate_curves(schedules.constant(8000, PEAK, WARMUP, every=200).assign(run="one"),
+                          TRUTH, noise=0.001, seed=5)  # fmt: skip
+    with_prior = plan_schedules(CurveLaw(n_boot=30).fit(one), 8000)
+    note = with_prior.notes[0]
+    assert "comes from the prior" in note and "L0, A and alpha" in note
+    assert "not identified" not in note
+    t = with_prior.table.set_index("schedule")
+    assert not t.loc["constant", "indistinguishable_from_best"]
+    assert t.loc["wsd f=0.2", "loss"] < t.loc["constant", "loss"]
+    alone = plan_schedules(CurveLaw(n_boot=30, prior=None).fit(one), 8000)
+    assert "not identified" in alone.notes[0] and "prior" not in alone.notes[0]
+    assert alone.table["indistinguishable_from_best"].all()

@@ -146,18 +146,26 @@ def _after_peak(g: pd.DataFrame) -> pd.DataFrame:
     return g.iloc[int(at[0]) :]
 
 
-def _settings(mine: pd.DataFrame, peak, floor, warmup, notes) -> tuple[float, float, int]:
+def _settings(mine: pd.DataFrame, peak, floor, warmup, notes,
+              prior: dict | None = None) -> tuple[float, float, int]:  # fmt: skip
     """Peak lr, floor lr and warmup: given, else the model's fitted runs' (the highest peak,
-    the lowest lr after the warmups, the median warmup)."""
+    the lowest lr after the warmups, the median warmup). `prior` is the model's saved prior,
+    if its decay response was held at one (then that response comes from the prior)."""
     runs = [g for _, g in mine.groupby("run", sort=False)]
     peak = float(mine["lr"].max()) if peak is None else float(peak)
     if floor is None:
         floor = float(min(_after_peak(g)["lr"].min() for g in runs))
         if floor >= peak * (1 - 1e-9):
             floor = 0.1 * peak
-            notes.append("the fitted runs never lower their learning rate: the floor is set to "
-                         f"10% of the peak ({floor:.4g}), and how the loss answers a decay is "
-                         "not identified from them")  # fmt: skip
+            said = (f"the fitted runs never lower their learning rate: the floor is set to 10% "
+                    f"of the peak ({floor:.4g})")
+            if prior:
+                said += (f"; they identify L0, A and alpha, and how the loss answers a decay "
+                         f"(B, C, beta, gamma) comes from the prior ({prior.get('source')}), "
+                         "not from these runs")
+            else:
+                said += ", and how the loss answers a decay is not identified from them"
+            notes.append(said)
     if warmup is None:
         warmup = int(round(float(np.median([_after_peak(g)["step"].iloc[0] for g in runs]))))
     return peak, float(floor), int(warmup)
@@ -293,7 +301,9 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
         raise InputError(f"level must lie strictly between 0 and 1, got {fmt_value(level)}")
     notes: list[str] = []
     n, mine = _model_runs(est, run)
-    peak, floor, warmup = _settings(mine, peak_lr, floor_lr, warmup_steps, notes)
+    law = _Law(est, n)
+    peak, floor, warmup = _settings(mine, peak_lr, floor_lr, warmup_steps, notes,
+                                    law.m.get("prior"))  # fmt: skip
     if not (np.isfinite(peak) and peak > 0 and 0 <= floor <= peak):
         raise InputError(f"the floor lr ({fmt_value(floor)}) must lie in [0, the peak lr "
                          f"({fmt_value(peak)})] and the peak be above 0")  # fmt: skip
@@ -304,7 +314,6 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
         raise InputError(f"decay must be one of {', '.join(schedules.DECAYS)}, got {decay!r}")
     if decay == "exp" and not floor > 0:
         raise InputError("an exponential cooldown needs a floor lr above 0 (it decays by a ratio)")
-    law = _Law(est, n)
     every = max(1, -(-steps // MAX_ROWS))
 
     def wsd(f):
