@@ -98,6 +98,7 @@ def main(argv=None) -> None:
     ap.add_argument("--adam-iters", type=int, default=3000)
     a = ap.parse_args(argv)
     train, test, label = _tables(a.shared, a.size)
+    load_before = os.getloadavg()
     ours, base, floor, inproc, cpu_ours, cpu_in, cpu_base = [], [], [], [], [], [], []
     base_proc, cpu_base_proc = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,6 +140,8 @@ def main(argv=None) -> None:
     b = statistics.median(base)
     print(f"{label}: {len(train)} training rows, {len(test)} forecast rows; "
           f"{os.cpu_count()} cores; medians of {a.repeat}")  # fmt: skip
+    load = ", ".join(f"{v:.2f}" for v in (*load_before, *os.getloadavg()))
+    print(f"  load average (1, 5, 15 min) before and after the runs: {load}")
     print(f"  curves fit (CLI)         {fit_s:6.2f} s")
     print(f"  curves predict (CLI)     {pred_s:6.2f} s")
     cpu = statistics.median(cpu_ours)

@@ -144,9 +144,9 @@ def build_section(ctx: ReportContext) -> Section:
         + (
             ""
             if user
-            else " The example is simulated from known parameters with 0.3% AR(1) "
-            "noise: constant and cosine runs of 8,000 steps, a WSD run of 16,000 steps logged "
-            "to step 6,000, and a 16,000-step cosine schedule never run."
+            else " The example is simulated from known parameters with 0.2% AR(1) "
+            "noise: constant, cosine and WSD runs of 8,000 steps, a WSD run of 16,000 steps "
+            "logged to step 6,000, and a 16,000-step cosine schedule never run."
         )  # fmt: skip
     )
     sec.pre(est.summary())
