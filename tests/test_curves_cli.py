@@ -50,6 +50,27 @@ def test_jsonl_learning_rate_round_trips_into_the_curves_table(tmp_path, cli):
     assert len(read_curves(tmp_path / "curves.csv")) == 40  # the table `curves fit` reads
 
 
+def test_curves_out_alone_needs_neither_params_nor_tokens(tmp_path, cli):
+    with open(tmp_path / "r2.jsonl", "w") as f:  # no tokens column, no parameter count
+        for s in range(10, 410, 10):
+            f.write(json.dumps({"step": s, "lr": float(_lr(s))}) + "\n")
+            if s % 50 == 0:
+                f.write(json.dumps({"step": s, "eval_loss": 5.1 - s / 200}) + "\n")
+    code, out, err = cli("runs", "import", tmp_path / "r2.jsonl", "--format", "jsonl",
+                         "--curves-out", tmp_path / "curves.csv")  # fmt: skip
+    assert code == 0, err
+    cv = pd.read_csv(tmp_path / "curves.csv")
+    assert list(cv.columns) == ["run", "step", "lr", "loss"] and len(cv) == 40
+    np.testing.assert_allclose(cv["lr"], _lr(cv["step"]), rtol=1e-12)
+    ev = cv[cv["loss"].notna()]
+    np.testing.assert_allclose(ev["loss"], 5.1 - ev["step"] / 200)
+    # the runs table still needs them: asked for, it is refused and nothing is written
+    code, _, err = cli("runs", "import", tmp_path / "r2.jsonl", "--format", "jsonl",
+                       "--out", tmp_path / "runs.csv", "--curves-out", tmp_path / "c2.csv")
+    assert code == 2 and "tokens" in err
+    assert not (tmp_path / "runs.csv").exists() and not (tmp_path / "c2.csv").exists()
+
+
 def test_wandb_history_export_keeps_optim_learning_rate_group0(tmp_path):
     steps = np.arange(0, 300, 25)
     df = pd.DataFrame({"_step": steps, "_runtime": steps * 0.1, "tokens": steps * 1024.0,

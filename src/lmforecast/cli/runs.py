@@ -27,7 +27,8 @@ def register(sub) -> None:
     )
     im.add_argument("files", nargs="+", metavar="FILE", help="log files (or TensorBoard folders)")
     im.add_argument("--format", required=True, choices=FORMATS, help="the logs' format")
-    im.add_argument("--out", required=True, help="the runs table to write (CSV)")
+    im.add_argument("--out", help="the runs table to write (CSV; needs tokens and parameter "
+                    "counts); may be left out when --curves-out is given")  # fmt: skip
     im.add_argument("--checkpoints-out", help="also write the checkpoints table (CSV)")
     im.add_argument("--step", help="column holding the step (default: step, _step, Step, ...)")
     im.add_argument("--loss", help="column holding the evaluation loss (default: loss, ...)")
@@ -45,7 +46,8 @@ def register(sub) -> None:
     im.add_argument("--lr", metavar="COL", help="column holding the learning rate (default: "
                     "lr, learning_rate, optim/learning_rate_group0, ...)")  # fmt: skip
     im.add_argument("--curves-out", metavar="PATH", help="also write the curves table run, "
-                    "step, lr, loss[, tokens, N] that `curves fit` reads (CSV)")  # fmt: skip
+                    "step, lr, loss[, tokens, N] that `curves fit` reads (CSV); without --out "
+                    "it is written alone and tokens and --params are optional")  # fmt: skip
     im.add_argument("--keep", metavar="COLS", help="comma-separated extra columns to carry")
     im.add_argument("--final", default="last", help="final loss: last, or mean:k of the last k")
     im.add_argument("--schedule", choices=SCHEDULES, default="cosine",
@@ -60,9 +62,14 @@ def register(sub) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
+    if args.out is None and args.curves_out is None:
+        raise InputError("give --out (the runs table) or --curves-out (the curves table)")
+    if args.out is None and args.checkpoints_out is not None:
+        raise InputError("--checkpoints-out goes with --out (both need tokens and --params)")
+    curves_only = args.out is None
     check_writable(args.out, args.files)
     ck_out = check_writable(args.checkpoints_out, args.files, flag="--checkpoints-out")
-    check_out_format(Path(args.out), (".csv",))
+    check_out_format(None if curves_only else Path(args.out), (".csv",))
     check_out_format(ck_out, (".csv",), flag="--checkpoints-out")
     cv_out = check_writable(args.curves_out, args.files, flag="--curves-out")
     check_out_format(cv_out, (".csv",), flag="--curves-out")
@@ -101,7 +108,19 @@ def _import(args: argparse.Namespace) -> int:
         schedule=schedule,
         cooldown_ends=ends,
         lr=args.lr,
+        curves_only=curves_only,
     )
+    if curves_only:
+        write_many([(cv_out, res.curves.to_csv(index=False).encode(), "--curves-out")])
+        n_runs = res.curves["run"].nunique()
+        if args.json:
+            print_json({"runs": None, "checkpoints": None, "invalid_checkpoints": 0,
+                        "curves": len(res.curves), "columns": res.columns,
+                        "schedule": res.schedule})  # fmt: skip
+        else:
+            print(f"wrote {cv_out}: {len(res.curves)} rows of {n_runs} run(s); columns: "
+                  f"{', '.join(res.curves.columns)}")  # fmt: skip
+        return 0
     if ck_out is not None and res.checkpoints is None:
         raise InputError("--checkpoints-out: a W&B summary export has no steps, only final runs")
     if cv_out is not None and res.curves is None:

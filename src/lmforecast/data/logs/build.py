@@ -36,7 +36,7 @@ from .checks import (
     check_tokens,
     keep_column,
 )
-from .curves import check_lr, curves_table, pick_lr, with_lr
+from .curves import LR_CANDIDATES, check_lr, curves_table, pick_lr, with_lr
 from .readers import RUN, check_log_path, describe_columns, read_log
 
 SCHEDULES = ("cosine", "linear", "constant", "wsd")
@@ -205,8 +205,11 @@ def import_logs(
     cooldown_ends=(),
     models_label: str = "--models",
     lr: str | None = None,
+    curves_only: bool = False,
 ) -> ImportedRuns:
-    """Read training logs and build the runs and checkpoints tables (see the module doc)."""
+    """Read training logs and build the runs and checkpoints tables (see the module doc).
+    `curves_only`: build the curves table alone (run, step, lr, loss), for which tokens and
+    parameter counts are optional; ``runs`` and ``checkpoints`` are then None."""
     k = parse_final(final)
     if schedule not in SCHEDULES:
         raise InputError(f"--schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
@@ -252,7 +255,7 @@ def import_logs(
         df["_tokens"] = _numeric(df, tk, where, "--tokens")
     elif tokens_per_step is not None and not summary:
         df["_tokens"] = df["_step"] * float(tokens_per_step)
-    else:
+    elif not curves_only:
         raise InputError(
             f"{where}: no tokens column (looked for {', '.join(CANDIDATES['tokens'])}); name it "
             f"with --tokens, or give --tokens-per-step; the log has columns: "
@@ -267,7 +270,9 @@ def import_logs(
         if c != tl:
             df[c] = keep_column(df[c])
     if not summary:  # eval and train keys logged on separate lines at one step: merge them
-        shown_cols = {"_loss": f"{lo!r} (--loss)", "_tokens": f"{tk!r} (--tokens)"}
+        shown_cols = {"_loss": f"{lo!r} (--loss)"}
+        if "_tokens" in df:
+            shown_cols["_tokens"] = f"{tk!r} (--tokens)"
         shown_cols.update({c: f"{c!r}" for c in dict.fromkeys([*([tl] if tl else []), *keep])})
         check_conflicts(df, shown_cols)
         df = df.groupby([RUN, "_step"], sort=False, as_index=False).last()
@@ -284,9 +289,18 @@ def import_logs(
             "log its loss under another name? import it on its own with --loss NAME"
         )
     _check_increasing_and_positive(df, lo, tk)
-    check_tokens(df, tk)
+    if "_tokens" in df:
+        check_tokens(df, tk)
     runs = list(dict.fromkeys(df[RUN]))
     N = _params(df, runs, params, "--params", models, "N")
+    if curves_only:  # the curves table alone: tokens and N are optional columns
+        if summary:
+            raise InputError(f"{where}: a W&B summary export has no steps, only final runs")
+        if lc is None:
+            raise InputError(f"{where}: no learning-rate column (looked for "
+                             f"{', '.join(LR_CANDIDATES)}); name it with --lr COL")  # fmt: skip
+        cols = {"step": st, "loss": lo, "tokens": tk, "train_loss": tl, "lr": lc}
+        return ImportedRuns(None, None, cols, schedule, 0, curves_table(full, lc, N))
     if N is None:
         raise InputError(
             "give the parameter counts: --params N (a number or a log column) or --models "
@@ -341,7 +355,7 @@ def _check_increasing_and_positive(df: pd.DataFrame, lo: str, tk: str | None) ->
             f"column {lo!r} (--loss) holds {fmt_value(df['_loss'].iloc[i])}; a loss must be > 0"
         )
     for r, g in df.groupby(RUN, sort=False):
-        if "_step" not in g:
+        if "_step" not in g or "_tokens" not in g:
             continue
         g = g.sort_values("_step", kind="stable")
         t = g["_tokens"].to_numpy()
