@@ -118,6 +118,34 @@ def test_tensorboard_learning_rate_scalars(tmp_path):
     assert cv["loss"].notna().sum() == 5
 
 
+def test_tensorboard_lr_and_eval_loss_in_subfolders_of_one_run_are_one_run(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    for run, a in (("r1", 4.0), ("r2", 3.5)):
+        lr = EventFileWriter(str(tmp_path / "tb" / run / "train"))
+        ev = EventFileWriter(str(tmp_path / "tb" / run / "eval"))
+        for s in range(10, 201, 10):
+            v = Summary.Value(tag="learning_rate", simple_value=float(_lr(s)))
+            lr.add_event(Event(step=s, summary=Summary(value=[v])))
+            if s % 40 == 0:
+                v = Summary.Value(tag="eval/loss", simple_value=a - s / 1000)
+                ev.add_event(Event(step=s, summary=Summary(value=[v])))
+        lr.close()
+        ev.close()
+    res = import_logs([tmp_path / "tb"], "tensorboard", curves_only=True)
+    cv = res.curves
+    assert sorted(cv["run"].unique()) == ["r1", "r2"] and len(cv) == 40
+    assert list(cv.columns) == ["run", "step", "lr", "loss"]  # no tokens, no N: not needed
+    np.testing.assert_allclose(cv["lr"], _lr(cv["step"]), rtol=1e-6)
+    for run, a in (("r1", 4.0), ("r2", 3.5)):
+        ev = cv[(cv["run"] == run) & cv["loss"].notna()]
+        assert list(ev["step"]) == [40, 80, 120, 160, 200]
+        np.testing.assert_allclose(ev["loss"], a - ev["step"] / 1000, rtol=1e-6)
+
+
 def test_curves_out_without_a_learning_rate_is_refused_and_nothing_written(tmp_path, cli):
     (tmp_path / "r.jsonl").write_text(
         "".join(

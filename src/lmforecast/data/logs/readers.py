@@ -12,8 +12,11 @@ Formats (public specifications followed; tests write small files in each):
   key, one row per run; a ``_step`` column there is each run's last step); it has no steps.
 * ``tensorboard``: event files (``events.out.tfevents.*``) or folders holding them; the run is
   the folder the event file is in, named by its path under the given folder as TensorBoard
-  names it (``r1`` for ``tb/r1/events...``, ``r1/eval`` for ``tb/r1/eval/events...``). Needs
-  the optional extra ``tensorboard``.
+  names it (``r1`` for ``tb/r1/events...``, ``r1/eval`` for ``tb/r1/eval/events...``). The
+  subfolders of one run folder that log disjoint tags (the learning rate in ``r1/train``, the
+  evaluation loss in ``r1/eval``) are one run, named by that folder (``r1``); subfolders that
+  log a tag in common (``loss`` in both) stay runs of their own. Needs the optional extra
+  ``tensorboard``.
 * ``jsonl``: one JSON object per line (non-object lines are refused with their line number).
 * ``csv``: a comma-separated table with a header line.
 """
@@ -274,10 +277,28 @@ def _read_tensorboard(p: Path) -> pd.DataFrame:
     if not rows:
         raise InputError(f"{p}: the event files hold no scalar summaries")
     long = pd.DataFrame(rows, columns=[RUN, "step", "tag", "value"])
+    long[RUN] = _merge_split_runs(long)
     long = long.drop_duplicates([RUN, "step", "tag"], keep="last")
     wide = long.pivot(index=[RUN, "step"], columns="tag", values="value").reset_index()
     wide.columns.name = None
     return wide
+
+
+def _merge_split_runs(long: pd.DataFrame) -> pd.Series:
+    """Run names with the subfolders of one run folder (``r1/train``, ``r1/eval``, and ``r1``
+    itself if it holds event files) merged into that folder's name when no tag is logged in
+    two of them (one run's scalars split by kind, not several runs)."""
+    names = long[RUN].astype(str)
+    tags = long.groupby(names, sort=False)["tag"].agg(lambda t: set(t))
+    parent = {r: r.rsplit("/", 1)[0] for r in tags.index if "/" in r}
+    rename = {}
+    for folder in set(parent.values()):
+        group = [r for r, f in parent.items() if f == folder]
+        group += [folder] if folder in tags.index else []
+        seen = [t for r in group for t in tags[r]]
+        if len(group) > 1 and len(seen) == len(set(seen)):
+            rename.update(dict.fromkeys(group, folder))
+    return names.map(lambda r: rename.get(r, r)) if rename else long[RUN]
 
 
 def _event_records(f: Path):
