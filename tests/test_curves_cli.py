@@ -460,3 +460,20 @@ def test_fit_without_resamples_gives_no_interval_and_plan_compares_by_overlap(wo
     assert any("interval not identified" in n for n in d["notes"])
     code, out, _ = cli("curves", "plan", "--fit", work / "fit0.json", "--steps", "9000", "--json")
     assert code == 0 and json.loads(out)["comparison"] == "overlap"
+
+
+def test_curves_predict_imports_no_scipy(work):
+    """`curves predict` loads numpy and pandas only: scipy.optimize (about half a second per
+    call) is imported inside the fit and the plan's monotone search."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom lmforecast.cli.main import main\n"
+        f"rc = main(['curves', 'predict', '--fit', {str(work / 'fit.json')!r}, '--schedule', "
+        f"{str(work / 'schedule.csv')!r}, '--final', '--json'])\n"
+        "print(rc, sorted(m for m in sys.modules if m.startswith('scipy')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    rc, mods = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert rc == "0" and mods == "[]", mods[:200]
