@@ -278,3 +278,63 @@ def test_a_planted_lazy_import_of_package_code_fails(ranks):
     ]  # torch, an optional extra, may be imported lazily
     cli = _synthetic(**{"lmforecast.cli.flp": "def f():\n    from ..flp import FLP\n"})
     assert check(cli, ranks) == []
+
+
+# ---- the command line parses and formats -------------------------------------------------------
+#: Packages the command line may not import: fitting, optimisation and statistics live in the
+#: library, which the CLI calls.
+CLI_BANNED_IMPORTS = ("scipy", "sklearn", "statsmodels", "torch")
+#: numpy submodules and routines that fit, resample or summarise numbers; the CLI may use numpy
+#: only to hold, check and index arrays (asarray, isfinite, ravel, nonzero, ...).
+CLI_BANNED_NUMPY = {"linalg", "random", "polynomial", "fft", "polyfit", "polyval", "lstsq",
+                    "percentile", "quantile", "nanpercentile", "nanquantile", "std", "var",
+                    "cov", "corrcoef", "histogram", "interp", "gradient", "diff", "cumsum",
+                    "log", "log10", "exp", "sqrt", "power"}  # fmt: skip
+
+
+def numerical_code(source: str, module: str) -> list[str]:
+    """`module:line: what` for each banned import or numpy routine in `source`."""
+    found, tree = [], ast.parse(source)
+    numpy_names = {"numpy"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "numpy":
+                    numpy_names.add(a.asname or a.name)
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] in CLI_BANNED_IMPORTS or (
+                parts[0] == "numpy" and set(parts[1:]) & CLI_BANNED_NUMPY
+            ):
+                found.append(f"{module}:{node.lineno}: imports {name}")
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in numpy_names and node.attr in CLI_BANNED_NUMPY):  # fmt: skip
+            found.append(f"{module}:{node.lineno}: numpy.{node.attr}")
+    return found
+
+
+def test_the_cli_holds_no_numerical_code():
+    found = []
+    for p in sorted((SRC / "cli").rglob("*.py")):
+        found += numerical_code(p.read_text(encoding="utf-8"), module_name(p))
+    assert not found, "numerical code in cli/ (move it to the library):\n" + "\n".join(found)
+
+
+def test_planted_numerical_code_in_the_cli_is_found():
+    text = ("import numpy as np\nfrom scipy.optimize import minimize\n"
+            "from numpy.linalg import lstsq\n\n\ndef f(x):\n    import torch\n"
+            "    return np.polyfit(x, x, 1), np.asarray(x)\n")  # fmt: skip
+    assert numerical_code(text, "lmforecast.cli.x") == [
+        "lmforecast.cli.x:2: imports scipy.optimize",
+        "lmforecast.cli.x:2: imports scipy.optimize.minimize",
+        "lmforecast.cli.x:3: imports numpy.linalg",
+        "lmforecast.cli.x:3: imports numpy.linalg.lstsq",
+        "lmforecast.cli.x:7: imports torch",
+        "lmforecast.cli.x:8: numpy.polyfit",
+    ]

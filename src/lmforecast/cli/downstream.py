@@ -102,15 +102,10 @@ def add_evals_fit_flags(
         add_output_flags(p)
 
 
-FEW_REPLICATES = 20
-
 
 def fit_from_evals(args) -> int:
     """Handler of `downstream fit` and `flp fit --evals`."""
     out = check_writable(args.out)
-    if args.bootstrap < 0 or args.bootstrap == 1:
-        raise InputError(f"--bootstrap must be 0 (no interval) or >= 2 (an interval needs "
-                         f"replicates), got {args.bootstrap}")  # fmt: skip
     method = args.method or DEFAULT_METHOD
     if method not in METHODS:
         raise InputError(f"--method {method!r} does not apply to --evals; use one of "
@@ -134,10 +129,6 @@ def fit_from_evals(args) -> int:
             loss_metric=args.loss_metric, models=models)  # fmt: skip
     # after the fit (a second or two), which names a missing --chance or a misspelt --task first
     check_out_format(out, (".json",))
-    if 2 <= args.bootstrap < FEW_REPLICATES:  # after the input checks: a refusal stays one line
-        warnings.warn(f"--bootstrap {args.bootstrap}: the interval's ends come from "
-                      f"{args.bootstrap} replicates and are rough; use {FEW_REPLICATES} or more "
-                      "(default 200)", stacklevel=2)  # fmt: skip
     if out is not None:
         atomic_write_text(out, est.to_json())
     return emit(

@@ -68,6 +68,8 @@ AUTO_CANDIDATES = ("sigmoid", "local-linear", "trend", "ensemble")
 METHODS = ("ensemble", "auto") + MEMBERS
 #: replicates of the interval: 0 (no interval) or 2 and more (one has no spread)
 REPLICATES = Interval(0, None, integer=True, exclude=(1,), why=" (an interval needs replicates)")
+#: fewer replicates than this give an interval whose ends are rough (`fit` warns)
+FEW_REPLICATES = 20
 
 
 def _as_frame(evals) -> pd.DataFrame:
@@ -217,6 +219,10 @@ class DownstreamForecaster(Estimator):
             self.selection_errors_ = self._internal_backtest(td)
             ok = {k: v for k, v in self.selection_errors_.items() if np.isfinite(v)}
             self.selected_ = min(ok, key=ok.get) if ok else "ensemble"
+        if 2 <= self.bootstrap < FEW_REPLICATES:
+            warnings.warn(f"bootstrap={self.bootstrap} (CLI: --bootstrap): the interval's ends "
+                          f"come from {self.bootstrap} replicates and are rough; use "
+                          f"{FEW_REPLICATES} or more (default 200)", stacklevel=3)  # fmt: skip
         return self
 
     def _internal_backtest(self, td: TaskData) -> dict:
