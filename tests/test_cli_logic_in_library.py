@@ -45,3 +45,16 @@ def test_the_cli_prints_the_library_warning(piqa, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 0
     assert "warning: bootstrap=5 (CLI: --bootstrap): the interval's ends come from 5" in err
+
+
+def test_a_saved_fit_says_its_kind(piqa, tmp_path):
+    from lmforecast.downstream.persist import saved_kind
+
+    path = DownstreamForecaster(bootstrap=0).fit(piqa, task="piqa").save(tmp_path / "d.json")
+    assert saved_kind(path) == "DownstreamForecaster"
+    # the kind is read from the parsed JSON, wherever the writer put the field
+    (tmp_path / "moved.json").write_text('{"x": "' + "y" * 300 + '", "kind": "FLPM"}')
+    assert saved_kind(tmp_path / "moved.json") == "FLPM"
+    assert saved_kind(tmp_path / "missing.json") is None
+    (tmp_path / "bad.json").write_text("not json")
+    assert saved_kind(tmp_path / "bad.json") is None

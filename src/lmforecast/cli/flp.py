@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
 from ..downstream.forecaster import METHODS as DOWNSTREAM_METHODS
+from ..downstream.persist import saved_kind
 from ..errors import InputError
 from ..flp.intervals import AT_BOUND_NOTE, NOT_EMERGED_NOTE, interval_or_none
 from ..flp.mixture import FLPM
@@ -210,7 +210,7 @@ def _flp_fit(args) -> int:
 
 
 def _flp_predict(args) -> int:
-    if _is_downstream_fit(args.fit):
+    if saved_kind(args.fit) == "DownstreamForecaster":  # a fit of `flp fit --evals`
         return predict_from_fit(args)
     refuse_flags({"--params": args.params is not None, "--tokens": args.tokens is not None},
                  "applies to a fit of `flp fit --evals` (by N and D); a --runs fit forecasts "
@@ -253,18 +253,6 @@ def _flp_predict(args) -> int:
             msg += f"; relative error {100 * res['relative_error']:.2f}%"
         print(msg + (f"\nnote: {res['interval_note']}" if "interval_note" in res else ""))
     return 0
-
-
-def _is_downstream_fit(path: str) -> bool:
-    """A fit saved by `flp fit --evals` (a DownstreamForecaster), not a paper FLP fit."""
-    p = Path(path)
-    try:
-        if not p.is_file():  # a FIFO would block the open; `_load` refuses it in one line
-            return False
-        with p.open("rb") as fh:
-            return b'"kind": "DownstreamForecaster"' in fh.read(200)
-    except OSError:
-        return False
 
 
 # ---- flpm --------------------------------------------------------------------------------
