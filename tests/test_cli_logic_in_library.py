@@ -58,3 +58,28 @@ def test_a_saved_fit_says_its_kind(piqa, tmp_path):
     assert saved_kind(tmp_path / "missing.json") is None
     (tmp_path / "bad.json").write_text("not json")
     assert saved_kind(tmp_path / "bad.json") is None
+
+
+def test_mixture_scan_notes_come_from_the_library():
+    """FLP-M's Sec. 6.1 scan: ties, a flat (saturated) scan and a best share at the end of the
+    scan are said by the `MixtureCurve` the library returns, as `flpm optimize-mixture` prints."""
+    import numpy as np
+
+    from lmforecast.flp.mixture_scan import MixtureCurve, ratio_grid
+
+    grid = ratio_grid(2, 0.1, 0.3, 0.1)  # shares 0.1, 0.2, 0.3 of the second source
+    tied = MixtureCurve(("a", "b"), grid, np.array([100.0, 100.0, 90.0]), 1e21, target="arc")
+    assert tied.best_ratio == 0.1 and tied.at_scan_edge
+    assert tied.tie_note.startswith("2 of 3 scanned mixtures tie at 100.00 points (forecasts")
+    assert tied.edge_advice == "widen the scanned ratios (CLI: --ratios)"
+    assert tied.notes == ["best ratio at the end of the scanned range: " + tied.edge_advice,
+                          tied.tie_note]  # fmt: skip
+    inner = MixtureCurve(("a", "b"), grid, np.array([1.0, 3.0, 2.0]), 1e20)
+    assert not inner.at_scan_edge and inner.notes == []
+    # the sampling models reached share 0.3 at most: the optimum may lie beyond the sample
+    top = MixtureCurve(("a", "b"), grid, np.array([1.0, 2.0, 3.0]), 1e20,
+                       share_range={"a": [0.7, 0.9], "b": [0.1, 0.3]})  # fmt: skip
+    assert "may lie beyond what was sampled" in top.edge_advice
+    flat = MixtureCurve(("a", "b"), grid, np.full(3, 100.0), 1e26, target="arc")
+    assert flat.best_ratio is None and not flat.at_scan_edge
+    assert flat.notes == [flat.tie_note] and "saturated" in flat.tie_note

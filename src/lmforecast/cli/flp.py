@@ -371,14 +371,9 @@ def _flpm_optimize(args) -> int:
         "performance": float(mc.performance[mc.best_index]),
         "curve": mc.curve(),
     }
-    edge = (  # the best share sits on an end of the scan that is not 0 or 1: look further
-        len(est.sources_) == 2
-        and not mc.flat
-        and mc.best_index in (0, len(mc.performance) - 1)
-        and 0.0 < mc.best_ratio < 1.0
-    )
-    res["at_scan_edge"] = bool(edge)
-    note = _tie_note(est, mc)
+    edge = mc.edge_advice
+    res["at_scan_edge"] = mc.at_scan_edge
+    note = mc.tie_note
     if mc.flat:  # no best ratio: say why (flat at the clipped bound: saturated)
         res["flat"], res["saturated"] = True, mc.saturated
     if note:
@@ -400,7 +395,7 @@ def _flpm_optimize(args) -> int:
         print(
             f"{where}best ratio {res['best_ratio']} -> {name} {res['performance']:.2f} points "
             f"(scan of {n} mixtures)"
-            + (f" at the end of the scanned range: {_edge_advice(est, mc)}" if edge else "")
+            + (f" at the end of the scanned range: {edge}" if edge else "")
             + (f"\nnote: {note}" if note else "")
         )
     if est.bootstrap:
@@ -415,43 +410,6 @@ def _flpm_optimize(args) -> int:
 def _at_bound(iv) -> bool:
     """An FLP-M score interval that is null (collapsed onto a bound) or touches 0 or 100."""
     return iv is None or iv[0] <= 0 or iv[1] >= 100
-
-
-def _tie_note(est, mc) -> str | None:
-    """What a scan with tied mixtures means (None when nothing ties)."""
-    score, n = float(mc.performance[mc.best_index]), len(mc.performance)
-    clipped = " (forecasts are clipped to the score range [0, 100])" if score in (0, 100) else ""
-    if mc.saturated:
-        return (
-            f"all {n} scanned mixtures forecast {est.settings_.name} {score:.2f} points, the "
-            "end of the score range: the scan is saturated (forecasts are clipped there) and "
-            "cannot rank the mixtures; the law is extrapolated past where it holds"
-        )
-    if mc.flat:
-        return (
-            f"all {n} scanned mixtures forecast {est.settings_.name} {score:.2f} points: the "
-            "forecast does not vary with the mixture at this compute (a flat scan), so it "
-            "cannot rank the mixtures"
-        )
-    if mc.n_tied > 1:
-        return (
-            f"{mc.n_tied} of {n} scanned mixtures tie at {score:.2f} points{clipped}: the best "
-            "ratio is the first of them, the scan cannot rank them"
-        )
-    return None
-
-
-def _edge_advice(est, mc) -> str:
-    """What a best share on the end of the scan means: scan further, or (where the scan already
-    reaches the sampling models' own extreme share) the optimum may lie beyond what was sampled."""
-    rng = est.share_range_
-    src, share = est.sources_[-1], float(mc.best_ratio)
-    if rng and not (rng[src][0] + 1e-9 < share < rng[src][1] - 1e-9):
-        return (
-            f"the sampling models' extreme {src} share, so the optimum may lie beyond what was "
-            "sampled (a wider scan would extrapolate in mixture space)"
-        )
-    return "widen --ratios"
 
 
 _MIX_BASIS = (

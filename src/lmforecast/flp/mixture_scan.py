@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning, InputError
+from ..params import check
 from .intervals import BOUNDS, interval_or_none, null_at_bounds
 
 
@@ -31,7 +32,8 @@ class MixtureScan:
         self._warn_outside_shares(R)
         perf = self.predict(R * flops)
         self._warn_compute_range(flops, flops, "mixture scan")
-        return MixtureCurve(self.sources_, R, perf, float(flops))
+        return MixtureCurve(self.sources_, R, perf, float(flops), target=self.settings_.name,
+                            share_range=self.share_range_)  # fmt: skip
 
     def predict_interval(self, flops_per_source, *, level: float = 0.9, kind: str = "prediction"):
         """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
@@ -57,8 +59,7 @@ class MixtureScan:
         to it if need be). Returns {"performance": [lo, hi] or None (undefined at a bound,
         flp.intervals), "best_ratio": [lo, hi] (last source's share; for K > 2, per source), or
         None where the point scan is flat (no best ratio) or every draw is, and "flat_draws"}."""
-        if not (isinstance(level, int | float) and 0 < level < 1):
-            raise InputError(f"level must be strictly between 0 and 1, got {level!r}")
+        level = check("level", level)
         F = curve.ratios * curve.flops
         P = np.clip(self.score_draws(F, "confidence"), *BOUNDS)
         flat = np.array([_flat(p) for p in P], bool)
@@ -151,6 +152,8 @@ class MixtureCurve:
     ratios: np.ndarray  # (m, K) shares of each source, rows sum to 1
     performance: np.ndarray  # (m,)
     flops: float
+    target: str = "the score"  # the forecast task's name, for the notes
+    share_range: dict | None = None  # {source: [min, max]} share of the sampling models
 
     @property
     def best_index(self) -> int:
@@ -184,6 +187,62 @@ class MixtureCurve:
             return None
         r = self.ratios[self.best_index]
         return float(r[-1]) if len(self.sources) == 2 else r.tolist()
+
+    @property
+    def at_scan_edge(self) -> bool:
+        """Two sources, and the best share sits on an end of the scan that is not 0 or 1: a
+        wider scan may find a better mixture."""
+        return (len(self.sources) == 2 and not self.flat
+                and self.best_index in (0, len(self.performance) - 1)
+                and 0.0 < self.best_ratio < 1.0)  # fmt: skip
+
+    @property
+    def tie_note(self) -> str | None:
+        """What a scan with tied mixtures means (None when nothing ties)."""
+        score, n = float(self.performance[self.best_index]), len(self.performance)
+        if self.saturated:
+            return (
+                f"all {n} scanned mixtures forecast {self.target} {score:.2f} points, the "
+                "end of the score range: the scan is saturated (forecasts are clipped there) "
+                "and cannot rank the mixtures; the law is extrapolated past where it holds"
+            )
+        if self.flat:
+            return (
+                f"all {n} scanned mixtures forecast {self.target} {score:.2f} points: the "
+                "forecast does not vary with the mixture at this compute (a flat scan), so it "
+                "cannot rank the mixtures"
+            )
+        if self.n_tied > 1:
+            clipped = ""
+            if score in BOUNDS:
+                clipped = " (forecasts are clipped to the score range [0, 100])"
+            return (
+                f"{self.n_tied} of {n} scanned mixtures tie at {score:.2f} points{clipped}: the "
+                "best ratio is the first of them, the scan cannot rank them"
+            )
+        return None
+
+    @property
+    def edge_advice(self) -> str | None:
+        """At the end of the scan (`at_scan_edge`): scan further, or (where the scan already
+        reaches the sampling models' own extreme share) the optimum may lie beyond what was
+        sampled. None elsewhere."""
+        if not self.at_scan_edge:
+            return None
+        rng, src, share = self.share_range, self.sources[-1], float(self.best_ratio)
+        if rng and not (rng[src][0] + 1e-9 < share < rng[src][1] - 1e-9):
+            return (
+                f"the sampling models' extreme {src} share, so the optimum may lie beyond what "
+                "was sampled (a wider scan would extrapolate in mixture space)"
+            )
+        return "widen the scanned ratios (CLI: --ratios)"
+
+    @property
+    def notes(self) -> list[str]:
+        """The scan's notes, as the CLI prints them: the edge advice and the tie note."""
+        edge = self.edge_advice
+        notes = [f"best ratio at the end of the scanned range: {edge}"] if edge else []
+        return notes + ([self.tie_note] if self.tie_note else [])
 
     def curve(self) -> list:
         if len(self.sources) == 2:
