@@ -83,3 +83,28 @@ def test_mixture_scan_notes_come_from_the_library():
     flat = MixtureCurve(("a", "b"), grid, np.full(3, 100.0), 1e26, target="arc")
     assert flat.best_ratio is None and not flat.at_scan_edge
     assert flat.notes == [flat.tie_note] and "saturated" in flat.tie_note
+
+
+def test_osl_missing_scores_are_counted_or_refused_by_the_library():
+    """App. B.3: Table B.1 has empty cells; the library counts them (the note `osl` prints)
+    among the models that have the target, or refuses the table with missing="refuse"."""
+    import numpy as np
+
+    from lmforecast.errors import InputError
+    from lmforecast.osl.data import default_metrics, load_table_b1
+    from lmforecast.osl.missing import missing_notes
+
+    table = load_table_b1()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        metrics = default_metrics(table)
+    empty = int(np.isnan(table[metrics].to_numpy(float)).sum())
+    assert empty > 0
+    notes = missing_notes(table)
+    assert [n for n in notes if n.startswith(f"benchmarks: {empty} empty cell(s) in ")]
+    with pytest.raises(InputError, match=r"is empty and missing='refuse' \(CLI: --missing"):
+        missing_notes(table, missing="refuse")
+    full = table.dropna(subset=metrics)
+    assert not [n for n in missing_notes(full, missing="refuse") if "empty" in n]
+    with pytest.raises(InputError, match="missing must be one of 'impute', 'refuse'"):
+        missing_notes(table, missing="guess")

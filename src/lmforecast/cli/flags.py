@@ -250,55 +250,20 @@ def add_missing_flag(p: argparse.ArgumentParser) -> None:
 
 
 def osl_notes(args: argparse.Namespace) -> list[str]:
-    """OSL: which benchmark columns span the capability space and how many cells were missing
-    (imputed as the paper does, App. B.3), or an InputError with ``--missing refuse``. The
+    """OSL's notes on the benchmark table (`osl.missing.missing_notes`: the columns used, the
+    empty cells imputed as App. B.3 does), or its InputError with ``--missing refuse``. The
     notes are printed after the verb succeeds (a failing verb prints only its error line)."""
-    import warnings
+    from ..osl.data import read_benchmarks
+    from ..osl.missing import missing_notes
 
-    import numpy as np
-    import pandas as pd
-
-    from ..osl.data import BASE_METRICS, MODEL, default_metrics, read_benchmarks
-
-    notes = []
-    table = read_benchmarks(args.benchmarks)
     given = getattr(args, "metrics", None)
-    target = getattr(args, "target", None)  # the target is forecast, never a predictor
-    exclude = tuple(getattr(args, "exclude_metric", None) or ()) + ((target,) if target else ())
-    if given:
-        metrics = [t.strip() for t in given.split(",") if t.strip()]
-    else:
-        with warnings.catch_warnings():  # the verb itself says which columns it leaves out
-            warnings.simplefilter("ignore")
-            metrics = default_metrics(table, exclude)
-        known = [m for m in BASE_METRICS if m in table.columns]
-        absent = [m for m in BASE_METRICS if m not in table.columns and m not in exclude]
-        if known and absent:
-            notes.append(
-                f"benchmarks: the capability space uses {', '.join(metrics)}; the paper's "
-                f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not in the table"
-            )
-    metrics = [m for m in metrics if m in table.columns and m != target]
-    if not metrics or not all(pd.api.types.is_numeric_dtype(table[m]) for m in metrics):
-        return notes  # the handler names the problem
-    if target in table.columns:  # models without the target are not fitted: not counted
-        table = table[table[target].notna()].reset_index(drop=True)
-    miss = np.isnan(table[metrics].to_numpy(float))
-    if not miss.any():
-        return notes
-    i, j = (int(k[0]) for k in np.nonzero(miss))
-    if args.missing == "refuse":
-        raise InputError(
-            f"benchmarks: column {metrics[j]!r} row {i + 1} ({table[MODEL].iloc[i]}) is empty "
-            f"and --missing refuse was given ({int(miss.sum())} empty cell(s) in the benchmark "
-            "columns); fill them, or use --missing impute (the paper's PCA imputation)"
-        )
-    notes.append(
-        f"benchmarks: {int(miss.sum())} empty cell(s) in {int(miss.any(axis=0).sum())} benchmark "
-        "column(s) were imputed by iterative PCA as the paper does (App. B.3); "
-        "--missing refuse refuses them"
+    return missing_notes(
+        read_benchmarks(args.benchmarks),
+        metrics=[t.strip() for t in given.split(",") if t.strip()] if given else None,
+        target=getattr(args, "target", None),
+        exclude=getattr(args, "exclude_metric", None) or (),
+        missing=args.missing,
     )
-    return notes
 
 
 def preflight(args: argparse.Namespace) -> list[str]:
