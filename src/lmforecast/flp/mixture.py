@@ -60,6 +60,8 @@ def fit_stage1(law, X, L) -> FitResult:
 class FLPM(Estimator, MixtureScan):
     """FLP-M forecaster for one task (sklearn-style; learned attributes end in _).
 
+    Scores are points (0-100) in and out, as Chen et al. report them (Sec. 5-6).
+
     `bootstrap` (default 50) resamples both stages for `predict_interval`; 0 turns intervals off.
 
     Runs with a source share of 0 (the paper's ratio-0 models, Sec. 5.1) have log C_i = -inf in

@@ -119,6 +119,8 @@ def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
 class FLP(Estimator):
     """Two-stage downstream forecaster for one task (sklearn-style; learned attributes end in _).
 
+    Scores are points (0-100) in and out, as Chen et al. report accuracies (Table 2).
+
     `random_performance` defaults to the task's Table 2 value (unknown tasks must give it);
     `threshold` is the emergence margin in points (5, Sec. 3.3); `bootstrap` resamples per stage.
     """

@@ -61,6 +61,8 @@ from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 class ObservationalScalingLaw(Estimator):
     """Fit and validate an observational scaling law (Sec. 3.4, Alg. 1; holdouts of Sec. 4).
 
+    Benchmark scores and forecasts are fractions (0-1), as Ruan et al.'s tables write them.
+
     Parameters
     - n_components: K principal components (3, Sec. 3.2).
     - x: "pcs" (the observational law), "flops" or "size" (compute baselines, log10 scale).

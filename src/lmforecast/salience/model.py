@@ -109,6 +109,8 @@ def head_objective(
 class CapabilitySalience(Estimator):
     """Learn per-token weights W whose weighted loss predicts a task's accuracy (Algorithm 2).
 
+    Accuracies (and `random_accuracy`) are fractions (0-1) in and out, as Eq. 2 writes them.
+
     Parameters
     ----------
     random_accuracy : gamma of Eq. 2, the task's random-guess accuracy (not fitted).
