@@ -108,3 +108,27 @@ def test_osl_missing_scores_are_counted_or_refused_by_the_library():
     assert not [n for n in missing_notes(full, missing="refuse") if "empty" in n]
     with pytest.raises(InputError, match="missing must be one of 'impute', 'refuse'"):
         missing_notes(table, missing="guess")
+
+
+def test_distill_verdict_and_interval_come_from_the_library(tmp_path, capsys):
+    """Eq. 8 with the paper's coefficients: the library's student forecast is the JSON that
+    `distill predict` prints (interval, verdict), for a measured and a size-given teacher."""
+    import json
+
+    from lmforecast.distill import DistillationScalingLaw
+    from lmforecast.distill.verdicts import student_forecast
+
+    m = DistillationScalingLaw.from_preset()  # the CLI's default coefficients
+    for teacher, flags in (({"teacher_loss": 2.3}, ["--teacher-loss", "2.3"]),
+                           ({"teacher_params": 7e9, "teacher_tokens": 1.4e11},
+                            ["--teacher-params", "7e9", "--teacher-tokens", "1.4e11"])):  # fmt: skip
+        f = student_forecast(m, 1e9, 2e10, level=0.9, **teacher)
+        lo, hi = f.interval
+        assert lo <= f.student_loss <= hi and f.notes == []
+        assert f.verdict == ("distill" if hi < f.supervised_loss else
+                             "train supervised" if lo > f.supervised_loss else "too close to call")
+        assert main(["distill", "predict", "--student-params", "1e9", "--student-tokens", "2e10",
+                     *flags, "--json"]) == 0  # fmt: skip
+        assert json.loads(capsys.readouterr().out) == f.to_dict()
+    with pytest.raises(Exception, match="give teacher_loss, or teacher_params"):
+        student_forecast(m, 1e9, 2e10)

@@ -10,18 +10,15 @@ import numpy as np
 
 from ..distill.checks import (
     fmt_loss,
-    pinned,
     pinned_note,
     range_notes,
     units_notes,
-    verdict,
     verdict_text,
 )
 from ..distill.planning import VAR_MAX, VAR_MIN, plan_notes
 from ..distill.teacher_uncertainty import plan_teacher_log_sd, teacher_basis, teacher_log_sd
+from ..distill.verdicts import NO_DRAWS, student_forecast
 from ..errors import DomainWarning
-
-NO_DRAWS = "the fit has no bootstrap samples (refit with --bootstrap B > 0)"
 
 
 def warn_notes(notes) -> None:
@@ -38,14 +35,6 @@ def interval_fields(m, level, compute) -> dict:
     lo, hi = compute()
     return {"interval": [float(lo), float(hi)], "level": level,
             "interval_basis": m.interval_basis()}  # fmt: skip
-
-
-def _unpin(out: dict, LS: float, LT: float) -> None:
-    """A zero-width interval is no interval: replace it by a note saying why (`pinned_note`)."""
-    iv = out.get("interval")
-    if iv is not None and bool(pinned(LS, *iv)):
-        out.update(interval=None, interval_note="no interval: " + pinned_note(LS, LT))
-        out.pop("interval_basis", None)
 
 
 # ---- predict -------------------------------------------------------------------------------
@@ -67,20 +56,9 @@ def predict(m, args) -> dict:
         notes += units_notes(args.teacher_params, args.teacher_tokens, "--teacher-params",
                              "--teacher-tokens")  # fmt: skip
     warn_notes(notes + range_notes(m, labels, N_S=NS, D_S=DS, L_T=LT, N=args.teacher_params))
-    LS = float(m.predict(NS, DS, LT))
-    sup = float(m.supervised_loss(NS, DS))
-    out = {"student_loss": LS, "teacher_loss": LT, "supervised_loss": sup}
-    # a teacher given by size and tokens: L_T is a forecast, drawn from the supervised law's
-    # interval (teacher_uncertainty); a measured --teacher-loss is taken as it is
-    teacher = {"N_T": args.teacher_params, "D_T": args.teacher_tokens} if by_size else {}
-    out.update(interval_fields(m, args.level, lambda: m.predict_interval(
-        NS, DS, None if by_size else LT, level=args.level, **teacher)))  # fmt: skip
-    _unpin(out, LS, LT)
-    if by_size and out["interval"] is not None:
-        sd = teacher_log_sd(m, args.teacher_params, args.teacher_tokens)
-        out["interval_basis"] += "; " + teacher_basis(m, sd)
-    out["verdict"] = verdict(LS, sup, *(out["interval"] or (None, None)))
-    return out
+    teacher = ({"teacher_params": args.teacher_params, "teacher_tokens": args.teacher_tokens}
+               if by_size else {"teacher_loss": LT})  # fmt: skip
+    return student_forecast(m, NS, DS, level=args.level, **teacher).to_dict()
 
 
 def _helps(v: str, sup: float, level: float) -> str:
