@@ -161,6 +161,7 @@ FLAG_TYPES = {
     "--top": int_range(1),
     "--max-rows": int_range(1),
     "--min-gain": float_range(0.0, 1.0, hi_open=True),
+    "--zero-floor": float_range(0.0, 1.0, lo_open=True, hi_open=True),
 }
 
 #: Flags naming input files (a folder there is refused at the door).

@@ -105,6 +105,7 @@ def register(sub) -> None:
     f.add_argument(
         "--zero-share",
         default="floor",
+        choices=("floor", "drop"),
         help="runs with a source share of 0: 'floor' its compute at --zero-floor x the total "
         "(default), or 'drop' them from stage 1 (docs/flp.md: held-out comparison)",
     )
@@ -258,26 +259,9 @@ def _flp_predict(args) -> int:
 # ---- flpm --------------------------------------------------------------------------------
 
 
-def _zero_share_flags(args) -> tuple[str, float]:
-    from ..flp.mixture import ZERO_SHARES
-
-    if args.zero_share not in ZERO_SHARES:
-        raise InputError(f"--zero-share must be floor or drop, got {args.zero_share!r}")
-    try:
-        floor = float(args.zero_floor)
-    except ValueError:
-        raise InputError(f"--zero-floor: {args.zero_floor!r} is not a number") from None
-    if not (math.isfinite(floor) and 0 < floor < 1):
-        raise InputError(f"--zero-floor must be in (0, 1), got {args.zero_floor}")
-    return args.zero_share, floor
-
-
 def _flpm_fit(args) -> int:
-    zero_share, zero_floor = _zero_share_flags(args)
     out = check_writable(args.out)
     check_out_format(out, (".json",))
-    if args.steps < 1:
-        raise InputError(f"--steps must be >= 1, got {args.steps}")
     runs, ck = _read(args)
     est = FLPM(
         args.task,
@@ -288,8 +272,8 @@ def _flpm_fit(args) -> int:
         steps=args.steps,
         bootstrap=args.bootstrap,
         seed=args.seed,
-        zero_share=zero_share,
-        zero_floor=zero_floor,
+        zero_share=args.zero_share,
+        zero_floor=args.zero_floor,
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
         atomic_write_text(out, est.to_json())
