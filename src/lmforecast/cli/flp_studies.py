@@ -50,8 +50,6 @@ def _study_flags(p: argparse.ArgumentParser) -> None:
 def _study_inputs(args):
     out = check_writable(args.out)
     check_out_format(out, (".json", ".csv"))
-    if args.steps < 1:
-        raise InputError(f"--steps must be >= 1, got {args.steps}")
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
     if not tasks:
         raise InputError(f"--task: no task name in {args.task!r}")

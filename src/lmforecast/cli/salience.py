@@ -229,8 +229,6 @@ def _fit(args) -> int:
     check_out_format(out, (".json",))
     if args.preset is not None and args.preset not in PRESETS:
         raise InputError(f"--preset must be one of {', '.join(PRESETS)}, got {args.preset!r}")
-    if args.steps is not None and args.steps < 0:
-        raise InputError(f"--steps must be >= 0, got {args.steps}")
     if args.model is not None and args.features is not None:
         raise InputError("give at most one of --model and --features")
     extractor = HashedNgramFeatures(args.feature_dim)
