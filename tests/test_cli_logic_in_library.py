@@ -44,7 +44,7 @@ def test_the_cli_prints_the_library_warning(piqa, tmp_path, capsys):
                  "--bootstrap", "5", "--json"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 0
-    assert "warning: bootstrap=5 (CLI: --bootstrap): the interval's ends come from 5" in err
+    assert "warning: bootstrap=5 (CLI: --bootstrap 5): the interval's ends come from 5" in err
 
 
 def test_a_saved_fit_says_its_kind(piqa, tmp_path):

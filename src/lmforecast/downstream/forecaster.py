@@ -220,9 +220,10 @@ class DownstreamForecaster(Estimator):
             ok = {k: v for k, v in self.selection_errors_.items() if np.isfinite(v)}
             self.selected_ = min(ok, key=ok.get) if ok else "ensemble"
         if 2 <= self.bootstrap < FEW_REPLICATES:
-            warnings.warn(f"bootstrap={self.bootstrap} (CLI: --bootstrap): the interval's ends "
-                          f"come from {self.bootstrap} replicates and are rough; use "
-                          f"{FEW_REPLICATES} or more (default 200)", stacklevel=3)  # fmt: skip
+            b = self.bootstrap
+            warnings.warn(f"bootstrap={b} (CLI: --bootstrap {b}): the interval's ends come from "
+                          f"{b} replicates and are rough; use {FEW_REPLICATES} or more "
+                          "(default 200)", stacklevel=3)  # fmt: skip
         return self
 
     def _internal_backtest(self, td: TaskData) -> dict:
