@@ -119,9 +119,10 @@ def test_distill_verdict_and_interval_come_from_the_library(tmp_path, capsys):
     from lmforecast.distill.verdicts import student_forecast
 
     m = DistillationScalingLaw.from_preset()  # the CLI's default coefficients
-    for teacher, flags in (({"teacher_loss": 2.3}, ["--teacher-loss", "2.3"]),
-                           ({"teacher_params": 7e9, "teacher_tokens": 1.4e11},
-                            ["--teacher-params", "7e9", "--teacher-tokens", "1.4e11"])):  # fmt: skip
+    by_size = ["--teacher-params", "7e9", "--teacher-tokens", "1.4e11"]
+    cases = (({"teacher_loss": 2.3}, ["--teacher-loss", "2.3"]),
+             ({"teacher_params": 7e9, "teacher_tokens": 1.4e11}, by_size))  # fmt: skip
+    for teacher, flags in cases:
         f = student_forecast(m, 1e9, 2e10, level=0.9, **teacher)
         lo, hi = f.interval
         assert lo <= f.student_loss <= hi and f.notes == []
