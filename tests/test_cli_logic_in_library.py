@@ -126,8 +126,13 @@ def test_distill_verdict_and_interval_come_from_the_library(tmp_path, capsys):
         f = student_forecast(m, 1e9, 2e10, level=0.9, **teacher)
         lo, hi = f.interval
         assert lo <= f.student_loss <= hi and f.notes == []
-        assert f.verdict == ("distill" if hi < f.supervised_loss else
-                             "train supervised" if lo > f.supervised_loss else "too close to call")
+        assert f.verdict == (
+            "distill"
+            if hi < f.supervised_loss
+            else "train supervised"
+            if lo > f.supervised_loss
+            else "too close to call"
+        )
         assert main(["distill", "predict", "--student-params", "1e9", "--student-tokens", "2e10",
                      *flags, "--json"]) == 0  # fmt: skip
         assert json.loads(capsys.readouterr().out) == f.to_dict()

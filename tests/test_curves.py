@@ -237,8 +237,11 @@ def test_a_prior_fit_saves_and_reloads_and_bad_priors_are_refused(tmp_path):
     assert abs(est.predict(plan)[-1] / truth - 1) < 0.006  # the other runs' decay response
     back = CurveLaw.load(est.save(tmp_path / "fit.json"))
     assert back.to_json() == est.to_json()
-    assert np.array_equal(np.column_stack(back.predict_interval(plan)),
-                          np.column_stack(est.predict_interval(plan)), equal_nan=True)
+    assert np.array_equal(
+        np.column_stack(back.predict_interval(plan)),
+        np.column_stack(est.predict_interval(plan)),
+        equal_nan=True,
+    )
     plain = json.loads(CurveLaw(n_boot=0, prior=None).fit(table).to_json())
     del plain["params"]["prior"], plain["models"]["all"]["prior"]  # a fit saved without them
     assert CurveLaw.from_dict(plain).prior is None
@@ -294,8 +297,11 @@ def test_save_load_bit_for_bit_and_params(sim, tmp_path):
     assert back.to_json() == est.to_json()
     new = schedule("new", 25000, "wsd")
     assert np.array_equal(back.predict(new), est.predict(new))
-    assert np.array_equal(np.column_stack(back.predict_interval(new)),
-                          np.column_stack(est.predict_interval(new)), equal_nan=True)
+    assert np.array_equal(
+        np.column_stack(back.predict_interval(new)),
+        np.column_stack(est.predict_interval(new)),
+        equal_nan=True,
+    )
     clone = CurveLaw(**est.get_params())
     assert clone.get_params() == est.get_params()
     with pytest.raises(NotFittedError):

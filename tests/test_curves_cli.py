@@ -65,8 +65,17 @@ def test_curves_out_alone_needs_neither_params_nor_tokens(tmp_path, cli):
     ev = cv[cv["loss"].notna()]
     np.testing.assert_allclose(ev["loss"], 5.1 - ev["step"] / 200)
     # the runs table still needs them: asked for, it is refused and nothing is written
-    code, _, err = cli("runs", "import", tmp_path / "r2.jsonl", "--format", "jsonl",
-                       "--out", tmp_path / "runs.csv", "--curves-out", tmp_path / "c2.csv")
+    code, _, err = cli(
+        "runs",
+        "import",
+        tmp_path / "r2.jsonl",
+        "--format",
+        "jsonl",
+        "--out",
+        tmp_path / "runs.csv",
+        "--curves-out",
+        tmp_path / "c2.csv",
+    )
     assert code == 2 and "tokens" in err
     assert not (tmp_path / "runs.csv").exists() and not (tmp_path / "c2.csv").exists()
 

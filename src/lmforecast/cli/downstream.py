@@ -102,7 +102,6 @@ def add_evals_fit_flags(
         add_output_flags(p)
 
 
-
 def fit_from_evals(args) -> int:
     """Handler of `downstream fit` and `flp fit --evals`."""
     out = check_writable(args.out)

@@ -157,12 +157,16 @@ def _settings(mine: pd.DataFrame, peak, floor, warmup, notes,
         floor = float(min(_after_peak(g)["lr"].min() for g in runs))
         if floor >= peak * (1 - 1e-9):
             floor = 0.1 * peak
-            said = (f"the fitted runs never lower their learning rate: the floor is set to 10% "
-                    f"of the peak ({floor:.4g})")
+            said = (
+                f"the fitted runs never lower their learning rate: the floor is set to 10% "
+                f"of the peak ({floor:.4g})"
+            )
             if prior:
-                said += (f"; they identify L0, A and alpha, and how the loss answers a decay "
-                         f"(B, C, beta, gamma) comes from the prior ({prior.get('source')}), "
-                         "not from these runs")
+                said += (
+                    f"; they identify L0, A and alpha, and how the loss answers a decay "
+                    f"(B, C, beta, gamma) comes from the prior ({prior.get('source')}), "
+                    "not from these runs"
+                )
             else:
                 said += ", and how the loss answers a decay is not identified from them"
             notes.append(said)

@@ -46,8 +46,14 @@ class StudentForecast:
 
 
 def student_forecast(
-    m, student_params, student_tokens, *, teacher_loss=None, teacher_params=None,
-    teacher_tokens=None, level=0.9,
+    m,
+    student_params,
+    student_tokens,
+    *,
+    teacher_loss=None,
+    teacher_params=None,
+    teacher_tokens=None,
+    level=0.9,
 ) -> StudentForecast:
     """L_S (Eq. 8) of a student of `student_params` x `student_tokens` from the fitted law `m`,
     with a measured `teacher_loss` or a teacher given by `teacher_params` x `teacher_tokens`
