@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench_scripts import load
 from lmforecast.curves import CurveLaw, read_curves
 from lmforecast.curves.fit import RunPoints, design, run_schedule
 from lmforecast.curves.laws import to_fit, value
@@ -67,6 +68,28 @@ def test_the_authors_protocol(mpl, size, paper_mean, paper_worst):
     assert e.mean() < 0.0019  # pooled over every point (the 72,000-step curves weigh most)
     assert per_curve < paper_mean * 1.05  # PredE computed as the authors do, near the paper's
     assert per_curve_worst < paper_worst * 1.3  # WorstE likewise: 0.51% / 0.60% vs 0.41% / 0.58%
+
+
+@pytest.mark.slow
+def test_the_authors_parameters_on_these_curves_bound_the_protocol(mpl):
+    """The paper's PredE was computed on curves that differ from the shared CSVs by a loss offset:
+    its published parameters miss these curves by over 2%; with only L0 re-estimated on the
+    three fitted curves they reach PredE 0.109% / 0.151% / 0.221%. Our fit stays within 5% of
+    that at 25M and below it at 100M and 400M (benchmarks/curves_mpl_published.py)."""
+    bench = load("curves_mpl_published")
+    for size, slack in (("25M", 1.05), ("100M", 1.0), ("400M", 1.0)):
+        table = read_curves(read_mpl_size(mpl, size))
+        fit_runs = {f"{size}/{r}" for r in PROTOCOL_FIT}
+        curves = bench.published_forecast(table, size)
+        held = [c for c in curves if c[0] not in fit_runs]
+        assert bench.pred_e(held)[0] > 2.0  # as published: not these curves
+        shift = bench.l0_shift(curves, fit_runs)
+        assert 0.08 < shift < 0.2
+        oracle = bench.pred_e([(r, p + shift, t) for r, p, t in held])[0]
+        est = CurveLaw(n_boot=0).fit(table[table["run"].isin(fit_runs)])
+        ours = bench.pred_e([(r, est.predict(table[table["run"] == r])[_logged(
+            table[table["run"] == r])], t) for r, _, t in held])[0]  # fmt: skip
+        assert ours <= oracle * slack, (size, ours, oracle)
 
 
 def test_the_reader_adds_the_warmup_and_places_the_two_stage_drop(mpl):

@@ -23,6 +23,13 @@ SCHEDULES = ("constant_24000", "constant_72000", "cosine_24000", "cosine_72000",
              "wsdcon_18")  # fmt: skip
 PROTOCOL_FIT = ("cosine_24000", "constant_24000", "wsdcon_9")
 WARMUP_STEPS, PEAK_LR, DROP_STEP = 2160, 3e-4, 8000
+# the authors' fitted parameters (L0, A, alpha, B, C, beta, gamma) per size, as their repository
+# reports them beside the protocol's errors (Luo et al. 2025, Table/README of loss_curve_repo)
+PUBLISHED_PARAMS = {
+    "25M": (3.040, 0.525, 0.508, 363.8, 2.066, 0.583, 0.641),
+    "100M": (2.651, 0.601, 0.453, 437.9, 2.132, 0.598, 0.655),
+    "400M": (2.375, 0.654, 0.429, 523.4, 2.025, 0.594, 0.635),
+}
 
 
 def read_mpl_run(path: str | Path, run: str | None = None, n: float | None = None,
