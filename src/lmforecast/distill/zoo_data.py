@@ -8,6 +8,9 @@ scales A', B', the teacher-loss exponent c0 and the break location d1 free.
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning, InputError
@@ -48,9 +51,34 @@ def student_groups(runs: pd.DataFrame) -> list[tuple[tuple[float, float], pd.Dat
     return [(k, g.sort_values("L_T")) for k, g in runs.groupby(["N_S", "D_S"])]
 
 
+def zoo_backtest_fits(
+    zoo, *, bootstrap: int = 32, seed: int = 0, n_jobs: int = 1
+) -> dict[str, tuple[np.ndarray, DistillationScalingLaw]]:
+    """The fits of `zoo_backtest`: {split: (held-out mask over `zoo_distillation_runs`, law
+    fitted to the other runs)}. They do not depend on how the forecasts give the teacher, so
+    one set serves both `teacher` modes (pass it as `zoo_backtest(..., fits=...)`)."""
+    runs = zoo_distillation_runs(zoo.distillation)
+    fixed = zoo_fixed_coefficients()
+    C = (runs["N_S"] * runs["D_S"]).to_numpy()
+    splits = {
+        "size": (runs["N_S"] > runs["N_S"].min()).to_numpy(),
+        "compute": C > np.median(C),
+    }
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DomainWarning)  # E -> 0 on the zoo (docs/zoo.md)
+        sup = SupervisedScalingLaw(form="chinchilla").fit(zoo.supervised_runs())
+        for name, held in splits.items():
+            m = DistillationScalingLaw(
+                sup, fixed=fixed, n_polish=8, bootstrap=bootstrap, seed=seed, n_jobs=n_jobs
+            ).fit(runs[~held])
+            out[name] = (held, m)
+    return out
+
+
 def zoo_backtest(
     zoo, *, bootstrap: int = 32, level: float = 0.9, seed: int = 0, n_jobs: int = 1,
-    teacher: str = "measured",
+    teacher: str = "measured", fits=None,
 ) -> pd.DataFrame:  # fmt: skip
     """Forecast the zoo's larger distilled students from its smaller ones, with intervals.
 
@@ -63,30 +91,20 @@ def zoo_backtest(
     row per forecast: split, the run's columns, pred, lo, hi, covered and relative errors.
     `teacher="forecast"`: each teacher given by its size and tokens (N_T, D_T), its loss the
     supervised law's forecast, drawn in the interval (docs/distill_validation.md, "The teacher's
-    uncertainty"), as when planning with a teacher not yet trained.
+    uncertainty"), as when planning with a teacher not yet trained. `fits`: the result of
+    `zoo_backtest_fits` for the same zoo (then `bootstrap`, `seed` and `n_jobs` are its own);
+    None fits here.
     """
     if teacher not in ("measured", "forecast"):
         raise InputError(f"teacher must be 'measured' or 'forecast', got {teacher!r}")
-    import warnings
-
-    import numpy as np
-
+    if fits is None:
+        fits = zoo_backtest_fits(zoo, bootstrap=bootstrap, seed=seed, n_jobs=n_jobs)
     runs = zoo_distillation_runs(zoo.distillation)
-    fixed = zoo_fixed_coefficients()
-    C = (runs["N_S"] * runs["D_S"]).to_numpy()
-    splits = {
-        "size": (runs["N_S"] > runs["N_S"].min()).to_numpy(),
-        "compute": C > np.median(C),
-    }
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DomainWarning)  # E -> 0 on the zoo (docs/zoo.md)
-        sup = SupervisedScalingLaw(form="chinchilla").fit(zoo.supervised_runs())
-        for name, held in splits.items():
-            tr, te = runs[~held], runs[held].copy()
-            m = DistillationScalingLaw(
-                sup, fixed=fixed, n_polish=8, bootstrap=bootstrap, seed=seed, n_jobs=n_jobs
-            ).fit(tr)
+        for name, (held, m) in fits.items():
+            te = runs[held].copy()
             NS, DS = te["N_S"].to_numpy(), te["D_S"].to_numpy()
             kw = ({"teacher_loss": te["L_T"].to_numpy()} if teacher == "measured"
                   else {"N_T": te["N_T"].to_numpy(), "D_T": te["D_T"].to_numpy()})  # fmt: skip
@@ -107,4 +125,5 @@ __all__ = [
     "zoo_fixed_coefficients",
     "student_groups",
     "zoo_backtest",
+    "zoo_backtest_fits",
 ]
