@@ -13,20 +13,26 @@ non-finite interval it is a failed forecast, counted and shown, never a covered 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is loaded by the scoring functions that use it, not by `z_of` users
+    import pandas as pd
 
 DEFAULT_LEVELS = (0.5, 0.8, 0.9, 0.95)
 
 
 def z_of(level: float) -> float:
     """Two-sided standard-normal quantile of a central interval at `level` (1.645 for 0.9).
-    `scipy.special.ndtri`, not `scipy.stats.norm`: importing scipy.stats costs ~0.9 s, a third
-    of a whole `supervised fit` call."""
-    from scipy.special import ndtri
-
-    return float(ndtri(0.5 + level / 2))
+    The standard library's `NormalDist.inv_cdf` (Wichura's AS241, accurate to double
+    precision), not scipy: `scipy.special` alone costs ~0.13 s of a `supervised predict` call,
+    `scipy.stats` ~0.9 s."""
+    p = 0.5 + float(level) / 2
+    if not 0.0 < p < 1.0:  # the limits scipy's ndtri gives (+-inf at p = 1, 0; nan beyond)
+        return {1.0: float("inf"), 0.0: float("-inf")}.get(p, float("nan"))
+    return float(NormalDist().inv_cdf(p))
 
 
 def normal_ppf(p):
@@ -58,6 +64,8 @@ def whole_range(f: pd.DataFrame) -> np.ndarray:
 def _inside(f: pd.DataFrame) -> pd.Series:
     """y inside a FINITE, informative [lower, upper]: a non-finite interval or one spanning the
     metric's whole range is a failed forecast (a miss)."""
+    import pandas as pd
+
     lo, hi = f["lower"].to_numpy(float), f["upper"].to_numpy(float)
     ok = np.isfinite(lo) & np.isfinite(hi) & ~whole_range(f)
     y = f["y"].to_numpy(float)
@@ -69,6 +77,8 @@ def summarise_intervals(forecasts: pd.DataFrame, by: Sequence[str], level: float
     non-finite interval or one spanning the metric's whole range is a miss), the counts of both
     (`nonfinite`, `whole_range`), median finite width and mean absolute error of the forecasts at
     nominal `level`."""
+    import pandas as pd
+
     f = forecasts[np.isclose(forecasts["level"].to_numpy(float), level)].copy()
     f["inside"] = _inside(f)
     f["nonfinite"] = ~(np.isfinite(f["lower"]) & np.isfinite(f["upper"]))
@@ -92,6 +102,8 @@ def summarise_intervals(forecasts: pd.DataFrame, by: Sequence[str], level: float
 def calibration_curve(forecasts: pd.DataFrame, by: Sequence[str] = ("method",)) -> pd.DataFrame:
     """Empirical coverage at every nominal level of a forecasts table (for a calibration plot);
     non-finite and whole-range intervals count as misses, as in `summarise_intervals`."""
+    import pandas as pd
+
     inside = _inside(forecasts)
     g = forecasts.assign(inside=inside).groupby([*by, "level"], sort=False)
     return pd.DataFrame({"n": g.size(), "coverage": g["inside"].mean()}).reset_index()
@@ -103,6 +115,8 @@ def truth_summary(forecasts: pd.DataFrame, level: float, by: Sequence[str] = ())
     coverage of the `level` intervals, a missing interval counted as a miss, median width,
     MAE); one row per group of `by` and a last row over every scored forecast (its `by`
     columns 'all'); empty when no row holds the truth."""
+    import pandas as pd
+
     y = pd.to_numeric(forecasts["y"], errors="coerce").to_numpy(float)
     f = forecasts[np.isfinite(y)].assign(level=float(level), _all="all")
     for c in ("y", "y_pred", "lower", "upper"):

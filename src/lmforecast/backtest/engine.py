@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-import pandas as pd
 
 from ..display import SummaryDisplay
 from ..errors import InputError
 from ..parallel import map_tasks
 from ..params import UNIT_OPEN
 from ..store import dump_json, load_json
+
+if TYPE_CHECKING:  # pandas loads where a backtest runs, not at import
+    import pandas as pd
 
 RATIO_BINS = (1.0, 3.0, 10.0, 100.0, np.inf)
 
@@ -51,6 +53,8 @@ class Adapter(Protocol):
 
 def compute_of(df: pd.DataFrame, compute_col: str = "C") -> np.ndarray:
     """The compute of every run: column `compute_col`, else 6 N D from columns N and D."""
+    import pandas as pd
+
     if compute_col in df.columns:
         c = pd.to_numeric(df[compute_col], errors="coerce").to_numpy(float)
     elif {"N", "D"} <= set(df.columns):
@@ -163,6 +167,8 @@ class BacktestResult(SummaryDisplay):
     def summary_table(self, bins: Sequence[float] = RATIO_BINS) -> pd.DataFrame:
         """Per method and ratio bin: forecasts, median |rel. error|, mean rel. error, coverage,
         median relative half-width (NaN where the method has no interval)."""
+        import pandas as pd
+
         f = self.forecasts
         rows = []
         edges = list(bins)
@@ -211,6 +217,8 @@ class BacktestResult(SummaryDisplay):
 
     @classmethod
     def from_dict(cls, d: Mapping) -> BacktestResult:
+        import pandas as pd
+
         return cls(
             forecasts=pd.DataFrame(d["forecasts"]),
             level=d["level"],
@@ -296,6 +304,8 @@ def rolling_origin(
     (docs/scaling-out.md) runs the (cutoff, adapter) fits on Dask; the default runs them here,
     in order; the table is the same either way. `progress` shows a bar of (cutoff, method) fits
     done."""
+    import pandas as pd
+
     UNIT_OPEN.check("--level (level=)", level)
     if isinstance(adapters, Adapter) or hasattr(adapters, "fit"):
         adapters = [adapters]  # type: ignore[list-item]
@@ -331,6 +341,8 @@ def rolling_origin(
 def _backtest_task(payload, shared) -> pd.DataFrame:
     """One (cutoff, adapter) of `rolling_origin`: fit below the cutoff, forecast above it
     (a module-level function of plain data, so it can run on a Dask worker)."""
+    import pandas as pd
+
     i, j = payload
     df, C, y = shared["df"], shared["C"], shared["y"]
     cut, ad, level = shared["cuts"][i], shared["adapters"][j], shared["level"]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.io import read_table
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
 from .common import (
@@ -209,6 +208,8 @@ def _fit(args: argparse.Namespace) -> int:
         raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
     if args.n_cutoffs is not None and args.n_cutoffs < 1:
         raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
+    from ..data.io import read_table  # pandas: loaded by the verbs that read a table
+
     df = read_table(require_runs(args))
     check_max_rows(df, args)
     if args.u_col is not None and args.u_col not in df.columns:
@@ -450,6 +451,8 @@ def _predict_table(args) -> int:
                          "rows one by one, or keep the --out table)")  # fmt: skip
     out = check_writable(args.out, [args.table, *([args.fit] if args.fit else [])])
     check_out_format(out, (".csv", ".json"))
+    from ..data.io import read_table  # pandas: loaded for --table only
+
     model = load_law(args)
     rows, summary = forecast_table(model, read_table(args.table), level=args.level)
     recs = [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}

@@ -21,14 +21,17 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..compute.consistency import NOT_IDENTIFIED, parameter_problems
 from ..errors import DomainWarning, InputError
-from ..fitting import fit_law, huber
+from ..fitting.losses import huber
 from ..laws.compute_power import ComputeND
+
+if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
+    import pandas as pd
 
 AUTO = "auto"
 GAMMA_MIN_SIZES = 5
@@ -165,6 +168,8 @@ def refuse_repeated_data(data: pd.DataFrame, U, u_col: str = "U") -> None:
     """Rows sharing (N, D) but not their unique tokens U were trained on repeated data (more
     epochs over fewer tokens): they are not seed replicates, and averaging them would mix
     losses of different runs. One-line InputError naming two such rows."""
+    import pandas as pd
+
     U = np.asarray(U, float)
     g = pd.DataFrame({"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float), "U": U})
     spread = g.groupby(["N", "D"])["U"].transform(lambda u: u.max() > u.min() * (1 + 1e-9))
@@ -185,6 +190,8 @@ def collapse_replicates(
     data: pd.DataFrame, mode: str | None, rows=None
 ) -> tuple[pd.DataFrame, float]:
     """(runs, replicate noise floor): see the module docstring. `rows`: 1-based row numbers."""
+    import pandas as pd
+
     if mode not in (None, "mean", "keep"):
         raise InputError(f"--replicates (replicates=) must be 'mean' or 'keep', got {mode!r}")
     key = data[["N", "D"]]
@@ -266,6 +273,8 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: 
 def compute_law(data: pd.DataFrame) -> dict:
     """The 1-D compute law L = E + A C^-a (C = 6ND) fitted to the same runs (Huber on log loss),
     shown beside every forecast: {"E", "A", "a", "theta"}."""
+    from ..fitting.engine import fit_law
+
     X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -35,13 +35,14 @@ Nothing here fits: it turns stored bootstrap thetas and stored backtest pairs in
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import InputError, first_time
-from ..intervals import normal_cdf, z_of
+from ..intervals import z_of
 
 #: internal names of the public kinds "prediction", "confidence", "bootstrap", in that order
 KINDS = ("forecast", "confidence", "prediction")
@@ -192,7 +193,7 @@ def log_interval(
     return lo, hi
 
 
-ONE_SIGMA = float(2 * normal_cdf(1.0) - 1)  # level whose z is 1: a backtest's noise-only band
+ONE_SIGMA = math.erf(1 / math.sqrt(2))  # level whose z is 1: a backtest's noise-only band
 
 
 def _public(kind: str) -> str:

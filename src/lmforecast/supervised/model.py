@@ -14,18 +14,17 @@ import dataclasses
 import math
 import warnings
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.consistency import mark_summary
 from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator
-from ..fitting import FitResult, fit_law, huber, squared
-from ..fitting.bootstrap import attach_bootstrap
+from ..fitting.losses import huber, squared
+from ..fitting.result import FitResult
 from ..laws import get_law
 from . import calibration as cb
 from . import forms as fm
@@ -38,6 +37,9 @@ from .reach import reach_warnings
 from .runs import positive_nd, runs_from_frame, runs_table
 from .schema import CONFIG_ARGS, check_supervised_meta, check_trust_meta
 from .settings import check_settings
+
+if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
+    import pandas as pd
 
 BASE_FORMS = ("chinchilla", "chinchilla-gamma", "overtrain")
 FORMS = (*BASE_FORMS, "compute", "average", fm.AUTO)
@@ -159,6 +161,9 @@ class SupervisedScalingLaw(Estimator):
         return huber(self.huber_delta) if self.loss == "huber" else squared()
 
     def _fit_form(self, form: str, data: pd.DataFrame, n_boot: int):
+        from ..fitting.bootstrap import attach_bootstrap
+        from ..fitting.engine import fit_law
+
         law = get_law(form)
         X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
         y = data["loss"].to_numpy(float)
@@ -229,6 +234,8 @@ class SupervisedScalingLaw(Estimator):
     def _fit_average(self, data: pd.DataFrame, n_boot: int) -> FitResult:
         """Fit every base form, weight each by its inverse backtest mean squared log error
         (a rolling-origin backtest of point fits from scratch on the runs themselves)."""
+        from ..backtest.engine import rolling_origin
+
         comps, mse = {}, {}
         min_train = calibration_min_train(len(data))
         for f in BASE_FORMS:

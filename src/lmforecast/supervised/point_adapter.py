@@ -6,12 +6,15 @@ no estimator and the estimator can use it)."""
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from ..intervals import z_of
+
+if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
+    import pandas as pd
 
 
 def _n_d(df: pd.DataFrame, n_col: str = "N", d_col: str = "D", c_col: str = "C"):

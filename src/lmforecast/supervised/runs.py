@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from ..data.validate import numeric_column
 from ..errors import InputError
 from . import forms as fm
+
+if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
+    import pandas as pd
 
 # below these, no language model was ever trained (the bundled toy zoo: N >= 3e3, D >= 1.6e4,
 # largest D 3e6), but sizes in billions (N) or token counts in billions or millions (D) land
@@ -60,6 +63,10 @@ def runs_from_frame(
     (`forms.collapse_replicates`); the replicate spread is stored in ``attrs["replicate_sd"]``.
     Rows sharing (N, D) whose unique tokens (column `u_col`, where present) differ are repeated-data
     runs, not replicates: always refused (`--form data-constrained` models them)."""
+    import pandas as pd
+
+    from ..data.validate import numeric_column
+
     if len(df) == 0:
         raise InputError(f"{what}: the table has no rows")
     cols = list(df.columns)
@@ -105,6 +112,8 @@ COLUMN_ARGS = ("n_col", "d_col", "c_col", "loss_col", "u_col")
 def runs_table(runs, *, N=None, D=None, C=None, loss=None, cols=None) -> pd.DataFrame:
     """The table a Python fit was given: a DataFrame, a mapping of columns, or arrays N, D (or
     C), loss; anything else, both at once, or an unknown column argument is an InputError."""
+    import pandas as pd
+
     bad = sorted(set(cols or {}) - set(COLUMN_ARGS))
     if bad:
         raise InputError(f"fit: unknown argument(s) {', '.join(bad)}; the column arguments are "
@@ -133,7 +142,10 @@ def positive_nd(N, D) -> tuple[np.ndarray, np.ndarray]:
     """N and D as float arrays; a value that is not > 0 (or NaN) is an InputError naming it (the
     laws' logarithms would otherwise return nan with numpy warnings). +inf is kept: the law's
     limit (infinite data, as the distillation ratios use it)."""
-    if isinstance(N, pd.DataFrame):  # predict(runs) as fit(runs): its N and D columns
+    # predict(runs) as fit(runs): its N and D columns. No DataFrame exists before pandas is
+    # loaded, so a forecast from arrays does not import it just for this check.
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(N, pd.DataFrame):
         if D is not None:
             raise InputError("give a table with columns N and D, or N and D, not both")
         t = N

@@ -36,13 +36,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from ..backtest.suites import distance
-from ..fitting import FitResult
+from ..fitting.result import FitResult
 from . import forms as fm
+
+if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
+    import pandas as pd
 
 HOLDOUTS = (1, 2)  # inner cuts: the largest fitted size out, the two largest out
 HELD_SHARE = (0.05, 0.10)  # ... or at least this share of the runs, whichever is more
@@ -147,6 +149,8 @@ def inner_backtest(
     concatenated}, distance r of each held-out run), or None where no inner cut is possible.
     Every inner fit starts from scratch (the form's grid), never from the full-data optimum.
     `n_ratios`: the runs' `token_ratios` where the caller has counted them already."""
+    from ..backtest.suites import distance
+
     cuts = inner_cuts(data)
     if not cuts:
         return None
