@@ -459,25 +459,37 @@ def test_cli_plan_and_choose_teacher_say_the_sd_they_used(cli, preset, tmp_path)
 
 
 @pytest.mark.slow
-def test_cli_fit_of_the_example_runs_keeps_the_teachers_uncertainty(cli, tmp_path):
+def test_cli_fit_of_the_example_runs_keeps_the_teachers_uncertainty(cli, tmp_path, monkeypatch):
     """docs/distill.md's example fit (bundled runs, supervised rows, 8 resamples) through the
     CLI: the saved fit forecasts the teacher with the fitted supervised law's sd, exactly as the
-    same fit in memory."""
+    same fit in memory. The in-memory fit is the estimator the CLI fitted (kept by a wrapper of
+    `fit`), checked to have the library's settings for these flags and the file's rows, so the
+    one fit is not repeated."""
     runs = tmp_path / "both.csv"
     _example_runs().to_csv(runs, index=False, float_format="%.17g")
     out_path = tmp_path / "fit.json"
+    fitted, real_fit = [], DistillationScalingLaw.fit
+
+    def keep(self, data=None, **kw):
+        fitted.append((self, data.copy()))
+        return real_fit(self, data, **kw)
+
+    monkeypatch.setattr(DistillationScalingLaw, "fit", keep)
     code, _, err = cli("distill", "fit", "--runs", runs, "--bootstrap", 8, "--jobs", 1,
                        "--out", out_path, "--quiet", "--json")  # fmt: skip
     assert code == 0, err
+    monkeypatch.undo()
+    [(mem, data)] = fitted
+    want = DistillationScalingLaw(bootstrap=8, n_jobs=1).get_params()
+    got = mem.get_params()
+    assert {**got, "fixed": got["fixed"] or None} == want
+    pd.testing.assert_frame_equal(data, pd.read_csv(runs), check_exact=True)
     m = DistillationScalingLaw.load(out_path)
     sd = float(tu.teacher_log_sd(m, *STRONG))
     assert 0 < sd < 0.05
     args = [*PREDICT, "--teacher-params", STRONG[0], "--teacher-tokens", STRONG[1]]
     d = json.loads(cli(*args, "--coefficients", out_path, "--json")[1])
     assert d["interval_basis"].endswith(tu.TEACHER_DRAWN.format(sd=f"{sd:.2g}"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        mem = DistillationScalingLaw(bootstrap=8, n_jobs=1).fit(pd.read_csv(runs))
     lo, hi = mem.predict_interval(N_S, D_S, N_T=STRONG[0], D_T=STRONG[1])
     assert d["interval"] == [float(lo), float(hi)]
 
