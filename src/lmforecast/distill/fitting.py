@@ -19,11 +19,23 @@ from ..laws.distillation import DistillationLaw
 
 _STUDENT = ("log_A'", "log_B'", "alpha'", "beta'", "gamma'")
 _TEACHER = ("c0", "c1", "f1", "log_d1")
-_CHUNK = 3_000_000  # elements per vectorised pass
+_CHUNK = 250_000  # elements per vectorised pass (a few MB: the passes stay in cache)
 
 
 def _mesh(axes: list[np.ndarray]) -> np.ndarray:
     return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
+
+
+def _huber_into(r: np.ndarray, d: float, out: np.ndarray) -> None:
+    """`Loss.value` of a Huber loss written into `out`, overwriting `r`: the same operations
+    in the same order (bit for bit), without its temporaries."""
+    np.multiply(r, 0.5, out=out)
+    out *= r  # 0.5 * r * r
+    np.abs(r, out=r)
+    small = r <= d
+    r -= 0.5 * d
+    r *= d  # d * (|r| - d / 2)
+    np.copyto(out, r, where=~small)
 
 
 def score_product_grid(
@@ -51,13 +63,21 @@ def score_product_grid(
         t0 = np.asarray(t, float) - lT
         n1, n2, n = K1.shape[0], K2.shape[0], lT.size
         out = np.empty((n1, n2))
-        step = max(1, _CHUNK // (n2 * n))
+        step = max(1, min(n1, _CHUNK // (n2 * n)))
+        buf = np.empty((step, n2, n))
+        tmp = np.empty((step, n2, n))
+        huber = loss.name == "huber"
         for s in range(0, n1, step):
-            w = K1[s : s + step, None, :] + K2[None, :, :]
+            k = min(step, n1 - s)
+            w, v = buf[:k], tmp[:k]
+            np.add(K1[s : s + k, None, :], K2[None, :, :], out=w)
             np.logaddexp(0.0, w, out=w)
             w -= t0
-            v = loss.value(w)
-            out[s : s + step] = v.sum(axis=-1)
+            if huber:
+                _huber_into(w, loss.delta, v)
+            else:
+                v = loss.value(w)
+            v.sum(axis=-1, out=out[s : s + k])
     out = out.ravel()
     out[~np.isfinite(out)] = np.inf
     starts = np.concatenate(
