@@ -75,7 +75,7 @@ EXAMPLES = {
     # toolbox: data-constrained law, isoFLOP approaches, recipes, next run
     "data-constrained epochs": [
         "lmforecast supervised fit --runs dataconstrained/runs.csv --form data-constrained "
-        "--bootstrap 10 --out dc_fit.json",
+        "--bootstrap 5 --out dc_fit.json",
         "lmforecast data-constrained epochs --fit dc_fit.json --params 6e8 --unique-tokens 1e9",
     ],
     "isoflop fit": [
@@ -110,7 +110,7 @@ EXAMPLES = {
         "--teacher-params 7e9 --teacher-tokens 1.4e11 --json",
     ],
     "distill fit": [
-        "lmforecast distill fit --runs distill/distill_runs.csv --supervised paper "
+        "lmforecast distill fit --runs distill/distill_runs.csv --supervised paper --bootstrap 8 "
         "--out distill_fit.json",
     ],
     "distill plan": [
@@ -122,9 +122,10 @@ EXAMPLES = {
         "--teachers distill/teachers.csv --json",
     ],
     "distill ratios": [
-        "lmforecast distill ratios --student-params 5e8 --target-loss 2.3 2.25 --json",
+        "lmforecast distill ratios --student-params 5e8 --target-loss 2.3 2.25 "
+        "--scenario best-case --json",
     ],
-    "distill crossover": ["lmforecast distill crossover --student-params 1e9 --json"],
+    "distill crossover": ["lmforecast distill crossover --student-params 1e9 --draws 5 --json"],
     "flp fit": [
         "lmforecast flp fit --runs flp/runs.csv --checkpoints flp/checkpoints.csv --task ARC "
         "--out flp.json",
@@ -176,7 +177,7 @@ EXAMPLES = {
     ],
     "osl robustness": [
         "lmforecast osl robustness --benchmarks osl/base_models.csv --target MMLU "
-        "--exclude-metric MMLU --json",
+        "--exclude-metric MMLU --n-fractions 4 --json",
     ],
     "salience map-losses": [
         "lmforecast salience map-losses --losses salience/losses.jsonl --texts "
