@@ -28,7 +28,7 @@ Checks (none is a split of benchmarks/trust_suites.py or trust_shapes.py):
   pythia-size3      standard & deduped: fit 70m/160m/410m, forecast 1b/1.4b/2.8b
 
     python benchmarks/trust_new_splits.py [--shared ../shared/data] [--jobs 2]
-        [--only porian,datab,gem,pythia] [--out FORECASTS.csv] [--rescore]
+        [--only porian,datab,gem,pythia] [--out FORECASTS.csv] [--rescore] [--max-fits N]
 writes the forecasts to --out and prints the per-check table (about 10 min on 2 cores).
 """
 
@@ -276,10 +276,13 @@ def main(argv=None) -> int:
         "--out", type=Path, default=None, help="store (or, with --rescore, read) the forecasts"
     )
     ap.add_argument("--rescore", action="store_true", help="summarise an existing --out")
+    ap.add_argument(
+        "--max-fits", type=int, default=None, help="fit only the first N tasks (a quick check)"
+    )
     a = ap.parse_args(argv)
     SUITES = a.shared / "suites"
     if not a.rescore:
-        tasks = [t for g in a.only.split(",") for t in GROUPS[g]()]
+        tasks = [t for g in a.only.split(",") for t in GROUPS[g]()][: a.max_fits]
         print(f"{len(tasks)} fits", file=sys.stderr)
         t0 = time.perf_counter()
         res = []
