@@ -13,6 +13,7 @@ and only the best local minima of that profile are polished, on the same objecti
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
 
@@ -81,6 +82,10 @@ class Objective:
         self.law, self.X, self.t, self.loss = law, X, np.asarray(t, float), loss
         self.w = None if w is None else np.asarray(w, float)
         self._linear: bool | None = None
+        # the last point evaluated, with its value, gradient, prediction and Jacobian: a polish
+        # evaluates its start, the whitened pre-stage needs the Jacobian there, and L-BFGS-B
+        # evaluates the same start again; one exact-match entry serves all three
+        self._last: tuple | None = None
 
     @property
     def has_linear_part(self) -> bool:
@@ -105,20 +110,27 @@ class Objective:
         return out
 
     def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        th = theta[None, :]
+        return self._evaluate(theta)[:2]
+
+    def _evaluate(self, theta: np.ndarray) -> tuple:
+        """(f, g, pred, J) at theta, remembered for the next call at the same point."""
+        theta = np.asarray(theta, float)
+        key = theta.tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
         with np.errstate(all="ignore"):
-            pred, J = self.law.predict_and_jacobian(th, self.X)
-            r = pred[0] - self.t
-            J = J[0]
-            d = self.loss.derivative(r)
-            v = self.loss.value(r)
+            pred, J = self.law.predict_and_jacobian(theta[None, :], self.X)
+            pred, J = pred[0], J[0]
+            v, d = self.loss.value_and_derivative(pred - self.t)
             if self.w is not None:
                 d, v = d * self.w, v * self.w
         f = float(v.sum())
         g = d @ J
-        if not np.isfinite(f) or not np.all(np.isfinite(g)):
-            return np.inf, np.zeros_like(theta)
-        return f, g
+        if not math.isfinite(f) or not np.isfinite(g).all():
+            f, g = np.inf, np.zeros_like(theta)
+        out = (f, g, pred, J)
+        self._last = (key, out)
+        return out
 
 
 def _precondition(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
@@ -136,14 +148,14 @@ def _precondition(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     span = np.where(np.isfinite(b[:, 1] - b[:, 0]), b[:, 1] - b[:, 0], 1.0)
     if np.any(free & (np.minimum(theta0 - b[:, 0], b[:, 1] - theta0) <= 1e-6 * span)):
         return None  # a start on a bound (e.g. E -> 0 on Pythia): the optimum may sit there
+    f0, _, pred, J = obj._evaluate(theta0)  # the polish has just evaluated theta0
     with np.errstate(all="ignore"):
-        pred, J = obj.law.predict_and_jacobian(theta0[None, :], obj.X)
-        r = pred[0] - obj.t
+        r = pred - obj.t
         a = np.abs(r)
         w = np.ones_like(r) if obj.loss.name == "squared" else np.minimum(1.0, obj.loss.delta / a)
         if obj.w is not None:
             w = w * obj.w
-        Jf = J[0][:, free]
+        Jf = J[:, free]
         H = (Jf * w[:, None]).T @ Jf
     if not np.all(np.isfinite(H)):
         return None
@@ -160,7 +172,6 @@ def _precondition(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
         Linv_t = np.linalg.inv(L.T)  # theta_free = theta0_free + Linv_t @ z / sc
     except np.linalg.LinAlgError:
         return None
-    f0, _ = obj.value_and_grad(theta0)
     if not np.isfinite(f0) or f0 <= 0:
         return None
     scale = 1.0 / f0

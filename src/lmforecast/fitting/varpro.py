@@ -163,8 +163,9 @@ def projected_starts(
     for the exponent the fit will keep. A pinned linear coefficient is only clipped."""
     b = np.array(bounds if bounds is not None else law.bounds, float)
     starts, keys = [], []
-    width = max(blk.grid.shape[1] for blk in law.linear_blocks(X)) + 1
-    for i, blk in enumerate(law.linear_blocks(X)):
+    blocks = law.linear_blocks(X)
+    width = max(blk.grid.shape[1] for blk in blocks) + 1
+    for i, blk in enumerate(blocks):
         nl = np.atleast_2d(np.asarray(blk.grid, float))
         if thin > 1:
             pos = [np.searchsorted(np.unique(nl[:, j]), nl[:, j]) for j in range(nl.shape[1])]

@@ -47,6 +47,27 @@ from .stack import extrapolation_term, unit_term
 if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
     import pandas as pd
 
+_ENGINE_NAMES = ("fit_law", "clip_to_bounds", "grid_to_array")
+
+
+def _engine(name: str):
+    """A fitting-engine function, bound in this module on first use so that importing it (every
+    forecast does) does not load the engine; one already bound (a test's monkeypatch of
+    ``calibration.fit_law``) is kept."""
+    g = globals()
+    if name not in g:
+        from ..fitting import engine
+
+        g[name] = getattr(engine, name)
+    return g[name]
+
+
+def __getattr__(name: str):
+    if name in _ENGINE_NAMES:
+        return _engine(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 PRIOR_FILE = Path(__file__).with_name("trust_prior.json")
 PRIOR_WEIGHT = 10.0  # the prior counts as this many held-out forecasts in a user update
 CLUSTER_BOOTSTRAP = 20  # default resamples of model sizes
@@ -229,8 +250,9 @@ def cluster_bootstrap(
     scratch: the whole grid scored on the resample, its BOOT_STARTS best polished. The draws are
     made up front from `seed`; the fits run through `parallel.map_tasks` (``n_jobs`` joblib
     workers or a Dask ``scheduler``), so the thetas are the same wherever they run."""
-    from ..fitting.engine import clip_to_bounds, grid_to_array
     from ..parallel import map_tasks
+
+    clip_to_bounds, grid_to_array = _engine("clip_to_bounds"), _engine("grid_to_array")
 
     N = np.asarray(X["N"], float)
     sizes, inv = np.unique(N, return_inverse=True)
@@ -264,7 +286,6 @@ def cluster_bootstrap(
 def _boot_chunk(counts_list, shared) -> list:
     """One task of `cluster_bootstrap` (plain data only): fit each resample of the chunk from
     scratch; None for a resample with fewer than two sizes or fewer runs than free parameters."""
-    from ..fitting import fit_law
     from ..fitting.engine import Objective, use_varpro
     from ..fitting.threads import single_blas_thread
     from ..fitting.varpro import honours_pins, projected_starts, representatives
@@ -276,6 +297,7 @@ def _boot_chunk(counts_list, shared) -> list:
     # a pinned exponent (--fix) is projected at its value; a pinned linear coefficient is not
     # (clipped starts land far from the resample's optimum), so such fits score the grid
     varpro = BOOT_VARPRO and honours_pins(law, X, bounds)
+    fit_law = _engine("fit_law")
     out = []
     with single_blas_thread():
         for counts in counts_list:
