@@ -357,12 +357,40 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
     def teacher_loss(self, N_T, D_T) -> np.ndarray:
         """L_T = L(N_T, D_T) from the supervised law (Eq. 1); on the per-draw copies of
         `plan_intervals.plan_interval`, times that draw's teacher shift (teacher_uncertainty)."""
-        L = self.supervised_.predict(N_T, D_T)
+        L = self._supervised_at(N_T, D_T)
         return L if self._teacher_shift is None else apply_shift(L, self._teacher_shift, self.E_)
 
     def supervised_loss(self, N_S, D_S) -> np.ndarray:
         """L~_S = L(N_S, D_S): the same student trained without a teacher (Eq. 1)."""
-        return self.supervised_.predict(N_S, D_S)
+        return self._supervised_at(N_S, D_S)
+
+    def _supervised_at(self, N, D):
+        """`supervised_.predict(N, D)`. The planners call it thousands of times on their own
+        float arrays: there, for a single-form fit, the law's arithmetic is run directly (the
+        same operations, bit for bit) without the per-call input handling; anything else (a
+        scalar, a list, a value not > 0, an averaged or stacked fit) goes through `predict`
+        and its checks."""
+        sup = self.supervised_
+        res = sup.result_
+        fast = (
+            isinstance(N, np.ndarray) and isinstance(D, np.ndarray)
+            and N.dtype == np.float64 and D.dtype == np.float64 and (N.ndim or D.ndim)
+            and not (res.meta.get("average") or res.meta.get("stack"))
+            and (N > 0).all() and (D > 0).all()
+        )  # fmt: skip
+        if not fast:
+            return sup.predict(N, D)
+        cached = self.__dict__.get("_sup_law")
+        if cached is None or cached[0] is not res:
+            cached = (res, res.law_)
+            self._sup_law = cached
+        law = cached[1]
+        if tuple(law.inputs) != ("N", "D"):
+            return sup.predict(N, D)
+        shape = np.broadcast_shapes(N.shape, D.shape)
+        X = {"N": np.broadcast_to(N, shape).ravel(), "D": np.broadcast_to(D, shape).ravel()}
+        t = law.predict_target(np.asarray(res.theta)[None, :], X)[0]
+        return np.asarray(law.from_target(t), float).reshape(shape)
 
     def predict(self, N_S, D_S, teacher_loss=None, *, N_T=None, D_T=None) -> np.ndarray:
         """Student loss L_S (Eq. 8), vectorised (a float for scalar inputs); teacher given by its
