@@ -14,7 +14,7 @@ from ..errors import InputError
 from .model import DistillationScalingLaw
 from .plan_intervals import _check_draw_args, _draw_models
 from .planning import VAR_MIN, Scenario, get_scenario, plan_distillation
-from .teacher_uncertainty import plan_teacher_log_sd, teacher_log_sd
+from .teacher_uncertainty import plan_teacher_log_sd, supervised_has_interval, teacher_log_sd
 from .uncertainty import interval_from_draws
 
 AUTO = object()  # `teacher_sd` not given: the interval computes it
@@ -116,6 +116,8 @@ def crossover_teacher_sd(
     scenario = get_scenario(scenario)
     if not (scenario.delta_lgt or scenario.delta_pre):
         return None
+    if not supervised_has_interval(model.supervised_):  # s_T = 0 everywhere: no point search
+        return None
     N = np.atleast_1d(np.asarray(N_S, float))
     if crossover is None:
         c = crossover_compute(model, N, scenario, c_range=c_range, **kw)
@@ -131,6 +133,8 @@ def ratio_teacher_sd(model, N_S, target_loss, scenario, point=None) -> np.ndarra
     None as in `crossover_teacher_sd`."""
     scenario = get_scenario(scenario)
     if not (scenario.delta_lgt or scenario.delta_pre):
+        return None
+    if not supervised_has_interval(model.supervised_):  # s_T = 0 everywhere: no point ratios
         return None
     pt = point
     if pt is None:
