@@ -206,8 +206,6 @@ def build_zoo(
         atomic_write_text(bpe_path, bpe.to_json())
     toks = {"bpe": bpe, "byte": ByteTokenizer()}
     atomic_write_text(tok_dir / "byte.json", toks["byte"].to_json())
-    ctx = _context(preset, out, corpus, tasks, toks)
-    texts = ctx.texts
 
     flops = {r.run_id: _run_cost(r, preset) for r in preset.runs}
     overall = tqdm(
@@ -230,6 +228,10 @@ def build_zoo(
                 overall.update(flops[spec.run_id])
                 continue
         todo.append(spec)
+    # token streams and evaluation sets only where something is left to train: a finished
+    # build's rerun just rewrites its tables
+    ctx = _context(preset, out, corpus, tasks, toks) if todo else None
+    texts = ctx.texts if ctx else salience_texts(corpus.valid, preset.salience_text_chars)
     with backend_for(scheduler) as sched:  # one cluster for both phases
         if uses_dask(sched):
             _train_parallel(ctx, todo, results, int(jobs), overall, flops, sched, dask=True)
