@@ -5,6 +5,7 @@ suspicious runs, choose-teacher's teacher below E, and the cosmetic findings."""
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
 
@@ -220,13 +221,20 @@ def test_no_bootstrap_means_unknown_status_never_blank(fitted):
     assert tab.loc["gamma' log A'", "status"] == "unknown (no bootstrap)"
 
 
-def test_estimate_outside_its_own_interval_is_marked(runs):
-    from lmforecast.cli.distill_out import fit_table_text
-
+@pytest.fixture(scope="module")
+def boot3(runs):
+    """A fit with 3 resamples (its intervals are edited by hand below, so their size does not
+    matter), shared: each test edits a deep copy."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = DistillationScalingLaw("busbridge2025", grid=SMALL_GRID, fixed={"c1": 522.6},
-                                   bootstrap=3, n_jobs=1).fit(runs)  # fmt: skip
+        return DistillationScalingLaw("busbridge2025", grid=SMALL_GRID, fixed={"c1": 522.6},
+                                      bootstrap=3, n_jobs=1).fit(runs)  # fmt: skip
+
+
+def test_estimate_outside_its_own_interval_is_marked(boot3):
+    from lmforecast.cli.distill_out import fit_table_text
+
+    m = copy.deepcopy(boot3)
     tab = m.coefficient_table()
     assert (tab["status"] != "").all()  # combinations included
     c0 = m.params_["c0"]
@@ -377,11 +385,8 @@ def test_choose_teacher_mixed_rows_count_the_forecast_ones(cli, tmp_path):
     assert len(w) == 1 and "teacher N_T = 3e+10 (1 of 2 values)" in w[0], err
 
 
-def test_estimate_outside_its_interval_is_not_identified_in_json_and_python(runs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = DistillationScalingLaw("busbridge2025", grid=SMALL_GRID, fixed={"c1": 522.6},
-                                   bootstrap=3, n_jobs=1).fit(runs)  # fmt: skip
+def test_estimate_outside_its_interval_is_not_identified_in_json_and_python(boot3):
+    m = copy.deepcopy(boot3)
     c0 = m.params_["c0"]
     m.result_.ci["c0"] = [c0 + 1.0, c0 + 2.0]
     tab = m.coefficient_table()
