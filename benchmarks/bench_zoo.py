@@ -6,17 +6,21 @@ windows and task continuations); the full build evaluates ~780 checkpoints. This
 naive baseline of one forward pass per sequence, on the same model and data, checks that both
 give the same log-probabilities, and prints both timings and the ratio.
 
-Run: PYTHONPATH=src python benchmarks/bench_zoo.py
+Run: PYTHONPATH=src python benchmarks/bench_zoo.py [--sequences 1024]
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sequences", type=int, default=1024, help="sequences scored (default 1024)")
+    a = ap.parse_args(argv)
     import torch
 
     from lmforecast.zoo.evaluate import _logprobs
@@ -26,8 +30,8 @@ def main() -> None:
     cfg = ModelConfig(n_layers=2, d_model=48, n_heads=3, vocab_size=512, n_ctx=64)
     model = build_model(cfg, seed=0).eval()
     rng = np.random.default_rng(0)
-    x = rng.integers(0, 512, size=(1024, 40))
-    y = rng.integers(0, 512, size=(1024, 40))
+    x = rng.integers(0, 512, size=(a.sequences, 40))
+    y = rng.integers(0, 512, size=(a.sequences, 40))
 
     t = time.perf_counter()
     lp_batched, _ = _logprobs(model, x, y)

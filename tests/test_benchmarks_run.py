@@ -31,7 +31,7 @@ CASES = {
     "bench_cli_startup": (["--repeat", "1"], "--version within 0.5 s"),
     "bench_predict_cli": (["--repeat", "1", "--loop-sample", "1", "--runs", "40", "--rows", "5",
                            "--baseline-src", str(BENCH.parent / "src")], "fit + predict"),
-    "bench_zoo": ([], "speed-up"),
+    "bench_zoo": (["--sequences", "128"], "speed-up"),
     "downstream_trajectory_stage1": (["--tasks", "1", "--bootstrap", "10"], "intermediate"),
     # its baseline is another checkout; this one stands in for it (the script runs, both sides)
     "bench_trust_default": (["--runs", "60", "--baseline-src", str(BENCH.parent / "src")],
