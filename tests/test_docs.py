@@ -3,7 +3,9 @@ what regenerates it.
 
 Like tests/test_readme.py for the README: each doc page runs in its own fresh folder prepared
 with ``lmforecast examples copy .``; each fenced ``bash``/``sh`` block line by line (backslash
-continuations joined), each ``python`` block as its own script, in order. Blocks that document
+continuations joined), each ``python`` block as its own script, in order. Plain ``lmforecast``
+lines and Python blocks run in the test's process (a fresh namespace per block, as a script has),
+lines using the shell in bash; a repeated ``pip install`` line runs once. Blocks that document
 a command's synopsis are fenced as ``text``; a block that needs what a test cannot have (a
 Dask cluster on another host, a local Hugging Face model, ten minutes) is fenced ``bash notest``
 or ``python notest`` and `test_skipped_blocks_say_why` checks that its first line says why.
@@ -12,10 +14,13 @@ Pages do not name internal data paths (``/work/...``).
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import subprocess
 import sys
+import traceback
+import warnings
 from pathlib import Path
 
 import pytest
@@ -55,22 +60,44 @@ def test_no_internal_paths():
         assert "/work/" not in page.read_text(), f"{page.name} names an internal path"
 
 
+def run_python_block(block: str, name: str) -> None:
+    """Run a Python block as its own script, in-process: compiled on its own and executed in a
+    fresh ``__main__`` namespace from the current folder, warnings ignored, figures closed after
+    it (what ``python -c block`` did, without a new interpreter's ~1-2 s of imports per block)."""
+    code = compile(block, name, "exec")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(code, {"__name__": "__main__", "__builtins__": builtins})
+    except SystemExit as exc:
+        assert exc.code in (None, 0), f"{name} exited with {exc.code}:\n{block}"
+    except Exception:
+        pytest.fail(f"{name} failed:\n{block}\n{traceback.format_exc()[-3000:]}")
+    finally:
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            pyplot.close("all")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", _runnable_pages(), ids=lambda p: p.name)
 def test_every_doc_block_runs_as_written(page, tmp_path, monkeypatch, capsys):
-    # plain `lmforecast` lines run in-process through the CLI's `main` (tests/cli_lines.py);
-    # lines using the shell, and Python blocks, in a subprocess
+    # plain `lmforecast` lines run in-process through the CLI's `main` (tests/cli_lines.py) and
+    # Python blocks in-process by `run_python_block`; only lines using the shell in a subprocess
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    r = subprocess.run(
-        [sys.executable, "-m", "lmforecast", "examples", "copy", "."],
-        cwd=tmp_path, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    ran = 0
-    for info, block in blocks(page):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setattr(sys, "argv", ["-c"])  # what a `python -c` script sees
+    monkeypatch.chdir(tmp_path)
+    assert run_main(["examples", "copy", "."]) == 0, capsys.readouterr().err
+    ran, installed = 0, set()
+    for i, (info, block) in enumerate(blocks(page)):
         if info in ("bash", "sh"):
             for cmd in commands(block):
+                if cmd.startswith("pip install "):
+                    if cmd in installed:
+                        continue  # the same install again on the page: a no-op already checked
+                    installed.add(cmd)
                 argv = in_process(cmd)
                 if argv is not None:
                     monkeypatch.chdir(tmp_path)
@@ -85,11 +112,9 @@ def test_every_doc_block_runs_as_written(page, tmp_path, monkeypatch, capsys):
                 assert r.returncode == 0, f"{page.name}: {cmd}\n{r.stdout[-2000:]}\n{r.stderr}"
                 ran += 1
         elif info == "python":
-            r = subprocess.run(
-                [sys.executable, "-c", block], cwd=tmp_path, env=env, capture_output=True,
-                text=True,
-            )  # fmt: skip
-            assert r.returncode == 0, f"{page.name} Python block failed:\n{block}\n{r.stderr}"
+            monkeypatch.chdir(tmp_path)
+            run_python_block(block, f"{page.name} Python block {i + 1}")
+            capsys.readouterr()
             ran += 1
     assert ran
 
