@@ -1,7 +1,7 @@
 """Benchmark: the three `lmforecast supervised` command-line calls a user makes, timed as whole
-processes, this tree beside a baseline revision (by default the tree before `supervised predict`
-stopped loading pandas and scipy.special and before the fitting engine's shared evaluations) in
-the same run.
+processes, this tree beside a baseline revision (by default the tree before the forecast path
+stopped loading the evals and table readers and before the fitting engine shared one evaluation
+per point between the polish, its whitened pre-stage and L-BFGS-B) in the same run.
 
 Targets on 2 cores:
 

@@ -9,6 +9,8 @@ from ..compute.allocation import Allocation, compute_optimal
 from ..compute.consistency import checked_rows, split_problem
 from ..compute.flops import Architecture, flops_per_token
 from ..errors import InputError
+from ..isoflop.approaches import budget_minima
+from ..isoflop.profiles import budget_flops
 from ..laws import get_law
 
 
@@ -62,9 +64,6 @@ def optima_scatter(data, n_star, law_loss=None) -> dict | None:
     same profile). None with fewer than `MIN_BUDGETS` such budgets or when budgets of >= 3
     sizes hold less than `MIN_PROFILE_SHARE` of the runs (not an isoFLOP design). How far the
     law's N* sits from its runs' optima."""
-    from ..isoflop.approaches import budget_minima
-    from ..isoflop.profiles import budget_flops
-
     out = _scatter(data, budget_flops(data["N"], data["D"]),
                    lambda g, c: float(np.asarray(n_star(np.array([c])), float)[0]))  # fmt: skip
     own = data.attrs.get("budget")
@@ -81,8 +80,6 @@ def optima_scatter(data, n_star, law_loss=None) -> dict | None:
 
 def _scatter(data, C, optimum) -> dict | None:
     """`optima_scatter` over the groups of `C`; the law's optimum of group g is `optimum(g, c)`."""
-    from ..isoflop.approaches import budget_minima
-
     rows, on_profiles = [], 0
     for c in np.unique(C):
         g = data[C == c]

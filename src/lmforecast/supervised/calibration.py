@@ -37,36 +37,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backtest.suites import distance, score_forecasts, suite_splits
 from ..compute.consistency import ratio_range
 from ..errors import ConvergenceWarning, InputError
+from ..fitting.engine import Objective, clip_to_bounds, fit_law, grid_to_array, use_varpro
 from ..fitting.losses import Loss
+from ..fitting.threads import single_blas_thread
+from ..fitting.varpro import honours_pins, projected_starts, representatives
 from ..intervals import z_of as z_normal
+from ..parallel import map_tasks
 from .intervals import weighted_quantile
 from .stack import extrapolation_term, unit_term
 
 if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
     import pandas as pd
-
-_ENGINE_NAMES = ("fit_law", "clip_to_bounds", "grid_to_array")
-
-
-def _engine(name: str):
-    """A fitting-engine function, bound in this module on first use so that importing it (every
-    forecast does) does not load the engine; one already bound (a test's monkeypatch of
-    ``calibration.fit_law``) is kept."""
-    g = globals()
-    if name not in g:
-        from ..fitting import engine
-
-        g[name] = getattr(engine, name)
-    return g[name]
-
-
-def __getattr__(name: str):
-    if name in _ENGINE_NAMES:
-        return _engine(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 PRIOR_FILE = Path(__file__).with_name("trust_prior.json")
 PRIOR_WEIGHT = 10.0  # the prior counts as this many held-out forecasts in a user update
@@ -250,9 +234,6 @@ def cluster_bootstrap(
     scratch: the whole grid scored on the resample, its BOOT_STARTS best polished. The draws are
     made up front from `seed`; the fits run through `parallel.map_tasks` (``n_jobs`` joblib
     workers or a Dask ``scheduler``), so the thetas are the same wherever they run."""
-    from ..parallel import map_tasks
-
-    clip_to_bounds, grid_to_array = _engine("clip_to_bounds"), _engine("grid_to_array")
 
     N = np.asarray(X["N"], float)
     sizes, inv = np.unique(N, return_inverse=True)
@@ -286,10 +267,6 @@ def cluster_bootstrap(
 def _boot_chunk(counts_list, shared) -> list:
     """One task of `cluster_bootstrap` (plain data only): fit each resample of the chunk from
     scratch; None for a resample with fewer than two sizes or fewer runs than free parameters."""
-    from ..fitting.engine import Objective, use_varpro
-    from ..fitting.threads import single_blas_thread
-    from ..fitting.varpro import honours_pins, projected_starts, representatives
-
     law, X, y, inv, bounds, g = (shared[k] for k in ("law", "X", "y", "inv", "bounds", "grid"))
     lossf = Loss.from_dict(shared["loss"])
     t = law.target_of(y)
@@ -297,7 +274,6 @@ def _boot_chunk(counts_list, shared) -> list:
     # a pinned exponent (--fix) is projected at its value; a pinned linear coefficient is not
     # (clipped starts land far from the resample's optimum), so such fits score the grid
     varpro = BOOT_VARPRO and honours_pins(law, X, bounds)
-    fit_law = _engine("fit_law")
     out = []
     with single_blas_thread():
         for counts in counts_list:
@@ -335,8 +311,6 @@ def loso_table(f: pd.DataFrame, method: str = "default", level: float = 0.9):
     """Leave-one-suite-out: per held-out suite, k chosen on the others and the suite scored with
     it. Returns (table per suite with the simple laws beside, pooled dict, k on all suites)."""
     import pandas as pd
-
-    from ..backtest.suites import score_forecasts
 
     d = f[f["method"] == method]
     parts = []
@@ -392,8 +366,6 @@ def user_update(est, form: str, data: pd.DataFrame, k_prior: float, level: float
     `form` from scratch (no bootstrap, no warm start) below the cut and forecasts above it; the
     `level` quantile of the k its n forecasts need is averaged with the prior, which counts as
     PRIOR_WEIGHT forecasts."""
-    from ..backtest.suites import distance, suite_splits
-
     try:
         splits = suite_splits(data)
     except InputError:

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..compute.consistency import NOT_IDENTIFIED, parameter_problems
 from ..errors import DomainWarning, InputError
+from ..fitting.engine import fit_law
 from ..fitting.losses import huber
 from ..laws.compute_power import ComputeND
 
@@ -273,8 +274,6 @@ def identification(law, theta, boot: np.ndarray | None, bounds=None, requested: 
 def compute_law(data: pd.DataFrame) -> dict:
     """The 1-D compute law L = E + A C^-a (C = 6ND) fitted to the same runs (Huber on log loss),
     shown beside every forecast: {"E", "A", "a", "theta"}."""
-    from ..fitting.engine import fit_law
-
     X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -18,11 +18,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.consistency import mark_summary
 from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator
+from ..fitting.bootstrap import attach_bootstrap
+from ..fitting.engine import fit_law
 from ..fitting.losses import huber, squared
 from ..fitting.result import FitResult
 from ..laws import get_law
@@ -161,8 +164,6 @@ class SupervisedScalingLaw(Estimator):
         return huber(self.huber_delta) if self.loss == "huber" else squared()
 
     def _fit_form(self, form: str, data: pd.DataFrame, n_boot: int):
-        from ..fitting.bootstrap import attach_bootstrap
-        from ..fitting.engine import fit_law
 
         law = get_law(form)
         X = {"N": data["N"].to_numpy(float), "D": data["D"].to_numpy(float)}
@@ -234,8 +235,6 @@ class SupervisedScalingLaw(Estimator):
     def _fit_average(self, data: pd.DataFrame, n_boot: int) -> FitResult:
         """Fit every base form, weight each by its inverse backtest mean squared log error
         (a rolling-origin backtest of point fits from scratch on the runs themselves)."""
-        from ..backtest.engine import rolling_origin
-
         comps, mse = {}, {}
         min_train = calibration_min_train(len(data))
         for f in BASE_FORMS:

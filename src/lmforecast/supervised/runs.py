@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..data.validate import numeric_column
 from ..errors import InputError
 from . import forms as fm
 
@@ -64,8 +65,6 @@ def runs_from_frame(
     Rows sharing (N, D) whose unique tokens (column `u_col`, where present) differ are repeated-data
     runs, not replicates: always refused (`--form data-constrained` models them)."""
     import pandas as pd
-
-    from ..data.validate import numeric_column
 
     if len(df) == 0:
         raise InputError(f"{what}: the table has no rows")

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backtest.suites import distance
 from ..fitting.result import FitResult
 from . import forms as fm
 
@@ -149,8 +150,6 @@ def inner_backtest(
     concatenated}, distance r of each held-out run), or None where no inner cut is possible.
     Every inner fit starts from scratch (the form's grid), never from the full-data optimum.
     `n_ratios`: the runs' `token_ratios` where the caller has counted them already."""
-    from ..backtest.suites import distance
-
     cuts = inner_cuts(data)
     if not cuts:
         return None
