@@ -85,6 +85,7 @@ def test_every_doc_block_runs_as_written(page, tmp_path, monkeypatch, capsys):
     # plain `lmforecast` lines run in-process through the CLI's `main` (tests/cli_lines.py) and
     # Python blocks in-process by `run_python_block`; only lines using the shell in a subprocess
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"  # no check for a newer pip (a network call)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setattr(sys, "argv", ["-c"])  # what a `python -c` script sees
@@ -113,7 +114,7 @@ def test_every_doc_block_runs_as_written(page, tmp_path, monkeypatch, capsys):
                 ran += 1
         elif info == "python":
             monkeypatch.chdir(tmp_path)
-            run_python_block(block, f"{page.name} Python block {i + 1}")
+            run_python_block(block, f"{page.name} block {i + 1} (python)")
             capsys.readouterr()
             ran += 1
     assert ran
