@@ -20,6 +20,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning
+from ..fitting.engine import fit_law
+from ..fitting.losses import huber
+from ..fitting.threads import single_blas_thread
+from ..laws import get_law
+from ..supervised import SupervisedScalingLaw
+from .fitting import score_product_grid
+from .model import LAW_NAME, DistillationScalingLaw
+from .zoo_data import ZOO_FREE, student_groups, zoo_distillation_runs, zoo_fixed_coefficients
 
 
 def refit_on_subset(template, runs: pd.DataFrame, n_polish: int):
@@ -30,11 +38,6 @@ def refit_on_subset(template, runs: pd.DataFrame, n_polish: int):
     refits inside a study, where one number per refit is kept and the fit's bookkeeping
     (ranges, domain notes) belongs to the in-sample fit.
     """
-    from ..fitting.engine import fit_law
-    from ..fitting.losses import huber
-    from ..laws import get_law
-    from .fitting import score_product_grid
-    from .model import LAW_NAME, DistillationScalingLaw
 
     law = get_law(LAW_NAME)
     d = runs.reset_index(drop=True)
@@ -60,10 +63,6 @@ def zoo_distillation_summary(
     estimator); `refit_polish`: best grid starts polished by each held-out refit (see the
     module docstring).
     """
-    from ..fitting.threads import single_blas_thread
-    from ..supervised import SupervisedScalingLaw
-    from .model import DistillationScalingLaw
-    from .zoo_data import ZOO_FREE, student_groups, zoo_distillation_runs, zoo_fixed_coefficients
 
     runs = zoo_distillation_runs(zoo.distillation)
     fixed = zoo_fixed_coefficients()
