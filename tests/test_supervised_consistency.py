@@ -82,7 +82,13 @@ def test_allocate_from_runs_at_one_ratio_is_refused(cli, at_twenty):
     law = SupervisedScalingLaw.load(fit)  # the library refuses it too, and its summary says why
     with pytest.raises(InputError, match="N/D split is not identified"):
         law.allocate(1e21)
-    assert "A                     40.162    not identified by these runs" in law.summary()
+    # A and B trade off along a ridge at one D/N: which of them the resampled sizes refuse
+    # depends on where the fit lands, so the summary is checked against the saved refusals
+    refused = meta["identification"]["not_identified"]
+    assert {"A", "B"} & set(refused), refused
+    rows = {ln.split()[0]: ln for ln in law.summary().splitlines() if ln[:1].isalpha()}
+    for name in (n for n in refused if n in ("A", "B", "E")):
+        assert rows[name].endswith("not identified by these runs"), rows[name]
 
 
 def test_saved_identified_agrees_with_the_parameter_intervals(at_twenty):
