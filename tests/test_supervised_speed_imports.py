@@ -9,10 +9,9 @@ The saved fit is a small default fit (stack, calibrated intervals) with 4 cluste
 refits instead of 20 and the bundled example's 80 runs: the same modules run at forecast time,
 at a fraction of the fitting cost.
 
-pandas and scipy.special still load on this path, from modules below the supervised package
-(the shared flag policy's row limit in `data.validate`, `backtest.suites`, `isoflop`, and every
-law registered by `laws`); those imports are what is left of a `supervised predict` call's
-start-up."""
+Neither pandas (with pyarrow) nor scipy loads on this path: the modules below the supervised
+package (`data.validate`, `backtest.suites`, `isoflop`, the laws registered by `laws`) import
+them inside the functions that use them."""
 
 from __future__ import annotations
 
@@ -36,6 +35,10 @@ CLI_UNUSED = (
     "lmforecast.data.evals",
     "lmforecast.data.evals.harness",
     "lmforecast.data.io",
+    "pandas",
+    "pyarrow",
+    "scipy",
+    "scipy.special",
     "scipy.optimize",
     "scipy.stats",
 )

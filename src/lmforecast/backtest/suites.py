@@ -16,9 +16,12 @@ non-finite interval is a failed forecast: it counts as not covered (column ``fin
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads inside the functions that use it
+    import pandas as pd
 
 from ..errors import InputError
 
@@ -80,6 +83,8 @@ def suite_forecasts(
     method, N, D, truth, forecast, lower, upper, r (distance beyond the fitted runs) and, where a
     fitted method exposes ``terms(test)``, its interval terms (noise, s_boot). A split fits at
     least `min_train` runs."""
+    import pandas as pd
+
     frames = []
     for suite, subs in suites.items():
         for sub, runs in subs.items():
@@ -116,6 +121,8 @@ def score_forecasts(f: pd.DataFrame, by: Sequence[str] = ("suite", "method")) ->
     """Per group: forecasts n, non-finite intervals (failed, counted as misses), coverage of the
     interval over ALL forecasts, median relative half-width %, mean and median |% error|.
     Rows weigh equally within a (sub-suite, split) and each (sub-suite, split) equally."""
+    import pandas as pd
+
     f = f.copy()
     finite = np.isfinite(f["lower"].to_numpy(float)) & np.isfinite(f["upper"].to_numpy(float))
     f["finite"] = finite

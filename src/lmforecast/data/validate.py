@@ -6,9 +6,12 @@ Row numbers in messages are 1-based data rows (the header is not counted).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads inside the functions that use it
+    import pandas as pd
 
 from ..errors import InputError, fmt_value
 
@@ -33,6 +36,8 @@ def numeric_column(
     what: str = "table",
 ) -> np.ndarray:
     """Column as float array; one-line error naming the first offending row and value."""
+    import pandas as pd
+
     check_columns(df, [col], what)
     raw = df[col]
     vals = pd.to_numeric(raw, errors="coerce").to_numpy(float)

@@ -15,10 +15,12 @@ the power law (`_prediction_sd`; docs/isoflop.md, "At your budget").
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy.special import stdtrit
+
+if TYPE_CHECKING:  # pandas loads inside the functions that use it
+    import pandas as pd
 
 from ..compute.consistency import NOT_IDENTIFIED, interval_problem
 from ..errors import InputError
@@ -92,6 +94,8 @@ def fit_isoflop(
     with percentile intervals over `n_boot` within-budget resamples. `at_flops`: budgets at
     which N*(C), D*(C) are read off the power laws, with intervals from the same resamples
     (`meta["at_flops"]`)."""
+    import pandas as pd
+
     if approach not in APPROACHES:
         raise InputError(f"--approach must be 1 or 2, got {approach}")
     if list(t.columns) != ["C", "N", "D", "loss", "budget"]:  # a raw runs table: group it
@@ -183,6 +187,8 @@ def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray,
     space: the resampled power laws' half-range (rows a, log G_N, b, log G_D) and t_{n-2} times
     the prediction sd of a new budget's optimum about the law, combined in quadrature (only
     the resamples' percentiles with two budgets, only the scatter term without resamples)."""
+    from scipy.special import stdtrit
+
     if not (np.isfinite(C) and C > 0):
         raise InputError(f"--flops must be a positive number, got {C:g}")
     N, D = res.optimal(C)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads inside the functions that use it
+    import pandas as pd
 
 from ..data.validate import numeric_column
 from ..errors import DomainWarning, InputError
@@ -61,6 +64,8 @@ def isoflop_table(
     C is given. Every budget must hold at least `min_sizes` distinct sizes. What the grouping
     did is said in ``attrs["grouping"]`` (shown by `isoflop fit`).
     """
+    import pandas as pd
+
     cols = list(df.columns)
     if len(df) == 0:
         raise InputError(f"{what}: the table has no rows")
@@ -117,6 +122,8 @@ def isoflop_table(
 
 def _budgets(df: pd.DataFrame, C: np.ndarray, budget_col: str, source: str, what: str):
     """(the budget C of every run, a sentence on how runs were grouped into budgets)."""
+    import pandas as pd
+
     if budget_col in df.columns:
         labels = df[budget_col]
         if labels.isna().any():

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas loads inside the functions that use it
+    import pandas as pd
 
 from ..laws.chinchilla import ChinchillaGamma
 
@@ -33,6 +37,8 @@ def simulate_isoflops(
     seed: int = 0,
 ) -> pd.DataFrame:
     """`n_sizes` models per budget, log-spaced over +-`span` decades around the true N*(C)."""
+    import pandas as pd
+
     p = dict(HOFFMANN if params is None else params)
     rng = np.random.default_rng(seed)
     rows = []

@@ -9,7 +9,6 @@ left free (METHODS.md 1.7.2).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
 from ..errors import InputError
 from . import register_law
@@ -38,6 +37,8 @@ class SalienceSigmoid(Law):
         }
 
     def predict_target(self, theta, X):
+        from scipy.special import expit
+
         theta = np.atleast_2d(np.asarray(theta, float))
         C = np.asarray(X["C"], float)[None, :]
         s = expit(theta[:, :1] * (C - theta[:, 1:2]))
@@ -47,6 +48,8 @@ class SalienceSigmoid(Law):
         return self.predict_and_jacobian(theta, X)[1]
 
     def predict_and_jacobian(self, theta, X):
+        from scipy.special import expit
+
         theta = np.atleast_2d(np.asarray(theta, float))
         a, b = theta[:, :1], theta[:, 1:2]
         d = np.asarray(X["C"], float)[None, :] - b
@@ -78,6 +81,8 @@ def lm_fit(
 
     Tries the closed-form logit start plus any warm starts; returns (theta, SSE, success).
     """
+    from scipy.special import expit
+
     C = np.asarray(C, float)
     A = np.asarray(A, float)
     if C.size < 2:
