@@ -123,7 +123,7 @@ def test_ratios_best_case_match_an_independent_hand_computation():
     r = distillation_vs_supervised_ratios(m, N, L, "best-case").iloc[0]
     assert r["supervised_tokens"] == pytest.approx(d_sup, rel=1e-9)
     assert r["compute_ratio"] == pytest.approx(d_dist / d_sup, rel=2e-3)
-    assert r["token_ratio"] == r["compute_ratio"]
+    assert r["token_ratio"] == pytest.approx(r["compute_ratio"], rel=1e-14)  # 3F cancels
     assert r["teacher_loss"] == pytest.approx(float(m.optimal_teacher_loss(N, d_dist)[0]), rel=1e-3)
 
 

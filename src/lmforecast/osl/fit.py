@@ -111,8 +111,9 @@ def extrapolation_scale(
     top f. Pooled over fractions; None when no split leaves enough models (p + 2) to fit."""
     X, y, key = np.asarray(X, float), np.asarray(y, float), np.asarray(key, float)
     n, K = X.shape
-    # ties in `key` (models of equal FLOPs) broken by the data, not the row order: a shuffled
-    # table gives the same splits
+    # ties in `key` (models of equal FLOPs) broken by the data, not the row order, and every
+    # refit sees its rows in that order: a shuffled table gives the same splits and the same
+    # optimiser path
     order = np.lexsort((y, *X.T[::-1], key))
     errs = []
     extra = None if start is None else np.atleast_2d(start)
@@ -120,11 +121,10 @@ def extrapolation_scale(
         n_te = max(1, int(round(f * n)))
         if n - n_te < K + 4:
             continue
-        te = np.zeros(n, bool)
-        te[order[-n_te:]] = True
+        tr, te = order[:-n_te], order[-n_te:]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fit_sigmoid(X[~te], y[~te], n_polish=2, extra_starts=extra)
+            fit = fit_sigmoid(X[tr], y[tr], n_polish=2, extra_starts=extra)
         errs.append(predict_sigmoid(fit, X[te]) - y[te])
     if not errs:
         return None
