@@ -99,8 +99,12 @@ def end_children(grace_s: float = GRACE_S) -> None:
     loky's resource tracker is left to exit with this process (it does when its pipe closes):
     killed, it was relaunched by the unwinding pool and the new one printed a KeyError
     traceback for a semaphore it never saw."""
-    kids = [k for k in _children(os.getpid()) if not _is_resource_tracker(k)]
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    # listed again before each signal: a nanny handling SIGTERM may still spawn a worker, whose
+    # start-up would fail with a traceback on the shared stderr once this process is gone
+    for sig in (signal.SIGTERM, signal.SIGKILL, signal.SIGKILL):
+        kids = [k for k in _children(os.getpid()) if _alive(k) and not _is_resource_tracker(k)]
+        if not kids:
+            return
         for k in kids:
             try:
                 os.kill(k, sig)
@@ -109,9 +113,6 @@ def end_children(grace_s: float = GRACE_S) -> None:
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline and any(_alive(k) for k in kids):
             time.sleep(0.05)
-        kids = [k for k in kids if _alive(k)]
-        if not kids:
-            return
 
 
 def silence_stderr() -> None:
@@ -128,7 +129,10 @@ def silence_stderr() -> None:
 
 
 def _on_signal(signum, frame):
-    signal.signal(signum, signal.SIG_IGN)  # a second one while unwinding: ignored
+    # a second interrupt while unwinding is ignored, of either kind: ending a local cluster's
+    # workers can send SIGINT to the whole process group
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_IGN)
     # a Dask cluster torn down mid-start logs tracebacks; the command says "interrupted"
     for name in ("distributed", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
