@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -186,6 +187,14 @@ def test_killed_external_dask_worker_or_scheduler_is_one_line_not_a_hang(tmp_pat
     )  # fmt: skip
     errf = tmp_path / "stderr.txt"
     try:
+        until = time.monotonic() + 120  # the scheduler listens before the command connects
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < until and sched.poll() is None, "no scheduler"
+                time.sleep(0.2)
         runs = tmp_path / "runs.csv"
         from lmforecast.examples import path
 
