@@ -42,8 +42,9 @@ SRC = ROOT / "src"
 LM = [sys.executable, "-m", "lmforecast", "supervised"]
 
 
-def _run(cmd: list[str], src: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds of one call (CPU: user + sys of the finished child)."""
+def timed_call(cmd: list[str], src: Path) -> tuple[float, float, str]:
+    """(wall s, CPU s, stdout) of one call in a fresh process with `src` on its path (CPU:
+    user + sys of the finished child)."""
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONWARNINGS": "ignore"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -53,11 +54,12 @@ def _run(cmd: list[str], src: Path) -> tuple[float, float]:
     if p.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return wall, cpu, p.stdout
 
 
-def _med(v: list[tuple[float, float]]) -> tuple[float, float]:
-    return statistics.median(w for w, _ in v), statistics.median(c for _, c in v)
+def median_times(v: list[tuple]) -> tuple[float, float]:
+    """Median wall and CPU seconds of `timed_call` results."""
+    return statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)
 
 
 def _line(label: str, base: tuple[float, float], ours: tuple[float, float], target: float):
@@ -101,31 +103,43 @@ def main(argv=None) -> int:
         t = {k: {"fit": [], "predict": []} for k in srcs}
         for _ in range(a.repeat):
             for k, src in srcs.items():
-                f = _run([*LM, "fit", "--runs", str(runs), "--quiet", "--out", str(fits[k])], src)
-                p = _run([*LM, *predict, "--fit", str(fits[k])], src)
+                f = timed_call(
+                    [*LM, "fit", "--runs", str(runs), "--quiet", "--out", str(fits[k])], src
+                )
+                p = timed_call([*LM, *predict, "--fit", str(fits[k])], src)
                 t[k]["fit"].append((f[0] + p[0], f[1] + p[1]))
                 t[k]["predict"].append(p)
-        floor = [_run([sys.executable, "-c", "import numpy, pandas, scipy.special"], SRC)
+        floor = [timed_call([sys.executable, "-c", "import numpy, pandas, scipy.special"], SRC)
                  for _ in range(a.repeat)]  # fmt: skip
-        table = [_run([*LM, "predict", "--fit", str(fits["this tree"]), "--table", str(rows)],
+        table = [timed_call([*LM, "predict", "--fit", str(fits["this tree"]), "--table", str(rows)],
                       SRC) for _ in range(a.repeat)]  # fmt: skip
-        loop = [_run([*LM, "predict", "--fit", str(fits["this tree"]), "--params", f"{n!r}",
+        loop = [timed_call([*LM, "predict", "--fit", str(fits["this tree"]), "--params", f"{n!r}",
                       "--tokens", f"{20 * n!r}"], SRC) for n in N[: a.loop_sample]]  # fmt: skip
     print(
         f"baseline {a.baseline} vs this tree, medians of {a.repeat} "
         f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
     )
     print("[1] supervised predict, one point, on a saved default fit")
-    _line("predict", _med(t["baseline"]["predict"]), _med(t["this tree"]["predict"]), 1.0)
-    fl = _med(floor)
+    _line(
+        "predict",
+        median_times(t["baseline"]["predict"]),
+        median_times(t["this tree"]["predict"]),
+        1.0,
+    )
+    fl = median_times(floor)
     print(f"  floor (python -c 'import numpy, pandas, scipy.special', what any predict loads): "
           f"{fl[0]:.3f} s wall / {fl[1]:.3f} s CPU")  # fmt: skip
     print(f"[2] supervised predict --table of {a.rows} rows vs a loop of {a.rows} single predict "
           f"calls (this tree; {a.loop_sample} timed, scaled)")  # fmt: skip
-    one = _med(loop)
-    _line("table", (one[0] * a.rows, one[1] * a.rows), _med(table), 2.0)
+    one = median_times(loop)
+    _line("table", (one[0] * a.rows, one[1] * a.rows), median_times(table), 2.0)
     print(f"[3] supervised fit (default, with intervals) on {a.runs} runs + one predict")
-    _line("fit + predict", _med(t["baseline"]["fit"]), _med(t["this tree"]["fit"]), 2.0)
+    _line(
+        "fit + predict",
+        median_times(t["baseline"]["fit"]),
+        median_times(t["this tree"]["fit"]),
+        2.0,
+    )
     return 0
 
 

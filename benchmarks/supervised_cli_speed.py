@@ -29,18 +29,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_predict_cli import median_times, timed_call  # noqa: E402
 from bench_supervised_fit import data as chinchilla_runs  # noqa: E402
 from bench_varpro import baseline_tree  # noqa: E402
 
@@ -48,24 +45,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 LM = [sys.executable, "-m", "lmforecast", "supervised"]
 TARGETS = {"predict": 1.0, "table": 2.0, "fit + predict": 2.0}
-
-
-def _run(cmd: list[str], src: Path) -> tuple[float, float, str]:
-    """(wall s, CPU s, stdout) of one call in a fresh process (CPU: user + sys of the child)."""
-    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONWARNINGS": "ignore"}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, p.stdout
-
-
-def _med(v: list[tuple]) -> tuple[float, float]:
-    return statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)
 
 
 def _sig4(x: float) -> str:
@@ -112,15 +91,17 @@ def main(argv=None) -> int:
         forecasts = {k: set() for k in srcs}
         for _ in range(a.repeat):
             for k, src in srcs.items():
-                f = _run([*LM, "fit", "--runs", str(runs), "--quiet", "--out", str(fits[k])], src)
-                p = _run([*LM, *point, "--fit", str(fits[k])], src)
+                f = timed_call(
+                    [*LM, "fit", "--runs", str(runs), "--quiet", "--out", str(fits[k])], src
+                )
+                p = timed_call([*LM, *point, "--fit", str(fits[k])], src)
                 t[k]["fit + predict"].append((f[0] + p[0], f[1] + p[1]))
                 t[k]["predict"].append(p)
                 t[k]["table"].append(
-                    _run([*LM, "predict", "--fit", str(fits[k]), "--table", str(rows)], src)
+                    timed_call([*LM, "predict", "--fit", str(fits[k]), "--table", str(rows)], src)
                 )
                 forecasts[k].add(_forecast(p[2]))
-        floor = [_run([sys.executable, "-c", "import numpy"], SRC) for _ in range(a.repeat)]
+        floor = [timed_call([sys.executable, "-c", "import numpy"], SRC) for _ in range(a.repeat)]
     print(
         f"baseline {a.baseline_src or a.baseline} vs this tree, medians of {a.repeat} calls "
         f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
@@ -132,7 +113,7 @@ def main(argv=None) -> int:
         "predict",
     }
     for case, target in TARGETS.items():
-        b, o = _med(t["baseline"][case]), _med(t["this tree"][case])
+        b, o = median_times(t["baseline"][case]), median_times(t["this tree"][case])
         print(labels[case])
         print(
             f"  baseline {b[0]:.3f} s wall / {b[1]:.3f} s CPU   this tree {o[0]:.3f} s wall / "
@@ -140,7 +121,7 @@ def main(argv=None) -> int:
             f"{target:g} s: wall {'yes' if o[0] <= target else 'NO'}, CPU "
             f"{'yes' if o[1] <= target else 'NO'}"
         )
-    fl = _med(floor)
+    fl = median_times(floor)
     print(f"floor (python -c 'import numpy'): {fl[0]:.3f} s wall / {fl[1]:.3f} s CPU")
     same = forecasts["baseline"] == forecasts["this tree"] and len(forecasts["baseline"]) == 1
     shown = "; ".join(f"{k}: {sorted(v)}" for k, v in forecasts.items())
