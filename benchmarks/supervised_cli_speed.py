@@ -18,7 +18,9 @@ machine's load hits both sides alike. Medians of `--repeat` calls are printed, w
 child's CPU time (user + system: less sensitive to a loaded machine), with the ratios baseline /
 this tree. Both sides' forecasts are compared (the loss and its 90% interval, to 4 significant
 digits): a faster fit that moved the forecast would show here. Also printed: the floor of any
-call, a bare interpreter importing numpy.
+call, a bare interpreter importing numpy, and the floor of any fit, an interpreter importing
+numpy, pandas and scipy.optimize (what a fit loads before fitting), which with the predict
+call bounds [3] from below.
 
     python benchmarks/supervised_cli_speed.py [--baseline f07373e] [--repeat 5] [--runs 240]
     (`--baseline-src DIR` times another checkout's src/ instead of a revision)
@@ -102,6 +104,11 @@ def main(argv=None) -> int:
                 )
                 forecasts[k].add(_forecast(p[2]))
         floor = [timed_call([sys.executable, "-c", "import numpy"], SRC) for _ in range(a.repeat)]
+        # what any fit loads before it fits: the table reader and the optimiser
+        fit_floor = [
+            timed_call([sys.executable, "-c", "import numpy, pandas, scipy.optimize"], SRC)
+            for _ in range(a.repeat)
+        ]
     print(
         f"baseline {a.baseline_src or a.baseline} vs this tree, medians of {a.repeat} calls "
         f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
@@ -123,6 +130,13 @@ def main(argv=None) -> int:
         )
     fl = median_times(floor)
     print(f"floor (python -c 'import numpy'): {fl[0]:.3f} s wall / {fl[1]:.3f} s CPU")
+    ff, pr = median_times(fit_floor), median_times(t["this tree"]["predict"])
+    print(
+        f"floor of a fit (python -c 'import numpy, pandas, scipy.optimize'): {ff[0]:.3f} s wall "
+        f"/ {ff[1]:.3f} s CPU; with this tree's predict, a fit that cost nothing would make [3] "
+        f"{ff[0] + pr[0]:.3f} s wall / {ff[1] + pr[1]:.3f} s CPU (target "
+        f"{TARGETS['fit + predict']:g} s)"
+    )
     same = forecasts["baseline"] == forecasts["this tree"] and len(forecasts["baseline"]) == 1
     shown = "; ".join(f"{k}: {sorted(v)}" for k, v in forecasts.items())
     print(f"forecast (loss, 90% interval) to 4 significant digits: {shown}; "
