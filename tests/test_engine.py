@@ -38,6 +38,30 @@ def test_analytic_jacobian_matches_finite_differences(name):
     np.testing.assert_allclose(J, Jfd, rtol=1e-5, atol=1e-8)
 
 
+def test_data_constrained_jacobian_matches_finite_differences_on_both_sides_of_the_cap():
+    """Eq. 5-7's closed-form Jacobian, on runs capped by N_opt(U) (N > N_opt) and uncapped,
+    repeated and single-epoch, against the base class's central differences."""
+    law = get_law("data-constrained")
+    rng = np.random.default_rng(0)
+    N = 10 ** rng.uniform(7, 10, 60)
+    U = 10 ** rng.uniform(8, 10.5, 60)
+    X = {"N": N, "U": U, "D": U * rng.choice([0.5, 1, 2, 5, 20, 60], 60)}
+    nat = {"A": 400, "B": 1800, "E": 1.8, "alpha": 0.34, "beta": 0.28}
+    th = np.vstack(
+        [
+            law.from_natural({**nat, "RD_star": 15.0, "RN_star": 5.3}),
+            law.from_natural({**nat, "A": 4e3, "B": 180, "RD_star": 0.05, "RN_star": 3e3}),
+        ]
+    )
+    a, b, lnA, lnB = th[:, 3:4], th[:, 4:5], th[:, 0:1], th[:, 1:2]
+    n_opt = np.exp((np.log(a) + lnA - np.log(b) - lnB) / a + b / a * np.log(np.minimum(U, X["D"])))
+    capped = n_opt < N
+    assert capped.any() and (~capped).any()  # both branches of min(N, N_opt) are exercised
+    pred, J = law.predict_and_jacobian(th, X)
+    np.testing.assert_array_equal(pred, law.predict_target(th, X))
+    np.testing.assert_allclose(J, Law.jacobian(law, th, X), rtol=1e-5, atol=1e-8)
+
+
 def test_default_grids_are_the_papers():
     assert grid_to_array(get_law("chinchilla"), get_law("chinchilla").default_grid()).shape == (
         4500,

@@ -82,23 +82,56 @@ class DataConstrained(Law):
             return np.log(np.exp(lE) + np.exp(lA - a * np.log(Np)) + np.exp(lB - b * np.log(Dp)))
 
     def predict_and_jacobian(self, theta, X):
-        """Central differences, all 2P perturbations in one vectorised call per theta (the
-        min() in U_N makes the law piecewise smooth, so no closed form is used)."""
+        """The prediction and its closed-form Jacobian (S, n, P), by the chain rule through
+        Eq. 5-7. U_N = min(N, N_opt) is piecewise smooth: on runs with N > N_opt the gradient
+        flows through N_opt (hence through log_A, log_B, alpha, beta), elsewhere U_N = N is
+        constant; at the kink itself (measure zero) the N_opt side is taken."""
         theta = np.atleast_2d(np.asarray(theta, float))
-        S, P = theta.shape
-        h = 1e-6 * np.maximum(1.0, np.abs(theta))  # (S, P)
-        eye = np.eye(P)
-        batch = np.concatenate(
-            [
-                theta[:, None, :],
-                theta[:, None, :] + h[:, :, None] * eye,
-                theta[:, None, :] - h[:, :, None] * eye,
-            ],
-            axis=1,
-        ).reshape(S * (1 + 2 * P), P)
-        out = self.predict_target(batch, X).reshape(S, 1 + 2 * P, -1)
-        J = (out[:, 1 : 1 + P] - out[:, 1 + P :]) / (2 * h[:, :, None])
-        return out[:, 0], np.moveaxis(J, 1, 2)
+        lA, lB, lE, a, b, lRD, lRN = (theta[:, i : i + 1] for i in range(7))
+        N, D, U = (np.asarray(X[k], float)[None, :] for k in ("N", "D", "U"))
+        U = np.minimum(U, D)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            RDs, RNs = np.exp(lRD), np.exp(lRN)
+            x = (D / U - 1.0) / RDs
+            ex = np.exp(-x)
+            Dp = U + U * RDs * (-np.expm1(-x))
+            dDp_lRD = U * RDs * (-np.expm1(-x) - x * ex)
+            lnU = np.log(U)
+            lnNopt = (np.log(a) + lA - np.log(b) - lB) / a + b / a * lnU
+            Nopt = np.exp(lnNopt)
+            capped = Nopt < N  # U_N = N_opt: the law's own optimum for U_D caps N
+            UN = np.where(capped, Nopt, N)
+            y = (N / UN - 1.0) / RNs
+            ey = np.exp(-y)
+            Np = UN + UN * RNs * (-np.expm1(-y))
+            dNp_lRN = UN * RNs * (-np.expm1(-y) - y * ey)
+            # dN'/d log U_N, nonzero only where U_N = N_opt
+            dNp_lUN = np.where(capped, UN * (1.0 + RNs * (-np.expm1(-y))) - N * ey, 0.0)
+            lnNp, lnDp = np.log(Np), np.log(Dp)
+            TE, TA, TB = np.exp(lE), np.exp(lA - a * lnNp), np.exp(lB - b * lnDp)
+            L = TE + TA + TB
+            gA = -a * TA / Np / L  # d t / d N' (t = log L)
+            gB = -b * TB / Dp / L
+            dlnNopt = (  # d log N_opt / d (log_A, log_B, alpha, beta)
+                1.0 / a + 0 * lnU,
+                -1.0 / a + 0 * lnU,
+                (1.0 - np.log(a) - lA + np.log(b) + lB - b * lnU) / a**2,
+                -1.0 / (a * b) + lnU / a,
+            )
+            viaN = gA * dNp_lUN
+            J = np.stack(
+                [
+                    TA / L + viaN * dlnNopt[0],
+                    TB / L + viaN * dlnNopt[1],
+                    np.broadcast_to(TE / L, L.shape),
+                    -lnNp * TA / L + viaN * dlnNopt[2],
+                    -lnDp * TB / L + viaN * dlnNopt[3],
+                    gB * dDp_lRD,
+                    gA * dNp_lRN,
+                ],
+                axis=-1,
+            )
+            return np.log(L), J
 
     def jacobian(self, theta, X):
         return self.predict_and_jacobian(theta, X)[1]
