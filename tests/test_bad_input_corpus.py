@@ -63,7 +63,7 @@ def base(tmp_path_factory):
             "flpm fit --runs flp_mixture_runs.csv --checkpoints flp_mixture_checkpoints.csv "
             "--task HumanEval --steps 50 --quiet --out flpm.json",
             "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl --scores "
-            "sal_scores.csv --task reasoning --random-accuracy 0 --steps 20 --bootstrap 5 "
+            "sal_scores.csv --task reasoning --chance 0 --steps 20 --bootstrap 5 "
             "--quiet --out sal.json",
         ):
             assert main(argv.split()) == 0, argv
@@ -184,15 +184,15 @@ FLPM_CMP = (
 )
 SAL_FIT = (
     "salience fit --texts sal_texts.jsonl --scores sal_scores.csv --task reasoning "
-    "--random-accuracy 0 --losses"
+    "--chance 0 --losses"
 )
 SAL_FIT_T = (
     "salience fit --losses sal_losses.jsonl --scores sal_scores.csv --task reasoning "
-    "--random-accuracy 0 --texts"
+    "--chance 0 --texts"
 )
 SAL_FIT_S = (
     "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl --task reasoning "
-    "--random-accuracy 0 --scores"
+    "--chance 0 --scores"
 )
 OSL = "osl pca --benchmarks"
 OSL_FIT = "osl fit --target GSM8K --x flops --benchmarks"
@@ -272,7 +272,7 @@ for cid, argv in [
     ("distill-fix-unknown", "distill fit distill_runs.csv --supervised paper --fix nosuch=1"),
     ("flp-threshold-neg", "flp fit --runs flp_runs.csv --task ARC --threshold -5"),
     ("flp-threshold-nan", "flp fit --runs flp_runs.csv --task ARC --threshold nan"),
-    ("flp-random-perf-inf", "flp fit --runs flp_runs.csv --task ARC --random-performance inf"),
+    ("flp-chance-inf", "flp fit --runs flp_runs.csv --task ARC --chance inf"),
     ("flp-method-unknown", "flp fit --runs flp_runs.csv --task ARC --method magic"),
     ("flp-bootstrap-neg", "flp fit --runs flp_runs.csv --task ARC --bootstrap -3"),
     ("flp-seed-neg", "flp fit --runs flp_runs.csv --task ARC --seed -1"),
@@ -331,19 +331,19 @@ for cid, argv in [
     ("sal-bootstrap-neg", f"{SAL_FIT} sal_losses.jsonl --bootstrap -1"),
     ("sal-seed-neg", f"{SAL_FIT} sal_losses.jsonl --seed -1"),
     (
-        "sal-random-acc-text",
+        "sal-chance-text",
         "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
-        "--scores sal_scores.csv --task reasoning --random-accuracy x",
+        "--scores sal_scores.csv --task reasoning --chance x",
     ),  # fmt: skip
     (
-        "sal-random-acc-2",
+        "sal-chance-2",
         "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
-        "--scores sal_scores.csv --task reasoning --random-accuracy 2",
+        "--scores sal_scores.csv --task reasoning --chance 2",
     ),  # fmt: skip
     (
         "sal-task-unknown",
         "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
-        "--scores sal_scores.csv --task nope --random-accuracy 0",
+        "--scores sal_scores.csv --task nope --chance 0",
     ),  # fmt: skip
     (
         "sal-map-tokenizer",
@@ -716,7 +716,7 @@ for cid, verb, good, path, value in [
     ("flp-method", FLP_P, "flp.json", "config.method", "magic"),
     ("flp-stage2-missing", FLP_P, "flp.json", "stage2", DELETE),
     ("flp-stage1-null", FLP_P, "flp.json", "stage1", None),
-    ("flp-settings-rp", FLP_P, "flp.json", "settings.random_performance", "x"),
+    ("flp-settings-chance", FLP_P, "flp.json", "settings.chance", "x"),
     ("flp-filter", FLP_P, "flp.json", "filter.kept", [1, 2]),
     ("flp-n-runs", FLP_P, "flp.json", "n_runs", -3),
     ("flpm-network-shape", FLPM_O, "flpm.json", "network.params.0", [[1.0]]),
@@ -1059,8 +1059,6 @@ case("downstream-backtest-out-xlsx", "downstream backtest --evals pythia --task 
 case("flp-predict-actual-above-100", FLP_P + " flp.json --actual 150")
 case("downstream-predict-actual-negative",
      "downstream predict --fit ds.json --flops 5e21 --actual -5", _ds_fits)  # fmt: skip
-case("flp-fit-chance-two-spellings",
-     "flp fit --evals pythia --task piqa --random-performance 40 --chance 30")  # fmt: skip
 case("flp-predict-params-on-runs-fit", FLP_P.replace("--flops 8e22 ", "")
      + " flp.json --params 1e9 --tokens 2e10")  # fmt: skip
 

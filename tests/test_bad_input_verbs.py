@@ -234,7 +234,7 @@ def test_salience_features_file_with_a_pickled_array_is_one_line(cli, ex, tmp_pa
     s = ex / "salience"
     code, _, err = cli("salience", "fit", "--texts", s / "texts.jsonl", "--losses",
                        s / "losses.jsonl", "--scores", s / "scores.csv", "--task", "reasoning",
-                       "--random-accuracy", "0", "--features", bad)  # fmt: skip
+                       "--chance", "0", "--features", bad)  # fmt: skip
     _one_line_error(code, err, "pickled (object) array", "without unpickling")
 
 

@@ -28,7 +28,7 @@ ESTIMATORS = [
     (FLP, {"task": "piqa"}),
     (FLPM, {"task": "piqa"}),
     (DataConstrainedLaw, {}),
-    (CapabilitySalience, {"random_accuracy": 0.25}),
+    (CapabilitySalience, {"chance": 0.25}),
 ]
 
 

@@ -272,7 +272,7 @@ def test_flp_tables_feed_the_paper_flp_unchanged():
     runs, ck = flp_tables(ev, task="arc_easy")
     assert list(runs.columns) == ["model", "C", "loss"] and len(runs) == SIZES.size
     assert {"model", "step", "C", "loss", "arc_easy"} <= set(ck.columns)
-    paper = FLP("arc_easy", random_performance=10, bootstrap=0).fit(runs, ck)
+    paper = FLP("arc_easy", chance=10, bootstrap=0).fit(runs, ck)
     ours = DownstreamForecaster("flp", chance=10, bootstrap=0).fit(ev, task="arc_easy")
     C = np.array([1e22, 1e23])
     np.testing.assert_allclose(ours.predict(C), paper.predict(C), rtol=1e-9)

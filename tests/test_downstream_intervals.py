@@ -112,7 +112,7 @@ def test_salience_intervals_cover_planted_held_out_models():
         sc = d.scores.assign(split=np.where(u < 0.4, "train", np.where(u < 0.55, "validation",
                                                                        "test")))  # fmt: skip
         fit = fit_salience(d.texts, d.records, sc[["model", "split", "score"]],
-                           random_accuracy=d.gamma, seed=seed)  # fmt: skip
+                           chance=d.gamma, seed=seed)  # fmt: skip
         te = fit.table().query("split == 'test'")
         lo, hi = fit.predict_interval(te["capability"].to_numpy(), 0.9)
         assert np.all((0 <= lo) & (hi <= 1))
@@ -213,7 +213,7 @@ def fits(tmp_path_factory):
     )
     assert main(["salience", "fit", "--texts", str(SAL_EX / "texts.jsonl"), "--losses",
                  str(SAL_EX / "losses.jsonl"), "--scores", str(SAL_EX / "scores.csv"), "--task",
-                 "reasoning", "--random-accuracy", "0", "--steps", "60", "--out", str(sal),
+                 "reasoning", "--chance", "0", "--steps", "60", "--out", str(sal),
                  *common]) == 0  # fmt: skip
     return {"flp": flp, "flpm": flpm, "salience": sal}
 

@@ -39,7 +39,7 @@ def test_bootstrap_closed_form_returns_every_replicate():
     td = task_data(e, task="piqa", models=LADDER, loss_task="lambada_openai")
     runs = td.runs[["model", "C", "loss"]]
     ck = td.checkpoints[["model", "step", "C", "loss", "score"]]
-    est = FLP("score", method="flp", random_performance=50.0, bootstrap=64, seed=3).fit(runs, ck)
+    est = FLP("score", method="flp", chance=50.0, bootstrap=64, seed=3).fit(runs, ck)
     assert len(est.stage1_.bootstrap) == len(est.stage2_.bootstrap) == 64
     # the resamples of 4 points include constant ones: P = 4 * (1/4)^4 each, 64 draws
     x = runs["C"].to_numpy()

@@ -529,7 +529,7 @@ def test_salience_fit_from_evals_equals_scores_table(cli, tmp_path):
             rec = json.loads(line)
             rec["model"] = rename[rec["model"]]
             out.write(json.dumps(rec) + "\n")
-    common = ["--texts", ex / "texts.jsonl", "--task", "reasoning", "--random-accuracy", "0.25",
+    common = ["--texts", ex / "texts.jsonl", "--task", "reasoning", "--chance", "0.25",
               "--steps", "3", "--json"]  # fmt: skip
     code, out, err = cli("salience", "fit", *common, "--losses", losses, "--evals", table)
     assert code == 0, err

@@ -123,7 +123,7 @@ def test_stage2_r2_is_squared_correlation_and_averaged():
     tasks = ["ARC", "Hellaswag", "TriviaQA"]
     df = stage2_r2(st.runs, st.checkpoints, tasks)
     for task in tasks:
-        rp = task_settings(task).random_performance
+        rp = task_settings(task).chance
         ck, P, rep = emerged_checkpoints(st.checkpoints, task, rp, 5.0, Columns(), 2, need=2)
         x = ck["loss"].to_numpy(float)[rep.kept]
         r = np.corrcoef(x, P[rep.kept])[0, 1]  # OLS with intercept: R^2 = corr^2

@@ -69,7 +69,7 @@ def test_flops_candidate_is_eq5_on_flops_per_source():
     the targets to rounding; the other candidates reuse FLP's Eq. 2 and FLPM's regressions on
     the same retained checkpoints (checked against direct least squares)."""
     runs, ck, tg = exact_tables()
-    res = compare_loss_to_performance(runs, ck, tg, "toy", random_performance=0.0, steps=200)
+    res = compare_loss_to_performance(runs, ck, tg, "toy", chance=0.0, steps=200)
     ident = res.diagnostics["flops_candidate_identified"]["toy"]
     assert ident["alpha_C"] == pytest.approx(0.08, abs=1e-7)
     assert ident["alpha_general"] == pytest.approx(-0.02, abs=1e-7)
@@ -96,13 +96,13 @@ def test_checkpoint_flops_split_by_the_models_ratio():
     final mixing ratio: same FLOPs-candidate fit as with the explicit columns."""
     runs, ck, tg = exact_tables()
     ck2 = ck.assign(C=ck["C_general"] + ck["C_code"]).drop(columns=["C_general", "C_code"])
-    a = compare_loss_to_performance(runs, ck, tg, "toy", random_performance=0.0, steps=50)
-    b = compare_loss_to_performance(runs, ck2, tg, "toy", random_performance=0.0, steps=50)
+    a = compare_loss_to_performance(runs, ck, tg, "toy", chance=0.0, steps=50)
+    b = compare_loss_to_performance(runs, ck2, tg, "toy", chance=0.0, steps=50)
     fa, fb = (r.predictions.query("method == 'FLOPs'")["predicted"].to_numpy() for r in (a, b))
     np.testing.assert_allclose(fa, fb, rtol=1e-9)
     with pytest.raises(InputError, match="FLOPs spent so far"):
         compare_loss_to_performance(runs, ck2.drop(columns=["C"]), tg, "toy",
-                                    random_performance=0.0)  # fmt: skip
+                                    chance=0.0)  # fmt: skip
 
 
 def test_candidate_with_too_few_points_is_reported_not_fitted():
@@ -110,7 +110,7 @@ def test_candidate_with_too_few_points_is_reported_not_fitted():
     runs, ck, tg = exact_tables()
     few = ck[ck["step"] == 10].iloc[:7]
     runs7 = runs[runs["model"].isin(few["model"])]
-    res = compare_loss_to_performance(runs7, few.iloc[:5], tg, "toy", random_performance=0.0,
+    res = compare_loss_to_performance(runs7, few.iloc[:5], tg, "toy", chance=0.0,
                                       steps=50)  # fmt: skip
     e = res.errors()
     assert np.isnan(e.loc["FLOPs", "toy"]) and np.isfinite(e.loc["Domain-Neural", "toy"])
@@ -122,7 +122,7 @@ def test_candidate_with_too_few_points_is_reported_not_fitted():
 
 def test_bad_inputs_are_one_line_errors():
     runs, ck, tg = exact_tables()
-    kw = dict(random_performance=0.0, steps=20)
+    kw = dict(chance=0.0, steps=20)
     with pytest.raises(InputError, match="losses must be one of"):
         compare_loss_to_performance(runs, ck, tg, "toy", losses="true", **kw)
     with pytest.raises(InputError, match=r"targets: missing column\(s\) 'loss_code'"):
@@ -304,14 +304,14 @@ def test_zoo_loss_to_performance(zoo):
     chance) the network and Average beat a constant predictor. On the near-chance tasks
     (code_mc, hellaswag_like) no candidate beats the constant by more than noise, so that is
     not asserted (numbers in docs/flp.md)."""
-    from lmforecast.flp.zoo_data import loss_to_performance_split, zoo_random_performance, zoo_tasks
+    from lmforecast.flp.zoo_data import loss_to_performance_split, zoo_chance, zoo_tasks
 
     runs, ck, tg = loss_to_performance_split(zoo)
     tasks = zoo_tasks(zoo)
-    rp = {t: zoo_random_performance(zoo, t) for t in tasks}
+    rp = {t: zoo_chance(zoo, t) for t in tasks}
     assert sorted(tg["code_share"]) == [0.1, 0.25, 0.6]
     for seed in (0, 1):
-        res = compare_loss_to_performance(runs, ck, tg, tasks, random_performance=rp, seed=seed)
+        res = compare_loss_to_performance(runs, ck, tg, tasks, chance=rp, seed=seed)
         e = res.errors()
         assert np.isfinite(e.to_numpy()).all()
         # FLOPs worst on the mean, the emergent task and hellaswag_like; on code_mc it is
@@ -328,15 +328,15 @@ def test_zoo_single_distribution_flpm_worse(zoo):
     paper's Fig. 9 finding, with ~10 retained checkpoints for the network."""
     from lmforecast.flp.zoo_data import (
         single_distribution_split,
-        zoo_random_performance,
+        zoo_chance,
         zoo_tasks,
     )
 
     runs, ck, tg = single_distribution_split(zoo)
     tasks = zoo_tasks(zoo)
-    rp = {t: zoo_random_performance(zoo, t) for t in tasks}
+    rp = {t: zoo_chance(zoo, t) for t in tasks}
     for seed in SEEDS:
-        res = single_distribution_check(runs, ck, tg, tasks, random_performance=rp, seed=seed)
+        res = single_distribution_check(runs, ck, tg, tasks, chance=rp, seed=seed)
         e, d = res.errors(), res.diagnostics
         assert np.isfinite(e.to_numpy()).all()
         assert res.flpm_worse()[["mean", "hellaswag_like"]].all(), (seed, e)

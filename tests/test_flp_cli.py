@@ -78,7 +78,7 @@ def test_flp_fit_json(cli, tmp_path):
     )
     assert code == 0, err
     d = json.loads(out)
-    assert d["random_performance"] == 25.0
+    assert d["chance"] == 25.0
     assert set(d["stage1"]) == {"C_N", "alpha"} and set(d["stage2"]) == {"w0", "w1"}
     assert d["stage2"]["w1"] < 0 and d["checkpoints"]["kept"] >= 2
 
@@ -242,7 +242,7 @@ def test_fraction_scores_and_unknown_task(cli, tmp_path):
     err = _bad(
         cli, tmp_path, "flp", "fit", "--runs", EX / "runs.csv", "--checkpoints", p, "--task", "MMLU"
     )
-    assert "unknown task 'MMLU'" in err and "--random-performance" in err
+    assert "unknown task 'MMLU'" in err and "--chance" in err
     code, _, err = cli(
         "flp",
         "fit",
@@ -252,7 +252,7 @@ def test_fraction_scores_and_unknown_task(cli, tmp_path):
         p,
         "--task",
         "MMLU",
-        "--random-performance",
+        "--chance",
         "25",
         "--bootstrap",
         "0",

@@ -208,9 +208,6 @@ def test_flp_predict_runs_fit_actual_above_100_is_refused(cli, tmp_path):
 @pytest.mark.parametrize(
     "argv",
     [
-        "flp fit --evals pythia --task piqa --random-performance 40 --chance 30",
-        f"flpm fit --runs {EX}/mixture_runs.csv --task HumanEval --chance 10 "
-        "--random-performance 20",
         f"backtest --runs {EX}/runs.csv --compute-col C --c-col F",
     ],
 )
@@ -218,18 +215,15 @@ def test_alias_flags_with_two_values_are_refused(cli, argv):
     code, _, err = cli(*argv.split())
     assert code == 2
     line = _one_error(err)
-    flags = [a for a in argv.split() if a in ("--random-performance", "--chance", "--compute-col",
-                                              "--c-col")]  # fmt: skip
+    flags = [a for a in argv.split() if a in ("--compute-col", "--c-col")]
     assert all(f in line for f in flags), line
 
 
 def test_alias_flags_with_one_value_are_fine():
     from lmforecast.cli.main import build_parser
 
-    a = build_parser("flp").parse_args(
-        "flp fit --evals pythia --task piqa --random-performance 40 --chance 40".split()
-    )
-    assert a.random_performance == 40.0
+    a = build_parser("flp").parse_args("flp fit --evals pythia --task piqa --chance 40".split())
+    assert a.chance == 40.0
     a = build_parser("backtest").parse_args("backtest --runs r.csv --c-col F".split())
     assert a.compute_col == "F"
 

@@ -54,7 +54,7 @@ def test_not_emerged_flp_interval_covers_chance_and_the_threshold(arc):
         warnings.simplefilter("ignore")
         lo, hi = arc.predict_interval([3.70504e17], level=0.99)
         df = arc.forecast([3.70504e17], actual=[24.9])
-    floor = arc.settings_.random_performance + arc.threshold
+    floor = arc.settings_.chance + arc.threshold
     assert lo[0] == 0.0 and hi[0] >= floor  # was [0, 0]
     assert df["lower"][0] <= 24.9 <= df["upper"][0]
 

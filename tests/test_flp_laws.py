@@ -69,7 +69,7 @@ def test_gpt4_form_reads_minus_log_p():
 
 
 def test_sigmoid_map_recovered():
-    law = get_law("flp-sigmoid", random_performance=25.0)
+    law = get_law("flp-sigmoid", chance=25.0)
     nll = np.linspace(0.5, 2.5, 40)
     P = law.predict({"k": 4.0, "m": 1.4}, nll=nll)
     assert P.max() < 100 and P.min() > 25
@@ -140,10 +140,10 @@ def test_table1_flops_formula_reproduces_printed_column():
 
 
 def test_table2_defaults_and_unknown_task():
-    assert task_settings("arc").random_performance == 25.0
-    assert task_settings("HumanEval").random_performance == 0.0
-    assert task_settings("MMLU", 25.0).random_performance == 25.0
-    with pytest.raises(InputError, match="unknown task 'MMLU'.*random-performance"):
+    assert task_settings("arc").chance == 25.0
+    assert task_settings("HumanEval").chance == 0.0
+    assert task_settings("MMLU", 25.0).chance == 25.0
+    with pytest.raises(InputError, match="unknown task 'MMLU'.*--chance P"):
         task_settings("MMLU")
 
 

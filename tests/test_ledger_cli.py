@@ -135,7 +135,7 @@ def test_salience_predict_registers_every_model(cli, tmp_path):
     fit = tmp_path / "fit.json"
     code, _, err = cli("salience", "fit", "--texts", ex["texts.jsonl"], "--losses",
                        ex["losses.jsonl"], "--scores", ex["scores.csv"], "--task", "reasoning",
-                       "--random-accuracy", "0", "--steps", "20", "--bootstrap", "5",
+                       "--chance", "0", "--steps", "20", "--bootstrap", "5",
                        "--out", fit)  # fmt: skip
     assert code == 0, err
     db = tmp_path / "L.db"

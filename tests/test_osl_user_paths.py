@@ -138,7 +138,7 @@ def test_flags_that_a_preset_or_a_fit_figure_cannot_use_are_refused(cli, base, t
     fit = tmp_path / "s.json"
     code, _, err = cli("salience", "fit", "--texts", ex / "texts.jsonl", "--losses",
                        ex / "losses.jsonl", "--scores", ex / "scores.csv", "--task", "reasoning",
-                       "--random-accuracy", "0.25", "--steps", "0", "--out", fit)  # fmt: skip
+                       "--chance", "0.25", "--steps", "0", "--out", fit)  # fmt: skip
     assert code == 0, err
     code, _, err = cli("salience", "plot", "--fit", fit, "--kind", "fit", "--texts",
                        ex / "texts.jsonl", "--out", tmp_path / "f.png")  # fmt: skip

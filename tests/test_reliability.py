@@ -48,7 +48,7 @@ def fits(tmp_path_factory):
         f"flpm fit --runs {e}/flp/mixture_runs.csv --checkpoints {e}/flp/mixture_checkpoints.csv "
         f"--task HumanEval --steps 50 --quiet --out {d}/flpm.json",
         f"salience fit --texts {e}/salience/texts.jsonl --losses {e}/salience/losses.jsonl "
-        f"--scores {e}/salience/scores.csv --task reasoning --random-accuracy 0 --steps 20 "
+        f"--scores {e}/salience/scores.csv --task reasoning --chance 0 --steps 20 "
         f"--bootstrap 5 --quiet --out {d}/sal.json",
     ):
         assert main(argv.split()) == 0, argv

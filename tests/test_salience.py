@@ -20,7 +20,7 @@ from lmforecast.salience import (
     fit_salience,
 )
 from lmforecast.salience.model import fit_salience_sigmoid, head_objective, sigmoid_law
-from lmforecast.salience.paper import RANDOM_ACCURACY, TABLE1_MSE, TASKS, paper_scores
+from lmforecast.salience.paper import CHANCE, TABLE1_MSE, TASKS, paper_scores
 from lmforecast.salience.simulate import planted_salience_data
 
 
@@ -117,7 +117,7 @@ def planted_fit(planted):
         planted.records,
         planted.scores[["model", "split", "score"]],
         task="reasoning",
-        random_accuracy=planted.gamma,
+        chance=planted.gamma,
         label_losses=planted.label_losses,
         lr=3e-2,
     )
@@ -194,7 +194,7 @@ def test_prediction_intervals_cover_held_out_models(planted, planted_fit):
 
 
 def test_same_seedless_run_is_bit_identical(planted):
-    kw = dict(task="t", random_accuracy=0.25, n_steps=20, lr=1e-2)
+    kw = dict(task="t", chance=0.25, n_steps=20, lr=1e-2)
     sc = planted.scores[["model", "split", "score"]]
     a = fit_salience(planted.texts, planted.records, sc, **kw)
     b = fit_salience(planted.texts, planted.records, sc, **kw)
@@ -271,7 +271,7 @@ def test_bundled_tables_spot_values_and_splits():
     assert df.loc["Yi-34B", "split"] == "validation"
     assert df.loc["Qwen1.5-1.8B", "split"] == "train"
     assert paper_scores(fraction=True).set_index("model").loc["Llama-2-7b-hf", "mmlu"] == 0.4678
-    assert set(RANDOM_ACCURACY) == set(TASKS) == set(TABLE1_MSE)
+    assert set(CHANCE) == set(TASKS) == set(TABLE1_MSE)
 
 
 def test_paper_scores_fit_one_sigmoid_per_task_in_score_space():
@@ -279,7 +279,7 @@ def test_paper_scores_fit_one_sigmoid_per_task_in_score_space():
     a fake C = -logit(score) recovers the paper-scale fit with tiny error."""
     df = paper_scores(fraction=True)
     y = df["mmlu"].to_numpy()
-    g = RANDOM_ACCURACY["mmlu"]
+    g = CHANCE["mmlu"]
     C = -np.log((y - g) / (1 - y))  # exact inverse of Eq. 2 with alpha = -1, beta = 0
     res = fit_salience_sigmoid(C, y, g)
     assert res.params["alpha"] == pytest.approx(-1.0, rel=1e-6)
@@ -319,14 +319,14 @@ def test_report_section_zoo_subsection():
     z = sec.numbers["zoo"]
     assert "code_mc" in z
     zoo = load_zoo()
-    for task, rp in zip(zoo.tasks["name"], zoo.tasks["random_performance"]):
+    for task, rp in zip(zoo.tasks["name"], zoo.tasks["chance"]):
         assert (task in z) == (zoo.scores[task].max() >= rp / 100 + 0.05), task  # emergence rule
     for task, v in z.items():
         assert v["tokenizers"] == ["bpe", "byte"] and v["n_test"] >= 1, task
         for k in ("test_mse", "validation_mse", "train_mse", "all_token_test_mse"):
             assert np.isfinite(v[k]) and 0 <= v[k] < 0.1, (task, k)
-        rp = zoo.tasks.set_index("name").loc[task, "random_performance"] / 100
-        assert v["random_accuracy"] == pytest.approx(rp)
+        rp = zoo.tasks.set_index("name").loc[task, "chance"] / 100
+        assert v["chance"] == pytest.approx(rp)
         assert v["alpha"] < 0  # accuracy rises as the salience-weighted loss falls
     # far better than predicting the training models' mean score on the emergent task; on the
     # near-chance multiple-choice tasks the size-split test set carries little signal (on the

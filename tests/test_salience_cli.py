@@ -19,7 +19,7 @@ def fitted(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("fit") / "fit.json"
     code = main(
-        ["salience", "fit", *map(str, FIT_ARGS), "--random-accuracy", "0.25"]
+        ["salience", "fit", *map(str, FIT_ARGS), "--chance", "0.25"]
         + ["--label-losses", str(EX / "label_losses.csv"), "--lr", "3e-2", "--out", str(out)]
         + ["--json"]
     )
@@ -30,7 +30,7 @@ def fitted(tmp_path_factory):
 def test_fit_json_contract(cli, tmp_path):
     out = tmp_path / "fit.json"
     code, stdout, err = cli(
-        "salience", "fit", *FIT_ARGS, "--random-accuracy", "reasoning=0.25,other=0",
+        "salience", "fit", *FIT_ARGS, "--chance", "reasoning=0.25,other=0",
         "--label-losses", EX / "label_losses.csv", "--lr", "3e-2", "--json", "--out", out,
     )  # fmt: skip
     assert code == 0, err
@@ -43,7 +43,7 @@ def test_fit_json_contract(cli, tmp_path):
 
 
 def test_fit_text_output_without_label_losses(cli):
-    code, stdout, _ = cli("salience", "fit", *FIT_ARGS, "--random-accuracy", "0.25", "--steps", 5)
+    code, stdout, _ = cli("salience", "fit", *FIT_ARGS, "--chance", "0.25", "--steps", 5)
     assert code == 0
     assert "all_token" in stdout and "label_token" not in stdout and "alpha" in stdout
 
@@ -88,7 +88,7 @@ def test_features_cache_gives_the_same_fit(cli, tmp_path):
     assert (
         cli("salience", "features", "--texts", TEXTS, "--feature-dim", 512, "--out", feats)[0] == 0
     )
-    args = [*FIT_ARGS, "--random-accuracy", "0.25", "--steps", 10, "--json"]
+    args = [*FIT_ARGS, "--chance", "0.25", "--steps", 10, "--json"]
     a = json.loads(cli("salience", "fit", *args, "--feature-dim", 512)[1])
     b = json.loads(cli("salience", "fit", *args, "--features", feats)[1])
     assert a == b
@@ -127,7 +127,7 @@ def _bad(cli, tmp_path, losses=None, scores=None, extra=(), ra="0.25"):
     out = tmp_path / "fit.json"
     code, stdout, err = cli(
         "salience", "fit", "--texts", TEXTS, "--losses", losses or LOSSES,
-        "--scores", scores or SCORES, "--task", "reasoning", "--random-accuracy", ra,
+        "--scores", scores or SCORES, "--task", "reasoning", "--chance", ra,
         "--out", out, *extra,
     )  # fmt: skip
     assert code == 2
@@ -166,9 +166,9 @@ def test_bad_nonfinite_loss(cli, tmp_path, value):
     assert f"text '{recs[7]['text_id']}': token 4: loss" in err
 
 
-def test_bad_task_without_random_accuracy(cli, tmp_path):
+def test_bad_task_without_chance(cli, tmp_path):
     err = _bad(cli, tmp_path, ra="mmlu=0.25,gsm8k=0")
-    assert "task 'reasoning' has no random-accuracy value" in err
+    assert "task 'reasoning' has no chance value" in err
 
 
 def test_bad_scores_outside_unit_interval(cli, tmp_path):
@@ -195,9 +195,9 @@ def test_bad_features_file(cli, tmp_path):
     assert "not a features file" in err
 
 
-def test_bad_missing_random_accuracy_flag(cli, tmp_path):
+def test_bad_missing_chance_flag(cli, tmp_path):
     code, _, err = cli("salience", "fit", *FIT_ARGS, "--out", tmp_path / "f.json")
-    assert code == 2 and "--random-accuracy" in err and err.count("\n") == 1
+    assert code == 2 and "--chance" in err and err.count("\n") == 1
     assert not (tmp_path / "f.json").exists()
 
 
@@ -245,7 +245,7 @@ def test_auto_split_by_family_size(cli, tmp_path):
     df["family"] = df["model"].str.split("-").str[0]
     df["size"] = df["model"].str.extract(r"m(\d)$")[0].astype(float) + 1
     df.drop(columns="split").to_csv(tmp_path / "s.csv", index=False)
-    args = ["--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning", "--random-accuracy", 0.25]
+    args = ["--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning", "--chance", 0.25]
     code, out, err = cli("salience", "fit", *args, "--scores", tmp_path / "s.csv", "--steps", 3,
                          "--auto-split", "--json")  # fmt: skip
     assert code == 0, err
@@ -257,11 +257,11 @@ def test_warnings_for_a_floor_above_the_scores_far_capabilities_and_no_bootstrap
     cli, fitted, tmp_path
 ):
     # a floor above most scores fitted alpha ~ 1e-13, beta ~ 1e17 without a word
-    code, _, err = cli("salience", "fit", *FIT_ARGS, "--random-accuracy", "0.9", "--out",
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "0.9", "--out",
                        tmp_path / "f9.json")  # fmt: skip
-    assert code == 0 and "at or below random_accuracy 0.9" in err
-    code, _, err = cli("salience", "fit", *FIT_ARGS, "--random-accuracy", "0.25")
-    assert code == 0 and "random_accuracy" not in err
+    assert code == 0 and "at or below chance 0.9" in err
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "0.25")
+    assert code == 0 and "at or below chance" not in err
     # losses on another scale: capability 1000x the fitted range, with a narrow interval
     new = EX / "new_losses.jsonl"
     huge = [dict(r, losses=[v * 1000 for v in r["losses"]]) for r in map(json.loads, new.open())]
@@ -272,7 +272,7 @@ def test_warnings_for_a_floor_above_the_scores_far_capabilities_and_no_bootstrap
     assert code == 0 and "far outside" not in err
     # a fit without bootstrap: predict says why there is no interval
     b0 = tmp_path / "b0.json"
-    assert cli("salience", "fit", *FIT_ARGS, "--random-accuracy", "0.25", "--bootstrap", "0",
+    assert cli("salience", "fit", *FIT_ARGS, "--chance", "0.25", "--bootstrap", "0",
                "--out", b0)[0] == 0  # fmt: skip
     code, out, err = cli("salience", "predict", "--fit", b0, "--losses", new, "--json")
     assert code == 0 and "no interval" in err and "bootstrap" in json.loads(out)["interval_note"]

@@ -455,7 +455,7 @@ def test_cli_fit_and_predict_on_hf_features(models, cli, tmp_path):
         and F.offsets[0].tolist() == hf.hf_tokenizer_offsets(models[0])(texts["t000"]).tolist()
     )
     fit_args = ["salience", "fit", *ex, "--losses", EXAMPLES / "losses.jsonl", "--scores",
-                EXAMPLES / "scores.csv", "--task", "reasoning", "--random-accuracy", "0.25",
+                EXAMPLES / "scores.csv", "--task", "reasoning", "--chance", "0.25",
                 "--features", feats, "--bootstrap", "0"]  # fmt: skip
     code, _, err = cli(*fit_args, "--steps", "0", "--out", tmp_path / "fit0.json", "--json")
     assert code == 0, err

@@ -16,7 +16,7 @@ from lmforecast.salience import SalienceFit, read_loss_records
 
 EX = examples.path("salience/texts.jsonl").parent
 FIT_ARGS = ["--texts", EX / "texts.jsonl", "--losses", EX / "losses.jsonl", "--scores",
-            EX / "scores.csv", "--task", "reasoning", "--random-accuracy", "0.25"]  # fmt: skip
+            EX / "scores.csv", "--task", "reasoning", "--chance", "0.25"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")

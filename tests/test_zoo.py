@@ -22,7 +22,7 @@ from lmforecast.zoo.corpus import (
 from lmforecast.zoo.data import REFERENCE_WEIGHTS, mixture_weights
 from lmforecast.zoo.model import ModelConfig, count_non_embedding, zoo_architecture
 from lmforecast.zoo.presets import get_preset
-from lmforecast.zoo.tasks import arith_items, arith_random_performance, arithmetic_table
+from lmforecast.zoo.tasks import arith_chance, arith_items, arithmetic_table
 from lmforecast.zoo.tokenizers import ByteTokenizer
 
 
@@ -49,9 +49,9 @@ def test_arithmetic_problems_are_correct_and_held_out_items_never_trained():
     assert not any(p + a in lines for p, a in held)
 
 
-def test_arith_random_baseline_is_the_uniform_guess_chance():
+def test_arith_chance_is_the_uniform_guess_chance():
     items = [("1+2=", "3"), ("5-1=", "4")]
-    assert arith_random_performance(items) == pytest.approx(100 * (1 / 199 + 1 / 100) / 2)
+    assert arith_chance(items) == pytest.approx(100 * (1 / 199 + 1 / 100) / 2)
 
 
 def test_single_digit_table_is_complete_correct_and_its_baseline_is_exact():
@@ -62,7 +62,7 @@ def test_single_digit_table_is_complete_correct_and_its_baseline_is_exact():
     assert len(arith_items(40, 0, max_digits=1)) == 40  # a smaller task samples it
     # sums of single digits: 19 possible answers; differences: 10 (hand-worked)
     expected = 100 * (100 / 19 + 55 / 10) / 155
-    assert arith_random_performance(table, max_digits=1) == pytest.approx(expected)
+    assert arith_chance(table, max_digits=1) == pytest.approx(expected)
     rng = np.random.default_rng(1)
     assert all(len(arithmetic_problem(rng, 1)[0]) == 4 for _ in range(200))  # "a+b="
 

@@ -189,7 +189,7 @@ def add_level_flag(p: argparse.ArgumentParser, default: float = 0.9) -> None:
 
 
 class OneValue(argparse._StoreAction):
-    """A value flag with several spellings (``--random-performance``/``--chance``): two of its
+    """A value flag with several spellings (``--compute-col``/``--c-col``): two of its
     spellings given different values are refused, never silently the last one."""
 
     def __call__(self, parser, namespace, values, option_string=None):

@@ -111,10 +111,10 @@ def fit_from_evals(args) -> int:
                          f"{', '.join(METHODS)}")  # fmt: skip
     evals = read_evals(args.evals)
     chance = getattr(args, "chance", None)
-    if chance is not None or getattr(args, "chance_file", None) is not None:
+    if isinstance(chance, float):  # `flp fit --evals --chance P`: one level, in points
+        chance = check_chance(chance)
+    elif chance is not None or getattr(args, "chance_file", None) is not None:
         chance = (task_chances(chance, [args.task], args.chance_file) or {}).get(args.task)
-    else:  # `flp fit --evals` spells it --random-performance
-        chance = check_chance(getattr(args, "random_performance", None))
     stage1 = args.stage1 or "saturating"
     est = DownstreamForecaster(method, stage1=stage1, bootstrap=args.bootstrap,
                                seed=args.seed, chance=chance)  # fmt: skip

@@ -156,7 +156,6 @@ FLAG_TYPES = {
     "--min-fraction": float_range(0.0, 1.0, lo_open=True, hi_open=True),
     "--max-fraction": float_range(0.0, 1.0, lo_open=True, hi_open=True),
     "--threshold": float_range(0.0),
-    "--random-performance": float_range(0.0),
     "--ratio-tol": float_range(0.0),
     "--top": int_range(1),
     "--max-rows": int_range(1),

@@ -188,7 +188,7 @@ def _flp_fit(args) -> int:
     est = FLP(
         args.task,
         method=args.method,
-        random_performance=args.random_performance,
+        chance=args.chance,
         threshold=args.threshold,
         bootstrap=args.bootstrap,
         seed=args.seed,
@@ -200,7 +200,7 @@ def _flp_fit(args) -> int:
         {
             "task": est.settings_.name,
             "method": est.method,
-            "random_performance": est.settings_.random_performance,
+            "chance": est.settings_.chance,
             "stage1": None if est.stage1_ is None else est.stage1_.params,
             "stage2": est.stage2_.params,
             "stage2_r2": est.stage2_r2_,
@@ -230,7 +230,7 @@ def _flp_predict(args) -> int:
         res["interval"] = interval_or_none(lo[0], hi[0])
         res["level"] = args.level
         raw = float(est.predict([args.flops], clip=False)[0])
-        if raw < est.settings_.random_performance + est.threshold:
+        if raw < est.settings_.chance + est.threshold:
             res["interval_note"] = NOT_EMERGED_NOTE
         elif res["interval"] is None or hi[0] >= 100:
             res["interval_note"] = AT_BOUND_NOTE
@@ -267,7 +267,7 @@ def _flpm_fit(args) -> int:
         args.task,
         form=args.form,
         mapper=args.mapper,
-        random_performance=args.random_performance,
+        chance=args.chance,
         threshold=args.threshold,
         steps=args.steps,
         bootstrap=args.bootstrap,

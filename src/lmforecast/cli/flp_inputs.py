@@ -9,7 +9,12 @@ from ..data.io import read_table
 from ..data.validate import check_run_tables
 from ..errors import InputError
 from ..flp.tables import Columns
-from .common import OneValue, add_output_flags
+from .common import add_output_flags
+from .flags import _named, float_range
+
+#: ``--chance P`` of the flp/flpm verbs: the chance level in points (a value of 100 or more is
+#: refused by the estimator, which names the task).
+CHANCE_POINTS_FLAG = _named(float_range(0.0), "--chance")
 
 
 def _table_flags(p: argparse.ArgumentParser) -> None:
@@ -17,12 +22,10 @@ def _table_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoints", help="intermediate checkpoints (default: use RUNS rows)")
     p.add_argument("--task", required=True, help="task name = its score column (points)")
     p.add_argument(
-        "--random-performance",
         "--chance",
-        action=OneValue,
-        type=float,
+        type=CHANCE_POINTS_FLAG,
         metavar="P",
-        help="random-level (chance) score in points (default: Table 2 value of the task)",
+        help="chance level in points (default: the task's Table 2 value)",
     )
     p.add_argument(
         "--threshold",

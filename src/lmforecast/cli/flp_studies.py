@@ -20,7 +20,7 @@ from .common import (
     check_writable,
     emit,
 )
-from .flp_inputs import _column_flags, _columns, _read
+from .flp_inputs import CHANCE_POINTS_FLAG, _column_flags, _columns, _read
 
 
 def _study_flags(p: argparse.ArgumentParser) -> None:
@@ -30,10 +30,10 @@ def _study_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--targets", required=True, help="held-out target runs (actual scores)")
     p.add_argument("--task", required=True, help="task name(s), comma-separated (score columns)")
     p.add_argument(
-        "--random-performance",
-        type=float,
+        "--chance",
+        type=CHANCE_POINTS_FLAG,
         metavar="P",
-        help="random-level score in points for every task (default: Table 2 values)",
+        help="chance level in points for every task (default: Table 2 values)",
     )
     p.add_argument("--threshold", type=float, default=5.0, help="emergence margin (Sec. 3.3)")
     p.add_argument(
@@ -57,7 +57,7 @@ def _study_inputs(args):
     targets = read_table(args.targets)
     check_run_tables(targets, None, args.model_col, args.step_col, what="targets")
     common = dict(
-        random_performance=args.random_performance,
+        chance=args.chance,
         threshold=args.threshold,
         form=args.form,
         steps=args.steps,

@@ -185,7 +185,7 @@ EXAMPLES = {
     ],
     "salience fit": [
         "lmforecast salience fit --texts salience/texts.jsonl --losses salience/losses.jsonl "
-        "--scores salience/scores.csv --task reasoning --random-accuracy 0 --out csv.json",
+        "--scores salience/scores.csv --task reasoning --chance 0 --out csv.json",
     ],
     "salience predict": [
         "lmforecast salience predict --fit csv.json --losses salience/new_losses.jsonl --json",

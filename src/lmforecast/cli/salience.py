@@ -74,10 +74,10 @@ def register(sub) -> None:
     )
     f.add_argument("--task", required=True, help="score column to fit")
     f.add_argument(
-        "--random-accuracy",
+        "--chance",
         required=True,
         metavar="G",
-        help="random-guess accuracy gamma: a number, or 'task=value,...'",
+        help="chance level gamma (a fraction in [0, 1)): a number, or 'task=value,...'",
     )
     f.add_argument(
         "--auto-split",
@@ -218,7 +218,7 @@ def _fit(args) -> int:
     from ..salience.model import PRESETS
     from ..salience.pipeline import fit_salience
     from ..salience.records import (
-        parse_random_accuracy,
+        parse_chance,
         read_label_losses,
         read_loss_records,
         read_scores,
@@ -245,7 +245,7 @@ def _fit(args) -> int:
             max_length=args.max_length,
             progress=not args.quiet,
         )
-    gamma = parse_random_accuracy(args.random_accuracy, args.task)
+    gamma = parse_chance(args.chance, args.task)
     texts = read_texts(args.texts)
     records = read_loss_records(args.losses)
     scores = _scores(args, read_scores)
@@ -256,7 +256,7 @@ def _fit(args) -> int:
         records,
         scores,
         task=args.task,
-        random_accuracy=gamma,
+        chance=gamma,
         features=feats,
         extractor=extractor,
         label_losses=label,

@@ -24,7 +24,7 @@ import pandas as pd
 from ..data.io import read_table
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator, point, scalar_like
-from ..params import Interval, check
+from ..params import CHANCE_POINTS, Interval, check
 from .chance import chance_level
 from .members import (
     DIRECT,
@@ -128,8 +128,8 @@ class DownstreamForecaster(Estimator):
             raise InputError(f"window must be > 0, got {window}")
         if gain_sd is not None and not (math.isfinite(float(gain_sd)) and float(gain_sd) >= 0):
             raise InputError(f"gain_sd must be None or a finite number >= 0, got {gain_sd}")
-        if chance is not None and not (math.isfinite(float(chance)) and 0 <= float(chance) < 100):
-            raise InputError(f"chance must be in [0, 100) points, got {chance}")
+        if chance is not None and CHANCE_POINTS.failure(float(chance)) is not None:
+            raise InputError(f"chance must be {CHANCE_POINTS.bounds()} points, got {chance}")
         if combine not in ("median", "mean"):
             raise InputError(f"combine must be 'median' or 'mean', got {combine!r}")
         self.method, self.stage1, self.combine = method, stage1, combine

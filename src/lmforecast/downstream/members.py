@@ -143,7 +143,7 @@ def fit_paper(name: str, td: TaskData, chance: float, B: int, seed: int) -> dict
     """FLP (Eq. 1 + Eq. 2 with the Sec. 3.3 filter) or FP (Eq. 3) via `lmforecast.flp.FLP`."""
 
     runs, cks = _flp_tables(td)
-    kw = dict(random_performance=min(chance, 99.0), bootstrap=B, seed=seed)
+    kw = dict(chance=min(chance, 99.0), bootstrap=B, seed=seed)
     try:
         est = FLP("score", method=name, **kw).fit(runs, cks)
         fallback = False

@@ -28,7 +28,7 @@ from ..intervals import DEFAULT_LEVELS
 from .mixture import FLPM
 from .model import FLP, SCORE_RANGE
 from .simulate import simulate_flp, simulate_flpm
-from .zoo_data import flp_tables, flpm_tables, zoo_random_performance, zoo_tasks
+from .zoo_data import flp_tables, flpm_tables, zoo_chance, zoo_tasks
 
 
 def _rows(est, x, y, levels, **keys) -> list[pd.DataFrame]:
@@ -106,14 +106,14 @@ def zoo_flp_forecasts(
     sizes = np.sort(runs["N"].unique())[-n_sizes:]
     rows = []
     for task in zoo_tasks(zoo):
-        rp = zoo_random_performance(zoo, task)
+        rp = zoo_chance(zoo, task)
         for N in sizes:
             tr, te = runs[runs["N"] < N], runs[runs["N"] == N]
             ck_tr = ck[ck["model"].isin(tr["model"])].reset_index(drop=True)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    est = FLP(task, random_performance=rp, bootstrap=bootstrap).fit(tr, ck_tr)
+                    est = FLP(task, chance=rp, bootstrap=bootstrap).fit(tr, ck_tr)
             except InputError:
                 continue
             C = te["C"].to_numpy(float)
@@ -139,11 +139,11 @@ def zoo_flpm_forecasts(
     F = te[["C_general", "C_code"]].to_numpy(float)
     rows = []
     for task in zoo_tasks(zoo):
-        rp = zoo_random_performance(zoo, task)
+        rp = zoo_chance(zoo, task)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est = FLPM(task, random_performance=rp, bootstrap=bootstrap, steps=steps)
+                est = FLPM(task, chance=rp, bootstrap=bootstrap, steps=steps)
                 est.fit(tr, ck_tr)
         except InputError:
             continue

@@ -35,8 +35,8 @@ from .study import (
     HeldOutErrors,
     prediction_rows,
     prepare_tables,
-    random_level,
     target_scores,
+    task_chance,
     task_list,
 )
 from .tables import Columns, score_column
@@ -123,7 +123,7 @@ def compare_loss_to_performance(
     tasks,
     *,
     losses: str = "actual",
-    random_performance=None,
+    chance=None,
     threshold: float = EMERGENCE_THRESHOLD,
     train_loss_decimals: int = 2,
     form: str = "M4",
@@ -142,7 +142,7 @@ def compare_loss_to_performance(
     intermediate checkpoints (None: the runs' rows), `targets` the held-out runs (FLOPs per
     source, domain losses, scores). `tasks`: one name or several. `losses="actual"` (the paper's
     ablation) feeds the targets' measured losses; "predicted" runs each pipeline from FLOPs
-    (Average = FLP, Domain-* = FLP-M with `form` in stage 1). `random_performance`: None (Table 2),
+    (Average = FLP, Domain-* = FLP-M with `form` in stage 1). `chance`: None (Table 2),
     one number, or a dict per task. The network settings (`steps`, `n_init`, `seed`) are FLPM's.
     """
     if losses not in LOSS_MODES:
@@ -167,9 +167,9 @@ def compare_loss_to_performance(
     X_t = {f"C_{s}": tabs.target_flops[:, i] for i, s in enumerate(tabs.sources)}
     rows, n_points, flops_fits, fits, skipped = [], {}, {}, {}, {}
     for task in tasks:
-        rp = random_level(random_performance, task)
+        rp = task_chance(chance, task)
         actual = target_scores(tg, task)
-        common = dict(random_performance=rp, threshold=threshold,
+        common = dict(chance=rp, threshold=threshold,
                       train_loss_decimals=train_loss_decimals)  # fmt: skip
         flp = FLP(task, bootstrap=0, **common).fit(runs, ck, columns=columns)
         keep = flp.filter_.kept
@@ -214,7 +214,7 @@ def compare_loss_to_performance(
     settings = {
         "losses": losses,
         "tasks": tasks,
-        "random_performance": random_performance,
+        "chance": chance,
         "threshold": float(threshold),
         "form": form,
         "ratio_floor": float(ratio_floor),

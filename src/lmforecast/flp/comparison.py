@@ -74,7 +74,7 @@ def stage2_r2(
     checkpoints: pd.DataFrame | None,
     tasks: Sequence[str],
     *,
-    random_performance: dict[str, float] | None = None,
+    chance: dict[str, float] | None = None,
     **flp_kw,
 ) -> pd.DataFrame:
     """Sec. 3.2: R^2 of FLP's linear loss -> performance fit (Eq. 2, on the checkpoints the
@@ -82,10 +82,10 @@ def stage2_r2(
     paper's 93%). Columns: r2, n_points."""
     rows = []
     for task in tasks:
-        rp = (random_performance or {}).get(task)
+        rp = (chance or {}).get(task)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = FLP(task, random_performance=rp, **{"bootstrap": 0, **flp_kw})
+            est = FLP(task, chance=rp, **{"bootstrap": 0, **flp_kw})
             est.fit(runs, checkpoints)
         rows.append({"task": task, "r2": est.stage2_r2_, "n_points": est.n_points_})
     df = pd.DataFrame(rows)

@@ -78,7 +78,7 @@ class FLPM(Estimator, MixtureScan):
         *,
         form: str = "M4",
         mapper: str = "neural",
-        random_performance: float | None = None,
+        chance: float | None = None,
         threshold: float = EMERGENCE_THRESHOLD,
         train_loss_decimals: int = 2,
         hidden: int = 3,
@@ -101,7 +101,7 @@ class FLPM(Estimator, MixtureScan):
         check("zero_floor", zero_floor, UNIT_OPEN)
         self.zero_share, self.zero_floor = zero_share, zero_floor
         self.task, self.form, self.mapper = task, form, mapper
-        self.random_performance, self.threshold = random_performance, threshold
+        self.chance, self.threshold = chance, threshold
         self.train_loss_decimals = train_loss_decimals
         self.hidden, self.lr, self.steps = hidden, lr, steps
         self.weight_decay, self.n_init, self.seed = weight_decay, n_init, seed
@@ -117,8 +117,8 @@ class FLPM(Estimator, MixtureScan):
     ) -> FLPM:
         """Stage 1 on RUNS (final models), stage 2 on CKPTS (RUNS if None)."""
         columns = columns or Columns()
-        self.settings_ = task_settings(self.task, self.random_performance)
-        rp = self.settings_.random_performance
+        self.settings_ = task_settings(self.task, self.chance)
+        rp = self.settings_.chance
         runs = pd.DataFrame(runs).reset_index(drop=True)
         ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
         if checkpoints is not None:
@@ -365,7 +365,7 @@ class FLPM(Estimator, MixtureScan):
         c = self.filter_.counts()
         lines = [
             f"FLP-M ({self.form}, {self.mapper}) for task {s.name}: random "
-            f"{s.random_performance:g} points, threshold +{self.threshold:g}",
+            f"{s.chance:g} points, threshold +{self.threshold:g}",
             f"sources: {', '.join(self.sources_)}    domains: {', '.join(self.domains_)}",
             f"final models (stage 1): {self.n_runs_}    checkpoints: {c['checkpoints']} "
             f"(kept {c['kept']}; "
@@ -417,7 +417,7 @@ class FLPM(Estimator, MixtureScan):
                 "task": self.task,
                 "form": self.form,
                 "mapper": self.mapper,
-                "random_performance": self.random_performance,
+                "chance": self.chance,
                 "threshold": float(self.threshold),
                 "train_loss_decimals": int(self.train_loss_decimals),
                 "zero_share": self.zero_share,

@@ -121,7 +121,7 @@ class FLP(Estimator):
 
     Scores are points (0-100) in and out, as Chen et al. report accuracies (Table 2).
 
-    `random_performance` defaults to the task's Table 2 value (unknown tasks must give it);
+    `chance` defaults to the task's Table 2 value (unknown tasks must give it);
     `threshold` is the emergence margin in points (5, Sec. 3.3); `bootstrap` resamples per stage.
     """
 
@@ -130,7 +130,7 @@ class FLP(Estimator):
         task: str,
         *,
         method: str = "flp",
-        random_performance: float | None = None,
+        chance: float | None = None,
         threshold: float = EMERGENCE_THRESHOLD,
         train_loss_decimals: int = 2,
         bootstrap: int = 200,
@@ -141,7 +141,7 @@ class FLP(Estimator):
             raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
         check("bootstrap", bootstrap)
         self.task, self.method = task, method
-        self.random_performance, self.threshold = random_performance, threshold
+        self.chance, self.threshold = chance, threshold
         self.train_loss_decimals, self.bootstrap = train_loss_decimals, bootstrap
         self.seed, self.n_jobs = seed, n_jobs
 
@@ -155,9 +155,9 @@ class FLP(Estimator):
     ) -> FLP:
         """Fit on RUNS (final models) and CKPTS (intermediate checkpoints; RUNS if None)."""
         columns = columns or Columns()
-        settings = task_settings(self.task, self.random_performance)
+        settings = task_settings(self.task, self.chance)
         self.settings_ = settings
-        rp = settings.random_performance
+        rp = settings.chance
         runs = pd.DataFrame(runs).reset_index(drop=True)
         ck = runs if checkpoints is None else pd.DataFrame(checkpoints).reset_index(drop=True)
         if checkpoints is not None:
@@ -206,12 +206,12 @@ class FLP(Estimator):
             nll = numeric_column(runs, ncol, positive=True, what="runs")
             nll_ck = numeric_column(ck, ncol, positive=True, what="checkpoints")
             law1 = get_law("flp-power")
-            law2 = get_law("flp-sigmoid", random_performance=rp)
+            law2 = get_law("flp-sigmoid", chance=rp)
             self.stage1_ = _fit(law1, {"C": C_final}, nll, law1.ols_start(C_final, nll),
                                 self.bootstrap, s1, self.n_jobs)  # fmt: skip
             self.stage1_.meta["law_options"] = {}
             self.stage2_ = _fit(law2, {"nll": nll_ck}, P, None, self.bootstrap, s2, self.n_jobs)
-            self.stage2_.meta["law_options"] = {"random_performance": rp}
+            self.stage2_.meta["law_options"] = {"chance": rp}
         if self.stage1_ is not None:
             _pair_bootstraps(self.stage1_, self.stage2_)
         self.n_runs_ = len(runs)
@@ -325,7 +325,7 @@ class FLP(Estimator):
             clip_scores(np.maximum(q[0], q[1]), warn=False),
         )
         lo, hi = null_at_bounds(lo, hi)
-        floor = self.settings_.random_performance + self.threshold
+        floor = self.settings_.chance + self.threshold
         return not_emerged_interval(self.predict(C, clip=False), lo, hi, floor)
 
     def _whole_range(self, C, stage: str):
@@ -344,7 +344,7 @@ class FLP(Estimator):
         `lower` end reaches below it (stage 2 saw only emerged checkpoints, so its scatter
         understates the spread near the threshold; docs/flp.md, zoo backtest)."""
         P = np.atleast_1d(np.asarray(P, float))
-        floor = self.settings_.random_performance + self.threshold
+        floor = self.settings_.chance + self.threshold
         low = P < floor
         if low.any():
             warnings.warn(
@@ -386,7 +386,7 @@ class FLP(Estimator):
         s = self.settings_
         c = self.filter_.counts()
         lines = [
-            f"FLP ({self.method}) for task {s.name}: random {s.random_performance:g} points, "
+            f"FLP ({self.method}) for task {s.name}: random {s.chance:g} points, "
             f"threshold +{self.threshold:g}",
             f"final models: {self.n_runs_}    checkpoints: {c['checkpoints']} "
             f"(kept {c['kept']}; dropped {c['dropped_not_improved']} not improved, "
@@ -420,7 +420,7 @@ class FLP(Estimator):
             "config": {
                 "task": self.task,
                 "method": self.method,
-                "random_performance": self.random_performance,
+                "chance": self.chance,
                 "threshold": float(self.threshold),
                 "train_loss_decimals": int(self.train_loss_decimals),
                 "bootstrap": int(self.bootstrap),

@@ -38,16 +38,16 @@ def _filter(c: Checker, f: Any, path: str = "filter") -> int:
 
 def _settings(c: Checker, s: Any) -> None:
     s = c.obj(s, "settings")
-    c.keys(s, ("name", "random_performance", "metric", "evaluation"), "settings")
+    c.keys(s, ("name", "chance", "metric", "evaluation"), "settings")
     c.str_(c.get(s, "name", "settings"), "settings.name")
-    c.num(c.get(s, "random_performance", "settings"), "settings.random_performance", lo=0.0)
+    c.num(c.get(s, "chance", "settings"), "settings.chance", lo=0.0, hi=100.0, hi_open=True)
     c.str_(s.get("metric", ""), "settings.metric")
     c.str_(s.get("evaluation", ""), "settings.evaluation")
 
 
 def _common_config(c: Checker, cfg: Mapping) -> None:
     c.str_(c.get(cfg, "task", "config"), "config.task")
-    c.num(cfg.get("random_performance"), "config.random_performance", lo=0.0, none=True)
+    c.num(cfg.get("chance"), "config.chance", lo=0.0, hi=100.0, hi_open=True, none=True)
     c.num(cfg.get("threshold", 5.0), "config.threshold", lo=0.0)
     c.int_(cfg.get("train_loss_decimals", 2), "config.train_loss_decimals", none=True)
     c.int_(cfg.get("bootstrap", 0), "config.bootstrap")

@@ -32,8 +32,8 @@ from .study import (
     StudyTables,
     prediction_rows,
     prepare_tables,
-    random_level,
     target_scores,
+    task_chance,
     task_list,
 )
 from .tables import Columns
@@ -115,7 +115,7 @@ def single_distribution_check(
     targets: pd.DataFrame,
     tasks,
     *,
-    random_performance=None,
+    chance=None,
     threshold: float = EMERGENCE_THRESHOLD,
     train_loss_decimals: int = 2,
     form: str = "M4",
@@ -160,9 +160,9 @@ def single_distribution_check(
     rows, n_points, fits = [], {}, {}
     flpm = None
     for task in tasks:
-        rp = random_level(random_performance, task)
+        rp = task_chance(chance, task)
         actual = target_scores(tg, task)
-        common = dict(random_performance=rp, threshold=threshold,
+        common = dict(chance=rp, threshold=threshold,
                       train_loss_decimals=train_loss_decimals)  # fmt: skip
         flp = FLP(task, bootstrap=0, **common).fit(runs, ck, columns=columns)
         flpm = FLPM(task, form=form, mapper=mapper, zero_floor=ratio_floor, steps=steps,
@@ -184,7 +184,7 @@ def single_distribution_check(
     corr = np.corrcoef(np.log(L_runs).T) if L_runs.shape[1] > 1 else np.ones((1, 1))
     settings = {
         "tasks": tasks,
-        "random_performance": random_performance,
+        "chance": chance,
         "threshold": float(threshold),
         "form": form,
         "mapper": mapper,

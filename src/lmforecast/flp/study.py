@@ -111,12 +111,12 @@ def task_list(tasks) -> list[str]:
     return out
 
 
-def random_level(random_performance, task: str) -> float | None:
-    """Random performance for `task`: None (Table 2 default), one number for every task, or a
-    mapping task -> number."""
-    if isinstance(random_performance, dict):
-        return random_performance.get(task)
-    return random_performance
+def task_chance(chance, task: str) -> float | None:
+    """The chance level of `task` in points: None (Table 2 default), one number for every task,
+    or a mapping task -> number."""
+    if isinstance(chance, dict):
+        return chance.get(task)
+    return chance
 
 
 def target_scores(targets: pd.DataFrame, task: str) -> np.ndarray:

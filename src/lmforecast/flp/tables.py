@@ -109,7 +109,7 @@ def improved_loss_mask(models, steps, train_loss, decimals: int = 2) -> np.ndarr
 def filter_checkpoints(
     ckpts: pd.DataFrame,
     scores: np.ndarray,
-    random_performance: float,
+    chance: float,
     threshold: float = 5.0,
     cols: Columns = Columns(),
     decimals: int = 2,
@@ -131,14 +131,14 @@ def filter_checkpoints(
         improved = improved_loss_mask(ckpts[cols.model].to_numpy(), steps, tl, decimals)
     else:
         improved = np.ones(n, bool)
-    emerged = scores >= random_performance + threshold
+    emerged = scores >= chance + threshold
     return FilterReport(improved & emerged, ~improved, ~emerged)
 
 
 def emerged_checkpoints(
     ck: pd.DataFrame,
     task: str,
-    random_performance: float,
+    chance: float,
     threshold: float,
     cols: Columns,
     decimals: int,
@@ -152,14 +152,14 @@ def emerged_checkpoints(
     check_percent_scores(P, col, "checkpoints")
     if cols.model not in ck.columns:
         ck = ck.assign(**{cols.model: np.arange(len(ck)).astype(str)})
-    rep = filter_checkpoints(ck, P, random_performance, threshold, cols, decimals)
+    rep = filter_checkpoints(ck, P, chance, threshold, cols, decimals)
     kept = int(rep.kept.sum())
     if need is not None and kept < need:
         c = rep.counts()
         raise InputError(
             f"task {task!r}: {kept} checkpoint(s) usable of {c['checkpoints']}"
             f" ({c['dropped_not_improved']} dropped: training loss did not improve; "
-            f"{c['dropped_not_emerged']} dropped: score below random {random_performance:g} + "
+            f"{c['dropped_not_emerged']} dropped: score below random {chance:g} + "
             f"{threshold:g}); need at least {need}" + (" emerged checkpoints" if need == 2 else "")
         )
     return ck, P, rep

@@ -1,7 +1,8 @@
-"""Per-task settings (Chen et al., Table 2): random performance and metric, in percentage points.
+"""Per-task settings (Chen et al., Table 2): chance (the paper's "random performance") and
+metric, in percentage points.
 
 The paper keeps a checkpoint for the loss -> performance fit only when its score is at least
-5 points above the task's random performance (Sec. 3.3); both are settings here.
+5 points above the task's chance level (Sec. 3.3); both are settings here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from importlib import resources
 import pandas as pd
 
 from ..errors import InputError
+from ..params import CHANCE_POINTS
 
 EMERGENCE_THRESHOLD = 5.0  # points above random (Sec. 3.3)
 
@@ -22,7 +24,7 @@ class TaskSettings:
     """A benchmark's evaluation settings (Table 2)."""
 
     name: str
-    random_performance: float
+    chance: float
     metric: str = ""
     evaluation: str = ""
 
@@ -46,23 +48,23 @@ def known_tasks() -> list[str]:
     return list(table2()["task"])
 
 
-def task_settings(name: str, random_performance: float | None = None) -> TaskSettings:
-    """Settings for `name` (case-insensitive); unknown tasks need `random_performance`."""
+def task_settings(name: str, chance: float | None = None) -> TaskSettings:
+    """Settings for `name` (case-insensitive); unknown tasks need `chance`."""
     t = table2()
     hit = t[t["task"].str.lower() == str(name).lower()]
-    if random_performance is not None:
-        rp = float(random_performance)
-        if not 0 <= rp < 100:
-            raise InputError(f"random performance must be in [0, 100) points, got {rp:g}")
+    if chance is not None:
+        rp = float(chance)
+        if CHANCE_POINTS.failure(rp) is not None:
+            raise InputError(f"chance must be {CHANCE_POINTS.bounds()} points, got {rp:g}")
     if hit.empty:
-        if random_performance is None:
+        if chance is None:
             raise InputError(
-                f"unknown task {name!r} and no random performance given; known tasks: "
-                f"{', '.join(t['task'])} (pass --random-performance P, in points)"
+                f"unknown task {name!r} and no chance level given; known tasks: "
+                f"{', '.join(t['task'])} (pass --chance P, in points)"
             )
-        return TaskSettings(str(name), float(random_performance))
+        return TaskSettings(str(name), float(chance))
     row = hit.iloc[0]
-    rp = float(row["random_performance"]) if random_performance is None else float(rp)
+    rp = float(row["chance"]) if chance is None else float(rp)
     return TaskSettings(
         str(name), rp, str(row["metric"]), f"{row['evaluation_type']}, {row['evaluation_method']}"
     )

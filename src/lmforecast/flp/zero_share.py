@@ -32,7 +32,7 @@ def zero_share_study(
     truth: Callable[[str, np.ndarray], np.ndarray] | None = None,
     curve_flops: Sequence[float] = (),
     shares: Sequence[float] = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5),
-    random_performance: dict[str, float] | None = None,
+    chance: dict[str, float] | None = None,
     **flpm_kw,
 ) -> pd.DataFrame:
     """One row per task and setting: `target_mae` (held-out targets, points), and with `truth`
@@ -41,11 +41,11 @@ def zero_share_study(
     kw = {"bootstrap": 0, **flpm_kw}
     rows = []
     for task in tasks:
-        rp = (random_performance or {}).get(task)
+        rp = (chance or {}).get(task)
         for zs, floor in settings:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est = FLPM(task, zero_share=zs, zero_floor=floor, random_performance=rp, **kw)
+                est = FLPM(task, zero_share=zs, zero_floor=floor, chance=rp, **kw)
                 est.fit(runs, checkpoints)
                 F = targets[[f"C_{s}" for s in est.sources_]].to_numpy(float)
                 p = est.predict(F, clip=False)

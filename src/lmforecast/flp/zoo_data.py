@@ -23,12 +23,12 @@ def zoo_tasks(zoo) -> list[str]:
     return zoo.tasks["name"].astype(str).tolist()
 
 
-def zoo_random_performance(zoo, task: str) -> float:
-    """Random-guess score of `task` in points (`tasks.csv`)."""
+def zoo_chance(zoo, task: str) -> float:
+    """Chance level of `task` in points (`tasks.csv`)."""
     t = zoo.tasks.set_index("name")
     if task not in t.index:
         raise InputError(f"zoo tasks: no task {task!r}; known: {', '.join(t.index)}")
-    return float(t.loc[task, "random_performance"])
+    return float(t.loc[task, "chance"])
 
 
 def flp_tables(zoo) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -134,6 +134,6 @@ __all__ = [
     "mixture_study_tables",
     "single_distribution_tables",
     "with_total_flops",
-    "zoo_random_performance",
+    "zoo_chance",
     "zoo_tasks",
 ]

@@ -22,7 +22,7 @@ from .zoo_data import (
     loss_to_performance_split,
     single_distribution_split,
     with_total_flops,
-    zoo_random_performance,
+    zoo_chance,
     zoo_tasks,
 )
 
@@ -32,14 +32,14 @@ def zoo_ablations(zoo, *, steps: int = 2000, seed: int = 0) -> tuple:
     size at the non-reference code shares) and the Sec. 6.3 check on the supervised runs (one
     mixture, code share 0.4; targets: the largest size). Returns (comparison, check)."""
     tasks = zoo_tasks(zoo)
-    rp = {t: zoo_random_performance(zoo, t) for t in tasks}
+    rp = {t: zoo_chance(zoo, t) for t in tasks}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cmp = compare_loss_to_performance(
-            *loss_to_performance_split(zoo), tasks, random_performance=rp, steps=steps, seed=seed
+            *loss_to_performance_split(zoo), tasks, chance=rp, steps=steps, seed=seed
         )
         chk = single_distribution_check(
-            *single_distribution_split(zoo), tasks, random_performance=rp, steps=steps, seed=seed
+            *single_distribution_split(zoo), tasks, chance=rp, steps=steps, seed=seed
         )
     return cmp, chk
 
@@ -55,16 +55,16 @@ def zoo_flp_summary(zoo, *, bootstrap: int = 40, seed: int = 0) -> dict:
     C = target["C"].to_numpy()
     tasks, rows, fits = {}, [], {}
     for task in zoo_tasks(zoo):
-        rp = zoo_random_performance(zoo, task)
+        rp = zoo_chance(zoo, task)
         rep = filter_checkpoints(ck_train, ck_train[task].to_numpy(float), rp)
         info: dict = {"random": rp, **rep.counts()}
         tasks[task] = info
         if rep.kept.sum() < 2:
             info["fitted"] = False
             continue
-        est = FLP(task, random_performance=rp, bootstrap=bootstrap, seed=seed)
+        est = FLP(task, chance=rp, bootstrap=bootstrap, seed=seed)
         est.fit(train, ck_train)
-        fp = FLP(task, method="fp", random_performance=rp, bootstrap=0).fit(train, ck_train)
+        fp = FLP(task, method="fp", chance=rp, bootstrap=0).fit(train, ck_train)
         actual = target[task].to_numpy(float)
         pred, pred_fp = est.predict(C), fp.predict(C)
         lo, hi = est.predict_interval(C, level=0.9) if bootstrap else (pred * np.nan, pred * np.nan)
@@ -118,7 +118,7 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
     # tasks usable on every split: enough emerged checkpoints (Sec. 3.3) for the network
     tasks, dropped = [], {}
     for task in zoo_tasks(zoo):
-        rp = zoo_random_performance(zoo, task)
+        rp = zoo_chance(zoo, task)
         rep = filter_checkpoints(ck, ck[task].to_numpy(float), rp)
         if rep.kept.sum() >= 2 * (len(DOMAINS) + 1):
             tasks.append(task)
@@ -135,12 +135,12 @@ def zoo_flpm_summary(zoo, *, steps: int = 2000, seed: int = 0) -> dict:
         for form in ("M4", "M1"):
             row[f"domain loss err {form} %"] = 100 * float(fc.loc[form, "average"])
         for task in tasks:
-            rp = zoo_random_performance(zoo, task)
+            rp = zoo_chance(zoo, task)
             actual = te[task].to_numpy(float)
             try:
-                m = FLPM(task, steps=steps, random_performance=rp, seed=seed, bootstrap=0)
+                m = FLPM(task, steps=steps, chance=rp, seed=seed, bootstrap=0)
                 m = m.fit(tr, ck_tr)
-                f = FLP(task, random_performance=rp, bootstrap=0)
+                f = FLP(task, chance=rp, bootstrap=0)
                 f.fit(with_total_flops(tr), with_total_flops(ck_tr))
             except InputError:
                 row[f"{task} FLP-M err %"] = row[f"{task} FLP err %"] = np.nan

@@ -128,8 +128,8 @@ class SigmoidMap(Law):
     target = "identity"
     citation = "Chen et al., App. D (Dubey et al. 2024 two-stage approach)"
 
-    def __init__(self, random_performance: float = 0.0) -> None:
-        self.random_performance = float(random_performance)
+    def __init__(self, chance: float = 0.0) -> None:
+        self.chance = float(chance)
 
     def default_grid(self):
         return {"log_k": np.linspace(-2.0, 3.0, 11), "m": np.linspace(0.0, 5.0, 21)}
@@ -138,7 +138,7 @@ class SigmoidMap(Law):
         theta = np.atleast_2d(theta)
         k = np.exp(theta[:, 0:1])
         z = k * (X["nll"][None, :] - theta[:, 1:2])
-        r = self.random_performance
+        r = self.chance
         return r + (100.0 - r) / (1.0 + np.exp(np.clip(z, -500, 500)))
 
 

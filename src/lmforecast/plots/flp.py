@@ -61,7 +61,7 @@ def loss_to_performance(est, checkpoints: pd.DataFrame, targets: pd.DataFrame | 
         top = L[kept].max() + 0.25 if kept.any() else L.max()
         grid = np.linspace(lo - 0.05, top, 100)
         ax.plot(grid, est.stage2_.predict(L=grid), color="k", lw=1.2, label="Eq. 2 fit")
-    r = est.settings_.random_performance
+    r = est.settings_.chance
     ax.axhline(r, color="C1", ls=":", lw=1, label=f"random ({r:g})")
     ax.axhline(r + est.threshold, color="C1", ls="--", lw=0.8, label=f"random + {est.threshold:g}")
     ax.invert_xaxis()

@@ -34,7 +34,7 @@ def score_vs_loss(checkpoints: pd.DataFrame, tasks: pd.DataFrame):
     axes = np.atleast_1d(axes).ravel()
     for ax, (_, t) in zip(axes, tasks.iterrows()):
         ax.scatter(checkpoints["loss"], checkpoints[t["name"]], s=6, alpha=0.5)
-        ax.axhline(t["random_performance"], color="k", ls="--", lw=1, label="random")
+        ax.axhline(t["chance"], color="k", ls="--", lw=1, label="random")
         ax.set_xlabel("validation loss")
         ax.set_ylabel(f"{t['name']} (%)")
         ax.invert_xaxis()

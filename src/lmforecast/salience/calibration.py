@@ -34,7 +34,7 @@ def zoo_forecasts(
         texts, records, scores, gamma = zoo_salience_inputs(zoo, task)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fit_salience(texts, records, scores, task=task, random_accuracy=gamma,
+            fit = fit_salience(texts, records, scores, task=task, chance=gamma,
                                bootstrap=bootstrap, seed=seed, **options)  # fmt: skip
         tab = fit.table()
         test = tab[tab["split"] == "test"]

@@ -24,7 +24,7 @@ from ..errors import InputError, fmt_value, not_fitted
 from ..estimator import Estimator, point
 from ..fitting.result import FitResult
 from ..laws.salience import SalienceSigmoid, lm_fit
-from ..params import check
+from ..params import CHANCE_FRACTION, check
 from ..store import Checker
 
 ACTIVATIONS = ("softplus", "sigmoid")
@@ -109,11 +109,12 @@ def head_objective(
 class CapabilitySalience(Estimator):
     """Learn per-token weights W whose weighted loss predicts a task's accuracy (Algorithm 2).
 
-    Accuracies (and `random_accuracy`) are fractions (0-1) in and out, as Eq. 2 writes them.
+    Accuracies (and `chance`) are fractions (0-1) in and out, as Eq. 2 writes them.
 
     Parameters
     ----------
-    random_accuracy : gamma of Eq. 2, the task's random-guess accuracy (not fitted).
+    chance : the task's chance level, a fraction in [0, 1) (gamma of Eq. 2, the paper's
+        random-guess accuracy; not fitted).
     activation : "softplus" (default) or "sigmoid"; keeps weights positive (METHODS.md 1.7.1).
     lr, n_steps : learning rate (paper: 1e-3) and number of alternations (paper: ~300).
     optimizer : "adam" (default) or "sgd" (the paper's; `from_preset("paper", ...)` gives its
@@ -126,18 +127,18 @@ class CapabilitySalience(Estimator):
     """
 
     @classmethod
-    def from_preset(cls, name: str, random_accuracy: float, **options) -> CapabilitySalience:
+    def from_preset(cls, name: str, chance: float, **options) -> CapabilitySalience:
         """`CapabilitySalience` with the optimiser of preset `name` ("paper": SGD, lr 1e-3,
         300 steps as in Sec. 3/4.1; "default": Adam, lr 1e-3, 300 steps); `options` override."""
         opts = preset_options(
             name, **{k: options.pop(k, None) for k in ("optimizer", "lr", "n_steps")}
         )
         opts.pop("preset")
-        return cls(random_accuracy, **opts, **options)
+        return cls(chance, **opts, **options)
 
     def __init__(
         self,
-        random_accuracy: float,
+        chance: float,
         *,
         activation: str = "softplus",
         lr: float = 1e-3,
@@ -150,7 +151,7 @@ class CapabilitySalience(Estimator):
     ):
         check("bootstrap", bootstrap)
         self.bootstrap, self.seed = bootstrap, seed
-        self.random_accuracy = random_accuracy
+        self.chance = chance
         self.activation = activation
         self.lr = lr
         self.n_steps = n_steps
@@ -160,9 +161,11 @@ class CapabilitySalience(Estimator):
 
     # ---- validation ------------------------------------------------------------------------
     def _check_config(self) -> float:
-        g = float(self.random_accuracy)
-        if not (np.isfinite(g) and 0 <= g < 1):
-            raise InputError(f"random_accuracy must be in [0, 1), got {self.random_accuracy!r}")
+        g = float(self.chance)
+        if CHANCE_FRACTION.failure(g) is not None:
+            raise InputError(
+                f"chance must be {CHANCE_FRACTION.bounds()} (a fraction), got {self.chance!r}"
+            )
         if self.activation not in ACTIVATIONS:
             raise InputError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
         if self.optimizer not in OPTIMIZERS:
@@ -218,7 +221,7 @@ class CapabilitySalience(Estimator):
         below = int(np.sum(A[tr] <= gamma))
         if below > tr.sum() / 2:  # Eq. 2 lives above gamma: a floor above most scores
             warnings.warn(  # gives a degenerate fit (alpha ~ 0, beta ~ 1e17)
-                f"{below} of {int(tr.sum())} training scores are at or below random_accuracy "
+                f"{below} of {int(tr.sum())} training scores are at or below chance "
                 f"{gamma:g}, the floor of Eq. 2: is it right (a fraction, e.g. 0.25 for four "
                 "choices)?",
                 stacklevel=2,
@@ -360,7 +363,7 @@ class CapabilitySalience(Estimator):
                                                                 2)]  # fmt: skip
         est.law_ = FitResult.from_dict(f["law"], where, "fitted.law")
         est.alpha_, est.beta_ = est.law_.theta
-        est.gamma_ = float(est.random_accuracy)
+        est.gamma_ = float(est.chance)
         if T == 0 or len(est.splits_) != M:
             c.fail("fitted", "weights must be non-empty and splits one per model")
         return est

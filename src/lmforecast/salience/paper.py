@@ -8,9 +8,10 @@ import pandas as pd
 
 TASKS = ("bbh", "ceval-test", "cmmlu", "gsm8k", "hellaswag", "mmlu")
 
-# gamma of Eq. 2 per task; not listed in the paper (METHODS.md 1.7.3): 4-way multiple choice
-# -> 0.25, exact-match generation (GSM8K, BBH's mixed formats) -> 0.
-RANDOM_ACCURACY = {
+# chance per task (gamma of Eq. 2, the paper's random-guess accuracy); not listed in the paper
+# (METHODS.md 1.7.3): 4-way multiple choice -> 0.25, exact-match generation (GSM8K, BBH's mixed
+# formats) -> 0.
+CHANCE = {
     "bbh": 0.0,
     "ceval-test": 0.25,
     "cmmlu": 0.25,

@@ -45,7 +45,7 @@ def fit_salience(
     scores: pd.DataFrame,
     *,
     task: str = "task",
-    random_accuracy: float,
+    chance: float,
     features: TextFeatures | None = None,
     extractor: FeatureExtractor | None = None,
     label_losses: Mapping[str, float] | None = None,
@@ -90,7 +90,7 @@ def fit_salience(
         )
     L = mapped_loss_matrix(table, features, models)
 
-    est = CapabilitySalience(random_accuracy, bootstrap=int(bootstrap), seed=seed, **options)
+    est = CapabilitySalience(chance, bootstrap=int(bootstrap), seed=seed, **options)
     est.fit(features.H, L, features.n_chars, A, splits)
     pred = est.predict(L)
     metrics: dict = {"best_step": int(est.best_step_)}

@@ -19,6 +19,7 @@ import pandas as pd
 from ..data.io import read_table
 from ..data.validate import check_columns, numeric_column
 from ..errors import InputError, fmt_value
+from ..params import CHANCE_FRACTION
 from .mapping import check_losses, check_offsets, map_losses_many, offsets_function
 
 SPLITS = ("train", "validation", "test")
@@ -169,8 +170,9 @@ def read_label_losses(path: str | Path, task: str) -> dict[str, float]:
     return dict(zip(df["model"].astype(str), vals))
 
 
-def parse_random_accuracy(spec: str, task: str) -> float:
-    """``0.25`` or ``mmlu=0.25,gsm8k=0`` -> gamma of `task` (error if the task has none)."""
+def parse_chance(spec: str, task: str) -> float:
+    """``0.25`` or ``mmlu=0.25,gsm8k=0`` -> the chance level (gamma) of `task`, a
+    fraction (error if the task has none)."""
     spec = str(spec).strip()
     if "=" in spec:
         vals = {}
@@ -180,14 +182,14 @@ def parse_random_accuracy(spec: str, task: str) -> float:
             k, _, v = part.partition("=")
             vals[k.strip()] = v.strip()
         if task not in vals:
-            raise InputError(f"--random-accuracy: task {task!r} has no random-accuracy value")
+            raise InputError(f"--chance: task {task!r} has no chance value")
         spec = vals[task]
     try:
         g = float(spec)
     except ValueError:
-        raise InputError(f"--random-accuracy: {spec!r} is not a number") from None
-    if not (np.isfinite(g) and 0.0 <= g < 1.0):
-        raise InputError(f"--random-accuracy: {g!r} must be in [0, 1)")
+        raise InputError(f"--chance: {spec!r} is not a number") from None
+    if CHANCE_FRACTION.failure(g) is not None:
+        raise InputError(f"--chance: {g!r} must be {CHANCE_FRACTION.bounds()} (a fraction)")
     return g
 
 

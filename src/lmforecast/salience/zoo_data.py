@@ -18,12 +18,12 @@ def zoo_texts(zoo) -> dict[str, str]:
     return {str(t["text_id"]): str(t["text"]) for t in zoo.texts()}
 
 
-def zoo_random_accuracy(zoo, task: str) -> float:
-    """Random-guess accuracy of `task` as a fraction (tasks.csv holds percent)."""
+def zoo_chance(zoo, task: str) -> float:
+    """Chance level of `task` as a fraction (tasks.csv holds percent)."""
     t = zoo.tasks.set_index("name")
     if task not in t.index:
         raise InputError(f"zoo tasks: no task {task!r}; known: {', '.join(t.index)}")
-    return float(t.loc[task, "random_performance"]) / 100.0
+    return float(t.loc[task, "chance"]) / 100.0
 
 
 def zoo_scores(zoo, task: str) -> pd.DataFrame:
@@ -41,14 +41,13 @@ def emerged_tasks(zoo, margin: float = 0.05) -> list[str]:
     return [
         t
         for t in zoo.tasks["name"].astype(str)
-        if t in zoo.scores.columns
-        and float(zoo.scores[t].max()) >= zoo_random_accuracy(zoo, t) + margin
+        if t in zoo.scores.columns and float(zoo.scores[t].max()) >= zoo_chance(zoo, t) + margin
     ]
 
 
 def zoo_salience_inputs(zoo, task: str) -> tuple[dict[str, str], list[dict], pd.DataFrame, float]:
-    """(texts, loss records, scores, random accuracy) ready for `fit_salience`."""
-    return zoo_texts(zoo), zoo.token_losses(), zoo_scores(zoo, task), zoo_random_accuracy(zoo, task)
+    """(texts, loss records, scores, chance) ready for `fit_salience`."""
+    return zoo_texts(zoo), zoo.token_losses(), zoo_scores(zoo, task), zoo_chance(zoo, task)
 
 
-__all__ = ["emerged_tasks", "zoo_texts", "zoo_random_accuracy", "zoo_scores", "zoo_salience_inputs"]
+__all__ = ["emerged_tasks", "zoo_texts", "zoo_chance", "zoo_scores", "zoo_salience_inputs"]

@@ -31,7 +31,7 @@ MAX_ENDING = 22
 class TaskInfo:
     name: str
     metric: str
-    random_performance: float  # percent
+    chance: float  # percent
     domain: str
 
 
@@ -137,7 +137,7 @@ def arith_items(n_items: int, seed: int, max_digits: int = 2) -> list[tuple[str,
     return out
 
 
-def arith_random_performance(items: list[tuple[str, str]], max_digits: int = 2) -> float:
+def arith_chance(items: list[tuple[str, str]], max_digits: int = 2) -> float:
     """Percent chance of a uniform guess over each item's answer range: sums of operands below
     m = 10**max_digits lie in 0..2(m-1) (2m - 1 values), differences in 0..m-1 (m values)."""
     m = 10**max_digits
@@ -159,7 +159,7 @@ class TaskSet:
             TaskInfo(
                 "arith",
                 "exact_match",
-                arith_random_performance(self.arith, self.arith_digits),
+                arith_chance(self.arith, self.arith_digits),
                 "arith",
             ),
             TaskInfo("code_mc", "accuracy", 25.0, "code"),

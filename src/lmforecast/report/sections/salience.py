@@ -29,7 +29,7 @@ def build_section(ctx: ReportContext) -> Section:
         data.records,
         data.scores[["model", "split", "score"]],
         task="planted",
-        random_accuracy=data.gamma,
+        chance=data.gamma,
         label_losses=data.label_losses,
         lr=3e-2,
         n_steps=steps,
@@ -123,7 +123,7 @@ def zoo_salience_summary(zoo, tasks=None, *, n_steps: int = 300, seed: int = 0) 
             records,
             scores[["model", "split", "score"]],
             task=task,
-            random_accuracy=gamma,
+            chance=gamma,
             lr=3e-2,
             n_steps=n_steps,
             bootstrap=0,
@@ -134,7 +134,7 @@ def zoo_salience_summary(zoo, tasks=None, *, n_steps: int = 300, seed: int = 0) 
         m, base = fit.metrics, fit.metrics["baselines"]
         fits[task] = fit
         out[task] = {
-            "random_accuracy": gamma,
+            "chance": gamma,
             "n_models": len(scores),
             "n_test": int(test.sum()),
             "tokenizers": sorted(scores["tokenizer"].unique()),

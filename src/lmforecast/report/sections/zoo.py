@@ -151,12 +151,12 @@ def build_section(ctx: ReportContext) -> Section:
     tasks = z.tasks.set_index("name")
     arith_best = float(runs["arith"].max())
     small = sup[sup["N"] == sup["N"].min()]["arith"]
-    arith_random = float(tasks.loc["arith", "random_performance"])
+    arith_chance = float(tasks.loc["arith", "chance"])
     sec.text(
         f"Arithmetic exact match (the 155 single-digit problems) rises from "
         f"{small.min():.1f}-{small.max():.1f}% for the smallest models' {len(small)} runs "
-        f"(random {arith_random:.2f}%) to {arith_best:.1f}% for the best "
-        f"({arith_best / arith_random:.1f}x chance)."
+        f"(chance {arith_chance:.2f}%) to {arith_best:.1f}% for the best "
+        f"({arith_best / arith_chance:.1f}x chance)."
     )
     d = z.distillation
     gap = {}
@@ -204,7 +204,7 @@ def build_section(ctx: ReportContext) -> Section:
         "supervised_steepening_steps": n_steep,
         "supervised_law_min_tokens_per_param": LAW_MIN_TOKENS_PER_PARAM,
         "arith_best": arith_best,
-        "arith_random": arith_random,
+        "arith_chance": arith_chance,
         "distillation": gap,
         "wall_s": meta["wall_s_total"],
     }
