@@ -133,6 +133,7 @@ def test_cli_round_trip_table_json_plot(cli, runs_csv, tmp_path):
     cut = float(np.sort(C.unique())[12])
     code, stdout, err = cli(
         "backtest",
+        "--runs",
         runs_csv,
         "--form",
         "chinchilla",
@@ -171,7 +172,7 @@ def test_cli_round_trip_table_json_plot(cli, runs_csv, tmp_path):
 )
 def test_cli_bad_input_exit_2_one_line_nothing_written(cli, runs_csv, tmp_path, args, msg):
     out, png = tmp_path / "bt.csv", tmp_path / "bt.png"
-    code, stdout, err = cli("backtest", runs_csv, "--out", out, "--plot", png, *args)
+    code, stdout, err = cli("backtest", "--runs", runs_csv, "--out", out, "--plot", png, *args)
     assert code == 2
     assert msg in err and len(err.strip().splitlines()) == 1
     assert not out.exists() and not png.exists() and stdout == ""
@@ -181,7 +182,7 @@ def test_cli_one_compute_level_exit_2(cli, tmp_path):
     p = tmp_path / "one.csv"
     pd.DataFrame({"N": [1e8, 2e8], "D": [2e9, 1e9], "loss": [3.0, 3.1]}).to_csv(p, index=False)
     out = tmp_path / "bt.csv"
-    code, _, err = cli("backtest", p, "--out", out)
+    code, _, err = cli("backtest", "--runs", p, "--out", out)
     assert code == 2 and "two compute levels" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
 

@@ -53,10 +53,10 @@ def base(tmp_path_factory):
     os.chdir(d)
     try:
         for argv in (
-            "supervised fit runs.csv --bootstrap 4 --jobs 1 --quiet --out sup.json",
+            "supervised fit --runs runs.csv --bootstrap 4 --jobs 1 --quiet --out sup.json",
             # no resamples (~3 s each here): a --bootstrap 0 fit is a valid saved fit of this
             # type, and the cases that use it are refused when the file or flag is read
-            "distill fit distill_runs.csv --supervised paper --bootstrap 0 --jobs 1 --quiet "
+            "distill fit --runs distill_runs.csv --supervised paper --bootstrap 0 --jobs 1 --quiet "
             "--out dist.json",
             "flp fit --runs flp_runs.csv --checkpoints flp_checkpoints.csv --task ARC "
             "--bootstrap 5 --quiet --out flp.json",
@@ -206,21 +206,24 @@ case("unknown-flag", "supervised predict --preset hoffmann2022 --params 1 --toke
 # -- flags: numbers, ranges, caps
 for cid, argv in [
     # a pinned E above the runs' losses gave L = 5.0 for a fitted run of 2.57
-    ("fix-E-above-losses", "supervised fit runs.csv --fix E=50 --out f.json"),
-    ("fix-twice", "supervised fit runs.csv --fix gamma=1 --fix gamma=0.5 --out f.json"),
-    ("fix-log-E-above-losses", "supervised fit runs.csv --fix log_E=4 --out f.json"),
-    ("fix-two-names", "supervised fit runs.csv --fix E=1.5 --fix log_E=0.4 --out f.json"),
-    ("seed-negative", "supervised fit runs.csv --seed -1"),
-    ("seed-text", "supervised fit runs.csv --seed x"),
-    ("jobs-zero", "supervised fit runs.csv --jobs 0"),
-    ("jobs-huge", "distill fit distill_runs.csv --supervised paper --jobs 100000"),
-    ("bootstrap-negative", "supervised fit runs.csv --bootstrap -1"),
-    ("bootstrap-huge", "distill fit distill_runs.csv --supervised paper --bootstrap 10000000000"),
-    ("ci-level-1", "supervised fit runs.csv --ci-level 1"),
-    ("ci-level-nan", "distill fit distill_runs.csv --supervised paper --ci-level nan"),
-    ("huber-zero", "supervised fit runs.csv --huber-delta 0"),
-    ("huber-nan", "distill fit distill_runs.csv --supervised paper --huber-delta nan"),
-    ("form-unknown", "supervised fit runs.csv --form cubic"),
+    ("fix-E-above-losses", "supervised fit --runs runs.csv --fix E=50 --out f.json"),
+    ("fix-twice", "supervised fit --runs runs.csv --fix gamma=1 --fix gamma=0.5 --out f.json"),
+    ("fix-log-E-above-losses", "supervised fit --runs runs.csv --fix log_E=4 --out f.json"),
+    ("fix-two-names", "supervised fit --runs runs.csv --fix E=1.5 --fix log_E=0.4 --out f.json"),
+    ("seed-negative", "supervised fit --runs runs.csv --seed -1"),
+    ("seed-text", "supervised fit --runs runs.csv --seed x"),
+    ("jobs-zero", "supervised fit --runs runs.csv --jobs 0"),
+    ("jobs-huge", "distill fit --runs distill_runs.csv --supervised paper --jobs 100000"),
+    ("bootstrap-negative", "supervised fit --runs runs.csv --bootstrap -1"),
+    (
+        "bootstrap-huge",
+        "distill fit --runs distill_runs.csv --supervised paper --bootstrap 10000000000",
+    ),
+    ("ci-level-1", "supervised fit --runs runs.csv --ci-level 1"),
+    ("ci-level-nan", "distill fit --runs distill_runs.csv --supervised paper --ci-level nan"),
+    ("huber-zero", "supervised fit --runs runs.csv --huber-delta 0"),
+    ("huber-nan", "distill fit --runs distill_runs.csv --supervised paper --huber-delta nan"),
+    ("form-unknown", "supervised fit --runs runs.csv --form cubic"),
     ("level-0", "supervised predict --preset hoffmann2022 --params 1e9 --tokens 1e10 --level 0"),
     ("level-1", "supervised predict --preset hoffmann2022 --params 1e9 --tokens 1e10 --level 1"),
     ("level-2", "flp predict --fit flp.json --flops 1e22 --level 2"),
@@ -261,15 +264,18 @@ for cid, argv in [
     ("distill-crossover-draws-neg", "distill crossover --student-params 1e9 --draws -3"),
     ("distill-crossover-level", "distill crossover --student-params 1e9 --level 1.5"),
     ("distill-choose-both", "distill choose-teacher --student-params 1e9 --teachers teachers.csv"),
-    ("distill-fix-syntax", "distill fit distill_runs.csv --supervised paper --fix gamma"),
-    ("distill-supervised-missing", "distill fit distill_runs.csv --supervised sub.json"),
-    ("distill-supervised-is-distill", "distill fit distill_runs.csv --supervised dist.json"),
+    ("distill-fix-syntax", "distill fit --runs distill_runs.csv --supervised paper --fix gamma"),
+    ("distill-supervised-missing", "distill fit --runs distill_runs.csv --supervised sub.json"),
+    ("distill-supervised-is-distill", "distill fit --runs distill_runs.csv --supervised dist.json"),
     (
         "distill-coef-is-supervised",
         "distill plan --student-params 1e9 --flops 1e22 --coefficients sup.json",
     ),  # fmt: skip
-    ("distill-fix-nan-text", "distill fit distill_runs.csv --supervised paper --fix c0=x"),
-    ("distill-fix-unknown", "distill fit distill_runs.csv --supervised paper --fix nosuch=1"),
+    ("distill-fix-nan-text", "distill fit --runs distill_runs.csv --supervised paper --fix c0=x"),
+    (
+        "distill-fix-unknown",
+        "distill fit --runs distill_runs.csv --supervised paper --fix nosuch=1",
+    ),
     ("flp-threshold-neg", "flp fit --runs flp_runs.csv --task ARC --threshold -5"),
     ("flp-threshold-nan", "flp fit --runs flp_runs.csv --task ARC --threshold nan"),
     ("flp-chance-inf", "flp fit --runs flp_runs.csv --task ARC --chance inf"),
@@ -386,10 +392,10 @@ for cid, argv in [
 
 # -- outputs
 for cid, argv, setup in [
-    ("out-is-input-sup", "supervised fit runs.csv --out runs.csv", None),
+    ("out-is-input-sup", "supervised fit --runs runs.csv --out runs.csv", None),
     (
         "out-is-input-distill",
-        "distill fit distill_runs.csv --supervised paper --out distill_runs.csv",
+        "distill fit --runs distill_runs.csv --supervised paper --out distill_runs.csv",
         None,
     ),
     ("out-is-input-flp", "flp fit --runs flp_runs.csv --task ARC --out flp_runs.csv", None),
@@ -397,16 +403,16 @@ for cid, argv, setup in [
     ("out-is-input-sal", f"{SAL_FIT} sal_losses.jsonl --out sal_scores.csv", None),
     ("out-is-input-salpred", f"{SAL_P} sal.json --out sal.json", None),
     ("out-is-input-osl", "osl fit --benchmarks bench.csv --target GSM8K --out bench.csv", None),
-    ("out-proc", "supervised fit runs.csv --out /proc/lmforecast-test.json", None),
+    ("out-proc", "supervised fit --runs runs.csv --out /proc/lmforecast-test.json", None),
     ("out-proc-osl", "osl robustness --benchmarks bench.csv --target GSM8K --out /proc/x", None),
-    ("out-no-folder", "supervised fit runs.csv --out nosuch/fit.json", None),
+    ("out-no-folder", "supervised fit --runs runs.csv --out nosuch/fit.json", None),
     (
         "out-parent-is-file",
-        "distill fit distill_runs.csv --supervised paper --out runs.csv/fit.json",
+        "distill fit --runs distill_runs.csv --supervised paper --out runs.csv/fit.json",
         None,
     ),
     ("out-is-folder", "flp fit --runs flp_runs.csv --task ARC --out sub", write("sub/x", "x")),
-    ("out-empty", "supervised fit runs.csv --out ''", None),
+    ("out-empty", "supervised fit --runs runs.csv --out ''", None),
     ("report-out-is-file", "report --out runs.csv --sections supervised", None),
     ("report-out-proc", "report --out /proc/rep --sections supervised", None),
     ("zoo-out-is-file", "zoo build --preset mini --out runs.csv", None),
@@ -817,12 +823,12 @@ case("evals-show-not-evals", "evals show runs.csv")
 case("osl-predict-unknown-preset", "osl predict --preset nosuch --benchmarks bench.csv")
 case("osl-predict-missing-table", "osl predict --preset word-unscramble --benchmarks nosuch.csv")
 case("osl-predict-missing-column", "osl predict --preset word-unscramble --benchmarks runs.csv")
-case("backtest-missing-table", "backtest nosuch.csv --form chinchilla")
-case("backtest-unknown-form", "backtest runs.csv --form nosuch")
-case("backtest-level", "backtest runs.csv --form chinchilla --level 1.5")
-case("backtest-cutoff-leaves-none", "backtest runs.csv --form chinchilla --cutoffs 1e40")
-case("backtest-cutoff-nan", "backtest runs.csv --form chinchilla --cutoffs x")
-case("backtest-one-level", "backtest one.csv --form chinchilla",
+case("backtest-missing-table", "backtest --runs nosuch.csv --form chinchilla")
+case("backtest-unknown-form", "backtest --runs runs.csv --form nosuch")
+case("backtest-level", "backtest --runs runs.csv --form chinchilla --level 1.5")
+case("backtest-cutoff-leaves-none", "backtest --runs runs.csv --form chinchilla --cutoffs 1e40")
+case("backtest-cutoff-nan", "backtest --runs runs.csv --form chinchilla --cutoffs x")
+case("backtest-one-level", "backtest --runs one.csv --form chinchilla",
      write("one.csv", "N,D,loss\n1e8,2e9,3.1\n1e8,2e9,3.0\n"))  # fmt: skip
 case("distill-ratios-neg-loss", "distill ratios --student-params 1e9 --target-loss -2")
 case("distill-ratios-bad-scenario",
@@ -912,13 +918,13 @@ def _osl_fit_and_holes(w):
     t.to_csv(w / "holes.csv", index=False)
 
 
-case("backtest-suite-plot", "backtest runs.csv --suite --plot s.png")
-case("backtest-suite-cutoffs", "backtest runs.csv --suite --cutoffs 1e20")
-case("backtest-compute-col-missing", "backtest runs.csv --compute-col flops")
-case("backtest-min-train-0", "backtest runs.csv --min-train 0")
-case("backtest-plot-format", "backtest runs.csv --form chinchilla --plot bt.xyz")
+case("backtest-suite-plot", "backtest --runs runs.csv --suite --plot s.png")
+case("backtest-suite-cutoffs", "backtest --runs runs.csv --suite --cutoffs 1e20")
+case("backtest-compute-col-missing", "backtest --runs runs.csv --compute-col flops")
+case("backtest-min-train-0", "backtest --runs runs.csv --min-train 0")
+case("backtest-plot-format", "backtest --runs runs.csv --form chinchilla --plot bt.xyz")
 case("supervised-fit-dc-replicates",
-     "supervised fit runs.csv --form data-constrained --replicates mean")  # fmt: skip
+     "supervised fit --runs runs.csv --form data-constrained --replicates mean")  # fmt: skip
 case("downstream-fit-bootstrap-1", "downstream fit --evals pythia --task piqa --bootstrap 1 "
      "--out d.json")  # fmt: skip
 case("downstream-backtest-bare-chance-two-tasks",
@@ -994,10 +1000,10 @@ case("ledger-resolve-fractional-id", "ledger resolve --ledger l.db --table rt.cs
 
 # -- distillation
 case("distill-fit-ls-col-is-lt-col",
-     "distill fit distill_runs.csv --supervised paper --ls-col L_T")  # fmt: skip
+     "distill fit --runs distill_runs.csv --supervised paper --ls-col L_T")  # fmt: skip
 case("distill-choose-teacher-loss-below-E", "distill choose-teacher --student-params 1e9 "
      "--student-tokens 2e10 --teachers tl.csv", write("tl.csv", "L_T\n2.2\n1.0\n"))  # fmt: skip
-case("distill-fit-supervised-typo", "distill fit distill_runs.csv --supervised pape")
+case("distill-fit-supervised-typo", "distill fit --runs distill_runs.csv --supervised pape")
 
 
 # -- downstream and OSL
@@ -1025,15 +1031,17 @@ case("osl-gap-same-column", "osl gap --benchmarks bench.csv --without MMLU --wit
 # -- supervised: flags that did nothing were ignored, hand-edited stack
 # weights and compute laws were read
 case("sup-fit-no-intervals-bootstrap",
-     "supervised fit runs.csv --no-intervals --bootstrap 7 --out f.json")  # fmt: skip
-case("sup-fit-no-intervals-calibration", "supervised fit runs.csv --no-intervals --calibration "
-     "prior+backtest --out f.json")  # fmt: skip
-case("sup-fit-n-cutoffs-without-average", "supervised fit runs.csv --n-cutoffs 3 --out f.json")
+     "supervised fit --runs runs.csv --no-intervals --bootstrap 7 --out f.json")  # fmt: skip
+case("sup-fit-no-intervals-calibration", "supervised fit --runs runs.csv --no-intervals "
+     "--calibration prior+backtest --out f.json")  # fmt: skip
+case(
+    "sup-fit-n-cutoffs-without-average", "supervised fit --runs runs.csv --n-cutoffs 3 --out f.json"
+)
 case("sup-fit-no-stack-with-a-form",
-     "supervised fit runs.csv --form chinchilla --no-stack --out f.json")  # fmt: skip
-case("sup-fit-u-col-not-in-runs", "supervised fit runs.csv --u-col unique --out f.json")
-case("sup-fit-bootstrap-1", "supervised fit runs.csv --bootstrap 1 --out f.json")
-case("dc-fit-no-intervals-bootstrap", "supervised fit runs.csv --form data-constrained "
+     "supervised fit --runs runs.csv --form chinchilla --no-stack --out f.json")  # fmt: skip
+case("sup-fit-u-col-not-in-runs", "supervised fit --runs runs.csv --u-col unique --out f.json")
+case("sup-fit-bootstrap-1", "supervised fit --runs runs.csv --bootstrap 1 --out f.json")
+case("dc-fit-no-intervals-bootstrap", "supervised fit --runs runs.csv --form data-constrained "
      "--no-intervals --bootstrap 5 --out f.json")  # fmt: skip
 case(
     "sup-predict-stack-weights-not-summing-to-1",

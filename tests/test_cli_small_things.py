@@ -43,7 +43,7 @@ def test_salience_plot_says_what_it_wrote(cli, tmp_path):
 
 
 def test_mistyped_flag_is_named_with_the_flag_it_resembles(tmp_path, capsys):
-    # `--loss_col val_loss` used to read as a second runs table ("given twice ... val_loss")
+    # `--loss_col val_loss`: the unknown flag is named, never read as a table
     from lmforecast.cli.main import main
 
     runs = tmp_path / "runs.csv"
@@ -54,9 +54,12 @@ def test_mistyped_flag_is_named_with_the_flag_it_resembles(tmp_path, capsys):
     assert e.value.code == 2 and err.count("\n") == 0
     assert "unknown option --loss_col; did you mean --loss-col?" in err
     assert "given twice" not in err
-    # a second table given by position is still refused by name
-    code = main(["supervised", "fit", "--runs", str(runs), str(tmp_path / "other.csv")])
-    assert code == 2 and "given twice" in capsys.readouterr().err
+    # a second table given by position is refused, naming it
+    with pytest.raises(SystemExit) as e:
+        main(["supervised", "fit", "--runs", str(runs), str(tmp_path / "other.csv")])
+    err = capsys.readouterr().err.strip()
+    assert e.value.code == 2 and err.count("\n") == 0
+    assert "unrecognized arguments" in err and "other.csv" in err
     # backtest takes the same compute-column flag as fit
     from lmforecast.cli.main import build_parser
 

@@ -29,6 +29,7 @@ def test_fit_json_contract_and_saved_fit(cli, runs_csv, tmp_path):
     code, stdout, _ = cli(
         "supervised",
         "fit",
+        "--runs",
         runs_csv,
         "--form",
         "chinchilla",
@@ -79,6 +80,7 @@ def test_fit_reads_parquet_jsonl_and_flops_column(cli, runs_csv, tmp_path):
         code, out, err = cli(
             "supervised",
             "fit",
+            "--runs",
             tmp_path / args[0],
             *args[1:],
             "--form",
@@ -120,7 +122,7 @@ def test_bad_input_exit_2_one_line_no_output(cli, tmp_path, case):
     p = tmp_path / "bad.csv"
     p.write_text(text)
     out = tmp_path / "fit.json"
-    code, stdout, err = cli("supervised", "fit", p, "--form", "chinchilla", "--out", out)
+    code, stdout, err = cli("supervised", "fit", "--runs", p, "--form", "chinchilla", "--out", out)
     assert code == 2
     assert err.startswith("lmforecast: error:") and err.count("\n") == 1, err
     assert msg in err
@@ -131,7 +133,7 @@ def test_bad_input_exit_2_one_line_no_output(cli, tmp_path, case):
 def test_wrong_format_and_bad_flags(cli, tmp_path):
     p = tmp_path / "runs.xlsx"
     p.write_text("x")
-    code, _, err = cli("supervised", "fit", p)
+    code, _, err = cli("supervised", "fit", "--runs", p)
     assert code == 2 and "unknown table format" in err
     code, _, err = cli("supervised", "allocate", "--preset", "busbridge2025", "--flops", "-1")
     assert code == 2 and "--flops" in err
@@ -139,7 +141,9 @@ def test_wrong_format_and_bad_flags(cli, tmp_path):
     assert code == 2 and "unknown preset" in err
     code, _, err = cli("supervised", "allocate", "--fit", tmp_path / "missing.json", "--flops", "1")
     assert code == 2 and "no such file" in err
-    code, _, err = cli("supervised", "fit", tmp_path / "missing.csv", "--out", tmp_path / "no/x")
+    code, _, err = cli(
+        "supervised", "fit", "--runs", tmp_path / "missing.csv", "--out", tmp_path / "no/x"
+    )
     assert code == 2 and "does not exist" in err
 
 
@@ -162,8 +166,8 @@ def test_default_fit_stacks_and_no_stack_keeps_the_form(cli, runs_csv, tmp_path)
     saved = {}
     for flag in ([], ["--no-stack"]):
         out = tmp_path / f"fit{len(flag)}.json"
-        code, stdout, err = cli("supervised", "fit", runs_csv, "--no-intervals", "--jobs", "1",
-                                "--out", out, "--quiet", *flag)  # fmt: skip
+        code, stdout, err = cli("supervised", "fit", "--runs", runs_csv, "--no-intervals",
+                                "--jobs", "1", "--out", out, "--quiet", *flag)  # fmt: skip
         assert code == 0, err
         saved[bool(flag)] = json.loads(out.read_text())["meta"]
     w = saved[False]["stack"]["weights"]

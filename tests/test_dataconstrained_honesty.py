@@ -72,3 +72,16 @@ def test_cli_two_stage_fit_and_max_rows(cli, tmp_path):
     code, _, err = cli("supervised", "fit", "--runs", path("supervised/runs.csv"),
                        "--dc-fit", "joint")  # fmt: skip
     assert code == 2 and "--dc-fit" in err
+
+
+@pytest.mark.parametrize("field", ["max_epochs", "fitted_range"])
+def test_a_saved_fit_without_a_field_every_fit_writes_is_refused(tmp_path, field):
+    from lmforecast.errors import InputError
+
+    m = DataConstrainedLaw(bootstrap=0, n_polish=4).fit(simulate_runs(epochs=(1, 2, 4), seed=0))
+    d = json.loads(m.result_.to_json())
+    del d["meta"][field]
+    (tmp_path / "dc.json").write_text(json.dumps(d))
+    with pytest.raises(InputError, match=f"field 'meta.{field}': is missing") as e:
+        DataConstrainedLaw.load(tmp_path / "dc.json")
+    assert "\n" not in str(e.value)

@@ -64,13 +64,15 @@ def test_fit_cli_writes_atomically_and_round_trips(cli, tmp_path):
     csv = tmp_path / "runs.csv"
     runs.rename(columns={"L_S": "student_ce"}).to_csv(csv, index=False)
     out = tmp_path / "fit.json"
-    code, _, err = cli("distill", "fit", csv, "--supervised", "paper", "--out", out, "--json")
+    code, _, err = cli(
+        "distill", "fit", "--runs", csv, "--supervised", "paper", "--out", out, "--json"
+    )
     assert code == 2 and "'L_S'" in err and not out.exists()
-    code, _, err = cli("distill", "fit", csv, "--ls-col", "student_ce", "--out", out)
+    code, _, err = cli("distill", "fit", "--runs", csv, "--ls-col", "student_ce", "--out", out)
     assert code == 2 and "--supervised paper" in err and not out.exists()
-    code, _, err = cli("distill", "fit", csv, "--out", tmp_path / "no" / "f.json")
+    code, _, err = cli("distill", "fit", "--runs", csv, "--out", tmp_path / "no" / "f.json")
     assert code == 2 and "does not exist" in err
-    code, stdout, _ = cli("distill", "fit", csv, "--ls-col", "student_ce", "--out", out,
+    code, stdout, _ = cli("distill", "fit", "--runs", csv, "--ls-col", "student_ce", "--out", out,
                           "--json", "--fix", "c1=522.6", "--bootstrap", 4, "--jobs", 1,
                           "--supervised", "paper")  # fmt: skip
     assert code == 0 and out.exists()
@@ -83,7 +85,7 @@ def test_fit_cli_writes_atomically_and_round_trips(cli, tmp_path):
                           2e10, "--teacher-loss", 2.1, "--coefficients", out, "--json")  # fmt: skip
     assert code == 0
     assert json.loads(stdout)["student_loss"] == pytest.approx(float(m.predict(1e9, 2e10, 2.1)))
-    code, _, err = cli("distill", "fit", tmp_path / "missing.csv")
+    code, _, err = cli("distill", "fit", "--runs", tmp_path / "missing.csv")
     assert code == 2 and "no such file" in err
 
 

@@ -336,8 +336,8 @@ def test_cli_fit_default_carries_intervals_and_identifiability(cli, tmp_path):
     csv = tmp_path / "runs.csv"
     runs.to_csv(csv, index=False)
     out = tmp_path / "fit.json"
-    code, stdout, _ = cli("distill", "fit", csv, "--out", out, "--json", "--fix", "c1=522.6",
-                          "--bootstrap", 6, "--boot-polish", 1, "--jobs", 1,
+    code, stdout, _ = cli("distill", "fit", "--runs", csv, "--out", out, "--json",
+                          "--fix", "c1=522.6", "--bootstrap", 6, "--boot-polish", 1, "--jobs", 1,
                           "--supervised", "paper")  # fmt: skip
     assert code == 0
     d = json.loads(stdout)
@@ -354,7 +354,7 @@ def test_cli_fit_default_carries_intervals_and_identifiability(cli, tmp_path):
                           2e10, "--teacher-loss", 2.1, "--coefficients", out, "--json")  # fmt: skip
     lo, hi = json.loads(stdout)["interval"]
     assert [lo, hi] == [float(v) for v in m.predict_interval(1e9, 2e10, 2.1)]
-    code, _, err = cli("distill", "fit", csv, "--boot-polish", -1)
+    code, _, err = cli("distill", "fit", "--runs", csv, "--boot-polish", -1)
     assert code == 2 and "--boot-polish" in err
 
 

@@ -359,31 +359,17 @@ def test_saved_fit_gives_the_same_intervals_bit_for_bit(which, preset, fit, tmp_
     _same_intervals(m, loaded)
 
 
-def _old_format(m, path):
-    d = m.result_.to_dict()
-    del d["meta"]["supervised_fit"]  # as saved before the supervised law itself was kept
-    dump_json(d, path)
-    return DistillationScalingLaw.load(path)
-
-
-def test_fit_saved_before_this_change_keeps_the_teacher_at_its_point(fit, tmp_path, cli):
-    old = _old_format(fit, tmp_path / "old.json")
-    LT = old.teacher_loss(*WEAK)
-    by_size = _arr(old.predict_interval(N_S, D_S, N_T=WEAK[0], D_T=WEAK[1]))
-    assert np.array_equal(by_size, _arr(old.predict_interval(N_S, D_S, LT)))  # no teacher term
-    np.testing.assert_allclose(by_size, _arr(fit.predict_interval(N_S, D_S, LT)), rtol=1e-12)
-    new = _arr(fit.predict_interval(N_S, D_S, N_T=WEAK[0], D_T=WEAK[1]))
-    assert new[0] < by_size[0] and by_size[1] < new[1]
-    assert tu.teacher_basis(old, tu.teacher_log_sd(old, *WEAK)) == tu.TEACHER_FIXED
-    old_plan = plan_interval(old, N_S, 1e21, "teacher-pretraining", max_draws=8)
-    point_plan = plan_interval(_point_only(fit), N_S, 1e21, "teacher-pretraining", max_draws=8)
-    for k in old_plan:
-        np.testing.assert_allclose(_arr(old_plan[k]), _arr(point_plan[k]), rtol=1e-9)
-    args = [*PREDICT, "--teacher-params", WEAK[0], "--teacher-tokens", WEAK[1]]
-    code, out, _ = cli(*args, "--coefficients", tmp_path / "old.json", "--json")
-    d = json.loads(out)
-    assert code == 0 and d["interval_basis"].endswith("; " + tu.TEACHER_FIXED)
-    assert d["interval"] == [float(v) for v in by_size]
+def test_a_saved_fit_without_its_supervised_law_is_refused(fit, tmp_path, cli):
+    d = fit.result_.to_dict()
+    del d["meta"]["supervised_fit"]
+    p = tmp_path / "nosup.json"
+    dump_json(d, p)
+    with pytest.raises(InputError, match="field 'meta.supervised_fit': is missing") as ei:
+        DistillationScalingLaw.load(p)
+    assert "\n" not in str(ei.value)
+    code, out, err = cli(*PREDICT, "--teacher-loss", 2.2, "--coefficients", p)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "'meta.supervised_fit': is missing" in err
 
 
 @pytest.mark.parametrize(

@@ -112,14 +112,25 @@ def test_plan_with_a_fit_warns_about_teacher_and_tokens(cli, fit_json):
     assert len(warnings_of(err)) == len(set(warnings_of(err)))
 
 
-def test_old_saved_fits_without_ranges_give_no_range_warning(cli, fit_json, tmp_path):
+def test_a_saved_fit_without_ranges_is_refused_naming_the_field(cli, fit_json, tmp_path):
     d = json.loads(fit_json.read_text())
     del d["meta"]["ranges"]
-    old = tmp_path / "old.json"
-    old.write_text(json.dumps(d))
-    code, _, err = cli(*P, "--coefficients", old, "--student-params", 1e9, "--student-tokens",
-                       2e10, "--teacher-loss", 1.5)  # fmt: skip
-    assert code == 0 and warnings_of(err) == [], err
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    with pytest.raises(InputError, match="field 'meta.ranges': is missing") as ei:
+        DistillationScalingLaw.load(bad)
+    assert "\n" not in str(ei.value)
+    code, out, err = cli(*P, "--coefficients", bad, "--student-params", 1e9, "--student-tokens",
+                         2e10, "--teacher-loss", 1.5)  # fmt: skip
+    assert code == 2 and out == "" and "'meta.ranges': is missing" in err
+
+
+def test_a_saved_preset_needs_no_ranges(tmp_path):
+    p = DistillationScalingLaw.from_preset()
+    assert "ranges" not in p.result_.meta
+    p.save(tmp_path / "preset.json")
+    back = DistillationScalingLaw.load(tmp_path / "preset.json")
+    assert back.to_json() == p.to_json()
 
 
 def test_a_hand_edited_range_is_refused_on_load(fit_json):

@@ -91,10 +91,10 @@ def test_cli_requires_a_supervised_choice(cli, tmp_path, own_data):
     csv = tmp_path / "runs.csv"
     d.head(40).to_csv(csv, index=False)
     out = tmp_path / "fit.json"
-    code, _, err = cli("distill", "fit", csv, "--out", out, "--bootstrap", 0)
+    code, _, err = cli("distill", "fit", "--runs", csv, "--out", out, "--bootstrap", 0)
     assert code == 2 and not out.exists()
     assert len(err.strip().splitlines()) == 1 and "--supervised paper" in err
-    code, stdout, _ = cli("distill", "fit", csv, "--supervised", "paper", "--out", out,
+    code, stdout, _ = cli("distill", "fit", "--runs", csv, "--supervised", "paper", "--out", out,
                           "--bootstrap", 0, "--json", "--fix", "c1=522.6", "--fix", "f1=0.09",
                           "--fix", "gamma'=0.764")  # fmt: skip
     assert code == 0 and out.exists()

@@ -227,6 +227,24 @@ def test_flpm_json_round_trip_and_alternative_mappers(mix, flpm_fits):
     assert "stage 2: network" in est.summary()
 
 
+def test_a_saved_flp_fit_without_its_largest_compute_is_refused(flp_fits):
+    d = json.loads(flp_fits["ARC"].to_json())
+    del d["stage2"]["meta"]["max_flops"]
+    with pytest.raises(InputError, match="field 'stage2.meta.max_flops': is missing") as e:
+        FLP.from_json(json.dumps(d))
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("field", ["max_flops", "min_flops", "share_range"])
+def test_a_saved_flpm_fit_without_a_field_every_fit_writes_is_refused(flpm_fits, field):
+    d = json.loads(flpm_fits["HumanEval"].to_json())
+    domain = next(iter(d["stage1"]))
+    del d["stage1"][domain]["meta"][field]
+    with pytest.raises(InputError, match=f"field 'stage1.{domain}.meta.{field}': is missing") as e:
+        FLPM.from_json(json.dumps(d))
+    assert "\n" not in str(e.value)
+
+
 def test_flpm_three_sources_and_simplex_grid():
     s = simulate_flpm(tasks=("HumanEval",), sources=("general", "code", "math"), seed=1)
     est = FLPM("HumanEval", steps=300).fit(s.runs, s.checkpoints)

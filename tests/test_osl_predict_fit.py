@@ -39,7 +39,6 @@ def test_predict_from_a_saved_fit_equals_the_estimator(cli, tmp_path):
 
     # a missing benchmark cell (issue 26 item 3): imputed from the saved App. B.3 state, so the
     # forecast equals the in-memory estimator's, which imputes it from its training table
-    missing = new["Model"].iloc[1]
     new.loc[new.index[1], "MMLU"] = np.nan
     new.to_csv(tmp_path / "gap.csv", index=False)
     code, out, err = cli("osl", "predict", "--fit", fit, "--benchmarks", tmp_path / "gap.csv",
@@ -62,18 +61,6 @@ def test_predict_from_a_saved_fit_equals_the_estimator(cli, tmp_path):
     assert json.loads(out)["predictions"][0] == gap[1]
     one_b = read_benchmarks(tmp_path / "one.csv")
     np.testing.assert_allclose(law.predict(one_b), [gap[1]["y_pred"]], rtol=1e-12)
-
-    # a fit saved before the imputation state was kept: that model gets no forecast and a
-    # warning names it; the others are unchanged
-    old = json.loads(fit.read_text())
-    del old["imputation"]
-    (tmp_path / "old.json").write_text(json.dumps(old))
-    code, out, err = cli("osl", "predict", "--fit", tmp_path / "old.json", "--benchmarks",
-                         tmp_path / "gap.csv", "--level", "0.8", "--json")  # fmt: skip
-    assert code == 0 and "1 model(s) lack" in err and missing in err
-    gap_old = json.loads(out)["predictions"]
-    assert gap_old[1] == {"model": missing, "y_pred": None, "interval": None}
-    assert gap_old[0] == res["predictions"][0] and gap_old[2] == res["predictions"][2]
 
 
 def test_saved_imputation_state_is_validated_on_load(cli, tmp_path):
@@ -98,6 +85,15 @@ def test_saved_imputation_state_is_validated_on_load(cli, tmp_path):
         code, out, err = cli("osl", "predict", "--fit", tmp_path / "bad.json", "--benchmarks",
                              tmp_path / "b.csv")  # fmt: skip
         assert code == 2 and needle in err and out == ""
+    # every PC fit writes its imputation state: a file without it is refused, naming the field
+    bad = json.loads(fit.read_text())
+    del bad["imputation"]
+    with pytest.raises(InputError, match="field 'imputation': is missing"):
+        OSLResult.from_dict(bad)
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    code, out, err = cli("osl", "predict", "--fit", tmp_path / "bad.json", "--benchmarks",
+                         tmp_path / "b.csv")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1 and "'imputation': is missing" in err and out == ""
 
 
 def test_preset_forecast_says_why_it_has_no_interval(cli, tmp_path):
@@ -147,8 +143,8 @@ def test_holdout_none_and_heldout_models_without_the_target(cli, tmp_path):
 
 
 def test_flops_fit_warning_does_not_blame_the_imputation_state(cli, tmp_path):
-    """A compute predictor is never imputed: models without FLOPs are named, without the
-    'saved without its imputation state' hint that belongs to PC fits."""
+    """A compute predictor is never imputed: models without FLOPs are named, and the warning
+    says nothing of imputation."""
     fit = tmp_path / "flops.json"
     code, _, err = cli("osl", "fit", "--benchmarks", example_path("osl/base_models.csv"),
                        "--target", "HumanEval", "--x", "flops", "--out", fit)  # fmt: skip

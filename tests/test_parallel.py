@@ -164,8 +164,8 @@ def test_bad_scheduler_exits_2_in_one_line_within_10_s_and_writes_nothing(
     }[which]
     runs, out = _runs_csv(tmp_path), tmp_path / "fit.json"
     t0 = time.perf_counter()
-    code, stdout, err = cli("--scheduler", spec, "supervised", "fit", runs, "--bootstrap", "4",
-                            "--out", out)  # fmt: skip
+    code, stdout, err = cli("--scheduler", spec, "supervised", "fit", "--runs", runs,
+                            "--bootstrap", "4", "--out", out)  # fmt: skip
     elapsed = time.perf_counter() - t0
     assert code == 2 and stdout == "" and not out.exists()
     assert len(err.strip().splitlines()) == 1 and err.startswith("lmforecast: error: --scheduler")
@@ -175,7 +175,7 @@ def test_bad_scheduler_exits_2_in_one_line_within_10_s_and_writes_nothing(
 def test_bad_environment_scheduler_exits_2(cli, tmp_path, monkeypatch):
     monkeypatch.setenv(ENV_VAR, "local:zero")
     out = tmp_path / "fit.json"
-    code, _, err = cli("supervised", "fit", _runs_csv(tmp_path), "--out", out)
+    code, _, err = cli("supervised", "fit", "--runs", _runs_csv(tmp_path), "--out", out)
     assert code == 2 and f"{ENV_VAR} 'local:zero'" in err and not out.exists()
 
 

@@ -40,9 +40,9 @@ def fits(tmp_path_factory):
     )
     e = str(EX)
     for argv in (
-        f"supervised fit {d}/runs.csv --bootstrap 4 --jobs 1 --quiet --out {d}/sup.json",
-        f"distill fit {d}/distill_runs.csv --supervised paper --bootstrap 3 --jobs 1 --quiet "
-        f"--out {d}/dist.json",
+        f"supervised fit --runs {d}/runs.csv --bootstrap 4 --jobs 1 --quiet --out {d}/sup.json",
+        f"distill fit --runs {d}/distill_runs.csv --supervised paper --bootstrap 3 --jobs 1 "
+        f"--quiet --out {d}/dist.json",
         f"flp fit --runs {e}/flp/runs.csv --checkpoints {e}/flp/checkpoints.csv --task ARC "
         f"--bootstrap 5 --quiet --out {d}/flp.json",
         f"flpm fit --runs {e}/flp/mixture_runs.csv --checkpoints {e}/flp/mixture_checkpoints.csv "
@@ -227,7 +227,9 @@ def test_cli_shows_a_users_cell_that_reads_like_a_numpy_repr_as_it_is(cli, tmp_p
     (tmp_path / "r.csv").write_text(
         "N,D,loss\nnp.float64(100000000.0),2e9,3.0\n2e8,4e9,2.9\n4e8,8e9,2.8\n"
     )
-    code, _, err = cli("supervised", "fit", tmp_path / "r.csv", "--out", tmp_path / "f.json")
+    code, _, err = cli(
+        "supervised", "fit", "--runs", tmp_path / "r.csv", "--out", tmp_path / "f.json"
+    )
     assert code == 2 and not (tmp_path / "f.json").exists()
     assert "'np.float64(100000000.0)' is not a number" in err, err
 
@@ -235,7 +237,7 @@ def test_cli_shows_a_users_cell_that_reads_like_a_numpy_repr_as_it_is(cli, tmp_p
 def test_supervised_duplicate_message_is_plain_and_says_how_to_fix(cli, tmp_path):
     df = pd.DataFrame({"N": [1e8, 2e8, 1e8], "D": [12480.0, 2e9, 12480.0], "loss": [3, 2.9, 3]})
     df.to_csv(tmp_path / "r.csv", index=False)
-    code, _, err = cli("supervised", "fit", tmp_path / "r.csv")
+    code, _, err = cli("supervised", "fit", "--runs", tmp_path / "r.csv")
     assert code == 2
     assert "row 3 duplicates row 1 (N=1e+08, D=12480" in err and "np." not in err
     assert "--replicates mean" in err and "--replicates keep" in err  # says how to fix

@@ -267,14 +267,8 @@ def test_epochs_far_beyond_the_fitted_runs_warn_once(dc, tmp_path):
         DataConstrainedLaw.load(tmp_path / "dc.json").epochs_advice(1e8, 1e11)
 
 
-def test_fits_saved_without_the_range_load_and_stay_quiet_and_a_bad_range_is_refused(dc, tmp_path):
+def test_a_bad_range_is_refused(dc, tmp_path):
     d = json.loads(dc.result_.to_json())
-    old = json.loads(json.dumps(d))
-    del old["meta"]["fitted_range"]
-    (tmp_path / "old.json").write_text(json.dumps(old))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        DataConstrainedLaw.load(tmp_path / "old.json").epochs_advice(1e12, 1e8)
     d["meta"]["fitted_range"]["U"] = [1e9, 1e8]
     (tmp_path / "bad.json").write_text(json.dumps(d))
     with pytest.raises(InputError, match="field 'meta.fitted_range.U': must be"):

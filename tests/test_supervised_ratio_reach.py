@@ -95,6 +95,16 @@ def test_a_hand_edited_ratio_range_is_refused(two_ratio, tmp_path):
         SupervisedScalingLaw.load(tmp_path / "f.json")
 
 
+@pytest.mark.parametrize("field", ["ratio_range", "ratio_tested"])
+def test_a_saved_stack_without_its_ratio_fields_is_refused(two_ratio, tmp_path, field):
+    d = json.loads(two_ratio[0].to_json())
+    del d["meta"]["stack"][field]
+    (tmp_path / "f.json").write_text(json.dumps(d))
+    with pytest.raises(InputError, match=f"field 'meta.stack.{field}': is missing") as e:
+        SupervisedScalingLaw.load(tmp_path / "f.json")
+    assert "\n" not in str(e.value)
+
+
 def test_five_runs_fit_the_compute_law_and_six_correct_the_scatter_for_the_parameters():
     N = np.geomspace(1e8, 1e9, 6)
     D = N * np.array([5.0, 50.0, 20.0, 200.0, 10.0, 80.0])

@@ -206,38 +206,17 @@ class OneValue(argparse._StoreAction):
         setattr(namespace, self.dest, values)
 
 
-class _OldSpelling(argparse.Action):
-    """A hidden positional kept for one release as an alias of a named input flag."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        if values is None:
-            return
-        current = getattr(namespace, "runs", None)
-        if current is not None and current != values:
-            # usually the value of a mistyped flag (`--loss_col val_loss`): argparse names that
-            # flag once parsing ends, so the clash is reported only if nothing else is wrong
-            namespace.runs_clash = values
-            return
-        namespace.runs = values
-
-
 def add_runs_flag(p: argparse.ArgumentParser, help: str) -> None:
     """``--runs TABLE``, the one spelling of a runs table across methods (flp, flpm, supervised,
-    distill, backtest). The old positional ``RUNS`` still works, hidden, for one release."""
+    distill, backtest)."""
     p.add_argument("--runs", metavar="TABLE", default=None, help=help + " (required)")
-    p.add_argument("runs_old", nargs="?", metavar="RUNS", action=_OldSpelling, default=None,
-                   help=argparse.SUPPRESS)  # fmt: skip
 
 
 def require_runs(args: argparse.Namespace) -> str:
-    """The runs table named by ``--runs`` (or the old positional); one-line error if missing."""
+    """The runs table named by ``--runs``; one-line error if missing."""
     path = getattr(args, "runs", None)
-    clash = getattr(args, "runs_clash", None)
-    if clash is not None:
-        raise InputError(f"the runs table is given twice ({path} and {clash}); use --runs once")
     if path is None:
         raise InputError("--runs TABLE is required (a CSV/TSV/Parquet/JSONL table of runs)")
-    args.runs = path
     return path
 
 

@@ -137,7 +137,7 @@ class DataConstrainedLaw(Estimator):
         res.meta.update(
             {"form": "data-constrained", "fit": self.fit_kind, "max_epochs": float(epochs.max())}
         )
-        # where the fitted runs lie: `epochs_advice` warns beyond (absent from older fits)
+        # where the fitted runs lie: `epochs_advice` warns beyond
         res.meta["fitted_range"] = {
             k: [float(data[k].min()), float(data[k].max())] for k in ("N", "D", "U")
         }
@@ -188,20 +188,16 @@ class DataConstrainedLaw(Estimator):
         ep = np.asarray(epochs if epochs is not None else [1, 2, 4, 8, 16, 32, 64], float)
         if (ep < 1).any():
             raise InputError(f"epochs must be >= 1, got {ep.min():g}")
-        seen = self.result_.meta.get("max_epochs")  # absent from fits saved before it
-        if seen is not None:
-            if isinstance(seen, bool) or not isinstance(seen, int | float) or not seen >= 1:
-                raise InputError(f"saved fit: field 'meta.max_epochs' must be a number >= 1, "
-                                 f"got {seen!r}")  # fmt: skip
-            if epochs is None:  # the default grid stops where the fitted runs stop
-                ep = np.unique(np.r_[ep[ep <= seen * 1.01], float(f"{seen:.3g}")])
-            elif ep.max() > seen * 1.01:
-                warnings.warn(
-                    f"epochs up to {ep.max():g}, but the fitted runs repeat data at most "
-                    f"{seen:.3g} times: the losses beyond are extrapolated",
-                    DomainWarning,
-                    stacklevel=2,
-                )
+        seen = float(self.result_.meta["max_epochs"])  # checked at load (`_check_meta`)
+        if epochs is None:  # the default grid stops where the fitted runs stop
+            ep = np.unique(np.r_[ep[ep <= seen * 1.01], float(f"{seen:.3g}")])
+        elif ep.max() > seen * 1.01:
+            warnings.warn(
+                f"epochs up to {ep.max():g}, but the fitted runs repeat data at most "
+                f"{seen:.3g} times: the losses beyond are extrapolated",
+                DomainWarning,
+                stacklevel=2,
+            )
         p = self.params_
         out = {"N": float(N), "U": float(U), "epochs": ep.tolist()}
         out["loss"] = self.predict(N, U * ep, U).tolist()
@@ -276,7 +272,7 @@ class DataConstrainedLaw(Estimator):
         res = FitResult.from_dict(d, where)
         if res.law != "data-constrained":
             raise InputError(f"{where}: a {res.law!r} fit, not a data-constrained one")
-        _check_range(res.meta.get("fitted_range"), where)
+        _check_meta(res.meta, where)
         est = cls(fit=res.meta.get("fit", "joint"), bootstrap=len(res.bootstrap))
         est.result_, est.params_ = res, dict(res.params)
         return est
@@ -303,12 +299,13 @@ def positive_ndu(N, D, U) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return out[0], out[1], out[2]
 
 
-def _check_range(rng, path) -> None:
-    """``meta.fitted_range`` of a saved fit: {"N", "D", "U"} each [smallest, largest] > 0."""
-    if rng is None:  # fits saved before it: no reach warning
-        return
+def _check_meta(meta, path) -> None:
+    """What a saved fit's ``meta`` carries beyond the `FitResult`: ``max_epochs`` (a number
+    >= 1, the most epochs the fitted runs reached) and ``fitted_range`` ({"N", "D", "U"} each
+    [smallest, largest] > 0)."""
     c = Checker(str(path))
-    rng = c.obj(rng, "meta.fitted_range")
+    c.num(c.get(meta, "max_epochs", "meta"), "meta.max_epochs", lo=1.0)
+    rng = c.obj(c.get(meta, "fitted_range", "meta"), "meta.fitted_range")
     c.keys(rng, ("N", "D", "U"), "meta.fitted_range")
     for k in ("N", "D", "U"):
         lo, hi = c.nums(c.get(rng, k, "meta.fitted_range"), f"meta.fitted_range.{k}", 2,
@@ -320,9 +317,7 @@ def _check_range(rng, path) -> None:
 def _reach_warning(model, N: float, U: float) -> None:
     """Warn (once per fitted model) when N or U lies more than exp(R_MEASURED) (~7.4x, the
     factor of the supervised law's own reach warning) outside the fitted runs' range."""
-    rng = model.result_.meta.get("fitted_range")
-    if not rng:
-        return
+    rng = model.result_.meta["fitted_range"]
     far = []
     for name, v, (lo, hi) in (("N", N, rng["N"]), ("U", U, rng["U"])):
         r = max(np.log(v / hi), np.log(lo / v))

@@ -66,8 +66,9 @@ def fitted_ranges(data: pd.DataFrame, sizes=()) -> dict[str, list[float]]:
 
 
 def coefficient_ranges(model) -> tuple[Mapping[str, tuple[float, float]] | None, str]:
-    """(ranges, source): the paper's for a preset, the fitted runs' for a fit that stored them
-    (``meta["ranges"]``), (None, "") for fits saved before they were stored (no warning)."""
+    """(ranges, source): the paper's for a preset, the fitted runs' for a fit
+    (``meta["ranges"]``), (None, "") for a study's held-out refit (`studies.refit_on_subset`),
+    which keeps none (no warning)."""
     meta = model.result_.meta or {}
     if meta.get("preset") is not None:
         return PAPER_RANGES, PAPER_SOURCE

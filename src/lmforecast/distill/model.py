@@ -286,7 +286,6 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
     def from_result(cls, res: FitResult, supervised=None) -> DistillationScalingLaw:
         if res.law != LAW_NAME:
             raise InputError(f"fit is a {res.law!r} law, not the distillation law {LAW_NAME!r}")
-        point_only = False
         if supervised is not None:  # the law given here is the one a save keeps
             sup = cls(supervised=supervised).supervised_
             res = copy.copy(res)  # never edit the caller's (a preset's) result
@@ -295,12 +294,10 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
             supervised = sup
         elif res.meta.get("supervised_fit") is not None:
             supervised = saved_supervised(res.meta["supervised_fit"])
-        elif supervised is None:  # saved before the supervised law itself was kept
-            if "supervised" not in res.meta:
-                raise InputError("saved distillation fit lacks its supervised coefficients")
-            supervised, point_only = res.meta["supervised"], True
+        else:
+            raise InputError("distillation fit lacks its supervised law (meta.supervised_fit): "
+                             "pass supervised=")  # fmt: skip
         est = cls(supervised=supervised, huber_delta=res.loss.get("delta") or 1e-4)
-        est._supervised_point_only = point_only  # its intervals hold the teacher at the point
         est.result_, est.params_ = res, dict(res.params)
         if res.meta.get("supervised_source"):
             est.supervised_source_ = res.meta["supervised_source"]

@@ -1,7 +1,8 @@
 """Schema of a saved distillation fit (`distill fit --out`): a `FitResult` of the distillation
-law carrying the teacher's supervised coefficients (Eq. 1) in ``meta.supervised`` and, since the
-teacher's uncertainty is propagated (`teacher_uncertainty.py`), the supervised law's own saved
-fit in ``meta.supervised_fit`` (absent from older fits, which keep their old intervals)."""
+law carrying the teacher's supervised coefficients (Eq. 1) in ``meta.supervised``, the
+supervised law's own saved fit in ``meta.supervised_fit`` (whose uncertainty the intervals
+propagate, `teacher_uncertainty.py`) and, unless it is a preset, the fitted runs' ranges in
+``meta.ranges``."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def check_supervised_coefficients(c: Checker, s: Any, path: str) -> None:
 
 def check_distill_fit(d: Any, where: str) -> Mapping:
     """Validate a saved distillation fit: a `FitResult` of the distillation law carrying the
-    supervised (teacher) coefficients in ``meta.supervised``."""
+    supervised (teacher) coefficients in ``meta.supervised``, the supervised law's saved fit in
+    ``meta.supervised_fit`` and (every fit but a preset) the runs' ranges in ``meta.ranges``."""
     check_fit_result(d, where)
     c = Checker(where)
     if d["law"] != LAW_NAME:
@@ -38,14 +40,13 @@ def check_distill_fit(d: Any, where: str) -> Mapping:
     if "supervised" not in meta:
         c.fail("meta.supervised", "is missing (the teacher's supervised coefficients)")
     check_supervised_coefficients(c, meta["supervised"], "meta.supervised")
-    if "supervised_fit" in meta:  # the supervised law itself (fits saved since it was kept)
-        check_supervised_fit(meta["supervised_fit"], where)
-        fitted = meta["supervised_fit"].get("params", {})
-        for k, v in meta["supervised"].items():
-            if fitted.get(k, 1.0 if k == "gamma" else None) != v:
-                c.fail(f"meta.supervised.{k}", "differs from meta.supervised_fit.params", v)
-    if "ranges" in meta:  # the fitted runs' ranges (absent from fits saved before they were kept)
-        r = c.obj(meta["ranges"], "meta.ranges")
+    check_supervised_fit(c.get(meta, "supervised_fit", "meta"), where)  # the supervised law
+    fitted = meta["supervised_fit"].get("params", {})
+    for k, v in meta["supervised"].items():
+        if fitted.get(k, 1.0 if k == "gamma" else None) != v:
+            c.fail(f"meta.supervised.{k}", "differs from meta.supervised_fit.params", v)
+    if "ranges" in meta or meta.get("preset") is None:  # a preset has the paper's ranges
+        r = c.obj(c.get(meta, "ranges", "meta"), "meta.ranges")
         for k, v in r.items():
             lo, hi = c.nums(v, f"meta.ranges.{k}", 2)
             if not 0 < lo <= hi:

@@ -38,11 +38,6 @@ from .schema import LAW_NAME, check_supervised_fit
 SUPERVISED_LEVEL = 0.9  # the supervised interval s_T is read from, whatever the forecast's level
 TEACHER_SEED = 8  # fixes the order of the scores u_b (a constant: no state between calls)
 
-#: Basis line of fits saved before the supervised law was kept (`meta.supervised_fit`).
-TEACHER_FIXED = (
-    "teacher loss L_T from its size and tokens held at the supervised law's point estimate "
-    "(that law's own uncertainty is not included)"
-)
 #: Basis line where the supervised law has no interval, so s_T = 0.
 TEACHER_NO_SPREAD = (
     "teacher loss L_T from its size and tokens held at the supervised law's point estimate "
@@ -117,10 +112,8 @@ def shifted_log_draws(model, N_S, D_S, L_T, s_T) -> tuple[np.ndarray, tuple]:
 
 def teacher_basis(model, s_T) -> str:
     """The basis line of an interval whose teacher loss came from a teacher's size and tokens:
-    TEACHER_DRAWN with the sd (a range over several teachers), TEACHER_NO_SPREAD where s_T = 0,
-    TEACHER_FIXED for fits saved before the supervised law was kept."""
-    if getattr(model, "_supervised_point_only", False):
-        return TEACHER_FIXED
+    TEACHER_DRAWN with the sd (a range over several teachers), TEACHER_NO_SPREAD where
+    s_T = 0."""
     s = np.asarray(s_T, float).ravel()
     s = s[np.isfinite(s)]
     if not np.any(s > 0):

@@ -28,7 +28,7 @@ from ..laws import get_law
 from ..laws.distillation import BUSBRIDGE_DISTILL_GRID, DistillationLaw
 from .fitting import score_product_grid
 from .schema import LAW_NAME
-from .teacher_uncertainty import TEACHER_FIXED, shifted_log_draws, teacher_log_sd
+from .teacher_uncertainty import shifted_log_draws, teacher_log_sd
 
 # The bootstrap's per-resample grid: the App. F.2 axes thinned to their ends and middle (a
 # product subgrid, so the separable scorer applies): 8,748 of the 216,000 starts (4%).
@@ -230,13 +230,11 @@ __all__ = [
     "interval_from_draws",
     "spread_status",
     "variance_shares",
-    "TEACHER_FIXED",
 ]
 
 
 #: What every distillation interval holds fixed (said in `interval_basis`). Where the teacher
-#: loss comes from a teacher's size and tokens, `teacher_uncertainty.teacher_basis` adds a line
-#: (TEACHER_FIXED for fits saved before the supervised law was kept).
+#: loss comes from a teacher's size and tokens, `teacher_uncertainty.teacher_basis` adds a line.
 SUPERVISED_FIXED = "supervised law (L~_S) at its point estimate"
 
 

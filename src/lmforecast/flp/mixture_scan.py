@@ -83,8 +83,6 @@ class MixtureScan:
         """DomainWarning when scanned mixtures give a source a share outside the sampling
         models' range (the law has not seen such mixtures: extrapolation in mixture space)."""
         rng = self.share_range_
-        if not rng:
-            return  # fits saved before the range was recorded
         out = []
         for i, s in enumerate(self.sources_):
             lo, hi = rng[s]
@@ -120,7 +118,7 @@ class MixtureScan:
                 stacklevel=3,
             )
         m = self.min_flops_
-        if m is not None and low < m * (1 - 1e-9):
+        if low < m * (1 - 1e-9):
             warnings.warn(
                 f"{what} at {low:.3g} FLOPs extrapolates {m / low:.3g}x below the smallest "
                 f"sampling model ({m:.3g} FLOPs); its intervals are not calibrated there",
@@ -129,19 +127,19 @@ class MixtureScan:
             )
 
     @property
-    def share_range_(self) -> dict | None:
-        """{source: [min, max] share} of the sampling models (None for fits saved without it)."""
-        return next(iter(self.stage1_.values())).meta.get("share_range")
+    def share_range_(self) -> dict:
+        """{source: [min, max] share} of the sampling models."""
+        return next(iter(self.stage1_.values())).meta["share_range"]
 
     @property
-    def min_flops_(self) -> float | None:
-        """Smallest sampling model's total compute (None for fits saved before it was kept)."""
-        m = [r.meta.get("min_flops") for r in self.stage1_.values()]
-        return None if None in m else float(min(m))
+    def min_flops_(self) -> float:
+        """Smallest sampling model's total compute."""
+        return float(min(r.meta["min_flops"] for r in self.stage1_.values()))
 
     @property
     def max_flops_(self) -> float:
-        return float(max(r.meta.get("max_flops", np.inf) for r in self.stage1_.values()))
+        """Largest sampling model's total compute."""
+        return float(max(r.meta["max_flops"] for r in self.stage1_.values()))
 
 
 @dataclass

@@ -252,16 +252,15 @@ class FLP(Estimator):
         return self.stage1_.predict(C=np.asarray(C, float))
 
     @property
-    def max_flops_(self) -> float | None:
-        """Largest training compute among the final models (None for fits saved before it was
-        recorded)."""
-        return self.stage2_.meta.get("max_flops")
+    def max_flops_(self) -> float:
+        """Largest training compute among the final models."""
+        return float(self.stage2_.meta["max_flops"])
 
     def warn_if_extrapolating(self, C) -> None:
         """DomainWarning when C is more than EXTRAPOLATION_WARN x the largest fitted compute."""
         C = np.atleast_1d(np.asarray(C, float))
         m = self.max_flops_
-        if m and (C > EXTRAPOLATION_WARN * m).any():
+        if (C > EXTRAPOLATION_WARN * m).any():
             warnings.warn(
                 f"forecast at {float(C.max()):.3g} FLOPs extrapolates {float(C.max()) / m:.3g}x "
                 f"beyond the largest fitted run ({m:.3g} FLOPs); the interval covers fit and "

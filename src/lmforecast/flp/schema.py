@@ -80,6 +80,8 @@ def check_flp(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
     b1, b2 = d["stage1"], d["stage2"]
     if b1 is not None and len(b1.get("bootstrap", [])) < len(b2.get("bootstrap", [])):
         c.fail("stage1.bootstrap", "has fewer resamples than stage2.bootstrap")
+    meta2 = c.obj(b2.get("meta", {}), "stage2.meta")  # the final models' largest compute
+    c.num(c.get(meta2, "max_flops", "stage2.meta"), "stage2.meta.max_flops", lo=0.0, lo_open=True)
     if b2.get("meta", {}).get("r2") is not None:  # stage2_r2_, printed by summary()
         c.num(b2["meta"]["r2"], "stage2.meta.r2", hi=1.0)
     return d
@@ -153,18 +155,17 @@ def check_flpm(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
         c.fail("stage1", f"must hold one fit per domain ({', '.join(domains)})", list(st))
     for k, v in st.items():
         check_fit_result(v, where, f"stage1.{k}")
+        p = f"stage1.{k}.meta"
+        meta = c.obj(v.get("meta", {}), p)
         for key in ("max_flops", "min_flops"):  # sampling models' compute (extrapolation)
-            mf = v.get("meta", {}).get(key)
-            if mf is not None:
-                c.num(mf, f"stage1.{k}.meta.{key}", lo=0.0, lo_open=True)
-        rng = v.get("meta", {}).get("share_range")
-        if rng is not None:  # the sampling models' share of each source (mixture scans)
-            rng = c.obj(rng, f"stage1.{k}.meta.share_range")
-            for s in sources:
-                lohi = c.nums(c.get(rng, s, f"stage1.{k}.meta.share_range"),
-                              f"stage1.{k}.meta.share_range.{s}", 2, lo=0.0, hi=1.0)  # fmt: skip
-                if lohi[0] > lohi[1]:
-                    c.fail(f"stage1.{k}.meta.share_range.{s}", "must be [min, max]", lohi)
+            c.num(c.get(meta, key, p), f"{p}.{key}", lo=0.0, lo_open=True)
+        # the sampling models' share of each source (mixture scans)
+        rng = c.obj(c.get(meta, "share_range", p), f"{p}.share_range")
+        for s in sources:
+            lohi = c.nums(c.get(rng, s, f"{p}.share_range"), f"{p}.share_range.{s}", 2, lo=0.0,
+                          hi=1.0)  # fmt: skip
+            if lohi[0] > lohi[1]:
+                c.fail(f"{p}.share_range.{s}", "must be [min, max]", lohi)
     K = len(domains)
     if mapper == "neural":
         if d["network"] is None:

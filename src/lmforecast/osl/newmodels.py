@@ -8,9 +8,7 @@ Two paths, both giving the App. C.8 prediction interval of `OSLResult`:
 - `forecast_saved_fit(res, table, level)`: new rows against a saved `OSLResult`
   (``osl predict --fit``). PCs are S = gamma (B - mu) from the saved mean and loadings (Eq. 5).
   Missing benchmark cells are imputed with the saved App. B.3 imputation state
-  (`OSLResult.imputation`), exactly as the fit imputes. A result saved before that state was
-  kept cannot impute: a model missing a score the fit uses gets no forecast, and a warning
-  names it (as a preset's forecast does).
+  (`OSLResult.imputation`), exactly as the fit imputes.
 """
 
 from __future__ import annotations
@@ -70,13 +68,11 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
     """Forecasts of every row of `table` by a saved `OSLResult`; rows missing a column the fit
     needs get ``y_pred`` and ``interval`` None (warned)."""
     if res.x == "pcs":
-        check_metrics(table, res.metrics, "new models", res.imputation is not None)
+        check_metrics(table, res.metrics, "new models", True)
         check_observed(table, res.metrics, "new models")
-        B = table[res.metrics].to_numpy(float)
-        if res.imputation is not None:  # imputed, and said so per model
-            warn_imputed(table, res.metrics, stacklevel=3)
-            imp = Imputer.from_dict(res.imputation, len(res.metrics), Checker("saved OSL fit"))
-            B = imp.apply(B)
+        warn_imputed(table, res.metrics, stacklevel=3)  # imputed, and said so per model
+        imp = Imputer.from_dict(res.imputation, len(res.metrics), Checker("saved OSL fit"))
+        B = imp.apply(table[res.metrics].to_numpy(float))
         ok = np.isfinite(B).all(axis=1)
         X = (B[ok] - np.asarray(res.mean, float)) @ np.asarray(res.components, float).T
         what = "a benchmark score the fit uses"
@@ -90,13 +86,8 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
     names = list(table[MODEL])
     if not ok.all():
         miss = [n for n, good in zip(names, ok, strict=True) if not good]
-        why = (
-            " (this fit was saved without its imputation state; refit to impute them)"
-            if res.x == "pcs"
-            else ""  # a compute or size predictor is never imputed
-        )
         warnings.warn(
-            f"{len(miss)} model(s) lack {what} and get no forecast{why}: {', '.join(miss[:3])}"
+            f"{len(miss)} model(s) lack {what} and get no forecast: {', '.join(miss[:3])}"
             + (" ..." if len(miss) > 3 else ""),
             stacklevel=2,
         )

@@ -70,7 +70,8 @@ class OSLResult(SummaryDisplay):
     # normalised scale; predictions, forecasts and intervals are reported on the original one.
     metric_range: list[float] | None = None
     # App. B.3 imputation state of the PC law (`capability.Imputer.to_dict`): lets a saved fit
-    # impute a new model's missing benchmark cells as the fit did. None in files saved before it.
+    # impute a new model's missing benchmark cells as the fit did. None for a compute or size
+    # predictor, which is never imputed.
     imputation: dict[str, list] | None = None
 
     # ---- parameters ------------------------------------------------------------------------
@@ -316,9 +317,8 @@ class OSLResult(SummaryDisplay):
         d.pop("kind", None)
         d.pop("format_version", None)
         d["fit"] = FitResult.from_dict(c.get(d, "fit"), where, "fit")
-        if d.get("imputation") is not None:
-            metrics = c.list_(c.get(d, "metrics"), "metrics")
-            Imputer.from_dict(d["imputation"], len(metrics), c)
+        if d["x"] == "pcs":  # a PC law imputes a new model's missing cells as the fit did
+            Imputer.from_dict(c.get(d, "imputation"), len(d["metrics"]), c)
         try:
             return cls(**d)
         except TypeError as exc:

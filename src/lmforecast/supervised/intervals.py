@@ -13,8 +13,8 @@ A forecast's log-space interval at compute C is
   always lies inside its interval) and the extra scatter of forecasts that grow with the distance
   r beyond the fitted runs, i.e. what the form gets wrong when it extrapolates. r is the largest
   log excess over the fitted range along compute, model size or data: a 2.8B checkpoint with
-  less compute than the largest fitted run is still an extrapolation in N (fits saved before
-  N_max / D_max were stored measure compute alone; presets, compute and N). m and k are
+  less compute than the largest fitted run is still an extrapolation in N (presets, which do
+  not state their runs' largest token count, measure compute and N). m and k are
   calibrated on the user's OWN runs by a rolling-origin backtest (`lmforecast.backtest`): fit
   below a compute cutoff, forecast above, for several cutoffs, per unit of the compute distance
   ln(C / C_max) that backtest measures. Counting N and D as well therefore only ever widens

@@ -139,11 +139,10 @@ def _check_stack(c: Checker, stack, where: str) -> None:
     for k in ("s_inner", "r_inner"):
         c.num(c.get(stk, k, "meta.stack"), f"meta.stack.{k}", lo=0.0)
     c.num(c.get(stk, "inner_forecasts", "meta.stack"), "meta.stack.inner_forecasts", lo=1.0)
-    for k, lo in (("ratio_range", 1e-300), ("ratio_tested", 0.0)):  # optional
-        if k in stk:
-            pair = c.nums(stk[k], f"meta.stack.{k}", length=2, lo=lo)
-            if k == "ratio_range" and pair[0] > pair[1]:
-                c.fail("meta.stack.ratio_range", "must be [smallest, largest] D/N", stk[k])
+    for k, lo in (("ratio_range", 1e-300), ("ratio_tested", 0.0)):
+        pair = c.nums(c.get(stk, k, "meta.stack"), f"meta.stack.{k}", length=2, lo=lo)
+        if k == "ratio_range" and pair[0] > pair[1]:
+            c.fail("meta.stack.ratio_range", "must be [smallest, largest] D/N", stk[k])
     excluded = c.obj(stk.get("excluded", {}), "meta.stack.excluded")
     for name, why in excluded.items():
         if name not in candidates or not isinstance(why, str):

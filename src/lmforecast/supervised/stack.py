@@ -269,7 +269,9 @@ def extrapolation_term(
 
 def untested_reach(cal: Mapping, D, N=None, stack: Mapping | None = None) -> np.ndarray | None:
     """How far, in log units, a stacked forecast lies where the inner check tested nothing;
-    None where no such direction applies (fits saved before a direction was stored).
+    None where neither direction below applies (runs whose D spans `forms.ONE_D_DECADES`
+    decades or more, or a preset, which stores no D range; and no stack or no N to take D/N
+    with).
 
     - Runs at one token count (D spanning less than `forms.ONE_D_DECADES`): how far D lies
       outside theirs. They carry nothing on how loss moves with D, and the inner check (which
@@ -293,9 +295,10 @@ def untested_ratio(cal: Mapping, D, N, stack: Mapping | None) -> np.ndarray | No
     runs lay outside theirs (`ratio_reach`) and beyond how far N or D alone lies outside the
     runs (that step is the distance r the stack's own term counts: a model trained 8x longer
     than its fitted checkpoints is 8x off in D and in D/N alike, and such forecasts held); None
-    for fits saved before the ratio range was stored. A forecast inside the fitted N, D and C
-    but off their ratios (r = 0) leans on the laws' N-D trade-off untested."""
-    if N is None or not stack or not {"ratio_range", "ratio_tested"} <= set(stack):
+    without a stack (presets, a named form, `--no-stack`, `--fix`, too few runs) or without N.
+    A forecast inside the fitted N, D and C but off their ratios (r = 0) leans on the laws' N-D
+    trade-off untested."""
+    if N is None or not stack:
         return None
     D, N = np.asarray(D, float), np.asarray(N, float)
     below, above = _log_excess(*stack["ratio_range"], D / N)
