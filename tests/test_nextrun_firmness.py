@@ -71,15 +71,16 @@ def test_a_clear_winner_is_picked_firmly():
     assert "near-tied" not in a.message
 
 
-def test_saved_advice_keeps_p_best_and_older_advice_without_it_still_loads(runs, tmp_path):
+def test_saved_advice_keeps_p_best_and_advice_without_it_is_refused(runs, tmp_path):
     a = advise(runs, 7e9, 1.4e11, budget=1e18, n_boot=12, seed=0)
     back = NextRunAdvice.from_json(a.to_json())
     assert back.to_json() == a.to_json()
     assert back.candidates[0]["p_best"] == a.candidates[0]["p_best"]
     d = json.loads(a.to_json())
-    for r in d["candidates"]:
-        del r["p_best"]
-    NextRunAdvice.from_json(json.dumps(d))  # saved before the field existed
+    del d["candidates"][1]["p_best"]
+    with pytest.raises(InputError, match=r"candidates\[1\]\.p_best.*missing"):
+        NextRunAdvice.from_json(json.dumps(d))
+    d["candidates"][1]["p_best"] = 0.0
     d["candidates"][0]["p_best"] = 1.5
     with pytest.raises(InputError, match=r"candidates\[0\]\.p_best"):
         NextRunAdvice.from_json(json.dumps(d))

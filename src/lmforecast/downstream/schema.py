@@ -2,14 +2,13 @@
 
 Every key is known (unknown keys are refused), every number has its range: chance in [0, 100),
 eval_sd > 0, scores in [0, 100], parameter and bootstrap arrays of the member's length. The
-messages name the field (`store.Checker`). Formats read: 1 (no `gain_sd`: read as 0, the
-interval of that release), 2, 3 (adds `fitted.smallest`, the smallest fitted model: where
-the fitted compute range starts, for predict's range warning; null or absent before 3) and 4
-(adds `fitted.lowest`, {model, score} of the lowest final score among the fitted models: the
-floor of predict's below-chance warning; absent before 4) and 5 (adds `fitted.final_tokens`,
-the largest fitted model's final token count, null without token counts: where the interval's
-checkpoint term starts, `noise.py`; absent before 5, read as null; and `config.gain_sd` may be
-null: the selected method's value; an older file's default 1 is read as null).
+messages name the field (`store.Checker`). One format, version 1: `fitted.smallest` (the
+smallest fitted model, where the fitted compute range starts: predict's range warning),
+`fitted.lowest` ({model, score} of the lowest final score among the fitted models: the floor of
+predict's below-chance warning) and `fitted.final_tokens` (the largest fitted model's final
+token count, null without token counts: where the interval's checkpoint term starts,
+`noise.py`) are always present; `config.gain_sd` is null where the selected method's value
+applies.
 """
 
 from __future__ import annotations

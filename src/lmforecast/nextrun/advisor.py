@@ -65,7 +65,7 @@ class NextRunAdvice(SummaryDisplay):
             "  rank          N          D      FLOPs   width after   shrink/EFLOP   advised in",
         ]
         for i, c in enumerate(self.candidates[:10]):
-            share = f"{100 * c['p_best']:9.0f}%" if "p_best" in c else "        -"
+            share = f"{100 * c['p_best']:9.0f}%"
             lines.append(
                 f"  {i + 1:4d} {c['N']:10.3g} {c['D']:10.3g} {c['flops']:10.3g}"
                 f"   {c['expected_width']:11.4f}   {1e18 * c['shrink_per_flop']:12.4g}   {share}"

@@ -15,7 +15,7 @@ CANDIDATE = (
     "shrink_per_flop",
     "saturation_width",
     "flops_to_goal",
-    "p_best",  # optional: older saved advice has none
+    "p_best",
 )
 
 
@@ -42,8 +42,7 @@ def check_advice(d, where: str) -> None:
         # width of a candidate whose forecast does not vary across the bootstrap is undefined
         c.num(c.get(row, "saturation_width", p), f"{p}.saturation_width", finite=False)
         c.num(c.get(row, "flops_to_goal", p), f"{p}.flops_to_goal", finite=False, lo=0)
-        if "p_best" in row:
-            c.num(row["p_best"], f"{p}.p_best", lo=0, hi=1)
+        c.num(c.get(row, "p_best", p), f"{p}.p_best", lo=0, hi=1)
     c.bool_(d["stop"], "stop")
     c.str_(d["message"], "message")
     c.int_(d["n_boot"], "n_boot")

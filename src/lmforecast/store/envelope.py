@@ -8,7 +8,8 @@ The text is strict JSON (RFC 8259: no ``NaN`` or ``Infinity`` tokens, which jq, 
 most JSON libraries refuse). A non-finite float is written as ``null`` and its place and value are
 listed under the top-level key ``non_finite`` (``[[path, "NaN" | "Infinity" | "-Infinity"], ...]``,
 a path being the keys and list indices leading to it); `load_json` puts the values back, so the
-result still loads bit-for-bit. Older files written with bare ``NaN`` tokens still load.
+result still loads bit-for-bit. A file with bare ``NaN`` tokens (as Python's `json` module
+writes them by default) also loads.
 """
 
 from __future__ import annotations
