@@ -100,8 +100,9 @@ class Options:
 
     def check(self, name: str, value):
         if not isinstance(value, str) or value not in self.values:
-            raise InputError(f"{name} must be one of {', '.join(map(repr, self.values))}, "
-                             f"got {value!r}")  # fmt: skip
+            raise InputError(
+                f"{name} must be one of {', '.join(map(repr, self.values))}, got {value!r}"
+            )
         return value
 
 

@@ -64,11 +64,16 @@ def _bundled_lambada_runs(deduped: bool, min_step: int) -> pd.DataFrame:
     t = t[(t["task"] == "lambada_openai") & (t["metric"] == "ppl") & (t["step"] >= min_step)]
     t = t[t["model"].str.endswith("-deduped") == deduped]
     size = t["model"].str.extract(r"pythia-([0-9.]+[mb])", expand=False)
-    df = pd.DataFrame({
-        "model": t["model"].to_numpy(), "size": size.to_numpy(), "step": t["step"].to_numpy(int),
-        "N": size.map(PYTHIA_PARAMS).to_numpy(float),
-        "D": t["step"].to_numpy(float) * TOKENS_PER_STEP, "ppl": t["value"].to_numpy(float),
-    })  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "model": t["model"].to_numpy(),
+            "size": size.to_numpy(),
+            "step": t["step"].to_numpy(int),
+            "N": size.map(PYTHIA_PARAMS).to_numpy(float),
+            "D": t["step"].to_numpy(float) * TOKENS_PER_STEP,
+            "ppl": t["value"].to_numpy(float),
+        }
+    )
     df["C"] = 6.0 * df["N"] * df["D"]
     df["loss"] = np.log(df["ppl"])
     return df.sort_values(["N", "step"]).reset_index(drop=True)

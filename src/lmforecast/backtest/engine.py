@@ -138,8 +138,9 @@ def check_cutoffs(compute: np.ndarray, cutoffs: Sequence[float]) -> list[float]:
     return sorted(set(out))
 
 
-def resolve_cutoffs(df: pd.DataFrame, compute_col: str, cutoffs, n_cutoffs: int,
-                    min_train: int) -> tuple[np.ndarray, list[float]]:  # fmt: skip
+def resolve_cutoffs(
+    df: pd.DataFrame, compute_col: str, cutoffs, n_cutoffs: int, min_train: int
+) -> tuple[np.ndarray, list[float]]:
     """(compute levels, cutoffs): compute snapped to one level per budget (`snap_levels`), and
     the given cutoffs checked or `n_cutoffs` chosen on those levels (the CLI validates before
     fitting with the same call: chosen on unsnapped compute, an isoFLOP table's top budget once
@@ -324,9 +325,14 @@ def rolling_origin(
     shared = {"df": df, "C": C, "y": y, "cuts": list(cuts), "adapters": adapters, "level": level}
     payloads = [(i, j) for i in range(len(cuts)) for j in range(len(adapters))]
     frames = map_tasks(
-        _backtest_task, payloads, shared=shared, scheduler=scheduler, desc="backtest",
-        progress=progress, unit="fit",
-    )  # fmt: skip
+        _backtest_task,
+        payloads,
+        shared=shared,
+        scheduler=scheduler,
+        desc="backtest",
+        progress=progress,
+        unit="fit",
+    )
     forecasts = pd.concat(frames, ignore_index=True)
     return BacktestResult(
         forecasts=forecasts,

@@ -97,14 +97,22 @@ def suite_forecasts(
                     pred = np.asarray(fitted.predict(test), float).ravel()
                     iv = fitted.interval(test, level)
                     lo, hi = (np.full(pred.shape, np.nan),) * 2 if iv is None else iv
-                    f = pd.DataFrame({
-                        "suite": suite, "sub": sub, "split": split, "method": m.name,
-                        "N": test["N"].to_numpy(float), "D": test["D"].to_numpy(float),
-                        "truth": test["loss"].to_numpy(float), "forecast": pred,
-                        "lower": np.asarray(lo, float).ravel(),
-                        "upper": np.asarray(hi, float).ravel(), "r": r,
-                        "n_train": int(tr.sum()),
-                    })  # fmt: skip
+                    f = pd.DataFrame(
+                        {
+                            "suite": suite,
+                            "sub": sub,
+                            "split": split,
+                            "method": m.name,
+                            "N": test["N"].to_numpy(float),
+                            "D": test["D"].to_numpy(float),
+                            "truth": test["loss"].to_numpy(float),
+                            "forecast": pred,
+                            "lower": np.asarray(lo, float).ravel(),
+                            "upper": np.asarray(hi, float).ravel(),
+                            "r": r,
+                            "n_train": int(tr.sum()),
+                        }
+                    )
                     terms = getattr(fitted, "terms", None)
                     if terms is not None:
                         for key, v in terms(test).items():
@@ -141,14 +149,19 @@ def score_forecasts(f: pd.DataFrame, by: Sequence[str] = ("suite", "method")) ->
         w = g["w"].to_numpy(float)
         w = w / w.sum()
         has_iv = bool(np.isfinite(g["lower"]).any() or g["lower"].notna().any())
-        rows.append({
-            **dict(zip(by, key)), "n": int(len(g)),
-            "nonfinite": int((~g["finite"]).sum()) if has_iv else 0,
-            "coverage": float(np.sum(w * g["covered"])) if has_iv else np.nan,
-            "median_halfwidth_pct": float(np.nanmedian(g["halfwidth_pct"])) if has_iv else np.nan,
-            "mean_abs_pct": float(np.sum(w * g["abs_pct"])),
-            "median_abs_pct": float(np.median(g["abs_pct"])),
-        })  # fmt: skip
+        rows.append(
+            {
+                **dict(zip(by, key)),
+                "n": int(len(g)),
+                "nonfinite": int((~g["finite"]).sum()) if has_iv else 0,
+                "coverage": float(np.sum(w * g["covered"])) if has_iv else np.nan,
+                "median_halfwidth_pct": float(np.nanmedian(g["halfwidth_pct"]))
+                if has_iv
+                else np.nan,
+                "mean_abs_pct": float(np.sum(w * g["abs_pct"])),
+                "median_abs_pct": float(np.median(g["abs_pct"])),
+            }
+        )
     return pd.DataFrame(rows)
 
 

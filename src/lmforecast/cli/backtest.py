@@ -100,8 +100,10 @@ def load_runs(args):
     df = read_table(require_runs(args))
     check_max_rows(df, args)
     if args.compute_col != "C" and args.compute_col not in df.columns:
-        raise InputError(f"--compute-col: no column {args.compute_col!r} in {args.runs} "
-                         f"(columns: {', '.join(map(str, df.columns))})")  # fmt: skip
+        raise InputError(
+            f"--compute-col: no column {args.compute_col!r} in {args.runs} "
+            f"(columns: {', '.join(map(str, df.columns))})"
+        )
     data = runs_from_frame(
         df,
         n_col=args.n_col,
@@ -128,11 +130,16 @@ def _backtest(args) -> int:
         raise InputError(f"--min-train must be >= 1 (runs a cutoff fits on), got {args.min_train}")
     cutoffs = _parse_cutoffs(args.cutoffs)
     if args.suite:  # flags of the rolling-origin backtest that a suite table does not use
-        refuse_flags({"--plot": args.plot is not None, "--cutoffs": args.cutoffs is not None,
-                      "--n-cutoffs": args.n_cutoffs != 4, "--min-train": args.min_train != 8,
-                      "--no-baselines": args.no_baselines},
-                     "does not apply to --suite (its splits and simple laws are fixed: "
-                     "docs/trust.md)")  # fmt: skip
+        refuse_flags(
+            {
+                "--plot": args.plot is not None,
+                "--cutoffs": args.cutoffs is not None,
+                "--n-cutoffs": args.n_cutoffs != 4,
+                "--min-train": args.min_train != 8,
+                "--no-baselines": args.no_baselines,
+            },
+            "does not apply to --suite (its splits and simple laws are fixed: docs/trust.md)",
+        )
     data = load_runs(args)
     if args.suite:
         return _suite(args, data, out)

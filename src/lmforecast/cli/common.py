@@ -92,14 +92,36 @@ def refuse_flags(given: dict[str, bool], why: str) -> None:
 
 # extensions that name a file format: an output written in another format under one of them
 # (JSON in `x.png`) is refused; names without a known extension are written as given
-KNOWN_FORMATS = {".json": "JSON", ".jsonl": "JSONL", ".ndjson": "JSONL", ".csv": "CSV",
-                 ".tsv": "TSV", ".parquet": "Parquet", ".png": "PNG", ".pdf": "PDF",
-                 ".svg": "SVG", ".jpg": "JPEG", ".jpeg": "JPEG", ".html": "HTML",
-                 ".htm": "HTML", ".txt": "text", ".md": "Markdown", ".xlsx": "Excel",
-                 ".xls": "Excel", ".ods": "OpenDocument spreadsheet", ".pkl": "pickle",
-                 ".pickle": "pickle", ".npy": "NumPy", ".npz": "NumPy", ".feather": "Feather",
-                 ".h5": "HDF5", ".hdf5": "HDF5", ".yaml": "YAML", ".yml": "YAML",
-                 ".xml": "XML"}  # fmt: skip
+KNOWN_FORMATS = {
+    ".json": "JSON",
+    ".jsonl": "JSONL",
+    ".ndjson": "JSONL",
+    ".csv": "CSV",
+    ".tsv": "TSV",
+    ".parquet": "Parquet",
+    ".png": "PNG",
+    ".pdf": "PDF",
+    ".svg": "SVG",
+    ".jpg": "JPEG",
+    ".jpeg": "JPEG",
+    ".html": "HTML",
+    ".htm": "HTML",
+    ".txt": "text",
+    ".md": "Markdown",
+    ".xlsx": "Excel",
+    ".xls": "Excel",
+    ".ods": "OpenDocument spreadsheet",
+    ".pkl": "pickle",
+    ".pickle": "pickle",
+    ".npy": "NumPy",
+    ".npz": "NumPy",
+    ".feather": "Feather",
+    ".h5": "HDF5",
+    ".hdf5": "HDF5",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+    ".xml": "XML",
+}
 
 
 def check_out_format(path: Path | None, ok: tuple[str, ...], flag: str = "--out") -> None:
@@ -109,8 +131,10 @@ def check_out_format(path: Path | None, ok: tuple[str, ...], flag: str = "--out"
     ext = path.suffix.lower()
     if ext in KNOWN_FORMATS and ext not in ok:
         want = KNOWN_FORMATS[ok[0]]
-        raise InputError(f"{flag} {path.name!r}: this command writes {want}, not "
-                         f"{KNOWN_FORMATS[ext]}; name it {path.stem}{ok[0]}")  # fmt: skip
+        raise InputError(
+            f"{flag} {path.name!r}: this command writes {want}, not "
+            f"{KNOWN_FORMATS[ext]}; name it {path.stem}{ok[0]}"
+        )
 
 
 def check_not_input(out: Path, inputs, flag: str = "--out") -> None:

@@ -62,19 +62,36 @@ def register(sub) -> None:
         description="Fit a schedule-aware law to every logged point of every run; rows with a "
         "learning rate and no loss plan the rest of a run's schedule (docs/curves.md).",
     )
-    f.add_argument("--runs", metavar="TABLE", required=True,
-                   help="curves table: run, step, lr, loss, optional tokens and N")  # fmt: skip
-    f.add_argument("--law", choices=LAWS, default="mpl",
-                   help="mpl: multi-power law (Luo et al. 2025); annealing: Tissue et al. 2024; "
-                   "power: a power law in steps that ignores the schedule (baseline)")  # fmt: skip
-    f.add_argument("--bootstrap", type=int, default=200, metavar="B",
-                   help="resampled replicates (whole runs, blocks within a run) behind the "
-                   "intervals; 0: no interval")  # fmt: skip
+    f.add_argument(
+        "--runs",
+        metavar="TABLE",
+        required=True,
+        help="curves table: run, step, lr, loss, optional tokens and N",
+    )
+    f.add_argument(
+        "--law",
+        choices=LAWS,
+        default="mpl",
+        help="mpl: multi-power law (Luo et al. 2025); annealing: Tissue et al. 2024; "
+        "power: a power law in steps that ignores the schedule (baseline)",
+    )
+    f.add_argument(
+        "--bootstrap",
+        type=int,
+        default=200,
+        metavar="B",
+        help="resampled replicates (whole runs, blocks within a run) behind the "
+        "intervals; 0: no interval",
+    )
     f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--prior", default="auto", metavar="PRIOR",
-                   help="hold the decay response (B, C, beta, gamma) at a prior: 'auto' (the "
-                   "bundled 'mpl-25m' for a model fitted from one run), 'none', 'mpl-25m', or a "
-                   "fit saved by `curves fit --out` from other runs (docs/curves.md)")  # fmt: skip
+    f.add_argument(
+        "--prior",
+        default="auto",
+        metavar="PRIOR",
+        help="hold the decay response (B, C, beta, gamma) at a prior: 'auto' (the "
+        "bundled 'mpl-25m' for a model fitted from one run), 'none', 'mpl-25m', or a "
+        "fit saved by `curves fit --out` from other runs (docs/curves.md)",
+    )
     f.add_argument("--out", help="save the fit as JSON")
     add_max_rows_flag(f, default=2_000_000)
     add_output_flags(f)
@@ -87,8 +104,12 @@ def register(sub) -> None:
         "them; any other run is forecast from the parameters its model shares (docs/curves.md).",
     )
     pr.add_argument("--fit", required=True, help="a fit saved by `curves fit --out`")
-    pr.add_argument("--schedule", metavar="TABLE", required=True,
-                    help="schedule table: run, step, lr, optional tokens and N")  # fmt: skip
+    pr.add_argument(
+        "--schedule",
+        metavar="TABLE",
+        required=True,
+        help="schedule table: run, step, lr, optional tokens and N",
+    )
     pr.add_argument("--final", action="store_true", help="only the last step of each run")
     add_level_flag(pr)
     pr.add_argument("--out", help="write the forecasts: .csv (a table) or .json")
@@ -103,19 +124,40 @@ def register(sub) -> None:
         "final loss and interval (docs/curves.md, Schedule planning).",
     )
     pl.add_argument("--fit", required=True, help="a fit saved by `curves fit --out`")
-    pl.add_argument("--steps", type=_plan_steps, required=True, metavar="T",
-                    help="training steps of the planned run (SI suffixes: 50K)")  # fmt: skip
-    pl.add_argument("--run", help="plan for the model of this fitted run (default: the only "
-                    "model of the fit)")  # fmt: skip
-    pl.add_argument("--peak-lr", type=_nonneg_float("--peak-lr"), metavar="LR",
-                    help="peak learning rate (default: the fitted runs')")  # fmt: skip
-    pl.add_argument("--floor-lr", type=_nonneg_float("--floor-lr"), metavar="LR",
-                    help="final learning rate of the decaying schedules (default: the fitted "
-                    "runs' lowest)")  # fmt: skip
-    pl.add_argument("--warmup", type=_nonneg_float("--warmup"), metavar="STEPS",
-                    help="linear warmup steps (default: the fitted runs')")  # fmt: skip
-    pl.add_argument("--decay", choices=("linear", "exp"), default="linear",
-                    help="the WSD cooldown: linear, or exponential to the floor")  # fmt: skip
+    pl.add_argument(
+        "--steps",
+        type=_plan_steps,
+        required=True,
+        metavar="T",
+        help="training steps of the planned run (SI suffixes: 50K)",
+    )
+    pl.add_argument(
+        "--run", help="plan for the model of this fitted run (default: the only model of the fit)"
+    )
+    pl.add_argument(
+        "--peak-lr",
+        type=_nonneg_float("--peak-lr"),
+        metavar="LR",
+        help="peak learning rate (default: the fitted runs')",
+    )
+    pl.add_argument(
+        "--floor-lr",
+        type=_nonneg_float("--floor-lr"),
+        metavar="LR",
+        help="final learning rate of the decaying schedules (default: the fitted runs' lowest)",
+    )
+    pl.add_argument(
+        "--warmup",
+        type=_nonneg_float("--warmup"),
+        metavar="STEPS",
+        help="linear warmup steps (default: the fitted runs')",
+    )
+    pl.add_argument(
+        "--decay",
+        choices=("linear", "exp"),
+        default="linear",
+        help="the WSD cooldown: linear, or exponential to the floor",
+    )
     add_level_flag(pl)
     pl.add_argument("--out", help="save the plan as JSON")
     add_output_flags(pl)
@@ -152,8 +194,7 @@ def _fit(args: argparse.Namespace) -> int:
     check_out_format(out, (".json",))
     table = read_curves(_input_file(args.runs, "--runs"), what=f"--runs {args.runs}")
     check_max_rows(table, args)
-    est = CurveLaw(law=args.law, n_boot=args.bootstrap, seed=args.seed,
-                   prior=_prior(args.prior))  # fmt: skip
+    est = CurveLaw(law=args.law, n_boot=args.bootstrap, seed=args.seed, prior=_prior(args.prior))
     est.fit(table)
     if out is not None:
         atomic_write_text(out, dump_json(est.to_dict()))
@@ -174,24 +215,34 @@ def _prior(text: str):
     if text == "none":
         return None
     if not Path(text).exists():
-        raise InputError(f"--prior {text}: not one of auto, none, {', '.join(BUNDLED)} and no "
-                         "such file")  # fmt: skip
+        raise InputError(
+            f"--prior {text}: not one of auto, none, {', '.join(BUNDLED)} and no such file"
+        )
     base = BUNDLED["mpl-25m"]
-    return CurvePrior.from_fit(_load(_input_file(text, "--prior")), base.spread,
-                               f"the fit {text}", base.widen)  # fmt: skip
+    return CurvePrior.from_fit(
+        _load(_input_file(text, "--prior")), base.spread, f"the fit {text}", base.widen
+    )
 
 
 def _fit_summary(est, args) -> dict:
     """The fit's parameters per model and each run's offset (the saved fit holds the rest)."""
     models = {
-        key: {"N": m["N"], "params": est.params_[key], "n_points": m["n_points"],
-              "runs": m["runs"], "max_step": m["max_step"], "lr_range": m["lr_range"],
-              "directions_not_identified": len(m["null"]),
-              "prior": m.get("prior")}
+        key: {
+            "N": m["N"],
+            "params": est.params_[key],
+            "n_points": m["n_points"],
+            "runs": m["runs"],
+            "max_step": m["max_step"],
+            "lr_range": m["lr_range"],
+            "directions_not_identified": len(m["null"]),
+            "prior": m.get("prior"),
+        }
         for key, m in est.models_.items()
-    }  # fmt: skip
-    runs = {r: {k: v for k, v in info.items() if k in ("model", "offset", "last_step")}
-            for r, info in est.runs_.items()}  # fmt: skip
+    }
+    runs = {
+        r: {k: v for k, v in info.items() if k in ("model", "offset", "last_step")}
+        for r, info in est.runs_.items()
+    }
     return {"law": est.law, "source": f"fitted to {args.runs}", "models": models, "runs": runs}
 
 
@@ -202,8 +253,9 @@ def _predict(args: argparse.Namespace) -> int:
     out = check_writable(args.out, [args.fit, args.schedule])
     check_out_format(out, (".csv", ".json"))
     est = _load(args.fit)
-    sched = read_schedule(_input_file(args.schedule, "--schedule"),
-                          what=f"--schedule {args.schedule}")  # fmt: skip
+    sched = read_schedule(
+        _input_file(args.schedule, "--schedule"), what=f"--schedule {args.schedule}"
+    )
     fc = est.forecast(sched, level=args.level, final=args.final)
     result = fc.to_dict()
     result["level"] = args.level
@@ -240,9 +292,17 @@ def _ledger_items(fc, sched, est, level) -> dict:
     items = []
     for r in last.itertuples(index=False):
         iv = [float(r.lo), float(r.hi)] if np.isfinite([r.lo, r.hi]).all() else None
-        items.append({"model": str(r.run), "task": "loss", "loss": float(r.loss), "interval": iv,
-                      "N": value(str(r.run), "N"), "D": value(str(r.run), "tokens"),
-                      "level": level})  # fmt: skip
+        items.append(
+            {
+                "model": str(r.run),
+                "task": "loss",
+                "loss": float(r.loss),
+                "interval": iv,
+                "N": value(str(r.run), "N"),
+                "D": value(str(r.run), "tokens"),
+                "level": level,
+            }
+        )
     return {"forecasts": items, "level": level, "method": getattr(est, "law", None)}
 
 
@@ -278,10 +338,16 @@ def _plan(args: argparse.Namespace) -> int:
     warm = None if args.warmup is None else args.warmup
     if warm is not None and warm != int(warm):
         raise InputError(f"--warmup must be a whole number of steps, got {warm:g}")
-    plan = plan_schedules(est, args.steps, run=args.run, peak_lr=args.peak_lr,
-                          floor_lr=args.floor_lr,
-                          warmup_steps=None if warm is None else int(warm),
-                          level=args.level, decay=args.decay)  # fmt: skip
+    plan = plan_schedules(
+        est,
+        args.steps,
+        run=args.run,
+        peak_lr=args.peak_lr,
+        floor_lr=args.floor_lr,
+        warmup_steps=None if warm is None else int(warm),
+        level=args.level,
+        decay=args.decay,
+    )
     d = plan.to_dict()
     if out is not None:
         atomic_write_text(out, dump_json(d))

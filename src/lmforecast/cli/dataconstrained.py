@@ -53,11 +53,18 @@ def fit_from_args(args: argparse.Namespace) -> int:
     """`supervised fit --form data-constrained`: fit, save (--out), print (--json)."""
     out = check_writable(args.out)
     # flags of the N, D forms that this law's own estimator does not take (never ignored)
-    refuse_flags({"--replicates": args.replicates is not None, "--fix": bool(args.fix),
-                  "--calibration": args.calibration is not None, "--loss": args.loss != "huber",
-                  "--no-stack": args.no_stack, "--n-cutoffs": args.n_cutoffs is not None},
-                 "does not apply to --form data-constrained (it fits every row, seed replicates "
-                 "included, by Huber on log loss: docs/datablations.md)")  # fmt: skip
+    refuse_flags(
+        {
+            "--replicates": args.replicates is not None,
+            "--fix": bool(args.fix),
+            "--calibration": args.calibration is not None,
+            "--loss": args.loss != "huber",
+            "--no-stack": args.no_stack,
+            "--n-cutoffs": args.n_cutoffs is not None,
+        },
+        "does not apply to --form data-constrained (it fits every row, seed replicates "
+        "included, by Huber on log loss: docs/datablations.md)",
+    )
     df = read_table(require_runs(args))
     check_max_rows(df, args)
     n_boot = (

@@ -162,9 +162,13 @@ def register(sub) -> None:
         "teacher-pretraining-inference",
     )
     ra.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    _draws_flag(ra, 0, "also give confidence intervals of the ratios over the first K parameter "
-                "draws (each re-runs the search: ~1 s per draw and scenario; default 0 = point "
-                "values)")  # fmt: skip
+    _draws_flag(
+        ra,
+        0,
+        "also give confidence intervals of the ratios over the first K parameter "
+        "draws (each re-runs the search: ~1 s per draw and scenario; default 0 = point "
+        "values)",
+    )
     add_level_flag(ra)
     add_output_flags(ra)
     ra.set_defaults(handler=_ratios)
@@ -173,8 +177,12 @@ def register(sub) -> None:
     _student_flags(co)
     co.add_argument("--scenario", default="best-case")
     co.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    _draws_flag(co, 20, "confidence interval of the crossover over the first K parameter draws "
-                "(each re-runs the search; 0 = point value only; default 20)")  # fmt: skip
+    _draws_flag(
+        co,
+        20,
+        "confidence interval of the crossover over the first K parameter draws "
+        "(each re-runs the search; 0 = point value only; default 20)",
+    )
     add_level_flag(co)
     add_output_flags(co)
     co.set_defaults(handler=_crossover)
@@ -344,16 +352,20 @@ def _crossover(args) -> int:
     basis = _CROSS_BASIS.format(k=args.draws)
     if args.draws and m.has_intervals():
         sd = crossover_teacher_sd(m, args.student_params, scenario, crossover=c)
-        lo, hi = crossover_interval(m, args.student_params, scenario, args.level, args.draws,
-                                    teacher_sd=sd)  # fmt: skip
+        lo, hi = crossover_interval(
+            m, args.student_params, scenario, args.level, args.draws, teacher_sd=sd
+        )
         iv = [float(lo[0]), float(hi[0])]
         if scenario.delta_lgt or scenario.delta_pre:  # the teacher's loss is a forecast here
             basis += "; " + teacher_basis(m, 0.0 if sd is None else sd)
     if args.json:
         out = {"crossover_flops": c, "scenario": scenario.name}
         if iv is not None:
-            out.update(interval=[v if math.isfinite(v) else "inf" for v in iv],
-                       level=args.level, interval_basis=basis)  # fmt: skip
+            out.update(
+                interval=[v if math.isfinite(v) else "inf" for v in iv],
+                level=args.level,
+                interval_basis=basis,
+            )
         print_json(out)
         return 0
     if c != c:
@@ -365,8 +377,9 @@ def _crossover(args) -> int:
         lo = f"{iv[0]:.3g}" if math.isfinite(iv[0]) else "beyond 1e28"
         print(f"{100 * args.level:g}% interval: {lo} .. {hi} FLOPs ({basis})")
     elif args.draws:
-        print("no interval: the coefficients carry no parameter draws (fit saved with "
-              "--bootstrap 0)")  # fmt: skip
+        print(
+            "no interval: the coefficients carry no parameter draws (fit saved with --bootstrap 0)"
+        )
     return 0
 
 
@@ -392,15 +405,17 @@ def _ratios(args) -> int:
     names = list(SCENARIOS) if args.scenario == "all" else [get_scenario(args.scenario).name]
     m = _model(args.coefficients)
     if args.draws and not m.has_intervals():
-        raise InputError("--draws: the coefficients carry no parameter draws (fit saved with "
-                         "--bootstrap 0)")  # fmt: skip
+        raise InputError(
+            "--draws: the coefficients carry no parameter draws (fit saved with --bootstrap 0)"
+        )
     frames, sds = [], []
     for s in names:
         f = distillation_vs_supervised_ratios(m, args.student_params, args.target_loss, s)
         if args.draws:
             sd = ratio_teacher_sd(m, args.student_params, args.target_loss, s, point=f)
-            iv = ratio_interval(m, args.student_params, args.target_loss, s, args.level,
-                                args.draws, teacher_sd=sd)  # fmt: skip
+            iv = ratio_interval(
+                m, args.student_params, args.target_loss, s, args.level, args.draws, teacher_sd=sd
+            )
             for k, (lo, hi) in iv.items():
                 f[f"{k}_lo"], f[f"{k}_hi"] = lo, hi
             if get_scenario(s).delta_lgt or get_scenario(s).delta_pre:  # a forecast teacher
@@ -423,8 +438,16 @@ def _ratios(args) -> int:
             out.update(level=args.level, interval_basis=basis)
         print_json(out)
     else:
-        cols = ["scenario", "target_loss", "compute_ratio", "token_ratio", "supervised_tokens",
-                "student_tokens", "teacher_tokens", "teacher_loss"]  # fmt: skip
+        cols = [
+            "scenario",
+            "target_loss",
+            "compute_ratio",
+            "token_ratio",
+            "supervised_tokens",
+            "student_tokens",
+            "teacher_tokens",
+            "teacher_loss",
+        ]
         if args.draws:
             cols[4:4] = ["compute_ratio_lo", "compute_ratio_hi", "token_ratio_lo", "token_ratio_hi"]
         print(

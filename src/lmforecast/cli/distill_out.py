@@ -33,8 +33,11 @@ def interval_fields(m, level, compute) -> dict:
     if not m.has_intervals():
         return {"interval": None, "level": level, "interval_note": NO_DRAWS}
     lo, hi = compute()
-    return {"interval": [float(lo), float(hi)], "level": level,
-            "interval_basis": m.interval_basis()}  # fmt: skip
+    return {
+        "interval": [float(lo), float(hi)],
+        "level": level,
+        "interval_basis": m.interval_basis(),
+    }
 
 
 # ---- predict -------------------------------------------------------------------------------
@@ -48,16 +51,25 @@ def predict(m, args) -> dict:
         else float(args.teacher_loss)
     )
     NS, DS = args.student_params, args.student_tokens
-    labels = {"N_S": "--student-params", "D_S": "--student-tokens", "N": "--teacher-params",
-              "L_T": "teacher L_T (from --teacher-params/--teacher-tokens)" if by_size
-              else "--teacher-loss"}  # fmt: skip
+    labels = {
+        "N_S": "--student-params",
+        "D_S": "--student-tokens",
+        "N": "--teacher-params",
+        "L_T": "teacher L_T (from --teacher-params/--teacher-tokens)"
+        if by_size
+        else "--teacher-loss",
+    }
     notes = units_notes(NS, DS, "--student-params", "--student-tokens")
     if by_size:
-        notes += units_notes(args.teacher_params, args.teacher_tokens, "--teacher-params",
-                             "--teacher-tokens")  # fmt: skip
+        notes += units_notes(
+            args.teacher_params, args.teacher_tokens, "--teacher-params", "--teacher-tokens"
+        )
     warn_notes(notes + range_notes(m, labels, N_S=NS, D_S=DS, L_T=LT, N=args.teacher_params))
-    teacher = ({"teacher_params": args.teacher_params, "teacher_tokens": args.teacher_tokens}
-               if by_size else {"teacher_loss": LT})  # fmt: skip
+    teacher = (
+        {"teacher_params": args.teacher_params, "teacher_tokens": args.teacher_tokens}
+        if by_size
+        else {"teacher_loss": LT}
+    )
     return student_forecast(m, NS, DS, level=args.level, **teacher).to_dict()
 
 
@@ -106,8 +118,9 @@ def plan(m, args, scenario) -> dict:
             sd = plan_teacher_log_sd(m, p, scenario)
             d["interval_basis"] += "; " + teacher_basis(m, 0.0 if sd is None else sd)
     d["verdict"] = p.verdict
-    d["at_search_bound"] = [k for k in ("student_tokens", "teacher_params", "teacher_tokens")
-                            if _at_bound(d[k])]  # fmt: skip
+    d["at_search_bound"] = [
+        k for k in ("student_tokens", "teacher_params", "teacher_tokens") if _at_bound(d[k])
+    ]
     return d
 
 
@@ -145,13 +158,13 @@ def plan_text(d: dict, args, scenario) -> str:
             f"\n  intervals: {d['interval_basis']}"
             if ivs
             else f"\n  no interval: {d['interval_note']}"
-        )  # fmt: skip
+        )
         + (
             "\n  D_T* at the bound: a teacher that exists is trained as long as the search "
             "allows (Sec. 5.3, finding 5); the bound is App. D.4's, not a recommendation"
             if "teacher_tokens" in d["at_search_bound"]
             else ""
-        )  # fmt: skip
+        )
     )
 
 
@@ -162,11 +175,16 @@ def choose_notes(m, args, t, teachers) -> list[str]:
     left out of the range notes' values and counts)."""
     ok = np.isfinite(t["L_S"].to_numpy(float))
     DS = t.loc[ok, "D_S"].to_numpy(float) if ok.any() else None
-    notes = units_notes(args.student_params, args.student_tokens, "--student-params",
-                        "--student-tokens")  # fmt: skip
+    notes = units_notes(
+        args.student_params, args.student_tokens, "--student-params", "--student-tokens"
+    )
     if {"N_T", "D_T"} <= set(teachers.columns):
-        notes += units_notes(teachers["N_T"].to_numpy(float), teachers["D_T"].to_numpy(float),
-                             "teachers column 'N_T':", "teachers column 'D_T':")  # fmt: skip
+        notes += units_notes(
+            teachers["N_T"].to_numpy(float),
+            teachers["D_T"].to_numpy(float),
+            "teachers column 'N_T':",
+            "teachers column 'D_T':",
+        )
     labels = {
         "N_S": "--student-params",
         "N": "teacher N_T",
@@ -209,12 +227,14 @@ def choose_text(m, t, level: float, by_size: bool) -> str:
         pin = pin.astype(bool)
         show = show.drop(columns="interval_pinned")
         for c in ("L_S_lo", "L_S_hi"):
-            show[c] = [("-" if p else f"{v:.4g}") if v == v else "NaN"
-                       for v, p in zip(show[c], pin)]  # fmt: skip
+            show[c] = [
+                ("-" if p else f"{v:.4g}") if v == v else "NaN" for v, p in zip(show[c], pin)
+            ]
     text = show.to_string(index=False, float_format=lambda v: f"{v:.4g}")
     if "L_S_lo" in t.columns:
-        text += (f"\nL_S_lo, L_S_hi: {100 * level:g}% prediction interval of L_S; "
-                 + _choose_basis(m, t, by_size))  # fmt: skip
+        text += f"\nL_S_lo, L_S_hi: {100 * level:g}% prediction interval of L_S; " + _choose_basis(
+            m, t, by_size
+        )
         if pin is not None and pin.any():
             row = t[pin].iloc[0]
             text += "\n-: no interval: " + pinned_note(row["L_S"], row["L_T"])
@@ -231,7 +251,9 @@ def fit_table_text(tab) -> str:
     show["status"] = [s + (" *" if o else "") for s, o in zip(show["status"], out)]
     text = show.to_string(float_format=lambda v: f"{v:.4g}")
     if out.any():
-        text += (f"\n* estimate outside its own bootstrap interval ({', '.join(tab.index[out])}): "
-                 "the refits do not agree with the fit, so it is not identified (more "
-                 "resamples or runs)")  # fmt: skip
+        text += (
+            f"\n* estimate outside its own bootstrap interval ({', '.join(tab.index[out])}): "
+            "the refits do not agree with the fit, so it is not identified (more "
+            "resamples or runs)"
+        )
     return text

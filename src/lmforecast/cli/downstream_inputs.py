@@ -12,24 +12,34 @@ from ..errors import InputError
 
 
 def add_chance_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--chance", action="append", metavar="P|TASK=P",
-                   help="chance level in points (default: the bundled table; required for a "
-                   "task without one); TASK=P names the task, repeatable")  # fmt: skip
+    p.add_argument(
+        "--chance",
+        action="append",
+        metavar="P|TASK=P",
+        help="chance level in points (default: the bundled table; required for a "
+        "task without one); TASK=P names the task, repeatable",
+    )
     add_chance_file_flag(p)
 
 
 def add_chance_file_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--chance-file", metavar="FILE",
-                   help="chance levels in points per task: a CSV with columns task, chance or a "
-                   "JSON object {task: chance}; --chance TASK=P overrides its entries")  # fmt: skip
+    p.add_argument(
+        "--chance-file",
+        metavar="FILE",
+        help="chance levels in points per task: a CSV with columns task, chance or a "
+        "JSON object {task: chance}; --chance TASK=P overrides its entries",
+    )
 
 
 def check_chance(chance):
     if chance is not None and not (math.isfinite(chance) and 0 <= chance < 100):
         raise InputError(f"--chance must be in [0, 100) points, got {chance}")
     if chance is not None and 0 < chance < 1:  # likely a fraction: say how it is read
-        warnings.warn(f"--chance {chance:g} is read in points ({chance:g} of 100); for a "
-                      f"fraction give --chance {100 * chance:g}", stacklevel=2)  # fmt: skip
+        warnings.warn(
+            f"--chance {chance:g} is read in points ({chance:g} of 100); for a "
+            f"fraction give --chance {100 * chance:g}",
+            stacklevel=2,
+        )
     return chance
 
 
@@ -54,21 +64,25 @@ def task_chances(text, tasks: list[str], chance_file: str | None = None):
             except ValueError:
                 raise InputError(f"--chance: {item!r} is not a number (or TASK=P)") from None
             if len(tasks) > 1:
-                raise InputError(f"--chance {item} with {len(tasks)} tasks would replace each "
-                                 "task's own chance level; give --chance TASK=P")  # fmt: skip
+                raise InputError(
+                    f"--chance {item} with {len(tasks)} tasks would replace each "
+                    "task's own chance level; give --chance TASK=P"
+                )
             out[tasks[0]] = check_chance(value)
             continue
         for part in item.split(","):
             name, _, val = part.partition("=")
             hit = [t for t in tasks if t.casefold() == name.strip().casefold()]
             if not hit:
-                raise InputError(f"--chance: {name.strip()!r} is not one of --task "
-                                 f"({', '.join(tasks)})")  # fmt: skip
+                raise InputError(
+                    f"--chance: {name.strip()!r} is not one of --task ({', '.join(tasks)})"
+                )
             try:
                 out[hit[0]] = check_chance(float(val))
             except ValueError:
-                raise InputError(f"--chance: {val.strip()!r} for {name.strip()!r} is not a "
-                                 "number") from None  # fmt: skip
+                raise InputError(
+                    f"--chance: {val.strip()!r} for {name.strip()!r} is not a number"
+                ) from None
     return out or None
 
 
@@ -92,11 +106,20 @@ def table_text(rows, summary, level: float) -> str:
 
     text = []
     for r in rows.to_dict(orient="records"):
-        who = r["model"] if isinstance(r["model"], str) else (
-            f"N={r['N']:.4g} D={r['D']:.4g}" if r["N"] is not None and not math.isnan(r["N"])
-            else f"C={r['flops']:.4g}")  # fmt: skip
-        iv = "" if r["lower"] is None or math.isnan(r["lower"]) else \
-            f" [{r['lower']:.2f}, {r['upper']:.2f}]"  # fmt: skip
+        who = (
+            r["model"]
+            if isinstance(r["model"], str)
+            else (
+                f"N={r['N']:.4g} D={r['D']:.4g}"
+                if r["N"] is not None and not math.isnan(r["N"])
+                else f"C={r['flops']:.4g}"
+            )
+        )
+        iv = (
+            ""
+            if r["lower"] is None or math.isnan(r["lower"])
+            else f" [{r['lower']:.2f}, {r['upper']:.2f}]"
+        )
         line = f"row {r['row']}: {r['task']} {r['metric']} at {who}: {r['performance']:.2f}{iv}"
         if r["score"] is not None and not math.isnan(r["score"]):
             line += f"; actual {r['score']:.2f}, error {r['abs_error']:.2f}" + (
@@ -105,7 +128,9 @@ def table_text(rows, summary, level: float) -> str:
         text.append(line)
     text.append(f"({level:g} prediction intervals, points)")
     for s in summary.to_dict(orient="records"):
-        text.append(f"held-out check ({s['task']}): {s['n']} row(s) with a score; MAE "
-                    f"{f(s['mae'])} points; {f(100 * s['coverage'], '.0f')}% inside their "
-                    f"{level:g} interval")  # fmt: skip
+        text.append(
+            f"held-out check ({s['task']}): {s['n']} row(s) with a score; MAE "
+            f"{f(s['mae'])} points; {f(100 * s['coverage'], '.0f')}% inside their "
+            f"{level:g} interval"
+        )
     return "\n".join(text)

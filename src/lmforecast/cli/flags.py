@@ -165,9 +165,20 @@ FLAG_TYPES = {
 
 #: Flags naming input files (a folder there is refused at the door).
 INPUT_FILE_FLAGS = (
-    "runs", "checkpoints", "targets", "benchmarks", "texts", "losses", "scores", "label_losses",
-    "fit", "features", "teachers", "supervised", "coefficients",
-)  # fmt: skip
+    "runs",
+    "checkpoints",
+    "targets",
+    "benchmarks",
+    "texts",
+    "losses",
+    "scores",
+    "label_losses",
+    "fit",
+    "features",
+    "teachers",
+    "supervised",
+    "coefficients",
+)
 
 #: Output files named by a flag other than --out.
 OTHER_OUTPUT_FLAGS = ("plot",)
@@ -321,8 +332,10 @@ def parse_fixed(items: list[str]) -> dict[str, float]:
         if not sep:
             raise InputError(f"--fix: expected NAME=VALUE, got {it!r}")
         if name.strip() in out:  # the last one silently won
-            raise InputError(f"--fix: {name.strip()} given twice ({it!r} after "
-                             f"{name.strip()}={out[name.strip()]:g}); give it once")  # fmt: skip
+            raise InputError(
+                f"--fix: {name.strip()} given twice ({it!r} after "
+                f"{name.strip()}={out[name.strip()]:g}); give it once"
+            )
         try:
             out[name.strip()] = float(val)
         except ValueError:

@@ -67,9 +67,13 @@ def register(sub) -> None:
         "clipped to [0, 100] points (a warning says when, or when C is far beyond the runs)",
     )
     pr.add_argument("--fit", required=True)
-    pr.add_argument("--flops", type=positive_float("--flops"), metavar="C",
-                    help="training FLOPs (required, except for a fit of `flp fit --evals "
-                    "--stage1 nd`: give --params and --tokens)")  # fmt: skip
+    pr.add_argument(
+        "--flops",
+        type=positive_float("--flops"),
+        metavar="C",
+        help="training FLOPs (required, except for a fit of `flp fit --evals "
+        "--stage1 nd`: give --params and --tokens)",
+    )
     add_nd_flags(pr)
     pr.add_argument("--actual", type=float, help="actual score: also print Eq. 4 relative error")
     add_level_flag(pr)
@@ -167,21 +171,29 @@ def _flp_fit(args) -> int:
         if args.runs or args.checkpoints:
             raise InputError("give either --evals or --runs/--checkpoints, not both")
         if args.threshold != 5.0:
-            raise InputError("--threshold applies to --runs/--checkpoints fits; with "
-                             "--evals the FLP member keeps the paper's 5-point filter "
-                             "(Sec. 3.3)")  # fmt: skip
+            raise InputError(
+                "--threshold applies to --runs/--checkpoints fits; with "
+                "--evals the FLP member keeps the paper's 5-point filter "
+                "(Sec. 3.3)"
+            )
         return fit_from_evals(args)
     if args.runs is None:
         raise InputError("the following arguments are required: --runs (or --evals)")
-    refuse_flags({"--models": args.models is not None, "--loss-task": args.loss_task != "auto",
-                  "--loss-metric": args.loss_metric is not None, "--metric": args.metric != "acc",
-                  "--stage1": args.stage1 is not None},
-                 "applies only with --evals TABLE (a --runs fit reads its score from the --task "
-                 "column)")  # fmt: skip
+    refuse_flags(
+        {
+            "--models": args.models is not None,
+            "--loss-task": args.loss_task != "auto",
+            "--loss-metric": args.loss_metric is not None,
+            "--metric": args.metric != "acc",
+            "--stage1": args.stage1 is not None,
+        },
+        "applies only with --evals TABLE (a --runs fit reads its score from the --task column)",
+    )
     args.method = args.method or "flp"
     if args.method not in METHODS:
-        raise InputError(f"--method {args.method!r} needs --evals; with --runs use one of "
-                         f"{', '.join(METHODS)}")  # fmt: skip
+        raise InputError(
+            f"--method {args.method!r} needs --evals; with --runs use one of {', '.join(METHODS)}"
+        )
     out = check_writable(args.out)
     check_out_format(out, (".json",))
     runs, ck = _read(args)
@@ -213,9 +225,10 @@ def _flp_fit(args) -> int:
 def _flp_predict(args) -> int:
     if saved_kind(args.fit) == "DownstreamForecaster":  # a fit of `flp fit --evals`
         return predict_from_fit(args)
-    refuse_flags({"--params": args.params is not None, "--tokens": args.tokens is not None},
-                 "applies to a fit of `flp fit --evals` (by N and D); a --runs fit forecasts "
-                 "from --flops C")  # fmt: skip
+    refuse_flags(
+        {"--params": args.params is not None, "--tokens": args.tokens is not None},
+        "applies to a fit of `flp fit --evals` (by N and D); a --runs fit forecasts from --flops C",
+    )
     if args.flops is None:
         raise InputError("the following arguments are required: --flops")
     check_actual(args.actual, positive=True)  # Eq. 4 divides by it
@@ -364,8 +377,12 @@ def _flpm_optimize(args) -> int:
         res["note"] = note
     if est.bootstrap:
         iv = est.mixture_intervals(mc, args.level)
-        res.update(interval=iv["performance"], best_ratio_interval=iv["best_ratio"],
-                   level=args.level, interval_basis=_MIX_BASIS)  # fmt: skip
+        res.update(
+            interval=iv["performance"],
+            best_ratio_interval=iv["best_ratio"],
+            level=args.level,
+            interval_basis=_MIX_BASIS,
+        )
         if _at_bound(res["interval"]):
             res["interval_note"] = AT_BOUND_NOTE
     if args.json:
@@ -385,9 +402,11 @@ def _flpm_optimize(args) -> int:
     if est.bootstrap:
         iv, riv = res["interval"], res["best_ratio_interval"]
         score = "null" if iv is None else f"{iv[0]:.2f} .. {iv[1]:.2f} points"
-        print(f"{100 * args.level:g}% intervals: score {score}; best ratio "
-              f"{'null (no best ratio)' if riv is None else riv} ({_MIX_BASIS})"
-              + (f"\nnote: {res['interval_note']}" if "interval_note" in res else ""))  # fmt: skip
+        print(
+            f"{100 * args.level:g}% intervals: score {score}; best ratio "
+            f"{'null (no best ratio)' if riv is None else riv} ({_MIX_BASIS})"
+            + (f"\nnote: {res['interval_note']}" if "interval_note" in res else "")
+        )
     return 0
 
 

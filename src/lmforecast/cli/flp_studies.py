@@ -115,11 +115,18 @@ def _flpm_single_distribution(args) -> int:
             "flpm_worse": res.flpm_worse().to_dict(),
             "shares": dict(zip(d["sources"], d["shares"])),
             "retained_checkpoints": d["n_points"],
-            **{k: d[k] for k in ("design_rank", "form_vs_m1_max_rel_diff",
-                                 "min_domain_loss_correlation", "stage1_loss_error_pct")},
+            **{
+                k: d[k]
+                for k in (
+                    "design_rank",
+                    "form_vs_m1_max_rel_diff",
+                    "min_domain_loss_correlation",
+                    "stage1_loss_error_pct",
+                )
+            },
         },
         res.summary(),
-    )  # fmt: skip
+    )
 
 
 def register_studies(verbs) -> None:

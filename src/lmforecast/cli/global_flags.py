@@ -7,10 +7,16 @@ import argparse
 
 #: (command, verb) that forecast and so accept the global --ledger/--label.
 FORECAST_VERBS = {
-    ("supervised", "predict"), ("supervised", "allocate"), ("distill", "predict"),
-    ("flp", "predict"), ("flpm", "predict"), ("downstream", "predict"), ("osl", "predict"),
-    ("salience", "predict"), ("curves", "predict"),
-}  # fmt: skip
+    ("supervised", "predict"),
+    ("supervised", "allocate"),
+    ("distill", "predict"),
+    ("flp", "predict"),
+    ("flpm", "predict"),
+    ("downstream", "predict"),
+    ("osl", "predict"),
+    ("salience", "predict"),
+    ("curves", "predict"),
+}
 GLOBAL_FLAGS = ("--ledger", "--label")
 OWN_LEDGER_COMMANDS = ("ledger", "report")  # commands whose own --ledger means something else
 

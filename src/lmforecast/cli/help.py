@@ -291,9 +291,11 @@ def decorate(parser: argparse.ArgumentParser) -> None:
         name = " ".join(key)
         lines = EXAMPLES.get(name) if name else GETTING_STARTED
         if lines is None:  # a group: its verbs' examples, in order (a fit before its use)
-            lines = list(dict.fromkeys(
-                ln for k, v in EXAMPLES.items() if k.startswith(name + " ") for ln in v
-            ))  # fmt: skip
+            lines = list(
+                dict.fromkeys(
+                    ln for k, v in EXAMPLES.items() if k.startswith(name + " ") for ln in v
+                )
+            )
         if lines and not p.epilog:
             p.epilog = "examples (after `lmforecast examples copy .`):\n" + "\n".join(
                 "  " + line for line in lines

@@ -74,11 +74,19 @@ def _result(args):
     df = read_table(require_runs(args))
     for flag, col, default in (("--c-col", args.c_col, "C"), ("--d-col", args.d_col, "D")):
         if col != default and col not in df.columns:  # named, so never silently ignored
-            raise InputError(f"{flag} {col!r}: no such column in {args.runs}; it has "
-                             f"{', '.join(map(repr, map(str, df.columns)))}")  # fmt: skip
+            raise InputError(
+                f"{flag} {col!r}: no such column in {args.runs}; it has "
+                f"{', '.join(map(repr, map(str, df.columns)))}"
+            )
     t = isoflop_table(df, args.n_col, args.d_col, args.c_col, args.loss_col)
-    res = fit_isoflop(t, args.approach, n_boot=args.bootstrap, level=args.ci_level,
-                      seed=args.seed, at_flops=getattr(args, "flops", None) or ())  # fmt: skip
+    res = fit_isoflop(
+        t,
+        args.approach,
+        n_boot=args.bootstrap,
+        level=args.ci_level,
+        seed=args.seed,
+        at_flops=getattr(args, "flops", None) or (),
+    )
     res.meta["source"] = f"fitted to {args.runs}"
     return t, res
 

@@ -68,17 +68,26 @@ def forecast_records(args: argparse.Namespace, out: dict) -> list[dict]:
     fit = fit if fit and Path(fit).is_file() else None
     info = _fit_info(fit)
     form = getattr(args, "preset", None) or out.get("method") or info.get("form")
-    table = next((getattr(args, k) for k in ("benchmarks", "runs", "evals", "losses", "schedule")
-                  if isinstance(getattr(args, k, None), str)
-                  and Path(getattr(args, k)).is_file()), None)  # fmt: skip
+    table = next(
+        (
+            getattr(args, k)
+            for k in ("benchmarks", "runs", "evals", "losses", "schedule")
+            if isinstance(getattr(args, k, None), str) and Path(getattr(args, k)).is_file()
+        ),
+        None,
+    )
     base = {
-        "label": args.label or "", "method": cmd, "form": form,
+        "label": args.label or "",
+        "method": cmd,
+        "form": form,
         "task": out.get("task") or info.get("task"),
         "N": getattr(args, "params", None) or getattr(args, "student_params", None),
         "D": getattr(args, "tokens", None) or getattr(args, "student_tokens", None),
-        "budget": getattr(args, "flops", None), "fit_sha256": sha256_file(fit),
-        "input_sha256": sha256_file(table), "corrects": None,
-    }  # fmt: skip
+        "budget": getattr(args, "flops", None),
+        "fit_sha256": sha256_file(fit),
+        "input_sha256": sha256_file(table),
+        "corrects": None,
+    }
     if cmd == "supervised" and args.verb == "allocate":
         base.update(N=out["N"], D=out["D"])
     if cmd == "flpm":
@@ -91,19 +100,38 @@ def forecast_records(args: argparse.Namespace, out: dict) -> list[dict]:
     for it in items:
         where = {"N": it.get("N"), "D": it.get("D"), "budget": it.get("flops")}  # per point
         if any(v is not None for v in where.values()) and it is not out:
-            base = dict(base, **where, task=it.get("task") or base["task"],
-                        form=it.get("method") or base["form"])  # fmt: skip
-        point = next((it[k] for k in ("student_loss", "performance", "y_pred", "loss", "predicted")
-                      if it.get(k) is not None), None)  # fmt: skip
+            base = dict(
+                base,
+                **where,
+                task=it.get("task") or base["task"],
+                form=it.get("method") or base["form"],
+            )
+        point = next(
+            (
+                it[k]
+                for k in ("student_loss", "performance", "y_pred", "loss", "predicted")
+                if it.get(k) is not None
+            ),
+            None,
+        )
         if point is None:
             continue
         iv = it.get("interval") or out.get("interval")
         iv = iv if it is out or it.get("interval") else None
         level = it.get("level", out.get("level", getattr(args, "level", None)))
         rec = dict(base, run=it.get("model"))
-        rec.update(check_forecast(method=cmd, point=point, lo=iv[0] if iv else None,
-                                  hi=iv[1] if iv else None, level=level if iv else None,
-                                  N=rec["N"], D=rec["D"], budget=rec["budget"]))  # fmt: skip
+        rec.update(
+            check_forecast(
+                method=cmd,
+                point=point,
+                lo=iv[0] if iv else None,
+                hi=iv[1] if iv else None,
+                level=level if iv else None,
+                N=rec["N"],
+                D=rec["D"],
+                budget=rec["budget"],
+            )
+        )
         rec["inputs"] = json.dumps(to_jsonable(base.get("inputs", {})), sort_keys=True)
         recs.append(rec)
     return recs
@@ -190,8 +218,12 @@ def register(sub) -> None:
     s = verbs.add_parser("score", help="coverage, absolute errors and Winkler score")
     _ledger_flag(s)
     _selection(s)
-    s.add_argument("--by", choices=["method", "label", "form", "task", "none"], default="method",
-                   help="one row per value of this field")  # fmt: skip
+    s.add_argument(
+        "--by",
+        choices=["method", "label", "form", "task", "none"],
+        default="method",
+        help="one row per value of this field",
+    )
     s.add_argument("--plot", metavar="PNG", help="also draw coverage and error over time")
     add_output_flags(s)
     s.set_defaults(handler=_score)
@@ -226,14 +258,35 @@ def _records(args):
 
 
 def _add(args) -> int:
-    check_forecast(method=args.method, point=args.point, lo=args.lo, hi=args.hi,
-                   level=args.level, N=args.params, D=args.tokens, budget=args.flops,
-                   point_inside=True)  # fmt: skip
+    check_forecast(
+        method=args.method,
+        point=args.point,
+        lo=args.lo,
+        hi=args.hi,
+        level=args.level,
+        N=args.params,
+        D=args.tokens,
+        budget=args.flops,
+        point_inside=True,
+    )
     with Ledger(args.ledger, create=True) as L:
-        rid = L.add(method=args.method, point=args.point, lo=args.lo, hi=args.hi,
-                    level=args.level, label=args.label, form=args.form, run=args.run,
-                    task=args.task, N=args.params, D=args.tokens, budget=args.flops,
-                    fit=args.fit, inputs_table=args.inputs, corrects=args.corrects)  # fmt: skip
+        rid = L.add(
+            method=args.method,
+            point=args.point,
+            lo=args.lo,
+            hi=args.hi,
+            level=args.level,
+            label=args.label,
+            form=args.form,
+            run=args.run,
+            task=args.task,
+            N=args.params,
+            D=args.tokens,
+            budget=args.flops,
+            fit=args.fit,
+            inputs_table=args.inputs,
+            corrects=args.corrects,
+        )
     if args.json:
         print_json({"id": rid, "ledger": args.ledger})
     else:
@@ -269,8 +322,9 @@ def _resolve(args) -> int:
 
 
 def _correct(args) -> int:
-    changes = {k: getattr(args, k) for k in ("point", "lo", "hi", "level", "label", "form",
-                                             "run", "task")}  # fmt: skip
+    changes = {
+        k: getattr(args, k) for k in ("point", "lo", "hi", "level", "label", "form", "run", "task")
+    }
     with Ledger(args.ledger) as L:
         rid = L.correct(args.id, observed=args.observed, source=args.source, **changes)
     if args.json:
@@ -297,8 +351,24 @@ def _score(args) -> int:
     return 0
 
 
-SHOW_COLUMNS = ["id", "created", "label", "method", "form", "run", "task", "N", "D", "budget",
-                "point", "lo", "hi", "level", "observed", "superseded_by"]  # fmt: skip
+SHOW_COLUMNS = [
+    "id",
+    "created",
+    "label",
+    "method",
+    "form",
+    "run",
+    "task",
+    "N",
+    "D",
+    "budget",
+    "point",
+    "lo",
+    "hi",
+    "level",
+    "observed",
+    "superseded_by",
+]
 
 
 ID_COLUMNS = ("id", "superseded_by", "corrects")

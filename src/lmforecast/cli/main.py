@@ -132,8 +132,9 @@ def _unknown_options(parser: argparse.ArgumentParser, line: list[str]) -> str:
     flag, owner = where[0]
     if owner is not deepest and flag in deepest._option_string_actions:
         verb = " ".join(path)
-        return (f"{flag} is an option of `{verb}`: put it after the verb "
-                f"(lmforecast {verb} ... {flag})")  # fmt: skip
+        return (
+            f"{flag} is an option of `{verb}`: put it after the verb (lmforecast {verb} ... {flag})"
+        )
     hints = []
     for flag, owner in where:
         close = _close(flag, owner._option_string_actions) or _close(flag, _option_strings(owner))

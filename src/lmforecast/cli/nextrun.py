@@ -78,8 +78,10 @@ def _advise(args) -> int:
     runs = require_runs(args)
     out = check_writable(args.out, [runs])
     if args.bootstrap < 2:  # one refit has no spread: widths of 0 and "-nan%" gains
-        raise InputError(f"--bootstrap must be >= 2 (the widths come from the refits' spread), "
-                         f"got {args.bootstrap}")  # fmt: skip
+        raise InputError(
+            f"--bootstrap must be >= 2 (the widths come from the refits' spread), "
+            f"got {args.bootstrap}"
+        )
     df = read_table(runs)
     check_max_rows(df, args)
     a = advise(

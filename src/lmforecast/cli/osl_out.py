@@ -26,7 +26,8 @@ def forecast_lines(rows: list[dict], target: str, level: float, shown: int = SHO
             line += f"  {100 * level:g}% interval [{lo:.4f}, {hi:.4f}]"
         if r.get("y") is not None:
             line += f"; actual {r['y']:.4f}, error {r['abs_error']:.4f}" + (
-                "" if r.get("covered") else " (outside)")  # fmt: skip
+                "" if r.get("covered") else " (outside)"
+            )
         out.append(line)
     if len(rows) > shown:
         out.append(f"  ... {len(rows) - shown} more (--json for every forecast)")
@@ -36,9 +37,11 @@ def forecast_lines(rows: list[dict], target: str, level: float, shown: int = SHO
 def check_line(check: dict | None, label: str = "held-out check") -> list[str]:
     if not check:
         return []
-    return [f"{label}: {check['n']} model(s) with the truth; MAE {check['mae']:.4f}; "
-            f"{100 * check['coverage']:.0f}% inside their {100 * check['level']:g}% "
-            f"interval (median width {check['median_width']:.3f})"]  # fmt: skip
+    return [
+        f"{label}: {check['n']} model(s) with the truth; MAE {check['mae']:.4f}; "
+        f"{100 * check['coverage']:.0f}% inside their {100 * check['level']:g}% "
+        f"interval (median width {check['median_width']:.3f})"
+    ]
 
 
 def add_evals_flags(p: argparse.ArgumentParser) -> None:

@@ -57,8 +57,9 @@ def _report(args) -> int:
             raise InputError(f"--out {args.out}: {name} is not a regular file; remove it first")
     inputs = {k: getattr(args, k) for k in USER_INPUTS if getattr(args, k, None) is not None}
     _check_inputs(inputs)
-    ctx = ReportContext(seed=args.seed, quick=args.quick, progress=not args.quiet, jobs=args.jobs,
-                        inputs=inputs)  # fmt: skip
+    ctx = ReportContext(
+        seed=args.seed, quick=args.quick, progress=not args.quiet, jobs=args.jobs, inputs=inputs
+    )
     numbers = build_report(args.out, sections=secs, ctx=ctx)
     if not args.quiet:
         for note in numbers["headline"]["notes"]:

@@ -27,33 +27,57 @@ def register(sub) -> None:
     )
     im.add_argument("files", nargs="+", metavar="FILE", help="log files (or TensorBoard folders)")
     im.add_argument("--format", required=True, choices=FORMATS, help="the logs' format")
-    im.add_argument("--out", help="the runs table to write (CSV; needs tokens and parameter "
-                    "counts); may be left out when --curves-out is given")  # fmt: skip
+    im.add_argument(
+        "--out",
+        help="the runs table to write (CSV; needs tokens and parameter "
+        "counts); may be left out when --curves-out is given",
+    )
     im.add_argument("--checkpoints-out", help="also write the checkpoints table (CSV)")
     im.add_argument("--step", help="column holding the step (default: step, _step, Step, ...)")
     im.add_argument("--loss", help="column holding the evaluation loss (default: loss, ...)")
     im.add_argument("--tokens", help="column holding tokens seen (default: tokens, ...)")
-    im.add_argument("--tokens-per-step", type=float, metavar="K",
-                    help="tokens per step, when the log has no tokens column")  # fmt: skip
-    im.add_argument("--params", metavar="N|COL",
-                    help="non-embedding parameters: a number or a log column")  # fmt: skip
-    im.add_argument("--params-total", metavar="N|COL",
-                    help="parameters with embeddings: a number or a log column")  # fmt: skip
-    im.add_argument("--models", metavar="TABLE",
-                    help="model table with columns model, N and optionally N_total")  # fmt: skip
+    im.add_argument(
+        "--tokens-per-step",
+        type=float,
+        metavar="K",
+        help="tokens per step, when the log has no tokens column",
+    )
+    im.add_argument(
+        "--params", metavar="N|COL", help="non-embedding parameters: a number or a log column"
+    )
+    im.add_argument(
+        "--params-total",
+        metavar="N|COL",
+        help="parameters with embeddings: a number or a log column",
+    )
+    im.add_argument(
+        "--models", metavar="TABLE", help="model table with columns model, N and optionally N_total"
+    )
     im.add_argument("--run", metavar="COL", help="column naming the run (default: file name)")
     im.add_argument("--train-loss", metavar="COL", help="column holding the training loss")
-    im.add_argument("--lr", metavar="COL", help="column holding the learning rate (default: "
-                    "lr, learning_rate, optim/learning_rate_group0, ...)")  # fmt: skip
-    im.add_argument("--curves-out", metavar="PATH", help="also write the curves table run, "
-                    "step, lr, loss[, tokens, N] that `curves fit` reads (CSV); without --out "
-                    "it is written alone and tokens and --params are optional")  # fmt: skip
+    im.add_argument(
+        "--lr",
+        metavar="COL",
+        help="column holding the learning rate (default: "
+        "lr, learning_rate, optim/learning_rate_group0, ...)",
+    )
+    im.add_argument(
+        "--curves-out",
+        metavar="PATH",
+        help="also write the curves table run, "
+        "step, lr, loss[, tokens, N] that `curves fit` reads (CSV); without --out "
+        "it is written alone and tokens and --params are optional",
+    )
     im.add_argument("--keep", metavar="COLS", help="comma-separated extra columns to carry")
     im.add_argument("--final", default="last", help="final loss: last, or mean:k of the last k")
-    im.add_argument("--schedule", choices=SCHEDULES, default="cosine",
-                    help="learning-rate schedule of the runs")  # fmt: skip
-    im.add_argument("--constant-lr", action="store_true",
-                    help="same as --schedule constant: every checkpoint is valid")  # fmt: skip
+    im.add_argument(
+        "--schedule", choices=SCHEDULES, default="cosine", help="learning-rate schedule of the runs"
+    )
+    im.add_argument(
+        "--constant-lr",
+        action="store_true",
+        help="same as --schedule constant: every checkpoint is valid",
+    )
     im.add_argument(
         "--cooldown-ends", metavar="STEPS", help="with --schedule wsd: steps ending a cooldown"
     )
@@ -73,8 +97,9 @@ def _import(args: argparse.Namespace) -> int:
     check_out_format(ck_out, (".csv",), flag="--checkpoints-out")
     cv_out = check_writable(args.curves_out, args.files, flag="--curves-out")
     check_out_format(cv_out, (".csv",), flag="--curves-out")
-    refuse_same_outputs([("--out", args.out), ("--checkpoints-out", ck_out),
-                         ("--curves-out", cv_out)])  # fmt: skip
+    refuse_same_outputs(
+        [("--out", args.out), ("--checkpoints-out", ck_out), ("--curves-out", cv_out)]
+    )
     schedule = "constant" if args.constant_lr else args.schedule
     if args.constant_lr and args.schedule not in ("cosine", "constant"):
         raise InputError(f"--constant-lr contradicts --schedule {args.schedule}")
@@ -114,19 +139,31 @@ def _import(args: argparse.Namespace) -> int:
         write_many([(cv_out, res.curves.to_csv(index=False).encode(), "--curves-out")])
         n_runs = res.curves["run"].nunique()
         if args.json:
-            print_json({"runs": None, "checkpoints": None, "invalid_checkpoints": 0,
-                        "curves": len(res.curves), "columns": res.columns,
-                        "schedule": res.schedule})  # fmt: skip
+            print_json(
+                {
+                    "runs": None,
+                    "checkpoints": None,
+                    "invalid_checkpoints": 0,
+                    "curves": len(res.curves),
+                    "columns": res.columns,
+                    "schedule": res.schedule,
+                }
+            )
         else:
-            print(f"wrote {cv_out}: {len(res.curves)} rows of {n_runs} run(s); columns: "
-                  f"{', '.join(res.curves.columns)}")  # fmt: skip
+            print(
+                f"wrote {cv_out}: {len(res.curves)} rows of {n_runs} run(s); columns: "
+                f"{', '.join(res.curves.columns)}"
+            )
         return 0
     if ck_out is not None and res.checkpoints is None:
         raise InputError("--checkpoints-out: a W&B summary export has no steps, only final runs")
     if cv_out is not None and res.curves is None:
-        why = ("a W&B summary export has no steps" if res.checkpoints is None else
-               f"the logs have no learning-rate column (looked for {', '.join(LR_CANDIDATES)}); "
-               "name it with --lr COL")  # fmt: skip
+        why = (
+            "a W&B summary export has no steps"
+            if res.checkpoints is None
+            else f"the logs have no learning-rate column (looked for {', '.join(LR_CANDIDATES)}); "
+            "name it with --lr COL"
+        )
         raise InputError(f"--curves-out: {why}")
     if ck_out is not None:
         warn_if_misused(res)
@@ -137,11 +174,16 @@ def _import(args: argparse.Namespace) -> int:
         outs.append((cv_out, res.curves.to_csv(index=False).encode(), "--curves-out"))
     write_many(outs)  # both land, or (a full disk, a device) neither changes
     if args.json:
-        print_json({"runs": len(res.runs),
-                    "checkpoints": None if res.checkpoints is None else len(res.checkpoints),
-                    "invalid_checkpoints": res.n_invalid_checkpoints,
-                    "curves": None if res.curves is None else len(res.curves),
-                    "columns": res.columns, "schedule": res.schedule})  # fmt: skip
+        print_json(
+            {
+                "runs": len(res.runs),
+                "checkpoints": None if res.checkpoints is None else len(res.checkpoints),
+                "invalid_checkpoints": res.n_invalid_checkpoints,
+                "curves": None if res.curves is None else len(res.curves),
+                "columns": res.columns,
+                "schedule": res.schedule,
+            }
+        )
     else:
         print(f"wrote {args.out}: " + res.summary())
     return 0

@@ -334,8 +334,10 @@ def _predict(args) -> int:
         preds.append(r)
     res = {"task": fit.task, "level": args.level, "predictions": preds}
     if not fit.bootstrap:  # as other verbs say it: no interval, and why
-        res["interval_note"] = ("this fit has no bootstrap refits (fitted with --bootstrap 0), "
-                                "so no interval: refit with --bootstrap > 0")  # fmt: skip
+        res["interval_note"] = (
+            "this fit has no bootstrap refits (fitted with --bootstrap 0), "
+            "so no interval: refit with --bootstrap > 0"
+        )
         warnings.warn(res["interval_note"], stacklevel=1)
     if args.json:
         print_json(res)
@@ -348,17 +350,24 @@ def _predict(args) -> int:
 def _predict_table(df, level: float) -> str:
     """The predictions as a text table: capability to 4 significant digits, accuracies (and
     the interval's ends) to 3 decimals, columns aligned."""
-    cols = {"model": [str(m) for m in df["model"]],
-            "capability": [f"{v:.4g}" for v in df["capability"]],
-            "predicted": [f"{v:.3f}" for v in df["predicted"]]}  # fmt: skip
+    cols = {
+        "model": [str(m) for m in df["model"]],
+        "capability": [f"{v:.4g}" for v in df["capability"]],
+        "predicted": [f"{v:.3f}" for v in df["predicted"]],
+    }
     if "lower" in df:
-        cols[f"{level:g} interval"] = [f"[{a:.3f}, {b:.3f}]"
-                                       for a, b in zip(df["lower"], df["upper"])]  # fmt: skip
+        cols[f"{level:g} interval"] = [
+            f"[{a:.3f}, {b:.3f}]" for a, b in zip(df["lower"], df["upper"])
+        ]
     width = {k: max(len(k), *(len(v) for v in vals)) for k, vals in cols.items()}
     lines = ["  ".join(k.ljust(width[k]) if k == "model" else k.rjust(width[k]) for k in cols)]
     for i in range(len(df)):
-        lines.append("  ".join(cols[k][i].ljust(width[k]) if k == "model"
-                               else cols[k][i].rjust(width[k]) for k in cols))  # fmt: skip
+        lines.append(
+            "  ".join(
+                cols[k][i].ljust(width[k]) if k == "model" else cols[k][i].rjust(width[k])
+                for k in cols
+            )
+        )
     return "\n".join(lines)
 
 
@@ -417,8 +426,10 @@ def _plot(args: argparse.Namespace) -> int:
     out = check_writable(args.out)
     figure_format(out, html_ok=args.kind == "weights")
     if args.kind == "fit" and (args.texts or args.text_id):  # unused, and said so
-        warnings.warn("--texts and --text-id apply to --kind weights; --kind fit does not use "
-                      "them", stacklevel=2)  # fmt: skip
+        warnings.warn(
+            "--texts and --text-id apply to --kind weights; --kind fit does not use them",
+            stacklevel=2,
+        )
     fits = [SalienceFit.from_json(f) for f in args.fit]
     if args.kind == "fit":
         _save_figure(fit_figure(fits[0]) if len(fits) == 1 else tasks_figure(fits), out)

@@ -45,8 +45,10 @@ def _test(args) -> int:
     out = check_writable(args.out, [runs])
     check_out_format(out, (".json",))
     if args.permutations < MIN_PERMUTATIONS:
-        raise InputError(f"--permutations must be >= {MIN_PERMUTATIONS} (fewer can never give "
-                         f"p < 0.05), got {args.permutations}")  # fmt: skip
+        raise InputError(
+            f"--permutations must be >= {MIN_PERMUTATIONS} (fewer can never give "
+            f"p < 0.05), got {args.permutations}"
+        )
     res = shape_test(
         read_table(runs),
         loss_col=args.loss_col,

@@ -83,8 +83,10 @@ def compute_optimal(
         small = np.atleast_1d(N < n_min)
         if small.any():  # as the F(N) path: no model trains on such a budget
             Cs, Ns = np.atleast_1d(C)[small][0], np.atleast_1d(N)[small][0]
-            raise InputError(f"budget {Cs:.3g} FLOPs is too small to train any model (its "
-                             f"optimum N* = {Ns:.3g} parameters is below {n_min:g})")  # fmt: skip
+            raise InputError(
+                f"budget {Cs:.3g} FLOPs is too small to train any model (its "
+                f"optimum N* = {Ns:.3g} parameters is below {n_min:g})"
+            )
     elif accounting == "F(N)":
         N = _golden_isoflop(params, C, arch, n_min)
         D = C / flops_per_token(N, "F(N)", arch)

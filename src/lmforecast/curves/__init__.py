@@ -18,5 +18,14 @@ from .prior import CurvePrior
 from .simulate import simulate_curves
 from .table import read_curves, read_schedule
 
-__all__ = ["CurveForecast", "CurveLaw", "CurvePrior", "SchedulePlan", "plan_schedules",
-           "read_curves", "read_schedule", "schedules", "simulate_curves"]  # fmt: skip
+__all__ = [
+    "CurveForecast",
+    "CurveLaw",
+    "CurvePrior",
+    "SchedulePlan",
+    "plan_schedules",
+    "read_curves",
+    "read_schedule",
+    "schedules",
+    "simulate_curves",
+]

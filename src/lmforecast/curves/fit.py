@@ -30,8 +30,9 @@ def run_schedule(rows, run: str) -> Schedule:
     return build_schedule(rows["step"].to_numpy(float), rows["lr"].to_numpy(float), run)
 
 
-def design(law: str, parts: list[RunPoints], *, decay: float = 0.999,
-           resolution: float = RESOLUTION) -> Design:  # fmt: skip
+def design(
+    law: str, parts: list[RunPoints], *, decay: float = 0.999, resolution: float = RESOLUTION
+) -> Design:
     """The concatenated `Design` of several runs' points."""
     s1w, step, s2, items = [], [], [], []
     off = 0
@@ -49,8 +50,9 @@ def design(law: str, parts: list[RunPoints], *, decay: float = 0.999,
     if law == "mpl":
         cat = [np.concatenate(x) for x in zip(*items, strict=True)]
         drops = DropItems(cat[0], cat[1], cat[2], cat[3], off)
-    return Design(np.concatenate(s1w), np.concatenate(step), drops,
-                  np.concatenate(s2) if s2 else None)  # fmt: skip
+    return Design(
+        np.concatenate(s1w), np.concatenate(step), drops, np.concatenate(s2) if s2 else None
+    )
 
 
 def objective(law: str, d: Design, y: np.ndarray, loss: Loss):
@@ -146,8 +148,9 @@ def _clip(z, bounds):
     return np.clip(z, lo, hi)
 
 
-def fit_model(law: str, d: Design, y: np.ndarray, loss: Loss, *, n_starts: int = 3,
-              maxiter: int = 400) -> tuple[np.ndarray, float]:  # fmt: skip
+def fit_model(
+    law: str, d: Design, y: np.ndarray, loss: Loss, *, n_starts: int = 3, maxiter: int = 400
+) -> tuple[np.ndarray, float]:
     """The best fit-space parameters over the starts, and the Huber objective there: each start
     is optimised on the projected (nonlinear-only) objective, then the best one is polished on
     the Huber loss of log residuals over every parameter (trust-region reflective least
@@ -163,8 +166,14 @@ def fit_model(law: str, d: Design, y: np.ndarray, loss: Loss, *, n_starts: int =
     cands = []
     with single_blas_thread():
         for z0 in var_pro_starts(law, d, y, n_starts):
-            r = minimize(proj, _clip(z0, nl_bounds), jac=True, method="L-BFGS-B",
-                         bounds=nl_bounds, options=opts)  # fmt: skip
+            r = minimize(
+                proj,
+                _clip(z0, nl_bounds),
+                jac=True,
+                method="L-BFGS-B",
+                bounds=nl_bounds,
+                options=opts,
+            )
             cands.append(_clip(solve(r.x), bounds))
         cands.sort(key=lambda z: full(z)[0])
         best = _polish(law, d, y, loss, cands[0], bounds, maxiter)
@@ -189,8 +198,19 @@ def _polish(law, d, y, loss, z0, bounds, maxiter) -> np.ndarray:
         return J / np.maximum(p, 1e-300)[:, None]
 
     kw = {"loss": "huber", "f_scale": loss.delta} if loss.name == "huber" else {}
-    res = least_squares(resid, z0, jac=jac, bounds=(lo, hi), method="trf", x_scale="jac",
-                        ftol=1e-12, xtol=1e-12, gtol=1e-12, max_nfev=maxiter, **kw)  # fmt: skip
+    res = least_squares(
+        resid,
+        z0,
+        jac=jac,
+        bounds=(lo, hi),
+        method="trf",
+        x_scale="jac",
+        ftol=1e-12,
+        xtol=1e-12,
+        gtol=1e-12,
+        max_nfev=maxiter,
+        **kw,
+    )
     return res.x
 
 

@@ -42,8 +42,7 @@ class CurveForecast(SummaryDisplay):
                 if not (np.isfinite(r.lo) and np.isfinite(r.hi))
                 else [float(r.lo), float(r.hi)]
             )
-            recs.append({"run": r.run, "step": _num(r.step), "loss": float(r.loss),
-                         "interval": iv})  # fmt: skip
+            recs.append({"run": r.run, "step": _num(r.step), "loss": float(r.loss), "interval": iv})
         return {"forecasts": recs, "notes": list(self.notes)}
 
     def summary(self) -> str:
@@ -119,8 +118,13 @@ def _schedule_for(est, run: str, rows: pd.DataFrame, continued: bool):
     return run_schedule(rows, run)
 
 
-def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "prediction",
-                  notes: list | None = None) -> pd.DataFrame:  # fmt: skip
+def forecast_rows(
+    est,
+    sched: pd.DataFrame,
+    level: float | None,
+    kind: str = "prediction",
+    notes: list | None = None,
+) -> pd.DataFrame:
     """run, step, loss, lo, hi for every schedule row (lo/hi NaN when `level` is None)."""
     notes = [] if notes is None else notes
     out = []
@@ -137,9 +141,11 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
         lo = np.full(steps.size, np.nan)
         hi = np.full(steps.size, np.nan)
         if key is None:
-            notes.append(f"run {run!r}: N={fmt_value(float(rows['N'].dropna().iloc[0]))} is not "
-                         "a fitted size; parameters read as power laws in N across the "
-                         "fitted sizes, interval not identified")  # fmt: skip
+            notes.append(
+                f"run {run!r}: N={fmt_value(float(rows['N'].dropna().iloc[0]))} is not "
+                "a fitted size; parameters read as power laws in N across the "
+                "fitted sizes, interval not identified"
+            )
         else:
             m = est.models_[key]
             _notes_for(est, run, rows, sch, steps, m, notes)
@@ -156,8 +162,19 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
                     else float(m["max_step"])
                 )
                 far = np.log(np.maximum(steps / ref, 1.0))
-                lo, hi = _interval(est, m, J / pred[:, None], Ju, loss, far,
-                                   info if continued else {}, level, kind, run, notes)  # fmt: skip
+                lo, hi = _interval(
+                    est,
+                    m,
+                    J / pred[:, None],
+                    Ju,
+                    loss,
+                    far,
+                    info if continued else {},
+                    level,
+                    kind,
+                    run,
+                    notes,
+                )
         if np.any(np.rint(steps) <= sch.peak_step):
             notes.append(
                 f"run {run!r}: {int(np.sum(np.rint(steps) <= sch.peak_step))} step(s) "
@@ -166,8 +183,10 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
         th = to_natural(est.law, z)
         if not np.all(np.isfinite(loss)) or not np.all(loss > 0):
             bad = dict(zip(names, np.round(th, 4), strict=True))
-            raise InputError(f"schedule: run {run!r}: the law gives no finite positive loss "
-                             f"here (parameters {bad})")  # fmt: skip
+            raise InputError(
+                f"schedule: run {run!r}: the law gives no finite positive loss "
+                f"here (parameters {bad})"
+            )
         out.append(pd.DataFrame({"run": run, "step": steps, "loss": loss, "lo": lo, "hi": hi}))
     return pd.concat(out, ignore_index=True)
 
@@ -175,17 +194,23 @@ def forecast_rows(est, sched: pd.DataFrame, level: float | None, kind: str = "pr
 def _notes_for(est, run, rows, sch, steps, m, notes) -> None:
     far = steps.max() / m["max_step"]
     if far > FAR_PAST:
-        notes.append(f"run {run!r}: step {steps.max():.0f} is {far:.1f}x the model's last "
-                     f"fitted step {m['max_step']:.0f}")  # fmt: skip
+        notes.append(
+            f"run {run!r}: step {steps.max():.0f} is {far:.1f}x the model's last "
+            f"fitted step {m['max_step']:.0f}"
+        )
     lo_fit, hi_fit = m["lr_range"]
     eta = sch.eta
     if eta.min() < lo_fit * (1 - LR_SLACK):
         below = lo_fit / max(eta.min(), 1e-300)
-        notes.append(f"run {run!r}: learning rate {eta.min():.3g} is {below:.2g}x "
-                     f"below the lowest fitted learning rate {lo_fit:.3g}")  # fmt: skip
+        notes.append(
+            f"run {run!r}: learning rate {eta.min():.3g} is {below:.2g}x "
+            f"below the lowest fitted learning rate {lo_fit:.3g}"
+        )
     if eta.max() > hi_fit * (1 + LR_SLACK):
-        notes.append(f"run {run!r}: learning rate {eta.max():.3g} is {eta.max() / hi_fit:.2g}x "
-                     f"above the highest fitted learning rate {hi_fit:.3g}")  # fmt: skip
+        notes.append(
+            f"run {run!r}: learning rate {eta.max():.3g} is {eta.max() / hi_fit:.2g}x "
+            f"above the highest fitted learning rate {hi_fit:.3g}"
+        )
 
 
 def _interval(est, m, Jl, Ju, loss, far, info, level, kind, run, notes):
@@ -217,8 +242,10 @@ def _interval(est, m, Jl, Ju, loss, far, info, level, kind, run, notes):
         proj = np.abs(Ju @ null.T).max(axis=1)
         bad |= proj > NULL_TOL * np.maximum(np.linalg.norm(Ju, axis=1), 1e-300)
     if bad.any():
-        notes.append(f"run {run!r}: {int(bad.sum())} forecast(s) depend on parameters the "
-                     "fitted curves do not identify: interval not identified")  # fmt: skip
+        notes.append(
+            f"run {run!r}: {int(bad.sum())} forecast(s) depend on parameters the "
+            "fitted curves do not identify: interval not identified"
+        )
         lo[bad] = np.nan
         hi[bad] = np.nan
     return lo, hi

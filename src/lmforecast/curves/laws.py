@@ -141,8 +141,11 @@ def linear_columns(law: str, z: np.ndarray, d: Design) -> np.ndarray:
 
 # column -> the natural parameter it is proportional to (A or B): dividing by it gives the
 # Jacobian at unit scale, whose zero columns stay zero when a fitted scale sits at its bound
-UNIT_DIV = {"mpl": {1: 1, 2: 1, 3: 3, 4: 3, 5: 3, 6: 3}, "annealing": {1: 1, 2: 1},
-            "power": {1: 1, 2: 1}}  # fmt: skip
+UNIT_DIV = {
+    "mpl": {1: 1, 2: 1, 3: 3, 4: 3, 5: 3, 6: 3},
+    "annealing": {1: 1, 2: 1},
+    "power": {1: 1, 2: 1},
+}
 
 
 def unit_jacobian(law: str, z: np.ndarray, J: np.ndarray) -> np.ndarray:
@@ -164,7 +167,7 @@ START_GRID = {
         "C": (0.5, 2.0, 8.0),
         "beta": (0.3, 0.6, 1.2),
         "gamma": (0.3, 0.6),
-    },  # fmt: skip
+    },
     "annealing": {"alpha": (0.2, 0.35, 0.5, 0.7, 1.0)},
     "power": {"alpha": (0.1, 0.2, 0.35, 0.5, 0.7, 1.0)},
 }

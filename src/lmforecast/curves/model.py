@@ -44,11 +44,21 @@ class CurveLaw(Estimator):
 
     saved_label = "saved curve fit"
 
-    def __init__(self, law: str = "mpl", *, huber_delta: float = 1e-3, n_starts: int = 3,
-                 n_boot: int = 200, seed: int = 0, decay: float = 0.999,
-                 resolution: float = RESOLUTION, calibration: float = CALIBRATION,
-                 horizon: float = HORIZON, block: float | None = None,
-                 prior="auto"):  # fmt: skip
+    def __init__(
+        self,
+        law: str = "mpl",
+        *,
+        huber_delta: float = 1e-3,
+        n_starts: int = 3,
+        n_boot: int = 200,
+        seed: int = 0,
+        decay: float = 0.999,
+        resolution: float = RESOLUTION,
+        calibration: float = CALIBRATION,
+        horizon: float = HORIZON,
+        block: float | None = None,
+        prior="auto",
+    ):
         self.law = law
         self.huber_delta = huber_delta
         self.n_starts = n_starts
@@ -88,8 +98,9 @@ class CurveLaw(Estimator):
                 or not isinstance(v, int | np.integer)
                 or (low is not None and v < low)
             ):
-                raise InputError(f"CurveLaw: {name} must be a whole number >= {low or 0}, "
-                                 f"got {v!r}")  # fmt: skip
+                raise InputError(
+                    f"CurveLaw: {name} must be a whole number >= {low or 0}, got {v!r}"
+                )
 
     def _design(self, parts):
         return design(self.law, parts, decay=self.decay, resolution=self.resolution)
@@ -109,8 +120,10 @@ class CurveLaw(Estimator):
                 loss = rows["loss"].to_numpy(float)
                 steps = rows["step"].to_numpy(float)
                 ok = np.isfinite(loss) & (np.rint(steps) > sch.peak_step)
-                runs[run] = {"model": key, "knots": [sch.knots_step.tolist(),
-                                                     sch.knots_lr.tolist()]}  # fmt: skip
+                runs[run] = {
+                    "model": key,
+                    "knots": [sch.knots_step.tolist(), sch.knots_lr.tolist()],
+                }
                 if ok.sum() == 0:
                     continue
                 parts.append(RunPoints(run, sch, steps[ok]))
@@ -125,8 +138,9 @@ class CurveLaw(Estimator):
             models[key] = self._fit_one(key, nval if has_n else None, parts, ys, names, runs)
         self.models_ = models
         self.runs_ = runs
-        self.params_ = {k: dict(zip(LAWS[self.law], m["theta"], strict=True))
-                        for k, m in models.items()}  # fmt: skip
+        self.params_ = {
+            k: dict(zip(LAWS[self.law], m["theta"], strict=True)) for k, m in models.items()
+        }
         return self
 
     def _prior_for(self, n_runs: int) -> CurvePrior | None:
@@ -139,8 +153,7 @@ class CurveLaw(Estimator):
         y = np.concatenate(ys)
         prior = self._prior_for(len(parts))
         if prior is None:
-            z, obj = fit_model(self.law, d, y, huber(self.huber_delta),
-                               n_starts=int(self.n_starts))  # fmt: skip
+            z, obj = fit_model(self.law, d, y, huber(self.huber_delta), n_starts=int(self.n_starts))
         else:
             z, obj = fit_with_prior(self.law, d, y, huber(self.huber_delta), prior)
         pred, J = value(self.law, z, d, jac=True)
@@ -149,8 +162,9 @@ class CurveLaw(Estimator):
         run_of = np.concatenate([np.full(len(v), i) for i, v in enumerate(ys)])
         Ju = unit_jacobian(self.law, z, J) / pred[:, None]
         if prior is None:
-            steps = replicate_steps(Jl, resid, run_of, int(self.n_boot), int(self.seed),
-                                    block=self.block)  # fmt: skip
+            steps = replicate_steps(
+                Jl, resid, run_of, int(self.n_boot), int(self.seed), block=self.block
+            )
             null = null_basis(Ju).T
         else:
             free, held = held_index(self.law)
@@ -170,10 +184,16 @@ class CurveLaw(Estimator):
         for i, name in enumerate(names):
             m = np.flatnonzero(run_of == i)
             w = m[-max(1, int(np.ceil(OFFSET_FRACTION * m.size))) :]
-            reps = [np.mean(resid[w][stationary_indices(w.size, max(1.0, w.size / 4), rng)])
-                    - np.mean(Jl[w] @ s) for s in steps]  # fmt: skip
-            runs[name].update(offset=float(np.mean(resid[w])), offset_reps=reps,
-                              last_step=float(parts[i].steps[-1]))  # fmt: skip
+            reps = [
+                np.mean(resid[w][stationary_indices(w.size, max(1.0, w.size / 4), rng)])
+                - np.mean(Jl[w] @ s)
+                for s in steps
+            ]
+            runs[name].update(
+                offset=float(np.mean(resid[w])),
+                offset_reps=reps,
+                last_step=float(parts[i].steps[-1]),
+            )
         lrs = np.concatenate([p.schedule.eta for p in parts])
         return {
             "N": None if nval is None else float(nval),
@@ -201,8 +221,9 @@ class CurveLaw(Estimator):
         self._fitted()
         return forecast_rows(self, read_schedule(schedule), level=None)["loss"].to_numpy()
 
-    def forecast(self, schedule, level: float = 0.9, final: bool = False, *,
-                 kind: str = "prediction"):  # fmt: skip
+    def forecast(
+        self, schedule, level: float = 0.9, final: bool = False, *, kind: str = "prediction"
+    ):
         """A `CurveForecast`: the loss at each schedule row with its interval and notes."""
         self._fitted()
         level, kind = self._interval_args(level, kind)
@@ -217,15 +238,17 @@ class CurveLaw(Estimator):
     # ---- reporting and persistence ---------------------------------------------------------
     def summary(self) -> str:
         self._fitted()
-        lines = [f"CurveLaw (law={self.law!r}): {len(self.models_)} model(s), "
-                 f"{len(self.runs_)} run(s)"]  # fmt: skip
+        lines = [
+            f"CurveLaw (law={self.law!r}): {len(self.models_)} model(s), {len(self.runs_)} run(s)"
+        ]
         for key, m in self.models_.items():
-            ps = ", ".join(f"{n}={v:.4g}" for n, v in zip(LAWS[self.law], m["theta"],
-                                                           strict=True))  # fmt: skip
+            ps = ", ".join(f"{n}={v:.4g}" for n, v in zip(LAWS[self.law], m["theta"], strict=True))
             rms = float(np.sqrt(np.mean(np.square(m["noise"]))))
             lines.append(f"  model {key}: {ps}")
-            lines.append(f"    {m['n_points']} points from {len(m['runs'])} run(s) up to step "
-                         f"{m['max_step']:.0f}; rms log residual {rms:.2e}")  # fmt: skip
+            lines.append(
+                f"    {m['n_points']} points from {len(m['runs'])} run(s) up to step "
+                f"{m['max_step']:.0f}; rms log residual {rms:.2e}"
+            )
             if m["null"]:
                 lines.append(f"    {len(m['null'])} parameter direction(s) not identified")
             if m.get("prior"):
@@ -237,8 +260,13 @@ class CurveLaw(Estimator):
         params = self.get_params()
         if isinstance(params["prior"], CurvePrior):
             params["prior"] = params["prior"].to_dict()
-        return {"kind": "curve_law", "format_version": 1, "params": params,
-                "models": self.models_, "runs": self.runs_}  # fmt: skip
+        return {
+            "kind": "curve_law",
+            "format_version": 1,
+            "params": params,
+            "models": self.models_,
+            "runs": self.runs_,
+        }
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved curve fit") -> CurveLaw:
@@ -246,8 +274,9 @@ class CurveLaw(Estimator):
         est = cls(**{"prior": None, **d["params"]})
         est.models_ = d["models"]
         est.runs_ = d["runs"]
-        est.params_ = {k: dict(zip(LAWS[est.law], m["theta"], strict=True))
-                       for k, m in est.models_.items()}  # fmt: skip
+        est.params_ = {
+            k: dict(zip(LAWS[est.law], m["theta"], strict=True)) for k, m in est.models_.items()
+        }
         return est
 
     def fitted_table(self, table) -> pd.DataFrame:  # pragma: no cover - convenience

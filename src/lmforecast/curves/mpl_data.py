@@ -18,9 +18,17 @@ import pandas as pd
 from ..errors import InputError
 
 SIZES = {"25M": 25e6, "100M": 100e6, "400M": 400e6}
-SCHEDULES = ("constant_24000", "constant_72000", "cosine_24000", "cosine_72000",
-             "wsd_20000_24000", "wsdld_20000_24000", "wsdcon_3", "wsdcon_9",
-             "wsdcon_18")  # fmt: skip
+SCHEDULES = (
+    "constant_24000",
+    "constant_72000",
+    "cosine_24000",
+    "cosine_72000",
+    "wsd_20000_24000",
+    "wsdld_20000_24000",
+    "wsdcon_3",
+    "wsdcon_9",
+    "wsdcon_18",
+)
 PROTOCOL_FIT = ("cosine_24000", "constant_24000", "wsdcon_9")
 WARMUP_STEPS, PEAK_LR, DROP_STEP = 2160, 3e-4, 8000
 # the authors' fitted parameters (L0, A, alpha, B, C, beta, gamma) per size, as their repository
@@ -32,8 +40,9 @@ PUBLISHED_PARAMS = {
 }
 
 
-def read_mpl_run(path: str | Path, run: str | None = None, n: float | None = None,
-                 exact_drop: bool = False) -> pd.DataFrame:  # fmt: skip
+def read_mpl_run(
+    path: str | Path, run: str | None = None, n: float | None = None, exact_drop: bool = False
+) -> pd.DataFrame:
     """One of the authors' CSVs as a curves table (warmup rows added without loss)."""
     p = Path(path)
     if not p.exists():
@@ -44,8 +53,11 @@ def read_mpl_run(path: str | Path, run: str | None = None, n: float | None = Non
     rows.append(df[df["step"] > WARMUP_STEPS][["step", "lr", "loss"]].astype(float))
     if exact_drop and p.stem.startswith("wsdcon"):  # the drop in one step: 7999 -> 8000
         after = float(df.loc[df["step"] >= DROP_STEP, "lr"].iloc[0])
-        rows.append(pd.DataFrame({"step": [DROP_STEP - 1.0, DROP_STEP],
-                                  "lr": [PEAK_LR, after], "loss": np.nan}))  # fmt: skip
+        rows.append(
+            pd.DataFrame(
+                {"step": [DROP_STEP - 1.0, DROP_STEP], "lr": [PEAK_LR, after], "loss": np.nan}
+            )
+        )
     out = pd.concat(rows, ignore_index=True).drop_duplicates("step", keep="first")
     out = out.sort_values("step", kind="stable").reset_index(drop=True)
     out.insert(0, "run", run)
@@ -54,15 +66,18 @@ def read_mpl_run(path: str | Path, run: str | None = None, n: float | None = Non
     return out
 
 
-def read_mpl_size(folder: str | Path, size: str, runs=SCHEDULES,
-                  exact_drop: bool = False) -> pd.DataFrame:  # fmt: skip
+def read_mpl_size(
+    folder: str | Path, size: str, runs=SCHEDULES, exact_drop: bool = False
+) -> pd.DataFrame:
     """The curves of one model size (``"25M"``, ``"100M"``, ``"400M"``) as one table with
     ``N``; runs are named ``<size>/<schedule>``."""
     if size not in SIZES:
         raise InputError(f"size {size!r} is not one of {', '.join(SIZES)}")
     base = Path(folder) / size
-    return pd.concat([read_mpl_run(base / f"{r}.csv", f"{size}/{r}", SIZES[size], exact_drop)
-                      for r in runs], ignore_index=True)  # fmt: skip
+    return pd.concat(
+        [read_mpl_run(base / f"{r}.csv", f"{size}/{r}", SIZES[size], exact_drop) for r in runs],
+        ignore_index=True,
+    )
 
 
 __all__ = ["PROTOCOL_FIT", "SCHEDULES", "SIZES", "read_mpl_run", "read_mpl_size"]

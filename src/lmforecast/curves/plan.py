@@ -63,32 +63,51 @@ class SchedulePlan:
     lr_tables: dict = field(default_factory=dict, repr=False)  # schedule -> its step, lr table
 
     def to_dict(self) -> dict:
-        rows = [{"schedule": r["schedule"], "cooldown_fraction": _num(r["cooldown_fraction"]),
-                 "loss": float(r["loss"]), "interval": _iv(r["lo"], r["hi"]),
-                 "indistinguishable_from_best": bool(r["indistinguishable_from_best"])}
-                for r in self.table.to_dict("records")]  # fmt: skip
+        rows = [
+            {
+                "schedule": r["schedule"],
+                "cooldown_fraction": _num(r["cooldown_fraction"]),
+                "loss": float(r["loss"]),
+                "interval": _iv(r["lo"], r["hi"]),
+                "indistinguishable_from_best": bool(r["indistinguishable_from_best"]),
+            }
+            for r in self.table.to_dict("records")
+        ]
         return {
-            "steps": self.steps, "peak_lr": self.peak_lr, "floor_lr": self.floor_lr,
-            "warmup_steps": self.warmup_steps, "level": self.level, "model": self.model,
-            "schedules": rows, "best_cooldown": self.best_cooldown,
-            "best_monotone": self.best_monotone, "comparison": self.comparison,
+            "steps": self.steps,
+            "peak_lr": self.peak_lr,
+            "floor_lr": self.floor_lr,
+            "warmup_steps": self.warmup_steps,
+            "level": self.level,
+            "model": self.model,
+            "schedules": rows,
+            "best_cooldown": self.best_cooldown,
+            "best_monotone": self.best_monotone,
+            "comparison": self.comparison,
             "notes": list(self.notes),
-        }  # fmt: skip
+        }
 
     def summary(self) -> str:
-        lines = [f"schedules for {self.steps:,} steps (peak lr {self.peak_lr:.4g}, floor "
-                 f"{self.floor_lr:.4g}, warmup {self.warmup_steps:,}): forecast final loss and "
-                 f"{100 * self.level:g}% interval"]  # fmt: skip
+        lines = [
+            f"schedules for {self.steps:,} steps (peak lr {self.peak_lr:.4g}, floor "
+            f"{self.floor_lr:.4g}, warmup {self.warmup_steps:,}): forecast final loss and "
+            f"{100 * self.level:g}% interval"
+        ]
         best = int(np.argmin(self.table["loss"].to_numpy()))
         for i, r in enumerate(self.table.itertuples(index=False)):
             iv = _iv(r.lo, r.hi)
             shown = "not identified" if iv is None else f"[{iv[0]:.4f}, {iv[1]:.4f}]"
-            tag = "lowest" if i == best else ("indistinguishable from the lowest"
-                                              if r.indistinguishable_from_best else "")  # fmt: skip
+            tag = (
+                "lowest"
+                if i == best
+                else ("indistinguishable from the lowest" if r.indistinguishable_from_best else "")
+            )
             lines.append(f"  {r.schedule:<26} {r.loss:.4f}  {shown:<20} {tag}".rstrip())
         b, m = self.best_cooldown, self.best_monotone
-        lines.append(f"best WSD cooldown: the last {b['fraction']:.1%} of the steps "
-                     f"({b['steps']:,} steps), final loss {b['loss']:.4f}")  # fmt: skip
+        lines.append(
+            f"best WSD cooldown: the last {b['fraction']:.1%} of the steps "
+            f"({b['steps']:,} steps), final loss {b['loss']:.4f}"
+        )
         lines.append(f"best monotone schedule: {m['source']}, final loss {m['loss']:.4f}")
         return "\n".join(lines)
 
@@ -104,8 +123,10 @@ def _iv(lo, hi):
 def _knots(df: pd.DataFrame, most: int = 60) -> dict:
     """A schedule's rows as JSON lists, thinned to at most about `most` rows (the last kept)."""
     take = np.unique(np.append(np.arange(0, len(df), max(1, len(df) // most)), len(df) - 1))
-    return {"step": df["step"].to_numpy()[take].astype(int).tolist(),
-            "lr": df["lr"].to_numpy(float)[take].tolist()}  # fmt: skip
+    return {
+        "step": df["step"].to_numpy()[take].astype(int).tolist(),
+        "lr": df["lr"].to_numpy(float)[take].tolist(),
+    }
 
 
 # ---- the model to plan for -------------------------------------------------------------------
@@ -115,9 +136,16 @@ def _fitted_runs(est) -> pd.DataFrame:
     for name, r in est.runs_.items():
         steps, lr = r["knots"]
         n = est.models_.get(r["model"], {}).get("N")
-        parts.append(pd.DataFrame({"run": str(name), "step": np.asarray(steps, float),
-                                   "lr": np.asarray(lr, float),
-                                   "N": np.nan if n is None else float(n)}))  # fmt: skip
+        parts.append(
+            pd.DataFrame(
+                {
+                    "run": str(name),
+                    "step": np.asarray(steps, float),
+                    "lr": np.asarray(lr, float),
+                    "N": np.nan if n is None else float(n),
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -127,15 +155,19 @@ def _model_runs(est, run) -> tuple[float | None, pd.DataFrame]:
     names = list(dict.fromkeys(t["run"]))
     if run is not None:
         if str(run) not in names:
-            raise InputError(f"run {str(run)!r} is not a run of the fit (runs: "
-                             f"{', '.join(names[:8])}){did_you_mean(run, names)}")  # fmt: skip
+            raise InputError(
+                f"run {str(run)!r} is not a run of the fit (runs: "
+                f"{', '.join(names[:8])}){did_you_mean(run, names)}"
+            )
         n_run = float(t.loc[t["run"] == str(run), "N"].iloc[0])
         t = t[t["N"].isna()] if np.isnan(n_run) else t[t["N"] == n_run]
     ns = np.unique(t["N"].dropna().to_numpy(float))
     if len(ns) > 1:
-        raise InputError(f"the fit holds {len(ns)} model sizes (N = "
-                         f"{', '.join(fmt_value(v) for v in ns[:6])}); name a run of the model "
-                         "to plan for (run=, --run)")  # fmt: skip
+        raise InputError(
+            f"the fit holds {len(ns)} model sizes (N = "
+            f"{', '.join(fmt_value(v) for v in ns[:6])}); name a run of the model "
+            "to plan for (run=, --run)"
+        )
     return (float(ns[0]) if len(ns) else None), t
 
 
@@ -146,8 +178,9 @@ def _after_peak(g: pd.DataFrame) -> pd.DataFrame:
     return g.iloc[int(at[0]) :]
 
 
-def _settings(mine: pd.DataFrame, peak, floor, warmup, notes,
-              prior: dict | None = None) -> tuple[float, float, int]:  # fmt: skip
+def _settings(
+    mine: pd.DataFrame, peak, floor, warmup, notes, prior: dict | None = None
+) -> tuple[float, float, int]:
     """Peak lr, floor lr and warmup: given, else the model's fitted runs' (the highest peak,
     the lowest lr after the warmups, the median warmup). `prior` is the model's saved prior,
     if its decay response was held at one (then that response comes from the prior)."""
@@ -184,15 +217,17 @@ class _Law:
         keys = list(est.models_)
         key = model_key(n) if n is not None else (keys[0] if len(keys) == 1 else None)
         if key not in est.models_:
-            raise InputError("the model to plan for has no fitted parameters (no logged loss "
-                             "after its warmup)")  # fmt: skip
+            raise InputError(
+                "the model to plan for has no fitted parameters (no logged loss after its warmup)"
+            )
         self.est, self.m = est, est.models_[key]
         self.z = np.asarray(self.m["z"], float)
 
     def _design(self, tables: list[pd.DataFrame]):
-        parts = [RunPoints(f"s{i}", run_schedule(df, f"s{i}"),
-                           np.array([float(df["step"].iloc[-1])]))
-                 for i, df in enumerate(tables)]  # fmt: skip
+        parts = [
+            RunPoints(f"s{i}", run_schedule(df, f"s{i}"), np.array([float(df["step"].iloc[-1])]))
+            for i, df in enumerate(tables)
+        ]
         return self.est._design(parts)
 
     def final(self, tables: list[pd.DataFrame]) -> np.ndarray:
@@ -239,16 +274,23 @@ def _best_monotone(law: _Law, steps, peak, floor, warmup, start: pd.DataFrame):
         return pd.DataFrame({"step": knots, "lr": _heights(np.clip(x, 0, 1), peak, floor)})
 
     def f_and_grad(x, eps=1e-4):  # forward differences, every perturbation in one evaluation
-        xs = [x] + [x + eps * np.eye(len(x))[i] * (1 if x[i] + eps <= 1 else -1)
-                    for i in range(len(x))]  # fmt: skip
+        xs = [x] + [
+            x + eps * np.eye(len(x))[i] * (1 if x[i] + eps <= 1 else -1) for i in range(len(x))
+        ]
         v = law.final([table(xi) for xi in xs])
         sign = np.where(x + eps <= 1, 1.0, -1.0)
         return float(v[0]), (v[1:] - v[0]) / (eps * sign)
 
     from scipy import optimize  # only the monotone search needs it
 
-    res = optimize.minimize(f_and_grad, x0, jac=True, method="L-BFGS-B",
-                            bounds=[(0.0, 1.0)] * len(x0), options={"maxiter": 30})  # fmt: skip
+    res = optimize.minimize(
+        f_and_grad,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, 1.0)] * len(x0),
+        options={"maxiter": 30},
+    )
     return table(res.x), float(res.fun)
 
 
@@ -287,8 +329,17 @@ def _plan_notes(raw: list[str], notes: list[str]) -> None:
         notes.append(f"planned schedules: {text}" if text != n else n)
 
 
-def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_steps=None,
-                   level=0.9, decay="linear") -> SchedulePlan:  # fmt: skip
+def plan_schedules(
+    est,
+    steps,
+    *,
+    run=None,
+    peak_lr=None,
+    floor_lr=None,
+    warmup_steps=None,
+    level=0.9,
+    decay="linear",
+) -> SchedulePlan:
     """Compare schedules of `steps` steps for one model under the fitted `CurveLaw` `est`
     (see the module doc). `peak_lr`, `floor_lr` and `warmup_steps` default to the fitted
     runs' (those of `run`'s model when given); `decay` is the WSD cooldown's shape, linear
@@ -306,14 +357,19 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
     notes: list[str] = []
     n, mine = _model_runs(est, run)
     law = _Law(est, n)
-    peak, floor, warmup = _settings(mine, peak_lr, floor_lr, warmup_steps, notes,
-                                    law.m.get("prior"))  # fmt: skip
+    peak, floor, warmup = _settings(
+        mine, peak_lr, floor_lr, warmup_steps, notes, law.m.get("prior")
+    )
     if not (np.isfinite(peak) and peak > 0 and 0 <= floor <= peak):
-        raise InputError(f"the floor lr ({fmt_value(floor)}) must lie in [0, the peak lr "
-                         f"({fmt_value(peak)})] and the peak be above 0")  # fmt: skip
+        raise InputError(
+            f"the floor lr ({fmt_value(floor)}) must lie in [0, the peak lr "
+            f"({fmt_value(peak)})] and the peak be above 0"
+        )
     if not 0 <= warmup < steps:
-        raise InputError(f"the warmup ({fmt_value(warmup)} steps) must be shorter than the "
-                         f"{steps:,} planned steps")  # fmt: skip
+        raise InputError(
+            f"the warmup ({fmt_value(warmup)} steps) must be shorter than the "
+            f"{steps:,} planned steps"
+        )
     if decay not in schedules.DECAYS:
         raise InputError(f"decay must be one of {', '.join(schedules.DECAYS)}, got {decay!r}")
     if decay == "exp" and not floor > 0:
@@ -339,8 +395,10 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
     if mono is not None:
         named["monotone (optimised)"] = mono[0]
     names, tables = list(named), list(named.values())
-    sched = pd.concat([df.assign(run=PREFIX + k)[["run", "step", "lr"]] for k, df in named.items()],
-                      ignore_index=True)  # fmt: skip
+    sched = pd.concat(
+        [df.assign(run=PREFIX + k)[["run", "step", "lr"]] for k, df in named.items()],
+        ignore_index=True,
+    )
     if n is not None:
         sched["N"] = n
     fc = est.forecast(sched, level=level, final=True)
@@ -350,27 +408,53 @@ def plan_schedules(est, steps, *, run=None, peak_lr=None, floor_lr=None, warmup_
     loss, lo, hi = (ft[c].to_numpy(float) for c in ("loss", "lo", "hi"))
     best = int(np.argmin(loss))
     same, how = _same_as_best(law, tables, lo, hi, best, level)
-    table = pd.DataFrame({"schedule": names,
-                          "cooldown_fraction": [fracs.get(k, np.nan) for k in names],
-                          "loss": loss, "lo": lo, "hi": hi,
-                          "indistinguishable_from_best": same})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "schedule": names,
+            "cooldown_fraction": [fracs.get(k, np.nan) for k in names],
+            "loss": loss,
+            "lo": lo,
+            "hi": hi,
+            "indistinguishable_from_best": same,
+        }
+    )
     ib = names.index(best_name)
-    best_cd = {"fraction": best_f, "steps": steps - schedules.cooldown_start(steps, best_f, warmup),
-               "loss": float(loss[ib]), "interval": _iv(lo[ib], hi[ib])}  # fmt: skip
+    best_cd = {
+        "fraction": best_f,
+        "steps": steps - schedules.cooldown_start(steps, best_f, warmup),
+        "loss": float(loss[ib]),
+        "interval": _iv(lo[ib], hi[ib]),
+    }
     # every schedule compared is monotone (non-increasing after warmup): the best of them
-    best_mono = {"source": names[best], "loss": float(loss[best]),
-                 "interval": _iv(lo[best], hi[best]),
-                 "schedule": _knots(named[names[best]])}  # fmt: skip
+    best_mono = {
+        "source": names[best],
+        "loss": float(loss[best]),
+        "interval": _iv(lo[best], hi[best]),
+        "schedule": _knots(named[names[best]]),
+    }
     tied = [k for k, s in zip(names, same, strict=True) if s and k != names[best]]
     if tied:
         why = "the difference over the same draws" if how == "draws" else "overlapping intervals"
-        notes.append(f"{names[best]} ends lowest, but {', '.join(tied)} "
-                     f"{'is' if len(tied) == 1 else 'are'} indistinguishable from it at the "
-                     f"{100 * level:g}% level ({why})")  # fmt: skip
+        notes.append(
+            f"{names[best]} ends lowest, but {', '.join(tied)} "
+            f"{'is' if len(tied) == 1 else 'are'} indistinguishable from it at the "
+            f"{100 * level:g}% level ({why})"
+        )
     best_cd["decay"] = decay
-    return SchedulePlan(table, best_cd, best_mono, steps, peak, floor, warmup, float(level),
-                        {"N": n, "run": None if run is None else str(run)}, how, notes,
-                        named)  # fmt: skip
+    return SchedulePlan(
+        table,
+        best_cd,
+        best_mono,
+        steps,
+        peak,
+        floor,
+        warmup,
+        float(level),
+        {"N": n, "run": None if run is None else str(run)},
+        how,
+        notes,
+        named,
+    )
 
 
 __all__ = ["KNOTS", "SchedulePlan", "plan_schedules"]

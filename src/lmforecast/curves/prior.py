@@ -47,8 +47,10 @@ class CurvePrior:
             raise InputError(f"CurvePrior: law {self.law!r}: only the 'mpl' law takes a prior")
         for k, v in {**self.values, **self.spread}.items():
             if k not in HELD:
-                raise InputError(f"CurvePrior: {k!r} is not one of the held parameters "
-                                 f"{', '.join(HELD)} of {', '.join(names)}")  # fmt: skip
+                raise InputError(
+                    f"CurvePrior: {k!r} is not one of the held parameters "
+                    f"{', '.join(HELD)} of {', '.join(names)}"
+                )
             if not (isinstance(v, int | float) and np.isfinite(v)):
                 raise InputError(f"CurvePrior: {k} must be a finite number, got {v!r}")
         if set(self.values) != set(HELD):
@@ -61,32 +63,42 @@ class CurvePrior:
             raise InputError(f"CurvePrior: widen must be a number >= 1, got {self.widen!r}")
 
     def to_dict(self) -> dict:
-        return {"law": self.law, "values": {k: float(self.values[k]) for k in HELD},
-                "spread": {k: float(v) for k, v in self.spread.items()},
-                "source": self.source, "widen": float(self.widen)}  # fmt: skip
+        return {
+            "law": self.law,
+            "values": {k: float(self.values[k]) for k in HELD},
+            "spread": {k: float(v) for k, v in self.spread.items()},
+            "source": self.source,
+            "widen": float(self.widen),
+        }
 
     def fit_values(self) -> np.ndarray:
         """The held parameters in fit space (log B, log C, beta, gamma)."""
         idx = [LAWS[self.law].index(k) for k in HELD]
-        return np.array([np.log(self.values[k]) if i in LOG_PARAMS[self.law]
-                         else self.values[k] for k, i in zip(HELD, idx, strict=True)])  # fmt: skip
+        return np.array(
+            [
+                np.log(self.values[k]) if i in LOG_PARAMS[self.law] else self.values[k]
+                for k, i in zip(HELD, idx, strict=True)
+            ]
+        )
 
     def fit_spread(self) -> np.ndarray:
         return np.array([float(self.spread.get(k, 0.0)) for k in HELD])
 
     @classmethod
-    def from_fit(cls, est, spread: dict | None = None, source: str = "",
-                 widen: float = 1.0) -> CurvePrior:  # fmt: skip
+    def from_fit(
+        cls, est, spread: dict | None = None, source: str = "", widen: float = 1.0
+    ) -> CurvePrior:
         """The prior from a fitted `CurveLaw` of other runs: the held parameters' mean over its
         models (in fit space)."""
         if getattr(est, "law", None) != "mpl" or "models_" not in est.__dict__:
             raise InputError("CurvePrior.from_fit: needs a fitted CurveLaw(law='mpl')")
         idx = [LAWS["mpl"].index(k) for k in HELD]
         z = np.mean([np.asarray(m["z"], float)[idx] for m in est.models_.values()], axis=0)
-        vals = {k: float(np.exp(v)) if i in LOG_PARAMS["mpl"] else float(v)
-                for k, v, i in zip(HELD, z, idx, strict=True)}  # fmt: skip
-        return cls(vals, dict(spread or {}), source or "a CurveLaw fit of other runs", "mpl",
-                   widen)  # fmt: skip
+        vals = {
+            k: float(np.exp(v)) if i in LOG_PARAMS["mpl"] else float(v)
+            for k, v, i in zip(HELD, z, idx, strict=True)
+        }
+        return cls(vals, dict(spread or {}), source or "a CurveLaw fit of other runs", "mpl", widen)
 
 
 #: the spread of log B and the widening, chosen together on the 25M mid-run backtests (each
@@ -113,20 +125,28 @@ def resolve(prior) -> CurvePrior | None:
         return prior
     if isinstance(prior, str):
         if prior not in BUNDLED:
-            raise InputError(f"CurveLaw: prior {prior!r} is not one of {', '.join(BUNDLED)} "
-                             "(or a CurvePrior)")  # fmt: skip
+            raise InputError(
+                f"CurveLaw: prior {prior!r} is not one of {', '.join(BUNDLED)} (or a CurvePrior)"
+            )
         return BUNDLED[prior]
     if isinstance(prior, dict):
         extra = set(prior) - {"law", "values", "spread", "source", "widen"}
         if extra or "values" not in prior:
-            raise InputError("CurveLaw: a prior dict needs 'values' and may give 'spread', "
-                             "'source', 'law', 'widen' "
-                             f"(got {', '.join(map(str, prior))})")  # fmt: skip
-        return CurvePrior(dict(prior["values"]), dict(prior.get("spread", {})),
-                          str(prior.get("source", "")), str(prior.get("law", "mpl")),
-                          prior.get("widen", 1.0))  # fmt: skip
-    raise InputError(f"CurveLaw: prior must be None, a name, a dict or a CurvePrior, "
-                     f"got {type(prior).__name__}")  # fmt: skip
+            raise InputError(
+                "CurveLaw: a prior dict needs 'values' and may give 'spread', "
+                "'source', 'law', 'widen' "
+                f"(got {', '.join(map(str, prior))})"
+            )
+        return CurvePrior(
+            dict(prior["values"]),
+            dict(prior.get("spread", {})),
+            str(prior.get("source", "")),
+            str(prior.get("law", "mpl")),
+            prior.get("widen", 1.0),
+        )
+    raise InputError(
+        f"CurveLaw: prior must be None, a name, a dict or a CurvePrior, got {type(prior).__name__}"
+    )
 
 
 def held_index(law: str) -> tuple[np.ndarray, np.ndarray]:
@@ -175,8 +195,9 @@ def fit_with_prior(law, d, y, loss, prior: CurvePrior, alphas=(0.2, 0.35, 0.5, 0
             L0 = float(np.clip(c[0], 0.0, hi[0] * (1 - 1e-6)))
             A = float(max(c[1], 1e-6))
             z0 = np.clip(np.array([L0, np.log(A), a]), lo + 1e-9, hi - 1e-9)
-            r = least_squares(resid, z0, jac=jac, bounds=(lo, hi), method="trf",
-                              x_scale="jac", max_nfev=400, **kw)  # fmt: skip
+            r = least_squares(
+                resid, z0, jac=jac, bounds=(lo, hi), method="trf", x_scale="jac", max_nfev=400, **kw
+            )
             if best is None or r.cost < best.cost:
                 best = r
     zf = full(best.x)
@@ -202,5 +223,12 @@ def prior_steps(Jl, free_steps, prior: CurvePrior, law: str, rng) -> np.ndarray:
     return out
 
 
-__all__ = ["BUNDLED", "HELD", "CurvePrior", "fit_with_prior", "held_index", "prior_steps",
-           "resolve"]  # fmt: skip
+__all__ = [
+    "BUNDLED",
+    "HELD",
+    "CurvePrior",
+    "fit_with_prior",
+    "held_index",
+    "prior_steps",
+    "resolve",
+]

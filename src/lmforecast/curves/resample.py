@@ -34,9 +34,15 @@ def block_length(n: int) -> float:
     return max(1.0, n / 4.0)
 
 
-def replicate_steps(J: np.ndarray, resid: np.ndarray, run_of: np.ndarray, n_rep: int,
-                    seed: int, whole_runs: bool = True,
-                    block: float | None = None) -> np.ndarray:  # fmt: skip
+def replicate_steps(
+    J: np.ndarray,
+    resid: np.ndarray,
+    run_of: np.ndarray,
+    n_rep: int,
+    seed: int,
+    whole_runs: bool = True,
+    block: float | None = None,
+) -> np.ndarray:
     """(n_rep, P) Gauss-Newton parameter steps: each replicate draws the runs with replacement
     (when there are two or more and `whole_runs`) and, within each drawn run, its residuals by
     the stationary block bootstrap; the step solves the weighted least squares J d = e*."""

@@ -98,8 +98,9 @@ def cooldown_start(steps: int, cooldown_fraction: float, warmup_steps: int = 0) 
     return max(steps - k, warmup_steps)
 
 
-def wsd(steps, peak_lr, floor_lr, cooldown_fraction, warmup_steps=0, decay="linear", *,
-        every=1) -> pd.DataFrame:  # fmt: skip
+def wsd(
+    steps, peak_lr, floor_lr, cooldown_fraction, warmup_steps=0, decay="linear", *, every=1
+) -> pd.DataFrame:
     """Warmup-stable-decay (Hägele et al. 2024 Sec. 3; MPL paper Sec. 4.1): the peak until the
     cooldown, then to `floor_lr` over the last fraction `cooldown_fraction` of the steps,
     linearly or exponentially (lr = peak (floor/peak)^p; needs floor_lr > 0)."""
@@ -121,8 +122,17 @@ def wsd(steps, peak_lr, floor_lr, cooldown_fraction, warmup_steps=0, decay="line
     return _table(t, np.where(t <= w, _warm(t, peak_lr, w), lr))
 
 
-def make(name: str, steps, peak_lr, floor_lr=0.0, warmup_steps=0, *, cooldown_fraction=0.2,
-         decay="linear", every=1) -> pd.DataFrame:  # fmt: skip
+def make(
+    name: str,
+    steps,
+    peak_lr,
+    floor_lr=0.0,
+    warmup_steps=0,
+    *,
+    cooldown_fraction=0.2,
+    decay="linear",
+    every=1,
+) -> pd.DataFrame:
     """The schedule called `name` (one of `NAMES`), with the knots it does not use ignored."""
     if name == "constant":
         return constant(steps, peak_lr, warmup_steps, every=every)

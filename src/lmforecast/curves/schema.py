@@ -5,10 +5,31 @@ from __future__ import annotations
 from ..store import Checker
 from .laws import LAWS
 
-PARAMS = ("law", "huber_delta", "n_starts", "n_boot", "seed", "decay", "resolution",
-          "calibration", "horizon", "block")  # fmt: skip
-MODEL = ("N", "z", "theta", "objective", "n_points", "max_step", "lr_range", "replicates",
-         "null", "noise", "runs")  # fmt: skip
+PARAMS = (
+    "law",
+    "huber_delta",
+    "n_starts",
+    "n_boot",
+    "seed",
+    "decay",
+    "resolution",
+    "calibration",
+    "horizon",
+    "block",
+)
+MODEL = (
+    "N",
+    "z",
+    "theta",
+    "objective",
+    "n_points",
+    "max_step",
+    "lr_range",
+    "replicates",
+    "null",
+    "noise",
+    "runs",
+)
 OPTIONAL_PARAMS = ("prior",)  # a saved fit without it reads as None
 OPTIONAL_MODEL = ("prior",)
 

@@ -11,8 +11,15 @@ from .laws import LAWS, to_fit, value
 from .table import read_schedule
 
 
-def simulate_curves(schedule_table, params: dict, *, law: str = "mpl", noise: float = 0.0,
-                    rho: float = 0.0, seed: int = 0) -> pd.DataFrame:  # fmt: skip
+def simulate_curves(
+    schedule_table,
+    params: dict,
+    *,
+    law: str = "mpl",
+    noise: float = 0.0,
+    rho: float = 0.0,
+    seed: int = 0,
+) -> pd.DataFrame:
     """A curves table (run, step, lr, loss, and the schedule's tokens/N) with the `law`'s loss
     at every schedule row after the warmup, times exp(e): e an AR(1) sequence per run with
     standard deviation `noise` and lag-one correlation `rho` (0: independent noise).

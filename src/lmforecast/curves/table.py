@@ -66,8 +66,13 @@ def _validate(df: pd.DataFrame, what: str, need_loss: bool) -> pd.DataFrame:
     out = pd.DataFrame({"run": runs})
     step = _numbers(df, "step", runs, what)
     for i in np.flatnonzero(~np.isfinite(step)):
-        raise _fail(what, runs[i], i + 1, "step", "the run has a row with no step "
-                    f"(got {fmt_value(df['step'].iloc[i])})")  # fmt: skip
+        raise _fail(
+            what,
+            runs[i],
+            i + 1,
+            "step",
+            f"the run has a row with no step (got {fmt_value(df['step'].iloc[i])})",
+        )
     for i in np.flatnonzero(step < 0):
         raise _fail(what, runs[i], i + 1, "step", f"{fmt_value(step[i])} is negative")
     out["step"] = step
@@ -80,8 +85,9 @@ def _validate(df: pd.DataFrame, what: str, need_loss: bool) -> pd.DataFrame:
     if "loss" in df.columns:
         loss = _numbers(df, "loss", runs, what)
         for i in np.flatnonzero(np.isinf(loss) | (loss <= 0)):
-            raise _fail(what, runs[i], i + 1, "loss",
-                        f"{fmt_value(loss[i])} must be finite and > 0")  # fmt: skip
+            raise _fail(
+                what, runs[i], i + 1, "loss", f"{fmt_value(loss[i])} must be finite and > 0"
+            )
         out["loss"] = loss
     elif need_loss:  # pragma: no cover - caught by `missing` above
         raise InputError(f"{what}: missing column 'loss'")
@@ -91,8 +97,13 @@ def _validate(df: pd.DataFrame, what: str, need_loss: bool) -> pd.DataFrame:
         if col in df.columns:
             v = _numbers(df, col, runs, what)
             for i in np.flatnonzero(np.isinf(v) | (v < 0) | ((v == 0) & (col == "N"))):
-                raise _fail(what, runs[i], i + 1, col, f"{fmt_value(v[i])} must be finite and "
-                            + ("> 0" if col == "N" else ">= 0"))  # fmt: skip
+                raise _fail(
+                    what,
+                    runs[i],
+                    i + 1,
+                    col,
+                    f"{fmt_value(v[i])} must be finite and " + ("> 0" if col == "N" else ">= 0"),
+                )
             out[col] = v
     _check_rows(out, what)
     return out
@@ -104,19 +115,29 @@ def _check_rows(out: pd.DataFrame, what: str) -> None:
         i = int(np.argmax(dup))
         same = (out["run"] == out["run"].iloc[i]) & (out["step"] == out["step"].iloc[i])
         first = int(np.argmax(same.to_numpy()))
-        raise _fail(what, out["run"].iloc[i], i + 1, "step",
-                    f"step {fmt_value(out['step'].iloc[i])} duplicates row {first + 1}; each "
-                    "(run, step) appears once")  # fmt: skip
+        raise _fail(
+            what,
+            out["run"].iloc[i],
+            i + 1,
+            "step",
+            f"step {fmt_value(out['step'].iloc[i])} duplicates row {first + 1}; each "
+            "(run, step) appears once",
+        )
     has_n = "N" in out.columns
     for run, idx in out.groupby("run", sort=False).indices.items():
         steps = out["step"].to_numpy()[idx]
         back = np.flatnonzero(np.diff(steps) <= 0)
         if back.size:
             j = idx[back[0] + 1]
-            raise _fail(what, run, j + 1, "step",
-                        f"step {fmt_value(steps[back[0] + 1])} does not increase (the run's "
-                        f"previous row has {fmt_value(steps[back[0]])}); list each run's rows "
-                        "in increasing step order")  # fmt: skip
+            raise _fail(
+                what,
+                run,
+                j + 1,
+                "step",
+                f"step {fmt_value(steps[back[0] + 1])} does not increase (the run's "
+                f"previous row has {fmt_value(steps[back[0]])}); list each run's rows "
+                "in increasing step order",
+            )
         lr = out["lr"].to_numpy()[idx]
         if not np.isfinite(lr).any():
             has_loss = np.isfinite(out["loss"].to_numpy()[idx]).any()
@@ -125,18 +146,35 @@ def _check_rows(out: pd.DataFrame, what: str) -> None:
                 if has_loss
                 else ("the run has no learning rate on any row")
             )
-            raise _fail(what, run, idx[0] + 1, "lr", problem + "; give the schedule's lr on "
-                        "at least one row (it is interpolated between rows)")  # fmt: skip
+            raise _fail(
+                what,
+                run,
+                idx[0] + 1,
+                "lr",
+                problem + "; give the schedule's lr on "
+                "at least one row (it is interpolated between rows)",
+            )
         if has_n:
             n = out["N"].to_numpy()[idx]
             if not np.isfinite(n).any():
-                raise _fail(what, run, idx[0] + 1, "N", "N is given for other runs but not "
-                            "for this one; give N for every run or for none")  # fmt: skip
+                raise _fail(
+                    what,
+                    run,
+                    idx[0] + 1,
+                    "N",
+                    "N is given for other runs but not "
+                    "for this one; give N for every run or for none",
+                )
             vals = np.unique(n[np.isfinite(n)])
             if vals.size > 1:
                 j = idx[int(np.argmax(np.isfinite(n) & (n != vals[0])))]
-                raise _fail(what, run, j + 1, "N", f"the run has two values of N "
-                            f"({fmt_value(vals[0])} and {fmt_value(vals[1])})")  # fmt: skip
+                raise _fail(
+                    what,
+                    run,
+                    j + 1,
+                    "N",
+                    f"the run has two values of N ({fmt_value(vals[0])} and {fmt_value(vals[1])})",
+                )
             out.loc[out.index[idx], "N"] = vals[0]
 
 

@@ -29,8 +29,7 @@ def _other_delimiter(p: Path, df: pd.DataFrame) -> pd.DataFrame:
     sep = next((c for c in (";", "\t", "|") if c in head), None)
     if sep is None:
         return df
-    warnings.warn(f"{p}: read with {sep!r} as the delimiter (its header is {head!r})",
-                  stacklevel=3)  # fmt: skip
+    warnings.warn(f"{p}: read with {sep!r} as the delimiter (its header is {head!r})", stacklevel=3)
     return pd.read_csv(p, sep=sep, na_values=["-", ""], keep_default_na=True)
 
 

@@ -294,8 +294,10 @@ def positive_ndu(N, D, U) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     try:
         np.broadcast_shapes(*(a.shape for a in out))
     except ValueError:
-        raise InputError(f"N, D, U have shapes {', '.join(str(a.shape) for a in out)} that do "
-                         "not broadcast together") from None  # fmt: skip
+        raise InputError(
+            f"N, D, U have shapes {', '.join(str(a.shape) for a in out)} that do "
+            "not broadcast together"
+        ) from None
     return out[0], out[1], out[2]
 
 
@@ -308,8 +310,9 @@ def _check_meta(meta, path) -> None:
     rng = c.obj(c.get(meta, "fitted_range", "meta"), "meta.fitted_range")
     c.keys(rng, ("N", "D", "U"), "meta.fitted_range")
     for k in ("N", "D", "U"):
-        lo, hi = c.nums(c.get(rng, k, "meta.fitted_range"), f"meta.fitted_range.{k}", 2,
-                        lo=0.0, lo_open=True)  # fmt: skip
+        lo, hi = c.nums(
+            c.get(rng, k, "meta.fitted_range"), f"meta.fitted_range.{k}", 2, lo=0.0, lo_open=True
+        )
         if lo > hi:
             c.fail(f"meta.fitted_range.{k}", "must be [smallest, largest]", rng[k])
 
@@ -322,8 +325,10 @@ def _reach_warning(model, N: float, U: float) -> None:
     for name, v, (lo, hi) in (("N", N, rng["N"]), ("U", U, rng["U"])):
         r = max(np.log(v / hi), np.log(lo / v))
         if r > R_MEASURED:
-            far.append(f"{name}={v:.4g} lies {np.exp(r):.3g}x outside the fitted runs' "
-                       f"{name} of {lo:.3g} to {hi:.3g}")  # fmt: skip
+            far.append(
+                f"{name}={v:.4g} lies {np.exp(r):.3g}x outside the fitted runs' "
+                f"{name} of {lo:.3g} to {hi:.3g}"
+            )
     if far and first_time(model, "far"):
         warnings.warn(
             f"{' and '.join(far)}: the law is extrapolated past {np.exp(R_MEASURED):.1f}x "

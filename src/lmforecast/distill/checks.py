@@ -37,8 +37,13 @@ STUDENT_BELOW_TEACHER = 0.1
 #: An interval narrower than this (relative to L_S) is reported as no interval (`pinned`).
 PINNED_REL_WIDTH = 1e-4
 
-RANGE_UNITS = {"N_S": "parameters", "D_S": "tokens", "D_S/N_S": "", "L_T": "nats",
-               "N": "parameters"}  # fmt: skip
+RANGE_UNITS = {
+    "N_S": "parameters",
+    "D_S": "tokens",
+    "D_S/N_S": "",
+    "L_T": "nats",
+    "N": "parameters",
+}
 RANGE_WHAT = {
     "N_S": "student sizes N_S",
     "D_S": "student tokens D_S",
@@ -158,8 +163,10 @@ def verdict(student_loss, supervised_loss, lo=None, hi=None):
 def verdict_text(v: str, supervised: float, level: float) -> str:
     """How the CLI prints a verdict ("too close to call" names the supervised loss)."""
     if v == "too close to call":
-        return (f"too close to call at the {100 * level:g}% level (supervised {supervised:.4f} "
-                "inside the interval)")  # fmt: skip
+        return (
+            f"too close to call at the {100 * level:g}% level (supervised {supervised:.4f} "
+            "inside the interval)"
+        )
     return v
 
 
@@ -196,25 +203,33 @@ def run_notes(data: pd.DataFrame, E: float, cols: Mapping[str, str], what: str =
 
     if (bad := LS <= E).any():
         i, n = first(bad)
-        out.append(f"{what}: column {ls!r} row {rows[i]}: student loss {fmt_value(LS[i])} is "
-                   f"at or below the supervised law's irreducible loss E = {E:.4g}{n}: no model "
-                   "reaches it; check the row (and that L~_S's law fits these data)")  # fmt: skip
+        out.append(
+            f"{what}: column {ls!r} row {rows[i]}: student loss {fmt_value(LS[i])} is "
+            f"at or below the supervised law's irreducible loss E = {E:.4g}{n}: no model "
+            "reaches it; check the row (and that L~_S's law fits these data)"
+        )
     if (bad := LS < LT - STUDENT_BELOW_TEACHER).any():
         i, n = first(bad)
-        out.append(f"{what}: row {rows[i]}: student loss {ls!r} = {fmt_value(LS[i])} is "
-                   f"{LT[i] - LS[i]:.3g} nats below its teacher's {lt!r} = {fmt_value(LT[i])}{n}; "
-                   f"Eq. 8 has L_S >= L_T and students beat weaker teachers by a few hundredths "
-                   f"at most (Sec. E.7): are the columns swapped?")  # fmt: skip
+        out.append(
+            f"{what}: row {rows[i]}: student loss {ls!r} = {fmt_value(LS[i])} is "
+            f"{LT[i] - LS[i]:.3g} nats below its teacher's {lt!r} = {fmt_value(LT[i])}{n}; "
+            f"Eq. 8 has L_S >= L_T and students beat weaker teachers by a few hundredths "
+            f"at most (Sec. E.7): are the columns swapped?"
+        )
     if (bad := N < MIN_PARAMS).any():
         i, n = first(bad)
-        out.append(f"{what}: column {cols.get('ns_col', 'N_S')!r} row {rows[i]}: "
-                   f"{fmt_value(N[i])} is below {MIN_PARAMS:g} parameters{n}: is the column in "
-                   "millions or billions? N_S counts non-embedding parameters")  # fmt: skip
+        out.append(
+            f"{what}: column {cols.get('ns_col', 'N_S')!r} row {rows[i]}: "
+            f"{fmt_value(N[i])} is below {MIN_PARAMS:g} parameters{n}: is the column in "
+            "millions or billions? N_S counts non-embedding parameters"
+        )
     if (bad := D < MIN_TOKENS_PER_PARAM * N).any():
         i, n = first(bad)
-        out.append(f"{what}: column {cols.get('ds_col', 'D_S')!r} row {rows[i]}: "
-                   f"{fmt_value(D[i])} tokens is fewer than {MIN_TOKENS_PER_PARAM:g} per "
-                   f"parameter{n}: is the column in millions or billions of tokens?")  # fmt: skip
+        out.append(
+            f"{what}: column {cols.get('ds_col', 'D_S')!r} row {rows[i]}: "
+            f"{fmt_value(D[i])} tokens is fewer than {MIN_TOKENS_PER_PARAM:g} per "
+            f"parameter{n}: is the column in millions or billions of tokens?"
+        )
     return out
 
 

@@ -289,14 +289,18 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
         if supervised is not None:  # the law given here is the one a save keeps
             sup = cls(supervised=supervised).supervised_
             res = copy.copy(res)  # never edit the caller's (a preset's) result
-            res.meta = {**res.meta, "supervised": dict(sup.params_),
-                        "supervised_fit": sup.result_.to_dict()}  # fmt: skip
+            res.meta = {
+                **res.meta,
+                "supervised": dict(sup.params_),
+                "supervised_fit": sup.result_.to_dict(),
+            }
             supervised = sup
         elif res.meta.get("supervised_fit") is not None:
             supervised = saved_supervised(res.meta["supervised_fit"])
         else:
-            raise InputError("distillation fit lacks its supervised law (meta.supervised_fit): "
-                             "pass supervised=")  # fmt: skip
+            raise InputError(
+                "distillation fit lacks its supervised law (meta.supervised_fit): pass supervised="
+            )
         est = cls(supervised=supervised, huber_delta=res.loss.get("delta") or 1e-4)
         est.result_, est.params_ = res, dict(res.params)
         if res.meta.get("supervised_source"):
@@ -370,11 +374,15 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
         sup = self.supervised_
         res = sup.result_
         fast = (
-            isinstance(N, np.ndarray) and isinstance(D, np.ndarray)
-            and N.dtype == np.float64 and D.dtype == np.float64 and (N.ndim or D.ndim)
+            isinstance(N, np.ndarray)
+            and isinstance(D, np.ndarray)
+            and N.dtype == np.float64
+            and D.dtype == np.float64
+            and (N.ndim or D.ndim)
             and not (res.meta.get("average") or res.meta.get("stack"))
-            and (N > 0).all() and (D > 0).all()
-        )  # fmt: skip
+            and (N > 0).all()
+            and (D > 0).all()
+        )
         if not fast:
             return sup.predict(N, D)
         cached = self.__dict__.get("_sup_law")

@@ -418,17 +418,25 @@ def choose_teacher(
     if model.has_intervals() and ok.any():
         size = {k: t.loc[ok, k].to_numpy(float) for k in ("N_T", "D_T")} if by_size else {}
         lo, hi = intervals_in_chunks(
-            model, float(N_S), t.loc[ok, "D_S"].to_numpy(float), t.loc[ok, "L_T"].to_numpy(float),
-            level, CHOOSE_CHUNK_ELEMENTS, **size,
-        )  # fmt: skip
+            model,
+            float(N_S),
+            t.loc[ok, "D_S"].to_numpy(float),
+            t.loc[ok, "L_T"].to_numpy(float),
+            level,
+            CHOOSE_CHUNK_ELEMENTS,
+            **size,
+        )
         t.insert(t.columns.get_loc("L_S") + 1, "L_S_lo", np.nan)
         t.insert(t.columns.get_loc("L_S") + 2, "L_S_hi", np.nan)
         t.loc[ok, "L_S_lo"], t.loc[ok, "L_S_hi"] = lo, hi
         t["interval_pinned"] = False
         t.loc[ok, "interval_pinned"] = pinned(t.loc[ok, "L_S"].to_numpy(float), lo, hi)
     lo_hi = (t["L_S_lo"], t["L_S_hi"]) if "L_S_lo" in t.columns else (None, None)
-    t["verdict"] = verdict(t["L_S"].to_numpy(float), t["supervised_loss"].to_numpy(float),
-                           *(None if v is None else v.to_numpy(float) for v in lo_hi))  # fmt: skip
+    t["verdict"] = verdict(
+        t["L_S"].to_numpy(float),
+        t["supervised_loss"].to_numpy(float),
+        *(None if v is None else v.to_numpy(float) for v in lo_hi),
+    )
     return t
 
 
@@ -461,19 +469,30 @@ def choose_teacher_notes(
     notes = []
     n_over = int(ranked["L_S"].isna().sum())
     if n_over:
-        notes.append(f"{n_over} teacher(s) cost more than --flops {C:.3g} in scenario "
-                     f"{scenario!r} (their rows are empty: no tokens left for the "
-                     "student)")  # fmt: skip
+        notes.append(
+            f"{n_over} teacher(s) cost more than --flops {C:.3g} in scenario "
+            f"{scenario!r} (their rows are empty: no tokens left for the "
+            "student)"
+        )
     best = ranked.iloc[0]
-    what = (f"on all {C:.3g} FLOPs" if C is not None else "on the same tokens" if D_S is None
-            else f"on the same {D_S:.4g} tokens")  # fmt: skip
+    what = (
+        f"on all {C:.3g} FLOPs"
+        if C is not None
+        else "on the same tokens"
+        if D_S is None
+        else f"on the same {D_S:.4g} tokens"
+    )
     if best["L_S"] >= best["supervised_loss"]:
-        notes.append(f"no teacher beats training the student supervised {what} "
-                     f"(L = {best['supervised_loss']:.4f}): train supervised")  # fmt: skip
+        notes.append(
+            f"no teacher beats training the student supervised {what} "
+            f"(L = {best['supervised_loss']:.4f}): train supervised"
+        )
     elif best.get("verdict") == "too close to call":
-        notes.append(f"the best teacher's L_S = {best['L_S']:.4f} beats training supervised "
-                     f"{what} (L = {best['supervised_loss']:.4f}) by less than its interval "
-                     "[L_S_lo, L_S_hi]: too close to call at this level")  # fmt: skip
+        notes.append(
+            f"the best teacher's L_S = {best['L_S']:.4f} beats training supervised "
+            f"{what} (L = {best['supervised_loss']:.4f}) by less than its interval "
+            "[L_S_lo, L_S_hi]: too close to call at this level"
+        )
     return notes
 
 

@@ -34,8 +34,9 @@ def check_distill_fit(d: Any, where: str) -> Mapping:
     check_fit_result(d, where)
     c = Checker(where)
     if d["law"] != LAW_NAME:
-        c.fail("law", f"is not the distillation law {LAW_NAME!r} (is this a supervised fit?)",
-               d["law"])  # fmt: skip
+        c.fail(
+            "law", f"is not the distillation law {LAW_NAME!r} (is this a supervised fit?)", d["law"]
+        )
     meta = d.get("meta", {})
     if "supervised" not in meta:
         c.fail("meta.supervised", "is missing (the teacher's supervised coefficients)")

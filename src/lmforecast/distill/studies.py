@@ -46,8 +46,17 @@ def refit_on_subset(template, runs: pd.DataFrame, n_polish: int):
     loss = huber(template.huber_delta)
     grid, bounds = template._grid_and_bounds(law)
     starts, scores = score_product_grid(law, X, law.target_of(y), loss, grid)
-    res = fit_law(law, X, y, loss=loss, grid=starts, scores=scores, bounds=bounds,
-                  n_polish=n_polish, stratify=False)  # fmt: skip
+    res = fit_law(
+        law,
+        X,
+        y,
+        loss=loss,
+        grid=starts,
+        scores=scores,
+        bounds=bounds,
+        n_polish=n_polish,
+        stratify=False,
+    )
     return DistillationScalingLaw.from_result(res, supervised=template.supervised_)
 
 
@@ -123,7 +132,7 @@ def zoo_distillation_summary(
                 sup.predict(runs["N_S"].to_numpy(), runs["D_S"].to_numpy()) / runs["L_S_supervised"]
                 - 1
             ).max()
-        ),  # fmt: skip
+        ),
         "capacity_gap_students_data": int(sum(gap_data)),
         "capacity_gap_students_fit": int(sum(gap_fit)),
         "n_students": len(gap_data),

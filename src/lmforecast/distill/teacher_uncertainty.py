@@ -99,8 +99,9 @@ def shifted_log_draws(model, N_S, D_S, L_T, s_T) -> tuple[np.ndarray, tuple]:
     N_S, D_S, L_T, s_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T, s_T)))
     th = model.parameter_draws()
     u = teacher_scores(len(th))
-    LTb = shift_teacher(L_T.ravel()[None, :], np.exp(u[:, None] * s_T.ravel()[None, :]),
-                        float(model.E_))  # fmt: skip
+    LTb = shift_teacher(
+        L_T.ravel()[None, :], np.exp(u[:, None] * s_T.ravel()[None, :]), float(model.E_)
+    )
     X = model._inputs(N_S.ravel(), D_S.ravel(), L_T.ravel())
     # 2-D inputs (B, n): row b of every input pairs with parameter row b (the law's terms
     # broadcast theta (B, 1) against inputs (1, B, n); its output is (1, B, n))

@@ -99,11 +99,23 @@ def multistart_bootstrap(
     bnds = list(bounds) if bounds is not None else law.bounds
     n_warm = min(max(1, n_warm), 1 + len(result.warm_starts))
     thetas, from_grid = bootstrap_thetas(
-        law, X, y, result, n_boot=n_boot, seed=seed, n_jobs=n_jobs, bounds=bnds,
-        progress=progress, n_starts=n_warm, n_polish=n_polish, grid=grid,
-        grid_scorer=score_product_grid if n_polish else None, scheduler=scheduler,
-        maxiter=maxiter, desc="bootstrap (multi-start)" if n_polish else None,
-    )  # fmt: skip
+        law,
+        X,
+        y,
+        result,
+        n_boot=n_boot,
+        seed=seed,
+        n_jobs=n_jobs,
+        bounds=bnds,
+        progress=progress,
+        n_starts=n_warm,
+        n_polish=n_polish,
+        grid=grid,
+        grid_scorer=score_product_grid if n_polish else None,
+        scheduler=scheduler,
+        maxiter=maxiter,
+        desc="bootstrap (multi-start)" if n_polish else None,
+    )
     attach_bootstrap(law, result, thetas, level=level, seed=seed, n_polish=n_polish)
     n_grid = int(np.prod([np.size(grid[p.name]) for p in law.parameters])) if n_polish else 0
     result.meta["bootstrap"] = {

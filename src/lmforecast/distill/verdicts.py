@@ -34,9 +34,13 @@ class StudentForecast:
         return [self.interval_note] if self.interval_note else []
 
     def to_dict(self) -> dict:
-        d = {"student_loss": self.student_loss, "teacher_loss": self.teacher_loss,
-             "supervised_loss": self.supervised_loss, "interval": self.interval,
-             "level": self.level}  # fmt: skip
+        d = {
+            "student_loss": self.student_loss,
+            "teacher_loss": self.teacher_loss,
+            "supervised_loss": self.supervised_loss,
+            "interval": self.interval,
+            "level": self.level,
+        }
         if self.interval is not None:
             d["interval_basis"] = self.interval_basis
         else:
@@ -78,8 +82,9 @@ def student_forecast(
             iv, basis, note = None, None, "no interval: " + pinned_note(LS, LT)
         elif by_size:
             basis += "; " + teacher_basis(m, teacher_log_sd(m, teacher_params, teacher_tokens))
-    return StudentForecast(LS, LT, sup, level, iv, basis, note,
-                           verdict(LS, sup, *(iv or (None, None))))  # fmt: skip
+    return StudentForecast(
+        LS, LT, sup, level, iv, basis, note, verdict(LS, sup, *(iv or (None, None)))
+    )
 
 
 __all__ = ["NO_DRAWS", "StudentForecast", "student_forecast"]

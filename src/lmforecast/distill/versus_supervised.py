@@ -98,8 +98,11 @@ def crossover_interval(
         return np.stack(out)
 
     # with a teacher term, one shift per student size: each size's search plans its own teachers
-    vals = draws(N, None) if sd is None else np.hstack([draws(N[i : i + 1], sd[i])
-                                                        for i in range(N.size)])  # fmt: skip
+    vals = (
+        draws(N, None)
+        if sd is None
+        else np.hstack([draws(N[i : i + 1], sd[i]) for i in range(N.size)])
+    )
     a = (1 - level) / 2
     lo, hi = np.quantile(vals, [a, 1 - a], axis=0, method="inverted_cdf")
     lo, hi = (np.where(v >= beyond, np.inf, np.exp(v)) for v in (lo, hi))

@@ -77,9 +77,15 @@ def zoo_backtest_fits(
 
 
 def zoo_backtest(
-    zoo, *, bootstrap: int = 32, level: float = 0.9, seed: int = 0, n_jobs: int = 1,
-    teacher: str = "measured", fits=None,
-) -> pd.DataFrame:  # fmt: skip
+    zoo,
+    *,
+    bootstrap: int = 32,
+    level: float = 0.9,
+    seed: int = 0,
+    n_jobs: int = 1,
+    teacher: str = "measured",
+    fits=None,
+) -> pd.DataFrame:
     """Forecast the zoo's larger distilled students from its smaller ones, with intervals.
 
     Two splits, as a user would extrapolate: "size" fits the 6 runs of the smaller student
@@ -106,8 +112,11 @@ def zoo_backtest(
         for name, (held, m) in fits.items():
             te = runs[held].copy()
             NS, DS = te["N_S"].to_numpy(), te["D_S"].to_numpy()
-            kw = ({"teacher_loss": te["L_T"].to_numpy()} if teacher == "measured"
-                  else {"N_T": te["N_T"].to_numpy(), "D_T": te["D_T"].to_numpy()})  # fmt: skip
+            kw = (
+                {"teacher_loss": te["L_T"].to_numpy()}
+                if teacher == "measured"
+                else {"N_T": te["N_T"].to_numpy(), "D_T": te["D_T"].to_numpy()}
+            )
             te["pred"] = m.predict(NS, DS, **kw)
             te["lo"], te["hi"] = m.predict_interval(NS, DS, level=level, **kw)
             te["covered"] = (te["L_S"] >= te["lo"]) & (te["L_S"] <= te["hi"])

@@ -47,8 +47,17 @@ def trajectory(est: DownstreamForecaster, N: float, D, *, level: float = 0.9) ->
     point = est.predict(N=Nv, D=D)
     lo, hi = est.predict_interval(N=Nv, D=D, level=level)
     loss = est.predict_loss(N=Nv, D=D)
-    return pd.DataFrame({"N": Nv, "D": D, "C": 6.0 * Nv * D, "score": point, "lo": lo, "hi": hi,
-                         "loss": np.full(D.shape, np.nan) if loss is None else loss})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "N": Nv,
+            "D": D,
+            "C": 6.0 * Nv * D,
+            "score": point,
+            "lo": lo,
+            "hi": hi,
+            "loss": np.full(D.shape, np.nan) if loss is None else loss,
+        }
+    )
 
 
 def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weights=None):

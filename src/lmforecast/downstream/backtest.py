@@ -27,8 +27,17 @@ from .reach import ForecastReachWarning
 from .tables import DEFAULT_LOSS_TASK, task_data
 
 TASKS7 = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
-BACKTEST_METHODS = ("ensemble", "auto", "sigmoid", "sigmoid-chance", "local-linear", "trend",
-                    "flp", "fp", "persistence")  # fmt: skip
+BACKTEST_METHODS = (
+    "ensemble",
+    "auto",
+    "sigmoid",
+    "sigmoid-chance",
+    "local-linear",
+    "trend",
+    "flp",
+    "fp",
+    "persistence",
+)
 PYTHIA_SIZES = ("70m", "160m", "410m", "1b", "1.4b", "2.8b")
 PYTHIA_SCENARIOS = (  # (fitted sizes, target size)
     (PYTHIA_SIZES[:5], "2.8b"),
@@ -52,8 +61,9 @@ class Backtest(SummaryDisplay):
     def errors(self, scenario: str | None = None) -> pd.DataFrame:
         """Absolute errors (points), tasks x methods; NaN = refused."""
         r = self.rows if scenario is None else self.rows[self.rows["scenario"] == scenario]
-        return r.pivot_table(index="task", columns="method", values="abs_error",
-                             aggfunc="mean", dropna=False)[self._methods(r)]  # fmt: skip
+        return r.pivot_table(
+            index="task", columns="method", values="abs_error", aggfunc="mean", dropna=False
+        )[self._methods(r)]
 
     @staticmethod
     def _methods(r):
@@ -83,8 +93,11 @@ class Backtest(SummaryDisplay):
         mae, ref = self.mae(), self.refused()
         for s in mae.index:
             p = mae.loc[s, "persistence"]
-            out[s] = [m for m in mae.columns if m != "persistence"
-                      and (ref.loc[s, m] > 0 or not mae.loc[s, m] < p)]  # fmt: skip
+            out[s] = [
+                m
+                for m in mae.columns
+                if m != "persistence" and (ref.loc[s, m] > 0 or not mae.loc[s, m] < p)
+            ]
         return out
 
     def markdown(self, scenario: str) -> str:
@@ -125,18 +138,28 @@ class Backtest(SummaryDisplay):
                 text["fp"] = [v + ("*" if t in fb else "") for t, v in zip(text.index, text["fp"])]
             out.append(text.to_string())
             m, nref = self.mae().loc[s], self.refused().loc[s]
-            out.append("MAE: " + ", ".join(
-                f"{k} {v:.2f}" + (f" (over {len(e) - nref[k]} of {len(e)} tasks: {nref[k]} "
-                                  "refused)" if nref[k] else "")
-                for k, v in m.items()))  # fmt: skip
+            out.append(
+                "MAE: "
+                + ", ".join(
+                    f"{k} {v:.2f}"
+                    + (
+                        f" (over {len(e) - nref[k]} of {len(e)} tasks: {nref[k]} refused)"
+                        if nref[k]
+                        else ""
+                    )
+                    for k, v in m.items()
+                )
+            )
             bad = self.not_beating_persistence()[s]
             out.append(
                 "do NOT beat persistence (not a forecast here): " + (", ".join(bad) or "none")
             )
         cov = self.coverage()
         if len(cov):
-            out.append(f"coverage of the {self.level:g} intervals: "
-                       + ", ".join(f"{k} {v:.2f}" for k, v in cov.items()))  # fmt: skip
+            out.append(
+                f"coverage of the {self.level:g} intervals: "
+                + ", ".join(f"{k} {v:.2f}" for k, v in cov.items())
+            )
         return "\n".join(out)
 
 
@@ -203,10 +226,12 @@ def backtest(
     fit_models = list(dict.fromkeys(str(m) for m in fit_models))
     if "model" in evals.columns:  # names as typed: matched ignoring case, typos named
         known = evals["model"].astype(str).unique()
-        fit_models = match_model_names(fit_models, known, "--fit-models (fit_models=): model",
-                                       "in column 'model'")  # fmt: skip
-        target_model = match_model_name(target_model, known, "--target (target_model=): model",
-                                        "in column 'model'")  # fmt: skip
+        fit_models = match_model_names(
+            fit_models, known, "--fit-models (fit_models=): model", "in column 'model'"
+        )
+        target_model = match_model_name(
+            target_model, known, "--target (target_model=): model", "in column 'model'"
+        )
     asked = {str(m) for m in methods}  # the baselines' own warnings are shown when asked for
     # the two naive baselines always sit beside the methods (persistence is what "a forecast"
     # must beat: `not_beating_persistence`, `summary`)
@@ -239,16 +264,23 @@ def backtest(
         raise InputError(f"target model {target_model!r} is also among the fitted models")
     _check_target_is_larger(evals, fit_models, target_model)
     if {"model", "task"} <= set(evals.columns):
-        keep = evals["task"].isin(list(tasks) + [loss_task, DEFAULT_LOSS_TASK]
-                                  + [f"{t}_bpb" for t in tasks])  # fmt: skip
+        keep = evals["task"].isin(
+            list(tasks) + [loss_task, DEFAULT_LOSS_TASK] + [f"{t}_bpb" for t in tasks]
+        )
         evals = evals[keep & evals["model"].isin(fit_models + [target_model])]
     with_iv = set(methods if interval_methods is None else interval_methods)
     scenario = scenario or f"{target_model} from {_largest(evals, fit_models)} and smaller"
     rows, models, data = [], {}, {}
     said: dict[tuple, warnings.WarningMessage] = {}  # each warning once, in order
     for task in tasks:
-        td_all = task_data(evals, task=task, loss_task=loss_task, metric=metric,
-                           loss_metric=loss_metric, models=fit_models + [target_model])  # fmt: skip
+        td_all = task_data(
+            evals,
+            task=task,
+            loss_task=loss_task,
+            metric=metric,
+            loss_metric=loss_metric,
+            models=fit_models + [target_model],
+        )
         ck = td_all.checkpoints
         tgt = td_all.runs[td_all.runs["model"] == target_model]
         if tgt.empty:
@@ -259,9 +291,20 @@ def backtest(
         base: dict = {}
         data[(scenario, task)] = (td, tgt.iloc[0])
         for m in methods:
-            rec = dict(scenario=scenario, task=task, method=m, actual=actual, predicted=np.nan,
-                       lo=np.nan, hi=np.nan, abs_error=np.nan, covered=np.nan, refused=False,
-                       fallback=False, reason="")  # fmt: skip
+            rec = dict(
+                scenario=scenario,
+                task=task,
+                method=m,
+                actual=actual,
+                predicted=np.nan,
+                lo=np.nan,
+                hi=np.nan,
+                abs_error=np.nan,
+                covered=np.nan,
+                refused=False,
+                fallback=False,
+                reason="",
+            )
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 fit = partial(_fit, td=td, stage1=stage1, seed=seed, chance=chance_of(task))
@@ -281,8 +324,9 @@ ENSEMBLE_VIEWS = ("ensemble", "sigmoid", "local-linear", "trend")
 
 
 def _fit(method, bootstrap, *, td, stage1, seed, chance):
-    return DownstreamForecaster(method, stage1=stage1, bootstrap=bootstrap, seed=seed,
-                                chance=chance).fit_task_data(td)  # fmt: skip
+    return DownstreamForecaster(
+        method, stage1=stage1, bootstrap=bootstrap, seed=seed, chance=chance
+    ).fit_task_data(td)
 
 
 def _score_method(m, rec, C, level, bootstrap, with_iv, base, fit):
@@ -305,8 +349,7 @@ def _score_method(m, rec, C, level, bootstrap, with_iv, base, fit):
             rec["fallback"] = bool(est.members_["fp"]["fallback"])
         if m != "persistence" and bootstrap > 1 and with_iv:
             lo, hi = est.predict_interval(C, level=level)
-            rec.update(lo=float(lo[0]), hi=float(hi[0]),
-                       covered=float(lo[0] <= actual <= hi[0]))  # fmt: skip
+            rec.update(lo=float(lo[0]), hi=float(hi[0]), covered=float(lo[0] <= actual <= hi[0]))
         return est
     except InputError as exc:
         rec.update(refused=True, reason=str(exc))
@@ -317,8 +360,9 @@ def pythia_name(size: str, suite: str) -> str:
     return f"pythia-{size}" + ("-deduped" if suite == "deduped" else "")
 
 
-def pythia_backtests(evals: pd.DataFrame, *, suites=("standard", "deduped"),
-                     scenarios=PYTHIA_SCENARIOS, **kw) -> Backtest:  # fmt: skip
+def pythia_backtests(
+    evals: pd.DataFrame, *, suites=("standard", "deduped"), scenarios=PYTHIA_SCENARIOS, **kw
+) -> Backtest:
     """The documented Pythia backtests (docs/downstream.md): per suite, forecast 2.8B from
     <= 1.4B and from <= 1B, 1.4B from <= 1B, and 1B / 1.4B from <= 410M."""
     parts = []
@@ -326,6 +370,13 @@ def pythia_backtests(evals: pd.DataFrame, *, suites=("standard", "deduped"),
         for sizes, target in scenarios:
             fm = [pythia_name(s, suite) for s in sizes]
             name = f"{suite}: {target} from <= {sizes[-1]}"
-            parts.append(backtest(evals, fit_models=fm, target_model=pythia_name(target, suite),
-                                  scenario=name, **kw).rows)  # fmt: skip
+            parts.append(
+                backtest(
+                    evals,
+                    fit_models=fm,
+                    target_model=pythia_name(target, suite),
+                    scenario=name,
+                    **kw,
+                ).rows
+            )
     return Backtest(pd.concat(parts, ignore_index=True), kw.get("level", 0.9))

@@ -21,8 +21,22 @@ from ..errors import InputError, did_you_mean
 from ..intervals import truth_summary
 from .forecaster import DownstreamForecaster
 
-OUT_COLUMNS = ("row", "model", "task", "metric", "method", "flops", "N", "D", "performance",
-               "lower", "upper", "score", "abs_error", "covered")  # fmt: skip
+OUT_COLUMNS = (
+    "row",
+    "model",
+    "task",
+    "metric",
+    "method",
+    "flops",
+    "N",
+    "D",
+    "performance",
+    "lower",
+    "upper",
+    "score",
+    "abs_error",
+    "covered",
+)
 
 
 def model_point(est: DownstreamForecaster, name: str, models=None, tokens=None) -> dict:
@@ -34,8 +48,10 @@ def model_point(est: DownstreamForecaster, name: str, models=None, tokens=None) 
     N = row[col] if np.isfinite(row[col]) else row["params"]
     D = row["tokens"] if tokens is None else float(tokens)
     if not (np.isfinite(D) and D > 0):
-        raise InputError(f"model {row['model']!r}: the models table gives no final 'tokens'; "
-                         "give the row's tokens")  # fmt: skip
+        raise InputError(
+            f"model {row['model']!r}: the models table gives no final 'tokens'; "
+            "give the row's tokens"
+        )
     return {"model": row["model"], "N": float(N), "D": float(D)}
 
 
@@ -46,8 +62,9 @@ def _number(df: pd.DataFrame, col: str) -> np.ndarray:
     bad = v.isna() & df[col].notna() & (df[col].astype(str).str.strip() != "")
     if bad.any():
         i = int(np.argmax(bad.to_numpy()))
-        raise InputError(f"targets: column {col!r} row {i + 1}: {df[col].iloc[i]!r} is not a "
-                         "number")  # fmt: skip
+        raise InputError(
+            f"targets: column {col!r} row {i + 1}: {df[col].iloc[i]!r} is not a number"
+        )
     return v.to_numpy(float)
 
 
@@ -55,12 +72,16 @@ def _fit_of(ests: dict[str, DownstreamForecaster], task, i: int) -> DownstreamFo
     if task is None or (isinstance(task, float) and np.isnan(task)) or str(task).strip() == "":
         if len(ests) == 1:
             return next(iter(ests.values()))
-        raise InputError(f"targets: row {i + 1} names no task, and the {len(ests)} fits are of "
-                         f"{', '.join(ests)}: add a 'task' column")  # fmt: skip
+        raise InputError(
+            f"targets: row {i + 1} names no task, and the {len(ests)} fits are of "
+            f"{', '.join(ests)}: add a 'task' column"
+        )
     t = str(task).strip()
     if t not in ests:
-        raise InputError(f"targets: row {i + 1}: task {t!r} has no fit{did_you_mean(t, ests)} "
-                         f"(fits: {', '.join(ests)})")  # fmt: skip
+        raise InputError(
+            f"targets: row {i + 1}: task {t!r} has no fit{did_you_mean(t, ests)} "
+            f"(fits: {', '.join(ests)})"
+        )
     return ests[t]
 
 
@@ -80,8 +101,10 @@ def _where(df: pd.DataFrame, i: int, est, C, N, D, models) -> dict:
         return {"model": name, "N": float(N[i]), "D": float(D[i])}
     if name is not None and not np.isfinite(N[i]):
         return model_point(est, name, models, D[i] if np.isfinite(D[i]) else None)
-    raise InputError(f"targets: row {i + 1} gives no forecast point: fill 'flops', or "
-                     "'params' and 'tokens', or 'model' (a known model name)")  # fmt: skip
+    raise InputError(
+        f"targets: row {i + 1} gives no forecast point: fill 'flops', or "
+        "'params' and 'tokens', or 'model' (a known model name)"
+    )
 
 
 def forecast_table(fits, targets: pd.DataFrame, *, level: float = 0.9, models=None):
@@ -98,14 +121,17 @@ def forecast_table(fits, targets: pd.DataFrame, *, level: float = 0.9, models=No
     if not ({"flops", "model"} & set(df.columns) or {"params", "tokens"} <= set(df.columns)):
         check_columns(df, ["model"], "targets (or columns flops, or params and tokens)")
     if "task" in df.columns and len(by_task) > 1:  # task names as typed: ignoring case
-        df["task"] = [t if pd.isna(t) else match_model_name(t, by_task, "targets: task",
-                      "one of the fits") for t in df["task"]]  # fmt: skip
+        df["task"] = [
+            t if pd.isna(t) else match_model_name(t, by_task, "targets: task", "one of the fits")
+            for t in df["task"]
+        ]
     C, N, D, truth = (_number(df, c) for c in ("flops", "params", "tokens", "score"))
     bad = np.isfinite(truth) & ((truth < 0) | (truth > 100))
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"targets: column 'score' row {i + 1}: {truth[i]:g} is not a score in "
-                         "[0, 100] points")  # fmt: skip
+        raise InputError(
+            f"targets: column 'score' row {i + 1}: {truth[i]:g} is not a score in [0, 100] points"
+        )
     tasks = df["task"].tolist() if "task" in df.columns else [None] * len(df)
     points = []
     for i in range(len(df)):
@@ -136,11 +162,18 @@ def _forecast(points, level: float) -> list[dict]:
     for (_, by_flops), idx in groups.items():
         est = points[idx[0]][0]
         if by_flops and est.stage1 == "nd" and est._uses_stage1():
-            raise InputError(f"targets: row {idx[0] + 1}: the {est.task_} fit's stage 1 is 'nd' "
-                             "(a law of N and D): give params and tokens, or a model")  # fmt: skip
-        at = ({"flops": np.array([points[i][1]["flops"] for i in idx])} if by_flops else
-              {"N": np.array([points[i][1]["N"] for i in idx]),
-               "D": np.array([points[i][1]["D"] for i in idx])})  # fmt: skip
+            raise InputError(
+                f"targets: row {idx[0] + 1}: the {est.task_} fit's stage 1 is 'nd' "
+                "(a law of N and D): give params and tokens, or a model"
+            )
+        at = (
+            {"flops": np.array([points[i][1]["flops"] for i in idx])}
+            if by_flops
+            else {
+                "N": np.array([points[i][1]["N"] for i in idx]),
+                "D": np.array([points[i][1]["D"] for i in idx]),
+            }
+        )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             P = np.asarray(est.predict(**at), float)
@@ -153,11 +186,19 @@ def _forecast(points, level: float) -> list[dict]:
         C = at["flops"] if by_flops else 6.0 * at["N"] * at["D"]
         for j, i in enumerate(idx):
             kw = points[i][1]
-            rows[i] = {"row": i + 1, "model": kw.get("model"), "task": est.task_,
-                       "metric": est.metric_, "method": est.selected_, "flops": float(C[j]),
-                       "N": kw.get("N"), "D": kw.get("D"), "performance": float(P[j]),
-                       "lower": float(lo[j]) if np.isfinite(lo[j]) else None,
-                       "upper": float(hi[j]) if np.isfinite(hi[j]) else None}  # fmt: skip
+            rows[i] = {
+                "row": i + 1,
+                "model": kw.get("model"),
+                "task": est.task_,
+                "metric": est.metric_,
+                "method": est.selected_,
+                "flops": float(C[j]),
+                "N": kw.get("N"),
+                "D": kw.get("D"),
+                "performance": float(P[j]),
+                "lower": float(lo[j]) if np.isfinite(lo[j]) else None,
+                "upper": float(hi[j]) if np.isfinite(hi[j]) else None,
+            }
     for w in seen.values():
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return [r for r in rows if r is not None]

@@ -62,8 +62,10 @@ def read_chance_file(path) -> dict[str, float]:
         df = read_table(p)
         df.columns = [str(c).strip().lower() for c in df.columns]
         if not {"task", "chance"} <= set(df.columns):
-            raise InputError(f"--chance-file {p}: needs columns 'task' and 'chance' (has "
-                             f"{', '.join(map(str, df.columns))})")  # fmt: skip
+            raise InputError(
+                f"--chance-file {p}: needs columns 'task' and 'chance' (has "
+                f"{', '.join(map(str, df.columns))})"
+            )
         pairs = list(zip(df["task"], df["chance"]))
     out: dict[str, float] = {}
     for i, (task, val) in enumerate(pairs, 1):
@@ -73,8 +75,10 @@ def read_chance_file(path) -> dict[str, float]:
         except (TypeError, ValueError):
             v = float("nan")
         if not name or not (0 <= v < 100):
-            raise InputError(f"--chance-file {p}: entry {i} ({task!r}: {val!r}) is not a task "
-                             "with a chance level in [0, 100) points")  # fmt: skip
+            raise InputError(
+                f"--chance-file {p}: entry {i} ({task!r}: {val!r}) is not a task "
+                "with a chance level in [0, 100) points"
+            )
         if name in out:
             raise InputError(f"--chance-file {p}: task {name!r} is given twice")
         out[name] = v

@@ -128,9 +128,16 @@ class SigmoidMap:
         for s in starts:
             s = np.clip(s, lo + 1e-9, hi - 1e-9)
             try:
-                r = least_squares(res, s, jac=jac, bounds=(lo, hi), x_scale="jac",
-                                  loss=self.loss, f_scale=self.f_scale,
-                                  max_nfev=None if start is None else 100)  # fmt: skip
+                r = least_squares(
+                    res,
+                    s,
+                    jac=jac,
+                    bounds=(lo, hi),
+                    x_scale="jac",
+                    loss=self.loss,
+                    f_scale=self.f_scale,
+                    max_nfev=None if start is None else 100,
+                )
             except ValueError:
                 continue
             if best is None or r.cost < best.cost:

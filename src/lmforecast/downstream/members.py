@@ -71,8 +71,11 @@ class Stage1:
             )
         infl = np.sqrt(n / (n - k)) if n > k else 1.0
         boot = [self.law.fit(*args, fitted + infl * rng.choice(r, n), start=p) for _ in range(B)]
-        return {"params": p.tolist(), "boot": np.asarray(boot).reshape(B, p.size).tolist(),
-                "resid_sd": float(np.sqrt((r**2).sum() / max(n - k, 1)))}  # fmt: skip
+        return {
+            "params": p.tolist(),
+            "boot": np.asarray(boot).reshape(B, p.size).tolist(),
+            "resid_sd": float(np.sqrt((r**2).sum() / max(n - k, 1))),
+        }
 
     def predict(self, params, C, N=None, D=None):
         return self.law.predict(np.asarray(params, float), C=C, N=N, D=D)
@@ -161,8 +164,9 @@ def paper_estimator(state: dict):
     return FLP._from_checked(state["flp"])
 
 
-def member_predict(name, state, stage1: Stage1 | None, s1state, C, N=None, D=None, chance=0.0,
-                   window=0.3):  # fmt: skip
+def member_predict(
+    name, state, stage1: Stage1 | None, s1state, C, N=None, D=None, chance=0.0, window=0.3
+):
     """Point forecast of one member at compute C (array)."""
     C = np.asarray(C, float)
     if name in TWO_STAGE:

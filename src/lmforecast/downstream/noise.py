@@ -120,9 +120,22 @@ def task_noise_draws(B: int, seed: int, task: str) -> np.ndarray:
     return noise_draws(B, int(seed) + 1 + zlib.crc32(str(task).encode()) % 100_003)
 
 
-def knob_replicates(R, var, spread, point, gain, *, seed: int, eval_weight: float,
-                    spread_weight: float, gain_sd: float, centre: str,
-                    extra_var=0.0, eval_task=None, floor: float = 0.0) -> np.ndarray:  # fmt: skip
+def knob_replicates(
+    R,
+    var,
+    spread,
+    point,
+    gain,
+    *,
+    seed: int,
+    eval_weight: float,
+    spread_weight: float,
+    gain_sd: float,
+    centre: str,
+    extra_var=0.0,
+    eval_task=None,
+    floor: float = 0.0,
+) -> np.ndarray:
     """The interval's replicates from `DownstreamForecaster.interval_parts`' pieces under the
     given knobs (`extra_var`: the checkpoint term): centred, one noise draw per replicate.
     `eval_task` (a task name) given: the evaluation noise takes that task's own draws

@@ -47,8 +47,11 @@ def fitted_ends(runs) -> tuple[dict, dict]:
     finals sharing that compute), and the lowest final score ({model, score}), the floor of
     the below-chance check."""
     low = runs["C"] <= runs["C"].min() * (1 + 1e-9)
-    smallest = {"model": str(runs["model"].iloc[0]), "C": float(runs["C"].iloc[0]),
-                "score": float(runs.loc[low, "score"].mean())}  # fmt: skip
+    smallest = {
+        "model": str(runs["model"].iloc[0]),
+        "C": float(runs["C"].iloc[0]),
+        "score": float(runs.loc[low, "score"].mean()),
+    }
     k = int(np.argmin(runs["score"].to_numpy(float)))
     return smallest, {"model": str(runs["model"].iloc[k]), "score": float(runs["score"].iloc[k])}
 

@@ -22,11 +22,36 @@ from .stage1 import STAGE1
 
 KIND = "DownstreamForecaster"
 FORMAT_VERSION = 1
-CONFIG_KEYS = ("method", "stage1", "window", "trend_points", "chance", "bootstrap", "seed",
-               "combine", "gain_sd")  # fmt: skip
-FITTED_KEYS = ("chance", "task", "metric", "loss_task", "flops_basis", "n_models",
-               "n_checkpoints", "largest", "smallest", "lowest", "final_tokens", "eval_sd",
-               "members", "refused", "stage1", "selected", "selection_errors")  # fmt: skip
+CONFIG_KEYS = (
+    "method",
+    "stage1",
+    "window",
+    "trend_points",
+    "chance",
+    "bootstrap",
+    "seed",
+    "combine",
+    "gain_sd",
+)
+FITTED_KEYS = (
+    "chance",
+    "task",
+    "metric",
+    "loss_task",
+    "flops_basis",
+    "n_models",
+    "n_checkpoints",
+    "largest",
+    "smallest",
+    "lowest",
+    "final_tokens",
+    "eval_sd",
+    "members",
+    "refused",
+    "stage1",
+    "selected",
+    "selection_errors",
+)
 N_PARAMS = {"sigmoid": 3, "sigmoid-chance": 2, "local-linear": 2, "trend": 2}
 MAX_COUNT = 10**9
 METHODS = ("ensemble", "auto") + MEMBERS  # as forecaster.METHODS
@@ -48,8 +73,12 @@ def validate(d, where: str) -> dict:
         raise InputError(f"{where}: not a saved DownstreamForecaster (field 'kind' is {k!r})")
     v = d.get("format_version")
     if isinstance(v, bool) or not isinstance(v, int) or v != FORMAT_VERSION:
-        c.fail("format_version", f"unknown version of a saved {KIND}; this release reads "
-               f"{FORMAT_VERSION} (re-create it with `downstream fit --out`)", v)  # fmt: skip
+        c.fail(
+            "format_version",
+            f"unknown version of a saved {KIND}; this release reads "
+            f"{FORMAT_VERSION} (re-create it with `downstream fit --out`)",
+            v,
+        )
     c.keys(d, ("kind", "format_version", "config", "fitted"))
     cfg = c.obj(c.get(d, "config"), "config")
     c.keys(cfg, CONFIG_KEYS, "config")

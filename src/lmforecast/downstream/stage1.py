@@ -109,8 +109,9 @@ class NDLoss:
         best = None
         for s in starts:
             s = np.clip(s, lo + 1e-9, hi - 1e-9)
-            r = least_squares(lambda p: self._f(p, N, D) - L, s, bounds=(lo, hi),
-                              loss="soft_l1", f_scale=0.1)  # fmt: skip
+            r = least_squares(
+                lambda p: self._f(p, N, D) - L, s, bounds=(lo, hi), loss="soft_l1", f_scale=0.1
+            )
             if best is None or r.cost < best.cost:
                 best = r
         return best.x

@@ -32,15 +32,19 @@ def summary_text(est) -> str:
     ]
     if est.stage1_ is not None:
         p = _labelled(Stage1(est.stage1).law.names, est.stage1_["params"])
-        lines.append(f"stage 1 ({est.stage1}): {p}, residual sd "
-                     f"{est.stage1_['resid_sd']:.3g}")  # fmt: skip
+        lines.append(f"stage 1 ({est.stage1}): {p}, residual sd {est.stage1_['resid_sd']:.3g}")
     for n, st in est.members_.items():
         if "params" in st:
-            names = (_map(n, est.chance_, est.window).names if n in TWO_STAGE
-                     else ("slope per ln C", "score at 1e18 FLOPs"))  # fmt: skip
+            names = (
+                _map(n, est.chance_, est.window).names
+                if n in TWO_STAGE
+                else ("slope per ln C", "score at 1e18 FLOPs")
+            )
             note = getattr(_map(n, est.chance_, est.window), "bound_note", None)
-            lines.append(f"  {n}: {_labelled(names, st['params'], st.get('boot'))}"
-                         + (note(st["params"]) if note else ""))  # fmt: skip
+            lines.append(
+                f"  {n}: {_labelled(names, st['params'], st.get('boot'))}"
+                + (note(st["params"]) if note else "")
+            )
         elif "value" in st:
             lines.append(f"  {n}: {st['value']:.2f} points")
         else:

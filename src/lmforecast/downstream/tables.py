@@ -25,13 +25,29 @@ from ..data.validate import check_columns
 from ..errors import DomainWarning, InputError, did_you_mean
 
 EVALS_COLUMNS = ("model", "step", "task", "metric", "value", "flops")
-LOSS_METRICS = ("ppl", "perplexity", "loss", "nll", "bits_per_byte", "bpb", "byte_perplexity",
-                "word_perplexity")  # fmt: skip
+LOSS_METRICS = (
+    "ppl",
+    "perplexity",
+    "loss",
+    "nll",
+    "bits_per_byte",
+    "bpb",
+    "byte_perplexity",
+    "word_perplexity",
+)
 # a task's own loss (the recommended stage 1 when present), best first: bits per byte (the
 # OLMo ladder's choice), the harness's byte / word perplexity, a per-answer negative
 # log-likelihood; also a task `<task>_bpb` (OLMo-style rows) with any loss metric
-TASK_LOSS_METRICS = ("bits_per_byte", "bpb", "byte_perplexity", "word_perplexity", "nll", "loss",
-                     "ppl", "perplexity")  # fmt: skip
+TASK_LOSS_METRICS = (
+    "bits_per_byte",
+    "bpb",
+    "byte_perplexity",
+    "word_perplexity",
+    "nll",
+    "loss",
+    "ppl",
+    "perplexity",
+)
 PERPLEXITIES = ("ppl", "perplexity", "byte_perplexity", "word_perplexity")
 AUTO = "auto"
 # score metrics that rise with compute: never a stage-1 loss (a Brier score falls, like a loss)
@@ -39,8 +55,9 @@ HIGHER_IS_BETTER = tuple(m for m in FRACTION_METRICS if m != "brier_score")
 DEFAULT_LOSS_TASK = "lambada_openai"
 
 
-def resolve_loss_task(evals: pd.DataFrame, task: str, loss_task: str = AUTO,
-                      loss_metric: str | None = None) -> tuple[str, list[str]]:  # fmt: skip
+def resolve_loss_task(
+    evals: pd.DataFrame, task: str, loss_task: str = AUTO, loss_metric: str | None = None
+) -> tuple[str, list[str]]:
     """(loss task, metrics to try). `auto`: the task's own loss when the table has one (a loss
     metric of `task` itself, else a task `<task>_bpb`), else `lambada_openai`. A score metric
     (`acc`, ...) given as the loss is refused: stage 1 is a loss that falls with compute."""
@@ -154,9 +171,12 @@ def _dedupe(d: pd.DataFrame, what: str) -> pd.DataFrame:
         vals = same["value"].tolist()
         kind = "duplicate" if len(set(vals)) == 1 else "contradictory"
         shots = same["n_shot"].dropna().unique().tolist() if "n_shot" in d.columns else []
-        hint = (f"; they differ in n_shot ({', '.join(f'{v:g}' for v in shots)}): keep the "
-                "rows of one n_shot (filter column 'n_shot')"
-                if len(shots) > 1 else "; keep one row per checkpoint")  # fmt: skip
+        hint = (
+            f"; they differ in n_shot ({', '.join(f'{v:g}' for v in shots)}): keep the "
+            "rows of one n_shot (filter column 'n_shot')"
+            if len(shots) > 1
+            else "; keep one row per checkpoint"
+        )
         raise InputError(
             f"evals: {kind} rows for model {r['model']!r} step {step} {what} (values "
             f"{', '.join(f'{v:g}' for v in vals)}){hint}"
@@ -187,8 +207,9 @@ def task_data(
     df = evals
     if models is not None:
         models = [models] if isinstance(models, str) else [str(m) for m in models]
-        models = match_model_names(models, df["model"].astype(str).unique(), "evals: model",
-                                   "in column 'model'")  # any case; a typo named  # fmt: skip
+        models = match_model_names(
+            models, df["model"].astype(str).unique(), "evals: model", "in column 'model'"
+        )  # any case; a typo named
         df = df[df["model"].astype(str).isin(models)]
     _check_numbers(df)
     num = [c for c in ("value", "stderr", "flops", "params", "tokens") if c in df.columns]
@@ -226,8 +247,11 @@ def task_data(
                 "from --models or complete their rows"
             )
     score = m["value"].to_numpy(float)
-    se = pd.to_numeric(m["stderr"], errors="coerce").to_numpy(float) if "stderr" in m.columns \
-        else np.full(len(m), np.nan)  # fmt: skip
+    se = (
+        pd.to_numeric(m["stderr"], errors="coerce").to_numpy(float)
+        if "stderr" in m.columns
+        else np.full(len(m), np.nan)
+    )
     # fractions or points: read off every row of the task's metric, not the fitted subset (a
     # points metric whose small models all score below 1 point would read as fractions)
     every = evals[(evals["task"].astype(str) == task) & (evals["metric"].astype(str) == metric)]
@@ -236,11 +260,22 @@ def task_data(
         warn_mixed_scales(every, task, metric)
     N = m["params"].to_numpy(float) if "params" in m.columns else np.full(len(m), np.nan)
     D = m["tokens"].to_numpy(float) if "tokens" in m.columns else np.full(len(m), np.nan)
-    ck = pd.DataFrame({
-        "model": m["model"].astype(str).to_numpy(), "step": m["step"].to_numpy(float),
-        "N": N, "D": D, "C": m["flops"].to_numpy(float), "loss": m["loss"].to_numpy(float),
-        "score": score * scale, "stderr": se * scale,
-    }).sort_values(["C", "model", "step"]).reset_index(drop=True)  # fmt: skip
+    ck = (
+        pd.DataFrame(
+            {
+                "model": m["model"].astype(str).to_numpy(),
+                "step": m["step"].to_numpy(float),
+                "N": N,
+                "D": D,
+                "C": m["flops"].to_numpy(float),
+                "loss": m["loss"].to_numpy(float),
+                "score": score * scale,
+                "stderr": se * scale,
+            }
+        )
+        .sort_values(["C", "model", "step"])
+        .reset_index(drop=True)
+    )
     return TaskData(str(task), str(metric), str(loss_task), ck, dropped)
 
 
@@ -274,8 +309,10 @@ def score_scale(score: np.ndarray, metric: str) -> float:
     hi, lo = float(np.nanmax(score)), float(np.nanmin(score))
     if lo < 0 or hi > 100:
         v = lo if lo < 0 else hi
-        raise InputError(f"evals: metric {metric!r} value {v:g} is outside [0, 100] (scores are "
-                         "fractions in [0, 1] or points in [0, 100])")  # fmt: skip
+        raise InputError(
+            f"evals: metric {metric!r} value {v:g} is outside [0, 100] (scores are "
+            "fractions in [0, 1] or points in [0, 100])"
+        )
     return 100.0 if hi <= 1.0 else 1.0
 
 
@@ -299,7 +336,8 @@ def flops_basis(evals: pd.DataFrame) -> str | None:
                 return col
     if "params" in d.columns:  # another accounting differs by a small factor, a unit by 1e9
         ratio = d["flops"].to_numpy(float) / (
-            6.0 * d["params"].to_numpy(float) * d["tokens"].to_numpy(float))  # fmt: skip
+            6.0 * d["params"].to_numpy(float) * d["tokens"].to_numpy(float)
+        )
         ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
         r = float(np.median(ratio)) if ratio.size else 1.0
         if not 1e-2 <= r <= 1e2:
@@ -313,8 +351,14 @@ def flops_basis(evals: pd.DataFrame) -> str | None:
     return None
 
 
-def flp_tables(evals: pd.DataFrame, *, task: str, loss_task: str = "lambada_openai",
-               metric: str = "acc", models=None) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+def flp_tables(
+    evals: pd.DataFrame,
+    *,
+    task: str,
+    loss_task: str = "lambada_openai",
+    metric: str = "acc",
+    models=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """RUNS and CKPTS in the input format of `lmforecast.flp.FLP` (Chen et al.), built from a
     tidy evals table: runs = final checkpoints (`model, C, loss`), checkpoints = every step with
     FLOPs > 0 (`model, step, C, loss, <task>` in points)."""

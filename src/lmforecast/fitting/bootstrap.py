@@ -112,8 +112,20 @@ def multistart_refit_detail(
     return thetas[i], float(objs[i]), i >= len(warm)
 
 
-def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, maxiter=2000,
-               grid_scorer=None, method="auto"):  # fmt: skip
+def _run_chunk(
+    law,
+    X,
+    y,
+    starts,
+    loss,
+    bounds,
+    seeds,
+    grid=None,
+    n_polish=0,
+    maxiter=2000,
+    grid_scorer=None,
+    method="auto",
+):
     """Refit each resample of `seeds`: rows (theta, objective, winner came from the grid)."""
     n = y.size
     out = []
@@ -123,9 +135,18 @@ def _run_chunk(law, X, y, starts, loss, bounds, seeds, grid=None, n_polish=0, ma
             Xi = {k: v[idx] for k, v in X.items()}
             if n_polish:
                 th, f, from_grid = multistart_refit_detail(
-                    law, Xi, y[idx], starts, grid, n_polish, loss, bounds, maxiter, grid_scorer,
+                    law,
+                    Xi,
+                    y[idx],
+                    starts,
+                    grid,
+                    n_polish,
+                    loss,
+                    bounds,
+                    maxiter,
+                    grid_scorer,
                     method,
-                )  # fmt: skip
+                )
             else:
                 th, f = refit_from(
                     law, Xi, y[idx], starts, loss=loss, bounds=bounds, maxiter=maxiter
@@ -143,10 +164,19 @@ def _resample_chunk(payload, shared):
         for i in payload
     ]
     return _run_chunk(
-        shared["law"], shared["X"], shared["y"], shared["starts"], Loss.from_dict(shared["loss"]),
-        shared["bounds"], seeds, shared["grid"], shared["n_polish"], shared.get("maxiter", 2000),
-        shared.get("grid_scorer"), shared.get("method", "auto"),
-    )  # fmt: skip
+        shared["law"],
+        shared["X"],
+        shared["y"],
+        shared["starts"],
+        Loss.from_dict(shared["loss"]),
+        shared["bounds"],
+        seeds,
+        shared["grid"],
+        shared["n_polish"],
+        shared.get("maxiter", 2000),
+        shared.get("grid_scorer"),
+        shared.get("method", "auto"),
+    )
 
 
 def bootstrap_fit(
@@ -222,10 +252,20 @@ def bootstrap_thetas(
     n_chunks = max(1, min(n_boot, 64), -(-n_boot // per_task))
     chunks = [c.tolist() for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
     shared = {
-        "law": law, "X": X, "y": y, "starts": starts, "loss": loss.to_dict(), "bounds": bounds,
-        "grid": grid, "n_polish": n_polish, "entropy": root.entropy, "spawn_key": root.spawn_key,
-        "maxiter": maxiter, "grid_scorer": grid_scorer, "method": method,
-    }  # fmt: skip
+        "law": law,
+        "X": X,
+        "y": y,
+        "starts": starts,
+        "loss": loss.to_dict(),
+        "bounds": bounds,
+        "grid": grid,
+        "n_polish": n_polish,
+        "entropy": root.entropy,
+        "spawn_key": root.spawn_key,
+        "maxiter": maxiter,
+        "grid_scorer": grid_scorer,
+        "method": method,
+    }
     parts = map_tasks(
         _resample_chunk,
         chunks,

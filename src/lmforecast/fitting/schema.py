@@ -131,7 +131,11 @@ def check_fit_result(d: Any, where: str, path: str = "") -> Mapping:
         for j, (par, v) in enumerate(zip(law.parameters, row)):
             slack = 1e-9 * max(1.0, abs(par.lower), abs(par.upper))
             if not math.isnan(v) and not (par.lower - slack <= v <= par.upper + slack):
-                inner.fail(f"bootstrap[{i}][{j}]", f"{par.name} lies outside its bounds "
-                           f"[{fmt_value(par.lower)}, {fmt_value(par.upper)}]", v)  # fmt: skip
+                inner.fail(
+                    f"bootstrap[{i}][{j}]",
+                    f"{par.name} lies outside its bounds "
+                    f"[{fmt_value(par.lower)}, {fmt_value(par.upper)}]",
+                    v,
+                )
     inner.int_(d.get("bootstrap_seed"), "bootstrap_seed", lo=None, none=True)
     return d

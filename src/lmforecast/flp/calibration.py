@@ -65,10 +65,16 @@ def simulated_flp_forecasts(
         for t in tasks:
             est = FLP(t, bootstrap=bootstrap, seed=int(seed)).fit(s.runs, s.checkpoints)
             rows += _rows(
-                est, C,
-                s.targets[t].to_numpy(float), levels, method="FLP", study="simulated",
-                seed=int(seed), task=t, target=s.targets["model"].to_numpy(),
-            )  # fmt: skip
+                est,
+                C,
+                s.targets[t].to_numpy(float),
+                levels,
+                method="FLP",
+                study="simulated",
+                seed=int(seed),
+                task=t,
+                target=s.targets["model"].to_numpy(),
+            )
     return _concat(rows)
 
 
@@ -89,10 +95,16 @@ def simulated_flpm_forecasts(
             est = FLPM(t, bootstrap=bootstrap, steps=steps, seed=int(seed))
             est.fit(s.runs, s.checkpoints)
             rows += _rows(
-                est, F,
-                s.targets[t].to_numpy(float), levels, method="FLP-M", study="simulated",
-                seed=int(seed), task=t, target=s.targets["model"].to_numpy(),
-            )  # fmt: skip
+                est,
+                F,
+                s.targets[t].to_numpy(float),
+                levels,
+                method="FLP-M",
+                study="simulated",
+                seed=int(seed),
+                task=t,
+                target=s.targets["model"].to_numpy(),
+            )
     return _concat(rows)
 
 
@@ -120,10 +132,16 @@ def zoo_flp_forecasts(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 rows += _rows(
-                    est, C,
-                    te[task].to_numpy(float), levels, method="FLP", study="zoo", task=task,
-                    target=te["model"].to_numpy(), held_out_N=int(N),
-                )  # fmt: skip
+                    est,
+                    C,
+                    te[task].to_numpy(float),
+                    levels,
+                    method="FLP",
+                    study="zoo",
+                    task=task,
+                    target=te["model"].to_numpy(),
+                    held_out_N=int(N),
+                )
     return _concat(rows)
 
 
@@ -150,10 +168,16 @@ def zoo_flpm_forecasts(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rows += _rows(
-                est, F,
-                te[task].to_numpy(float), levels, method="FLP-M", study="zoo", task=task,
-                target=te["model"].to_numpy(), held_out_N=int(te["N"].max()),
-            )  # fmt: skip
+                est,
+                F,
+                te[task].to_numpy(float),
+                levels,
+                method="FLP-M",
+                study="zoo",
+                task=task,
+                target=te["model"].to_numpy(),
+                held_out_N=int(te["N"].max()),
+            )
     return _concat(rows)
 
 

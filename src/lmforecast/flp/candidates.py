@@ -158,8 +158,9 @@ def compare_loss_to_performance(
         if columns.model in tg.columns
         else [f"target {i + 1}" for i in range(len(tg))]
     )
-    L_act = np.column_stack([numeric_column(tg, c, positive=True, what="targets")
-                             for c in tabs.domain_cols])  # fmt: skip
+    L_act = np.column_stack(
+        [numeric_column(tg, c, positive=True, what="targets") for c in tabs.domain_cols]
+    )
     avg_act = numeric_column(tg, columns.loss, positive=True, what="targets")
     C_t = numeric_column(tg, columns.C, positive=True, what="targets")
     F_ck = checkpoint_source_flops(ck, runs, tabs.run_flops, tabs.sources, columns)
@@ -169,8 +170,7 @@ def compare_loss_to_performance(
     for task in tasks:
         rp = task_chance(chance, task)
         actual = target_scores(tg, task)
-        common = dict(chance=rp, threshold=threshold,
-                      train_loss_decimals=train_loss_decimals)  # fmt: skip
+        common = dict(chance=rp, threshold=threshold, train_loss_decimals=train_loss_decimals)
         flp = FLP(task, bootstrap=0, **common).fit(runs, ck, columns=columns)
         keep = flp.filter_.kept
         P = numeric_column(ck, score_column(ck, task, "checkpoints"), what="checkpoints")[keep]

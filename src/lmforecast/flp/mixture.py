@@ -378,8 +378,11 @@ class FLPM(Estimator, MixtureScan):
         law = self.stage1_[self.domains_[0]].law_
         for d, r in self.stage1_.items():
             ident = law.identified(r.theta)
-            lines.append(f"{d:<14}" + "".join(f"{ident[k]:>14.5g}" for k in self._ident_names())
-                         + f"{r.rmse_target:>12.2e}")  # fmt: skip
+            lines.append(
+                f"{d:<14}"
+                + "".join(f"{ident[k]:>14.5g}" for k in self._ident_names())
+                + f"{r.rmse_target:>12.2e}"
+            )
         zs = getattr(self, "zero_share_sensitivity_", None)
         if zs:
             how = (

@@ -32,8 +32,14 @@ class MixtureScan:
         self._warn_outside_shares(R)
         perf = self.predict(R * flops)
         self._warn_compute_range(flops, flops, "mixture scan")
-        return MixtureCurve(self.sources_, R, perf, float(flops), target=self.settings_.name,
-                            share_range=self.share_range_)  # fmt: skip
+        return MixtureCurve(
+            self.sources_,
+            R,
+            perf,
+            float(flops),
+            target=self.settings_.name,
+            share_range=self.share_range_,
+        )
 
     def predict_interval(self, flops_per_source, *, level: float = 0.9, kind: str = "prediction"):
         """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
@@ -64,8 +70,11 @@ class MixtureScan:
         P = np.clip(self.score_draws(F, "confidence"), *BOUNDS)
         flat = np.array([_flat(p) for p in P], bool)
         lo, hi = self.predict_interval(F[curve.best_index : curve.best_index + 1], level=level)
-        out = {"performance": interval_or_none(lo[0], hi[0]), "best_ratio": None,
-               "flat_draws": int(flat.sum())}  # fmt: skip
+        out = {
+            "performance": interval_or_none(lo[0], hi[0]),
+            "best_ratio": None,
+            "flat_draws": int(flat.sum()),
+        }
         if curve.flat or flat.all():
             return out
         best = curve.ratios[[best_in(p) for p in P[~flat]]]
@@ -190,9 +199,12 @@ class MixtureCurve:
     def at_scan_edge(self) -> bool:
         """Two sources, and the best share sits on an end of the scan that is not 0 or 1: a
         wider scan may find a better mixture."""
-        return (len(self.sources) == 2 and not self.flat
-                and self.best_index in (0, len(self.performance) - 1)
-                and 0.0 < self.best_ratio < 1.0)  # fmt: skip
+        return (
+            len(self.sources) == 2
+            and not self.flat
+            and self.best_index in (0, len(self.performance) - 1)
+            and 0.0 < self.best_ratio < 1.0
+        )
 
     @property
     def tie_note(self) -> str | None:
@@ -278,8 +290,10 @@ def ratio_grid(K: int, start=0.0, stop=0.5, step=0.01) -> np.ndarray:
     (Sec. 6.1: 0 to 0.5 by 0.01); for K > 2 the simplex lattice with that step whose non-first
     shares each lie in [start, stop]."""
     if not (0 <= start <= stop <= 1) or not step > 0:
-        raise InputError(f"ratio grid needs 0 <= start <= stop <= 1 and step > 0; got "
-                         f"{start:g}, {stop:g}, {step:g}")  # fmt: skip
+        raise InputError(
+            f"ratio grid needs 0 <= start <= stop <= 1 and step > 0; got "
+            f"{start:g}, {stop:g}, {step:g}"
+        )
     # start, start + step, ... up to stop (never past it: 0:0.5:0.3 is 0 and 0.3)
     n_vals = math.floor((stop - start) / step + 1e-9) + 1  # checked before any array exists
     points = n_vals ** (K - 1) if n_vals <= MAX_RATIO_GRID else n_vals

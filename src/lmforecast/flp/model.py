@@ -184,11 +184,13 @@ class FLP(Estimator):
             L = numeric_column(runs, columns.loss, positive=True, what="runs")
             Lck = numeric_column(ck, columns.loss, positive=True, what="checkpoints")
             law1, law2 = get_law("flp-power"), get_law("flp-linear")
-            self.stage1_ = _fit(law1, {"C": C_final}, L, law1.ols_start(C_final, L),
-                                self.bootstrap, s1, self.n_jobs)  # fmt: skip
+            self.stage1_ = _fit(
+                law1, {"C": C_final}, L, law1.ols_start(C_final, L), self.bootstrap, s1, self.n_jobs
+            )
             x2, y2 = Lck[keep], P[keep]
-            self.stage2_ = _fit(law2, {"L": x2}, y2, law2.ols_start(x2, y2),
-                                self.bootstrap, s2, self.n_jobs)  # fmt: skip
+            self.stage2_ = _fit(
+                law2, {"L": x2}, y2, law2.ols_start(x2, y2), self.bootstrap, s2, self.n_jobs
+            )
         elif self.method in ("fp", "gpt4"):
             law = get_law("flp-power" if self.method == "fp" else "flp-gpt4")
             x, y = final_flops(ck, columns, "checkpoints")[keep], P[keep]
@@ -207,8 +209,15 @@ class FLP(Estimator):
             nll_ck = numeric_column(ck, ncol, positive=True, what="checkpoints")
             law1 = get_law("flp-power")
             law2 = get_law("flp-sigmoid", chance=rp)
-            self.stage1_ = _fit(law1, {"C": C_final}, nll, law1.ols_start(C_final, nll),
-                                self.bootstrap, s1, self.n_jobs)  # fmt: skip
+            self.stage1_ = _fit(
+                law1,
+                {"C": C_final},
+                nll,
+                law1.ols_start(C_final, nll),
+                self.bootstrap,
+                s1,
+                self.n_jobs,
+            )
             self.stage1_.meta["law_options"] = {}
             self.stage2_ = _fit(law2, {"nll": nll_ck}, P, None, self.bootstrap, s2, self.n_jobs)
             self.stage2_.meta["law_options"] = {"chance": rp}

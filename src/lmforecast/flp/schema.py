@@ -89,8 +89,22 @@ def check_flp(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
 
 def check_network(c: Checker, n: Any, K: int, path: str = "network") -> None:
     n = c.obj(n, path)
-    c.keys(n, ("config", "x_mean", "x_std", "y_mean", "y_std", "params", "train_mse",
-               "init_mse", "boot_params", "n_boot_discarded"), path)  # fmt: skip
+    c.keys(
+        n,
+        (
+            "config",
+            "x_mean",
+            "x_std",
+            "y_mean",
+            "y_std",
+            "params",
+            "train_mse",
+            "init_mse",
+            "boot_params",
+            "n_boot_discarded",
+        ),
+        path,
+    )
     cfg = c.obj(c.get(n, "config", path), f"{path}.config")
     h = c.int_(c.get(cfg, "hidden", f"{path}.config"), f"{path}.config.hidden", lo=1)
     for k in ("steps", "n_init"):
@@ -128,8 +142,18 @@ def check_flpm(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
     c = Checker(where)
     d = c.obj(d)
     c.kind(d, "FLPM", label="saved FLP-M fit")
-    fields = ("config", "settings", "sources", "domains", "filter", "n_runs", "n_points",
-              "stage1", "network", "coef")  # fmt: skip
+    fields = (
+        "config",
+        "settings",
+        "sources",
+        "domains",
+        "filter",
+        "n_runs",
+        "n_points",
+        "stage1",
+        "network",
+        "coef",
+    )
     for k in fields:
         c.get(d, k)
     cfg = c.obj(d["config"], "config")
@@ -137,8 +161,7 @@ def check_flpm(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
     _common_config(c, cfg)
     c.str_(c.get(cfg, "form", "config"), "config.form", MIXTURE_FORMS)
     mapper = c.str_(c.get(cfg, "mapper", "config"), "config.mapper", MAPPERS)
-    c.num(cfg.get("zero_floor", 1e-3), "config.zero_floor", lo=0, hi=1, lo_open=True,
-          hi_open=True)  # fmt: skip
+    c.num(cfg.get("zero_floor", 1e-3), "config.zero_floor", lo=0, hi=1, lo_open=True, hi_open=True)
     _settings(c, d["settings"])
     sources = c.list_(d["sources"], "sources", min_len=1)
     domains = c.list_(d["domains"], "domains", min_len=1)
@@ -162,8 +185,9 @@ def check_flpm(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
         # the sampling models' share of each source (mixture scans)
         rng = c.obj(c.get(meta, "share_range", p), f"{p}.share_range")
         for s in sources:
-            lohi = c.nums(c.get(rng, s, f"{p}.share_range"), f"{p}.share_range.{s}", 2, lo=0.0,
-                          hi=1.0)  # fmt: skip
+            lohi = c.nums(
+                c.get(rng, s, f"{p}.share_range"), f"{p}.share_range.{s}", 2, lo=0.0, hi=1.0
+            )
             if lohi[0] > lohi[1]:
                 c.fail(f"{p}.share_range.{s}", "must be [min, max]", lohi)
     K = len(domains)
@@ -182,12 +206,21 @@ def check_flpm(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:
     zs = d.get("zero_share_sensitivity")
     if zs is not None:  # FLPM.zero_share_sensitivity_: forecasts under other zero-share floors
         zs = c.obj(zs, "zero_share_sensitivity")
-        c.num(c.get(zs, "share", "zero_share_sensitivity"), "zero_share_sensitivity.share",
-              lo=0.0, hi=1.0)  # fmt: skip
-        c.num(c.get(zs, "flops", "zero_share_sensitivity"), "zero_share_sensitivity.flops",
-              lo=0.0, lo_open=True)  # fmt: skip
-        fc = c.obj(c.get(zs, "forecast", "zero_share_sensitivity"),
-                   "zero_share_sensitivity.forecast")  # fmt: skip
+        c.num(
+            c.get(zs, "share", "zero_share_sensitivity"),
+            "zero_share_sensitivity.share",
+            lo=0.0,
+            hi=1.0,
+        )
+        c.num(
+            c.get(zs, "flops", "zero_share_sensitivity"),
+            "zero_share_sensitivity.flops",
+            lo=0.0,
+            lo_open=True,
+        )
+        fc = c.obj(
+            c.get(zs, "forecast", "zero_share_sensitivity"), "zero_share_sensitivity.forecast"
+        )
         for k, v in fc.items():
             c.num(v, f"zero_share_sensitivity.forecast.{k}", finite=False, none=True)
     return d

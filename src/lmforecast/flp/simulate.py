@@ -26,8 +26,19 @@ from .tasks import table1
 
 DOMAINS = ("math", "code", "scientific", "wikipedia", "general")
 FLP_SAMPLING = (
-    "43M", "64M", "89M", "0.12B", "0.15B", "0.2B", "0.25B", "0.32B", "0.5B", "0.72B", "1B", "3B",
-)  # fmt: skip
+    "43M",
+    "64M",
+    "89M",
+    "0.12B",
+    "0.15B",
+    "0.2B",
+    "0.25B",
+    "0.32B",
+    "0.5B",
+    "0.72B",
+    "1B",
+    "3B",
+)
 FLP_TARGETS = ("7B", "13B")
 FLPM_SIZES = ("0.12B", "0.2B", "0.32B", "0.5B", "0.72B", "1B")
 FLPM_RATIOS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
@@ -72,9 +83,12 @@ def flp_score(task: str, L):
 
 
 def simulate_flp(
-    tasks=("ARC", "Hellaswag", "TriviaQA"), seed: int = 0, n_checkpoints: int = 30,
-    loss_noise: float = 0.005, score_noise: float = 0.7,
-) -> SimulatedStudy:  # fmt: skip
+    tasks=("ARC", "Hellaswag", "TriviaQA"),
+    seed: int = 0,
+    n_checkpoints: int = 30,
+    loss_noise: float = 0.005,
+    score_noise: float = 0.7,
+) -> SimulatedStudy:
     """Table 1's 12 sampling LMs with 30 checkpoints each; 7B and 13B as held-out targets."""
     rng = np.random.default_rng(seed)
     t1 = table1().set_index("model")
@@ -95,19 +109,30 @@ def simulate_flp(
         rows.append(rec)
         for k in range(1, n_checkpoints + 1):
             f = k / n_checkpoints
-            Lk = Lf if k == n_checkpoints else (
-                flp_loss(C * f) * (1 + 0.02 * (1 - f)) * np.exp(rng.normal(0, loss_noise))
-            )  # fmt: skip
-            sk = sc if k == n_checkpoints else {
-                t: float(np.clip(flp_score(t, Lk) + rng.normal(0, score_noise), 0, 100))
-                for t in tasks
-            }  # fmt: skip
+            Lk = (
+                Lf
+                if k == n_checkpoints
+                else (flp_loss(C * f) * (1 + 0.02 * (1 - f)) * np.exp(rng.normal(0, loss_noise)))
+            )
+            sk = (
+                sc
+                if k == n_checkpoints
+                else {
+                    t: float(np.clip(flp_score(t, Lk) + rng.normal(0, score_noise), 0, 100))
+                    for t in tasks
+                }
+            )
             nk = {f"nll_{t}": float(0.6 * Lk + rng.normal(0, 0.01)) for t in tasks}
             tl = Lk + 0.02 + rng.normal(0, 0.004)
             ck.append({"model": m, "step": k, "C": C * f, "loss": Lk, "train_loss": tl, **sk, **nk})
-    truth = {"alpha_N": LOSS_ALPHA, "C_N": float(np.exp(LOSS_LOG_CN)), "tasks": {
-        t: {"random": FLP_TASKS[t][0], "w0": FLP_TASKS[t][1], "w1": FLP_TASKS[t][2]} for t in tasks
-    }}  # fmt: skip
+    truth = {
+        "alpha_N": LOSS_ALPHA,
+        "C_N": float(np.exp(LOSS_LOG_CN)),
+        "tasks": {
+            t: {"random": FLP_TASKS[t][0], "w0": FLP_TASKS[t][1], "w1": FLP_TASKS[t][2]}
+            for t in tasks
+        },
+    }
     return SimulatedStudy(pd.DataFrame(rows), pd.DataFrame(ck), pd.DataFrame(tg), truth)
 
 
@@ -122,11 +147,16 @@ _DOMAIN_LAW = {
 }
 # tasks: random level and soft-ramp skills [(domain weights, intercept, slope)]
 FLPM_TASKS = {
-    "ARC": (25.0, [({"general": 0.5, "scientific": 0.3, "math": 0.2}, 3.2, -45.0, None),
-                   ({"code": 1.0, "general": -0.5}, 0.05, -60.0, 6.0)]),
+    "ARC": (
+        25.0,
+        [
+            ({"general": 0.5, "scientific": 0.3, "math": 0.2}, 3.2, -45.0, None),
+            ({"code": 1.0, "general": -0.5}, 0.05, -60.0, 6.0),
+        ],
+    ),
     "RACE": (25.0, [({"general": 0.7, "wikipedia": 0.3}, 3.3, -40.0, None)]),
     "HumanEval": (0.0, [({"code": 1.0}, 1.72, -120.0, None), ({"general": 1.0}, 3.1, -20.0, None)]),
-}  # fmt: skip
+}
 """Tasks of `simulate_flpm`: random level and skills (domain weights, onset loss, slope in
 points per nat, cap in points or None); each skill is a soft ramp, soft-capped when a cap is set."""
 
@@ -156,9 +186,13 @@ def flpm_score(task: str, losses: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def simulate_flpm(
-    tasks=("ARC", "RACE", "HumanEval"), sources=("general", "code"), seed: int = 0,
-    n_checkpoints: int = 30, loss_noise: float = 0.004, score_noise: float = 0.6,
-) -> SimulatedStudy:  # fmt: skip
+    tasks=("ARC", "RACE", "HumanEval"),
+    sources=("general", "code"),
+    seed: int = 0,
+    n_checkpoints: int = 30,
+    loss_noise: float = 0.004,
+    score_noise: float = 0.6,
+) -> SimulatedStudy:
     """Sec. 5.1's design: sizes 0.12B-1B x code ratios 0-0.5 plus 3B at 0.3; targets 3B at the
     other ratios and 7B at 0.3. With K > 2 sources the non-first share is split evenly."""
     design = [(m, r, False) for m in FLPM_SIZES for r in FLPM_RATIOS] + [("3B", 0.3, False)]
@@ -172,10 +206,14 @@ tokens (~5%), the data of the paper's FLP experiments (Sec. 3, Sec. 6.3)."""
 
 
 def simulate_single_distribution(
-    tasks=("ARC", "RACE", "HumanEval"), ratio: float = SINGLE_DISTRIBUTION_RATIO,
-    sources=("general", "code"), seed: int = 0, n_checkpoints: int = 30,
-    loss_noise: float = 0.004, score_noise: float = 0.6,
-) -> SimulatedStudy:  # fmt: skip
+    tasks=("ARC", "RACE", "HumanEval"),
+    ratio: float = SINGLE_DISTRIBUTION_RATIO,
+    sources=("general", "code"),
+    seed: int = 0,
+    n_checkpoints: int = 30,
+    loss_noise: float = 0.004,
+    score_noise: float = 0.6,
+) -> SimulatedStudy:
     """Sec. 6.3's setting: every sampling LM is trained on one data distribution (one mixing
     ratio). Sizes are FLP's (Table 1, 43M-3B; targets 7B and 13B, Sec. 3), losses and scores
     follow the FLP-M ground truth (`domain_losses`, `flpm_score`) at code share `ratio`."""
@@ -201,17 +239,25 @@ def _simulate_mixture(
 
         def measure(F, f):
             Ld = domain_losses(F[None, :], sources)
-            Ld = {d: float(v[0] * (1 + 0.02 * (1 - f)) * np.exp(rng.normal(0, loss_noise)))
-                  for d, v in Ld.items()}  # fmt: skip
-            sc = {t: float(np.clip(flpm_score(t, Ld) + rng.normal(0, score_noise), 0, 100))
-                  for t in tasks}  # fmt: skip
+            Ld = {
+                d: float(v[0] * (1 + 0.02 * (1 - f)) * np.exp(rng.normal(0, loss_noise)))
+                for d, v in Ld.items()
+            }
+            sc = {
+                t: float(np.clip(flpm_score(t, Ld) + rng.normal(0, score_noise), 0, 100))
+                for t in tasks
+            }
             return Ld, sc
 
         Ld, sc = measure(C * share, 1.0)
         base = {"model": name, "C": C, "ratio": r}
         base.update({f"C_{s}": C * share[i] for i, s in enumerate(sources)})
-        rec = {**base, "loss": float(np.mean(list(Ld.values()))),
-               **{f"loss_{d}": v for d, v in Ld.items()}, **sc}  # fmt: skip
+        rec = {
+            **base,
+            "loss": float(np.mean(list(Ld.values()))),
+            **{f"loss_{d}": v for d, v in Ld.items()},
+            **sc,
+        }
         if target:
             tg.append(rec)
             continue
@@ -220,12 +266,23 @@ def _simulate_mixture(
             f = k / n_checkpoints
             Lk, sk = (Ld, sc) if k == n_checkpoints else measure(C * f * share, f)
             avg = float(np.mean(list(Lk.values())))
-            ck.append({"model": name, "step": k, "C": C * f, "loss": avg,
-                       "train_loss": avg + 0.02 + rng.normal(0, 0.004),
-                       **{f"loss_{d}": v for d, v in Lk.items()}, **sk})  # fmt: skip
+            ck.append(
+                {
+                    "model": name,
+                    "step": k,
+                    "C": C * f,
+                    "loss": avg,
+                    "train_loss": avg + 0.02 + rng.normal(0, 0.004),
+                    **{f"loss_{d}": v for d, v in Lk.items()},
+                    **sk,
+                }
+            )
     runs = pd.DataFrame(rows)
     if K != 2:
         runs = runs.drop(columns=["ratio"])
-    truth = {"domains": {d: {"weight": w, "alpha": a, "L_1e21": L} for d, (w, a, L) in
-                         _DOMAIN_LAW.items()}}  # fmt: skip
+    truth = {
+        "domains": {
+            d: {"weight": w, "alpha": a, "L_1e21": L} for d, (w, a, L) in _DOMAIN_LAW.items()
+        }
+    }
     return SimulatedStudy(runs, pd.DataFrame(ck), pd.DataFrame(tg), truth)

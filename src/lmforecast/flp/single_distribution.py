@@ -152,22 +152,31 @@ def single_distribution_check(
         else [f"target {i + 1}" for i in range(len(tg))]
     )
     C_t = numeric_column(tg, columns.C, positive=True, what="targets")
-    L_t = np.column_stack([numeric_column(tg, c, positive=True, what="targets")
-                           for c in tabs.domain_cols])  # fmt: skip
-    L_runs = np.column_stack([numeric_column(runs, c, positive=True, what="runs")
-                              for c in tabs.domain_cols])  # fmt: skip
+    L_t = np.column_stack(
+        [numeric_column(tg, c, positive=True, what="targets") for c in tabs.domain_cols]
+    )
+    L_runs = np.column_stack(
+        [numeric_column(runs, c, positive=True, what="runs") for c in tabs.domain_cols]
+    )
     avg_t = numeric_column(tg, columns.loss, positive=True, what="targets")
     rows, n_points, fits = [], {}, {}
     flpm = None
     for task in tasks:
         rp = task_chance(chance, task)
         actual = target_scores(tg, task)
-        common = dict(chance=rp, threshold=threshold,
-                      train_loss_decimals=train_loss_decimals)  # fmt: skip
+        common = dict(chance=rp, threshold=threshold, train_loss_decimals=train_loss_decimals)
         flp = FLP(task, bootstrap=0, **common).fit(runs, ck, columns=columns)
-        flpm = FLPM(task, form=form, mapper=mapper, zero_floor=ratio_floor, steps=steps,
-                    n_init=n_init, seed=seed, bootstrap=0, **common).fit(runs, ck,
-                                                                 columns=columns)  # fmt: skip
+        flpm = FLPM(
+            task,
+            form=form,
+            mapper=mapper,
+            zero_floor=ratio_floor,
+            steps=steps,
+            n_init=n_init,
+            seed=seed,
+            bootstrap=0,
+            **common,
+        ).fit(runs, ck, columns=columns)
         rows += prediction_rows(task, "FLP", names, actual, flp.predict(C_t))
         rows += prediction_rows(task, "FLP-M", names, actual, flpm.predict(tabs.target_flops))
         n_points[task] = flpm.n_points_
@@ -176,9 +185,11 @@ def single_distribution_check(
     X_runs = {f"C_{s}": tabs.run_flops[:, i] for i, s in enumerate(tabs.sources)}
     m1 = get_law(MIXTURE_FORMS["M1"], sources=tabs.sources, ratio_floor=ratio_floor)
     L_m1 = np.column_stack(
-        [_m1_forecast(m1, X_runs, L_runs[:, j], tabs.target_flops, tabs.sources)
-         for j in range(L_runs.shape[1])]
-    )  # fmt: skip
+        [
+            _m1_forecast(m1, X_runs, L_runs[:, j], tabs.target_flops, tabs.sources)
+            for j in range(L_runs.shape[1])
+        ]
+    )
     L_flpm = flpm.predict_losses(tabs.target_flops)[list(flpm.domains_)].to_numpy()
     flp_loss = fits[tasks[0]]["FLP"].predict_loss(C_t)
     corr = np.corrcoef(np.log(L_runs).T) if L_runs.shape[1] > 1 else np.ones((1, 1))

@@ -95,9 +95,16 @@ def prepare_tables(
             tables[name] = df.assign(**{columns.loss: L.mean(1)})
     tables["targets"].attrs["user_columns"] = user_cols
     return StudyTables(
-        tables["runs"], tables["checkpoints"], tables["targets"], sources, dcols, F, Ft,
-        average, columns,
-    )  # fmt: skip
+        tables["runs"],
+        tables["checkpoints"],
+        tables["targets"],
+        sources,
+        dcols,
+        F,
+        Ft,
+        average,
+        columns,
+    )
 
 
 def task_list(tasks) -> list[str]:
@@ -129,10 +136,16 @@ def target_scores(targets: pd.DataFrame, task: str) -> np.ndarray:
 def prediction_rows(task: str, method: str, names, actual, predicted) -> list[dict]:
     err = relative_error(predicted, actual)
     return [
-        {"task": task, "method": method, "target": str(n), "actual": float(a),
-         "predicted": float(p), "relative_error": float(e)}
+        {
+            "task": task,
+            "method": method,
+            "target": str(n),
+            "actual": float(a),
+            "predicted": float(p),
+            "relative_error": float(e),
+        }
         for n, a, p, e in zip(names, actual, predicted, err)
-    ]  # fmt: skip
+    ]
 
 
 @dataclass

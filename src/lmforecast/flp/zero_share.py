@@ -75,8 +75,9 @@ def zero_share_study(
     return pd.DataFrame(rows)
 
 
-def simulated_zero_share_study(seeds: Sequence[int] = (0,), tasks=("ARC", "RACE", "HumanEval"),
-                               **kw) -> pd.DataFrame:  # fmt: skip
+def simulated_zero_share_study(
+    seeds: Sequence[int] = (0,), tasks=("ARC", "RACE", "HumanEval"), **kw
+) -> pd.DataFrame:
     """`zero_share_study` on `simulate_flpm` (ratio-0 runs at every sampling size; targets 3B at
     the other ratios and 7B at 0.3), curves at the 3B and 7B compute against the ground truth."""
     t1 = table1().set_index("model")
@@ -84,10 +85,14 @@ def simulated_zero_share_study(seeds: Sequence[int] = (0,), tasks=("ARC", "RACE"
     for seed in seeds:
         st = simulate_flpm(tasks, seed=seed)
         df = zero_share_study(
-            st.runs, st.checkpoints, st.targets, tasks,
+            st.runs,
+            st.checkpoints,
+            st.targets,
+            tasks,
             truth=lambda task, F: flpm_score(task, domain_losses(F)),
-            curve_flops=[float(t1.loc[m, "flops"]) for m in ("3B", "7B")], **kw,
-        )  # fmt: skip
+            curve_flops=[float(t1.loc[m, "flops"]) for m in ("3B", "7B")],
+            **kw,
+        )
         out.append(df.assign(seed=seed))
     return pd.concat(out, ignore_index=True)
 

@@ -69,8 +69,11 @@ def _warn_outside(t: pd.DataFrame, m: np.ndarray) -> None:
             out.append(f"C={C:.3g}: N*={N:.3g} outside its sizes [{lo:.3g}, {hi:.3g}]")
     if out:
         more = " ..." if len(out) > 3 else ""
-        warnings.warn(f"isoFLOP optimum outside the sampled sizes ({'; '.join(out[:3])}{more}): "
-                      "add sizes beyond it", stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"isoFLOP optimum outside the sampled sizes ({'; '.join(out[:3])}{more}): "
+            "add sizes beyond it",
+            stacklevel=3,
+        )
 
 
 def power_laws(m: np.ndarray) -> tuple[float, float, float, float]:
@@ -181,8 +184,9 @@ def _prediction_sd(m: np.ndarray, C: float) -> tuple[float, int]:
     return float(np.sqrt(s2 * (1 + 1 / n + (np.log(C) - x.mean()) ** 2 / sxx))), n - 2
 
 
-def _at_budget(res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray,
-               level: float) -> dict:  # fmt: skip
+def _at_budget(
+    res: IsoFlopResult, C: float, boots: np.ndarray, m: np.ndarray, level: float
+) -> dict:
     """N*(C), D*(C) at a budget (`IsoFlopResult.optimal`), with prediction intervals in log
     space: the resampled power laws' half-range (rows a, log G_N, b, log G_D) and t_{n-2} times
     the prediction sd of a new budget's optimum about the law, combined in quadrature (only

@@ -127,21 +127,28 @@ def _budgets(df: pd.DataFrame, C: np.ndarray, budget_col: str, source: str, what
     if budget_col in df.columns:
         labels = df[budget_col]
         if labels.isna().any():
-            raise InputError(f"{what}: column {budget_col!r} has an empty cell (row "
-                             f"{int(np.flatnonzero(labels.isna())[0]) + 1})")  # fmt: skip
+            raise InputError(
+                f"{what}: column {budget_col!r} has an empty cell (row "
+                f"{int(np.flatnonzero(labels.isna())[0]) + 1})"
+            )
         num = pd.to_numeric(labels, errors="coerce")
         if num.notna().all() and (num > 0).all():
-            return num.to_numpy(float), (f"budgets from column {budget_col!r} (its values as "
-                                         "the budgets' FLOPs)")  # fmt: skip
+            return num.to_numpy(float), (
+                f"budgets from column {budget_col!r} (its values as the budgets' FLOPs)"
+            )
         out = np.asarray(C, float).copy()
         for _, idx in df.groupby(labels.astype(str), sort=False).indices.items():
             out[idx] = float(np.exp(np.mean(np.log(out[idx]))))
-        return out, (f"budgets from column {budget_col!r} (each budget's C: the geometric mean "
-                     f"of its runs' {source})")  # fmt: skip
+        return out, (
+            f"budgets from column {budget_col!r} (each budget's C: the geometric mean "
+            f"of its runs' {source})"
+        )
     grouped, merged = group_budgets(C)
     n = np.unique(grouped).size
     if merged:
-        return grouped, (f"{merged} distinct {source} values grouped into budgets (runs within "
-                         f"{100 * BUDGET_TOLERANCE:g}% of each other share one; its C is their "
-                         f"geometric mean): {n} budgets")  # fmt: skip
+        return grouped, (
+            f"{merged} distinct {source} values grouped into budgets (runs within "
+            f"{100 * BUDGET_TOLERANCE:g}% of each other share one; its C is their "
+            f"geometric mean): {n} budgets"
+        )
     return grouped, f"budgets by {source}: {n} budgets"

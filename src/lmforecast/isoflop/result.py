@@ -60,8 +60,11 @@ class IsoFlopResult(SummaryDisplay):
         refused = self.meta.get("not_identified", {})
 
         def exp_iv(name, v) -> str:
-            return (f"{p:g}% not identified by these runs" if name in refused
-                    else f"{p:g}% [{v[0]:.4f}, {v[1]:.4f}]")  # fmt: skip
+            return (
+                f"{p:g}% not identified by these runs"
+                if name in refused
+                else f"{p:g}% [{v[0]:.4f}, {v[1]:.4f}]"
+            )
 
         lines = [
             f"IsoFLOP Approach {self.approach} (Hoffmann et al. 2022), {len(self.budgets)} "
@@ -80,9 +83,11 @@ class IsoFlopResult(SummaryDisplay):
 
         for r in self.meta.get("at_flops", []):
             far = f" ({r['C'] / top:.3g}x the largest budget)" if r["C"] > top * 1.01 else ""
-            lines.append(f"  at C = {r['C']:.4g}{far}: N* = {r['N_star']:.4g}"
-                         f"{iv(r.get('N_interval'))}, D* = {r['D_star']:.4g}"
-                         f"{iv(r.get('D_interval'))}")  # fmt: skip
+            lines.append(
+                f"  at C = {r['C']:.4g}{far}: N* = {r['N_star']:.4g}"
+                f"{iv(r.get('N_interval'))}, D* = {r['D_star']:.4g}"
+                f"{iv(r.get('D_interval'))}"
+            )
             refused = {**refused, **r.get("not_identified", {})}
         lines += [f"  note: {k}: {why}" for k, why in refused.items()]
         return "\n".join(lines)

@@ -11,10 +11,26 @@ from ..errors import InputError, fmt_value
 
 #: The columns of a forecast record, in table order (``id`` first, ``digest`` last).
 FORECAST_FIELDS = (
-    "id", "created", "lmforecast_version", "label", "method", "form", "run", "task",
-    "N", "D", "budget", "point", "lo", "hi", "level", "fit_sha256", "input_sha256",
-    "inputs", "corrects",
-)  # fmt: skip
+    "id",
+    "created",
+    "lmforecast_version",
+    "label",
+    "method",
+    "form",
+    "run",
+    "task",
+    "N",
+    "D",
+    "budget",
+    "point",
+    "lo",
+    "hi",
+    "level",
+    "fit_sha256",
+    "input_sha256",
+    "inputs",
+    "corrects",
+)
 RESOLUTION_FIELDS = ("forecast_id", "observed", "resolved", "source")
 
 

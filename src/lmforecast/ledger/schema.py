@@ -158,20 +158,47 @@ def _migrate_1_to_2(con: sqlite3.Connection) -> None:
     for stmt in _statements(SCHEMA_V2):
         con.execute(stmt)
     cols = [
-        "id", "created", "version", "label", "method", "N", "D", "budget", "task",
-        "point", "lo", "hi", "level", "fit_sha256", "observed", "resolved",
-    ]  # fmt: skip
+        "id",
+        "created",
+        "version",
+        "label",
+        "method",
+        "N",
+        "D",
+        "budget",
+        "task",
+        "point",
+        "lo",
+        "hi",
+        "level",
+        "fit_sha256",
+        "observed",
+        "resolved",
+    ]
     rows = con.execute(f"SELECT {', '.join(cols)} FROM forecasts_v1 ORDER BY id").fetchall()
     for row in rows:
         r = dict(zip(cols, row))
         rec = {
-            "id": r["id"], "created": r["created"], "lmforecast_version": r["version"],
-            "label": r["label"], "method": r["method"], "form": None, "run": None,
-            "task": r["task"], "N": r["N"], "D": r["D"], "budget": r["budget"],
-            "point": r["point"], "lo": r["lo"], "hi": r["hi"], "level": r["level"],
-            "fit_sha256": r["fit_sha256"], "input_sha256": None, "inputs": "{}",
+            "id": r["id"],
+            "created": r["created"],
+            "lmforecast_version": r["version"],
+            "label": r["label"],
+            "method": r["method"],
+            "form": None,
+            "run": None,
+            "task": r["task"],
+            "N": r["N"],
+            "D": r["D"],
+            "budget": r["budget"],
+            "point": r["point"],
+            "lo": r["lo"],
+            "hi": r["hi"],
+            "level": r["level"],
+            "fit_sha256": r["fit_sha256"],
+            "input_sha256": None,
+            "inputs": "{}",
             "corrects": None,
-        }  # fmt: skip
+        }
         rec["digest"] = digest_forecast(rec)
         names = list(rec)
         con.execute(

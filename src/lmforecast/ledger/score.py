@@ -16,9 +16,16 @@ import numpy as np
 import pandas as pd
 
 SCORE_KEYS = (
-    "n_records", "n_resolved", "n_open", "n_no_interval", "mean_level", "coverage",
-    "mean_abs_error", "median_abs_error", "winkler",
-)  # fmt: skip
+    "n_records",
+    "n_resolved",
+    "n_open",
+    "n_no_interval",
+    "mean_level",
+    "coverage",
+    "mean_abs_error",
+    "median_abs_error",
+    "winkler",
+)
 
 
 def winkler_score(lo, hi, y, level) -> np.ndarray:
@@ -60,8 +67,9 @@ def _summary(all_rows: pd.DataFrame, scored: pd.DataFrame) -> dict:
         "n_no_interval": int((~scored["has_interval"]).sum()) if n_res else 0,
     }
     if n_res == 0:
-        out.update(mean_level=None, coverage=None, mean_abs_error=None,
-                   median_abs_error=None, winkler=None)  # fmt: skip
+        out.update(
+            mean_level=None, coverage=None, mean_abs_error=None, median_abs_error=None, winkler=None
+        )
         return out
     lv = pd.to_numeric(scored["level"], errors="coerce")
     w = scored["winkler"].dropna()
@@ -101,5 +109,16 @@ def over_time(df: pd.DataFrame) -> pd.DataFrame:
         lambda c: c.astype(float).expanding().mean()
     )
     s["running_mae"] = s.groupby("method")["abs_error"].transform(lambda e: e.expanding().mean())
-    return s[["id", "created", "method", "label", "abs_error", "covered", "winkler",
-              "running_coverage", "running_mae"]]  # fmt: skip
+    return s[
+        [
+            "id",
+            "created",
+            "method",
+            "label",
+            "abs_error",
+            "covered",
+            "winkler",
+            "running_coverage",
+            "running_mae",
+        ]
+    ]

@@ -237,11 +237,19 @@ class Ledger:
             old = dict(zip([d[0] for d in cur.description], cur.fetchone()))
             rec = {k: old[k] for k in FORECAST_FIELDS if k != "id"}
             rec.update(changes)
-            rec.update(check_forecast(
-                method=rec["method"], point=rec["point"], lo=rec["lo"], hi=rec["hi"],
-                level=rec["level"], N=rec["N"], D=rec["D"], budget=rec["budget"],
-                point_inside="point" in changes or "lo" in changes or "hi" in changes,
-            ))  # fmt: skip
+            rec.update(
+                check_forecast(
+                    method=rec["method"],
+                    point=rec["point"],
+                    lo=rec["lo"],
+                    hi=rec["hi"],
+                    level=rec["level"],
+                    N=rec["N"],
+                    D=rec["D"],
+                    budget=rec["budget"],
+                    point_inside="point" in changes or "lo" in changes or "hi" in changes,
+                )
+            )
             obs = old["observed"] if observed is None else observed
             if observed is not None and old["observed"] is not None:
                 if float(observed) == float(old["observed"]) and not changes:
@@ -264,8 +272,12 @@ class Ledger:
                 val = _finite_observed(new_id, obs)
                 _check_observed(con, rid, val)
                 src = old["source"] if source is None and observed is None else source
-                res = {"forecast_id": new_id, "observed": val, "resolved": now_iso(),
-                       "source": str(src or "")}  # fmt: skip
+                res = {
+                    "forecast_id": new_id,
+                    "observed": val,
+                    "resolved": now_iso(),
+                    "source": str(src or ""),
+                }
                 res["digest"] = digest_resolution(res)
                 con.execute(
                     "INSERT INTO resolutions (forecast_id, observed, resolved, source, digest) "

@@ -302,8 +302,9 @@ def _best_message(best: dict, cheapest: dict, rows: list[dict], n_boot: int) -> 
         f"{100 * best['p_best']:.0f}% of resamples of the {n_boot} refits"
     )
     if best["p_best"] < FIRM:
-        rivals = sorted((r for r in rows if r is not best and r["p_best"] >= 0.05),
-                        key=lambda r: -r["p_best"])[:3]  # fmt: skip
+        rivals = sorted(
+            (r for r in rows if r is not best and r["p_best"] >= 0.05), key=lambda r: -r["p_best"]
+        )[:3]
         names = ", ".join(
             f"N={r['N']:.3g}, D={r['D']:.3g} ({100 * r['p_best']:.0f}%)" for r in rivals
         )

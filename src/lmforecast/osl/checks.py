@@ -125,5 +125,10 @@ def coverage_warning(res, stacklevel: int = 3) -> None:
             return
 
 
-__all__ = ["CapabilityRangeWarning", "IntervalCoverageWarning", "RANGE_SLACK",
-           "coverage_warning", "range_warning"]  # fmt: skip
+__all__ = [
+    "CapabilityRangeWarning",
+    "IntervalCoverageWarning",
+    "RANGE_SLACK",
+    "coverage_warning",
+    "range_warning",
+]

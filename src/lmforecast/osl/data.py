@@ -240,17 +240,20 @@ def default_metrics(table: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[
     and MTBench are never predictors, B.1.2; a column of text only is never one).
     """
     skip = set(META_COLUMNS) | set(NOT_PREDICTORS) | set(exclude)
-    numeric = [c for c in table.columns
-               if c not in skip and pd.api.types.is_numeric_dtype(table[c])]  # fmt: skip
+    numeric = [
+        c for c in table.columns if c not in skip and pd.api.types.is_numeric_dtype(table[c])
+    ]
     known = [c for c in (*BASE_METRICS, "Winogrande") if c in table.columns and c not in exclude]
     if not known:
         return numeric
     left = [c for c in numeric if c not in known]
     if left:  # never dropped in silence
-        warnings.warn(f"benchmarks: the capability space uses the paper's benchmarks "
-                      f"({', '.join(known)}); numeric column(s) {', '.join(map(repr, left))} "
-                      "are left out (name every predictor with --metrics to use them)",
-                      stacklevel=2)  # fmt: skip
+        warnings.warn(
+            f"benchmarks: the capability space uses the paper's benchmarks "
+            f"({', '.join(known)}); numeric column(s) {', '.join(map(repr, left))} "
+            "are left out (name every predictor with --metrics to use them)",
+            stacklevel=2,
+        )
     return known
 
 
@@ -262,8 +265,10 @@ def check_metrics(
     for m in metrics:
         if m not in table.columns:
             if what == "new models":  # a saved fit's predictor the new table lacks
-                raise InputError(f"new models: the table has no column {m!r}, a benchmark the "
-                                 f"fit uses ({', '.join(metrics)})")  # fmt: skip
+                raise InputError(
+                    f"new models: the table has no column {m!r}, a benchmark the "
+                    f"fit uses ({', '.join(metrics)})"
+                )
             raise InputError(
                 f"{what}: unknown metric {m!r}; columns are "
                 f"{', '.join(repr(c) for c in table.columns if c not in META_COLUMNS)}"
@@ -304,8 +309,10 @@ def check_unit_interval(
     text = table[col].notna() & num.isna()
     if text.any():
         i = int(np.flatnonzero(text.to_numpy())[0])
-        raise InputError(f"{what}: column {col!r} row {i + 1}: {table[col].iloc[i]!r} is text, "
-                         "not a score (name a column of numbers)")  # fmt: skip
+        raise InputError(
+            f"{what}: column {col!r} row {i + 1}: {table[col].iloc[i]!r} is text, "
+            "not a score (name a column of numbers)"
+        )
     vals = num.to_numpy(float)
     if np.isnan(vals).all() and not all_missing:
         raise InputError(f"{what}: column {col!r} is all missing")
@@ -315,8 +322,10 @@ def check_unit_interval(
         if allow_below:
             hint = "is above the top of --metric-range"
         elif benchmark:  # --scale rescales the target only
-            hint = ("is outside [0, 1]; benchmark scores are fractions: divide percentages by "
-                    "100 in the table")  # fmt: skip
+            hint = (
+                "is outside [0, 1]; benchmark scores are fractions: divide percentages by "
+                "100 in the table"
+            )
         else:
             hint = "is outside [0, 1]; rescale it (e.g. --scale 100 for percentages)"
         shown = vals[i] if raw is None else float(raw.iloc[i])  # the user's own value
@@ -359,9 +368,12 @@ def scale_target(col, scale: float, name: str):
     most 1/scale after) is warned about: the fit would run in the wrong units."""
     v = pd.to_numeric(col, errors="coerce")
     if scale > 1 and v.notna().any() and float(v.max()) <= 1.0:
-        warnings.warn(f"--scale {scale:g}: column {name!r} is already in [0, 1] (largest "
-                      f"{float(v.max()):.4g}), so it becomes at most {1 / scale:.3g}; drop "
-                      "--scale?", stacklevel=2)  # fmt: skip
+        warnings.warn(
+            f"--scale {scale:g}: column {name!r} is already in [0, 1] (largest "
+            f"{float(v.max()):.4g}), so it becomes at most {1 / scale:.3g}; drop "
+            "--scale?",
+            stacklevel=2,
+        )
     return v / scale
 
 

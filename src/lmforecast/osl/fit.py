@@ -33,16 +33,21 @@ def merge_targets(
         raise InputError(f"{what}: row {i + 1} repeats model {t[MODEL].iloc[i]!r}")
     clash = [c for c in t.columns if c not in META_COLUMNS and c in benchmarks.columns]
     if clash:  # which of two columns of one name is the target would be a silent choice
-        raise InputError(f"{what}: column(s) {', '.join(map(repr, clash))} are also in the "
-                         "benchmarks table; rename them in one of the two")  # fmt: skip
+        raise InputError(
+            f"{what}: column(s) {', '.join(map(repr, clash))} are also in the "
+            "benchmarks table; rename them in one of the two"
+        )
     extra = [c for c in t.columns if c != MODEL and c not in benchmarks.columns]
     if not set(t[MODEL]) & set(benchmarks[MODEL]):
         raise InputError(f"{what}: no model name matches the benchmarks table")
     unknown = [m for m in t[MODEL] if m not in set(benchmarks[MODEL])]
     if unknown:  # a misspelt model would lose its data point without a word
-        warnings.warn(f"{what}: {len(unknown)} model(s) not in the benchmarks table are "
-                      f"ignored: {', '.join(map(repr, unknown[:3]))}"
-                      f"{' ...' if len(unknown) > 3 else ''}", stacklevel=2)  # fmt: skip
+        warnings.warn(
+            f"{what}: {len(unknown)} model(s) not in the benchmarks table are "
+            f"ignored: {', '.join(map(repr, unknown[:3]))}"
+            f"{' ...' if len(unknown) > 3 else ''}",
+            stacklevel=2,
+        )
     out = benchmarks.merge(t[[MODEL, *extra]], on=MODEL, how="left")
     for c in extra:
         raw = t[c].replace({"-": np.nan, "": np.nan})
@@ -50,8 +55,10 @@ def merge_targets(
         text = raw.notna() & num.isna()
         if text.any() and num.notna().any():  # a score column with a typo'd cell: it would
             i = int(np.flatnonzero(text.to_numpy())[0])  # drop that model without a word
-            raise InputError(f"{what}: column {c!r} row {i + 1} (model {t[MODEL].iloc[i]!r}): "
-                             f"{t[c].iloc[i]!r} is not a number")  # fmt: skip
+            raise InputError(
+                f"{what}: column {c!r} row {i + 1} (model {t[MODEL].iloc[i]!r}): "
+                f"{t[c].iloc[i]!r} is not a number"
+            )
         vals = pd.to_numeric(out[c].replace({"-": np.nan, "": np.nan}), errors="coerce")
         out[c] = vals.astype(float)
     return out

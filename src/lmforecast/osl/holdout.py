@@ -68,20 +68,43 @@ def holdout_forecasts(
             X = pf[[f"x{i + 1}" for i in range(res.n_components)]].to_numpy(float)[te]
             for lv in levels:
                 lo, hi = res.predict_interval(X, lv)
-                rows.append(pd.DataFrame({"target": t, "method": method, "model": pf[MODEL][te],
-                                          "level": lv, "y": pf["y"][te], "y_pred": pf["y_pred"][te],
-                                          "lower": lo, "upper": hi, "range_lower": 0.0,
-                                          "range_upper": 1.0}))  # fmt: skip
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "target": t,
+                            "method": method,
+                            "model": pf[MODEL][te],
+                            "level": lv,
+                            "y": pf["y"][te],
+                            "y_pred": pf["y_pred"][te],
+                            "lower": lo,
+                            "upper": hi,
+                            "range_lower": 0.0,
+                            "range_upper": 1.0,
+                        }
+                    )
+                )
             if x == "flops":
                 tr = ~te & np.isfinite(pf["log10_flops"].to_numpy(float))
                 y_tr, y_te = pf["y"].to_numpy(float)[tr], pf["y"].to_numpy(float)[te]
                 pred, ivs = _persistence(y_tr, pf["log10_flops"].to_numpy(float)[tr], y_te, levels)
                 for lv in levels:
-                    rows.append(pd.DataFrame({"target": t, "method": BACKTEST_METHODS[2],
-                                              "model": pf[MODEL][te], "level": lv, "y": y_te,
-                                              "y_pred": pred, "lower": ivs[lv][0],
-                                              "upper": ivs[lv][1], "range_lower": 0.0,
-                                              "range_upper": 1.0}))  # fmt: skip
+                    rows.append(
+                        pd.DataFrame(
+                            {
+                                "target": t,
+                                "method": BACKTEST_METHODS[2],
+                                "model": pf[MODEL][te],
+                                "level": lv,
+                                "y": y_te,
+                                "y_pred": pred,
+                                "lower": ivs[lv][0],
+                                "upper": ivs[lv][1],
+                                "range_lower": 0.0,
+                                "range_upper": 1.0,
+                            }
+                        )
+                    )
     cols = ["target", "method", "model", "level", "y", "y_pred", "lower", "upper"]
     cols += ["range_lower", "range_upper"]
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=cols)

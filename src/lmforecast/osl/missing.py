@@ -18,8 +18,14 @@ from .data import BASE_METRICS, MODEL, default_metrics
 MISSING = Options(("impute", "refuse"))
 
 
-def missing_notes(table: pd.DataFrame, *, metrics=None, target: str | None = None,
-                  exclude=(), missing: str = "impute") -> list[str]:  # fmt: skip
+def missing_notes(
+    table: pd.DataFrame,
+    *,
+    metrics=None,
+    target: str | None = None,
+    exclude=(),
+    missing: str = "impute",
+) -> list[str]:
     """Notes on a benchmark `table` (as `osl.data.read_benchmarks` returns it): the benchmark
     columns used (`metrics`, default `default_metrics`) when some of the paper's are absent,
     and how many cells are empty among the models with a `target` score (imputed as App. B.3

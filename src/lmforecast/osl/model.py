@@ -136,8 +136,7 @@ class ObservationalScalingLaw(Estimator):
                 raise InputError("no benchmark metrics left to build the capability space")
             check_metrics(table, metrics)
             check_observed(table[table[target].notna()], metrics, "benchmarks")
-        check_unit_interval(table, target, "targets", allow_below=self._range is not None,
-                            raw=raw)  # fmt: skip
+        check_unit_interval(table, target, "targets", allow_below=self._range is not None, raw=raw)
         data = table[table[target].notna()].reset_index(drop=True)
         return data, metrics
 
@@ -294,8 +293,14 @@ class ObservationalScalingLaw(Estimator):
         ref = table[(table[FAMILY] == fam) & np.isfinite(table[FLOPS].to_numpy(float))]
         if len(ref) < 2:
             fams = sorted(map(str, table[FAMILY].dropna().unique()))
-            hint = "" if fam in fams else (f" (not in column {FAMILY!r}{did_you_mean(fam, fams)})"
-                                           "; name one with --reference-family")  # fmt: skip
+            hint = (
+                ""
+                if fam in fams
+                else (
+                    f" (not in column {FAMILY!r}{did_you_mean(fam, fams)})"
+                    "; name one with --reference-family"
+                )
+            )
             warnings.warn(
                 f"reference family {fam!r} has {len(ref)} model(s) with known FLOPs{hint}; "
                 "f-equivalent FLOPs (Eq. 8) are not computed",
@@ -370,8 +375,12 @@ class ObservationalScalingLaw(Estimator):
         for k in ("metrics", "exclude_metrics", "heldout", "metric_range"):
             if params[k] is not None and not isinstance(params[k], str):
                 params[k] = list(params[k])
-        return {"kind": "ObservationalScalingLaw", "format_version": 1, "config": params,
-                "result": self.result_.to_dict()}  # fmt: skip
+        return {
+            "kind": "ObservationalScalingLaw",
+            "format_version": 1,
+            "config": params,
+            "result": self.result_.to_dict(),
+        }
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved OSL fit") -> ObservationalScalingLaw:

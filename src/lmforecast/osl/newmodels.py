@@ -112,14 +112,22 @@ def heldout_check(rows: list[dict], truth: dict, level: float) -> dict | None:
         r["abs_error"] = abs(r["y_pred"] - float(y)) if ok else None
         iv = r.get("interval")
         r["covered"] = bool(iv[0] <= y <= iv[1]) if ok and iv else None if not ok else False
-    f = pd.DataFrame({"y": [np.nan if r["y"] is None else r["y"] for r in rows],
-                      "y_pred": [np.nan if r["y_pred"] is None else r["y_pred"] for r in rows],
-                      "lower": [r["interval"][0] if r.get("interval") else np.nan for r in rows],
-                      "upper": [r["interval"][1] if r.get("interval") else np.nan
-                                for r in rows]})  # fmt: skip
+    f = pd.DataFrame(
+        {
+            "y": [np.nan if r["y"] is None else r["y"] for r in rows],
+            "y_pred": [np.nan if r["y_pred"] is None else r["y_pred"] for r in rows],
+            "lower": [r["interval"][0] if r.get("interval") else np.nan for r in rows],
+            "upper": [r["interval"][1] if r.get("interval") else np.nan for r in rows],
+        }
+    )
     s = truth_summary(f, level) if len(f) else pd.DataFrame()
     if s.empty:
         return None
     d = s.iloc[0]
-    return {"n": int(d["n"]), "mae": float(d["mae"]), "coverage": float(d["coverage"]),
-            "median_width": float(d["median_width"]), "level": float(level)}  # fmt: skip
+    return {
+        "n": int(d["n"]),
+        "mae": float(d["mae"]),
+        "coverage": float(d["coverage"]),
+        "median_width": float(d["median_width"]),
+        "level": float(level),
+    }

@@ -65,17 +65,23 @@ def post_training_gap(
     sides is refused (its gap is 0 by construction).
     """
     if str(without) == str(with_):
-        raise InputError(f"--without and --with (without=, with_=) name the same column "
-                         f"{without!r}; a technique's gap needs two target columns")  # fmt: skip
-    not_benchmarks = [c for c in (targets.columns if targets is not None else ())
-                      if c not in META_COLUMNS]  # fmt: skip
+        raise InputError(
+            f"--without and --with (without=, with_=) name the same column "
+            f"{without!r}; a technique's gap needs two target columns"
+        )
+    not_benchmarks = [
+        c for c in (targets.columns if targets is not None else ()) if c not in META_COLUMNS
+    ]
     benchmarks = merge_targets(read_benchmarks(benchmarks), targets)  # once, for both fits
     fits = []
     for t, other in ((without, with_), (with_, without)):
         opts = dict(law_options)
         if not opts.get("metrics"):  # named metrics are the user's choice: kept as given
-            ours = [c for c in (other, *not_benchmarks)  # an unknown target: fit names it
-                    if c != t and c in benchmarks.columns]  # fmt: skip
+            ours = [
+                c
+                for c in (other, *not_benchmarks)  # an unknown target: fit names it
+                if c != t and c in benchmarks.columns
+            ]
             opts["exclude_metrics"] = tuple(
                 dict.fromkeys([*opts.get("exclude_metrics", ()), *ours])
             )

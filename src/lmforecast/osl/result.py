@@ -171,9 +171,11 @@ class OSLResult(SummaryDisplay):
         self._check_intervals(level)
         check_kind(kind)
         if isinstance(X, pd.DataFrame):  # a benchmark table, not predictors
-            raise InputError("OSLResult.predict_interval takes predictors (PCs, or log10 FLOPs "
-                             "/ size); for a benchmark table use lmforecast.osl."
-                             "forecast_saved_fit(result, table, level)")  # fmt: skip
+            raise InputError(
+                "OSLResult.predict_interval takes predictors (PCs, or log10 FLOPs "
+                "/ size); for a benchmark table use lmforecast.osl."
+                "forecast_saved_fit(result, table, level)"
+            )
         X = np.atleast_2d(np.asarray(X, float))
         law = ObservationalSigmoid(self.n_components)
         th = np.asarray(self.fit.theta, float)[None, :]
@@ -201,8 +203,11 @@ class OSLResult(SummaryDisplay):
         test = (pf["split"] == "test").to_numpy()
         if not test.any():
             return []
-        iv = self.predict_interval(self._predictor_matrix()[test], level) if self.has_intervals \
-            else (np.full(test.sum(), np.nan),) * 2  # fmt: skip
+        iv = (
+            self.predict_interval(self._predictor_matrix()[test], level)
+            if self.has_intervals
+            else (np.full(test.sum(), np.nan),) * 2
+        )
         return [
             {"model": m, "y": y, "y_pred": p, "interval": [float(lo), float(hi)]}
             for m, y, p, lo, hi in zip(

@@ -286,10 +286,17 @@ class RobustnessSweep:
         if "size" in predictors:
             fixed["size"] = np.log10(data[SIZE].to_numpy(float))[:, None]
         shared = {
-            "data": data[metrics] if k_max else None, "target": target, "metrics": metrics,
-            "predictors": predictors, "dims": dims, "k_max": k_max, "y": y, "key": key,
-            "fixed": fixed, "n_polish": self.n_polish,
-        }  # fmt: skip
+            "data": data[metrics] if k_max else None,
+            "target": target,
+            "metrics": metrics,
+            "predictors": predictors,
+            "dims": dims,
+            "k_max": k_max,
+            "y": y,
+            "key": key,
+            "fixed": fixed,
+            "n_polish": self.n_polish,
+        }
         parts = map_tasks(
             _sweep_fraction,
             [float(f) for f in fractions],

@@ -48,8 +48,12 @@ def check_osl_result(d: Any, c: Checker, x_kinds) -> Mapping:
         p = c.obj(p, f"predictions[{i}]")
         c.str_(c.get(p, "split", f"predictions[{i}]"), f"predictions[{i}].split")
         for j in range(kx):
-            c.num(c.get(p, f"x{j + 1}", f"predictions[{i}]"), f"predictions[{i}].x{j + 1}",
-                  finite=False, none=True)  # fmt: skip
+            c.num(
+                c.get(p, f"x{j + 1}", f"predictions[{i}]"),
+                f"predictions[{i}].x{j + 1}",
+                finite=False,
+                none=True,
+            )
     for i, m in enumerate(c.list_(d.get("dropped", []), "dropped")):
         c.str_(m, f"dropped[{i}]")
     cov = c.matrix(d.get("covariance", []), "covariance", finite=False)

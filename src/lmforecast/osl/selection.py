@@ -70,8 +70,10 @@ def enumerate_subsets(
     """
     F, K, _ = G_fam.shape
     if F > 62:
-        raise InputError(f"{F} families; the exact search supports at most 62 (a table without a "
-                         "'Model Family' column makes every model its own family)")  # fmt: skip
+        raise InputError(
+            f"{F} families; the exact search supports at most 62 (a table without a "
+            "'Model Family' column makes every model its own family)"
+        )
     mask = np.zeros(1, np.int64)
     count = np.zeros(1, np.int64)
     nfam = np.zeros(1, np.int64)
@@ -311,8 +313,9 @@ def selection_validation(
         ms = [m for m in (metrics or default_metrics(data, exclude=(target,))) if m != target]
         check_metrics(data, ms)
         pool = data.loc[~test].reset_index(drop=True)
-        sel = SubsetSelector(n_components, max_families=max_families, include=tuple(include),
-                             metrics=ms).fit(pool)  # fmt: skip
+        sel = SubsetSelector(
+            n_components, max_families=max_families, include=tuple(include), metrics=ms
+        ).fit(pool)
         X_pool, X_test = sel.space_.transform(pool), sel.space_.transform(data.loc[test])
         y_pool, y_test = pool[target].to_numpy(float), data.loc[test, target].to_numpy(float)
 
@@ -324,8 +327,14 @@ def selection_validation(
             return float(np.mean((predict_sigmoid(fit, Xt) - yt) ** 2))
 
         def row(b, method, draw, models, target=target) -> dict:
-            return {"target": target, "budget": b, "method": method, "draw": draw,
-                    "n_models": len(models), "test_mse": test_mse(models)}  # fmt: skip
+            return {
+                "target": target,
+                "budget": b,
+                "method": method,
+                "draw": draw,
+                "n_models": len(models),
+                "test_mse": test_mse(models),
+            }
 
         everyone = pool[MODEL].tolist()
         full = row(0, "all", 0, everyone)
@@ -348,7 +357,7 @@ def selection_validation(
             gm_test_mse=("log_mse", "mean"),
             median_models=("n_models", "median"),
             n_fits=("test_mse", "size"),
-        )  # fmt: skip
+        )
         .reset_index()
     )
     out["gm_test_mse"] = np.exp(out["gm_test_mse"])

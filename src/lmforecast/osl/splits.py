@@ -38,8 +38,11 @@ def top_split(table: pd.DataFrame, target: str, fraction: float = 0.1) -> np.nda
         raise InputError(f"--holdout-top must be in [0, 1), got {fraction}")
     n_test = int(fraction * len(table))
     if fraction > 0 and n_test == 0:
-        warnings.warn(f"--holdout-top {fraction:g} of {len(table)} models rounds down to none "
-                      "held out: nothing is tested", stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"--holdout-top {fraction:g} of {len(table)} models rounds down to none "
+            "held out: nothing is tested",
+            stacklevel=3,
+        )
     order = np.argsort(-table[target].to_numpy(float), kind="stable")
     test = np.zeros(len(table), bool)
     test[order[:n_test]] = True
@@ -49,8 +52,9 @@ def top_split(table: pd.DataFrame, target: str, fraction: float = 0.1) -> np.nda
 def list_split(table: pd.DataFrame, heldout: Sequence[str]) -> np.ndarray:
     """Test mask: the named models (each must be in the table; matched ignoring case, a typo
     named with the nearest model)."""
-    names = match_model_names(heldout, table[MODEL].astype(str), "--heldout: model",
-                              "in the table (with the target)")  # fmt: skip
+    names = match_model_names(
+        heldout, table[MODEL].astype(str), "--heldout: model", "in the table (with the target)"
+    )
     return table[MODEL].isin(names).to_numpy()
 
 

@@ -20,8 +20,9 @@ def _peak_steps(schedule) -> dict:
     return out
 
 
-def plot_curves(table, forecast=None, *, schedule=None, runs=None, ax=None, level=None,
-                max_points=400):  # fmt: skip
+def plot_curves(
+    table, forecast=None, *, schedule=None, runs=None, ax=None, level=None, max_points=400
+):
     """Observed losses (dots) of the curves `table` (run, step, lr, loss) and, with `forecast`
     (a `CurveForecast`, or its ``table`` of run, step, loss, lo, hi), each run's forecast curve
     (line) and interval band. With the forecast's `schedule` (run, step, lr), a run's forecast
@@ -40,20 +41,38 @@ def plot_curves(table, forecast=None, *, schedule=None, runs=None, ax=None, leve
         obs = table[(table["run"].astype(str) == r) & table["loss"].notna()]
         if len(obs):
             take = np.unique(np.linspace(0, len(obs) - 1, min(len(obs), max_points)).astype(int))
-            ax.plot(obs["step"].to_numpy()[take], obs["loss"].to_numpy()[take], ".",
-                    ms=2.5, color=color, label=f"{r} (logged)")  # fmt: skip
+            ax.plot(
+                obs["step"].to_numpy()[take],
+                obs["loss"].to_numpy()[take],
+                ".",
+                ms=2.5,
+                color=color,
+                label=f"{r} (logged)",
+            )
         if ft is None:
             continue
         f = ft[ft["run"].astype(str) == r].sort_values("step")
         f = f[f["step"] >= start.get(r, -np.inf)]
         if not len(f):
             continue
-        ax.plot(f["step"], f["loss"], "-", lw=1.2, color=color,
-                label=f"{r} (forecast)" if not len(obs) else None)  # fmt: skip
+        ax.plot(
+            f["step"],
+            f["loss"],
+            "-",
+            lw=1.2,
+            color=color,
+            label=f"{r} (forecast)" if not len(obs) else None,
+        )
         ok = np.isfinite(f["lo"].to_numpy(float)) & np.isfinite(f["hi"].to_numpy(float))
         if ok.any():
-            ax.fill_between(f["step"].to_numpy()[ok], f["lo"].to_numpy()[ok],
-                            f["hi"].to_numpy()[ok], color=color, alpha=0.18, lw=0)  # fmt: skip
+            ax.fill_between(
+                f["step"].to_numpy()[ok],
+                f["lo"].to_numpy()[ok],
+                f["hi"].to_numpy()[ok],
+                color=color,
+                alpha=0.18,
+                lw=0,
+            )
     _focus(ax, table, ft)
     ax.set_xlabel("step")
     ax.set_ylabel("loss")

@@ -41,11 +41,25 @@ def score_vs_loss(
         if Lh is not None:
             P = est.predict(C)[0]
             a, b = est.predict_interval(C, level=level)
-            ax.errorbar(Lh, [P], yerr=[[P - a[0]], [b[0] - P]], fmt="s", color="C3", capsize=3,
-                        label=f"forecast ({est.selected_}, {level:g} PI)")  # fmt: skip
+            ax.errorbar(
+                Lh,
+                [P],
+                yerr=[[P - a[0]], [b[0] - P]],
+                fmt="s",
+                color="C3",
+                capsize=3,
+                label=f"forecast ({est.selected_}, {level:g} PI)",
+            )
         if "loss" in target and "score" in target:
-            ax.scatter([target["loss"]], [target["score"]], marker="*", s=140, color="C3",
-                       zorder=5, label=f"actual {target.get('model', '')}")  # fmt: skip
+            ax.scatter(
+                [target["loss"]],
+                [target["score"]],
+                marker="*",
+                s=140,
+                color="C3",
+                zorder=5,
+                label=f"actual {target.get('model', '')}",
+            )
     ax.set_xlim(lo, min(L.max(), 8.0))
     ax.set_xlabel(f"{est.loss_task_} loss (ln perplexity)")
     ax.set_ylabel(f"{est.task_} {est.metric_} (points)")
@@ -53,8 +67,15 @@ def score_vs_loss(
     return fig
 
 
-def score_vs_flops(est, runs: pd.DataFrame, target: dict | None = None, level=0.9,
-                   baselines: dict | None = None, *, ax=None):  # fmt: skip
+def score_vs_flops(
+    est,
+    runs: pd.DataFrame,
+    target: dict | None = None,
+    level=0.9,
+    baselines: dict | None = None,
+    *,
+    ax=None,
+):
     """Final checkpoints' score vs training FLOPs, the forecast curve with its interval band,
     the target's actual score and (optionally) baseline forecasts {name: (C, P)}."""
     fig, ax = new_figure(ax=ax, width=5.6)
@@ -67,13 +88,28 @@ def score_vs_flops(est, runs: pd.DataFrame, target: dict | None = None, level=0.
     a, b = est.predict_interval(grid, level=level)
     ax.fill_between(grid, a, b, color="C0", alpha=0.2, label=f"{level:g} PI")
     ax.plot(grid, P, color="C0", label=f"forecast ({est.selected_})")
-    ax.errorbar(C, runs["score"], yerr=runs["stderr"].fillna(0), fmt="o", color="k", ms=4,
-                capsize=2, label="fitted models (final)")  # fmt: skip
+    ax.errorbar(
+        C,
+        runs["score"],
+        yerr=runs["stderr"].fillna(0),
+        fmt="o",
+        color="k",
+        ms=4,
+        capsize=2,
+        label="fitted models (final)",
+    )
     for i, (name, (c, p)) in enumerate((baselines or {}).items()):
         ax.scatter([c], [p], marker="x", s=50, color=f"C{i + 1}", label=name, zorder=4)
     if target is not None and "score" in target:
-        ax.scatter([target["C"]], [target["score"]], marker="*", s=140, color="C3", zorder=5,
-                   label=f"actual {target.get('model', '')}")  # fmt: skip
+        ax.scatter(
+            [target["C"]],
+            [target["score"]],
+            marker="*",
+            s=140,
+            color="C3",
+            zorder=5,
+            label=f"actual {target.get('model', '')}",
+        )
     ax.axhline(est.chance_, color="0.5", lw=0.8, ls=":", label="chance")
     ax.set_xscale("log")
     ax.set_xlabel("training FLOPs")

@@ -8,8 +8,15 @@ import pandas as pd
 from .style import new_figure
 
 
-def flops_to_loss(est, runs: pd.DataFrame, targets: pd.DataFrame | None = None, c_col="C",
-                  loss_col="loss", *, ax=None):  # fmt: skip
+def flops_to_loss(
+    est,
+    runs: pd.DataFrame,
+    targets: pd.DataFrame | None = None,
+    c_col="C",
+    loss_col="loss",
+    *,
+    ax=None,
+):
     """Stage 1 of FLP: final sampling models and the fitted L(C) = (C/C_N)^alpha (Eq. 1)."""
     fig, ax = new_figure(ax=ax)
     C = runs[c_col].to_numpy(float)
@@ -33,8 +40,9 @@ def flops_to_loss(est, runs: pd.DataFrame, targets: pd.DataFrame | None = None, 
     return fig
 
 
-def loss_to_performance(est, checkpoints: pd.DataFrame, targets: pd.DataFrame | None = None,
-                        loss_col="loss", *, ax=None):  # fmt: skip
+def loss_to_performance(
+    est, checkpoints: pd.DataFrame, targets: pd.DataFrame | None = None, loss_col="loss", *, ax=None
+):
     """Stage 2 of FLP (Fig. 1/2 style): emerged (kept) and dropped checkpoints, the linear map,
     the random level and the +threshold line."""
     fig, ax = new_figure(ax=ax)
@@ -84,9 +92,16 @@ def label_points(ax, x, y, labels, fontsize: float = 6) -> None:
     placed = []
     for xi, yi, lab in sorted(zip(x, y, labels), key=lambda p: (p[0], p[1])):
         for dx, dy in _OFFSETS:
-            t = ax.annotate(lab, (xi, yi), xytext=(dx, dy), textcoords="offset points",
-                            fontsize=fontsize, alpha=0.7, annotation_clip=False,
-                            ha="left" if dx > 0 else "right")  # fmt: skip
+            t = ax.annotate(
+                lab,
+                (xi, yi),
+                xytext=(dx, dy),
+                textcoords="offset points",
+                fontsize=fontsize,
+                alpha=0.7,
+                annotation_clip=False,
+                ha="left" if dx > 0 else "right",
+            )
             box = t.get_window_extent(r)
             if not any(box.overlaps(b) for b in placed):
                 placed.append(box)
@@ -128,8 +143,13 @@ def mixture_curves(curves: dict, markers: dict | None = None, *, ax=None):
         else:
             label = f"{task} (best {best:.2f})" if np.ndim(best) == 0 else f"{task} (best)"
             ax.plot(r, mc.performance, color=f"C{i}", label=label)
-            ax.scatter([r[mc.best_index]], [mc.performance[mc.best_index]], color=f"C{i}",
-                       marker="*", s=100)  # fmt: skip
+            ax.scatter(
+                [r[mc.best_index]],
+                [mc.performance[mc.best_index]],
+                color=f"C{i}",
+                marker="*",
+                s=100,
+            )
         if markers and task in markers:
             xs, ys = markers[task]
             ax.scatter(xs, ys, color=f"C{i}", marker="o", facecolors="none")
@@ -174,17 +194,28 @@ def _grouped_bars(ax, table: pd.DataFrame, hatched=()):
     x = np.arange(len(tasks))
     for i, m in enumerate(methods):
         vals = table.loc[m].to_numpy(float)
-        ax.bar(x + (i - (len(methods) - 1) / 2) * width, np.where(np.isfinite(vals), vals, 0.0),
-               width, label=m, color=f"C{i}", hatch="//" if m in hatched else None,
-               alpha=0.6 if m in hatched else 1.0)  # fmt: skip
+        ax.bar(
+            x + (i - (len(methods) - 1) / 2) * width,
+            np.where(np.isfinite(vals), vals, 0.0),
+            width,
+            label=m,
+            color=f"C{i}",
+            hatch="//" if m in hatched else None,
+            alpha=0.6 if m in hatched else 1.0,
+        )
     ax.set_xticks(x, tasks, fontsize=8)
     finite = table.to_numpy(float)
     finite = finite[np.isfinite(finite) & (finite > 0)]
     if finite.size and finite.max() / finite.min() > 50:
         ax.set_yscale("log")
     ax.set_ylabel("relative error (%)")
-    ax.legend(fontsize=7, ncol=len(methods), loc="upper center", bbox_to_anchor=(0.5, -0.08),
-              frameon=False)  # fmt: skip
+    ax.legend(
+        fontsize=7,
+        ncol=len(methods),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.08),
+        frameon=False,
+    )
 
 
 def loss_to_performance_candidates(result, title: str = "", *, ax=None):
@@ -193,8 +224,9 @@ def loss_to_performance_candidates(result, title: str = "", *, ax=None):
     errors span more than 50x."""
     fig, ax = new_figure(ax=ax, width=6.2)
     _grouped_bars(ax, result.errors(), hatched=("Constant",))
-    ax.set_title(title or f"loss -> performance ({result.settings['losses']} target losses)",
-                 fontsize=9)  # fmt: skip
+    ax.set_title(
+        title or f"loss -> performance ({result.settings['losses']} target losses)", fontsize=9
+    )
     return fig
 
 

@@ -56,8 +56,12 @@ def pc_vs_flops(table: pd.DataFrame, S: np.ndarray, fits: pd.DataFrame, pc: int 
         if fam in sub.index:
             r = sub.loc[fam]
             xs = np.linspace(logc[ok].min(), logc[ok].max(), 2)
-            ax.plot(xs, r["slope"] * xs + r["intercept"], color=pts.get_facecolor()[0],
-                    label=f"{fam} (R²={r['r2']:.2f})")  # fmt: skip
+            ax.plot(
+                xs,
+                r["slope"] * xs + r["intercept"],
+                color=pts.get_facecolor()[0],
+                label=f"{fam} (R²={r['r2']:.2f})",
+            )
     ax.set_xlabel("log10 training FLOPs")
     ax.set_ylabel(name)
     ax.legend(fontsize=6, ncol=2, loc="best")
@@ -157,8 +161,9 @@ def robustness_curves(result: RobustnessResult, targets: list[str] | None = None
         for i, p in enumerate(result.predictors):
             g = sub[sub["predictor"] == p].sort_values("fraction")
             label = f"{p} (AUE {result.aue[t][p]:.3g})"
-            ax.plot(g["fraction"], g["test_mse"], ms=3.5, lw=1.3, label=label,
-                    **_predictor_style(p, i))  # fmt: skip
+            ax.plot(
+                g["fraction"], g["test_mse"], ms=3.5, lw=1.3, label=label, **_predictor_style(p, i)
+            )
         ax.set_yscale("log")
         ax.set_xlim(max(result.fractions) + 0.02, min(result.fractions) - 0.02)
         ax.set_xlabel("test fraction")
@@ -177,8 +182,13 @@ def aue_bars(result: RobustnessResult, *, ax=None):
     width = 0.8 / len(table.index)
     x = np.arange(len(table.columns))
     for i, p in enumerate(table.index):
-        ax.bar(x + (i - (len(table.index) - 1) / 2) * width, table.loc[p].to_numpy(float),
-               width, color=_predictor_style(p, i)["color"], label=p)  # fmt: skip
+        ax.bar(
+            x + (i - (len(table.index) - 1) / 2) * width,
+            table.loc[p].to_numpy(float),
+            width,
+            color=_predictor_style(p, i)["color"],
+            label=p,
+        )
     ax.set_xticks(x, table.columns, rotation=30, ha="right")
     ax.set_yscale("log")
     ax.set_ylabel("AUE (area under test MSE vs test fraction)")

@@ -25,11 +25,27 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 #: 20 distinct colours: tab10, then the dark shades of tab20b/tab20c (none repeats a tab10 hue
 #: closely enough to be confused at marker size).
 PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-    "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
-    "#3182bd", "#e6550d", "#31a354", "#756bb1", "#000000",
-)  # fmt: skip
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#637939",
+    "#8c6d31",
+    "#843c39",
+    "#7b4173",
+    "#3182bd",
+    "#e6550d",
+    "#31a354",
+    "#756bb1",
+    "#000000",
+)
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, width: float = 5.2, height: float = 3.8, *, ax=None):

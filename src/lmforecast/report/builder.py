@@ -53,11 +53,26 @@ SECTION_MODULES = [
 # orders the parallel build, longest first (a section left out here counts as 1 s).
 SECTION_SECONDS = {
     f"lmforecast.report.sections.{k}": v
-    for k, v in {"distill": 16.0, "osl": 14.0, "trust": 10.5, "supervised": 9.5, "flp": 9.0,
-                 "trust_downstream": 8.5, "downstream": 8.5, "dataconstrained": 5.5,
-                 "salience": 5.0, "recipes": 5.0, "nextrun": 3.5, "isoflop": 3.0, "zoo": 3.0,
-                 "planner": 2.5, "curves": 2.2, "shape": 0.5, "yours": 20.0}.items()
-}  # fmt: skip
+    for k, v in {
+        "distill": 16.0,
+        "osl": 14.0,
+        "trust": 10.5,
+        "supervised": 9.5,
+        "flp": 9.0,
+        "trust_downstream": 8.5,
+        "downstream": 8.5,
+        "dataconstrained": 5.5,
+        "salience": 5.0,
+        "recipes": 5.0,
+        "nextrun": 3.5,
+        "isoflop": 3.0,
+        "zoo": 3.0,
+        "planner": 2.5,
+        "curves": 2.2,
+        "shape": 0.5,
+        "yours": 20.0,
+    }.items()
+}
 
 
 #: The user's own files a report reads (`lmforecast report --NAME PATH`): name -> what it holds.
@@ -120,11 +135,32 @@ class Section:
     tables: list[dict[str, Any]] = field(default_factory=list)  # every table shown, as data
     verdicts: list[dict[str, Any]] = field(default_factory=list)  # rows of the summary table
 
-    def verdict(self, method: str, data: str, metric: str, error, baseline=None,
-                baseline_error=None, coverage=None, n=None, simulated=False) -> None:  # fmt: skip
+    def verdict(
+        self,
+        method: str,
+        data: str,
+        metric: str,
+        error,
+        baseline=None,
+        baseline_error=None,
+        coverage=None,
+        n=None,
+        simulated=False,
+    ) -> None:
         """A row of the report's summary table (see `report.summary.row`)."""
-        self.verdicts.append(_verdict_row(method, data, metric, error, baseline, baseline_error,
-                                          coverage, n=n, simulated=simulated))  # fmt: skip
+        self.verdicts.append(
+            _verdict_row(
+                method,
+                data,
+                metric,
+                error,
+                baseline,
+                baseline_error,
+                coverage,
+                n=n,
+                simulated=simulated,
+            )
+        )
 
     def text(self, s: str) -> None:
         self.blocks.append(f"<p>{html.escape(s)}</p>")
@@ -221,8 +257,10 @@ def add_warnings(sec: Section, caught: list) -> None:
         return
     sec.numbers["warnings"] = msgs
     items = "".join(f"<li>{html.escape(m)}</li>" for m in msgs)
-    sec.html(f'<div class="warnings"><p>Warnings raised while building this section:</p>'
-             f"<ul>{items}</ul></div>")  # fmt: skip
+    sec.html(
+        f'<div class="warnings"><p>Warnings raised while building this section:</p>'
+        f"<ul>{items}</ul></div>"
+    )
 
 
 def _build_indexed(i: int, module: str, ctx: ReportContext) -> tuple[int, Section]:
@@ -268,8 +306,9 @@ def _build_sections(mods: list[str], ctx: ReportContext) -> list[Section]:
             bar.close()
 
 
-def _with_inputs(mods: list[str], available: list[str], ctx: ReportContext, *,
-                 explicit: bool) -> tuple[list[str], list[str]]:  # fmt: skip
+def _with_inputs(
+    mods: list[str], available: list[str], ctx: ReportContext, *, explicit: bool
+) -> tuple[list[str], list[str]]:
     """The sections to build given the user's inputs, and notes saying what was added or left
     out: a section that reads a given input is added (your data is never silently dropped); a
     section with nothing to show without one is left out with a note where it was asked for."""

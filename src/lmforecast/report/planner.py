@@ -66,7 +66,7 @@ def planner_data(model) -> dict[str, Any]:
         **{
             key: float(cal[key]) if cal.get(key) else None
             for key in ("min_compute", "min_N", "min_D")
-        },  # fmt: skip
+        },
         "form": law.name,
         "theta": [float(v) for v in res.theta],
         "draws": [[float(v) for v in th] for th in (res.bootstrap or [])],

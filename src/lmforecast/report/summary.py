@@ -350,13 +350,27 @@ def summary_html(rows: list[dict], titles: Mapping[str, str]) -> str:
     sim = [r for r in rows if r.get("simulated")]
     parts = []
     if real:
-        parts.append(_table(real, titles, "On real data: forecasts checked against held-out "
-                            "truths (lower error is better; coverage is the share of held-out "
-                            "truths inside the nominal intervals)", "real"))  # fmt: skip
+        parts.append(
+            _table(
+                real,
+                titles,
+                "On real data: forecasts checked against held-out "
+                "truths (lower error is better; coverage is the share of held-out "
+                "truths inside the nominal intervals)",
+                "real",
+            )
+        )
     if sim:
-        parts.append(_table(sim, titles, "SIMULATED studies: data drawn from a known law, so "
-                            "these check that the code recovers a planted law; they do not say "
-                            "how well forecasts hold on real runs", "simulated"))  # fmt: skip
+        parts.append(
+            _table(
+                sim,
+                titles,
+                "SIMULATED studies: data drawn from a known law, so "
+                "these check that the code recovers a planted law; they do not say "
+                "how well forecasts hold on real runs",
+                "simulated",
+            )
+        )
     return f"<div id='summary'><h2>Summary</h2>{''.join(parts)}</div>"
 
 
@@ -379,8 +393,10 @@ def _judge(rows: list[dict]) -> tuple[str, str]:
     else:
         parts.append(f"{len(rows)} checks")
     if covs:
-        parts.append(f"{fmt(sum(covs) / len(covs), pct=True)} of held-out truths inside the "
-                     "intervals" + (" (mean over checks)" if len(covs) > 1 else ""))  # fmt: skip
+        parts.append(
+            f"{fmt(sum(covs) / len(covs), pct=True)} of held-out truths inside the "
+            "intervals" + (" (mean over checks)" if len(covs) > 1 else "")
+        )
     ok_base = not with_base or len(beats) * 2 > len(with_base)
     ok_cov = not covs or min(covs) >= 0.8
     if not with_base and not covs:
@@ -421,8 +437,15 @@ def headline(rows: list[dict], inputs: Mapping[str, str], notes: list[str]) -> d
                 + (f" and {len(datas) - 3} more" if len(datas) > 3 else "")
             )
         )
-        out.append({"section": key, "yours": key in ("yours", "ledger"), "what": what,
-                    "how_far_off": text, "trust": word})  # fmt: skip
+        out.append(
+            {
+                "section": key,
+                "yours": key in ("yours", "ledger"),
+                "what": what,
+                "how_far_off": text,
+                "trust": word,
+            }
+        )
     return {"inputs": dict(inputs), "notes": list(notes), "entries": out}
 
 

@@ -34,17 +34,35 @@ def zoo_forecasts(
         texts, records, scores, gamma = zoo_salience_inputs(zoo, task)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fit_salience(texts, records, scores, task=task, chance=gamma,
-                               bootstrap=bootstrap, seed=seed, **options)  # fmt: skip
+            fit = fit_salience(
+                texts,
+                records,
+                scores,
+                task=task,
+                chance=gamma,
+                bootstrap=bootstrap,
+                seed=seed,
+                **options,
+            )
         tab = fit.table()
         test = tab[tab["split"] == "test"]
         for lv in levels:
             lo, hi = fit.predict_interval(test["capability"].to_numpy(), lv)
-            rows.append(pd.DataFrame({"method": "CSV", "study": "zoo", "task": task,
-                                      "target": test["model"].to_numpy(), "level": lv,
-                                      "y": test["score"].to_numpy(),
-                                      "y_pred": test["predicted"].to_numpy(),
-                                      "lower": lo, "upper": hi}))  # fmt: skip
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "method": "CSV",
+                        "study": "zoo",
+                        "task": task,
+                        "target": test["model"].to_numpy(),
+                        "level": lv,
+                        "y": test["score"].to_numpy(),
+                        "y_pred": test["predicted"].to_numpy(),
+                        "lower": lo,
+                        "upper": hi,
+                    }
+                )
+            )
     cols = ["level", "y", "y_pred", "lower", "upper"]
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=cols)
 

@@ -283,8 +283,9 @@ class CapabilitySalience(Estimator):
         self.capability_ = C
         self.history_ = np.array(history, float)
         self.scores_, self.splits_ = A, splits
-        self.bootstrap_ = bootstrap_law(C, A, splits, gamma, int(self.bootstrap), self.seed,
-                                        self.law_)  # fmt: skip
+        self.bootstrap_ = bootstrap_law(
+            C, A, splits, gamma, int(self.bootstrap), self.seed, self.law_
+        )
         return self
 
     # ---- prediction ------------------------------------------------------------------------
@@ -320,8 +321,19 @@ class CapabilitySalience(Estimator):
 
     # ---- persistence -----------------------------------------------------------------------
     saved_label = "saved salience head"
-    _FITTED = ("weights", "theta", "bias", "best_step", "n_chars", "capability", "history",
-               "scores", "splits", "bootstrap", "law")  # fmt: skip
+    _FITTED = (
+        "weights",
+        "theta",
+        "bias",
+        "best_step",
+        "n_chars",
+        "capability",
+        "history",
+        "scores",
+        "splits",
+        "bootstrap",
+        "law",
+    )
 
     def to_dict(self) -> dict:
         """The constructor arguments and the learned head (token weights, theta, the Eq. 2
@@ -330,8 +342,12 @@ class CapabilitySalience(Estimator):
         f = {k: getattr(self, f"{k}_") for k in self._FITTED[:-1]}
         f = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in f.items()}
         f.update(bias=float(self.bias_), best_step=int(self.best_step_), law=self.law_.to_dict())
-        return {"kind": "CapabilitySalience", "format_version": 1, "config": self.get_params(),
-                "fitted": f}  # fmt: skip
+        return {
+            "kind": "CapabilitySalience",
+            "format_version": 1,
+            "config": self.get_params(),
+            "fitted": f,
+        }
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved salience head") -> CapabilitySalience:
@@ -356,11 +372,16 @@ class CapabilitySalience(Estimator):
         M = len(c.nums(f["capability"], "fitted.capability"))
         est.capability_ = np.asarray(f["capability"], float)
         est.scores_ = np.asarray(c.nums(f["scores"], "fitted.scores", M), float)
-        est.splits_ = np.asarray([c.str_(s, "fitted.splits", ("train", "validation", "test"))
-                                  for s in c.list_(f["splits"], "fitted.splits")])  # fmt: skip
+        est.splits_ = np.asarray(
+            [
+                c.str_(s, "fitted.splits", ("train", "validation", "test"))
+                for s in c.list_(f["splits"], "fitted.splits")
+            ]
+        )
         est.history_ = np.asarray(c.matrix(f["history"], "fitted.history", 3), float)
-        est.bootstrap_ = [list(map(float, r)) for r in c.matrix(f["bootstrap"], "fitted.bootstrap",
-                                                                2)]  # fmt: skip
+        est.bootstrap_ = [
+            list(map(float, r)) for r in c.matrix(f["bootstrap"], "fitted.bootstrap", 2)
+        ]
         est.law_ = FitResult.from_dict(f["law"], where, "fitted.law")
         est.alpha_, est.beta_ = est.law_.theta
         est.gamma_ = float(est.chance)
@@ -375,17 +396,19 @@ class CapabilitySalience(Estimator):
         w = np.asarray(self.weights_, float)
         step = int(self.best_step_)
         _, tr_mse, sel_mse = self.history_[step]
-        return "\n".join([
-            f"Capability Salience head (Algorithm 2; {self.optimizer}, lr {self.lr:g}, "
-            f"{int(self.n_steps)} alternations, {self.activation} weights)",
-            f"token weights: {w.size} tokens, min {w.min():.4g}, median {np.median(w):.4g}, "
-            f"max {w.max():.4g}; N_c = {self.n_chars_} characters (Eq. 1)",
-            f"Eq. 2: alpha = {self.alpha_:.4g}, beta = {self.beta_:.4g}, "
-            f"gamma = {self.gamma_:.4g} (random accuracy, fixed)",
-            f"selected step {step} of {int(self.n_steps)}: train MSE {tr_mse:.4g}, "
-            f"selection MSE {sel_mse:.4g} (step 0, all weights equal: "
-            f"{self.history_[0, 1]:.4g} / {self.history_[0, 2]:.4g})",
-        ])  # fmt: skip
+        return "\n".join(
+            [
+                f"Capability Salience head (Algorithm 2; {self.optimizer}, lr {self.lr:g}, "
+                f"{int(self.n_steps)} alternations, {self.activation} weights)",
+                f"token weights: {w.size} tokens, min {w.min():.4g}, median {np.median(w):.4g}, "
+                f"max {w.max():.4g}; N_c = {self.n_chars_} characters (Eq. 1)",
+                f"Eq. 2: alpha = {self.alpha_:.4g}, beta = {self.beta_:.4g}, "
+                f"gamma = {self.gamma_:.4g} (random accuracy, fixed)",
+                f"selected step {step} of {int(self.n_steps)}: train MSE {tr_mse:.4g}, "
+                f"selection MSE {sel_mse:.4g} (step 0, all weights equal: "
+                f"{self.history_[0, 1]:.4g} / {self.history_[0, 2]:.4g})",
+            ]
+        )
 
 
 def bootstrap_law(C, A, splits, gamma, B, seed, law) -> list[list[float]]:
@@ -417,8 +440,9 @@ def residual_scale(pred, scores, splits) -> tuple[float, int]:
     return float(np.sqrt(float(np.mean(err[tr])) * n / max(n - 2, 1))), max(n - 2, 1)
 
 
-def eq2_interval(ab, C, gamma: float, level: float, kind: str, scale: float, dof: int,
-                 seed: int = 0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def eq2_interval(
+    ab, C, gamma: float, level: float, kind: str, scale: float, dof: int, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of Eq. 2 at capability scores C over bootstrap (alpha, beta) `ab`
     ("confidence"), plus Student-t noise of `scale`, `dof` ("prediction"); clipped to the
     accuracy range [0, 1]."""

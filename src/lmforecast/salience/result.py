@@ -180,8 +180,9 @@ class SalienceFit(SummaryDisplay):
         if not self.bootstrap:
             raise InputError("this fit has no bootstrap samples (fit with bootstrap > 0)")
         level, kind = check("level", level), check_kind(kind)
-        return eq2_interval(self.bootstrap, C, self.gamma, level, kind, self.residual_scale,
-                            self.residual_dof, seed)  # fmt: skip
+        return eq2_interval(
+            self.bootstrap, C, self.gamma, level, kind, self.residual_scale, self.residual_dof, seed
+        )
 
     @property
     def residual_scale(self) -> float:

@@ -11,9 +11,27 @@ from ..errors import fmt_value
 from ..fitting.schema import check_fit_result
 from ..store import Checker
 
-SALIENCE_FIELDS = ("task", "gamma", "alpha", "beta", "activation", "extractor", "theta", "bias",
-                   "law", "text_ids", "text_lengths", "offsets", "weights", "models", "splits",
-                   "scores", "capability", "metrics", "settings")  # fmt: skip
+SALIENCE_FIELDS = (
+    "task",
+    "gamma",
+    "alpha",
+    "beta",
+    "activation",
+    "extractor",
+    "theta",
+    "bias",
+    "law",
+    "text_ids",
+    "text_lengths",
+    "offsets",
+    "weights",
+    "models",
+    "splits",
+    "scores",
+    "capability",
+    "metrics",
+    "settings",
+)
 #: Fields a saved fit may lack, and the envelope; with SALIENCE_FIELDS these are the dataclass's
 #: fields (a test checks it), anything else is refused.
 SALIENCE_OPTIONAL = ("history", "bootstrap", "kind", "format_version")
@@ -58,8 +76,9 @@ def check_salience(d: Any, where: str) -> Mapping:
             c.int_(a, f"offsets[{i}][{j}][0]")
             c.int_(b, f"offsets[{i}][{j}][1]")
             if not a <= b <= lengths[i]:
-                c.fail(f"offsets[{i}][{j}]", f"must satisfy 0 <= start <= end <= {lengths[i]}",
-                       pair)  # fmt: skip
+                c.fail(
+                    f"offsets[{i}][{j}]", f"must satisfy 0 <= start <= end <= {lengths[i]}", pair
+                )
     m = len(c.list_(d["models"], "models"))
     c.list_(d["splits"], "splits", m)
     c.nums(d["scores"], "scores", m, lo=0.0, hi=1.0)

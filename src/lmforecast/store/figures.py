@@ -40,8 +40,9 @@ def figure_bytes(fig, fmt: str = "png", dpi: int = 110, tight: bool = False) -> 
     return buf.getvalue()
 
 
-def write_figure(fig, path: str | Path, flag: str = "--out", dpi: int = 110,
-                 tight: bool = False) -> None:  # fmt: skip
+def write_figure(
+    fig, path: str | Path, flag: str = "--out", dpi: int = 110, tight: bool = False
+) -> None:
     """Render `fig` in the format `path` names and write it to exactly `path` under the output
     policy."""
     fmt = figure_format(path, flag)

@@ -64,8 +64,11 @@ def optima_scatter(data, n_star, law_loss=None) -> dict | None:
     same profile). None with fewer than `MIN_BUDGETS` such budgets or when budgets of >= 3
     sizes hold less than `MIN_PROFILE_SHARE` of the runs (not an isoFLOP design). How far the
     law's N* sits from its runs' optima."""
-    out = _scatter(data, budget_flops(data["N"], data["D"]),
-                   lambda g, c: float(np.asarray(n_star(np.array([c])), float)[0]))  # fmt: skip
+    out = _scatter(
+        data,
+        budget_flops(data["N"], data["D"]),
+        lambda g, c: float(np.asarray(n_star(np.array([c])), float)[0]),
+    )
     own = data.attrs.get("budget")
     if out is None and law_loss is not None and own is not None and len(own) == len(data):
 

@@ -19,8 +19,19 @@ from ..errors import InputError
 
 COLUMNS = {"N": ("N", "params"), "D": ("D", "tokens"), "C": ("C", "flops"), "loss": ("loss",)}
 LABELS = ("run", "label", "model", "name")
-OUT_COLUMNS = ("row", "label", "N", "D", "C", "forecast", "lower", "upper", "loss",
-               "rel_error", "covered")  # fmt: skip
+OUT_COLUMNS = (
+    "row",
+    "label",
+    "N",
+    "D",
+    "C",
+    "forecast",
+    "lower",
+    "upper",
+    "loss",
+    "rel_error",
+    "covered",
+)
 
 
 def _column(df: pd.DataFrame, key: str) -> np.ndarray | None:
@@ -47,16 +58,18 @@ def _column(df: pd.DataFrame, key: str) -> np.ndarray | None:
     return out
 
 
-def forecast_points(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray | None,
-                                                    list | None]:  # fmt: skip
+def forecast_points(
+    table: pd.DataFrame,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list | None]:
     """(N, D, truth or None, labels or None) of a rows table (see the module doc)."""
     if not isinstance(table, pd.DataFrame) or table.empty:
         raise InputError("rows: an empty table (one row per forecast)")
     df = table.rename(columns=lambda c: str(c).strip())
     N, D, C, truth = (_column(df, k) for k in ("N", "D", "C", "loss"))
     if N is None or (D is None and C is None):
-        raise InputError(f"rows: need columns N and D (or N and C); found "
-                         f"{', '.join(map(repr, df.columns))}")  # fmt: skip
+        raise InputError(
+            f"rows: need columns N and D (or N and C); found {', '.join(map(repr, df.columns))}"
+        )
     D = C / (6.0 * N) if D is None else D  # beside D, a C column is not read (as in a fit)
     label = next((c for c in LABELS if c in df.columns), None)
     labels = None if label is None else [None if pd.isna(v) else str(v) for v in df[label]]
@@ -73,11 +86,19 @@ def forecast_table(model, table: pd.DataFrame, *, level: float = 0.9):
         lo, hi = (np.asarray(v, float).ravel() for v in model.predict_interval(N, D, level=level))
     except ValueError:  # InputError: a fit without intervals (point fit)
         lo = hi = np.full(point.shape, np.nan)
-    rows = pd.DataFrame({
-        "row": np.arange(1, len(N) + 1), "label": labels or [None] * len(N), "N": N, "D": D,
-        "C": 6.0 * N * D, "forecast": point, "lower": lo, "upper": hi,
-        "loss": np.full(len(N), np.nan) if truth is None else truth,
-    })  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "row": np.arange(1, len(N) + 1),
+            "label": labels or [None] * len(N),
+            "N": N,
+            "D": D,
+            "C": 6.0 * N * D,
+            "forecast": point,
+            "lower": lo,
+            "upper": hi,
+            "loss": np.full(len(N), np.nan) if truth is None else truth,
+        }
+    )
     rows["rel_error"] = np.abs(rows["forecast"] / rows["loss"] - 1.0)
     inside = (rows["lower"] <= rows["loss"]) & (rows["loss"] <= rows["upper"])
     rows["covered"] = inside.where(np.isfinite(rows["loss"]), None)
@@ -93,6 +114,10 @@ def truth_summary(rows: pd.DataFrame, level: float) -> dict | None:
     f = rows[have]
     err = f["rel_error"].to_numpy(float)
     covered = ((f["lower"] <= f["loss"]) & (f["loss"] <= f["upper"])).to_numpy(bool)
-    return {"n": int(have.sum()), "mean_rel_error": float(np.mean(err)),
-            "median_rel_error": float(np.median(err)), "coverage": float(np.mean(covered)),
-            "level": float(level)}  # fmt: skip
+    return {
+        "n": int(have.sum()),
+        "mean_rel_error": float(np.mean(err)),
+        "median_rel_error": float(np.median(err)),
+        "coverage": float(np.mean(covered)),
+        "level": float(level),
+    }

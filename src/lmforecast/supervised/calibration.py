@@ -107,9 +107,15 @@ def fitted_range(data: pd.DataFrame) -> dict:
     their D/N range says whether they identify the compute-optimal split (`consistency`)."""
     N, D = data["N"].to_numpy(float), data["D"].to_numpy(float)
     C = 6.0 * N * D
-    return {"max_compute": float(np.max(C)), "max_N": float(N.max()), "max_D": float(D.max()),
-            "min_compute": float(np.min(C)), "min_N": float(N.min()),
-            "min_D": float(D.min()), "ratio_range": ratio_range(N, D)}  # fmt: skip
+    return {
+        "max_compute": float(np.max(C)),
+        "max_N": float(N.max()),
+        "max_D": float(D.max()),
+        "min_compute": float(np.min(C)),
+        "min_N": float(N.min()),
+        "min_D": float(D.min()),
+        "ratio_range": ratio_range(N, D),
+    }
 
 
 def needed_k(log_error, r, base, level: float = 0.9) -> np.ndarray:
@@ -250,16 +256,30 @@ def cluster_bootstrap(
         np.bincount(rng.integers(0, sizes.size, sizes.size), minlength=sizes.size)
         for _ in range(n_boot)
     ]
-    shared = {"law": law, "X": {k: np.asarray(v, float) for k, v in X.items()},
-              "y": np.asarray(y, float), "inv": inv, "loss": lossf.to_dict(), "bounds": bounds,
-              "grid": g}  # fmt: skip
+    shared = {
+        "law": law,
+        "X": {k: np.asarray(v, float) for k, v in X.items()},
+        "y": np.asarray(y, float),
+        "inv": inv,
+        "loss": lossf.to_dict(),
+        "bounds": bounds,
+        "grid": g,
+    }
     n_chunks = max(1, min(n_boot, 64))
     chunks = [[draws[i] for i in c] for c in np.array_split(np.arange(n_boot), n_chunks) if c.size]
     if n_jobs < 0 and n_boot * len(y) <= SERIAL_WORK:
         n_jobs = 1  # all cores on a small bootstrap: starting workers costs more than it saves
-    parts = map_tasks(_boot_chunk, chunks, shared=shared, scheduler=scheduler, n_jobs=n_jobs,
-                      desc=f"cluster bootstrap {law.name}", progress=progress, unit="resample",
-                      sizes=[len(c) for c in chunks])  # fmt: skip
+    parts = map_tasks(
+        _boot_chunk,
+        chunks,
+        shared=shared,
+        scheduler=scheduler,
+        n_jobs=n_jobs,
+        desc=f"cluster bootstrap {law.name}",
+        progress=progress,
+        unit="resample",
+        sizes=[len(c) for c in chunks],
+    )
     out = [th for part in parts for th in part if th is not None]
     return np.asarray(out, float).reshape(len(out), len(law.parameters))
 
@@ -287,15 +307,25 @@ def _boot_chunk(counts_list, shared) -> list:
             if varpro and use_varpro(law, Xb, "auto"):
                 # starts projected on every other exponent-grid value: faster than scoring
                 # the grid, the same optima (benchmarks/bench_cluster_bootstrap.py)
-                gv, keys = projected_starts(law, Xb, t[keep], lossf, w[keep], bounds,
-                                            thin=2, steps=2)  # fmt: skip
+                gv, keys = projected_starts(
+                    law, Xb, t[keep], lossf, w[keep], bounds, thin=2, steps=2
+                )
                 best = gv[representatives(keys, obj.batch(gv), BOOT_STARTS)]
             else:
                 best = g[np.argsort(obj.batch(g))[:BOOT_STARTS]]
             with warnings.catch_warnings():  # capped refits by design: not the user's fit
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                res = fit_law(law, Xb, y[keep], loss=lossf, grid=best, n_polish=BOOT_STARTS,
-                              weights=w[keep], bounds=bounds, maxiter=BOOT_MAXITER)  # fmt: skip
+                res = fit_law(
+                    law,
+                    Xb,
+                    y[keep],
+                    loss=lossf,
+                    grid=best,
+                    n_polish=BOOT_STARTS,
+                    weights=w[keep],
+                    bounds=bounds,
+                    maxiter=BOOT_MAXITER,
+                )
             out.append(res.theta)
     return out
 
@@ -391,8 +421,10 @@ def user_update(est, form: str, data: pd.DataFrame, k_prior: float, level: float
         needs.extend(need.tolist())
     n = len(needs)
     if not n:
-        return {"method": "prior (too few sizes, or no forecast beyond the fitted runs, for a "
-                "backtest on these runs)"}  # fmt: skip
+        return {
+            "method": "prior (too few sizes, or no forecast beyond the fitted runs, for a "
+            "backtest on these runs)"
+        }
     k_user = choose_k(np.array(needs), np.ones(n), level)
     k = (PRIOR_WEIGHT * k_prior + n * k_user) / (PRIOR_WEIGHT + n)
     return {

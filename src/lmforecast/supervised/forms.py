@@ -41,8 +41,10 @@ ONE_D_DECADES = 0.1  # runs whose D spans less (26%) have one token count: no D 
 GAMMA_MIN_RUNS = 7  # chinchilla-gamma's 6 parameters and one run more to show the scatter
 CHINCHILLA_RUNS = 6  # chinchilla's 5 parameters and one run more; fewer: form "compute"
 COMPUTE_RUNS = 4  # fewer: refused
-NO_SPLIT = ("the 1-D compute law depends on 6ND only: it has no compute-optimal N/D split (fit "
-            "runs at several D/N for a law in N and D)")  # fmt: skip
+NO_SPLIT = (
+    "the 1-D compute law depends on 6ND only: it has no compute-optimal N/D split (fit "
+    "runs at several D/N for a law in N and D)"
+)
 EXP_MAX_RATIO = 3.0
 FEW_DOF = 2  # runs left over the free parameters at or below which the scatter term is blind
 REGISTRY: dict[str, str] = {}  # form -> the simpler form it falls back to (extensible)
@@ -114,8 +116,9 @@ def fix_bounds(law, fixed: Mapping[str, float] | None) -> list[tuple[float, floa
         i, tr = by_nat[name]
         twin = next((n for n in fixed if n != name and by_nat.get(n, (None,))[0] == i), None)
         if twin is not None:
-            raise InputError(f"--fix (fixed=): {name} and {twin} pin the same parameter of "
-                             f"{law.name}; give one")  # fmt: skip
+            raise InputError(
+                f"--fix (fixed=): {name} and {twin} pin the same parameter of {law.name}; give one"
+            )
         v = float(value)
         if tr == "exp" and not name.startswith("log_"):
             if not v > 0:
@@ -280,9 +283,13 @@ def compute_law(data: pd.DataFrame) -> dict:
         # the 4 best grid starts reach the 8-best-plus-one-per-grid-value optimum (within 2e-15)
         # on 174 real-suite fits, at a quarter of the polishes (docs/fitting.md)
         res = fit_law(
-            ComputeND(), X, data["loss"].to_numpy(float), loss=huber(1e-3), n_polish=4,
+            ComputeND(),
+            X,
+            data["loss"].to_numpy(float),
+            loss=huber(1e-3),
+            n_polish=4,
             stratify=False,
-        )  # fmt: skip
+        )
     return {**{k: float(v) for k, v in res.params.items()}, "theta": list(res.theta)}
 
 

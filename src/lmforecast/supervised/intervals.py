@@ -218,8 +218,10 @@ def bootstrap_interval(est, N, D, level: float, kind: str):
             )
         if kind == "forecast":
             raise InputError("this fit has no intervals: fit with intervals=True")
-        raise InputError(f"kind={_public(kind)!r} needs bootstrap refits, and this fit has none "
-                         "(bootstrap=0): refit with bootstrap >= 2")  # fmt: skip
+        raise InputError(
+            f"kind={_public(kind)!r} needs bootstrap refits, and this fit has none "
+            "(bootstrap=0): refit with bootstrap >= 2"
+        )
     if kind == "forecast" and first_time(est, "bootstrap-only"):
         warnings.warn(
             "this fit has no calibrated forecast interval (intervals=False, --no-intervals): the "

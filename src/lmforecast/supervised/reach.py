@@ -73,12 +73,21 @@ def _side(cal: Mapping, N: float, D: float) -> str:
     """'below their smallest N=..., D=...' or 'beyond their largest ...': which end of the
     fitted range the forecast leaves (the larger of the two log distances)."""
     C = 6.0 * N * D
-    below = [math.log(float(cal[k]) / v) for k, v in (("min_compute", C), ("min_N", N),
-                                                      ("min_D", D)) if cal.get(k)]  # fmt: skip
-    above = [math.log(v / float(cal[k])) for k, v in (("max_compute", C), ("max_N", N),
-                                                      ("max_D", D)) if cal.get(k)]  # fmt: skip
-    end, word = ("min", "below their smallest") if below and max(below) > max(above, default=0.0) \
-        else ("max", "beyond their largest")  # fmt: skip
+    below = [
+        math.log(float(cal[k]) / v)
+        for k, v in (("min_compute", C), ("min_N", N), ("min_D", D))
+        if cal.get(k)
+    ]
+    above = [
+        math.log(v / float(cal[k]))
+        for k, v in (("max_compute", C), ("max_N", N), ("max_D", D))
+        if cal.get(k)
+    ]
+    end, word = (
+        ("min", "below their smallest")
+        if below and max(below) > max(above, default=0.0)
+        else ("max", "beyond their largest")
+    )
     known = [f"{k}={float(cal[f'{end}_{k}']):.3g}" for k in ("N", "D") if cal.get(f"{end}_{k}")]
     return f"{word} {', '.join(known)}" if known else f"{word} compute"
 

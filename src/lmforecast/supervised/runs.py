@@ -19,8 +19,10 @@ if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
 # below these, no language model was ever trained (the bundled toy zoo: N >= 3e3, D >= 1.6e4,
 # largest D 3e6), but sizes in billions (N) or token counts in billions or millions (D) land
 # there (every value; for N, any value: sizes in millions put only the small models below 1e3)
-UNIT_LIMITS = (("N", 1e3, "1e3", "parameters are counted one by one (a 70M model is 7e7)"),
-               ("D", 1e5, "1e5", "tokens are counted one by one (20B tokens is 2e10)"))  # fmt: skip
+UNIT_LIMITS = (
+    ("N", 1e3, "1e3", "parameters are counted one by one (a 70M model is 7e7)"),
+    ("D", 1e5, "1e5", "tokens are counted one by one (20B tokens is 2e10)"),
+)
 LOSS_MAX = 20.0  # nats: a language model's cross-entropy is a few nats, even at initialisation
 
 
@@ -32,13 +34,17 @@ def warn_units(data: pd.DataFrame, n_col: str, d_col: str, loss_col: str) -> Non
         v = data[key].to_numpy(float)
         low = int(np.sum(v < floor))
         if low == v.size:
-            warnings.warn(f"column {names[key]!r}: every value is below {floor_text} "
-                          f"(largest {v.max():.4g}): {why}; in millions or billions?",
-                          stacklevel=4)  # fmt: skip
+            warnings.warn(
+                f"column {names[key]!r}: every value is below {floor_text} "
+                f"(largest {v.max():.4g}): {why}; in millions or billions?",
+                stacklevel=4,
+            )
         elif low and key == "N":  # sizes in millions: the small ones fall below, the rest not
-            warnings.warn(f"column {names[key]!r}: {low} of {v.size} values are below "
-                          f"{floor_text} (smallest {v.min():.4g}): {why}; in millions?",
-                          stacklevel=4)  # fmt: skip
+            warnings.warn(
+                f"column {names[key]!r}: {low} of {v.size} values are below "
+                f"{floor_text} (smallest {v.min():.4g}): {why}; in millions?",
+                stacklevel=4,
+            )
     top = float(data["loss"].max())
     if top > LOSS_MAX:
         warnings.warn(
@@ -115,8 +121,10 @@ def runs_table(runs, *, N=None, D=None, C=None, loss=None, cols=None) -> pd.Data
 
     bad = sorted(set(cols or {}) - set(COLUMN_ARGS))
     if bad:
-        raise InputError(f"fit: unknown argument(s) {', '.join(bad)}; the column arguments are "
-                         f"{', '.join(COLUMN_ARGS)}")  # fmt: skip
+        raise InputError(
+            f"fit: unknown argument(s) {', '.join(bad)}; the column arguments are "
+            f"{', '.join(COLUMN_ARGS)}"
+        )
     arrays = {k: v for k, v in (("N", N), ("D", D), ("C", C), ("loss", loss)) if v is not None}
     if runs is None:
         if "N" not in arrays or "loss" not in arrays or not ({"D", "C"} & set(arrays)):

@@ -17,8 +17,19 @@ WEIGHT_SUM_TOL = 1e-9  # stack weights as saved sum to 1 within rounding (~1e-16
 
 
 # constructor arguments a saved supervised fit keeps (meta.config): `load` rebuilds from them
-CONFIG_ARGS = ("form", "loss", "huber_delta", "bootstrap", "intervals", "calibration", "fixed",
-               "replicates", "ci_level", "seed", "stack")  # fmt: skip
+CONFIG_ARGS = (
+    "form",
+    "loss",
+    "huber_delta",
+    "bootstrap",
+    "intervals",
+    "calibration",
+    "fixed",
+    "replicates",
+    "ci_level",
+    "seed",
+    "stack",
+)
 
 
 def check_supervised_meta(d: Mapping, where: str) -> None:
@@ -30,8 +41,12 @@ def check_supervised_meta(d: Mapping, where: str) -> None:
     cal = meta.get("intervals")
     if cal is not None:
         cal = c.obj(cal, "meta.intervals")
-        c.num(c.get(cal, "max_compute", "meta.intervals"), "meta.intervals.max_compute",
-              lo=0.0, lo_open=True)  # fmt: skip
+        c.num(
+            c.get(cal, "max_compute", "meta.intervals"),
+            "meta.intervals.max_compute",
+            lo=0.0,
+            lo_open=True,
+        )
         for k in ("max_N", "max_D", "min_compute", "min_N", "min_D"):
             if cal.get(k) is not None:
                 c.num(cal[k], f"meta.intervals.{k}", lo=0.0, lo_open=True)
@@ -39,8 +54,11 @@ def check_supervised_meta(d: Mapping, where: str) -> None:
         if cal.get("ratio_range") is not None:  # optional: the fitted runs' D/N span
             pair = c.nums(cal["ratio_range"], "meta.intervals.ratio_range", length=2, lo=1e-300)
             if pair[0] > pair[1]:
-                c.fail("meta.intervals.ratio_range", "must be [smallest, largest] D/N",
-                       cal["ratio_range"])  # fmt: skip
+                c.fail(
+                    "meta.intervals.ratio_range",
+                    "must be [smallest, largest] D/N",
+                    cal["ratio_range"],
+                )
         c.num(cal.get("bias_slope", 0.0), "meta.intervals.bias_slope")
         c.num(cal.get("k_fixed", 0.0), "meta.intervals.k_fixed", lo=0.0)
         if cal.get("pairs") is not None:
@@ -106,8 +124,9 @@ def check_trust_meta(d: Mapping, where: str) -> None:
         for k, v in c.obj(c.get(cfg, "fixed", p), f"{p}.fixed").items():
             c.num(v, f"{p}.fixed.{k}")
         c.str_(c.get(cfg, "replicates", p), f"{p}.replicates", ("mean", "keep"), none=True)
-        c.num(c.get(cfg, "ci_level", p), f"{p}.ci_level", lo=0.0, hi=1.0, lo_open=True,
-              hi_open=True)  # fmt: skip
+        c.num(
+            c.get(cfg, "ci_level", p), f"{p}.ci_level", lo=0.0, hi=1.0, lo_open=True, hi_open=True
+        )
         c.int_(c.get(cfg, "seed", p), f"{p}.seed", lo=None)
         for k in ("intervals", "stack"):
             c.bool_(c.get(cfg, k, p), f"{p}.{k}")

@@ -115,8 +115,16 @@ def ratio_reach(data: pd.DataFrame) -> dict:
 
 def _point_fit(est, form: str, loss: str, fixed, data: pd.DataFrame) -> FitResult:
     """A point fit from scratch (the form's grid; no bootstrap, stack or compute law)."""
-    m = type(est)(form, loss=loss, huber_delta=est.huber_delta, intervals=False, fixed=fixed,
-                  n_jobs=1, replicates="keep", stack=False)  # fmt: skip
+    m = type(est)(
+        form,
+        loss=loss,
+        huber_delta=est.huber_delta,
+        intervals=False,
+        fixed=fixed,
+        n_jobs=1,
+        replicates="keep",
+        stack=False,
+    )
     return m._fit_form(fm.choose_form(form, data)[0], data, 0)
 
 
@@ -165,8 +173,12 @@ def inner_backtest(
             train = data[tr].reset_index(drop=True)
             # one held-out forecast per configuration: seed replicates kept as rows
             # (`replicates="keep"`) are averaged, or they would count as independent errors
-            test = (data[te].assign(logl=np.log(data.loc[te, "loss"].to_numpy(float)))
-                    .groupby(["N", "D"], sort=False, as_index=False)["logl"].mean())  # fmt: skip
+            test = (
+                data[te]
+                .assign(logl=np.log(data.loc[te, "loss"].to_numpy(float)))
+                .groupby(["N", "D"], sort=False, as_index=False)["logl"]
+                .mean()
+            )
             N, D = test["N"].to_numpy(float), test["D"].to_numpy(float)
             y = test["logl"].to_numpy(float)
             for c, fit in fitters.items():
@@ -177,8 +189,10 @@ def inner_backtest(
 
 def inner_mae(e: Mapping[str, np.ndarray]) -> dict[str, float]:
     """Each candidate's mean |log error| on the inner backtest (inf where a forecast failed)."""
-    return {c: float(np.mean(np.abs(v))) if np.all(np.isfinite(v)) else float("inf")
-            for c, v in e.items()}  # fmt: skip
+    return {
+        c: float(np.mean(np.abs(v))) if np.all(np.isfinite(v)) else float("inf")
+        for c, v in e.items()
+    }
 
 
 def stack_weights(e: Mapping[str, np.ndarray], noise: float = 0.0) -> dict[str, float]:

@@ -47,14 +47,20 @@ def verdicts(table: pd.DataFrame) -> list[dict]:
         simple = g[g["method"].isin(SIMPLE)]
         best = simple.loc[simple["mean_abs_pct"].idxmin()]
         hw_cap = max(2 * d["median_abs_pct"], 1.0)
-        out.append({
-            "suite": s, "coverage": float(d["coverage"]), "coverage_ok": bool(d["coverage"] >= 0.7),
-            "halfwidth": float(d["median_halfwidth_pct"]), "halfwidth_cap": float(hw_cap),
-            "halfwidth_ok": bool(d["median_halfwidth_pct"] <= hw_cap),
-            "mae": float(d["mean_abs_pct"]), "best_simple": str(best["method"]),
-            "best_simple_mae": float(best["mean_abs_pct"]),
-            "mae_ok": bool(d["mean_abs_pct"] <= 1.1 * best["mean_abs_pct"]),
-        })  # fmt: skip
+        out.append(
+            {
+                "suite": s,
+                "coverage": float(d["coverage"]),
+                "coverage_ok": bool(d["coverage"] >= 0.7),
+                "halfwidth": float(d["median_halfwidth_pct"]),
+                "halfwidth_cap": float(hw_cap),
+                "halfwidth_ok": bool(d["median_halfwidth_pct"] <= hw_cap),
+                "mae": float(d["mean_abs_pct"]),
+                "best_simple": str(best["method"]),
+                "best_simple_mae": float(best["mean_abs_pct"]),
+                "mae_ok": bool(d["mean_abs_pct"] <= 1.1 * best["mean_abs_pct"]),
+            }
+        )
     return out
 
 
@@ -69,17 +75,29 @@ def width_floor(f: pd.DataFrame, method: str = "default") -> pd.DataFrame:
     for s, g in d.groupby("suite", sort=False):
         a = 100 * np.abs(g["forecast"].to_numpy(float) / g["truth"].to_numpy(float) - 1)
         q50, q70, q90 = np.quantile(a, [0.5, 0.7, 0.9])
-        rows.append({"suite": s, "q50": q50, "q70": q70, "q90": q90,
-                     "ratio70": q70 / q50, "ratio90": q90 / q50})  # fmt: skip
+        rows.append(
+            {
+                "suite": s,
+                "q50": q50,
+                "q70": q70,
+                "q90": q90,
+                "ratio70": q70 / q50,
+                "ratio90": q90 / q50,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def floor_markdown(fl: pd.DataFrame) -> str:
-    lines = ["| suite | median abs % error | 70th pct | 90th pct | 70th / median | "
-             "90th / median |", "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| suite | median abs % error | 70th pct | 90th pct | 70th / median | 90th / median |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in fl.itertuples(index=False):
-        lines.append(f"| {r.suite} | {r.q50:.2f} | {r.q70:.2f} | {r.q90:.2f} | "
-                     f"{r.ratio70:.2f} | {r.ratio90:.2f} |")  # fmt: skip
+        lines.append(
+            f"| {r.suite} | {r.q50:.2f} | {r.q70:.2f} | {r.q90:.2f} | "
+            f"{r.ratio70:.2f} | {r.ratio90:.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -100,8 +118,10 @@ def markdown(table: pd.DataFrame, pooled: dict) -> str:
         f"weighted equally): **{pooled['coverage']:.3f}** over {pooled['n']} forecasts."
     )
     lines.append("")
-    lines.append("| suite | coverage >= 0.70 | half-width <= max(2 x median error, 1%) | "
-                 "mean error <= 1.1 x best simple law |")  # fmt: skip
+    lines.append(
+        "| suite | coverage >= 0.70 | half-width <= max(2 x median error, 1%) | "
+        "mean error <= 1.1 x best simple law |"
+    )
     lines.append("|---|---|---|---|")
     for v in verdicts(table):
         lines.append(

@@ -198,8 +198,11 @@ def build_zoo(
             bpe = load_tokenizer(bpe_path)
         except Exception as exc:  # noqa: BLE001 - any unreadable tokenizer is redone
             why = " ".join(str(exc).split())[:80] or type(exc).__name__
-            warnings.warn(f"{bpe_path}: unreadable tokenizer ({why}); retraining it",
-                          DomainWarning, stacklevel=2)  # fmt: skip
+            warnings.warn(
+                f"{bpe_path}: unreadable tokenizer ({why}); retraining it",
+                DomainWarning,
+                stacklevel=2,
+            )
     if bpe is None:
         docs = [t for d in DOMAINS for t in corpus.train[d]]
         bpe = BPETokenizer.train(docs, preset.bpe_vocab)
@@ -247,8 +250,20 @@ def build_zoo(
     return meta
 
 
-_RESULT_NUMBERS = ("N", "N_total", "D", "tokens_per_param", "batch", "lr", "steps", "C", "C_FN",
-                   "loss", *(f"loss_{d}" for d in DOMAINS), *TASKS)  # fmt: skip
+_RESULT_NUMBERS = (
+    "N",
+    "N_total",
+    "D",
+    "tokens_per_param",
+    "batch",
+    "lr",
+    "steps",
+    "C",
+    "C_FN",
+    "loss",
+    *(f"loss_{d}" for d in DOMAINS),
+    *TASKS,
+)
 
 
 def _teacher_model(ctx: _Build, spec: RunSpec, results: dict):

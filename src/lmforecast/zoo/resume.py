@@ -36,8 +36,10 @@ def _bad_losses(rec: dict) -> str | None:
         vals = t.get("losses") if isinstance(t, dict) else None
         if not isinstance(vals, list):
             return f"token losses {i} are not a list"
-        arr = np.asarray([v if isinstance(v, int | float) and not isinstance(v, bool) else np.nan
-                          for v in vals], float)  # fmt: skip
+        arr = np.asarray(
+            [v if isinstance(v, int | float) and not isinstance(v, bool) else np.nan for v in vals],
+            float,
+        )
         if not (np.isfinite(arr).all() and (arr >= 0).all()):
             return f"token losses {i} hold a value that is not a number >= 0"
     return None
@@ -60,14 +62,21 @@ def load_result(path: Path, run_id: str, numbers) -> dict | None:
             why = f"names run {str(rec.get('model'))[:40]!r}, not {run_id!r}"
         else:
             bad = [
-                k for k in numbers
-                if isinstance(rec.get(k), bool) or not isinstance(rec.get(k), int | float)
+                k
+                for k in numbers
+                if isinstance(rec.get(k), bool)
+                or not isinstance(rec.get(k), int | float)
                 or not np.isfinite(rec[k])
-            ]  # fmt: skip
-            neg = [] if bad else [
-                k for k in numbers
-                if (k in POSITIVE or str(k).startswith("loss")) and rec[k] <= 0
-            ]  # fmt: skip
+            ]
+            neg = (
+                []
+                if bad
+                else [
+                    k
+                    for k in numbers
+                    if (k in POSITIVE or str(k).startswith("loss")) and rec[k] <= 0
+                ]
+            )
             if bad:
                 why = f"field {bad[0]!r} is missing or not a finite number"
             elif neg:

@@ -212,9 +212,12 @@ def train_run(
             step, rows, wall = int(state["step"]), list(state["rows"]), float(state["wall"])
             loss_sum, loss_n = state["loss_acc"]
         except Exception as exc:  # noqa: BLE001 - any state that does not fit is redone
-            warnings.warn(f"{state_path}: checkpoint does not fit this run "
-                          f"({_first_line(exc)}); restarting the run", DomainWarning,
-                          stacklevel=2)  # fmt: skip
+            warnings.warn(
+                f"{state_path}: checkpoint does not fit this run "
+                f"({_first_line(exc)}); restarting the run",
+                DomainWarning,
+                stacklevel=2,
+            )
             model.load_state_dict(fresh[0])
             opt.load_state_dict(fresh[1])
             step, rows, wall, loss_sum, loss_n = 0, [], 0.0, 0.0, 0
@@ -300,8 +303,11 @@ def load_final(spec: RunSpec, preset: Preset, vocab_size: int, run_dir: Path):
     try:
         model.load_state_dict(sd)
     except Exception as exc:  # noqa: BLE001 - weights of another shape: the run is redone
-        warnings.warn(f"{run_dir / 'final.pt'}: weights do not fit this run "
-                      f"({_first_line(exc)}); redoing it", DomainWarning, stacklevel=2)  # fmt: skip
+        warnings.warn(
+            f"{run_dir / 'final.pt'}: weights do not fit this run ({_first_line(exc)}); redoing it",
+            DomainWarning,
+            stacklevel=2,
+        )
         return None
     model.eval()
     return model

@@ -96,8 +96,9 @@ def read_models(source: str | Path | pd.DataFrame) -> pd.DataFrame:
             flag = df[col].map(lambda x: isinstance(x, bool | np.bool_)).to_numpy()
             if flag.any():
                 i = int(np.argmax(flag))
-                raise InputError(f"{what}: column {col!r} row {i + 1}: {df[col].iloc[i]!r} is "
-                                 "not a number")  # fmt: skip
+                raise InputError(
+                    f"{what}: column {col!r} row {i + 1}: {df[col].iloc[i]!r} is not a number"
+                )
     out = pd.DataFrame({"model": df["model"].astype(str).str.strip()})
     out["params"] = numeric_column(df, "params", positive=True, what=what)
     for col in ("params_nonembedding", "tokens", "tokens_per_step"):
@@ -143,8 +144,10 @@ def match_model_name(name: str, known, what: str = "model", where: str = "known"
     if len(folded) == 1:
         return folded[0]
     if len(folded) > 1:
-        raise InputError(f"{what} {given!r} matches {', '.join(map(repr, folded))} ignoring case; "
-                         "give the exact name")  # fmt: skip
+        raise InputError(
+            f"{what} {given!r} matches {', '.join(map(repr, folded))} ignoring case; "
+            "give the exact name"
+        )
     lower = {k.casefold(): k for k in names}
     near = did_you_mean(given.casefold(), lower)
     if near:  # name the suggestion in its own spelling

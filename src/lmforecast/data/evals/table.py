@@ -127,8 +127,13 @@ def check_values(df: pd.DataFrame, where: str) -> None:
     stderr, step (= the final model), n_shot and model metadata are allowed."""
     first = df[df.columns[0]].astype(str).str.lstrip()
     if first.str.startswith("#").any():
-        _row_fail(where, first.str.startswith("#"), df, df.columns[0],
-                  "looks like a comment line; a tidy table has no comment syntax")  # fmt: skip
+        _row_fail(
+            where,
+            first.str.startswith("#"),
+            df,
+            df.columns[0],
+            "looks like a comment line; a tidy table has no comment syntax",
+        )
     for c in ("model", "task", "metric"):
         blank = df[c].isna() | (df[c].astype(str).str.strip() == "")
         if blank.any():
@@ -142,14 +147,21 @@ def check_values(df: pd.DataFrame, where: str) -> None:
             if (num.isna() & df[c].notna()).any():
                 _row_fail(where, num.isna() & df[c].notna(), df, c, "is not a number")
             if (num < 0).any() or np.isinf(num.to_numpy(float)).any():
-                _row_fail(where, (num < 0) | np.isinf(num.to_numpy(float)), df, c,
-                          "must be a finite number >= 0")  # fmt: skip
+                _row_fail(
+                    where,
+                    (num < 0) | np.isinf(num.to_numpy(float)),
+                    df,
+                    c,
+                    "must be a finite number >= 0",
+                )
     bad = bad_values(df["metric"], value)
     if bad.any():
         i = int(np.argmax(bad))
         m = str(df["metric"].iloc[i])
-        raise InputError(f"{where}: row {i + 1} column 'value': {value.iloc[i]!r} "
-                         f"{value_problem(m, value.iloc[i])}")  # fmt: skip
+        raise InputError(
+            f"{where}: row {i + 1} column 'value': {value.iloc[i]!r} "
+            f"{value_problem(m, value.iloc[i])}"
+        )
 
 
 #: Columns a forecast from an evals table computes with: a row missing one of them (while
@@ -178,8 +190,13 @@ def check_evals_frame(df: pd.DataFrame, where: str) -> pd.DataFrame:
         if (num.isna() & df[c].notna()).any():
             _row_fail(where, num.isna() & df[c].notna(), df, c, "is not a number")
         if (num < 0).any() or np.isinf(num.to_numpy(float)).any():
-            _row_fail(where, (num < 0) | np.isinf(num.to_numpy(float)), df, c,
-                      "must be a finite number >= 0")  # fmt: skip
+            _row_fail(
+                where,
+                (num < 0) | np.isinf(num.to_numpy(float)),
+                df,
+                c,
+                "must be a finite number >= 0",
+            )
         if c in REQUIRED_WHEN_PRESENT and num.isna().any() and num.notna().any():
             i = int(np.argmax(num.isna().to_numpy()))
             raise InputError(

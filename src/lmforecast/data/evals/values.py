@@ -16,8 +16,18 @@ import math
 import numpy as np
 import pandas as pd
 
-FRACTION_METRICS = ("acc", "acc_norm", "exact_match", "f1", "mc1", "mc2", "em", "acc_mutual_info",
-                    "brier_score", "pass@1")  # fmt: skip
+FRACTION_METRICS = (
+    "acc",
+    "acc_norm",
+    "exact_match",
+    "f1",
+    "mc1",
+    "mc2",
+    "em",
+    "acc_mutual_info",
+    "brier_score",
+    "pass@1",
+)
 PERPLEXITY_METRICS = ("ppl", "perplexity", "word_perplexity", "byte_perplexity")
 LOSS_METRICS = ("bits_per_byte", "bpb", "loss", "nll")
 

@@ -44,11 +44,16 @@ def family_models(models, family: str = "standard") -> tuple[list[str], str | No
     dropped = {f"{f}-deduped" for f in twins} if family == "standard" else set(twins)
     kept = [m for m in names if fam[m] not in dropped]
     keep = twins if family == "standard" else [f"{f}-deduped" for f in twins]
-    other, choice = ([f"{f}-deduped" for f in twins], "deduped") if family == "standard" else \
-        (twins, "standard")  # fmt: skip
-    note = (f"models: the {', '.join(keep)} family, {len(kept)} of {len(names)} models (the "
-            f"table also holds {', '.join(other)}: --family {choice} to fit those, --family all "
-            "for both)")  # fmt: skip
+    other, choice = (
+        ([f"{f}-deduped" for f in twins], "deduped")
+        if family == "standard"
+        else (twins, "standard")
+    )
+    note = (
+        f"models: the {', '.join(keep)} family, {len(kept)} of {len(names)} models (the "
+        f"table also holds {', '.join(other)}: --family {choice} to fit those, --family all "
+        "for both)"
+    )
     return kept, note
 
 

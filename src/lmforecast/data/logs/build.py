@@ -42,11 +42,26 @@ from .readers import RUN, check_log_path, describe_columns, read_log
 SCHEDULES = ("cosine", "linear", "constant", "wsd")
 CANDIDATES = {
     "step": ("step", "_step", "Step", "global_step", "trainer/global_step", "iteration", "iter"),
-    "loss": ("loss", "eval_loss", "val_loss", "eval/loss", "val/loss", "valid/loss",
-             "validation/loss", "train/loss", "train_loss"),
-    "tokens": ("tokens", "tokens_seen", "num_tokens", "consumed_tokens", "train/tokens",
-               "trainer/tokens"),
-}  # fmt: skip
+    "loss": (
+        "loss",
+        "eval_loss",
+        "val_loss",
+        "eval/loss",
+        "val/loss",
+        "valid/loss",
+        "validation/loss",
+        "train/loss",
+        "train_loss",
+    ),
+    "tokens": (
+        "tokens",
+        "tokens_seen",
+        "num_tokens",
+        "consumed_tokens",
+        "train/tokens",
+        "trainer/tokens",
+    ),
+}
 
 
 @dataclass
@@ -297,8 +312,10 @@ def import_logs(
         if summary:
             raise InputError(f"{where}: a W&B summary export has no steps, only final runs")
         if lc is None:
-            raise InputError(f"{where}: no learning-rate column (looked for "
-                             f"{', '.join(LR_CANDIDATES)}); name it with --lr COL")  # fmt: skip
+            raise InputError(
+                f"{where}: no learning-rate column (looked for "
+                f"{', '.join(LR_CANDIDATES)}); name it with --lr COL"
+            )
         cols = {"step": st, "loss": lo, "tokens": tk, "train_loss": tl, "lr": lc}
         return ImportedRuns(None, None, cols, schedule, 0, curves_table(full, lc, N))
     if N is None:

@@ -50,10 +50,13 @@ def check_tokens(df: pd.DataFrame, tk: str | None) -> None:
     col = repr(tk) if tk else "step x --tokens-per-step"
     t = df["_tokens"].to_numpy(dtype=float)
     for bad, why in (
-        (np.isnan(t), "is empty on the evaluation row and on every line at that step (log the "
-         "tokens on the evaluation line, or evaluate at a step that logs them)"),
+        (
+            np.isnan(t),
+            "is empty on the evaluation row and on every line at that step (log the "
+            "tokens on the evaluation line, or evaluate at a step that logs them)",
+        ),
         (t < 0, "holds {}; tokens must be >= 0"),
-    ):  # fmt: skip
+    ):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(
@@ -83,11 +86,17 @@ def check_magnitudes(ck: pd.DataFrame, df: pd.DataFrame) -> None:
     """Steps below 2**53 and a finite ``C = 6 N D`` on every checkpoint (tokens of 1e305 gave
     C = inf in the output)."""
     for col, bad, why in (
-        ("step", np.abs(ck["step"].to_numpy(dtype=float)) >= MAX_STEP,
-         "is no step count (at most 2**53 = 9.0e15)"),
-        ("tokens", ~np.isfinite(ck["C"].to_numpy(dtype=float)),
-         "makes the compute C = 6 N D overflow; is the column in tokens?"),
-    ):  # fmt: skip
+        (
+            "step",
+            np.abs(ck["step"].to_numpy(dtype=float)) >= MAX_STEP,
+            "is no step count (at most 2**53 = 9.0e15)",
+        ),
+        (
+            "tokens",
+            ~np.isfinite(ck["C"].to_numpy(dtype=float)),
+            "makes the compute C = 6 N D overflow; is the column in tokens?",
+        ),
+    ):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(

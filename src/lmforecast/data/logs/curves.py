@@ -17,8 +17,14 @@ import pandas as pd
 from ...errors import InputError, fmt_value
 from .readers import RUN
 
-LR_CANDIDATES = ("lr", "learning_rate", "optim/learning_rate_group0", "train/learning_rate",
-                 "train/lr", "trainer/learning_rate")  # fmt: skip
+LR_CANDIDATES = (
+    "lr",
+    "learning_rate",
+    "optim/learning_rate_group0",
+    "train/learning_rate",
+    "train/lr",
+    "trainer/learning_rate",
+)
 CURVES_COLUMNS = ("run", "step", "lr", "loss", "tokens", "N")
 
 
@@ -68,8 +74,14 @@ def curves_table(df: pd.DataFrame, col: str, N: pd.Series | None) -> pd.DataFram
                 "(--lr); a curve needs its schedule: log the learning rate, or leave the run out"
             )
         step = g["_step"].to_numpy(dtype=float)
-        part = pd.DataFrame({"run": str(r), "step": step, "lr": _fill(step, lr),
-                             "loss": g["_loss"].to_numpy(dtype=float)})  # fmt: skip
+        part = pd.DataFrame(
+            {
+                "run": str(r),
+                "step": step,
+                "lr": _fill(step, lr),
+                "loss": g["_loss"].to_numpy(dtype=float),
+            }
+        )
         if "_tokens" in g:
             part["tokens"] = _fill(step, g["_tokens"].to_numpy(dtype=float))
         if N is not None:

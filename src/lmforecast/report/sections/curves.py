@@ -22,8 +22,15 @@ from ..builder import ReportContext, Section
 DOCS = Path(__file__).resolve().parents[4] / "docs"
 #: the multi-power-law parameters the bundled example curves are simulated from (the law fitted
 #: to the MPL authors' 25M-parameter curves, rounded; scripts/make_curves_examples.py)
-EXAMPLE_TRUTH = {"L0": 3.15, "A": 0.52, "alpha": 0.5, "B": 450.0, "C": 3.4e-4, "beta": 0.36,
-                 "gamma": 1.6}  # fmt: skip
+EXAMPLE_TRUTH = {
+    "L0": 3.15,
+    "A": 0.52,
+    "alpha": 0.5,
+    "B": 450.0,
+    "C": 3.4e-4,
+    "beta": 0.36,
+    "gamma": 1.6,
+}
 CALIBRATED_ON = "25M"  # the size the backtest script chooses the interval factor on
 TABLES = {
     "curves_protocol.csv": "The MPL authors' protocol on their shared curves: fit cosine_24000, "
@@ -53,14 +60,18 @@ def _finals(table: pd.DataFrame, fc) -> pd.DataFrame:
     for run, g in ft.groupby("run", sort=False):
         logged = table[(table["run"] == run) & table["loss"].notna()]
         end = g.iloc[-1]
-        rows.append({
-            "run": run,
-            "logged to step": int(logged["step"].max()) if len(logged) else np.nan,
-            "last logged loss": float(logged["loss"].iloc[-1]) if len(logged) else np.nan,
-            "final step": int(end["step"]),
-            "forecast": float(end["loss"]), "lo": float(end["lo"]), "hi": float(end["hi"]),
-            "kind": "continued" if len(logged) else "new schedule (shared parameters)",
-        })  # fmt: skip
+        rows.append(
+            {
+                "run": run,
+                "logged to step": int(logged["step"].max()) if len(logged) else np.nan,
+                "last logged loss": float(logged["loss"].iloc[-1]) if len(logged) else np.nan,
+                "final step": int(end["step"]),
+                "forecast": float(end["loss"]),
+                "lo": float(end["lo"]),
+                "hi": float(end["hi"]),
+                "kind": "continued" if len(logged) else "new schedule (shared parameters)",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -96,19 +107,29 @@ def _backtests(sec: Section, df: pd.DataFrame) -> list[dict]:
     ok = df["lo"].notna() & df["hi"].notna()
     lo = df["forecast"] * (df["lo"] / df["forecast"]) ** k
     hi = df["forecast"] * (df["hi"] / df["forecast"]) ** k
-    df = df.assign(covered=((lo <= df["actual"]) & (df["actual"] <= hi)).where(ok),
-                   half=((hi - lo) / 2 / df["actual"]).where(ok))  # fmt: skip
+    df = df.assign(
+        covered=((lo <= df["actual"]) & (df["actual"] <= hi)).where(ok),
+        half=((hi - lo) / 2 / df["actual"]).where(ok),
+    )
     t = (
         df.groupby(["size", "with_others", "fraction"], sort=False)
-        .agg(forecasts=("run", "size"), identified=("covered", "count"),
-             err_ours=("err_forecast", "mean"), err_persistence=("err_persistence", "mean"),
-             err_finals_only=("err_finals_only", "mean"), coverage=("covered", "mean"),
-             median_half_width=("half", "median"))
+        .agg(
+            forecasts=("run", "size"),
+            identified=("covered", "count"),
+            err_ours=("err_forecast", "mean"),
+            err_persistence=("err_persistence", "mean"),
+            err_finals_only=("err_finals_only", "mean"),
+            coverage=("covered", "mean"),
+            median_half_width=("half", "median"),
+        )
         .reset_index()
-    )  # fmt: skip
-    sec.table(t, TABLES["curves_backtests.csv"] + " (mean relative errors of the final loss; "
-              "coverage of the 90% intervals; from docs/curves_backtests.csv, written by "
-              "benchmarks/curves_midrun_backtest.py)")  # fmt: skip
+    )
+    sec.table(
+        t,
+        TABLES["curves_backtests.csv"] + " (mean relative errors of the final loss; "
+        "coverage of the 90% intervals; from docs/curves_backtests.csv, written by "
+        "benchmarks/curves_midrun_backtest.py)",
+    )
     rep = df[(df["size"] != CALIBRATED_ON) & df["with_others"].astype(bool)]
     if len(rep):
         sec.verdict(
@@ -147,30 +168,40 @@ def build_section(ctx: ReportContext) -> Section:
             else " The example is simulated from known parameters with 0.2% AR(1) "
             "noise: constant, cosine and WSD runs of 8,000 steps, a WSD run of 16,000 steps "
             "logged to step 6,000, and a 16,000-step cosine schedule never run."
-        )  # fmt: skip
+        )
     )
     sec.pre(est.summary())
     finals = _finals(table, fc)
     if not user:
         finals["true final"] = [_true_final(sched, r) for r in finals["run"]]
     sec.table(finals, "Final-step forecasts with their 90% intervals", na_rep="not identified")
-    sec.figure(plot_curves(table, fc, schedule=sched, level=0.9),
-               "Logged losses (dots) and forecast curves with 90% bands")  # fmt: skip
+    sec.figure(
+        plot_curves(table, fc, schedule=sched, level=0.9),
+        "Logged losses (dots) and forecast curves with 90% bands",
+    )
     for note in fc.notes:
         sec.text(f"Note: {note}")
-    numbers = {"source": str(source), "params": est.params_,
-               "finals": finals.to_dict("records"), "notes": list(fc.notes)}  # fmt: skip
+    numbers = {
+        "source": str(source),
+        "params": est.params_,
+        "finals": finals.to_dict("records"),
+        "notes": list(fc.notes),
+    }
     if not user:
         _verdict(sec, finals)
     if "N" not in table.columns or table["N"].nunique() <= 1:  # one model: plan its schedules
         steps = int(fc.table["step"].max())
         plan = plan_schedules(est, steps, level=0.9)
-        t = plan.table.assign(**{"within the interval of the best":
-                                 plan.table["indistinguishable_from_best"]})  # fmt: skip
-        sec.table(t.drop(columns=["indistinguishable_from_best"]),
-                  f"Schedules of {steps:,} steps under the fitted law (final loss, 90% "
-                  "interval); the best WSD cooldown is scanned, the best monotone schedule "
-                  "optimised (`lmforecast curves plan`)", na_rep="—")  # fmt: skip
+        t = plan.table.assign(
+            **{"within the interval of the best": plan.table["indistinguishable_from_best"]}
+        )
+        sec.table(
+            t.drop(columns=["indistinguishable_from_best"]),
+            f"Schedules of {steps:,} steps under the fitted law (final loss, 90% "
+            "interval); the best WSD cooldown is scanned, the best monotone schedule "
+            "optimised (`lmforecast curves plan`)",
+            na_rep="—",
+        )
         sec.text(plan.summary().splitlines()[-2] + "; " + plan.summary().splitlines()[-1])
         numbers["plan"] = plan.to_dict()
         lr = pd.concat([t.assign(run=k) for k, t in plan.lr_tables.items()], ignore_index=True)

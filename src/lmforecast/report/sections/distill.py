@@ -151,8 +151,9 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
         else f"Held out: leave-one-out max {s['loo_max_rel_error']:.2%}, mean "
         f"{s['loo_mean_rel_error']:.2%}. "
     )
-    gd, gf, ns = (s[k] for k in ("capacity_gap_students_data", "capacity_gap_students_fit",
-                                 "n_students"))  # fmt: skip
+    gd, gf, ns = (
+        s[k] for k in ("capacity_gap_students_data", "capacity_gap_students_fit", "n_students")
+    )
     sec.text(
         f"In-sample relative error: max {s['max_rel_error']:.2%}, mean {s['mean_rel_error']:.2%}. "
         + loo_text

@@ -50,46 +50,71 @@ def build_section(ctx: ReportContext) -> Section:
         tgt = pythia_name(TARGET, suite)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            bt = backtest(evals, fit_models=fm, target_model=tgt, methods=METHODS,
-                          scenario=f"{suite}: {TARGET} from <= 1.4b", bootstrap=boot,
-                          seed=ctx.seed, interval_methods=("ensemble",))  # fmt: skip
+            bt = backtest(
+                evals,
+                fit_models=fm,
+                target_model=tgt,
+                methods=METHODS,
+                scenario=f"{suite}: {TARGET} from <= 1.4b",
+                bootstrap=boot,
+                seed=ctx.seed,
+                interval_methods=("ensemble",),
+            )
         parts.append(bt)
         e = bt.errors().copy()
         e.loc["MAE"] = bt.mae().iloc[0]
         sec.html(f"<h3>{suite} suite: Pythia-2.8B forecast from 70M-1.4B</h3>")
-        cap = ("Absolute error (points) of the forecast 2.8B final accuracy; 'refused': FLP's "
-               "5-point filter leaves < 2 checkpoints.")  # fmt: skip
+        cap = (
+            "Absolute error (points) of the forecast 2.8B final accuracy; 'refused': FLP's "
+            "5-point filter leaves < 2 checkpoints."
+        )
         sec.table(e.reset_index(), cap, "{:.2f}", na_rep="refused")
         bad = next(iter(bt.not_beating_persistence().values()))
-        sec.text("Methods that do NOT beat persistence here (not a forecast): "
-                 + (", ".join(bad) or "none") + ".")  # fmt: skip
+        sec.text(
+            "Methods that do NOT beat persistence here (not a forecast): "
+            + (", ".join(bad) or "none")
+            + "."
+        )
         cov = bt.coverage()
         if "ensemble" in cov:
-            sec.text(f"Coverage of the ensemble's 90% prediction intervals over the 7 tasks: "
-                     f"{cov['ensemble']:.2f}.")  # fmt: skip
-        sec.numbers[suite] = {"mae": bt.mae().iloc[0].to_dict(),
-                              "refused": bt.refused().iloc[0].to_dict(),
-                              "not_beating_persistence": bad}  # fmt: skip
+            sec.text(
+                f"Coverage of the ensemble's 90% prediction intervals over the 7 tasks: "
+                f"{cov['ensemble']:.2f}."
+            )
+        sec.numbers[suite] = {
+            "mae": bt.mae().iloc[0].to_dict(),
+            "refused": bt.refused().iloc[0].to_dict(),
+            "not_beating_persistence": bad,
+        }
     _figures(sec, parts[0], ctx)
     return sec
 
 
 def _figures(sec: Section, bt, ctx: ReportContext) -> None:
     """Score vs loss and vs FLOPs for a few tasks, reusing the backtest's fitted ensembles."""
-    tasks = ("arc_easy", "arc_challenge") if ctx.quick else ("arc_easy", "arc_challenge", "piqa",
-                                                            "winogrande")  # fmt: skip
+    tasks = (
+        ("arc_easy", "arc_challenge")
+        if ctx.quick
+        else ("arc_easy", "arc_challenge", "piqa", "winogrande")
+    )
     scenario = bt.rows["scenario"].iloc[0]
     for task in tasks:
         est = bt.models[(scenario, task, "ensemble")]
         fit, t = bt.data[(scenario, task)]
-        target = {"C": float(t["C"]), "loss": float(t["loss"]), "score": float(t["score"]),
-                  "model": str(t["model"])}  # fmt: skip
+        target = {
+            "C": float(t["C"]),
+            "loss": float(t["loss"]),
+            "score": float(t["score"]),
+            "model": str(t["model"]),
+        }
         base = {"persistence": (target["C"], est.largest_["score"])}
         sec.figure(
             plots.score_vs_loss(est, fit.checkpoints, target),
             f"{task}: score vs ln LAMBADA perplexity, every checkpoint of 70M-1.4B; the "
             "fitted maps, the 2.8B forecast at its forecast loss (90% PI) and the actual.",
         )
-        sec.figure(plots.score_vs_flops(est, fit.runs, target, baselines=base),
-                   f"{task}: final scores vs FLOPs, the ensemble forecast with its 90% band, "
-                   "the persistence baseline and the actual 2.8B score.")  # fmt: skip
+        sec.figure(
+            plots.score_vs_flops(est, fit.runs, target, baselines=base),
+            f"{task}: final scores vs FLOPs, the ensemble forecast with its 90% band, "
+            "the persistence baseline and the actual 2.8B score.",
+        )

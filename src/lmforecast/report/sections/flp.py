@@ -118,9 +118,11 @@ def _flpm_part(sec: Section, ctx: ReportContext) -> None:
         est = FLPM(t, steps=steps, seed=ctx.seed, bootstrap=0).fit(mix.runs, mix.checkpoints)
         fits[t] = est
         flp = FLP(t, bootstrap=0).fit(mix.runs, mix.checkpoints)
-        row = {"task": t,
-               "FLP-M err %": 100 * relative_error(est.predict(F), actual).mean(),
-               "FLP err %": 100 * relative_error(flp.predict(F.sum(1)), actual).mean()}  # fmt: skip
+        row = {
+            "task": t,
+            "FLP-M err %": 100 * relative_error(est.predict(F), actual).mean(),
+            "FLP err %": 100 * relative_error(flp.predict(F.sum(1)), actual).mean(),
+        }
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             mc = est.optimize_mixture(9.75926e20)
@@ -184,11 +186,19 @@ def _ablation_numbers(cmp, one) -> dict:
         "single_distribution": {
             "errors_pct": {m: r.to_dict() for m, r in one.errors().iterrows()},
             "flpm_worse": one.flpm_worse().to_dict(),
-            **{k: one.diagnostics[k] for k in ("design_rank", "form_vs_m1_max_rel_diff",
-                                               "min_domain_loss_correlation", "shares",
-                                               "stage1_loss_error_pct", "n_points")},
+            **{
+                k: one.diagnostics[k]
+                for k in (
+                    "design_rank",
+                    "form_vs_m1_max_rel_diff",
+                    "min_domain_loss_correlation",
+                    "shares",
+                    "stage1_loss_error_pct",
+                    "n_points",
+                )
+            },
         },
-    }  # fmt: skip
+    }
 
 
 def _findings_text(cmp) -> str:
@@ -427,6 +437,8 @@ def _zoo_ablations(sec: Section, z, ctx: ReportContext) -> None:
         "Zoo, one mixture: relative error (%) of FLP and FLP-M.",
         "{:.2f}",
     )
-    sec.figure(plots.single_distribution(chk, "zoo, one mixture: FLP vs FLP-M"),
-               "Zoo: FLP vs FLP-M when all runs share one mixture (Fig. 9 style).")  # fmt: skip
+    sec.figure(
+        plots.single_distribution(chk, "zoo, one mixture: FLP vs FLP-M"),
+        "Zoo: FLP vs FLP-M when all runs share one mixture (Fig. 9 style).",
+    )
     sec.numbers["zoo"]["ablations"] = _ablation_numbers(cmp, chk)

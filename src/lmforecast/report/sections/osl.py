@@ -149,8 +149,11 @@ def build_section(ctx: ReportContext) -> Section:
 
 def _robustness(sec: Section, b1: pd.DataFrame, ctx: ReportContext):
     """App. C.4: test MSE vs test fraction (FLOPs cutoff) and AUE per predictor."""
-    targets = ["HumanEval"] if ctx.quick else ["MMLU", "HellaSwag", "TruthfulQA", "XWinograd",
-                                               "HumanEval"]  # fmt: skip
+    targets = (
+        ["HumanEval"]
+        if ctx.quick
+        else ["MMLU", "HellaSwag", "TruthfulQA", "XWinograd", "HumanEval"]
+    )
     fractions = sweep_fractions(6 if ctx.quick else 12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -34,11 +34,14 @@ def _user_law(ctx: ReportContext):
         law = SupervisedScalingLaw.load(ctx.input("fit"))
         res = law.result_
         if res.law_.name not in ("chinchilla", "chinchilla-gamma") or res.meta.get("stack"):
-            form = res.meta.get("form", res.law_.name) + (" (a stack)" if res.meta.get("stack")
-                                                          else "")  # fmt: skip
-            why = (f"Your fit {ctx.input('fit')} is of the {form} form; the planner repeats a "
-                   "single Chinchilla form's interval only. Refit with `lmforecast supervised "
-                   "fit --form chinchilla --out fit.json` to plan with it here.")  # fmt: skip
+            form = res.meta.get("form", res.law_.name) + (
+                " (a stack)" if res.meta.get("stack") else ""
+            )
+            why = (
+                f"Your fit {ctx.input('fit')} is of the {form} form; the planner repeats a "
+                "single Chinchilla form's interval only. Refit with `lmforecast supervised "
+                "fit --form chinchilla --out fit.json` to plan with it here."
+            )
             if ctx.input("runs") is None:
                 return why
         else:
@@ -47,8 +50,9 @@ def _user_law(ctx: ReportContext):
         from .yours import read_runs
 
         runs = read_runs(ctx.input("runs"))
-        law = SupervisedScalingLaw(form="chinchilla", bootstrap=20 if ctx.quick else 100,
-                                   seed=ctx.seed, replicates="mean").fit(runs)  # fmt: skip
+        law = SupervisedScalingLaw(
+            form="chinchilla", bootstrap=20 if ctx.quick else 100, seed=ctx.seed, replicates="mean"
+        ).fit(runs)
         return law, f"your {len(runs)} runs ({ctx.input('runs')})", len(runs)
     return None
 
@@ -76,8 +80,11 @@ def build_section(ctx: ReportContext) -> Section:
     if user is not None and data.get("max_compute") and data.get("max_N") and data.get("max_D"):
         # start at a tenfold budget over the user's largest run (not the example's 1e22)
         c0 = 10.0 ** np.ceil(np.log10(10 * data["max_compute"]))
-        data["start"] = {"C": f"{c0:.0e}", "N": f"{2 * data['max_N']:.2g}",
-                         "D": f"{2 * data['max_D']:.2g}"}  # fmt: skip
+        data["start"] = {
+            "C": f"{c0:.0e}",
+            "N": f"{2 * data['max_N']:.2g}",
+            "D": f"{2 * data['max_D']:.2g}",
+        }
     sec.numbers["fit"] = fit
     sec.numbers["planner"] = data
     sec.numbers["origin"] = origin

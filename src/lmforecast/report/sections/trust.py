@@ -169,8 +169,12 @@ def _pythia_split(sec: Section, ctx: ReportContext) -> None:
         + " Compare forms with `lmforecast backtest` on your own runs before trusting one "
         "(docs/trust.md)."
     )
-    sec.table(table, "Pythia: fit < 1B, forecast 1B-2.8B (42 forecasts per suite)", "{:.3g}",
-              na_rep="no interval")  # fmt: skip
+    sec.table(
+        table,
+        "Pythia: fit < 1B, forecast 1B-2.8B (42 forecasts per suite)",
+        "{:.3g}",
+        na_rep="no interval",
+    )
     sec.numbers["pythia_split"] = table.to_dict(orient="records")
 
 
@@ -181,8 +185,10 @@ def _pythia_verdict(table: pd.DataFrame) -> str:
     for suite, g in table.groupby("suite", sort=False):
         d = g[g["method"].str.endswith("(default)")].iloc[0]
         best = g.loc[g[err].idxmin()]
-        s = (f"{suite}: the default form's median error is {d[err]:.1f}% with "
-             f"{d['coverage %']:.0f}% of its 90% intervals covering")  # fmt: skip
+        s = (
+            f"{suite}: the default form's median error is {d[err]:.1f}% with "
+            f"{d['coverage %']:.0f}% of its 90% intervals covering"
+        )
         if best["method"] != d["method"]:
             s += f"; the most accurate is {best['method']} ({best[err]:.1f}%)"
         out.append(s)

@@ -34,8 +34,10 @@ LEVEL = 0.9
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
-    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
-            for r in df.to_dict(orient="records")]  # fmt: skip
+    return [
+        {k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()}
+        for r in df.to_dict(orient="records")
+    ]
 
 
 def build_section(ctx: ReportContext) -> Section:

@@ -50,8 +50,9 @@ def read_runs(path: str) -> pd.DataFrame:
     bad = ~(np.isfinite(out.to_numpy(float)).all(axis=1) & (out.to_numpy(float) > 0).all(axis=1))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"--runs {path}: row {i + 1} has a missing, non-numeric or non-positive "
-                         "N, D or loss")  # fmt: skip
+        raise InputError(
+            f"--runs {path}: row {i + 1} has a missing, non-numeric or non-positive N, D or loss"
+        )
     out["C"] = 6.0 * out["N"] * out["D"]
     return out
 
@@ -85,8 +86,11 @@ def held_out_check(runs: pd.DataFrame, seed: int, quick: bool) -> dict | None:
     table = test[["N", "D", "C", "loss"]].copy()
     errors = {}
     summary = {}
-    for ad in (SupervisedAdapter("auto", seed=seed, **kw), PowerLawBaseline(),
-               PersistenceBaseline()):  # fmt: skip
+    for ad in (
+        SupervisedAdapter("auto", seed=seed, **kw),
+        PowerLawBaseline(),
+        PersistenceBaseline(),
+    ):
         with single_blas_thread(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fitted = ad.fit(train)
@@ -107,9 +111,18 @@ def held_out_check(runs: pd.DataFrame, seed: int, quick: bool) -> dict | None:
                 "coverage": float(np.mean(table["covered"])),
             }
     base = min((k for k in errors if k.startswith("baseline")), key=errors.get)
-    return {"n_fit": len(train), "n_heldout": n_out, "cut": cut, "level": LEVEL,
-            **summary, "baseline": base, "baseline_error": errors[base], "errors": errors,
-            "table": table, "model": model}  # fmt: skip
+    return {
+        "n_fit": len(train),
+        "n_heldout": n_out,
+        "cut": cut,
+        "level": LEVEL,
+        **summary,
+        "baseline": base,
+        "baseline_error": errors[base],
+        "errors": errors,
+        "table": table,
+        "model": model,
+    }
 
 
 def build_section(ctx: ReportContext) -> Section | None:
@@ -168,9 +181,11 @@ def build_section(ctx: ReportContext) -> Section | None:
         from ...plots import supervised as plots
 
         held = held_out_mask(runs["C"].to_numpy(float))
-        sec.figure(plots.parity(model, runs, held),
-                   "Your runs: forecast of the law fitted below the cut against the observed "
-                   "loss; squares are the held-out runs it never saw.")  # fmt: skip
+        sec.figure(
+            plots.parity(model, runs, held),
+            "Your runs: forecast of the law fitted below the cut against the observed "
+            "loss; squares are the held-out runs it never saw.",
+        )
     if fit_path is None:
         from ...supervised import SupervisedScalingLaw
 
@@ -179,8 +194,10 @@ def build_section(ctx: ReportContext) -> Section | None:
             law = SupervisedScalingLaw(  # seed replicates averaged, as in the held-out check
                 bootstrap=10 if ctx.quick else None, seed=ctx.seed, n_jobs=1, replicates="mean"
             ).fit(runs)
-        sec.text(f"The default fit on all {len(runs)} runs (what `lmforecast supervised fit "
-                 f"--runs {runs_path} --replicates mean` prints):")  # fmt: skip
+        sec.text(
+            f"The default fit on all {len(runs)} runs (what `lmforecast supervised fit "
+            f"--runs {runs_path} --replicates mean` prints):"
+        )
         sec.pre(law.summary())
         sec.numbers["fit"] = {"form": law.result_.meta.get("form"), "params": law.params_}
     return sec

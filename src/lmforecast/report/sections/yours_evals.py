@@ -31,14 +31,18 @@ def evals_part(sec: Section, path: str, ctx: ReportContext) -> None:
         evals = read_table(path)
         missing = [c for c in ("model", "task", "value", "params") if c not in evals.columns]
         if missing:
-            raise InputError(f"missing column(s) {', '.join(map(repr, missing))} (found "
-                             f"{', '.join(map(str, evals.columns))})")  # fmt: skip
+            raise InputError(
+                f"missing column(s) {', '.join(map(repr, missing))} (found "
+                f"{', '.join(map(str, evals.columns))})"
+            )
         names, note = family_models(evals["model"].astype(str).unique())
         size = evals.groupby(evals["model"].astype(str))["params"].max()
         order = sorted(names, key=lambda m: float(size[m]))
         if len(order) < 3:
-            raise InputError(f"{len(order)} model(s); a forecast checked on the largest needs "
-                             "at least 3 (2 fitted)")  # fmt: skip
+            raise InputError(
+                f"{len(order)} model(s); a forecast checked on the largest needs "
+                "at least 3 (2 fitted)"
+            )
         target, fit = order[-1], order[:-1]
         present = list(dict.fromkeys(evals["task"].astype(str)))
         tasks = [t for t in TASKS7 if t in present] or [
@@ -46,9 +50,17 @@ def evals_part(sec: Section, path: str, ctx: ReportContext) -> None:
         ]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            bt = backtest(evals, fit_models=fit, target_model=target, tasks=tasks,
-                          methods=("ensemble",), level=LEVEL, bootstrap=20 if ctx.quick else 50,
-                          seed=ctx.seed, interval_methods=("ensemble",))  # fmt: skip
+            bt = backtest(
+                evals,
+                fit_models=fit,
+                target_model=target,
+                tasks=tasks,
+                methods=("ensemble",),
+                level=LEVEL,
+                bootstrap=20 if ctx.quick else 50,
+                seed=ctx.seed,
+                interval_methods=("ensemble",),
+            )
     except InputError as exc:
         sec.text(f"Your evaluations ({path}) could not be forecast: {exc}")
         sec.numbers["evals"] = {"path": path, "refused": str(exc)}
@@ -70,13 +82,29 @@ def evals_part(sec: Section, path: str, ctx: ReportContext) -> None:
             else ""
         )
         + "."
-        + (f" ({note}.)" if note else "")  # fmt: skip
+        + (f" ({note}.)" if note else "")
     )
-    sec.table(err.reset_index(), f"Your evaluations: absolute error (points) of {target}'s "
-              "forecast score per task", "{:.3g}", na_rep="refused")  # fmt: skip
-    sec.numbers["evals"] = {"path": path, "target": target, "fit_models": fit,
-                            "mae": mae.to_dict(), "coverage": coverage,
-                            "errors": err.reset_index().to_dict(orient="records")}  # fmt: skip
-    sec.verdict("downstream ensemble", f"your evaluations ({Path(path).name}): {target} from "
-                f"{len(fit)} smaller models", "MAE (score points)", mae["ensemble"], base,
-                mae[base], coverage, n=len(err) - 1)  # fmt: skip
+    sec.table(
+        err.reset_index(),
+        f"Your evaluations: absolute error (points) of {target}'s forecast score per task",
+        "{:.3g}",
+        na_rep="refused",
+    )
+    sec.numbers["evals"] = {
+        "path": path,
+        "target": target,
+        "fit_models": fit,
+        "mae": mae.to_dict(),
+        "coverage": coverage,
+        "errors": err.reset_index().to_dict(orient="records"),
+    }
+    sec.verdict(
+        "downstream ensemble",
+        f"your evaluations ({Path(path).name}): {target} from {len(fit)} smaller models",
+        "MAE (score points)",
+        mae["ensemble"],
+        base,
+        mae[base],
+        coverage,
+        n=len(err) - 1,
+    )
