@@ -33,7 +33,7 @@ def _names(items: list[str] | None) -> list[str] | None:
 def _filtered_keys(paths) -> dict[str, str]:
     """Current-layout metric keys with a comma in the files (``"exact_match,strict-match"``),
     mapped to their metric name in the table (``"acc,none"`` -> ``"acc"``)."""
-    from ..data.evals.harness import harness_docs
+    from ..data.evals.harness_files import harness_docs
 
     keys: dict[str, str] = {}
     for _, _, doc in harness_docs(paths):  # files that are not harness output: skipped

@@ -37,7 +37,6 @@ as the observational-scaling-law tables do); 0 at step 0.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import warnings
@@ -49,6 +48,7 @@ import pandas as pd
 
 from ...compute.flops import training_flops
 from ...errors import InputError, did_you_mean
+from .harness_files import harness_docs, warn_skipped
 from .registry import canonical_model_name, models_registry
 from .table import COLUMNS, normalize
 from .values import (
@@ -62,87 +62,6 @@ from .values import (
 _STEP_RE = re.compile(r"^step(\d+)$")
 _FINAL_REVISIONS = ("", "main")
 MAX_STEP = 2**53  # a training step above this is not a step (and not exact in a float column)
-
-
-# ----------------------------------------------------------------------------- file reading
-
-
-def _harness_files(paths) -> list[tuple[Path, str]]:
-    """(file, source label): files as given; directories walked for *.json (sorted)."""
-    if isinstance(paths, str | Path):
-        paths = [paths]
-    out: list[tuple[Path, str]] = []
-    for raw in paths:
-        p = Path(raw)
-        if not p.exists():
-            raise InputError(f"{p}: no such file or directory")
-        if p.is_dir():
-            found = sorted(f for f in p.rglob("*.json") if f.is_file())
-            if not found:
-                raise InputError(f"{p}: no *.json files in this folder")
-            out.extend((f, (Path(p.resolve().name) / f.relative_to(p)).as_posix()) for f in found)
-        else:
-            out.append((p, str(raw)))
-    seen: set[Path] = set()  # a file reached twice (a folder and a file in it) is read once
-    unique = []
-    for f, label in out:
-        key = f.resolve()
-        if key not in seen:
-            seen.add(key)
-            unique.append((f, label))
-    return unique
-
-
-def harness_docs(paths, skipped: list[str] | None = None):
-    """(file, source label, parsed results) of each file of `paths`. A file found by walking a
-    folder that is not harness output (a stray `config.json`) is skipped and, with `skipped`
-    given, listed there by its refusal message; a file named on its own is refused."""
-    paths = [paths] if isinstance(paths, str | Path) else list(paths)
-    named = {Path(p).resolve() for p in paths if Path(p).is_file()}
-    for path, source in _harness_files(paths):
-        try:
-            doc = _load_json(path)
-        except InputError as exc:
-            if path.resolve() in named:
-                raise
-            if skipped is not None:
-                skipped.append(str(exc))
-            continue
-        yield path, source, doc
-
-
-def warn_skipped(skipped: list[str], stacklevel: int = 3) -> None:
-    """One warning naming the folder files skipped as not harness output."""
-    if skipped:
-        more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
-        shown = "; ".join(m.replace(": not lm-evaluation-harness output", "", 1)
-                          for m in skipped[:3])  # fmt: skip
-        warnings.warn(f"skipped {len(skipped)} file(s) in the folder(s) that are not "
-                      f"lm-evaluation-harness output: {shown}{more}",
-                      stacklevel=stacklevel)  # fmt: skip
-
-
-def _load_json(path: Path) -> dict:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not lm-evaluation-harness output (not UTF-8 text)") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: not lm-evaluation-harness output (not JSON: {exc.msg} at line {exc.lineno})"
-        ) from None
-    except RecursionError:
-        raise InputError(
-            f"{path}: not lm-evaluation-harness output (JSON nested too deeply)"
-        ) from None
-    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
-        msg = " ".join(str(exc).split())[:100]
-        raise InputError(f"{path}: not lm-evaluation-harness output ({msg})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
-        raise InputError(f"{path}: not lm-evaluation-harness output (no 'results' object)")
-    return doc
 
 
 def _model_args(config: dict, path: Path) -> dict:
@@ -208,8 +127,12 @@ def _known_metric(base: str) -> bool:
     """A metric name the readers know (`acc`, `word_perplexity`, `bpb`, ...): its text value
     ("N/A", "abc") is a skipped metric, not metadata such as "alias"."""
     b = base.strip().lower()
-    return (b in FRACTION_METRICS or b in PERPLEXITY_METRICS or b in LOSS_METRICS
-            or b.endswith(("_ppl", "_bpb")))  # fmt: skip
+    return (
+        b in FRACTION_METRICS
+        or b in PERPLEXITY_METRICS
+        or b in LOSS_METRICS
+        or b.endswith(("_ppl", "_bpb"))
+    )
 
 
 def _looks_numeric(x) -> bool:
@@ -256,8 +179,9 @@ def _n_shot(doc: dict, task: str, path=None):
     return int(f)
 
 
-def _file_rows(doc: dict, path: Path, source: str, tasks, metrics,
-               tally: dict | None = None) -> list[tuple]:  # fmt: skip
+def _file_rows(
+    doc: dict, path: Path, source: str, tasks, metrics, tally: dict | None = None
+) -> list[tuple]:
     """Rows of one file. With `metrics` and no `tasks` (`tally` given), a task entry that
     reports none of the metrics is skipped and counted in `tally` (`read_harness` warns once);
     with `tasks` named, every kept entry must report each metric."""
@@ -283,8 +207,12 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics,
                 errs[(base[: -len("_stderr")], filt)] = np.nan if v is None else v
             elif v is not None:
                 values[(base, filt)] = v
-            elif (current or isinstance(raw, bool | type(None)) or _looks_numeric(raw)
-                  or _known_metric(base)):  # fmt: skip
+            elif (
+                current
+                or isinstance(raw, bool | type(None))
+                or _looks_numeric(raw)
+                or _known_metric(base)
+            ):
                 skipped[_metric_name(base, filt)] = raw  # a metric value that is not a number
         for (b, f), v in values.items():
             why = value_problem(b, v)
@@ -311,8 +239,11 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics,
         elif metrics is not None:
             for m in metrics:
                 if m not in named:
-                    there = f"; {m!r} is there but {skipped[m]!r} is not a number" \
-                        if m in skipped else ""  # fmt: skip
+                    there = (
+                        f"; {m!r} is there but {skipped[m]!r} is not a number"
+                        if m in skipped
+                        else ""
+                    )
                     raise InputError(
                         f"{path}: results[{task!r}] has no metric {m!r} "
                         f"(found {', '.join(sorted(named)) or 'none'}{there})"
@@ -320,8 +251,10 @@ def _file_rows(doc: dict, path: Path, source: str, tasks, metrics,
                     )
         if skipped:  # after the checks above: a refused file gets its one error line only
             shown = ", ".join(f"{k!r} = {v!r}" for k, v in list(skipped.items())[:3])
-            warnings.warn(f"{path}: results[{task!r}]: skipped value(s) that are not numbers: "
-                          f"{shown}", stacklevel=2)  # fmt: skip
+            warnings.warn(
+                f"{path}: results[{task!r}]: skipped value(s) that are not numbers: {shown}",
+                stacklevel=2,
+            )
         n_shot = _n_shot(doc, task, path)
         for name, key in named.items():
             if metrics is not None and name not in metrics:
@@ -404,9 +337,11 @@ def read_harness(
     if absent:  # a misspelt --task is not dropped in silence
         found = sorted(found_tasks)
         more = " ..." if len(found) > 12 else ""
-        raise InputError(f"task(s) {', '.join(map(repr, absent))} (--task) in no results file"
-                         f"{did_you_mean(absent[0], found)} (found {', '.join(found[:12])}"
-                         f"{more})")  # fmt: skip
+        raise InputError(
+            f"task(s) {', '.join(map(repr, absent))} (--task) in no results file"
+            f"{did_you_mean(absent[0], found)} (found {', '.join(found[:12])}"
+            f"{more})"
+        )
     registry = models_registry(models).set_index("model")
     unknown = [m for m in df["model"].unique() if m not in registry.index]
     folded = {str(k).casefold(): k for k in registry.index}  # names match ignoring case
@@ -439,8 +374,10 @@ def _metric_tally(tally: dict, metrics: list[str]) -> None:
         m = nowhere[0]
         if m in tally["text"]:  # the metric is there, as text or null only
             where, raw = tally["text"][m]
-            raise InputError(f"--metric {m!r}: no task in the files reports it as a number; "
-                             f"{m!r} is there but {raw!r} is not a number ({where})")  # fmt: skip
+            raise InputError(
+                f"--metric {m!r}: no task in the files reports it as a number; "
+                f"{m!r} is there but {raw!r} is not a number ({where})"
+            )
         raise InputError(
             f"--metric {m!r}: no task in the files reports it"
             f"{did_you_mean(m, found)} (metrics found: {', '.join(found[:12])}{more})"
@@ -460,10 +397,14 @@ def _metric_tally(tally: dict, metrics: list[str]) -> None:
             parts[-1] += f" ({text} of them hold it as text or null)"
     if some:
         more = " ..." if len(some) > 3 else ""
-        parts.append(f"{len(some)} task(s) lack {it} in some files only (those entries "
-                     f"skipped: {', '.join(some[:3])}{more})")  # fmt: skip
-    warnings.warn(f"{flag}: " + "; ".join(parts) + " (naming tasks with --task requires "
-                  "each metric of each)", stacklevel=3)  # fmt: skip
+        parts.append(
+            f"{len(some)} task(s) lack {it} in some files only (those entries "
+            f"skipped: {', '.join(some[:3])}{more})"
+        )
+    warnings.warn(
+        f"{flag}: " + "; ".join(parts) + " (naming tasks with --task requires each metric of each)",
+        stacklevel=3,
+    )
 
 
 def _attach_meta(df: pd.DataFrame, registry: pd.DataFrame) -> pd.DataFrame:
