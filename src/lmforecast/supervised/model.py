@@ -20,7 +20,6 @@ import numpy as np
 
 from ..backtest.engine import rolling_origin
 from ..compute.allocation import Allocation, compute_optimal, plain
-from ..compute.consistency import mark_summary
 from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator
@@ -40,6 +39,7 @@ from .reach import reach_warnings
 from .runs import positive_nd, runs_from_frame, runs_table
 from .schema import CONFIG_ARGS, check_supervised_meta, check_trust_meta
 from .settings import check_settings
+from .summary import fit_summary
 
 if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
     import pandas as pd
@@ -100,9 +100,15 @@ class SupervisedScalingLaw(Estimator):
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
-        self, runs: pd.DataFrame | Mapping | None = None, *, N=None, D=None, loss=None, C=None,
+        self,
+        runs: pd.DataFrame | Mapping | None = None,
+        *,
+        N=None,
+        D=None,
+        loss=None,
+        C=None,
         **cols,
-    ) -> SupervisedScalingLaw:  # fmt: skip
+    ) -> SupervisedScalingLaw:
         """Fit to a table (columns N, D or C, loss; n_col=... renames) or arrays N, D/C, loss."""
         runs = runs_table(runs, N=N, D=D, C=C, loss=loss, cols=cols)
         data = runs_from_frame(runs, replicates=self.replicates, **cols)
@@ -113,8 +119,10 @@ class SupervisedScalingLaw(Estimator):
             )
         fm.check_pins(self.fixed, data)
         if not self.intervals and self.calibration != "prior":  # never dropped in silence
-            raise InputError(f"calibration={self.calibration!r} needs intervals=True (a point "
-                             "fit has no interval to calibrate)")  # fmt: skip
+            raise InputError(
+                f"calibration={self.calibration!r} needs intervals=True (a point "
+                "fit has no interval to calibrate)"
+            )
         n_boot = (
             self.bootstrap
             if self.bootstrap is not None
@@ -148,8 +156,11 @@ class SupervisedScalingLaw(Estimator):
         if data.attrs.get("replicate_sd"):
             res.meta["replicate_sd"] = float(data.attrs["replicate_sd"])
         if self.intervals and form in CHINCHILLA_FORMS:  # how far N* sits off the runs' optima
-            sc = optima_scatter(data, lambda c: compute_optimal(res.params, c, "6ND").N,
-                                lambda N, D: res.predict(N=N, D=D))  # fmt: skip
+            sc = optima_scatter(
+                data,
+                lambda c: compute_optimal(res.params, c, "6ND").N,
+                lambda N, D: res.predict(N=N, D=D),
+            )
             if sc:
                 res.meta["allocation"] = sc
         res.meta["config"] = {k: getattr(self, k) for k in CONFIG_ARGS}  # `load` rebuilds it
@@ -184,9 +195,17 @@ class SupervisedScalingLaw(Estimator):
         boot = None
         if n_boot:
             boot = cb.cluster_bootstrap(
-                law, X, y, lossf, n_boot=n_boot, seed=self.seed, bounds=bounds, grid=grid,
-                n_jobs=self.n_jobs, progress=self.progress,
-            )  # fmt: skip
+                law,
+                X,
+                y,
+                lossf,
+                n_boot=n_boot,
+                seed=self.seed,
+                bounds=bounds,
+                grid=grid,
+                n_jobs=self.n_jobs,
+                progress=self.progress,
+            )
             if len(boot):
                 attach_bootstrap(
                     law, res, boot, level=self.ci_level, seed=self.seed, n_polish=cb.BOOT_STARTS
@@ -314,7 +333,7 @@ class SupervisedScalingLaw(Estimator):
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved fit") -> SupervisedScalingLaw:
         """A fit from `to_dict` (a saved file's dict), checked field by field."""
-        res = FitResult.from_dict(d, where)
+        res = FitResult.from_dict(d, where, kind="SupervisedScalingLaw")
         check_supervised_meta(res.to_dict(), where)
         check_trust_meta(res.to_dict(), where)
         try:
@@ -323,9 +342,10 @@ class SupervisedScalingLaw(Estimator):
             raise InputError(f"{where}: {exc}") from None
 
     def to_dict(self) -> dict:
-        """The fit (a `FitResult` dict with the calibration in ``meta``); loads back bit-for-bit."""
+        """The fit (a `FitResult` dict with the calibration in ``meta``, ``kind``
+        "SupervisedScalingLaw"); loads back bit-for-bit."""
         self._check()
-        return self.result_.to_dict()
+        return {**self.result_.to_dict(), "kind": "SupervisedScalingLaw"}
 
     # ---- using the law ---------------------------------------------------------------------
     def _check(self):
@@ -403,8 +423,9 @@ class SupervisedScalingLaw(Estimator):
             stk = self.result_.meta.get("stack")
             if stk and "k_stack" in cal:
                 ex = st.untested_reach(cal, Df, Nf, stk)
-                lo, hi = cb.stack_interval(t, sb, float(cal["noise"]), r, stk, cal["k_stack"],
-                                           level, ex, float(cal["k"]))  # fmt: skip
+                lo, hi = cb.stack_interval(
+                    t, sb, float(cal["noise"]), r, stk, cal["k_stack"], level, ex, float(cal["k"])
+                )
             else:
                 lo, hi = cb.interval(t, sb, float(cal["noise"]), r, float(cal["k"]), level)
         else:  # presets: from their published CIs, floored at their draws' lowest E
@@ -441,49 +462,7 @@ class SupervisedScalingLaw(Estimator):
 
     def summary(self) -> str:
         self._check()
-        refused = self.result_.meta.get("identification", {}).get("not_identified", {})
-        s = mark_summary(self.result_.summary(), refused)  # refused intervals: not identified
-        avg = self.result_.meta.get("average")
-        if avg:
-            w = ", ".join(f"{f} {v:.3f}" for f, v in avg["weights"].items())
-            s = f"Model average over forms (weights by inverse backtest MSE): {w}\n" + s
-        cal = self.result_.meta.get("intervals")
-        if cal and "k" in cal and self.result_.meta.get("stack") and "k_stack" in cal:
-            s += (
-                f"\nForecast intervals: bootstrap over model sizes ({len(self.result_.bootstrap)}"
-                f" resamples) + run scatter {cal['noise']:.4g} + k_stack x inner RMS error "
-                f"(docs/trust.md), C_max = {cal['max_compute']:.4g}"
-            )
-        elif cal and "k" in cal:
-            s += (
-                f"\nForecast intervals: bootstrap over model sizes ({len(self.result_.bootstrap)}"
-                f" resamples) + run scatter {cal['noise']:.4g} + k r, k = {cal['k']:.4g} per unit"
-                f" of r = max ln(C/C_max), ln(N/N_max), ln(D/D_max) (k: {cal['method']}; "
-                f"docs/trust.md), C_max = {cal['max_compute']:.4g}"
-            )
-        elif cal:
-            m, k, lam = iv.interval_terms(cal, 0.9)
-            s += (
-                f"\nForecast intervals: {lam:.3g} x (bootstrap + run scatter "
-                f"{cal.get('noise', 0.0):.4g}) + extrapolation drift {m:+.4g} and scatter "
-                f"{k:.4g} (90%) per unit of r, C_max = {cal['max_compute']:.4g}"
-            )
-        meta = self.result_.meta
-        if meta.get("stack"):
-            s += "\n" + st.describe(meta["stack"])
-            if cal and "k_stack" in cal:
-                s += f"; interval term {cal['k_stack']:.3g} x inner RMS x max(1, r / 2)"
-        cl = meta.get("compute_law")
-        if cl:
-            s += "\n1-D compute law on the same runs: L = "
-            s += f"{cl['E']:.4g} + {cl['A']:.4g} C^-{cl['a']:.4g}"
-        if meta.get("form_reason"):
-            s += f"\nForm: {meta['form_reason']}"
-        ident = meta.get("identification")
-        if ident and not ident["identified"]:
-            s += f"\nWARNING: not identified: {ident['reason']}"
-        src = self.result_.meta.get("source")
-        return s + (f"\nSource: {src}" if src else "")
+        return fit_summary(self.result_)
 
     @property
     def exponents_(self) -> dict[str, float]:

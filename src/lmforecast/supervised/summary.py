@@ -1,0 +1,57 @@
+"""The text `SupervisedScalingLaw.summary()` shows for a fit: the fitted parameters (intervals
+the identification check refused marked as not identified), the model-average weights, the
+forecast-interval terms, the stack, the 1-D compute law, the chosen form and the source."""
+
+from __future__ import annotations
+
+from ..compute.consistency import mark_summary
+from ..fitting.result import FitResult
+from . import intervals as iv
+from . import stack as st
+
+
+def fit_summary(result: FitResult) -> str:
+    """The summary of a fitted supervised law's `FitResult` (`SupervisedScalingLaw.summary`)."""
+    refused = result.meta.get("identification", {}).get("not_identified", {})
+    s = mark_summary(result.summary(), refused)  # refused intervals: not identified
+    avg = result.meta.get("average")
+    if avg:
+        w = ", ".join(f"{f} {v:.3f}" for f, v in avg["weights"].items())
+        s = f"Model average over forms (weights by inverse backtest MSE): {w}\n" + s
+    cal = result.meta.get("intervals")
+    if cal and "k" in cal and result.meta.get("stack") and "k_stack" in cal:
+        s += (
+            f"\nForecast intervals: bootstrap over model sizes ({len(result.bootstrap)}"
+            f" resamples) + run scatter {cal['noise']:.4g} + k_stack x inner RMS error "
+            f"(docs/trust.md), C_max = {cal['max_compute']:.4g}"
+        )
+    elif cal and "k" in cal:
+        s += (
+            f"\nForecast intervals: bootstrap over model sizes ({len(result.bootstrap)}"
+            f" resamples) + run scatter {cal['noise']:.4g} + k r, k = {cal['k']:.4g} per unit"
+            f" of r = max ln(C/C_max), ln(N/N_max), ln(D/D_max) (k: {cal['method']}; "
+            f"docs/trust.md), C_max = {cal['max_compute']:.4g}"
+        )
+    elif cal:
+        m, k, lam = iv.interval_terms(cal, 0.9)
+        s += (
+            f"\nForecast intervals: {lam:.3g} x (bootstrap + run scatter "
+            f"{cal.get('noise', 0.0):.4g}) + extrapolation drift {m:+.4g} and scatter "
+            f"{k:.4g} (90%) per unit of r, C_max = {cal['max_compute']:.4g}"
+        )
+    meta = result.meta
+    if meta.get("stack"):
+        s += "\n" + st.describe(meta["stack"])
+        if cal and "k_stack" in cal:
+            s += f"; interval term {cal['k_stack']:.3g} x inner RMS x max(1, r / 2)"
+    cl = meta.get("compute_law")
+    if cl:
+        s += "\n1-D compute law on the same runs: L = "
+        s += f"{cl['E']:.4g} + {cl['A']:.4g} C^-{cl['a']:.4g}"
+    if meta.get("form_reason"):
+        s += f"\nForm: {meta['form_reason']}"
+    ident = meta.get("identification")
+    if ident and not ident["identified"]:
+        s += f"\nWARNING: not identified: {ident['reason']}"
+    src = result.meta.get("source")
+    return s + (f"\nSource: {src}" if src else "")
