@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from ..data.io import read_table
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator, point, scalar_like
 from ..params import CHANCE_POINTS, Interval, check
@@ -60,7 +57,14 @@ from .reach import (
 )
 from .schema import FORMAT_VERSION, validate
 from .summary import summary_text
-from .tables import TaskData, flops_basis, task_data
+from .tables import (
+    TaskData,
+    evals_frame,
+    flops_basis,
+    largest_label,
+    largest_score,
+    task_data,
+)
 
 DEFAULT_METHOD = "ensemble"
 ENSEMBLE = ("sigmoid", "local-linear", "trend")
@@ -70,29 +74,6 @@ METHODS = ("ensemble", "auto") + MEMBERS
 REPLICATES = Interval(0, None, integer=True, exclude=(1,), why=" (an interval needs replicates)")
 #: fewer replicates than this give an interval whose ends are rough (`fit` warns)
 FEW_REPLICATES = 20
-
-
-def _as_frame(evals) -> pd.DataFrame:
-    if isinstance(evals, pd.DataFrame):
-        return evals
-    if isinstance(evals, str | Path):
-        return read_table(evals)
-    raise InputError(f"evals: expected a DataFrame or a path, got {type(evals).__name__}")
-
-
-def _persistence(runs: pd.DataFrame) -> float:
-    """The largest fitted model's final score (the mean when several finals share the largest
-    compute, e.g. a standard and a deduplicated model of one size)."""
-    top = runs["C"] >= runs["C"].max() * (1 - 1e-9)
-    return float(runs.loc[top, "score"].mean())
-
-
-def _largest_label(runs: pd.DataFrame) -> str:
-    """The largest fitted model's name; several sharing the largest compute (a standard and a
-    deduplicated model of one size) are named together as the mean `_persistence` takes."""
-    top = runs["C"] >= runs["C"].max() * (1 - 1e-9)
-    names = list(dict.fromkeys(runs.loc[top, "model"].astype(str)))
-    return names[0] if len(names) == 1 else f"mean of {' and '.join(names)}"
 
 
 class DownstreamForecaster(Estimator):
@@ -158,19 +139,33 @@ class DownstreamForecaster(Estimator):
                 elif n == "trend":
                     states[n] = fit_trend(td, self.trend_points, B, rng)
                 elif n == "persistence":
-                    states[n] = {"value": _persistence(td.runs)}
+                    states[n] = {"value": largest_score(td.runs)}
                 else:
                     states[n] = fit_paper(n, td, self.chance_, B, seed)
             except InputError as exc:
                 refused[n] = str(exc)
         return states, refused, s1
 
-    def fit(self, evals, *, task: str, loss_task: str = "auto", metric: str = "acc",
-            loss_metric: str | None = None, models=None) -> DownstreamForecaster:  # fmt: skip
+    def fit(
+        self,
+        evals,
+        *,
+        task: str,
+        loss_task: str = "auto",
+        metric: str = "acc",
+        loss_metric: str | None = None,
+        models=None,
+    ) -> DownstreamForecaster:
         """Fit on a tidy evaluation table (DataFrame or path): see `tables.task_data`."""
-        df = _as_frame(evals)
-        td = task_data(df, task=task, loss_task=loss_task, metric=metric,
-                       loss_metric=loss_metric, models=models)  # fmt: skip
+        df = evals_frame(evals)
+        td = task_data(
+            df,
+            task=task,
+            loss_task=loss_task,
+            metric=metric,
+            loss_metric=loss_metric,
+            models=models,
+        )
         return self.fit_task_data(td, flops_basis=flops_basis(df))
 
     def fit_task_data(self, td: TaskData, flops_basis: str | None = None) -> DownstreamForecaster:
@@ -190,8 +185,11 @@ class DownstreamForecaster(Estimator):
         self.task_, self.metric_, self.loss_task_ = td.task, td.metric, td.loss_task
         self.flops_basis_ = flops_basis
         self.n_models_, self.n_checkpoints_ = len(runs), len(td.checkpoints)
-        self.largest_ = {"model": _largest_label(runs), "C": float(runs["C"].iloc[-1]),
-                         "score": _persistence(runs)}  # fmt: skip
+        self.largest_ = {
+            "model": largest_label(runs),
+            "C": float(runs["C"].iloc[-1]),
+            "score": largest_score(runs),
+        }
         self.smallest_, self.lowest_ = fitted_ends(runs)  # for predict's reach warnings
         # where a checkpoint counts as mid-training (noise.py): the largest fitted model's tokens
         top = runs["C"] >= runs["C"].max() * (1 - 1e-9)
@@ -221,9 +219,12 @@ class DownstreamForecaster(Estimator):
             self.selected_ = min(ok, key=ok.get) if ok else "ensemble"
         if 2 <= self.bootstrap < FEW_REPLICATES:
             b = self.bootstrap
-            warnings.warn(f"bootstrap={b} (CLI: --bootstrap {b}): the interval's ends come from "
-                          f"{b} replicates and are rough; use {FEW_REPLICATES} or more "
-                          "(default 200)", stacklevel=3)  # fmt: skip
+            warnings.warn(
+                f"bootstrap={b} (CLI: --bootstrap {b}): the interval's ends come from "
+                f"{b} replicates and are rough; use {FEW_REPLICATES} or more "
+                "(default 200)",
+                stacklevel=3,
+            )
         return self
 
     def _internal_backtest(self, td: TaskData) -> dict:
@@ -237,10 +238,15 @@ class DownstreamForecaster(Estimator):
                 continue
             sub = subset(td, small["model"])
             probe = DownstreamForecaster(
-                "ensemble", stage1=self.stage1, window=self.window,
-                trend_points=self.trend_points, chance=self.chance_, bootstrap=0, seed=self.seed,
+                "ensemble",
+                stage1=self.stage1,
+                window=self.window,
+                trend_points=self.trend_points,
+                chance=self.chance_,
+                bootstrap=0,
+                seed=self.seed,
                 combine=self.combine,
-            )  # fmt: skip
+            )
             probe.fit_task_data(sub)
             C = runs["C"].iloc[j]
             actual = runs["score"].iloc[j]
@@ -288,8 +294,9 @@ class DownstreamForecaster(Estimator):
     def _member_point(self, name, C, N=None, D=None):
         if name in self.refused_:
             raise InputError(f"method {name!r} refused: {self.refused_[name]}")
-        return member_predict(name, self.members_[name], self._s1(), self.stage1_, C, N, D,
-                              self.chance_, self.window)  # fmt: skip
+        return member_predict(
+            name, self.members_[name], self._s1(), self.stage1_, C, N, D, self.chance_, self.window
+        )
 
     def _point(self, name, C, N=None, D=None):
         if name == "ensemble":
@@ -337,8 +344,12 @@ class DownstreamForecaster(Estimator):
                 f"this fit has no bootstrap replicates (bootstrap={self.bootstrap}), so no "
                 "interval: refit with bootstrap >= 2 (CLI: --bootstrap)"
             )
-        reps = [member_replicates(m, self.members_[m], self._s1(), self.stage1_, C, N, D,
-                                  self.chance_, self.window) for m in names]  # fmt: skip
+        reps = [
+            member_replicates(
+                m, self.members_[m], self._s1(), self.stage1_, C, N, D, self.chance_, self.window
+            )
+            for m in names
+        ]
         B = min(r.shape[0] for r in reps)
         if B < 2:
             raise InputError("no bootstrap replicates: fit with bootstrap > 0")
@@ -363,12 +374,20 @@ class DownstreamForecaster(Estimator):
         # one noise draw per replicate, shared by every point: a point's interval does not
         # depend on which other points are asked for (and a trajectory's band is smooth)
         return knob_replicates(
-            R, var, spread, point, gain, seed=self.seed, eval_weight=EVAL_WEIGHT,
-            spread_weight=SPREAD_WEIGHT, centre=CENTRE,
+            R,
+            var,
+            spread,
+            point,
+            gain,
+            seed=self.seed,
+            eval_weight=EVAL_WEIGHT,
+            spread_weight=SPREAD_WEIGHT,
+            centre=CENTRE,
             gain_sd=gain_sd_for(self.selected_) if self.gain_sd is None else self.gain_sd,
             extra_var=self.checkpoint_var(D, R.shape[1]),
-            eval_task=self.task_ if eval_apart else None, floor=score_floor(self),
-        ), point  # fmt: skip
+            eval_task=self.task_ if eval_apart else None,
+            floor=score_floor(self),
+        ), point
 
     def checkpoint_var(self, D, n: int, sd: float = CHECKPOINT_SD) -> np.ndarray:
         """(sd u)^2 per forecast, u = ln of how many times fewer tokens than the largest fitted
@@ -415,7 +434,7 @@ class DownstreamForecaster(Estimator):
                 "seed": self.seed,
                 "combine": self.combine,
                 "gain_sd": self.gain_sd,
-            },  # fmt: skip
+            },
             "fitted": {
                 "chance": self.chance_,
                 "task": self.task_,
@@ -434,7 +453,7 @@ class DownstreamForecaster(Estimator):
                 "stage1": self.stage1_,
                 "selected": self.selected_,
                 "selection_errors": self.selection_errors_,
-            },  # fmt: skip
+            },
         }
 
     @classmethod

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..data.evals.registry import match_model_names
 from ..data.evals.values import FRACTION_METRICS, bad_values, base_metric, value_problem
+from ..data.io import read_table
 from ..data.validate import check_columns
 from ..errors import DomainWarning, InputError, did_you_mean
 
@@ -366,3 +368,27 @@ def flp_tables(
     runs = td.runs[["model", "C", "loss"]].reset_index(drop=True)
     ck = td.checkpoints[["model", "step", "C", "loss", "score"]].rename(columns={"score": task})
     return runs, ck
+
+
+def evals_frame(evals) -> pd.DataFrame:
+    """The evaluation table given as a DataFrame or read from a path."""
+    if isinstance(evals, pd.DataFrame):
+        return evals
+    if isinstance(evals, str | Path):
+        return read_table(evals)
+    raise InputError(f"evals: expected a DataFrame or a path, got {type(evals).__name__}")
+
+
+def largest_score(runs: pd.DataFrame) -> float:
+    """The largest fitted model's final score (the mean when several finals share the largest
+    compute, e.g. a standard and a deduplicated model of one size)."""
+    top = runs["C"] >= runs["C"].max() * (1 - 1e-9)
+    return float(runs.loc[top, "score"].mean())
+
+
+def largest_label(runs: pd.DataFrame) -> str:
+    """The largest fitted model's name; several sharing the largest compute (a standard and a
+    deduplicated model of one size) are named together as the mean `largest_score` takes."""
+    top = runs["C"] >= runs["C"].max() * (1 - 1e-9)
+    names = list(dict.fromkeys(runs.loc[top, "model"].astype(str)))
+    return names[0] if len(names) == 1 else f"mean of {' and '.join(names)}"
