@@ -33,6 +33,7 @@ import pandas as pd
 from lmforecast.data.evals import load_pythia, read_evals_table
 from lmforecast.downstream import nested
 from lmforecast.downstream.forecaster import DEFAULT_METHOD
+from lmforecast.downstream.nested_scenarios import gemstones_scenarios, pythia_scenarios
 from lmforecast.downstream.noise import constants_line
 
 GEMSTONES = Path(__file__).resolve().parents[1].parent / "shared/data/suites/gemstones"
@@ -48,12 +49,12 @@ def md(df: pd.DataFrame) -> str:
 
 
 def scenarios(quick: bool, gem: Path):
-    sc = nested.pythia_scenarios("acc") + nested.pythia_scenarios("acc_norm")
+    sc = pythia_scenarios("acc") + pythia_scenarios("acc_norm")
     out = [(load_pythia(), sc)]
     if gem.exists():
         g = read_evals_table(gem / "evals.csv")
         tasks = sorted(set(g["task"]) - {"dclm", "fineweb_edu"})
-        gs = nested.gemstones_scenarios(pd.read_csv(gem / "models.csv"),
+        gs = gemstones_scenarios(pd.read_csv(gem / "models.csv"),
                                         pd.read_csv(gem / "chance.csv"), tasks)  # fmt: skip
         out.append((g, gs))
     if quick:  # one select and one report scenario per suite, two tasks (for the tests)

@@ -24,17 +24,18 @@ import pandas as pd
 
 from lmforecast.data.evals import load_pythia, read_evals_table
 from lmforecast.downstream import nested
+from lmforecast.downstream.nested_scenarios import gemstones_scenarios, pythia_scenarios
 
 GEMSTONES = Path(__file__).resolve().parents[1].parent / "shared/data/suites/gemstones"
 STAGE1 = ("saturating", "nd")
 
 
 def report_scenarios(gem: Path, tasks_per_suite: int | None = None):
-    out = [(load_pythia(), [s for s in nested.pythia_scenarios("acc") if s.split == "report"])]
+    out = [(load_pythia(), [s for s in pythia_scenarios("acc") if s.split == "report"])]
     if gem.exists():
         g = read_evals_table(gem / "evals.csv")
         tasks = sorted(set(g["task"]) - {"dclm", "fineweb_edu"})
-        gs = nested.gemstones_scenarios(pd.read_csv(gem / "models.csv"),
+        gs = gemstones_scenarios(pd.read_csv(gem / "models.csv"),
                                         pd.read_csv(gem / "chance.csv"), tasks)  # fmt: skip
         out.append((g, [s for s in gs if s.split == "report"]))
     if tasks_per_suite:

@@ -13,7 +13,7 @@ import pytest
 from lmforecast.data.evals import load_pythia
 from lmforecast.downstream import DownstreamForecaster
 from lmforecast.downstream.aggregate import trajectory
-from lmforecast.downstream.nested import PYTHIA_ACC_TASKS
+from lmforecast.downstream.nested_scenarios import PYTHIA_ACC_TASKS
 from lmforecast.downstream.noise import CHECKPOINT_SD, centred, undertraining
 from lmforecast.errors import InputError
 

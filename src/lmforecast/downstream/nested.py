@@ -17,20 +17,19 @@ The protocol is pre-registered in docs/downstream.md ("Nested protocol"). In sho
   trajectories (`select_checkpoint_sd`);
 - the `report` rows are computed once, with the chosen knobs, and never looked at before.
 
-Each (scenario, task) is fitted once (all members, bootstrap replicates); every knob setting
-is then a cheap view of that fit (`DownstreamForecaster.interval_parts`).
+The scenarios are defined in `nested_scenarios`. Each (scenario, task) is fitted once (all
+members, bootstrap replicates); every knob setting is then a cheap view of that fit
+(`DownstreamForecaster.interval_parts`).
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .backtest import pythia_name
 from .forecaster import DownstreamForecaster
 from .noise import (
     centred,
@@ -52,63 +51,6 @@ EVAL_GRID = (0.25, 0.5, 1.0)  # weight of the harness stderr's variance (protoco
 CENTRE_GRID = ("none", "median")
 CHECKPOINT_GRID = tuple(np.round(np.arange(0.0, 6.01, 0.25), 2))  # sd per ln unit (amendment)
 GAIN_GRID = tuple(np.round(np.arange(0.0, 3.01, 0.1), 2))
-PYTHIA_ACC_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "winogrande", "logiqa", "wsc")
-PYTHIA_NORM_TASKS = ("piqa", "arc_easy", "arc_challenge", "sciq", "logiqa")
-
-
-@dataclass
-class Scenario:
-    suite: str
-    split: str  # "select" or "report"
-    name: str
-    fit_models: list
-    targets: list
-    tasks: tuple
-    loss_task: str
-    metric: str
-    chance: dict = field(default_factory=dict)  # task -> points (None: the bundled table)
-    stage1: str = "saturating"
-
-
-def pythia_scenarios(metric: str = "acc") -> list[Scenario]:
-    """Select: 1B and 1.4B from <= 410M, 1.4B from <= 1B; report: 2.8B from <= 1.4B and from
-    <= 1B; both suites (standard, deduped)."""
-    sizes = ("70m", "160m", "410m", "1b", "1.4b", "2.8b")
-    plan = (("select", 3, ["1b", "1.4b"]), ("select", 4, ["1.4b"]),
-            ("report", 5, ["2.8b"]), ("report", 4, ["2.8b"]))  # fmt: skip
-    tasks = PYTHIA_ACC_TASKS if metric == "acc" else PYTHIA_NORM_TASKS
-    out = []
-    for suite in ("standard", "deduped"):
-        for split, k, tg in plan:
-            name = f"{suite} {metric}: {'/'.join(tg)} from <= {sizes[k - 1]}"
-            out.append(Scenario(
-                f"pythia-{metric}", split, name,
-                [pythia_name(s, suite) for s in sizes[:k]], [pythia_name(t, suite) for t in tg],
-                tasks, "lambada_openai", metric,
-            ))  # fmt: skip
-    return out
-
-
-def gemstones_scenarios(models: pd.DataFrame, chance: pd.DataFrame, tasks) -> list[Scenario]:
-    """Size groups of the 22 Gemstones (params: <= 120M, ~0.5B, ~1B, ~2B). Select: the ~0.5B
-    models from the smallest group, the ~1B from the two below; report: the ~2B from the three
-    groups below and from the two below."""
-    m = models.sort_values("params")
-    p = m["params"].to_numpy(float)
-    edges = (1.2e8, 7e8, 1.5e9)
-    groups = [m["model"][p <= edges[0]].tolist(),
-              m["model"][(p > edges[0]) & (p <= edges[1])].tolist(),
-              m["model"][(p > edges[1]) & (p <= edges[2])].tolist(),
-              m["model"][p > edges[2]].tolist()]  # fmt: skip
-    ch = dict(zip(chance["task"].astype(str), chance["chance_points"].astype(float)))
-    plan = (("select", 1, 1), ("select", 2, 2), ("report", 3, 3), ("report", 2, 3))
-    out = []
-    for split, k, tg in plan:
-        fit = [x for g in groups[:k] for x in g]
-        name = f"gemstones: group {tg + 1} from groups <= {k}"
-        out.append(Scenario("gemstones", split, name, fit, groups[tg], tuple(tasks),
-                            "fineweb_edu", "acc_norm", ch))  # fmt: skip
-    return out
 
 
 def fit_cases(evals: pd.DataFrame, scenarios, *, bootstrap: int = 100, seed: int = 0) -> list:
@@ -116,21 +58,38 @@ def fit_cases(evals: pd.DataFrame, scenarios, *, bootstrap: int = 100, seed: int
     cases = []
     for sc in scenarios:
         for task in sc.tasks:
-            td_all = task_data(evals, task=task, loss_task=sc.loss_task, metric=sc.metric,
-                               models=list(sc.fit_models) + list(sc.targets))  # fmt: skip
+            td_all = task_data(
+                evals,
+                task=task,
+                loss_task=sc.loss_task,
+                metric=sc.metric,
+                models=list(sc.fit_models) + list(sc.targets),
+            )
             td = copy.copy(td_all)
             td.checkpoints = td_all.checkpoints[td_all.checkpoints["model"].isin(sc.fit_models)]
             td.checkpoints = td.checkpoints.reset_index(drop=True)
-            est = DownstreamForecaster("ensemble", stage1=sc.stage1, bootstrap=bootstrap,
-                                       seed=seed, chance=sc.chance.get(task))  # fmt: skip
+            est = DownstreamForecaster(
+                "ensemble",
+                stage1=sc.stage1,
+                bootstrap=bootstrap,
+                seed=seed,
+                chance=sc.chance.get(task),
+            )
             est.fit_task_data(td)
             runs = td_all.runs
             tg = runs[runs["model"].isin(sc.targets)]
             if len(tg) != len(sc.targets):
                 raise InputError(f"{sc.name}: a target has no final checkpoint for {task!r}")
             ck = td_all.checkpoints
-            cases.append({"scenario": sc, "task": task, "est": est, "targets": tg,
-                          "target_checkpoints": ck[ck["model"].isin(sc.targets)]})  # fmt: skip
+            cases.append(
+                {
+                    "scenario": sc,
+                    "task": task,
+                    "est": est,
+                    "targets": tg,
+                    "target_checkpoints": ck[ck["model"].isin(sc.targets)],
+                }
+            )
     return cases
 
 
@@ -151,8 +110,15 @@ def _views(case, methods):
     return out
 
 
-def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
-             level: float = 0.9, evals=EVAL_GRID, centres=CENTRE_GRID) -> pd.DataFrame:  # fmt: skip
+def evaluate(
+    cases,
+    methods=METHOD_GRID,
+    gains=GAIN_GRID,
+    spreads=SPREAD_GRID,
+    level: float = 0.9,
+    evals=EVAL_GRID,
+    centres=CENTRE_GRID,
+) -> pd.DataFrame:
     """Long table: one row per (case, target, method, interval knobs) with forecast, interval,
     error; the persistence baseline is carried on every row."""
     rows = []
@@ -170,12 +136,22 @@ def evaluate(cases, methods=METHOD_GRID, gains=GAIN_GRID, spreads=SPREAD_GRID,
                 reps = noisy_replicates(Rc[c], e * var + w * spread, gain, g, zz, floor)
                 lo, hi = percentile_interval(reps, point, level)
                 for j in range(len(tg)):
-                    rows.append({**base, "target": tg["model"].iloc[j], "method": m,
-                                 "gain_sd": g, "spread_weight": w, "eval_weight": e,
-                                 "centre": c, "actual": actual[j],
-                                 "predicted": point[j],
-                                 "lo": lo[j], "hi": hi[j],
-                                 "persistence": est.largest_["score"]})  # fmt: skip
+                    rows.append(
+                        {
+                            **base,
+                            "target": tg["model"].iloc[j],
+                            "method": m,
+                            "gain_sd": g,
+                            "spread_weight": w,
+                            "eval_weight": e,
+                            "centre": c,
+                            "actual": actual[j],
+                            "predicted": point[j],
+                            "lo": lo[j],
+                            "hi": hi[j],
+                            "persistence": est.largest_["score"],
+                        }
+                    )
     return _scored(pd.DataFrame(rows))
 
 
@@ -185,9 +161,12 @@ def select_knobs(rows: pd.DataFrame, target_coverage: float = 0.9, method=None) 
     sel = rows[rows["split"] == "select"]
     if sel.empty:
         raise InputError("no selection rows: the nested protocol needs a select split")
-    g0 = sel[(sel["gain_sd"] == sel["gain_sd"].min()) & (sel["spread_weight"] == 0)
-             & (sel["eval_weight"] == sel["eval_weight"].max())
-             & (sel["centre"] == sel["centre"].iloc[0])]  # fmt: skip
+    g0 = sel[
+        (sel["gain_sd"] == sel["gain_sd"].min())
+        & (sel["spread_weight"] == 0)
+        & (sel["eval_weight"] == sel["eval_weight"].max())
+        & (sel["centre"] == sel["centre"].iloc[0])
+    ]
     mae = g0.groupby("method")["abs_error"].mean()
     method = str(mae.idxmin()) if method is None else method
     st = (
@@ -198,19 +177,27 @@ def select_knobs(rows: pd.DataFrame, target_coverage: float = 0.9, method=None) 
     ok = st[st["coverage"] >= target_coverage]
     key = ok["width"].idxmin() if len(ok) else st["coverage"].idxmax()
     w, gain, e, c = key
-    return {"method": method, "spread_weight": float(w), "gain_sd": float(gain),
-            "eval_weight": float(e), "centre": str(c), "select_mae": mae.to_dict(),
-            "select_coverage": float(st.loc[key, "coverage"]),
-            "select_half_width": float(st.loc[key, "width"])}  # fmt: skip
+    return {
+        "method": method,
+        "spread_weight": float(w),
+        "gain_sd": float(gain),
+        "eval_weight": float(e),
+        "centre": str(c),
+        "select_mae": mae.to_dict(),
+        "select_coverage": float(st.loc[key, "coverage"]),
+        "select_half_width": float(st.loc[key, "width"]),
+    }
 
 
 def member_gains(rows: pd.DataFrame, default: dict, target_coverage: float = 0.9) -> pd.DataFrame:
     """Each method's `gain_sd` (`noise.GAIN_SD`) by the same rule, the default's other interval
     knobs fixed (a single member has no spread term: the gain term is its distance term), with
     its pooled select and report rows at that value."""
-    fixed = rows[np.isclose(rows["spread_weight"], default["spread_weight"])
-                 & np.isclose(rows["eval_weight"], default["eval_weight"])
-                 & (rows["centre"] == default["centre"])]  # fmt: skip
+    fixed = rows[
+        np.isclose(rows["spread_weight"], default["spread_weight"])
+        & np.isclose(rows["eval_weight"], default["eval_weight"])
+        & (rows["centre"] == default["centre"])
+    ]
     out = []
     for m in fixed["method"].unique():
         k = {**select_knobs(fixed, target_coverage, method=str(m)), "method": str(m)}
@@ -219,15 +206,20 @@ def member_gains(rows: pd.DataFrame, default: dict, target_coverage: float = 0.9
         for split in ("select", "report"):
             if ("pooled", split) in s.index:
                 r = s.loc[("pooled", split)]
-                row.update({f"{split}_coverage": r["coverage"],
-                            f"{split}_half_width": r["median_half_width"],
-                            f"{split}_mae": r["mae"]})  # fmt: skip
+                row.update(
+                    {
+                        f"{split}_coverage": r["coverage"],
+                        f"{split}_half_width": r["median_half_width"],
+                        f"{split}_mae": r["mae"],
+                    }
+                )
         out.append(row)
     return pd.DataFrame(out)
 
 
-def hindsight_bound(rows: pd.DataFrame, method: str,
-                    coverages=(0.9, 0.89, 0.87, 0.85)) -> pd.DataFrame:  # fmt: skip
+def hindsight_bound(
+    rows: pd.DataFrame, method: str, coverages=(0.9, 0.89, 0.87, 0.85)
+) -> pd.DataFrame:
     """What the knob grid could give at best on the `report` rows, chosen on those rows
     themselves (never used to choose anything): per minimum report coverage c, the setting of
     the interval knobs (for `method`) with the smallest median half-width / MAE among those
@@ -238,8 +230,9 @@ def hindsight_bound(rows: pd.DataFrame, method: str,
     out = []
     for split in ("select", "report"):
         s = r[r["split"] == split]
-        g = s.groupby(keys).agg(coverage=("covered", "mean"), width=("half_width", "median"),
-                                mae=("abs_error", "mean"))  # fmt: skip
+        g = s.groupby(keys).agg(
+            coverage=("covered", "mean"), width=("half_width", "median"), mae=("abs_error", "mean")
+        )
         out.append(g.add_prefix(f"{split}_"))
     st = out[0].join(out[1], how="inner")
     st["ratio"] = st["report_width"] / st["report_mae"]
@@ -250,30 +243,47 @@ def hindsight_bound(rows: pd.DataFrame, method: str,
             continue
         k = ok["ratio"].idxmin()
         row = ok.loc[k]
-        res.append({"min_report_coverage": float(c), **dict(zip(keys, k)),
-                    "report_coverage": row["report_coverage"],
-                    "report_half_width_over_mae": row["ratio"],
-                    "select_coverage": row["select_coverage"]})  # fmt: skip
+        res.append(
+            {
+                "min_report_coverage": float(c),
+                **dict(zip(keys, k)),
+                "report_coverage": row["report_coverage"],
+                "report_half_width_over_mae": row["ratio"],
+                "select_coverage": row["select_coverage"],
+            }
+        )
     return pd.DataFrame(res)
 
 
 def summarize(rows: pd.DataFrame, knobs: dict, by: str = "suite") -> pd.DataFrame:
     """Per `by` group of the rows at the chosen knobs: n, MAE, persistence MAE and their
     ratio, coverage, median half-width and its ratio to the MAE, intervals outside [0, 100]."""
-    r = rows[(rows["method"] == knobs["method"]) & np.isclose(rows["gain_sd"], knobs["gain_sd"])
-             & np.isclose(rows["spread_weight"], knobs["spread_weight"])
-             & np.isclose(rows["eval_weight"], knobs.get("eval_weight", 1.0))
-             & (rows["centre"] == knobs.get("centre", "none"))]  # fmt: skip
+    r = rows[
+        (rows["method"] == knobs["method"])
+        & np.isclose(rows["gain_sd"], knobs["gain_sd"])
+        & np.isclose(rows["spread_weight"], knobs["spread_weight"])
+        & np.isclose(rows["eval_weight"], knobs.get("eval_weight", 1.0))
+        & (rows["centre"] == knobs.get("centre", "none"))
+    ]
     out = []
     groups = list(r.groupby([by, "split"], sort=False))
     groups += [(("pooled", s), g) for s, g in r.groupby("split", sort=False)]
     for key, g in groups:
         mae, pmae = g["abs_error"].mean(), g["persistence_error"].mean()
-        out.append({by: key[0], "split": key[1], "n": len(g), "mae": mae,
-                    "persistence_mae": pmae, "mae_ratio": mae / pmae,
-                    "coverage": g["covered"].mean(), "median_half_width": g["half_width"].median(),
-                    "half_width_over_mae": g["half_width"].median() / mae,
-                    "outside_0_100": int(((g["lo"] < 0) | (g["hi"] > 100)).sum())})  # fmt: skip
+        out.append(
+            {
+                by: key[0],
+                "split": key[1],
+                "n": len(g),
+                "mae": mae,
+                "persistence_mae": pmae,
+                "mae_ratio": mae / pmae,
+                "coverage": g["covered"].mean(),
+                "median_half_width": g["half_width"].median(),
+                "half_width_over_mae": g["half_width"].median() / mae,
+                "outside_0_100": int(((g["lo"] < 0) | (g["hi"] > 100)).sum()),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -286,11 +296,20 @@ def _knob_reps(est, knobs, C, D=None, eval_apart=False):
     R, var, spread, point, gain = v.interval_parts(flops=np.asarray(C, float))
     ckpt = v.checkpoint_var(D, R.shape[1], knobs.get("checkpoint_sd", 0.0))
     return point, knob_replicates(
-        R, var, spread, point, gain, seed=est.seed, eval_weight=knobs.get("eval_weight", 1.0),
-        spread_weight=knobs["spread_weight"], gain_sd=knobs["gain_sd"],
-        centre=knobs.get("centre", "none"), extra_var=ckpt,
-        eval_task=est.task_ if eval_apart else None, floor=score_floor(est),
-    )  # fmt: skip
+        R,
+        var,
+        spread,
+        point,
+        gain,
+        seed=est.seed,
+        eval_weight=knobs.get("eval_weight", 1.0),
+        spread_weight=knobs["spread_weight"],
+        gain_sd=knobs["gain_sd"],
+        centre=knobs.get("centre", "none"),
+        extra_var=ckpt,
+        eval_task=est.task_ if eval_apart else None,
+        floor=score_floor(est),
+    )
 
 
 def _late_checkpoints(case, min_fraction: float):
@@ -298,8 +317,15 @@ def _late_checkpoints(case, min_fraction: float):
     return ck[ck["step"] >= min_fraction * ck.groupby("model")["step"].transform("max")]
 
 
-def select_checkpoint_sd(cases, knobs, *, level: float = 0.9, target_coverage: float = 0.9,
-                         grid=CHECKPOINT_GRID, min_fraction: float = 0.1) -> dict:  # fmt: skip
+def select_checkpoint_sd(
+    cases,
+    knobs,
+    *,
+    level: float = 0.9,
+    target_coverage: float = 0.9,
+    grid=CHECKPOINT_GRID,
+    min_fraction: float = 0.1,
+) -> dict:
     """The checkpoint term's sd (`noise.CHECKPOINT_SD`) by the same rule as the other interval
     knobs, on the `select` scenarios' trajectories (every checkpoint of each target past
     `min_fraction` of its training): the smallest value whose pooled coverage reaches
@@ -336,27 +362,48 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
         point, reps = _knob_reps(est, knobs, ck["C"].to_numpy(float), ck["D"].to_numpy(float))
         lo, hi = percentile_interval(reps, point, level)
         for j in range(len(ck)):
-            traj.append({"suite": sc.suite, "scenario": sc.name, "task": case["task"],
-                         "target": ck["model"].iloc[j], "step": ck["step"].iloc[j],
-                         "actual": ck["score"].iloc[j], "predicted": point[j], "lo": lo[j],
-                         "hi": hi[j], "persistence": est.largest_["score"]})  # fmt: skip
+            traj.append(
+                {
+                    "suite": sc.suite,
+                    "scenario": sc.name,
+                    "task": case["task"],
+                    "target": ck["model"].iloc[j],
+                    "step": ck["step"].iloc[j],
+                    "actual": ck["score"].iloc[j],
+                    "predicted": point[j],
+                    "lo": lo[j],
+                    "hi": hi[j],
+                    "persistence": est.largest_["score"],
+                }
+            )
         tg = case["targets"]
-        point, reps = _knob_reps(est, knobs, tg["C"].to_numpy(float), tg["D"].to_numpy(float),
-                                 eval_apart=True)  # fmt: skip
+        point, reps = _knob_reps(
+            est, knobs, tg["C"].to_numpy(float), tg["D"].to_numpy(float), eval_apart=True
+        )
         for j in range(len(tg)):
             key = (sc.suite, sc.name, tg["model"].iloc[j])
-            avg.setdefault(key, []).append((tg["score"].iloc[j], point[j], reps[:, j],
-                                            est.largest_["score"]))  # fmt: skip
+            avg.setdefault(key, []).append(
+                (tg["score"].iloc[j], point[j], reps[:, j], est.largest_["score"])
+            )
     rows = []
     for (suite, name, target), items in avg.items():
         B = min(len(it[2]) for it in items)
         R = np.mean([it[2][:B] for it in items], axis=0)
         lo, hi = percentile_interval(R[:, None], [np.mean([it[1] for it in items])], level)
         lo, hi = float(lo[0]), float(hi[0])
-        rows.append({"suite": suite, "scenario": name, "task": "average", "target": target,
-                     "actual": np.mean([it[0] for it in items]),
-                     "predicted": np.mean([it[1] for it in items]), "lo": lo, "hi": hi,
-                     "persistence": np.mean([it[3] for it in items])})  # fmt: skip
+        rows.append(
+            {
+                "suite": suite,
+                "scenario": name,
+                "task": "average",
+                "target": target,
+                "actual": np.mean([it[0] for it in items]),
+                "predicted": np.mean([it[1] for it in items]),
+                "lo": lo,
+                "hi": hi,
+                "persistence": np.mean([it[3] for it in items]),
+            }
+        )
     return _scored(pd.DataFrame(traj)), _scored(pd.DataFrame(rows))
 
 
@@ -376,9 +423,18 @@ def extras_summary(df: pd.DataFrame, what: str) -> pd.DataFrame:
     if df.empty:
         return pd.DataFrame()
     parts = list(df.groupby("suite", sort=False)) + [("pooled", df)]
-    return pd.DataFrame([{"what": what, "suite": k, "n": len(g), "mae": g["abs_error"].mean(),
-                          "persistence_mae": g["persistence_error"].mean(),
-                          "coverage": g["covered"].mean(),
-                          "median_half_width": g["half_width"].median(),
-                          "outside_0_100": int(((g["lo"] < 0) | (g["hi"] > 100)).sum())}
-                         for k, g in parts])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "what": what,
+                "suite": k,
+                "n": len(g),
+                "mae": g["abs_error"].mean(),
+                "persistence_mae": g["persistence_error"].mean(),
+                "coverage": g["covered"].mean(),
+                "median_half_width": g["half_width"].median(),
+                "outside_0_100": int(((g["lo"] < 0) | (g["hi"] > 100)).sum()),
+            }
+            for k, g in parts
+        ]
+    )
