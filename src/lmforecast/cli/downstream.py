@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import warnings
 from pathlib import Path
 
 from ..data.evals.views import FAMILY_CHOICES, family_models
 from ..data.io import read_table
+from ..downstream.aggregate import check_distinct_tasks, forecasts_at
 from ..downstream.backtest import BACKTEST_METHODS, backtest
 from ..downstream.forecaster import DEFAULT_METHOD, METHODS, DownstreamForecaster
+from ..downstream.reach import persistence_warning
 from ..downstream.stage1 import STAGE1
 from ..errors import InputError
 from .common import (
@@ -62,26 +63,43 @@ def add_evals_fit_flags(
 ) -> None:
     """Flags of a fit from a tidy evals table (shared with `flp fit --evals`; `backtest` names
     its models with --fit-models/--target instead of --models)."""
-    p.add_argument("--loss-task", default="auto",
-                   help="task whose loss (ln perplexity, bits per byte, ...) is stage 1; auto "
-                   "(default): the task's own loss when the table has one (e.g. bits_per_byte, "
-                   "or a task <task>_bpb), else lambada_openai")  # fmt: skip
-    p.add_argument("--loss-metric", default=None,
-                   help="metric of --loss-task read as the loss (default: the first loss "
-                   "metric found: bits_per_byte, byte/word perplexity, nll, loss, "
-                   "ppl)")  # fmt: skip
+    p.add_argument(
+        "--loss-task",
+        default="auto",
+        help="task whose loss (ln perplexity, bits per byte, ...) is stage 1; auto "
+        "(default): the task's own loss when the table has one (e.g. bits_per_byte, "
+        "or a task <task>_bpb), else lambada_openai",
+    )
+    p.add_argument(
+        "--loss-metric",
+        default=None,
+        help="metric of --loss-task read as the loss (default: the first loss "
+        "metric found: bits_per_byte, byte/word perplexity, nll, loss, "
+        "ppl)",
+    )
     p.add_argument("--metric", default="acc", help="score metric of --task (default acc)")
     if models:
-        p.add_argument("--models", metavar="M1,M2,...",
-                       help="fit only these models (default: all, but one of a family and its "
-                       "deduplicated twin, see --family)")  # fmt: skip
-        p.add_argument("--family", choices=FAMILY_CHOICES, default=None,
-                       help="without --models, where the table holds a family and its "
-                       "deduplicated twin (pythia-*, pythia-*-deduped): fit the standard one "
-                       "(default), the deduped one, or all")  # fmt: skip
-    p.add_argument("--stage1", choices=list(STAGE1), default=None,
-                   help="compute -> loss law on an evaluation table (power = Chen et al. Eq. 1; "
-                   "default: saturating)")  # fmt: skip
+        p.add_argument(
+            "--models",
+            metavar="M1,M2,...",
+            help="fit only these models (default: all, but one of a family and its "
+            "deduplicated twin, see --family)",
+        )
+        p.add_argument(
+            "--family",
+            choices=FAMILY_CHOICES,
+            default=None,
+            help="without --models, where the table holds a family and its "
+            "deduplicated twin (pythia-*, pythia-*-deduped): fit the standard one "
+            "(default), the deduped one, or all",
+        )
+    p.add_argument(
+        "--stage1",
+        choices=list(STAGE1),
+        default=None,
+        help="compute -> loss law on an evaluation table (power = Chen et al. Eq. 1; "
+        "default: saturating)",
+    )
     if with_common:
         p.add_argument(
             "--evals",
@@ -107,8 +125,9 @@ def fit_from_evals(args) -> int:
     out = check_writable(args.out)
     method = args.method or DEFAULT_METHOD
     if method not in METHODS:
-        raise InputError(f"--method {method!r} does not apply to --evals; use one of "
-                         f"{', '.join(METHODS)}")  # fmt: skip
+        raise InputError(
+            f"--method {method!r} does not apply to --evals; use one of {', '.join(METHODS)}"
+        )
     evals = read_evals(args.evals)
     chance = getattr(args, "chance", None)
     if isinstance(chance, float):  # `flp fit --evals --chance P`: one level, in points
@@ -116,16 +135,23 @@ def fit_from_evals(args) -> int:
     elif chance is not None or getattr(args, "chance_file", None) is not None:
         chance = (task_chances(chance, [args.task], args.chance_file) or {}).get(args.task)
     stage1 = args.stage1 or "saturating"
-    est = DownstreamForecaster(method, stage1=stage1, bootstrap=args.bootstrap,
-                               seed=args.seed, chance=chance)  # fmt: skip
+    est = DownstreamForecaster(
+        method, stage1=stage1, bootstrap=args.bootstrap, seed=args.seed, chance=chance
+    )
     models, note = _names(args.models, "--models"), None
     if models is None and "model" in evals.columns:
         models, note = family_models(evals["model"].astype(str).unique(), args.family or "standard")
         models = None if note is None else models
     elif args.family is not None:
         raise InputError("--family chooses among the table's models: give it without --models")
-    est.fit(evals, task=args.task, loss_task=args.loss_task, metric=args.metric,
-            loss_metric=args.loss_metric, models=models)  # fmt: skip
+    est.fit(
+        evals,
+        task=args.task,
+        loss_task=args.loss_task,
+        metric=args.metric,
+        loss_metric=args.loss_metric,
+        models=models,
+    )
     # after the fit (a second or two), which names a missing --chance or a misspelt --task first
     check_out_format(out, (".json",))
     if out is not None:
@@ -143,28 +169,45 @@ def fit_from_evals(args) -> int:
             "selection_errors": est.selection_errors_,
             "stage1": None if est.stage1_ is None else est.stage1_["params"],
             "models_note": note,
-        },  # fmt: skip
+        },
         est.summary() + ("" if note is None else f"\n{note}"),
     )
 
 
 def add_predict_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fit", required=True, metavar="FIT[,FIT...]",
-                   help="saved fit (JSON); several (one per task, comma-separated) also forecast "
-                   "their task average")  # fmt: skip
-    p.add_argument("--flops", type=positive_floats("--flops"), metavar="C[,C...]",
-                   help="training FLOPs (a list: one forecast each)")  # fmt: skip
+    p.add_argument(
+        "--fit",
+        required=True,
+        metavar="FIT[,FIT...]",
+        help="saved fit (JSON); several (one per task, comma-separated) also forecast "
+        "their task average",
+    )
+    p.add_argument(
+        "--flops",
+        type=positive_floats("--flops"),
+        metavar="C[,C...]",
+        help="training FLOPs (a list: one forecast each)",
+    )
     add_nd_flags(p)
-    p.add_argument("--model", metavar="NAME",
-                   help="forecast a known model: its parameters and final tokens from the "
-                   "built-in Pythia table or --models (e.g. pythia-6.9b; any case)")  # fmt: skip
-    p.add_argument("--models", metavar="MODELS.csv",
-                   help="models table (model, params, tokens) for --model and --table, "
-                   "extending the built-in Pythia models")  # fmt: skip
-    p.add_argument("--table", metavar="TARGETS.csv",
-                   help="one forecast per row (columns model, or params and tokens, or flops; "
-                   "optional task and score): with a score column the held-out MAE and "
-                   "coverage are printed too")  # fmt: skip
+    p.add_argument(
+        "--model",
+        metavar="NAME",
+        help="forecast a known model: its parameters and final tokens from the "
+        "built-in Pythia table or --models (e.g. pythia-6.9b; any case)",
+    )
+    p.add_argument(
+        "--models",
+        metavar="MODELS.csv",
+        help="models table (model, params, tokens) for --model and --table, "
+        "extending the built-in Pythia models",
+    )
+    p.add_argument(
+        "--table",
+        metavar="TARGETS.csv",
+        help="one forecast per row (columns model, or params and tokens, or flops; "
+        "optional task and score): with a score column the held-out MAE and "
+        "coverage are printed too",
+    )
     p.add_argument("--out", help="with --table: the forecasts as .csv or .json")
     p.add_argument("--actual", type=float, help="actual score (points): also print the error")
     add_level_flag(p)
@@ -174,8 +217,12 @@ def add_predict_flags(p: argparse.ArgumentParser) -> None:
 def add_nd_flags(p: argparse.ArgumentParser) -> None:
     """``--params N --tokens D``: a forecast point by model size and data (shared with `flp
     predict`, whose `--evals` fits with ``--stage1 nd`` need N and D, not FLOPs)."""
-    p.add_argument("--params", type=positive_float("--params"), metavar="N",
-                   help="parameters (with --tokens; FLOPs = 6 N D as in the table)")  # fmt: skip
+    p.add_argument(
+        "--params",
+        type=positive_float("--params"),
+        metavar="N",
+        help="parameters (with --tokens; FLOPs = 6 N D as in the table)",
+    )
     p.add_argument(
         "--tokens",
         type=positive_floats("--tokens"),
@@ -198,8 +245,10 @@ def check_actual(actual: float | None, positive: bool = False) -> None:
 def load_fit(path: str) -> DownstreamForecaster:
     s = str(path)
     if s.lstrip().startswith(("{", "[")) or "\n" in s:
-        raise InputError("--fit: expects the path of a saved fit (a JSON file written by "
-                         "`downstream fit --out`), not JSON text")  # fmt: skip
+        raise InputError(
+            "--fit: expects the path of a saved fit (a JSON file written by "
+            "`downstream fit --out`), not JSON text"
+        )
     try:
         ok = Path(s).is_file()
     except OSError:  # e.g. a name too long for the file system
@@ -254,10 +303,16 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
             setattr(args, k, getattr(args, k)[0])
     P = est.predict(**kw)  # a float for one point
     P = P if isinstance(P, float) else float(P[0])
-    _warn_below_persistence(est, kw, P)
+    persistence_warning(est, kw, P)
     L = est.predict_loss(**kw)
-    res = {"task": est.task_, "metric": est.metric_, "method": est.selected_, "performance": P,
-           "loss": None if L is None else float(L[0]), "level": args.level}  # fmt: skip
+    res = {
+        "task": est.task_,
+        "metric": est.metric_,
+        "method": est.selected_,
+        "performance": P,
+        "loss": None if L is None else float(L[0]),
+        "level": args.level,
+    }
     if getattr(args, "model", None) is not None:
         res["model"] = args.model
     try:
@@ -286,8 +341,11 @@ def _predict_table(args, paths: list[str]) -> int:
     MAE and coverage where the table has a score column; --out writes the rows."""
     from ..downstream.batch import forecast_table
 
-    given = [f for f in ("flops", "params", "tokens", "model", "actual")
-             if getattr(args, f, None) is not None]  # fmt: skip
+    given = [
+        f
+        for f in ("flops", "params", "tokens", "model", "actual")
+        if getattr(args, f, None) is not None
+    ]
     if given:
         raise InputError(f"--table gives the forecast points: drop --{given[0]}")
     out = check_writable(args.out, [args.table, *paths])
@@ -295,17 +353,23 @@ def _predict_table(args, paths: list[str]) -> int:
     targets = read_table(args.table)
     ests = [load_fit(p) for p in paths]
     check_distinct_tasks(ests, paths)
-    rows, summary = forecast_table(ests, targets, level=args.level,
-                                   models=getattr(args, "models", None))  # fmt: skip
+    rows, summary = forecast_table(
+        ests, targets, level=args.level, models=getattr(args, "models", None)
+    )
     if out is not None:
-        atomic_write_text(out, rows.to_csv(index=False) if out.suffix.lower() == ".csv"
-                          else rows.to_json(orient="records"))  # fmt: skip
-    recs = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-            for r in rows.to_dict(orient="records")]  # fmt: skip
+        atomic_write_text(
+            out,
+            rows.to_csv(index=False)
+            if out.suffix.lower() == ".csv"
+            else rows.to_json(orient="records"),
+        )
+    recs = [
+        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        for r in rows.to_dict(orient="records")
+    ]
     for r in recs:
         r["interval"] = None if r["lower"] is None else [r["lower"], r["upper"]]
-    res = {"level": args.level, "forecasts": recs,
-           "summary": summary.to_dict(orient="records")}  # fmt: skip
+    res = {"level": args.level, "forecasts": recs, "summary": summary.to_dict(orient="records")}
     record_forecast(args, res)
     return emit(args, res, table_text(rows, summary, args.level))
 
@@ -313,77 +377,23 @@ def _predict_table(args, paths: list[str]) -> int:
 def _check_nd(est: DownstreamForecaster, points: list[dict]) -> None:
     """A fit whose stage 1 is 'nd' forecasts from N and D: --flops is refused naming them."""
     if "flops" in points[0] and est.stage1 == "nd" and est._uses_stage1():
-        raise InputError(f"--flops: the {est.task_} fit's stage 1 is 'nd' (a law of N and D): "
-                         "give --params N and --tokens D instead")  # fmt: skip
-
-
-def check_distinct_tasks(ests: list[DownstreamForecaster], paths: list[str]) -> None:
-    """Several fits average over their tasks: a task given twice (the same fit twice, or one
-    task under two metrics, e.g. acc and acc_norm) would be counted twice; refused naming the
-    two files."""
-    seen: dict[str, tuple[str, str]] = {}
-    for est, path in zip(ests, paths):
-        task, metric = str(est.task_), str(est.metric_)
-        if task in seen:
-            first, m0 = seen[task]
-            why = (f"both fit {task!r} {metric}" if m0 == metric else
-                   f"both fit {task!r}, under metrics {m0} and {metric}")  # fmt: skip
-            raise InputError(
-                f"--fit: {first} and {path}: {why}; the task average would count {task!r} "
-                "twice: give each task once (forecast the other fit on its own)"
-            )
-        seen[task] = (path, metric)
-
-
-def _warn_below_persistence(est: DownstreamForecaster, kw: dict, P: float) -> None:
-    """A forecast P for more compute than the largest fitted model that scores below that
-    model's own score (by more than its evaluation noise) contradicts persistence: say so."""
-    big = est.largest_
-    C = kw["flops"] if "flops" in kw else 6.0 * kw["N"] * kw["D"]
-    if C > big["C"] and P < big["score"] - max(est.eval_sd_, 1.0):
-        warnings.warn(
-            f"{est.task_}: the forecast {P:.2f} at {C:.3g} FLOPs is below {big['model']}'s own "
-            f"score {big['score']:.2f} at {big['C']:.3g} FLOPs (the fitted {est.selected_} "
-            "forecast falls here); persistence would say the latter",
-            stacklevel=2,
+        raise InputError(
+            f"--flops: the {est.task_} fit's stage 1 is 'nd' (a law of N and D): "
+            "give --params N and --tokens D instead"
         )
 
 
 def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) -> int:
     """Several points (a trajectory, or a list of budgets) and/or several tasks: each task's
     forecast at each point, and with several tasks their average (`aggregate.task_average`)."""
-    import numpy as np
-
-    from ..downstream.aggregate import ladder_warning, task_average
-
-    where = [{k: float(v) for k, v in kw.items()} for kw in points]
-    at = {k: np.array([w[k] for w in where]) for k in where[0]}  # every point in one call
-    per_task = []
-    for est in ests:
-        try:
-            lo, hi = est.predict_interval(**at, level=args.level)
-            ivs = [[float(a), float(b)] for a, b in zip(lo, hi)]
-        except InputError:  # a fit saved with --bootstrap 0: no interval, as for one point
-            ivs = [None] * len(where)
-        per_task.append((est, np.asarray(est.predict(**at), float), ivs))
-    rows = [{"task": est.task_, "metric": est.metric_, "method": est.selected_, **w,
-             "performance": float(P[i]),
-             "interval": ivs[i]}
-            for i, w in enumerate(where) for est, P, ivs in per_task]  # fmt: skip
-    avg = []
-    if len(ests) > 1 and all(ivs[0] for _, _, ivs in per_task):
-        p, lo, hi = (np.ravel(v) for v in task_average(
-            ests, at.get("flops"), N=at.get("N"), D=at.get("D"), level=args.level))  # fmt: skip
-        avg = [{**w, "performance": float(p[i]), "interval": [float(lo[i]), float(hi[i])]}
-               for i, w in enumerate(where)]  # fmt: skip
-    elif len(ests) > 1:  # a --bootstrap 0 fit among them: the average's point, no interval
-        ladder_warning(ests)
-        p = np.mean([P for _, P, _ in per_task], axis=0)
-        avg = [{**w, "performance": float(p[i]), "interval": None} for i, w in enumerate(where)]
+    rows, avg = forecasts_at(ests, points, level=args.level)
     res = {"level": args.level, "forecasts": rows}
     if avg:
-        res["average"] = {"tasks": [e.task_ for e in ests], "metrics": [e.metric_ for e in ests],
-                          "forecasts": avg}  # fmt: skip
+        res["average"] = {
+            "tasks": [e.task_ for e in ests],
+            "metrics": [e.metric_ for e in ests],
+            "forecasts": avg,
+        }
     record_forecast(args, res)
 
     def line(name, r):
@@ -411,24 +421,40 @@ def _backtest(args) -> int:
             f"--methods: unknown {', '.join(map(repr, bad))}; use {', '.join(METHODS)}"
         )
     tasks = _names(args.task, "--task")
-    bt = backtest(evals, fit_models=_names(args.fit_models, "--fit-models"),
-                  target_model=args.target, tasks=tasks,
-                  loss_task=args.loss_task, metric=args.metric, methods=methods,
-                  level=args.level, bootstrap=args.bootstrap, seed=args.seed,
-                  stage1=args.stage1 or "saturating", chance=task_chances(args.chance, tasks,
-                                                                          args.chance_file),
-                  loss_metric=args.loss_metric)  # fmt: skip
+    bt = backtest(
+        evals,
+        fit_models=_names(args.fit_models, "--fit-models"),
+        target_model=args.target,
+        tasks=tasks,
+        loss_task=args.loss_task,
+        metric=args.metric,
+        methods=methods,
+        level=args.level,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        stage1=args.stage1 or "saturating",
+        chance=task_chances(args.chance, tasks, args.chance_file),
+        loss_metric=args.loss_metric,
+    )
     if out is not None:
-        atomic_write_text(out, bt.rows.to_csv(index=False) if out.suffix.lower() == ".csv"
-                          else bt.rows.to_json(orient="records"))  # fmt: skip
+        atomic_write_text(
+            out,
+            bt.rows.to_csv(index=False)
+            if out.suffix.lower() == ".csv"
+            else bt.rows.to_json(orient="records"),
+        )
     mae = bt.mae().iloc[0].to_dict()
     return emit(
         args,
-        {"mae": mae, "refused": bt.refused().iloc[0].to_dict(),
-         "not_beating_persistence": next(iter(bt.not_beating_persistence().values())),
-         "coverage": bt.coverage().to_dict(), "rows": bt.rows.to_dict(orient="records")},
+        {
+            "mae": mae,
+            "refused": bt.refused().iloc[0].to_dict(),
+            "not_beating_persistence": next(iter(bt.not_beating_persistence().values())),
+            "coverage": bt.coverage().to_dict(),
+            "rows": bt.rows.to_dict(orient="records"),
+        },
         bt.summary(),
-    )  # fmt: skip
+    )
 
 
 def register(sub) -> None:
@@ -441,21 +467,30 @@ def register(sub) -> None:
     pr = verbs.add_parser("predict", help="forecast the score at a compute (or N and D)")
     add_predict_flags(pr)
     pr.set_defaults(handler=predict_from_fit)
-    b = verbs.add_parser("backtest", help="forecast a larger model from smaller ones, with "
-                         "FP and persistence baselines")  # fmt: skip
+    b = verbs.add_parser(
+        "backtest",
+        help="forecast a larger model from smaller ones, with FP and persistence baselines",
+    )
     b.add_argument("--evals", required=True, help="tidy evaluation table (`pythia`: bundled)")
     b.add_argument("--task", required=True, metavar="T1,T2,...", help="task(s)")
     b.add_argument("--fit-models", required=True, metavar="M1,M2,...", help="models to fit on")
     b.add_argument("--target", required=True, help="model whose final score is forecast")
-    b.add_argument("--methods", metavar="M1,M2,...",
-                   help="methods (default: all); the naive baselines fp and persistence are "
-                   "always scored beside them")  # fmt: skip
+    b.add_argument(
+        "--methods",
+        metavar="M1,M2,...",
+        help="methods (default: all); the naive baselines fp and persistence are "
+        "always scored beside them",
+    )
     add_evals_fit_flags(b, with_common=False, models=False)
     b.add_argument("--bootstrap", type=int, default=100, help="bootstrap replicates per fit")
     b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--chance", action="append", metavar="P|TASK=P,...",
-                   help="chance level in points: P for one task, TASK=P[,TASK=P] for several, "
-                   "repeatable (tasks not named keep the bundled table)")  # fmt: skip
+    b.add_argument(
+        "--chance",
+        action="append",
+        metavar="P|TASK=P,...",
+        help="chance level in points: P for one task, TASK=P[,TASK=P] for several, "
+        "repeatable (tasks not named keep the bundled table)",
+    )
     add_chance_file_flag(b)
     b.add_argument("--out", help="rows as .csv, or JSON (.json or no extension)")
     add_level_flag(b)

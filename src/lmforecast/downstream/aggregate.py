@@ -14,6 +14,9 @@ interval.
   down over tasks (docs/downstream.md, "Any checkpoint, any aggregate"). A task given twice
   (the same fit, or one task under two metrics such as acc and acc_norm) is refused: it would
   count twice.
+- `forecasts_at(ests, points)`: every fit's forecast at each point, and their task average
+  (what `downstream predict` prints for several fits or points); `check_distinct_tasks`
+  refuses the same task given in two files.
 """
 
 from __future__ import annotations
@@ -104,3 +107,69 @@ def ladder_warning(ests) -> None:
             DomainWarning,
             stacklevel=3,
         )
+
+
+def check_distinct_tasks(ests: list[DownstreamForecaster], paths: list[str]) -> None:
+    """Several fits average over their tasks: a task given twice (the same fit twice, or one
+    task under two metrics, e.g. acc and acc_norm) would be counted twice; refused naming the
+    two files."""
+    seen: dict[str, tuple[str, str]] = {}
+    for est, path in zip(ests, paths):
+        task, metric = str(est.task_), str(est.metric_)
+        if task in seen:
+            first, m0 = seen[task]
+            why = (
+                f"both fit {task!r} {metric}"
+                if m0 == metric
+                else f"both fit {task!r}, under metrics {m0} and {metric}"
+            )
+            raise InputError(
+                f"--fit: {first} and {path}: {why}; the task average would count {task!r} "
+                "twice: give each task once (forecast the other fit on its own)"
+            )
+        seen[task] = (path, metric)
+
+
+def forecasts_at(ests, points: list[dict], *, level: float = 0.9) -> tuple[list, list]:
+    """Each fitted forecaster's forecast at each point ({"flops": C} or {"N": N, "D": D}), and
+    with several forecasters their task average at each point (`task_average`; the mean of the
+    points without an interval when a fit has none, a `--bootstrap 0` fit). Returns (rows,
+    average rows), each row a dict with the point, `performance` and `interval` ([lo, hi] or
+    None); a row of `rows` also names its `task`, `metric` and `method`."""
+    where = [{k: float(v) for k, v in kw.items()} for kw in points]
+    at = {k: np.array([w[k] for w in where]) for k in where[0]}  # every point in one call
+    per_task = []
+    for est in ests:
+        try:
+            lo, hi = est.predict_interval(**at, level=level)
+            ivs = [[float(a), float(b)] for a, b in zip(lo, hi)]
+        except InputError:  # a fit saved with --bootstrap 0: no interval, as for one point
+            ivs = [None] * len(where)
+        per_task.append((est, np.asarray(est.predict(**at), float), ivs))
+    rows = [
+        {
+            "task": est.task_,
+            "metric": est.metric_,
+            "method": est.selected_,
+            **w,
+            "performance": float(P[i]),
+            "interval": ivs[i],
+        }
+        for i, w in enumerate(where)
+        for est, P, ivs in per_task
+    ]
+    avg = []
+    if len(ests) > 1 and all(ivs[0] for _, _, ivs in per_task):
+        p, lo, hi = (
+            np.ravel(v)
+            for v in task_average(ests, at.get("flops"), N=at.get("N"), D=at.get("D"), level=level)
+        )
+        avg = [
+            {**w, "performance": float(p[i]), "interval": [float(lo[i]), float(hi[i])]}
+            for i, w in enumerate(where)
+        ]
+    elif len(ests) > 1:  # a --bootstrap 0 fit among them: the average's point, no interval
+        ladder_warning(ests)
+        p = np.mean([P for _, P, _ in per_task], axis=0)
+        avg = [{**w, "performance": float(p[i]), "interval": None} for i, w in enumerate(where)]
+    return rows, avg

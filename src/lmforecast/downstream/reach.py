@@ -145,11 +145,26 @@ def chance_warning(task: str, chance, runs, stacklevel: int = 3) -> None:
         )
 
 
+def persistence_warning(est, kw: dict, P: float) -> None:
+    """A forecast P for more compute than the largest fitted model that scores below that
+    model's own score (by more than its evaluation noise) contradicts persistence: say so."""
+    big = est.largest_
+    C = kw["flops"] if "flops" in kw else 6.0 * kw["N"] * kw["D"]
+    if C > big["C"] and P < big["score"] - max(est.eval_sd_, 1.0):
+        warnings.warn(
+            f"{est.task_}: the forecast {P:.2f} at {C:.3g} FLOPs is below {big['model']}'s own "
+            f"score {big['score']:.2f} at {big['C']:.3g} FLOPs (the fitted {est.selected_} "
+            "forecast falls here); persistence would say the latter",
+            stacklevel=2,
+        )
+
+
 __all__ = [
     "ForecastReachWarning",
     "R_MAX",
     "chance_warning",
     "fitted_ends",
+    "persistence_warning",
     "reach_warnings",
     "score_floor",
 ]
