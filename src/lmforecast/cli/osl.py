@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.evals.registry import match_model_names
 from ..data.io import read_table
 from ..errors import InputError
 from ..osl.capability import CapabilitySpace, family_fits
@@ -27,14 +26,13 @@ from ..osl.newmodels import (
     forecast_saved_fit,
     forecast_without_target,
     heldout_check,
-    models_without_target,
 )
 from ..osl.posttraining import post_training_gap
 from ..osl.presets import PRESETS, get_preset
 from ..osl.result import X_KINDS
 from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
-from ..osl.splits import LLAMA2_7B_FLOPS, train_complement
+from ..osl.splits import LLAMA2_7B_FLOPS, holdout_plan
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -137,9 +135,13 @@ def register(sub) -> None:
         help="table of the new models' benchmark accuracies in [0, 1] (the fit's or the "
         "preset's columns; FLOPs or size for a --x flops/size fit)",
     )
-    pp.add_argument("--scale", type=positive_float("--scale"), default=1.0,
-                    help="with --fit, a target column in --benchmarks (the truth) is divided by "
-                    "this, as in `osl fit --scale` (default 1)")  # fmt: skip
+    pp.add_argument(
+        "--scale",
+        type=positive_float("--scale"),
+        default=1.0,
+        help="with --fit, a target column in --benchmarks (the truth) is divided by "
+        "this, as in `osl fit --scale` (default 1)",
+    )
     pp.add_argument("--out", help="with --fit: the forecasts as .csv or .json")
     add_level_flag(pp)
     add_output_flags(pp)
@@ -249,22 +251,15 @@ def _fit(args: argparse.Namespace) -> int:
     table = merge_targets(table, targets)
     if args.target in table.columns and args.scale != 1.0:
         table[args.target] = scale_target(table[args.target], args.scale, args.target)
-    new_models: list[str] = []
-    if args.heldout is not None:
-        names = match_model_names(_names(args.heldout, "--heldout") or [], table[MODEL],
-                                  "--heldout: model", "in the table")  # fmt: skip
-        new_models = models_without_target(table, args.target, names)
-        holdout, extra = "list", {"heldout": [n for n in names if n not in new_models]}
-    elif args.train_models is not None:
-        train = _names(args.train_models, "--train-models") or []
-        holdout, extra = "list", {"heldout": train_complement(table, args.target, train)}
-    elif args.holdout == "none":
-        holdout, extra = "list", {"heldout": []}
-    elif args.holdout_top is not None:
-        holdout, extra = "top", {"holdout_top": args.holdout_top}
-    else:
-        cutoff = args.cutoff_flops if args.cutoff_flops is not None else LLAMA2_7B_FLOPS
-        holdout, extra = "cutoff", {"cutoff_flops": cutoff}
+    holdout, extra, new_models = holdout_plan(
+        table,
+        args.target,
+        heldout=_names(args.heldout, "--heldout"),
+        train_models=_names(args.train_models, "--train-models"),
+        holdout=args.holdout,
+        holdout_top=args.holdout_top,
+        cutoff_flops=args.cutoff_flops,
+    )
     est = ObservationalScalingLaw(
         args.pcs,
         x=args.x,
@@ -309,21 +304,41 @@ def _predict_fit(args: argparse.Namespace) -> int:
     rows = forecast_saved_fit(res, table, args.level)
     truth = {}  # the table's own target scores, where it has them: the held-out check
     if res.target in table.columns:
-        y = scale_target(table[res.target], args.scale, res.target) if args.scale != 1.0 \
-            else table[res.target]  # fmt: skip
+        y = (
+            scale_target(table[res.target], args.scale, res.target)
+            if args.scale != 1.0
+            else table[res.target]
+        )
         truth = dict(zip(table[MODEL].astype(str), np.asarray(y, float)))
     check = heldout_check(rows, truth, args.level)
-    obj = {"target": res.target, "x": res.x, "level": args.level, "predictions": rows,
-           "heldout_check": check}  # fmt: skip
-    text = "\n".join([s[2:] for s in forecast_lines(rows, res.target, args.level, len(rows))]
-                     + check_line(check, f"against the table's {res.target}"))  # fmt: skip
+    obj = {
+        "target": res.target,
+        "x": res.x,
+        "level": args.level,
+        "predictions": rows,
+        "heldout_check": check,
+    }
+    text = "\n".join(
+        [s[2:] for s in forecast_lines(rows, res.target, args.level, len(rows))]
+        + check_line(check, f"against the table's {res.target}")
+    )
     if out is not None:
-        flat = pd.DataFrame([{**{k: v for k, v in r.items() if k != "interval"},
-                              "lower": (r.get("interval") or [None, None])[0],
-                              "upper": (r.get("interval") or [None, None])[1]}
-                             for r in rows])  # fmt: skip
-        atomic_write_text(out, flat.to_csv(index=False) if out.suffix.lower() == ".csv"
-                          else flat.to_json(orient="records"))  # fmt: skip
+        flat = pd.DataFrame(
+            [
+                {
+                    **{k: v for k, v in r.items() if k != "interval"},
+                    "lower": (r.get("interval") or [None, None])[0],
+                    "upper": (r.get("interval") or [None, None])[1],
+                }
+                for r in rows
+            ]
+        )
+        atomic_write_text(
+            out,
+            flat.to_csv(index=False)
+            if out.suffix.lower() == ".csv"
+            else flat.to_json(orient="records"),
+        )
     record_forecast(args, {**obj, "task": res.target})
     return emit(args, obj, text)
 
@@ -332,8 +347,10 @@ def _predict(args: argparse.Namespace) -> int:
     if args.fit is not None:
         return _predict_fit(args)
     if args.level != 0.9:  # a preset has no interval to give at any level
-        raise InputError("--level applies to --fit; a --preset (Table C.1) publishes no "
-                         "uncertainty, so its forecasts have no interval")  # fmt: skip
+        raise InputError(
+            "--level applies to --fit; a --preset (Table C.1) publishes no "
+            "uncertainty, so its forecasts have no interval"
+        )
     law = get_preset(args.preset)
     df = law.predictions(read_benchmarks(args.benchmarks))
     obj = {

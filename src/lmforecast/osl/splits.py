@@ -11,6 +11,7 @@ import pandas as pd
 from ..data.evals.registry import match_model_names
 from ..errors import InputError
 from .data import FLOPS, FLOPS_UNIT, MODEL
+from .newmodels import models_without_target
 
 LLAMA2_7B_FLOPS = 8.4e22  # Sec. 4: default cutoff, Llama-2-7B's training FLOPs (6ND)
 
@@ -72,6 +73,35 @@ def train_complement(table: pd.DataFrame, target: str, train: Sequence[str]) -> 
     if len(names) < 2:
         raise InputError(f"--train-models: name at least 2 models to fit, got {len(names)}")
     return [m for m in has if m not in set(names)]
+
+
+def holdout_plan(
+    table: pd.DataFrame,
+    target: str,
+    *,
+    heldout: Sequence[str] | None = None,
+    train_models: Sequence[str] | None = None,
+    holdout: str | None = None,
+    holdout_top: float | None = None,
+    cutoff_flops: float | None = None,
+) -> tuple[str, dict, list[str]]:
+    """(holdout, its keyword, models without the target) for `ObservationalScalingLaw`, from
+    the first of: the held-out models named (`heldout`; those of them that lack the target are
+    returned apart, to forecast after the fit), the complement of the training models named
+    (`train_models`), `holdout="none"` (nothing held out), the top fraction `holdout_top`, and
+    the FLOPs cutoff (`cutoff_flops`, Llama-2-7B's by default)."""
+    if heldout is not None:
+        names = match_model_names(heldout, table[MODEL], "--heldout: model", "in the table")
+        new_models = models_without_target(table, target, names)
+        return "list", {"heldout": [n for n in names if n not in new_models]}, new_models
+    if train_models is not None:
+        return "list", {"heldout": train_complement(table, target, train_models)}, []
+    if holdout == "none":
+        return "list", {"heldout": []}, []
+    if holdout_top is not None:
+        return "top", {"holdout_top": holdout_top}, []
+    cutoff = cutoff_flops if cutoff_flops is not None else LLAMA2_7B_FLOPS
+    return "cutoff", {"cutoff_flops": cutoff}, []
 
 
 def describe_holdout(d: dict) -> str:
