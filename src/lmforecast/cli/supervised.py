@@ -10,6 +10,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
+from ..supervised.allocation import allocation_note, allocation_ranges
+from ..supervised.summary import fit_interval_terms, fit_stack_terms
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -133,16 +135,27 @@ def register(sub) -> None:
     src = pr.add_mutually_exclusive_group(required=True)
     src.add_argument("--fit")
     src.add_argument("--preset")
-    pr.add_argument("--params", type=positive_float("--params"), metavar="N",
-                    help="parameters (required unless --table)")  # fmt: skip
+    pr.add_argument(
+        "--params",
+        type=positive_float("--params"),
+        metavar="N",
+        help="parameters (required unless --table)",
+    )
     amount = pr.add_mutually_exclusive_group()
     amount.add_argument("--tokens", type=positive_float("--tokens"), metavar="D")
-    amount.add_argument("--flops", type=positive_float("--flops"), metavar="C",
-                        help="training FLOPs instead of --tokens (D = C / 6N)")  # fmt: skip
-    pr.add_argument("--table", metavar="ROWS.csv",
-                    help="one forecast per row: columns N and D (or N and C), optional loss "
-                    "(the truth: prints mean relative error and interval coverage) and run "
-                    "or label")  # fmt: skip
+    amount.add_argument(
+        "--flops",
+        type=positive_float("--flops"),
+        metavar="C",
+        help="training FLOPs instead of --tokens (D = C / 6N)",
+    )
+    pr.add_argument(
+        "--table",
+        metavar="ROWS.csv",
+        help="one forecast per row: columns N and D (or N and C), optional loss "
+        "(the truth: prints mean relative error and interval coverage) and run "
+        "or label",
+    )
     pr.add_argument("--out", help="with --table: the forecasts as .csv or .json")
     add_level_flag(pr)
     add_output_flags(pr)
@@ -167,10 +180,13 @@ def load_law(args) -> SupervisedScalingLaw:
 
 
 # what 0 means here: no resamples, yet a default fit keeps its calibrated interval
-bootstrap_resamples = _named(bootstrap_converter(
-    "no resamples: a default fit's interval then lacks the parameter-spread term, a "
-    "data-constrained fit has none; --no-intervals: no interval"
-), "--bootstrap")  # fmt: skip
+bootstrap_resamples = _named(
+    bootstrap_converter(
+        "no resamples: a default fit's interval then lacks the parameter-spread term, a "
+        "data-constrained fit has none; --no-intervals: no interval"
+    ),
+    "--bootstrap",
+)
 
 
 def refuse_ignored(args: argparse.Namespace) -> None:
@@ -178,21 +194,29 @@ def refuse_ignored(args: argparse.Namespace) -> None:
     the reason, never ignored (the data-constrained form refuses its own in `dataconstrained`)."""
     why = "drop one of them"
     if args.no_intervals and args.bootstrap:
-        raise InputError(f"--bootstrap {args.bootstrap} does nothing with --no-intervals (a "
-                         f"point fit has no interval for resamples to spread); {why}")  # fmt: skip
+        raise InputError(
+            f"--bootstrap {args.bootstrap} does nothing with --no-intervals (a "
+            f"point fit has no interval for resamples to spread); {why}"
+        )
     if args.no_intervals and args.calibration is not None:
-        raise InputError("--calibration does nothing with --no-intervals (a point fit has no "
-                         f"interval to calibrate); {why}")  # fmt: skip
+        raise InputError(
+            "--calibration does nothing with --no-intervals (a point fit has no "
+            f"interval to calibrate); {why}"
+        )
     if args.form == "data-constrained":
         return
     if args.dc_fit is not None:
         raise InputError("--dc-fit applies only to --form data-constrained")
     if args.n_cutoffs is not None and args.form != "average":
-        raise InputError(f"--n-cutoffs applies only to --form average (the cutoffs of the inner "
-                         f"backtest that weights its forms), not --form {args.form}")  # fmt: skip
+        raise InputError(
+            f"--n-cutoffs applies only to --form average (the cutoffs of the inner "
+            f"backtest that weights its forms), not --form {args.form}"
+        )
     if args.no_stack and args.form != "auto":
-        raise InputError(f"--no-stack applies only to --form auto (the default, which stacks); "
-                         f"--form {args.form} is never stacked")  # fmt: skip
+        raise InputError(
+            f"--no-stack applies only to --form auto (the default, which stacks); "
+            f"--form {args.form} is never stacked"
+        )
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -233,12 +257,18 @@ def _fit(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         stack=not args.no_stack,
     )
-    model.fit(df, n_col=args.n_col, d_col=args.d_col, c_col=args.c_col, loss_col=args.loss_col,
-              u_col=args.u_col or "U")  # fmt: skip
+    model.fit(
+        df,
+        n_col=args.n_col,
+        d_col=args.d_col,
+        c_col=args.c_col,
+        loss_col=args.loss_col,
+        u_col=args.u_col or "U",
+    )
     res = model.result_
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:
-        atomic_write_text(out, res.to_json())
+        atomic_write_text(out, model.to_json())
     refused = res.meta.get("identification", {}).get("not_identified", {})
     if args.json:
         print_json(
@@ -257,48 +287,15 @@ def _fit(args: argparse.Namespace) -> int:
                 "fixed": res.meta.get("fixed", {}),
                 "ci": {k: None if k in refused else v for k, v in res.ci.items()},
                 "not_identified": refused,
-                "intervals": _interval_terms(res),
+                "intervals": fit_interval_terms(res),
                 # the forecast `predict` gives is this stack's (docs/trust.md), not `params`'s
-                "stack": _stack_terms(res),
+                "stack": fit_stack_terms(res),
                 "compute_law": {k: v for k, v in res.meta["compute_law"].items() if k != "theta"},
             }
         )
     else:
         print(model.summary())
     return 0
-
-
-def _stack_terms(res) -> dict | None:
-    """The stack behind the fit's forecasts (weights, inner errors), or None (a single form)."""
-    stk = res.meta.get("stack")
-    if not stk:
-        return None
-    keys = ("weights", "inner_mae", "s_inner", "r_inner", "inner_forecasts")
-    return {k: stk[k] for k in keys} | {"overtrain_ls_params": stk["overtrain_ls"]["params"]}
-
-
-def _interval_terms(res) -> dict | None:
-    """The calibrated interval's terms at 90% (docs/trust.md), or None for a point fit."""
-    from ..supervised import intervals as iv
-
-    cal = res.meta.get("intervals")
-    if not cal:
-        return None
-    out = {
-        "max_compute": cal["max_compute"],
-        "max_N": cal.get("max_N"),
-        "max_D": cal.get("max_D"),
-        "noise": cal.get("noise", 0.0),
-        "n_bootstrap": len(res.bootstrap),
-    }
-    if "k" in cal:
-        out.update(method=cal["method"], k_90=cal["k"], k_prior=cal.get("k_prior"))
-        if "k_stack" in cal:  # the stacked interval's scale (of s_inner), used instead of k
-            out.update(k_stack=cal["k_stack"])
-        return out
-    m, k, lam = iv.interval_terms(cal, 0.9)
-    out.update(bias_slope=m, base_scale_90=lam, extrapolation_slope_90=k)
-    return out
 
 
 def _interval(model, N, D, level):
@@ -309,45 +306,11 @@ def _interval(model, N, D, level):
     return [float(lo), float(hi)]
 
 
-def _allocation_intervals(model, flops, level, accounting) -> dict | None:
-    """{"N": [lo, hi], "D": [lo, hi], "loss": [lo, hi]} of N*, D*, L* over the bootstrap refits,
-    or None where the fit has no bootstrap (presets) or its form has no closed-form optimum."""
-    try:
-        q = model.allocate_interval(flops, level=level, accounting=accounting)
-    except ValueError:
-        return None
-    out = {k: _pair(q[k]) for k in ("N", "D", "loss")}
-    return out | {"not_identified": list(q.get("not_identified", []))}
-
-
-def _pair(v) -> list[float] | None:
-    """[lo, hi] of one budget's interval, or None where it was refused (NaN: not identified)."""
-    lo, hi = float(np.ravel(v[0])[0]), float(np.ravel(v[1])[0])
-    return [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None
-
-
-ALLOCATION_CAVEAT = (
-    "(the N*/D* intervals are the law's sampling spread only, not calibrated: on held-out "
-    "isoFLOP optima such intervals covered 0.53 (default form) and 0.07 (chinchilla; "
-    "docs/trust.md); with isoFLOP profiles, `isoflop fit --flops` gives a prediction interval)"
-)
-
-
-def _allocation_note(model) -> str:
-    sc = model.result_.meta.get("allocation")
-    if not sc:
-        return ALLOCATION_CAVEAT
-    return (
-        "(the N*/D* intervals include the scatter of the runs' own isoFLOP optima about the "
-        f"law's N*: {sc['n']} budgets, rms {sc['rms']:.3g} in ln N*; docs/trust.md)"
-    )
-
-
 def _allocate(args) -> int:
     model = load_law(args)
     a = model.allocate(args.flops, accounting=args.accounting)
     interval = _interval(model, a.N, a.D, args.level)
-    opt = _allocation_intervals(model, args.flops, args.level, args.accounting)
+    opt = allocation_ranges(model, args.flops, args.level, args.accounting)
     record_forecast(args, {"N": a.N, "D": a.D, "loss": a.loss, "interval": interval})
     if args.json:
         out = {"N": a.N, "D": a.D, "loss": a.loss, "accounting": a.accounting}
@@ -357,7 +320,7 @@ def _allocate(args) -> int:
         out["N_interval"] = opt["N"] if opt else None
         out["D_interval"] = opt["D"] if opt else None
         if opt is not None:
-            out["allocation_interval_note"] = _allocation_note(model)
+            out["allocation_interval_note"] = allocation_note(model)
             out["not_identified"] = opt["not_identified"]
         else:
             out["allocation_interval_note"] = (
@@ -384,10 +347,10 @@ def _allocate(args) -> int:
                     if model.result_.meta.get("allocation")
                     else "over the bootstrap refits"
                 )
-                + ": "  # fmt: skip
+                + ": "
                 f"N* in {_shown(opt['N'])}, D* in {_shown(opt['D'])}"
             )
-            print(_allocation_note(model))
+            print(allocation_note(model))
             for note in opt["not_identified"]:
                 print(f"note: {note}")
     return 0
@@ -447,21 +410,29 @@ def _predict_table(args) -> int:
     if given:
         raise InputError(f"--table gives the forecast points: drop --{given[0]}")
     if getattr(args, "ledger", None):
-        raise InputError("--ledger registers one forecast: not with --table (register the "
-                         "rows one by one, or keep the --out table)")  # fmt: skip
+        raise InputError(
+            "--ledger registers one forecast: not with --table (register the "
+            "rows one by one, or keep the --out table)"
+        )
     out = check_writable(args.out, [args.table, *([args.fit] if args.fit else [])])
     check_out_format(out, (".csv", ".json"))
     from ..data.io import read_table  # pandas: loaded for --table only
 
     model = load_law(args)
     rows, summary = forecast_table(model, read_table(args.table), level=args.level)
-    recs = [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
-            for r in rows.to_dict(orient="records")]  # fmt: skip
+    recs = [
+        {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
+        for r in rows.to_dict(orient="records")
+    ]
     for r in recs:
         r["interval"] = None if r["lower"] is None else [r["lower"], r["upper"]]
     if out is not None:
-        atomic_write_text(out, rows.to_csv(index=False) if out.suffix.lower() == ".csv"
-                          else json.dumps(recs, allow_nan=False) + "\n")  # fmt: skip
+        atomic_write_text(
+            out,
+            rows.to_csv(index=False)
+            if out.suffix.lower() == ".csv"
+            else json.dumps(recs, allow_nan=False) + "\n",
+        )
     res = {"level": args.level, "forecasts": recs, "summary": summary}
     return emit(args, res, _table_text(recs, summary, args.level))
 

@@ -1,5 +1,6 @@
 """Compute-optimal allocation: a golden-section search for forms without a closed form (Eq. 2),
-and the N*/D* interval that adds the scatter of the runs' own isoFLOP optima (docs/trust.md)."""
+and the N*/D* interval that adds the scatter of the runs' own isoFLOP optima (docs/trust.md), with
+the note saying what that interval holds."""
 
 from __future__ import annotations
 
@@ -158,3 +159,39 @@ def check_split(est) -> None:
     why = split_problem(est.result_.meta)
     if why:
         raise InputError(f"runs: {why}")
+
+
+def allocation_ranges(model, flops, level, accounting) -> dict | None:
+    """{"N": [lo, hi], "D": [lo, hi], "loss": [lo, hi]} of N*, D*, L* over the bootstrap refits,
+    or None where the fit has no bootstrap (presets) or its form has no closed-form optimum."""
+    try:
+        q = model.allocate_interval(flops, level=level, accounting=accounting)
+    except ValueError:
+        return None
+    out = {k: interval_pair(q[k]) for k in ("N", "D", "loss")}
+    return out | {"not_identified": list(q.get("not_identified", []))}
+
+
+def interval_pair(v) -> list[float] | None:
+    """[lo, hi] of one budget's interval, or None where it was refused (NaN: not identified)."""
+    lo, hi = float(np.ravel(v[0])[0]), float(np.ravel(v[1])[0])
+    return [lo, hi] if np.isfinite(lo) and np.isfinite(hi) else None
+
+
+ALLOCATION_CAVEAT = (
+    "(the N*/D* intervals are the law's sampling spread only, not calibrated: on held-out "
+    "isoFLOP optima such intervals covered 0.53 (default form) and 0.07 (chinchilla; "
+    "docs/trust.md); with isoFLOP profiles, `isoflop fit --flops` gives a prediction interval)"
+)
+
+
+def allocation_note(model) -> str:
+    """What the N*/D* intervals of a fit hold: the runs' optima scatter where the fit has one,
+    else `ALLOCATION_CAVEAT`."""
+    sc = model.result_.meta.get("allocation")
+    if not sc:
+        return ALLOCATION_CAVEAT
+    return (
+        "(the N*/D* intervals include the scatter of the runs' own isoFLOP optima about the "
+        f"law's N*: {sc['n']} budgets, rms {sc['rms']:.3g} in ln N*; docs/trust.md)"
+    )

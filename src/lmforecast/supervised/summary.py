@@ -1,6 +1,8 @@
 """The text `SupervisedScalingLaw.summary()` shows for a fit: the fitted parameters (intervals
 the identification check refused marked as not identified), the model-average weights, the
-forecast-interval terms, the stack, the 1-D compute law, the chosen form and the source."""
+forecast-interval terms, the stack, the 1-D compute law, the chosen form and the source; and
+the stack's and the calibrated interval's terms as plain dicts (what `supervised fit --json`
+shows)."""
 
 from __future__ import annotations
 
@@ -55,3 +57,34 @@ def fit_summary(result: FitResult) -> str:
         s += f"\nWARNING: not identified: {ident['reason']}"
     src = result.meta.get("source")
     return s + (f"\nSource: {src}" if src else "")
+
+
+def fit_stack_terms(res) -> dict | None:
+    """The stack behind the fit's forecasts (weights, inner errors), or None (a single form)."""
+    stk = res.meta.get("stack")
+    if not stk:
+        return None
+    keys = ("weights", "inner_mae", "s_inner", "r_inner", "inner_forecasts")
+    return {k: stk[k] for k in keys} | {"overtrain_ls_params": stk["overtrain_ls"]["params"]}
+
+
+def fit_interval_terms(res) -> dict | None:
+    """The calibrated interval's terms at 90% (docs/trust.md), or None for a point fit."""
+    cal = res.meta.get("intervals")
+    if not cal:
+        return None
+    out = {
+        "max_compute": cal["max_compute"],
+        "max_N": cal.get("max_N"),
+        "max_D": cal.get("max_D"),
+        "noise": cal.get("noise", 0.0),
+        "n_bootstrap": len(res.bootstrap),
+    }
+    if "k" in cal:
+        out.update(method=cal["method"], k_90=cal["k"], k_prior=cal.get("k_prior"))
+        if "k_stack" in cal:  # the stacked interval's scale (of s_inner), used instead of k
+            out.update(k_stack=cal["k_stack"])
+        return out
+    m, k, lam = iv.interval_terms(cal, 0.9)
+    out.update(bias_slope=m, base_scale_90=lam, extrapolation_slope_90=k)
+    return out
