@@ -48,7 +48,7 @@ def test_the_cli_prints_the_library_warning(piqa, tmp_path, capsys):
 
 
 def test_a_saved_fit_says_its_kind(piqa, tmp_path):
-    from lmforecast.downstream.persist import saved_kind
+    from lmforecast.store.registry import saved_kind
 
     path = DownstreamForecaster(bootstrap=0).fit(piqa, task="piqa").save(tmp_path / "d.json")
     assert saved_kind(path) == "DownstreamForecaster"

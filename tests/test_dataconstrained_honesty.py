@@ -79,7 +79,7 @@ def test_a_saved_fit_without_a_field_every_fit_writes_is_refused(tmp_path, field
     from lmforecast.errors import InputError
 
     m = DataConstrainedLaw(bootstrap=0, n_polish=4).fit(simulate_runs(epochs=(1, 2, 4), seed=0))
-    d = json.loads(m.result_.to_json())
+    d = json.loads(m.to_json())
     del d["meta"][field]
     (tmp_path / "dc.json").write_text(json.dumps(d))
     with pytest.raises(InputError, match=f"field 'meta.{field}': is missing") as e:

@@ -360,7 +360,7 @@ def test_saved_fit_gives_the_same_intervals_bit_for_bit(which, preset, fit, tmp_
 
 
 def test_a_saved_fit_without_its_supervised_law_is_refused(fit, tmp_path, cli):
-    d = fit.result_.to_dict()
+    d = fit.to_dict()
     del d["meta"]["supervised_fit"]
     p = tmp_path / "nosup.json"
     dump_json(d, p)
@@ -384,7 +384,7 @@ def test_a_saved_fit_without_its_supervised_law_is_refused(fit, tmp_path, cli):
     ],
 )  # fmt: skip
 def test_hand_edited_supervised_fit_is_refused_naming_the_field(fit, tmp_path, cli, edit, needle):
-    d = fit.result_.to_dict()
+    d = fit.to_dict()
     edit(d)
     p = tmp_path / "bad.json"
     dump_json(d, p)

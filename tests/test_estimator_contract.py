@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import lmforecast
 from lmforecast import examples
 from lmforecast.data import load_pythia
 from lmforecast.dataconstrained import DataConstrainedLaw
@@ -31,6 +32,8 @@ from lmforecast.salience import CapabilitySalience
 from lmforecast.salience.features import HashedNgramFeatures
 from lmforecast.salience.pipeline import mapped_loss_matrix
 from lmforecast.salience.records import loss_table, read_loss_records, read_scores, read_texts
+from lmforecast.store.kinds import ESTIMATORS
+from lmforecast.store.registry import estimator_class
 from lmforecast.supervised import SupervisedScalingLaw
 
 try:  # the curve laws of `lmforecast.curves`, where that package is present
@@ -267,6 +270,45 @@ def test_save_load_round_trips_bit_for_bit(case, tmp_path):
     a, b = _interval(back, c.array, c.kw), _interval(est, c.array, c.kw)
     assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b, strict=True)), name
     assert isinstance(back.summary(), str) and back.summary()
+
+
+def test_lmforecast_load_returns_the_saved_class_bit_for_bit(case, tmp_path):
+    name, c, est, _ = case
+    path = est.save(tmp_path / "fit.json")
+    assert json.loads(path.read_text())["kind"] == type(est).__name__
+    back = lmforecast.load(path)
+    assert type(back) is type(est)
+    # the strict JSON of to_dict() (a NaN, e.g. a preset's objective, never equals itself)
+    assert back.to_json() == est.to_json() == path.read_text()
+    assert np.array_equal(_pred(back, c.array, c.kw), _pred(est, c.array, c.kw))
+
+
+def test_every_other_estimator_refuses_the_fit_naming_both_kinds(case, tmp_path):
+    name, c, est, _ = case
+    path = est.save(tmp_path / "fit.json")
+    kind = type(est).__name__
+    for other in ESTIMATORS:
+        if other == kind:
+            continue
+        with pytest.raises(InputError) as e:
+            estimator_class(other).load(path)
+        msg = str(e.value)
+        assert "\n" not in msg and f"holds a {kind} fit, not a {other}" in msg, msg
+        assert "lmforecast.load" in msg
+
+
+def test_the_kind_table_names_every_estimator_class():
+    import lmforecast.curves  # noqa: F401  (CurveLaw, where present)
+
+    def subclasses(cls):
+        for s in cls.__subclasses__():
+            yield s
+            yield from subclasses(s)
+
+    found = {c.__name__ for c in subclasses(Estimator) if c.__module__.startswith("lmforecast.")}
+    assert found <= set(ESTIMATORS), f"estimators without a saved kind: {found - set(ESTIMATORS)}"
+    for kind in ESTIMATORS:
+        assert estimator_class(kind).__name__ == kind
 
 
 def test_get_params_rebuilds_an_unfitted_copy_and_set_params_returns_self(case):

@@ -323,7 +323,7 @@ def test_predict_bad_inputs(cli, tmp_path, flpm_fit_file, flp_fit_file):
     code, _, err = cli("flp", "predict", "--fit", flp_fit_file, "--flops", "-3")
     assert code == 2 and "--flops" in err
     code, _, err = cli("flp", "predict", "--fit", flpm_fit_file, "--flops", "1e22")
-    assert code == 2 and "not a saved FLP fit" in err
+    assert code == 2 and "holds a FLPM fit, not a FLP: load it with lmforecast.load" in err
     code, _, err = cli("flpm", "predict", "--fit", flpm_fit_file, "--flops-per-source", "1e21")
     assert code == 2 and "need FLOPs for 2 sources" in err
     code, _, err = cli("flpm", "predict", "--fit", flpm_fit_file, "--flops-per-source", "1e21,x")

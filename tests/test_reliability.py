@@ -116,7 +116,7 @@ def test_valid_fits_load_and_round_trip_bit_for_bit(fits, name):
     # "non_finite" in the strict JSON and put back by load_json)
     d = load_json(fits / name, name)
     check = {
-        "sup.json": check_fit_result,
+        "sup.json": lambda d, w: check_fit_result(d, w, kind="SupervisedScalingLaw"),
         "dist.json": check_distill_fit,
         "flp.json": lambda d, w: check_flp(d, w, init_args(FLP)),
         "flpm.json": lambda d, w: check_flpm(d, w, init_args(FLPM)),

@@ -137,7 +137,7 @@ def test_save_load_round_trip(tmp_path):
     law.save(tmp_path / "fit.json")
     back = SupervisedScalingLaw.load(tmp_path / "fit.json")
     assert back.params_ == law.params_
-    assert (tmp_path / "fit.json").read_text() == back.result_.to_json()
+    assert (tmp_path / "fit.json").read_text() == back.to_json()
 
 
 def test_validation_messages_name_the_problem():

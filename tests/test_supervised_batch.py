@@ -28,7 +28,7 @@ def split(tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = SupervisedScalingLaw(progress=False).fit(train)
-    (tmp / "fit.json").write_text(model.result_.to_json())
+    (tmp / "fit.json").write_text(model.to_json())
     return tmp, model, held
 
 

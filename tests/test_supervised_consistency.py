@@ -116,7 +116,7 @@ def sound_fit(tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = SupervisedScalingLaw(progress=False).fit(pd.read_csv(path("supervised/runs.csv")))
-    f.write_text(m.result_.to_json())
+    f.write_text(m.to_json())
     return f
 
 

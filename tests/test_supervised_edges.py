@@ -268,7 +268,7 @@ def test_epochs_far_beyond_the_fitted_runs_warn_once(dc, tmp_path):
 
 
 def test_a_bad_range_is_refused(dc, tmp_path):
-    d = json.loads(dc.result_.to_json())
+    d = json.loads(dc.to_json())
     d["meta"]["fitted_range"]["U"] = [1e9, 1e8]
     (tmp_path / "bad.json").write_text(json.dumps(d))
     with pytest.raises(InputError, match="field 'meta.fitted_range.U': must be"):

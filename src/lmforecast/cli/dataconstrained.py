@@ -91,7 +91,7 @@ def fit_from_args(args: argparse.Namespace) -> int:
     res = model.result_
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:
-        atomic_write_text(out, res.to_json())
+        atomic_write_text(out, model.to_json())
     if args.json:
         print_json(
             {

@@ -259,7 +259,7 @@ def _fit(args) -> int:
     res = model.result_
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:
-        atomic_write_text(out, res.to_json())
+        atomic_write_text(out, model.to_json())
     if args.json:
         tab = model.coefficient_table()
         widths = tab["relative_width"].to_dict() if res.ci else {}

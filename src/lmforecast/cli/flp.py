@@ -7,13 +7,13 @@ import argparse
 import math
 
 from ..downstream.forecaster import METHODS as DOWNSTREAM_METHODS
-from ..downstream.persist import saved_kind
 from ..errors import InputError
 from ..flp.intervals import AT_BOUND_NOTE, NOT_EMERGED_NOTE, interval_or_none
 from ..flp.mixture import FLPM
 from ..flp.model import FLP, METHODS, clip_scores, relative_error
 from ..flp.schema import MAPPERS
 from ..laws.flp import MIXTURE_FORMS
+from ..store.registry import saved_kind
 from .common import (
     add_level_flag,
     add_output_flags,

@@ -261,7 +261,7 @@ class CurveLaw(Estimator):
         if isinstance(params["prior"], CurvePrior):
             params["prior"] = params["prior"].to_dict()
         return {
-            "kind": "curve_law",
+            "kind": "CurveLaw",
             "format_version": 1,
             "params": params,
             "models": self.models_,

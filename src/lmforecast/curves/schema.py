@@ -36,7 +36,7 @@ OPTIONAL_MODEL = ("prior",)
 
 def check_curve_fit(d, where: str = "saved curve fit") -> None:
     c = Checker(where)
-    c.record(d, ("params", "models", "runs"), "curve_law", label="saved curve fit")
+    c.record(d, ("params", "models", "runs"), "CurveLaw", label="saved curve fit")
     p = c.obj(d["params"], "params")
     c.keys(p, PARAMS + OPTIONAL_PARAMS, "params")
     for k in PARAMS:

@@ -262,14 +262,14 @@ class DataConstrainedLaw(Estimator):
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        """The fit (a `FitResult` dict); loads back bit-for-bit."""
+        """The fit (a `FitResult` dict, ``kind`` "DataConstrainedLaw"); loads back bit-for-bit."""
         self._check()
-        return self.result_.to_dict()
+        return {**self.result_.to_dict(), "kind": "DataConstrainedLaw"}
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "saved fit") -> DataConstrainedLaw:
         """A fit from `to_dict` (a saved file's dict), checked field by field."""
-        res = FitResult.from_dict(d, where)
+        res = FitResult.from_dict(d, where, kind="DataConstrainedLaw")
         if res.law != "data-constrained":
             raise InputError(f"{where}: a {res.law!r} fit, not a data-constrained one")
         _check_meta(res.meta, where)

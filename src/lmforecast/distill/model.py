@@ -312,12 +312,14 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
     @classmethod
     def from_dict(cls, d: dict, where: str = "distillation fit") -> DistillationScalingLaw:
         """A fit from `to_dict` (a saved file's dict), checked field by field."""
-        return cls.from_result(FitResult.from_dict(check_distill_fit(d, where), where))
+        d = check_distill_fit(d, where)
+        return cls.from_result(FitResult.from_dict(d, where, kind="DistillationScalingLaw"))
 
     def to_dict(self) -> dict:
-        """The fit (a `FitResult` dict, the supervised law in ``meta``); loads back bit-for-bit."""
+        """The fit (a `FitResult` dict, the supervised law in ``meta``, ``kind``
+        "DistillationScalingLaw"); loads back bit-for-bit."""
         self._check()
-        return self.result_.to_dict()
+        return {**self.result_.to_dict(), "kind": "DistillationScalingLaw"}
 
     @classmethod
     def from_spec(cls, spec: str) -> DistillationScalingLaw:

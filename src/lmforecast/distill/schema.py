@@ -28,10 +28,11 @@ def check_supervised_coefficients(c: Checker, s: Any, path: str) -> None:
 
 
 def check_distill_fit(d: Any, where: str) -> Mapping:
-    """Validate a saved distillation fit: a `FitResult` of the distillation law carrying the
+    """Validate a saved distillation fit (``kind`` "DistillationScalingLaw"): a `FitResult` of
+    the distillation law carrying the
     supervised (teacher) coefficients in ``meta.supervised``, the supervised law's saved fit in
     ``meta.supervised_fit`` and (every fit but a preset) the runs' ranges in ``meta.ranges``."""
-    check_fit_result(d, where)
+    check_fit_result(d, where, kind="DistillationScalingLaw")
     c = Checker(where)
     if d["law"] != LAW_NAME:
         c.fail(

@@ -11,19 +11,6 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import REACH_SAID, InputError
-from ..store.envelope import load_json
-
-
-def saved_kind(text_or_path) -> str | None:
-    """The ``kind`` field of a saved fit (every estimator's ``to_dict`` writes it: "FLP",
-    "FLPM", "DownstreamForecaster", ...), or None when the file or text is no JSON object
-    with one (the reader that then loads it names the problem in one line)."""
-    try:
-        d = load_json(text_or_path)
-    except InputError:
-        return None
-    kind = d.get("kind") if isinstance(d, dict) else None
-    return kind if isinstance(kind, str) else None
 
 
 def load_checked(cls, text_or_path):

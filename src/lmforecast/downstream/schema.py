@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..errors import InputError
 from ..store import Checker
+from ..store.kinds import wrong_kind
 from .members import MEMBERS
 from .stage1 import STAGE1
 
@@ -70,7 +70,7 @@ def validate(d, where: str) -> dict:
     c.obj(d)
     k = d.get("kind")
     if k != KIND:
-        raise InputError(f"{where}: not a saved DownstreamForecaster (field 'kind' is {k!r})")
+        raise wrong_kind(c.where, k, KIND)
     v = d.get("format_version")
     if isinstance(v, bool) or not isinstance(v, int) or v != FORMAT_VERSION:
         c.fail(

@@ -152,10 +152,13 @@ class FitResult(SummaryDisplay):
         return dump_json(self.to_dict(), path)
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "saved fit", path: str = "") -> FitResult:
+    def from_dict(
+        cls, d: dict, where: str = "saved fit", path: str = "", kind: str = "FitResult"
+    ) -> FitResult:
         """Rebuild from `to_dict`, checking the schema (`fitting.schema.check_fit_result`) first:
-        InputError naming `where` and the field for anything malformed or inconsistent."""
-        check_fit_result(d, where, path)
+        InputError naming `where` and the field for anything malformed or inconsistent. `kind`
+        is the ``kind`` `d` holds (an estimator saved as its fit names its own class)."""
+        check_fit_result(d, where, path, kind)
         d = dict(d)
         d.pop("format_version", None)
         d.pop("kind", None)

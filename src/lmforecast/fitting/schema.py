@@ -53,14 +53,17 @@ FIT_RESULT_FIELDS = (
 FIT_RESULT_REQUIRED = FIT_RESULT_FIELDS[:10]
 
 
-def check_fit_result(d: Any, where: str, path: str = "") -> Mapping:
+def check_fit_result(d: Any, where: str, path: str = "", kind: str = "FitResult") -> Mapping:
     """Validate the dict of a saved `FitResult` (the law fit inside every saved result).
 
-    `path` prefixes field names when the fit is nested (``stage2``). Returns `d` unchanged.
+    `path` prefixes field names when the fit is nested (``stage2``). `kind` is the ``kind`` the
+    dict holds: an estimator saved as its `FitResult` (``SupervisedScalingLaw``,
+    ``DistillationScalingLaw``, ``DataConstrainedLaw``) names its own class. Returns `d`
+    unchanged.
     """
     d = Checker(where).obj(d, path)
     inner = Checker(where, path)
-    inner.kind(d, "FitResult", label=LABEL, required=not path)
+    inner.kind(d, kind, label=LABEL if kind == "FitResult" else None, required=not path)
     inner.keys(d, FIT_RESULT_FIELDS)
     for key in FIT_RESULT_REQUIRED:
         inner.get(d, key)

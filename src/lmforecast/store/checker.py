@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, fmt_value
+from .kinds import ESTIMATORS, wrong_kind
 
 #: The format version every result type of this release writes (and the one it reads).
 FORMAT_VERSION = 1
@@ -135,8 +136,8 @@ class Checker:
         ``format_version``), every field present; returns it."""
         d = self.obj(d)
         fields = tuple(fields)
-        self.keys(d, (*fields, "kind", "format_version"))
         self.kind(d, kind, label=label)
+        self.keys(d, (*fields, "kind", "format_version"))
         for k in fields:
             self.get(d, k)
         return d
@@ -152,10 +153,14 @@ class Checker:
     ) -> None:
         """``kind`` names this result type and ``format_version`` is one of `versions` (the
         versions this release reads). `label` names the file type in the error (``saved FLP
-        fit``); with ``required=False`` a file without the envelope is accepted."""
+        fit``); a saved estimator of another kind is refused naming both kinds
+        (`kinds.wrong_kind`); with ``required=False`` a file without the envelope is
+        accepted."""
         k = d.get("kind")
         if k is None and not required:
             pass
+        elif k != kind and (kind in ESTIMATORS or (isinstance(k, str) and k in ESTIMATORS)):
+            raise wrong_kind(self.where, k, kind)
         elif k != kind:
             found = f"a saved {k!r} result" if isinstance(k, str) else "no lmforecast result"
             raise InputError(
