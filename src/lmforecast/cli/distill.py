@@ -357,7 +357,7 @@ def _crossover(args) -> int:
         )
         iv = [float(lo[0]), float(hi[0])]
         if scenario.delta_lgt or scenario.delta_pre:  # the teacher's loss is a forecast here
-            basis += "; " + teacher_basis(m, 0.0 if sd is None else sd)
+            basis += "; " + teacher_basis(0.0 if sd is None else sd)
     if args.json:
         out = {"crossover_flops": c, "scenario": scenario.name}
         if iv is not None:
@@ -423,7 +423,7 @@ def _ratios(args) -> int:
         frames.append(f)
     basis = _RATIO_BASIS.format(k=args.draws)
     if sds:
-        basis = basis[:-1] + "; " + teacher_basis(m, np.concatenate(sds)) + ")"
+        basis = basis[:-1] + "; " + teacher_basis(np.concatenate(sds)) + ")"
     df = pd.concat(frames, ignore_index=True)
     if args.json:
 

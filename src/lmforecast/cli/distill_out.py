@@ -116,7 +116,7 @@ def plan(m, args, scenario) -> dict:
         p.student_loss_lo, p.student_loss_hi = ivs["student_loss"]
         if scenario.delta_lgt or scenario.delta_pre:  # L_T* = L(N_T*, D_T*), a forecast
             sd = plan_teacher_log_sd(m, p, scenario)
-            d["interval_basis"] += "; " + teacher_basis(m, 0.0 if sd is None else sd)
+            d["interval_basis"] += "; " + teacher_basis(0.0 if sd is None else sd)
     d["verdict"] = p.verdict
     d["at_search_bound"] = [
         k for k in ("student_tokens", "teacher_params", "teacher_tokens") if _at_bound(d[k])
@@ -203,7 +203,7 @@ def _choose_basis(m, t, by_size: bool) -> str:
         return m.interval_basis()
     ok = t["L_S"].notna().to_numpy()
     sd = teacher_log_sd(m, t.loc[ok, "N_T"].to_numpy(float), t.loc[ok, "D_T"].to_numpy(float))
-    return m.interval_basis() + "; " + teacher_basis(m, sd)
+    return m.interval_basis() + "; " + teacher_basis(sd)
 
 
 def choose_json(m, t, level: float, by_size: bool) -> dict:

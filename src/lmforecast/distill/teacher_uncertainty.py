@@ -111,7 +111,7 @@ def shifted_log_draws(model, N_S, D_S, L_T, s_T) -> tuple[np.ndarray, tuple]:
     return np.where(np.isfinite(T), T, np.nan), N_S.shape
 
 
-def teacher_basis(model, s_T) -> str:
+def teacher_basis(s_T) -> str:
     """The basis line of an interval whose teacher loss came from a teacher's size and tokens:
     TEACHER_DRAWN with the sd (a range over several teachers), TEACHER_NO_SPREAD where
     s_T = 0."""

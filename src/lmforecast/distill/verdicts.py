@@ -81,7 +81,7 @@ def student_forecast(
         if bool(pinned(LS, *iv)):  # a zero-width interval is no interval: say why
             iv, basis, note = None, None, "no interval: " + pinned_note(LS, LT)
         elif by_size:
-            basis += "; " + teacher_basis(m, teacher_log_sd(m, teacher_params, teacher_tokens))
+            basis += "; " + teacher_basis(teacher_log_sd(m, teacher_params, teacher_tokens))
     return StudentForecast(
         LS, LT, sup, level, iv, basis, note, verdict(LS, sup, *(iv or (None, None)))
     )
