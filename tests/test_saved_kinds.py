@@ -89,3 +89,41 @@ def test_load_is_exported_lazily():
         "f = lmforecast.load; assert f.__module__ == 'lmforecast.store.registry'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_result_table_names_readers_of_their_own_kind():
+    from lmforecast.store.kinds import RESULTS
+    from lmforecast.store.registry import estimator_class
+
+    for kind in RESULTS:
+        cls = estimator_class(kind)
+        assert cls.__name__ == kind and callable(cls.from_json)
+    assert not set(RESULTS) & set(ESTIMATORS)
+
+
+# (file, the documented line that writes it) for results `lmforecast.load` reads back
+RESULT_LINES = {
+    "OSLResult": ("osl.json", "osl fit --benchmarks osl/base_models.csv --target HumanEval "
+                  "--quiet --out osl.json"),
+    "SalienceFit": ("csv.json", "salience fit --texts salience/texts.jsonl --losses "
+                    "salience/losses.jsonl --scores salience/scores.csv --task reasoning "
+                    "--chance 0 --out csv.json"),
+    "IsoFlopResult": ("iso.json", "isoflop fit --runs isoflop/runs.csv --quiet --out iso.json"),
+    "ShapeTest": ("shape.json", "shape test --runs shape/runs.csv --model-col model "
+                  "--permutations 20 --quiet --out shape.json"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(RESULT_LINES))
+def test_load_reads_the_results_the_command_line_saves(tmp_path, monkeypatch, capsys, kind):
+    from cli_lines import run_main
+    from lmforecast.examples import copy as copy_examples
+
+    copy_examples(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    fname, line = RESULT_LINES[kind]
+    assert run_main(line.split()) == 0, capsys.readouterr().err
+    res = lmforecast.load(tmp_path / fname)
+    assert type(res).__name__ == kind
+    assert res.to_json() == (tmp_path / fname).read_text()  # bit for bit
+    assert res.summary()

@@ -4,6 +4,10 @@ kind to the class that reads it, as ``"module:Class"`` text (`store` sits at the
 package and imports no method: `registry.load` imports the class by name when a file of its
 kind is loaded).
 
+Results a command saves (an OSL fit with its holdout, a salience fit, a backtest, an isoFLOP
+analysis, ...) name their class the same way; `RESULTS` maps each to the class whose
+``from_json`` reads it, so `registry.load` reads every file the command line writes.
+
 Adding an estimator is one row in `ESTIMATORS` (its ``to_dict`` writes the kind, its
 ``from_dict`` checks it, e.g. with `Checker.kind`) and, where the command line reads it, one
 row in `COMMANDS`.
@@ -24,6 +28,21 @@ ESTIMATORS: dict[str, str] = {
     "ObservationalScalingLaw": "lmforecast.osl.model:ObservationalScalingLaw",
     "CapabilitySalience": "lmforecast.salience.model:CapabilitySalience",
     "CurveLaw": "lmforecast.curves.model:CurveLaw",
+}
+
+#: kind -> "module:Class" of a saved result (read by the class's ``from_json``)
+RESULTS: dict[str, str] = {
+    "OSLResult": "lmforecast.osl.result:OSLResult",
+    "RobustnessResult": "lmforecast.osl.sweep_result:RobustnessResult",
+    "SalienceFit": "lmforecast.salience.result:SalienceFit",
+    "BacktestResult": "lmforecast.backtest.engine:BacktestResult",
+    "IsoFlopResult": "lmforecast.isoflop.result:IsoFlopResult",
+    "RecipeComparison": "lmforecast.recipes.effective:RecipeComparison",
+    "ShapeTest": "lmforecast.shape.residual:ShapeTest",
+    "NextRunAdvice": "lmforecast.nextrun.advisor:NextRunAdvice",
+    "HeldOutErrors": "lmforecast.flp.study:HeldOutErrors",
+    "SingleDistributionCheck": "lmforecast.flp.single_distribution:SingleDistributionCheck",
+    "LossToPerformanceComparison": "lmforecast.flp.candidates:LossToPerformanceComparison",
 }
 
 #: kind -> the command group whose verbs read a saved file of that kind
@@ -53,4 +72,4 @@ def wrong_kind(where: str, found, expected: str) -> InputError:
     )
 
 
-__all__ = ["COMMANDS", "ESTIMATORS", "wrong_kind"]
+__all__ = ["COMMANDS", "ESTIMATORS", "RESULTS", "wrong_kind"]

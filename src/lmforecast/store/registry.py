@@ -1,6 +1,8 @@
-"""`load`, the one loader for every saved fit: it reads the file once and hands it to the
-estimator class its ``kind`` names in the table of `store.kinds`, imported by name on first
-use (`store` imports no method package)."""
+"""`load`, the one loader for every file lmforecast saves: a saved estimator is read once and
+handed to the class its ``kind`` names in `store.kinds.ESTIMATORS`; a saved result (an OSL
+fit, a backtest, an isoFLOP analysis, ...) to the ``from_json`` of its class in
+`store.kinds.RESULTS`. Classes are imported by name on first use (`store` imports no method
+package)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from pathlib import Path
 from ..errors import InputError
 from .checker import source_label
 from .envelope import load_json
-from .kinds import COMMANDS, ESTIMATORS, wrong_kind
+from .kinds import COMMANDS, ESTIMATORS, RESULTS, wrong_kind
 
 
 def saved_kind(text_or_path) -> str | None:
@@ -24,31 +26,48 @@ def saved_kind(text_or_path) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def _known() -> str:
+    return ", ".join([*ESTIMATORS, *RESULTS])
+
+
 def estimator_class(kind: str) -> type:
-    """The estimator class that reads a saved file of `kind` (imported on first use)."""
-    if kind not in ESTIMATORS:
+    """The class that reads a saved file of `kind`, estimator or result (imported on first
+    use)."""
+    where = ESTIMATORS.get(kind) or RESULTS.get(kind)
+    if where is None:
         raise InputError(
-            f"unknown saved-fit kind {kind!r}; the kinds lmforecast.load reads are "
-            f"{', '.join(ESTIMATORS)}"
+            f"unknown saved kind {kind!r}; the kinds lmforecast.load reads are {_known()}"
         )
-    module, name = ESTIMATORS[kind].split(":")
+    module, name = where.split(":")
     return getattr(import_module(module), name)
 
 
 def load(path: str | Path):
-    """The fitted estimator saved at `path` (by its ``save`` or a CLI ``fit --out``), of the
-    class its ``kind`` names: the file is read once, then checked field by field by that
-    class's ``from_dict``. A file of no known kind is one `InputError` listing the kinds."""
+    """What `path` holds: the fitted estimator (saved by its ``save`` or a CLI ``fit --out``)
+    or the result (saved by a command's ``--out``: `OSLResult`, `SalienceFit`,
+    `BacktestResult`, `IsoFlopResult`, ...), of the class its ``kind`` names, checked field by
+    field by that class's reader. A file of no known kind is one `InputError` listing the
+    kinds."""
     where = source_label(path)
-    d = load_json(Path(path), "saved lmforecast fit")
+    d = load_json(Path(path), "saved lmforecast file")
     kind = d.get("kind")  # load_json returns a JSON object or refuses the file
-    if not isinstance(kind, str) or kind not in ESTIMATORS:
-        got = f"kind {kind!r}" if isinstance(kind, str) else "no 'kind' field"
-        raise InputError(
-            f"{where}: not a saved lmforecast estimator ({got}); the kinds lmforecast.load "
-            f"reads are {', '.join(ESTIMATORS)}"
-        )
-    return estimator_class(kind).from_dict(d, where)
+    if isinstance(kind, str) and kind in ESTIMATORS:
+        return estimator_class(kind).from_dict(d, where)
+    if isinstance(kind, str) and kind in RESULTS:
+        return estimator_class(kind).from_json(Path(path))
+    got = f"kind {kind!r}" if isinstance(kind, str) else "no 'kind' field"
+    raise InputError(
+        f"{where}: not a saved lmforecast fit or result ({got}); the kinds lmforecast.load "
+        f"reads are {_known()}"
+    )
 
 
-__all__ = ["COMMANDS", "ESTIMATORS", "estimator_class", "load", "saved_kind", "wrong_kind"]
+__all__ = [
+    "COMMANDS",
+    "ESTIMATORS",
+    "RESULTS",
+    "estimator_class",
+    "load",
+    "saved_kind",
+    "wrong_kind",
+]
