@@ -13,9 +13,10 @@ import time
 
 import numpy as np
 
-from lmforecast.fitting import bootstrap_fit, fit_law, huber
+from lmforecast.fitting import fit_law, huber
 from lmforecast.laws import get_law
 from lmforecast.supervised import PRESETS
+from lmforecast.uncertainty.bootstrap import bootstrap_fit
 
 
 def main() -> None:

@@ -21,19 +21,19 @@ from bench_varpro import simulated
 from lmforecast.fitting import huber
 from lmforecast.fitting.engine import Objective
 from lmforecast.laws import get_law
-from lmforecast.supervised import calibration as cb
+from lmforecast.uncertainty import cluster as ucl
 
 
 def run(form: str, n_boot: int, varpro: bool):
     _, X, y = simulated(form, 250)
     law = get_law(form)
-    cb.BOOT_VARPRO = varpro
+    ucl.BOOT_VARPRO = varpro
     try:
         t0 = time.process_time()
-        th = cb.cluster_bootstrap(law, X, y, huber(1e-3), n_boot=n_boot, seed=0, n_jobs=1)
+        th = ucl.cluster_bootstrap(law, X, y, huber(1e-3), n_boot=n_boot, seed=0, n_jobs=1)
         dt = time.process_time() - t0
     finally:
-        cb.BOOT_VARPRO = True
+        ucl.BOOT_VARPRO = True
     return law, X, y, th, dt
 
 

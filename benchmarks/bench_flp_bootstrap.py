@@ -2,9 +2,9 @@
 
 Ours: `flp.fitting.bootstrap_closed_form` (each resample's least-squares optimum by OLS in
 target space, vectorised over resamples; the default `FLP(bootstrap=200)` path).
-Baseline: `fitting.bootstrap_fit` (one warm-started L-BFGS-B polish per resample, what FLP used
-before). Same resamples (child seeds), so the thetas must agree; prints both times, the ratio
-and the largest difference of the resampled parameters.
+Baseline: `uncertainty.bootstrap.bootstrap_fit` (one warm-started L-BFGS-B polish per resample,
+what FLP used before). Same resamples (child seeds), so the thetas must agree; prints both
+times, the ratio and the largest difference of the resampled parameters.
 
     python benchmarks/bench_flp_bootstrap.py [--boot 200] [--repeat 3]
 """
@@ -17,10 +17,10 @@ import warnings
 
 import numpy as np
 
-from lmforecast.fitting import bootstrap_fit
 from lmforecast.flp.fitting import bootstrap_closed_form, fit_from_closed_form
 from lmforecast.flp.simulate import simulate_flp
 from lmforecast.laws import get_law
+from lmforecast.uncertainty.bootstrap import bootstrap_fit
 
 
 def main() -> None:

@@ -29,7 +29,9 @@ import numpy as np
 import pandas as pd
 
 from lmforecast.backtest.suites import score_forecasts
-from lmforecast.supervised.calibration import suite_weights, weighted_quantile, z_of
+from lmforecast.supervised.calibration import suite_weights
+from lmforecast.uncertainty.normal import z_of
+from lmforecast.uncertainty.percentile import weighted_quantile
 
 OTHERS = {"compute": "baseline:power-law-C", "overtrain": "overtrain-ls"}
 K2_GRID = np.r_[0.0, np.linspace(0.05, 3.0, 60)]

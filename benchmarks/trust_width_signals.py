@@ -39,8 +39,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lmforecast.supervised import stack as st  # noqa: E402
 from lmforecast.supervised.adapter import SupervisedAdapter, _Fitted  # noqa: E402
-from lmforecast.supervised.calibration import suite_weights, z_of  # noqa: E402
+from lmforecast.supervised.calibration import suite_weights  # noqa: E402
 from lmforecast.supervised.stack import R_MEASURED  # noqa: E402
+from lmforecast.uncertainty.normal import z_of  # noqa: E402
 from trust_suites import ROOT, cached_forecasts  # noqa: E402
 
 BEGIN, END = "<!-- width-signals:begin -->", "<!-- width-signals:end -->"

@@ -16,16 +16,17 @@ from lmforecast.distill.plan_intervals import plan_interval
 from lmforecast.distill.planning import plan_distillation
 from lmforecast.distill.uncertainty import (
     BOOTSTRAP_GRID,
-    interval_from_draws,
     multistart_bootstrap,
     spread_status,
     variance_shares,
 )
 from lmforecast.errors import InputError
-from lmforecast.fitting import FitResult, bootstrap_fit, huber
-from lmforecast.fitting.bootstrap import resample_indices
+from lmforecast.fitting import FitResult, huber
 from lmforecast.fitting.engine import Objective, polish_many
 from lmforecast.laws import get_law
+from lmforecast.uncertainty.bootstrap import bootstrap_fit
+from lmforecast.uncertainty.percentile import interval_from_draws
+from lmforecast.uncertainty.resample import resample_indices
 
 # a small product grid for fast test fits (App. F.2 axes, ends and middle of a few)
 SMALL_GRID = {

@@ -16,9 +16,9 @@ from lmforecast import examples
 from lmforecast.errors import DomainWarning
 from lmforecast.flp import FLP, FLPM
 from lmforecast.flp.simulate import simulate_flp, simulate_flpm
-from lmforecast.intervals import calibration_curve, summarise_intervals
 from lmforecast.osl import ObservationalScalingLaw, OSLResult, load_table_b1
 from lmforecast.osl.data import _bundled
+from lmforecast.uncertainty.coverage import calibration_curve, summarise_intervals
 
 ROOT = Path(__file__).resolve().parents[1]
 FLP_EX = examples.path("flp/runs.csv").parent

@@ -12,9 +12,10 @@ import pytest
 
 from lmforecast.data import load_pythia
 from lmforecast.downstream import DownstreamForecaster
-from lmforecast.downstream.noise import knob_replicates, percentile_interval
+from lmforecast.downstream.noise import knob_replicates
 from lmforecast.downstream.reach import score_floor
 from lmforecast.errors import DomainWarning, InputError
+from lmforecast.uncertainty.percentile import percentile_interval
 
 FIVE = ["pythia-70m", "pythia-160m", "pythia-410m", "pythia-1b", "pythia-1.4b"]
 
@@ -88,7 +89,7 @@ def test_every_interval_holds_its_point(evals):
 
 def test_percentile_interval_widens_only_to_hold_the_point():
     R = np.array([[1.0, 5.0], [2.0, 6.0], [3.0, 7.0]])
-    lo, hi = percentile_interval(R, [0.5, 6.0], 0.5)
+    lo, hi = percentile_interval(R, 0.5, point=[0.5, 6.0])
     np.testing.assert_allclose(lo, [0.5, 5.5])
     np.testing.assert_allclose(hi, [2.5, 6.5])
 

@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from lmforecast.fitting import FitResult, bootstrap_fit, fit_law, grid_to_array, huber
+from lmforecast.fitting import FitResult, fit_law, grid_to_array, huber
 from lmforecast.fitting.engine import Objective, _polish
 from lmforecast.laws import available_laws, get_law
 from lmforecast.laws.base import Law
+from lmforecast.uncertainty.bootstrap import bootstrap_fit
 
 TRUE = {"A": 3355.0, "B": 18186.0, "E": 1.22, "alpha": 0.408, "beta": 0.431, "gamma": 0.452}
 
@@ -150,10 +151,11 @@ def test_non_converged_fit_warns_and_returns_best_with_flag():
 def test_multistart_bootstrap_refit_never_worse_than_warm_start():
     # issue 16: a multi-started resample (grid re-scored on its own data) can leave the
     # full-data basin; on every resample it reaches an objective at most the warm refit's
-    from lmforecast.fitting.bootstrap import multistart_refit, resample_indices
     from lmforecast.fitting.engine import grid_to_array, refit_from
     from lmforecast.supervised.presets import PRESETS
     from lmforecast.supervised.simulate import simulate_supervised_runs
+    from lmforecast.uncertainty.bootstrap import multistart_refit
+    from lmforecast.uncertainty.resample import resample_indices
 
     df = simulate_supervised_runs(PRESETS["busbridge2025"]["params"], seed=3, noise=0.02)
     law = get_law("chinchilla")
@@ -183,7 +185,7 @@ def test_restarts_continue_while_they_improve_so_resample_fits_converge():
     import warnings
     from pathlib import Path
 
-    from lmforecast.supervised.calibration import cluster_bootstrap
+    from lmforecast.uncertainty.cluster import cluster_bootstrap
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from bench_varpro import simulated

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from lmforecast.intervals import calibration_curve, summarise_intervals
+from lmforecast.uncertainty.coverage import calibration_curve, summarise_intervals
 
 
 def _table(lower, upper, y, rng=(0.0, 100.0)) -> pd.DataFrame:

@@ -19,8 +19,7 @@ import pandas as pd
 import pytest
 
 from lmforecast.errors import InputError, OptionalDependencyError
-from lmforecast.fitting import bootstrap_fit, fit_law
-from lmforecast.fitting.bootstrap import _resample_chunk
+from lmforecast.fitting import fit_law
 from lmforecast.laws import get_law
 from lmforecast.osl.data import FAMILY, FLOPS, MODEL, SIZE
 from lmforecast.osl.robustness import robustness_sweep
@@ -33,6 +32,7 @@ from lmforecast.parallel import (
 )
 from lmforecast.supervised.presets import PRESETS
 from lmforecast.supervised.simulate import simulate_supervised_runs
+from lmforecast.uncertainty.bootstrap import _resample_chunk, bootstrap_fit
 
 # ---- specs and resolution (no cluster) -----------------------------------------------------
 

@@ -12,6 +12,7 @@ from lmforecast.laws.base import Law
 from lmforecast.supervised import PRESETS, SupervisedScalingLaw
 from lmforecast.supervised import intervals as iv
 from lmforecast.supervised.model import DEFAULT_BOOTSTRAP
+from lmforecast.uncertainty.normal import z_of
 
 HOFF = {"A": 406.4, "B": 410.7, "E": 1.69, "alpha": 0.34, "beta": 0.28}
 OT = {"a": 300.0, "b": 2000.0, "E": 1.8, "eta": 0.12, "alpha_C": 0.14}
@@ -50,7 +51,7 @@ def test_overtrain_recovers_coefficients_from_noiseless_runs():
 
 # ---- interval machinery ---------------------------------------------------------------------
 def test_extrapolation_slope_is_the_weighted_quantile_of_needed_slopes():
-    z = iv.z_of(0.9)
+    z = z_of(0.9)
     r = np.array([1.0, 2.0, 3.0, 4.0])
     pairs = {
         "log_error": [0.0, 2 * z * 0.01, -3 * z * 0.02, 4 * z * 0.03],

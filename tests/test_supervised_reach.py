@@ -44,7 +44,8 @@ def test_a_stacked_one_d_ladder_gets_the_single_forms_width_at_another_d():
     # 22 sizes at one token count: enough held-out runs for a stack, whose inner check holds
     # out sizes at that same D and so never tests D; a forecast 17.5x further in D used to get
     # the inner check's ~1% error (a 3% interval on Gemstones, missing by 14-25%)
-    from lmforecast.supervised.calibration import prior_k, z_of
+    from lmforecast.supervised.calibration import prior_k
+    from lmforecast.uncertainty.normal import z_of
 
     rng = np.random.default_rng(0)
     N = np.geomspace(1e7, 3e9, 22)

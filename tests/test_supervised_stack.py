@@ -12,6 +12,7 @@ from lmforecast.supervised import SupervisedScalingLaw
 from lmforecast.supervised import calibration as cb
 from lmforecast.supervised import forms as fm
 from lmforecast.supervised import stack as st
+from lmforecast.uncertainty.normal import z_of
 
 
 def _runs(kind, seed=0):
@@ -88,7 +89,7 @@ def test_interval_term_is_flat_where_the_suites_measured_and_grows_beyond():
     stk = {"s_inner": 0.02, "r_inner": 0.3}
     r = np.array([0.0, 1.0, 2.0, 4.0, 8.0])
     lo, hi = cb.stack_interval(np.zeros(5), np.zeros(5), 0.01, r, stk, 1.0, 0.9)
-    half = (hi - lo) / 2 / cb.z_of(0.9)
+    half = (hi - lo) / 2 / z_of(0.9)
     assert half[:3] == pytest.approx([0.03] * 3)
     assert half[3:] == pytest.approx([0.01 + 0.04, 0.01 + 0.08])
     lo8, hi8 = cb.stack_interval(np.zeros(5), np.zeros(5), 0.01, r, stk, 1.0, 0.8)
@@ -104,7 +105,7 @@ def test_default_fit_with_intervals_round_trips_and_says_what_it_did(tmp_path):
     lo, hi = m.predict_interval(N, D)
     p = m.predict(N, D)
     assert np.all(lo < p) and np.all(p < hi)
-    assert np.all(np.log(hi / lo) / 2 >= cb.z_of(0.9) * m.result_.meta["stack"]["s_inner"])
+    assert np.all(np.log(hi / lo) / 2 >= z_of(0.9) * m.result_.meta["stack"]["s_inner"])
     # the other kinds keep the form's spread but are centred on the stack's forecast, the
     # point the user is given
     form_only = m.result_.predict(N=N, D=D)

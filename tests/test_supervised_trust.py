@@ -18,6 +18,7 @@ from lmforecast.laws import get_law
 from lmforecast.supervised import PRESETS, SupervisedScalingLaw
 from lmforecast.supervised import calibration as cb
 from lmforecast.supervised.simulate import simulate_supervised_runs
+from lmforecast.uncertainty import cluster as ucl
 
 TRUE = PRESETS["busbridge2025"]["params"]
 
@@ -36,21 +37,21 @@ def _runs(sizes=(2e7, 5e7, 1e8, 2e8, 5e8, 1e9), ratios=(5, 20, 80), noise=0.004,
 @pytest.mark.parametrize("varpro", [True, False])
 def test_cluster_bootstrap_resamples_whole_sizes_from_scratch(monkeypatch, varpro):
     calls = []
-    real = cb.fit_law
+    real = ucl.fit_law
 
     def spy(law, X, y, **kw):
         calls.append((np.asarray(X["N"]), np.asarray(X["D"]), np.asarray(y), kw.get("weights"),
                       np.asarray(kw["grid"])))  # fmt: skip
         return real(law, X, y, **kw)
 
-    monkeypatch.setattr(cb, "fit_law", spy)
-    monkeypatch.setattr(cb, "BOOT_VARPRO", varpro)
+    monkeypatch.setattr(ucl, "fit_law", spy)
+    monkeypatch.setattr(ucl, "BOOT_VARPRO", varpro)
     df = _runs()
     law = get_law("chinchilla")
     X = {"N": df["N"].to_numpy(), "D": df["D"].to_numpy()}
-    thetas = cb.cluster_bootstrap(law, X, df["loss"].to_numpy(), huber(1e-3), n_boot=4, seed=1)
+    thetas = ucl.cluster_bootstrap(law, X, df["loss"].to_numpy(), huber(1e-3), n_boot=4, seed=1)
     assert thetas.shape == (len(calls), 5) and len(calls) >= 3
-    grid = cb.grid_to_array(law, law.default_grid())
+    grid = ucl.grid_to_array(law, law.default_grid())
     full = fit_law(law, X, df["loss"].to_numpy(), loss=huber(1e-3)).theta
     for N, D, y, w, starts in calls:
         # every run of a drawn size enters with one weight: whole sizes are resampled
@@ -225,7 +226,7 @@ def test_projected_bootstrap_starts_reach_the_grid_paths_optima(capsys):
 
     law, X, y, th_grid, _ = bench.run("chinchilla", 3, varpro=False)
     *_, th_vp, _ = bench.run("chinchilla", 3, varpro=True)
-    assert cb.BOOT_VARPRO is True  # the benchmark restores the default
+    assert ucl.BOOT_VARPRO is True  # the benchmark restores the default
     assert th_vp.shape == th_grid.shape == (3, 5)
     np.testing.assert_allclose(th_vp, th_grid, atol=1e-4)
     assert bench.main(["--boot", "2", "--form", "chinchilla"]) == 0
@@ -243,12 +244,12 @@ def _pinned(name, value, form="chinchilla"):
 
 def _boot_both_paths(law, X, y, b, n_boot=4, seed=1):
     kw = dict(n_boot=n_boot, seed=seed, bounds=b)
-    th = cb.cluster_bootstrap(law, X, y, huber(1e-3), **kw)
-    cb.BOOT_VARPRO = False
+    th = ucl.cluster_bootstrap(law, X, y, huber(1e-3), **kw)
+    ucl.BOOT_VARPRO = False
     try:
-        th_grid = cb.cluster_bootstrap(law, X, y, huber(1e-3), **kw)
+        th_grid = ucl.cluster_bootstrap(law, X, y, huber(1e-3), **kw)
     finally:
-        cb.BOOT_VARPRO = True
+        ucl.BOOT_VARPRO = True
     return th, th_grid
 
 

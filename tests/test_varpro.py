@@ -9,10 +9,10 @@ from scipy.optimize import nnls
 
 from lmforecast.fitting import engine as eng
 from lmforecast.fitting import fit_law, huber, squared
-from lmforecast.fitting.bootstrap import bootstrap_thetas
 from lmforecast.fitting.engine import Objective, _polish
 from lmforecast.fitting.varpro import nnls_batched, projected_starts, representatives
 from lmforecast.laws import get_law
+from lmforecast.uncertainty.bootstrap import bootstrap_thetas
 
 VARPRO_LAWS = ["chinchilla", "chinchilla-gamma", "overtrain", "flp-power", "flp-gpt4"]
 TRUE = {"A": 3355.0, "B": 18186.0, "E": 1.22, "alpha": 0.408, "beta": 0.431, "gamma": 0.452}
@@ -176,7 +176,7 @@ def test_varpro_bootstrap_is_deterministic_across_workers_and_matches_grid_path(
     np.testing.assert_array_equal(a, b)
     g, _ = bootstrap_thetas(law, X, y, res, n_jobs=1, method="grid", **kw)
     # each resample reaches (at least) the grid path's optimum: compare objectives per resample
-    from lmforecast.fitting.bootstrap import resample_indices
+    from lmforecast.uncertainty.resample import resample_indices
 
     root = np.random.SeedSequence(3)
     for i in range(4):

@@ -20,13 +20,14 @@ import pandas as pd
 from ..data.validate import check_min_rows, numeric_column
 from ..errors import DomainWarning, InputError, first_time, fmt_value, not_fitted
 from ..estimator import Estimator, point, scalar_like
-from ..fitting import FitResult, bootstrap_fit, fit_law, huber
+from ..fitting import FitResult, fit_law, huber
 from ..laws import get_law
 from ..laws.data_constrained import effective
 from ..params import check
 from ..store import Checker
 from ..supervised.reach import ReachWarning
 from ..supervised.stack import R_MEASURED
+from ..uncertainty.bootstrap import bootstrap_fit
 
 FITS = ("joint", "two-stage")
 CHINCHILLA_KEYS = ("log_A", "log_B", "log_E", "alpha", "beta")

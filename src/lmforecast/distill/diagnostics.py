@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..uncertainty.percentile import percentile_interval
 from .uncertainty import spread_status
 
 UNKNOWN = "unknown (no bootstrap)"
@@ -44,7 +45,7 @@ class Diagnostics:
         """(estimate, lower, upper) of each coefficient and combination (NaN bounds without a
         bootstrap interval)."""
         boot = np.asarray(self.result_.bootstrap, float)
-        a = (1 - (self.result_.ci_level or 0.9)) / 2
+        level = self.result_.ci_level or 0.9
         out = {}
         for k, v in self.params_.items():
             lo, hi = self.result_.ci.get(k, [np.nan, np.nan])
@@ -53,7 +54,7 @@ class Diagnostics:
         for k, v in _combinations(theta).items():
             lo = hi = np.nan
             if boot.size:
-                lo, hi = np.quantile(_combinations(boot)[k], [a, 1 - a])
+                lo, hi = percentile_interval(_combinations(boot)[k], level)
             out[k] = (float(v[0]), float(lo), float(hi))
         return out
 
@@ -171,6 +172,48 @@ class Diagnostics:
                 )
             s += "\n".join(lines)
         return s
+
+    def contract(self) -> dict:
+        """The fit as plain JSON-able data (what `distill fit --json` prints): parameters,
+        diagnostics, the supervised law behind L~_S, intervals with their relative widths, each
+        coefficient's identifiability, estimates outside their own interval, the bootstrap's
+        settings and the uncertainty report."""
+        self._check()
+        res = self.result_
+        tab = self.coefficient_table()
+        return {
+            "params": res.params,
+            "objective": res.objective,
+            "n_obs": res.n_obs,
+            "n_starts": res.n_starts,
+            "converged": res.converged,
+            "supervised": {
+                "source": res.meta.get("supervised_source"),
+                "params": res.meta.get("supervised"),
+            },
+            "ci": res.ci,
+            "ci_relative_width": tab["relative_width"].to_dict() if res.ci else {},
+            "identifiability": tab["status"].to_dict(),
+            "outside_interval": list(tab.index[tab["outside_interval"]]),
+            "bootstrap": res.meta.get("bootstrap", {}),
+            "uncertainty": self.uncertainty_report(),
+        }
+
+    def coefficient_text(self) -> str:
+        """`coefficient_table` as text, `*` after the status of an estimate outside its own
+        interval, with the note saying what that means."""
+        tab = self.coefficient_table()
+        show = tab.drop(columns="outside_interval")
+        out = tab["outside_interval"]
+        show["status"] = [s + (" *" if o else "") for s, o in zip(show["status"], out)]
+        text = show.to_string(float_format=lambda v: f"{v:.4g}")
+        if out.any():
+            text += (
+                f"\n* estimate outside its own bootstrap interval ({', '.join(tab.index[out])}): "
+                "the refits do not agree with the fit, so it is not identified (more "
+                "resamples or runs)"
+            )
+        return text
 
 
 OUTSIDE = "not identified (estimate outside its bootstrap interval)"

@@ -20,11 +20,12 @@ import pandas as pd
 
 from ..errors import DomainWarning, InputError, not_fitted
 from ..estimator import Estimator, point, scalar_like
-from ..fitting import FitResult, bootstrap_fit, fit_law, huber
+from ..fitting import FitResult, fit_law, huber
 from ..laws import get_law
 from ..laws.distillation import DistillationLaw
 from ..params import check
 from ..supervised import SupervisedScalingLaw
+from ..uncertainty.bootstrap import bootstrap_fit
 from .checks import fitted_ranges, run_notes
 from .diagnostics import Diagnostics
 from .fitting import score_product_grid

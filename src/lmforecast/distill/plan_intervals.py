@@ -9,10 +9,10 @@ import numpy as np
 from ..errors import InputError
 from ..laws import get_law
 from ..params import check
+from ..uncertainty.percentile import interval_from_draws
 from .model import DistillationScalingLaw
 from .planning import VAR_MAX, VAR_MIN, Scenario, get_scenario, plan_distillation
 from .teacher_uncertainty import plan_teacher_log_sd, teacher_scores
-from .uncertainty import interval_from_draws
 
 PLAN_INTERVAL_KEYS = (
     "student_loss",

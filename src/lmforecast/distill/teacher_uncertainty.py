@@ -29,10 +29,10 @@ import warnings
 import numpy as np
 
 from ..fitting import FitResult
-from ..intervals import normal_ppf, z_of
 from ..laws import get_law
 from ..supervised import SupervisedScalingLaw
 from ..supervised.reach import ReachWarning
+from ..uncertainty.normal import normal_nodes, z_of
 from .schema import LAW_NAME, check_supervised_fit
 
 SUPERVISED_LEVEL = 0.9  # the supervised interval s_T is read from, whatever the forecast's level
@@ -89,7 +89,7 @@ def shift_teacher(L, factor, E: float) -> np.ndarray:
 def teacher_scores(n: int) -> np.ndarray:
     """u_b, b = 0..n-1: the normal quantiles ndtri((b + 1/2) / n), permuted by TEACHER_SEED
     (so that draw order and score are unrelated, the same on every call)."""
-    u = normal_ppf((np.arange(int(n)) + 0.5) / int(n))
+    u = normal_nodes(n)
     return u[np.random.default_rng(TEACHER_SEED).permutation(int(n))]
 
 

@@ -5,10 +5,11 @@
   resample's own data with the separable scorer of `fitting.py`, and its `n_polish` best starts
   are polished with L-BFGS-B together with the full-data optimum (warm start); the best wins.
   A resample can therefore leave the full-data basin, which a warm-start-only bootstrap cannot.
-  Same resample rows as `fitting.bootstrap.bootstrap_fit` (`resample_indices` of the same child
-  seeds), so the two modes are comparable draw for draw.
+  Same resample rows as `uncertainty.bootstrap.bootstrap_fit` (`resample_indices` of the same
+  child seeds), so the two modes are comparable draw for draw.
 - `published_draws`: parameter draws consistent with published 90% intervals (for presets).
-- `interval_from_draws`: prediction interval of log L_S from parameter draws plus run noise.
+- intervals of log L_S from parameter draws plus run noise: `uncertainty.percentile.
+  interval_from_draws`.
 - `spread_status` / `variance_shares`: the bootstrap identifiability rule and each coefficient's
   share of a forecast's variance (docs/distill.md, "How far to trust it").
 """
@@ -21,11 +22,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..fitting import refit_from
-from ..fitting.bootstrap import attach_bootstrap, bootstrap_thetas
 from ..fitting.result import FitResult
-from ..intervals import normal_ppf, z_of
 from ..laws import get_law
 from ..laws.distillation import BUSBRIDGE_DISTILL_GRID, DistillationLaw
+from ..uncertainty.bootstrap import attach_bootstrap, bootstrap_thetas
+from ..uncertainty.normal import z_of
+from ..uncertainty.percentile import interval_from_draws
 from .fitting import score_product_grid
 from .schema import LAW_NAME
 from .teacher_uncertainty import shifted_log_draws, teacher_log_sd
@@ -49,7 +51,6 @@ BOOTSTRAP_GRID = {
 # Coefficients that act as exponents (spread rule on the range, not the ratio; see below)
 EXPONENTS = ("alpha'", "beta'", "gamma'", "c0", "c1", "f1")
 DECADE = 10.0  # "spans more than a decade": P95 / P5 > 10 for positive scale coefficients
-N_NODES = 64  # normal quantile nodes used to add run noise to parameter draws
 
 
 def bootstrap_grid(law: DistillationLaw, which, fixed_grid: Mapping[str, np.ndarray]):
@@ -92,7 +93,7 @@ def multistart_bootstrap(
     distinct full-data optima. Fills `ci`, `ci_level`, `bootstrap` (fit-space thetas) and
     `meta["bootstrap"]` (mode, grid size, how often a resample's winner came from the grid).
 
-    One task per resample through `fitting.bootstrap.bootstrap_thetas`, so `scheduler`
+    One task per resample through `uncertainty.bootstrap.bootstrap_thetas`, so `scheduler`
     (``local:N``, ``tcp://HOST:PORT``, a ``parallel.scheduler`` block or
     ``LMFORECAST_SCHEDULER``) runs them on Dask with the same thetas as the serial run.
     """
@@ -160,21 +161,6 @@ def published_draws(
     return out
 
 
-def interval_from_draws(T: np.ndarray, sigma: float, level: float) -> tuple[np.ndarray, ...]:
-    """(lo, hi) quantiles of log L_S over draws T (B, n) convolved with N(0, sigma^2) run noise.
-
-    The noise is added on deterministic normal quantile nodes (no random numbers), so the
-    interval of a saved fit is reproducible bit for bit.
-    """
-    a = (1 - level) / 2
-    T = np.asarray(T, float)
-    if sigma > 0:
-        z = normal_ppf((np.arange(N_NODES) + 0.5) / N_NODES)
-        T = (T[:, None, :] + sigma * z[None, :, None]).reshape(-1, T.shape[-1])
-    lo, hi = np.nanquantile(T, [a, 1 - a], axis=0)
-    return lo, hi
-
-
 def spread_status(nat: np.ndarray, names, exponents=EXPONENTS) -> dict[str, dict]:
     """The bootstrap identifiability rule, per coefficient, over natural-space draws (B, P).
 
@@ -239,7 +225,6 @@ __all__ = [
     "bootstrap_grid",
     "multistart_bootstrap",
     "published_draws",
-    "interval_from_draws",
     "spread_status",
     "variance_shares",
 ]

@@ -11,11 +11,11 @@ import pandas as pd
 
 from ..compute.flops import forward_flops_per_token as F
 from ..errors import InputError
+from ..uncertainty.percentile import interval_from_draws, percentile_interval
 from .model import DistillationScalingLaw
 from .plan_intervals import _check_draw_args, _draw_models
 from .planning import VAR_MIN, Scenario, get_scenario, plan_distillation
 from .teacher_uncertainty import plan_teacher_log_sd, supervised_has_interval, teacher_log_sd
-from .uncertainty import interval_from_draws
 
 AUTO = object()  # `teacher_sd` not given: the interval computes it
 
@@ -103,8 +103,7 @@ def crossover_interval(
         if sd is None
         else np.hstack([draws(N[i : i + 1], sd[i]) for i in range(N.size)])
     )
-    a = (1 - level) / 2
-    lo, hi = np.quantile(vals, [a, 1 - a], axis=0, method="inverted_cdf")
+    lo, hi = percentile_interval(vals, level, method="inverted_cdf")
     lo, hi = (np.where(v >= beyond, np.inf, np.exp(v)) for v in (lo, hi))
     return lo, hi
 

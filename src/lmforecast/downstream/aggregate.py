@@ -28,8 +28,8 @@ import pandas as pd
 
 from ..errors import DomainWarning, InputError
 from ..params import check
+from ..uncertainty.percentile import percentile_interval
 from .forecaster import DownstreamForecaster
-from .noise import percentile_interval
 
 
 def _kw(est: DownstreamForecaster, flops, N, D) -> dict:
@@ -87,7 +87,7 @@ def task_average(ests, flops=None, *, N=None, D=None, level: float = 0.9, weight
     reps = [e.replicates(**_kw(e, flops, N, D), eval_apart=True) for e in ests]
     B = min(r.shape[0] for r in reps)
     R = np.tensordot(w, np.stack([r[:B] for r in reps]), axes=1)
-    lo, hi = percentile_interval(R, w @ pts, level)
+    lo, hi = percentile_interval(R, level, point=w @ pts)
     return w @ pts, lo, hi
 
 

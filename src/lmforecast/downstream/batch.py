@@ -18,7 +18,7 @@ import pandas as pd
 from ..data.evals.registry import lookup_model, match_model_name
 from ..data.validate import check_columns
 from ..errors import InputError, did_you_mean
-from ..intervals import truth_summary
+from ..uncertainty.coverage import truth_summary
 from .forecaster import DownstreamForecaster
 
 OUT_COLUMNS = (

@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator, point, scalar_like
 from ..params import CHANCE_POINTS, Interval, check
+from ..uncertainty.percentile import percentile_interval
 from .chance import chance_level
 from .members import (
     DIRECT,
@@ -45,7 +46,6 @@ from .noise import (
     SPREAD_WEIGHT,
     gain_sd_for,
     knob_replicates,
-    percentile_interval,
     undertraining,
 )
 from .persist import load_checked
@@ -410,9 +410,9 @@ class DownstreamForecaster(Estimator):
         level, kind = self._interval_args(level, kind)
         if kind == "confidence":
             R, _, _, centre, _ = self.interval_parts(flops, N=N, D=D)
-            return percentile_interval(R, centre, level)
+            return percentile_interval(R, level, point=centre)
         R, centre = self._replicates_and_point(flops, N, D)
-        return percentile_interval(R, centre, level)
+        return percentile_interval(R, level, point=centre)
 
     # ---- reporting / persistence ----------------------------------------------------------
     def summary(self) -> str:

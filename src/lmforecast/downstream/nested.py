@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..uncertainty.percentile import percentile_interval
 from .forecaster import DownstreamForecaster
 from .noise import (
     centred,
@@ -37,7 +38,6 @@ from .noise import (
     knob_replicates,
     noise_draws,
     noisy_replicates,
-    percentile_interval,
 )
 from .reach import score_floor
 from .tables import task_data
@@ -134,7 +134,7 @@ def evaluate(
             floor = floor_at(score_floor(est), point)  # as `noise.knob_replicates`
             for g, w, e, c in grid:
                 reps = noisy_replicates(Rc[c], e * var + w * spread, gain, g, zz, floor)
-                lo, hi = percentile_interval(reps, point, level)
+                lo, hi = percentile_interval(reps, level, point=point)
                 for j in range(len(tg)):
                     rows.append(
                         {
@@ -339,7 +339,7 @@ def select_checkpoint_sd(
         C, D, act = (ck[c].to_numpy(float) for c in ("C", "D", "score"))
         for k in grid:
             point, reps = _knob_reps(case["est"], {**knobs, "checkpoint_sd": k}, C, D)
-            lo, hi = percentile_interval(reps, point, level)
+            lo, hi = percentile_interval(reps, level, point=point)
             cov[k].append((lo <= act) & (act <= hi))
     if not any(cov.values()):
         raise InputError("no selection trajectories: the checkpoint rule needs a select split")
@@ -360,7 +360,7 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
             continue
         ck = _late_checkpoints(case, min_fraction)
         point, reps = _knob_reps(est, knobs, ck["C"].to_numpy(float), ck["D"].to_numpy(float))
-        lo, hi = percentile_interval(reps, point, level)
+        lo, hi = percentile_interval(reps, level, point=point)
         for j in range(len(ck)):
             traj.append(
                 {
@@ -389,7 +389,7 @@ def evaluate_extras(cases, knobs, *, level: float = 0.9, min_fraction: float = 0
     for (suite, name, target), items in avg.items():
         B = min(len(it[2]) for it in items)
         R = np.mean([it[2][:B] for it in items], axis=0)
-        lo, hi = percentile_interval(R[:, None], [np.mean([it[1] for it in items])], level)
+        lo, hi = percentile_interval(R[:, None], level, point=[np.mean([it[1] for it in items])])
         lo, hi = float(lo[0]), float(hi[0])
         rows.append(
             {

@@ -15,7 +15,8 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
-from scipy.special import ndtri
+
+from ..uncertainty.normal import normal_nodes
 
 SPREAD_WEIGHT = 0.0  # weight of the members' variance in the interval (the ensemble's only)
 # sd of the error per point of forecast gain, per method: the ensemble's chosen with the other
@@ -54,10 +55,11 @@ def gain_sd_for(method: str) -> float:
 
 
 def noise_draws(B: int, seed: int) -> np.ndarray:
-    """(B, 1) standard normal scores at the mid-quantiles (b + 1/2) / B, b = 0..B-1, in an order
+    """(B, 1) standard normal scores at the mid-quantiles (b + 1/2) / B, b = 0..B-1
+    (`uncertainty.normal.normal_nodes`), in an order
     set by `seed`: one draw per replicate, shared by every point, with the exact quantiles of a
     normal (B random draws put the 5% and 95% points of 200 at -1.55 and +1.34 for seed 0)."""
-    z = ndtri((np.arange(B) + 0.5) / B)
+    z = normal_nodes(B)
     return np.random.default_rng(int(seed) + 7).permutation(z)[:, None]
 
 
@@ -101,17 +103,6 @@ def floor_at(floor, point) -> np.ndarray:
     from Pythia 70M-1.4B: 43.67 [43.67, 67.32]), so its interval keeps its whole spread."""
     point = np.asarray(point, float)
     return np.where(point >= floor, floor, 0.0)
-
-
-def percentile_interval(R, point, level: float):
-    """(lo, hi): the central `level` percentile range of replicates R (B, n), widened to hold
-    the point forecast (n,) where it falls outside (the median is centred before the noise
-    draws, so a narrow interval of a skewed chain can miss its own point: 1 of 960 forecasts
-    at level 0.5)."""
-    a = (1 - level) / 2
-    lo, hi = np.quantile(R, [a, 1 - a], axis=0)
-    point = np.asarray(point, float)
-    return np.fmin(lo, point), np.fmax(hi, point)
 
 
 def task_noise_draws(B: int, seed: int, task: str) -> np.ndarray:

@@ -1,7 +1,8 @@
-"""The shared fitting engine: robust losses, grid + L-BFGS-B fits, bootstrap, results.
+"""The shared fitting engine: robust losses, grid + L-BFGS-B fits, results (the bootstrap
+refits live in `lmforecast.uncertainty.bootstrap`).
 
 The names load on first use (module ``__getattr__``): a forecast from a saved fit needs
-`FitResult` and the losses, not the bootstrap's parallel back end or the optimiser."""
+`FitResult` and the losses, not the optimiser."""
 
 from importlib import import_module
 
@@ -12,15 +13,13 @@ _WHERE = {
     "fit_law": ".engine",
     "refit_from": ".engine",
     "grid_to_array": ".engine",
-    "bootstrap_fit": ".bootstrap",
 }
-_SUBMODULES = ("bootstrap", "engine", "varpro", "threads", "schema")
+_SUBMODULES = ("engine", "varpro", "threads", "schema")
 
 __all__ = [
     "fit_law",
     "refit_from",
     "grid_to_array",
-    "bootstrap_fit",
     "Loss",
     "huber",
     "squared",
@@ -33,7 +32,7 @@ def __getattr__(name: str):
         value = getattr(import_module(_WHERE[name], __name__), name)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:  # `lmforecast.fitting.bootstrap` without importing it first
+    if name in _SUBMODULES:  # `lmforecast.fitting.engine` without importing it first
         return import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

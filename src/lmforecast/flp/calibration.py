@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..intervals import DEFAULT_LEVELS
+from ..uncertainty.coverage import DEFAULT_LEVELS
 from .mixture import FLPM
 from .model import FLP, SCORE_RANGE
 from .simulate import simulate_flp, simulate_flpm

@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 
 from ..fitting import FitResult, fit_law, squared
-from ..fitting.bootstrap import resample_indices
+from ..uncertainty.bootstrap import attach_bootstrap
+from ..uncertainty.resample import child_resamples
 
 
 def fit_from_closed_form(law, X, y, start: np.ndarray) -> FitResult:
@@ -39,29 +40,29 @@ def fit_from_closed_form(law, X, y, start: np.ndarray) -> FitResult:
 def bootstrap_closed_form(law, X, y, result: FitResult, *, n_boot: int, seed: int, level=0.9):
     """Bootstrap of a law fitted by `fit_from_closed_form`, each resample solved in closed form.
 
-    The same resamples as `fitting.bootstrap_fit` (child seeds of `seed`, rows drawn with
-    replacement), but the least-squares optimum of each is the OLS line in target space, so no
-    polish is needed: vectorised over all resamples. Power laws (Eq. 1, 3, 6) regress the
-    target (log y, or log(-log(P/100))) on log C, theta = (-b/a, a); the linear map (Eq. 2)
-    regresses P on L, theta = (b, a). A resample whose input is constant (every row drawn at
-    one x value: no slope) is redrawn from the same child seed's stream until it is not, so
-    every call returns exactly `n_boot` replicates and two stages bootstrapped with the same
-    `n_boot` pair up one to one (FLP chains stage-1 replicate b with stage-2 replicate b).
+    The same resamples as `uncertainty.bootstrap.bootstrap_fit` (child seeds of `seed`, rows
+    drawn with replacement: `uncertainty.resample.child_resamples`), but the least-squares
+    optimum of each is the OLS line in target space, so no polish is needed: vectorised over
+    all resamples; the percentile intervals are `uncertainty.bootstrap.attach_bootstrap`'s.
+    Power laws (Eq. 1, 3, 6) regress the target (log y, or log(-log(P/100))) on log C,
+    theta = (-b/a, a); the linear map (Eq. 2) regresses P on L, theta = (b, a). A resample
+    whose input is constant (every row drawn at one x value: no slope) is redrawn from the
+    same child seed's stream until it is not, so every call returns exactly `n_boot`
+    replicates and two stages bootstrapped with the same `n_boot` pair up one to one (FLP
+    chains stage-1 replicate b with stage-2 replicate b).
     """
     (name,) = law.inputs
     x = np.asarray(X[name], float)
     power = name == "C"
     xs = np.log(x) if power else x
     t = law.target_of(np.asarray(y, float))
-    children = np.random.SeedSequence(seed).spawn(n_boot)
-    idx = np.stack([resample_indices(c, x.size) for c in children])
     tol = 1e-12 * max(1.0, float(np.abs(xs).max()) ** 2)
-    if float(((xs - xs.mean()) ** 2).sum()) > tol:  # else no resample can have a slope
-        for i in np.flatnonzero(np.ptp(xs[idx], axis=1) ** 2 <= tol):
-            rng = np.random.default_rng(children[i])
-            rng.integers(0, x.size, x.size)  # the first draw, already in idx[i]
-            while np.ptp(xs[idx[i]]) ** 2 <= tol:
-                idx[i] = rng.integers(0, x.size, x.size)
+
+    def constant(rows):  # a resample drawn at one x value has no slope
+        return np.ptp(xs[rows], axis=1) ** 2 <= tol
+
+    sloped = float(((xs - xs.mean()) ** 2).sum()) > tol  # else no resample can have a slope
+    idx = child_resamples(seed, n_boot, x.size, constant if sloped else None)
     xb, tb = xs[idx], t[idx]
     xm, tm = xb.mean(1, keepdims=True), tb.mean(1)
     var = np.maximum(((xb - xm) ** 2).sum(1), 1e-300)
@@ -74,14 +75,7 @@ def bootstrap_closed_form(law, X, y, result: FitResult, *, n_boot: int, seed: in
         thetas = np.column_stack([b, a])
     lo_b, hi_b = np.array(law.bounds, float).T
     thetas = np.clip(thetas, lo_b, hi_b)
-    q = (1 - level) / 2
     with np.errstate(over="ignore", invalid="ignore"):  # a bound's exp() can overflow to inf
-        nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, th)] for th in thetas])
-        lo, hi = np.quantile(nat, [q, 1 - q], axis=0)
-    result.ci = {n: [float(u), float(v)] for n, u, v in zip(law.natural_names, lo, hi)}
-    result.ci_level = float(level)
-    result.bootstrap = thetas.tolist()
-    result.bootstrap_seed = int(seed)
-    result.meta["bootstrap_n_polish"] = 0
+        attach_bootstrap(law, result, thetas, level=level, seed=seed, n_polish=0)
     result.meta["bootstrap_method"] = "closed-form OLS per resample"
     return result

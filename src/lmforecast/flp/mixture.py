@@ -22,10 +22,11 @@ import pandas as pd
 from ..data.validate import check_no_duplicates, numeric_column
 from ..errors import DomainWarning, InputError, not_fitted
 from ..estimator import Estimator, point
-from ..fitting import FitResult, bootstrap_fit, fit_law, squared
+from ..fitting import FitResult, fit_law, squared
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
 from ..params import UNIT_OPEN, check
+from ..uncertainty.bootstrap import bootstrap_fit
 from .fitting import fit_from_closed_form
 from .mixture_scan import MixtureScan
 from .model import clip_scores, shared_t, stage_noise

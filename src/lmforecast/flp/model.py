@@ -27,9 +27,10 @@ import pandas as pd
 from ..data.validate import check_columns, check_min_rows, check_no_duplicates, numeric_column
 from ..errors import DomainWarning, InputError, not_fitted
 from ..estimator import Estimator, point, scalar_like
-from ..fitting import FitResult, bootstrap_fit, fit_law, squared
+from ..fitting import FitResult, fit_law, squared
 from ..laws import get_law
 from ..params import check
+from ..uncertainty.bootstrap import bootstrap_fit
 from .fitting import bootstrap_closed_form, fit_from_closed_form
 from .intervals import not_emerged_interval, null_at_bounds
 from .schema import METHODS, check_flp, init_args

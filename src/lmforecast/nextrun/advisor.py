@@ -26,9 +26,10 @@ import pandas as pd
 from ..data.validate import numeric_column
 from ..display import SummaryDisplay
 from ..errors import InputError
-from ..fitting import bootstrap_fit, fit_law, huber
+from ..fitting import fit_law, huber
 from ..laws import get_law
 from ..store import FORMAT_VERSION, dump_json, load_json, source_label
+from ..uncertainty.bootstrap import bootstrap_fit
 from .schema import KIND, check_advice
 
 RATIOS = (5.0, 10.0, 20.0, 40.0, 80.0)  # tokens per parameter of the default candidate grid

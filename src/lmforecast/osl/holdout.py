@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..intervals import DEFAULT_LEVELS, calibration_curve, summarise_intervals
+from ..uncertainty.coverage import DEFAULT_LEVELS, calibration_curve, summarise_intervals
 from .data import BASE_METRICS, MODEL, read_benchmarks
 from .model import ObservationalScalingLaw
 from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..intervals import truth_summary
 from ..laws.sigmoid import ObservationalSigmoid
 from ..store import Checker
+from ..uncertainty.coverage import truth_summary
 from .capability import Imputer
 from .checks import range_warning
 from .data import FLOPS, MODEL, SIZE, check_metrics, check_observed, warn_imputed

@@ -19,9 +19,10 @@ import pandas as pd
 from ..data.validate import check_min_rows, numeric_column
 from ..display import SummaryDisplay
 from ..errors import DomainWarning, InputError
-from ..fitting import bootstrap_fit, fit_law, huber
+from ..fitting import fit_law, huber
 from ..laws import get_law
 from ..store import dump_json, load_json, source_label
+from ..uncertainty.bootstrap import bootstrap_fit
 from .schema import KIND, check_comparison
 
 

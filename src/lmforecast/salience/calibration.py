@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..intervals import DEFAULT_LEVELS
+from ..uncertainty.coverage import DEFAULT_LEVELS
 from .pipeline import fit_salience
 from .zoo_data import emerged_tasks, zoo_salience_inputs
 

@@ -7,7 +7,8 @@ A forecast's log-space interval at compute C is
     r = max(0, ln(C / C_max), ln(N / N_max), ln(D / D_max))
 
 - s_boot(x): spread of the forecast over multi-start bootstrap refits (half the 16-84 percentile
-  range of the resampled log forecasts): what the data cannot pin down about the parameters;
+  range of the resampled log forecasts, `uncertainty.percentile.quantile_sd`): what the data
+  cannot pin down about the parameters;
 - s_noise: the fit's robust residual scale (a new run scatters around the law);
 - m r and k r: the systematic drift (it widens the side it points to, so the point forecast
   always lies inside its interval) and the extra scatter of forecasts that grow with the distance
@@ -42,20 +43,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import InputError, first_time
-from ..intervals import z_of
+from ..uncertainty.normal import z_of
+from ..uncertainty.percentile import quantile_sd, weighted_quantile
 
 #: internal names of the public kinds "prediction", "confidence", "bootstrap", in that order
 KINDS = ("forecast", "confidence", "prediction")
-
-
-def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
-    """Smallest v with weighted fraction of values <= v at least q (values may be inf)."""
-    v = np.asarray(values, float)
-    w = np.asarray(weights, float)
-    o = np.argsort(v, kind="stable")
-    cw = np.cumsum(w[o]) / w.sum()
-    i = int(np.searchsorted(cw, q - 1e-12))
-    return float(v[o][min(i, v.size - 1)])
 
 
 def distance(compute, cal: Mapping, N=None, D=None) -> np.ndarray:
@@ -176,8 +168,7 @@ def log_interval(
     draws put besiroglu2024's lower end at 1.17 under E's CI [1.70, 1.94]."""
     z = z_of(level)
     if t_boot is not None and len(t_boot):
-        q16, q84 = np.nanquantile(t_boot, [0.158655, 0.841345], axis=0)
-        s_boot = 0.5 * (q84 - q16)
+        s_boot = quantile_sd(t_boot)
     else:
         s_boot = np.zeros_like(t_point)
     r = distance(compute, cal, N, D)

@@ -23,11 +23,13 @@ from ..compute.allocation import Allocation, compute_optimal, plain
 from ..compute.flops import DISTILLATION_PAPER, Architecture
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator
-from ..fitting.bootstrap import attach_bootstrap
 from ..fitting.engine import fit_law
 from ..fitting.losses import huber, squared
 from ..fitting.result import FitResult
 from ..laws import get_law
+from ..uncertainty.bootstrap import attach_bootstrap
+from ..uncertainty.cluster import BOOT_STARTS, cluster_bootstrap
+from ..uncertainty.percentile import bootstrap_sd
 from . import calibration as cb
 from . import forms as fm
 from . import intervals as iv
@@ -39,7 +41,7 @@ from .reach import reach_warnings
 from .runs import positive_nd, runs_from_frame, runs_table
 from .schema import CONFIG_ARGS, check_supervised_meta, check_trust_meta
 from .settings import check_settings
-from .summary import fit_summary
+from .summary import fit_contract, fit_summary
 
 if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
     import pandas as pd
@@ -194,7 +196,7 @@ class SupervisedScalingLaw(Estimator):
         )
         boot = None
         if n_boot:
-            boot = cb.cluster_bootstrap(
+            boot = cluster_bootstrap(
                 law,
                 X,
                 y,
@@ -208,7 +210,7 @@ class SupervisedScalingLaw(Estimator):
             )
             if len(boot):
                 attach_bootstrap(
-                    law, res, boot, level=self.ci_level, seed=self.seed, n_polish=cb.BOOT_STARTS
+                    law, res, boot, level=self.ci_level, seed=self.seed, n_polish=BOOT_STARTS
                 )
                 res.meta["bootstrap_kind"] = "cluster (model sizes), fitted from scratch"
         ident = fm.identification(law, res, boot, bounds, requested=n_boot)
@@ -242,7 +244,7 @@ class SupervisedScalingLaw(Estimator):
         stk = self.result_.meta.get("stack")
         return {
             "t": t,
-            "s_boot": cb.s_boot_of(tb, t.size),
+            "s_boot": bootstrap_sd(tb, t.size),
             "noise": float(cal.get("noise", 0.0)),
             "r": r,
             "k": float(cal.get("k", 0.0)),
@@ -419,7 +421,7 @@ class SupervisedScalingLaw(Estimator):
         Nf, Df = (np.broadcast_to(np.asarray(v, float), shape).ravel() for v in (N, D))
         if "k" in cal:  # calibrated by the real-suite prior (supervised.calibration)
             r = iv.distance(C, cal, N=Nf, D=Df)
-            sb = cb.s_boot_of(tb, t.size)
+            sb = bootstrap_sd(tb, t.size)
             stk = self.result_.meta.get("stack")
             if stk and "k_stack" in cal:
                 ex = st.untested_reach(cal, Df, Nf, stk)
@@ -463,6 +465,11 @@ class SupervisedScalingLaw(Estimator):
     def summary(self) -> str:
         self._check()
         return fit_summary(self.result_)
+
+    def contract(self) -> dict:
+        """The fit as plain JSON-able data (what `supervised fit --json` prints)."""
+        self._check()
+        return fit_contract(self.result_)
 
     @property
     def exponents_(self) -> dict[str, float]:

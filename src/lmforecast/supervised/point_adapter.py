@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from ..intervals import z_of
+from ..uncertainty.normal import z_of
 
 if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
     import pandas as pd

@@ -5,8 +5,8 @@ Natural parameters of L(N, D) = E + (A/N^alpha + B/D^beta)^gamma (gamma = 1 for 
 
 from __future__ import annotations
 
-from ..intervals import z_of
 from ..laws import get_law
+from ..uncertainty.normal import z_of
 
 PRESETS: dict[str, dict] = {
     "busbridge2025": {

@@ -24,10 +24,10 @@ from ...flp.calibration import (
     zoo_flp_forecasts,
     zoo_flpm_forecasts,
 )
-from ...intervals import calibration_curve, summarise_intervals
 from ...osl import load_table_b1
 from ...osl.holdout import holdout_forecasts
 from ...plots.intervals import calibration_figure
+from ...uncertainty.coverage import calibration_curve, summarise_intervals
 from ..builder import ReportContext, Section
 
 LEVEL = 0.9

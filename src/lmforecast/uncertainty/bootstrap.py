@@ -27,9 +27,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..laws.base import Law
-from ..parallel import map_tasks
-from .engine import (
+from ..fitting.engine import (
     Objective,
     clip_to_bounds,
     grid_to_array,
@@ -37,15 +35,14 @@ from .engine import (
     refit_from,
     use_varpro,
 )
-from .losses import Loss
-from .result import FitResult
-from .threads import single_blas_thread
-from .varpro import projected_starts, representatives
-
-
-def resample_indices(seed, n: int) -> np.ndarray:
-    """The rows of one bootstrap resample (n draws with replacement), from its child seed."""
-    return np.random.default_rng(seed).integers(0, n, n)
+from ..fitting.losses import Loss
+from ..fitting.result import FitResult
+from ..fitting.threads import single_blas_thread
+from ..fitting.varpro import projected_starts, representatives
+from ..laws.base import Law
+from ..parallel import map_tasks
+from .percentile import percentile_interval
+from .resample import resample_indices
 
 
 def multistart_refit(
@@ -285,10 +282,10 @@ def bootstrap_thetas(
 def attach_bootstrap(
     law: Law, result: FitResult, thetas: np.ndarray, *, level: float, seed: int, n_polish: int
 ) -> FitResult:
-    """Fill `result`'s percentile intervals (`ci`, `ci_level`) and `bootstrap` from thetas."""
-    a = (1 - level) / 2
+    """Fill `result`'s percentile intervals (`ci`, `ci_level`: the central `level` range of each
+    natural-space coefficient over the resampled thetas) and `bootstrap` from thetas."""
     nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, th)] for th in thetas])
-    lo, hi = np.quantile(nat, [a, 1 - a], axis=0)
+    lo, hi = percentile_interval(nat, level)
     result.ci = {name: [float(l_), float(h_)] for name, l_, h_ in zip(law.natural_names, lo, hi)}
     result.ci_level = float(level)
     result.bootstrap = thetas.tolist()

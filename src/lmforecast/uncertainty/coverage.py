@@ -1,4 +1,5 @@
-"""Scoring forecast intervals on held-out data: coverage, width and calibration tables.
+"""Scoring forecast intervals on held-out data: coverage, width and calibration tables (the
+empirical coverage of nominal central intervals, as in a reliability diagram).
 
 A *forecasts table* has one row per forecast and nominal level, with columns `level`, `y` (the
 observed value), `y_pred`, `lower`, `upper` plus any grouping columns (method, target, ...).
@@ -13,38 +14,14 @@ non-finite interval it is a failed forecast, counted and shown, never a covered 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # pandas is loaded by the scoring functions that use it, not by `z_of` users
+if TYPE_CHECKING:  # pandas is loaded by the scoring functions that use it, not at import
     import pandas as pd
 
 DEFAULT_LEVELS = (0.5, 0.8, 0.9, 0.95)
-
-
-def z_of(level: float) -> float:
-    """Two-sided standard-normal quantile of a central interval at `level` (1.645 for 0.9).
-    The standard library's `NormalDist.inv_cdf` (Wichura's AS241, accurate to double
-    precision), not scipy: `scipy.special` alone costs ~0.13 s of a `supervised predict` call,
-    `scipy.stats` ~0.9 s."""
-    p = 0.5 + float(level) / 2
-    if not 0.0 < p < 1.0:  # the limits scipy's ndtri gives (+-inf at p = 1, 0; nan beyond)
-        return {1.0: float("inf"), 0.0: float("-inf")}.get(p, float("nan"))
-    return float(NormalDist().inv_cdf(p))
-
-
-def normal_ppf(p):
-    from scipy.special import ndtri
-
-    return ndtri(p)
-
-
-def normal_cdf(x):
-    from scipy.special import ndtr
-
-    return ndtr(x)
 
 
 FORECAST_COLUMNS = ("level", "y", "y_pred", "lower", "upper")
@@ -133,9 +110,6 @@ def truth_summary(forecasts: pd.DataFrame, level: float, by: Sequence[str] = ())
 
 
 __all__ = [
-    "normal_cdf",
-    "normal_ppf",
-    "z_of",
     "DEFAULT_LEVELS",
     "FORECAST_COLUMNS",
     "RANGE_COLUMNS",
