@@ -71,7 +71,7 @@ class ChinchillaGamma(Law):
         u2 = lB - b * lnD
         m = _lse2(u1, u2)
         v = g * m
-        out = _lse2(np.broadcast_to(lE, v.shape), v)
+        out = _lse2(lE, v)  # lE (B, 1) broadcasts against v (B, n) inside the ufuncs
         return lnN, lnD, u1, u2, m, v, out, lE, g
 
     def predict_target(self, theta, X):

@@ -80,7 +80,7 @@ class DistillationLaw(Law):
         z = (lT - lsup - ld1) / f1
         s = np.logaddexp(0.0, z)  # softplus
         v = -c0 * lT - c1 * f1 * s + g * m
-        out = _lse(np.broadcast_to(lT, v.shape), v)
+        out = _lse(lT, v)  # lT (1, n) broadcasts against v (B, n) inside the ufunc
         return dict(
             lnN=lnN, lnD=lnD, lT=lT, u1=u1, u2=u2, m=m, z=z, s=s, v=v, out=out, g=g, c1=c1, f1=f1
         )
