@@ -62,11 +62,24 @@ class ChinchillaGamma(Law):
     def default_grid(self):
         return dict(_BUSBRIDGE_GRID)
 
+    def _logs(self, X):
+        """log N, log D as (1, n) rows. A polish evaluates the law hundreds of times on the
+        same input arrays: the logs of the last arrays seen are kept and reused while both are
+        the same array objects (new arrays are logged anew)."""
+        N, D = X["N"], X["D"]
+        last = self.__dict__.get("_last_logs")
+        if last is not None and last[0] is N and last[1] is D:
+            return last[2]
+        logs = np.log(N)[None, :], np.log(D)[None, :]
+        if isinstance(N, np.ndarray) and isinstance(D, np.ndarray):
+            self._last_logs = (N, D, logs)
+        return logs
+
     def _parts(self, theta, X):
         theta = np.atleast_2d(theta)
         lA, lB, lE, a, b = (theta[:, i : i + 1] for i in range(5))
         g = theta[:, 5:6] if self.has_gamma else np.ones_like(lA)
-        lnN, lnD = np.log(X["N"])[None, :], np.log(X["D"])[None, :]
+        lnN, lnD = self._logs(X)
         u1 = lA - a * lnN
         u2 = lB - b * lnD
         m = _lse2(u1, u2)

@@ -67,13 +67,23 @@ class DistillationLaw(Law):
     def default_grid(self):
         return dict(BUSBRIDGE_DISTILL_GRID)
 
+    def _logs(self, X):
+        """log N_S, log D_S, log L_T, log L_sup as (1, n) rows. A polish evaluates the law
+        hundreds of times on the same input arrays: the logs of the last arrays seen are kept
+        and reused while all four are the same array objects (new arrays are logged anew)."""
+        cols = (X["N_S"], X["D_S"], X["L_T"], X["L_sup"])
+        last = self.__dict__.get("_last_logs")
+        if last is not None and all(a is b for a, b in zip(last[0], cols)):
+            return last[1]
+        logs = tuple(np.log(c)[None, :] for c in cols)
+        if all(isinstance(c, np.ndarray) for c in cols):
+            self._last_logs = (cols, logs)
+        return logs
+
     def _parts(self, theta, X):
         theta = np.atleast_2d(theta)
         lA, lB, a, b, g, c0, c1, f1, ld1 = (theta[:, i : i + 1] for i in range(9))
-        lnN = np.log(X["N_S"])[None, :]
-        lnD = np.log(X["D_S"])[None, :]
-        lT = np.log(X["L_T"])[None, :]
-        lsup = np.log(X["L_sup"])[None, :]
+        lnN, lnD, lT, lsup = self._logs(X)
         u1 = lA - a * lnN
         u2 = lB - b * lnD
         m = _lse(u1, u2)
