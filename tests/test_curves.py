@@ -11,8 +11,8 @@ import pytest
 from lmforecast.curves import CurveLaw, read_curves, read_schedule, simulate_curves
 from lmforecast.curves.evaluate import build_schedule, direct_drop, drop_items, momentum_area
 from lmforecast.curves.prior import BUNDLED, CurvePrior
-from lmforecast.curves.resample import stationary_indices
 from lmforecast.errors import InputError, NotFittedError
+from lmforecast.uncertainty.resample import stationary_indices
 
 TRUE = {"L0": 3.0, "A": 0.5, "alpha": 0.5, "B": 400.0, "C": 2.0, "beta": 0.6, "gamma": 0.6}
 PEAK, FLOOR, WARM = 3e-4, 3e-5, 500

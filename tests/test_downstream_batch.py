@@ -1,6 +1,6 @@
 """Downstream forecasts for a known model (`--model`, any case, a typo named) and for a whole
 targets table (`downstream predict --table`): one forecast per row with its interval and, where
-the table holds the truth, the held-out MAE and coverage (`intervals.truth_summary`)."""
+the table holds the truth, the held-out MAE and coverage (`uncertainty.coverage.truth_summary`)."""
 
 from __future__ import annotations
 

@@ -9,13 +9,15 @@ across-size reading is not calibrated, see docs/curves.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 
 from ..display import SummaryDisplay
 from ..errors import InputError, fmt_value
+from ..uncertainty.normal import normal_quantile
+from ..uncertainty.percentile import percentile_interval
+from ..uncertainty.resample import residual_draws
 from .fit import RunPoints, run_schedule
 from .laws import LAWS, to_fit, to_natural, unit_jacobian, value
 
@@ -227,13 +229,14 @@ def _interval(est, m, Jl, Ju, loss, far, info, level, kind, run, notes):
     if kind == "prediction":
         rng = np.random.default_rng(int(est.seed) + 2)
         noise = np.asarray(m["noise"], float)
-        g = g + rng.choice(noise - noise.mean(), size=g.shape)
+        g = g + residual_draws(rng, noise - noise.mean(), g.shape)
     a = (1.0 - level) / 2.0
-    z = NormalDist().inv_cdf
+    z = normal_quantile
     extra = est.horizon * far * z(1.0 - a) / z(0.95)
     k = est.calibration * float((m.get("prior") or {}).get("widen", 1.0))
-    q_lo = np.minimum(np.quantile(g, a, axis=1), 0.0) * k - extra
-    q_hi = np.maximum(np.quantile(g, 1.0 - a, axis=1), 0.0) * k + extra
+    g_lo, g_hi = percentile_interval(g, level, axis=1)
+    q_lo = np.minimum(g_lo, 0.0) * k - extra
+    q_hi = np.maximum(g_hi, 0.0) * k + extra
     with np.errstate(over="ignore"):  # an overflowing bound is reported as not identified
         lo, hi = loss * np.exp(q_lo), loss * np.exp(q_hi)
     bad = ~np.isfinite(lo) | ~np.isfinite(hi) | (hi > WIDE * lo)

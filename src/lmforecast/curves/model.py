@@ -14,12 +14,13 @@ import pandas as pd
 from ..errors import InputError, not_fitted
 from ..estimator import Estimator
 from ..fitting.losses import huber
+from ..uncertainty.resample import stationary_indices
 from .evaluate import RESOLUTION
 from .fit import RunPoints, design, fit_model, run_schedule
 from .forecast import forecast_rows, make_forecast
 from .laws import LAWS, to_natural, unit_jacobian, value
 from .prior import CurvePrior, fit_with_prior, held_index, prior_steps, resolve
-from .resample import null_basis, replicate_steps, stationary_indices
+from .resample import null_basis, replicate_steps
 from .schema import check_curve_fit
 from .table import read_curves, read_schedule
 

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, did_you_mean, fmt_value
+from ..uncertainty.percentile import percentile_interval
 from . import schedules
 from .fit import RunPoints, run_schedule
 from .laws import value
@@ -302,9 +303,8 @@ def _same_as_best(law: _Law, tables, lo, hi, best, level):
         same = ~ok | ~ok[best] | ((lo <= hi[best]) & (hi >= lo[best]))
         same[best] = True
         return same, "overlap"
-    a = (1.0 - level) / 2.0
     diff = draws - draws[best]
-    q_lo, q_hi = np.quantile(diff, [a, 1.0 - a], axis=1)
+    q_lo, q_hi = percentile_interval(diff, level, axis=1)
     point = np.log(law.final(tables)) - np.log(law.final([tables[best]]))[0]
     same = (np.minimum(q_lo, point) <= 0) & (np.maximum(q_hi, point) >= 0)
     null = np.asarray(law.m["null"], float)

@@ -2,7 +2,8 @@
 
 Neighbouring points of one training curve are not independent (the loss wanders slowly around
 the law), so a curve's residuals are resampled in contiguous blocks (the stationary bootstrap of
-Politis & Romano 1994: blocks of geometric length with mean `block`), and the runs of a model
+Politis & Romano 1994: blocks of geometric length with mean `block`,
+`uncertainty.resample.stationary_indices`), and the runs of a model
 are resampled whole when it has several. Each replicate moves the fitted parameters by one
 Gauss-Newton step on the resampled log residuals (the linearised bootstrap), so hundreds of
 replicates cost a few linear solves; a forecast's replicate is its Jacobian times that step.
@@ -12,21 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..uncertainty.resample import resample_counts, stationary_indices
+
 NULL_RTOL = 1e-7  # singular values below this fraction of the largest span unidentified directions
-
-
-def stationary_indices(n: int, block: float, rng: np.random.Generator) -> np.ndarray:
-    """`n` indices into 0..n-1 made of contiguous blocks (wrapping round) of geometric length
-    with mean `block`: the stationary bootstrap's resample of one curve."""
-    if n <= 1:
-        return np.zeros(n, dtype=np.int64)
-    p = 1.0 / max(float(block), 1.0)
-    new = rng.random(n) < p
-    new[0] = True
-    starts = rng.integers(0, n, size=n)
-    at = np.flatnonzero(new)  # positions where a block begins
-    which = np.cumsum(new) - 1  # the block each position belongs to
-    return (starts[at][which] + np.arange(n) - at[which]) % n
 
 
 def block_length(n: int) -> float:
@@ -56,7 +45,7 @@ def replicate_steps(
     out = np.zeros((n_rep, J.shape[1]))
     for b in range(n_rep):
         if whole_runs and len(runs) >= 2:
-            counts = rng.multinomial(len(runs), np.full(len(runs), 1.0 / len(runs)))
+            counts = resample_counts(rng, len(runs))
         else:
             counts = np.ones(len(runs), dtype=np.int64)
         gram = np.zeros((J.shape[1], J.shape[1]))
@@ -86,4 +75,4 @@ def null_basis(J: np.ndarray) -> np.ndarray:
     return basis / np.maximum(np.linalg.norm(basis, axis=0), 1e-300)
 
 
-__all__ = ["block_length", "null_basis", "replicate_steps", "stationary_indices"]
+__all__ = ["block_length", "null_basis", "replicate_steps"]

@@ -28,6 +28,7 @@ from ..store import Checker
 from ..supervised.reach import ReachWarning
 from ..supervised.stack import R_MEASURED
 from ..uncertainty.bootstrap import bootstrap_fit
+from ..uncertainty.percentile import percentile_interval
 
 FITS = ("joint", "two-stage")
 CHINCHILLA_KEYS = ("log_A", "log_B", "log_E", "alpha", "beta")
@@ -208,9 +209,8 @@ class DataConstrainedLaw(Estimator):
             )
             out["interval"] = [[float(a), float(b)] for a, b in zip(lo, hi)]
             rd = np.exp(np.asarray(self.result_.bootstrap)[:, 5])
-            a = (1 - level) / 2
             out["half_value_epochs_interval"] = (
-                1 + np.log(2) * np.quantile(rd, [a, 1 - a])
+                1 + np.log(2) * np.array(percentile_interval(rd, level))
             ).tolist()
         out["half_value_epochs"] = float(1 + np.log(2) * p["RD_star"])
         Dinf = U * (1 + p["RD_star"])

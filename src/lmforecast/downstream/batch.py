@@ -1,5 +1,6 @@
 """Batch forecasts from a targets table: one forecast with its interval per row, and where the
-table holds the truth, the held-out check (MAE and interval coverage, `intervals.truth_summary`).
+table holds the truth, the held-out check (MAE and interval coverage,
+`uncertainty.coverage.truth_summary`).
 
 A row names where to forecast by one of: `flops` (training FLOPs), `params` and `tokens` (N and
 D; FLOPs = 6 N D as in the evaluation table), or `model` (a name in the models registry,

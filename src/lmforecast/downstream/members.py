@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import DomainWarning, InputError
 from ..flp.model import FLP
+from ..uncertainty.resample import resample_indices, residual_draws
 from .maps import LinearMap, LocalLinearMap, SigmoidMap, weights
 from .stage1 import STAGE1
 from .tables import TaskData
@@ -70,7 +71,10 @@ class Stage1:
                 stacklevel=4,
             )
         infl = np.sqrt(n / (n - k)) if n > k else 1.0
-        boot = [self.law.fit(*args, fitted + infl * rng.choice(r, n), start=p) for _ in range(B)]
+        boot = [
+            self.law.fit(*args, fitted + infl * residual_draws(rng, r, n), start=p)
+            for _ in range(B)
+        ]
         return {
             "params": p.tolist(),
             "boot": np.asarray(boot).reshape(B, p.size).tolist(),
@@ -99,7 +103,7 @@ def fit_two_stage(name, td: TaskData, chance, window, B, rng) -> dict:
     boot = []
     n = L.size
     for _ in range(B):
-        i = rng.integers(0, n, n)
+        i = resample_indices(rng, n)
         boot.append(m.fit(L[i], P[i], w[i], start=p))
     return {"params": p.tolist(), "boot": np.asarray(boot).reshape(B, p.size).tolist()}
 

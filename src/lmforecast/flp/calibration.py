@@ -1,8 +1,9 @@
 """How far to trust FLP / FLP-M forecasts: prediction-interval backtests on held-out larger runs.
 
-Each function returns a forecasts table (`lmforecast.intervals`): one row per held-out run, task
-and nominal level with the observed score `y`, the forecast `y_pred` and the interval. Score
-them with `lmforecast.intervals.summarise_intervals` / `calibration_curve`.
+Each function returns a forecasts table (`lmforecast.uncertainty.coverage`): one row per
+held-out run, task and nominal level with the observed score `y`, the forecast `y_pred` and the
+interval. Score them with `lmforecast.uncertainty.coverage.summarise_intervals` /
+`calibration_curve`.
 
 - `simulated_flp_forecasts`: `simulate_flp` studies (Table 1 sizes; the 7B and 13B targets
   forecast from the sampling models up to 3B), one study per seed. The simulated truth is not the

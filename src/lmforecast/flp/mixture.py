@@ -27,6 +27,7 @@ from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
 from ..params import UNIT_OPEN, check
 from ..uncertainty.bootstrap import bootstrap_fit
+from ..uncertainty.resample import resample_rows
 from .fitting import fit_from_closed_form
 from .mixture_scan import MixtureScan
 from .model import clip_scores, shared_t, stage_noise
@@ -226,7 +227,7 @@ class FLPM(Estimator, MixtureScan):
         B = self.bootstrap
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, 1]))
         n = len(runs)
-        idx = rng.integers(0, n, (B, n))
+        idx = resample_rows(rng, B, n)
         for d, c in zip(self.domains_, dcols):
             L = runs[c].to_numpy(float)
             res = self.stage1_[d]
@@ -244,7 +245,7 @@ class FLPM(Estimator, MixtureScan):
             m = len(P)
             x = self._mapper_features(Lk)
             A = np.column_stack([np.ones(m), x])
-            rows = rng.integers(0, m, (B, m))
+            rows = resample_rows(rng, B, m)
             self.coef_boot_ = np.array([np.linalg.lstsq(A[r], P[r], rcond=None)[0] for r in rows])
             resid = A @ self.coef_ - P
         self.residual_scale_ = float(np.sqrt(np.mean(resid**2)))

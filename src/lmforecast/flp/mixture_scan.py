@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..errors import DomainWarning, InputError
 from ..params import check
+from ..uncertainty.percentile import percentile_interval
 from .intervals import BOUNDS, interval_or_none, null_at_bounds
 
 
@@ -51,8 +52,7 @@ class MixtureScan:
         if P is None:  # no stage-2 noise estimate: the whole range
             n = len(self._as_flops(flops_per_source))
             return np.full(n, BOUNDS[0]), np.full(n, BOUNDS[1])
-        a = (1 - level) / 2
-        lo, hi = np.clip(np.quantile(P, [a, 1 - a], axis=0), *BOUNDS)
+        lo, hi = (np.clip(v, *BOUNDS) for v in percentile_interval(P, level))
         return null_at_bounds(lo, hi)
 
     def mixture_intervals(self, curve: MixtureCurve, level: float = 0.9) -> dict:
@@ -78,8 +78,7 @@ class MixtureScan:
         if curve.flat or flat.all():
             return out
         best = curve.ratios[[best_in(p) for p in P[~flat]]]
-        a = (1 - level) / 2
-        rlo, rhi = np.quantile(best, [a, 1 - a], axis=0, method="inverted_cdf")
+        rlo, rhi = percentile_interval(best, level, method="inverted_cdf")
         point = curve.ratios[curve.best_index]
         rlo, rhi = np.minimum(rlo, point), np.maximum(rhi, point)  # never without the pick
         if len(self.sources_) == 2:

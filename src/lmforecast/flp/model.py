@@ -31,6 +31,7 @@ from ..fitting import FitResult, fit_law, squared
 from ..laws import get_law
 from ..params import check
 from ..uncertainty.bootstrap import bootstrap_fit
+from ..uncertainty.percentile import percentile_interval
 from .fitting import bootstrap_closed_form, fit_from_closed_form
 from .intervals import not_emerged_interval, null_at_bounds
 from .schema import METHODS, check_flp, init_args
@@ -327,8 +328,7 @@ class FLP(Estimator):
             if e2 is None:
                 return self._whole_range(C, "stage 2")
             t2 = t2 + e2
-        a = (1 - level) / 2
-        q = law2.from_target(np.nanquantile(t2, [a, 1 - a], axis=0))
+        q = law2.from_target(np.stack(percentile_interval(t2, level, nan=True)))
         lo, hi = (
             clip_scores(np.minimum(q[0], q[1]), warn=False),
             clip_scores(np.maximum(q[0], q[1]), warn=False),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..uncertainty.resample import resample_counts
 
 
 class TwoLayerNetwork:
@@ -114,7 +115,7 @@ class TwoLayerNetwork:
         Z = (X - self.x_mean_) / self.x_std_
         t = ((y - self.y_mean_) / self.y_std_)[None, :, None]
         rng = np.random.default_rng(np.random.SeedSequence([seed, 7919]))
-        W = rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float)[:, :, None]
+        W = resample_counts(rng, n, size=n_boot).astype(float)[:, :, None]
         saved = self.n_init, self.seed
         self.n_init, self.seed = n_boot, int(rng.integers(2**31))
         try:

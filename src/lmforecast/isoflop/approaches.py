@@ -26,6 +26,8 @@ from ..compute.consistency import NOT_IDENTIFIED, interval_problem
 from ..errors import InputError
 from ..fitting import fit_law, huber
 from ..laws import get_law
+from ..uncertainty.percentile import percentile_interval
+from ..uncertainty.resample import stratified_indices
 from .profiles import MIN_SIZES, isoflop_table
 from .result import IsoFlopResult
 
@@ -119,7 +121,8 @@ def fit_isoflop(
     boots, dropped = [], 0
     for _ in range(n_boot):
         for _attempt in range(2):
-            parts = [g.iloc[rng.integers(0, len(g), len(g))] for g in groups]
+            rows = stratified_indices(rng, [len(g) for g in groups])
+            parts = [g.iloc[i] for g, i in zip(groups, rows)]
             if all(p["N"].nunique() >= MIN_SIZES for p in parts):
                 mb = budget_minima(pd.concat(parts), approach)
                 if np.isfinite(mb).all():
@@ -128,10 +131,11 @@ def fit_isoflop(
         else:
             dropped += 1
     boots = np.array(boots).reshape(-1, 4)
-    q = [(1 - level) / 2, (1 + level) / 2]
 
     def iv(col):
-        return np.quantile(boots[:, col], q).tolist() if len(boots) else [float("nan")] * 2
+        if not len(boots):
+            return [float("nan")] * 2
+        return [float(v) for v in percentile_interval(boots[:, col], level)]
 
     # the exponents of N* ~ C^a and D* ~ C^b lie in (0, 1) (a + b = 1 under 6ND): an interval
     # reaching outside, or excluding its estimate, says the budgets do not pin it
@@ -197,16 +201,16 @@ def _at_budget(
         raise InputError(f"--flops must be a positive number, got {C:g}")
     N, D = res.optimal(C)
     row = {"C": float(C), "N_star": float(N), "D_star": float(D)}
-    q = [(1 - level) / 2, (1 + level) / 2]
+    q_hi = (1 + level) / 2  # the t quantile of the scatter term's one-sided end
     sd, dof = _prediction_sd(m, C)
     if len(boots) or dof:  # no resamples (bootstrap 0): the scatter term alone
         lc = np.log(C)
         for key, col, centre in (("N_interval", 1, N), ("D_interval", 3, D)):
             lo = hi = np.log(centre)
             if len(boots):
-                lo, hi = np.quantile(boots[:, col] + boots[:, col - 1] * lc, q)
+                lo, hi = percentile_interval(boots[:, col] + boots[:, col - 1] * lc, level)
             if dof:  # ln D* = ln C - ln 6 - ln N*: the same scatter; t on the part from n budgets
-                h = np.hypot((hi - lo) / 2, stdtrit(dof, q[1]) * sd)
+                h = np.hypot((hi - lo) / 2, stdtrit(dof, q_hi) * sd)
                 lo, hi = np.log(centre) - h, np.log(centre) + h
             row[key] = np.exp([lo, hi]).tolist()
             why = interval_problem(centre, *row[key])  # spans > 3 decades or misses its point

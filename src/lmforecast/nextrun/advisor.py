@@ -30,6 +30,8 @@ from ..fitting import fit_law, huber
 from ..laws import get_law
 from ..store import FORMAT_VERSION, dump_json, load_json, source_label
 from ..uncertainty.bootstrap import bootstrap_fit
+from ..uncertainty.percentile import percentile_interval
+from ..uncertainty.resample import resample_counts
 from .schema import KIND, check_advice
 
 RATIOS = (5.0, 10.0, 20.0, 40.0, 80.0)  # tokens per parameter of the default candidate grid
@@ -137,7 +139,7 @@ def target_width(law, res, N, D, level: float = 0.9) -> float:
     T = law.predict_target(
         np.asarray(res.bootstrap), {"N": np.atleast_1d(float(N)), "D": np.atleast_1d(float(D))}
     )[:, 0]
-    lo, hi = np.quantile(T, [(1 - level) / 2, (1 + level) / 2])
+    lo, hi = percentile_interval(T, level)
     return float(hi - lo)
 
 
@@ -281,7 +283,7 @@ def _advised_share(Tt, Tc, w, sigma2, flops, goal_width, min_gain, seed) -> np.n
     evidence)."""
     B = len(Tt)
     rng = np.random.default_rng([seed, 7])
-    wts = rng.multinomial(B, np.full(B, 1 / B), size=RESAMPLES) / B
+    wts = resample_counts(rng, B, size=RESAMPLES) / B
     shrink, gain, w_sat, to_goal = _evaluate(Tt, Tc, wts, w, sigma2, flops, goal_width)
     picks = [
         _advised(_order(gain[r], w_sat[r], to_goal[r], goal_width), shrink[r], min_gain)

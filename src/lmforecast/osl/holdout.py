@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..uncertainty.coverage import DEFAULT_LEVELS, calibration_curve, summarise_intervals
+from ..uncertainty.percentile import percentile_interval
 from .data import BASE_METRICS, MODEL, read_benchmarks
 from .model import ObservationalScalingLaw
 from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
@@ -28,8 +29,7 @@ def _persistence(y_tr, logc_tr, y_te, levels, frac: float = 0.3):
     p = float(y_tr.max())
     out = {}
     for lv in levels:
-        a = (1 - lv) / 2
-        lo, hi = np.quantile(errs, [a, 1 - a]) if errs.size else (0.0, 0.0)
+        lo, hi = percentile_interval(errs, lv) if errs.size else (0.0, 0.0)
         out[lv] = (np.clip(p + lo, 0, 1), np.clip(p + hi, 0, 1))
     return np.full(len(y_te), p), out
 

@@ -102,7 +102,7 @@ def heldout_check(rows: list[dict], truth: dict, level: float) -> dict | None:
     """Forecast rows (`model`, `y_pred`, `interval`) scored against `truth` (model -> observed
     score; models without one are left out): each scored row gets `y`, `abs_error` and
     `covered`, and the summary (n, MAE, coverage of the `level` intervals, median width;
-    `intervals.truth_summary`) is returned, None when no row has the truth."""
+    `uncertainty.coverage.truth_summary`) is returned, None when no row has the truth."""
     if not truth:  # nothing to score: the rows are left as they are
         return None
     for r in rows:

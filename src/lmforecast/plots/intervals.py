@@ -1,6 +1,6 @@
 """Calibration of forecast intervals: empirical coverage against the nominal level.
 
-Input tables come from `lmforecast.intervals.calibration_curve` (no fitting here).
+Input tables come from `lmforecast.uncertainty.coverage.calibration_curve` (no fitting here).
 """
 
 from __future__ import annotations

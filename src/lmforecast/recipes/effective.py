@@ -23,6 +23,7 @@ from ..fitting import fit_law, huber
 from ..laws import get_law
 from ..store import dump_json, load_json, source_label
 from ..uncertainty.bootstrap import bootstrap_fit
+from ..uncertainty.percentile import percentile_interval
 from .schema import KIND, check_comparison
 
 
@@ -148,7 +149,7 @@ def compare_recipes(
         ks = _multiplier(law, np.asarray(ra.bootstrap), np.asarray(rb.bootstrap), flops)
         n_inf = int((~np.isfinite(ks)).sum())
         with np.errstate(invalid="ignore"):  # inf draws: the interval is unbounded, said below
-            q = np.quantile(ks, [(1 - level) / 2, (1 + level) / 2])
+            q = np.array(percentile_interval(ks, level))
         interval = q.tolist() if np.isfinite(q).all() else None
     grid = np.geomspace(lo, hi, 9)
     curve = {

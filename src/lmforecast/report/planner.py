@@ -32,11 +32,12 @@ import html
 import json
 from typing import Any
 
-from scipy.stats import norm, t
+from scipy.stats import t
 
 from ..distill.presets import DISTILL_PRESETS
 from ..supervised import intervals as iv
 from ..supervised.presets import PRESETS
+from ..uncertainty.normal import normal_ppf
 
 LEVELS = (0.5, 0.8, 0.9, 0.95)
 
@@ -56,7 +57,7 @@ def planner_data(model) -> dict[str, Any]:
             m, k, lam = 0.0, 0.0, 1.0
         else:  # presets and fits without the prior: the rolling-origin calibration
             m, k, lam = iv.interval_terms(cal, lv) if cal else (0.0, 0.0, 1.0)
-        terms[f"{lv:g}"] = {"z": float(norm.ppf(0.5 + lv / 2)), "m": m, "k": k, "lam": lam}
+        terms[f"{lv:g}"] = {"z": float(normal_ppf(0.5 + lv / 2)), "m": m, "k": k, "lam": lam}
     alloc = res.meta.get("allocation")  # supervised.allocation.allocation_interval
     if alloc:
         for lv in LEVELS:

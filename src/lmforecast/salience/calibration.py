@@ -3,7 +3,7 @@
 `zoo_forecasts` fits the CSV of each task on the small-model zoo's token losses (default fit:
 Algorithm 2 with 300 steps, 200 bootstrap resamples of the law) and scores the prediction
 intervals of the zoo's *test* models (the largest model of each tokenizer family, App. A-style
-split by size; docs/zoo.md). It returns a forecasts table (`lmforecast.intervals`).
+split by size; docs/zoo.md). It returns a forecasts table (`lmforecast.uncertainty.coverage`).
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ from ..fitting.result import FitResult
 from ..laws.salience import SalienceSigmoid, lm_fit
 from ..params import CHANCE_FRACTION, check
 from ..store import Checker
+from ..uncertainty.percentile import percentile_interval
+from ..uncertainty.resample import resample_from
 
 ACTIVATIONS = ("softplus", "sigmoid")
 OPTIMIZERS = ("adam", "sgd")
@@ -419,7 +421,7 @@ def bootstrap_law(C, A, splits, gamma, B, seed, law) -> list[list[float]]:
     out = []
     start = np.asarray(law.theta, float)
     for _ in range(B):
-        idx = rng.choice(tr, size=tr.size, replace=True)
+        idx = resample_from(rng, tr)
         if np.ptp(C[idx]) == 0:
             continue
         theta, _, _ = lm_fit(C[idx], A[idx], gamma, [start])
@@ -450,8 +452,7 @@ def eq2_interval(
     P = sigmoid_law(np.asarray(C, float)[None, :], ab[:, :1], ab[:, 1:2], gamma)
     if kind == "prediction":
         P = P + scale * np.random.default_rng(seed).standard_t(dof, P.shape)
-    a = (1 - level) / 2
-    lo, hi = np.quantile(P, [a, 1 - a], axis=0)
+    lo, hi = percentile_interval(P, level)
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 

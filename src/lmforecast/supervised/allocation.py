@@ -13,6 +13,8 @@ from ..errors import InputError
 from ..isoflop.approaches import budget_minima
 from ..isoflop.profiles import budget_flops
 from ..laws import get_law
+from ..uncertainty.normal import normal_ppf
+from ..uncertainty.percentile import percentile_interval
 
 
 def numeric_allocation(predict, C, accounting: str, arch: Architecture) -> Allocation:
@@ -110,7 +112,7 @@ def allocation_interval(est, C, level: float, accounting: str, chinchilla_forms)
     estimated from n budgets only (docs/trust.md, "Compute-optimal N*"). An interval that
     excludes its point or spans more than three decades is NaN, its reason under
     "not_identified" (`consistency.checked_rows`); runs at one D/N are refused."""
-    from scipy.special import ndtri, stdtrit
+    from scipy.special import stdtrit
 
     est._check()
     form = est._fitted_form()
@@ -131,11 +133,11 @@ def allocation_interval(est, C, level: float, accounting: str, chinchilla_forms)
     out = {}
     for key in ("N", "D", "loss"):
         vals = np.array([getattr(r, key) for r in rows])
-        out[key] = np.quantile(vals, [a, 1 - a], axis=0)
+        out[key] = np.array(percentile_interval(vals, level))
     sc = est.result_.meta.get("allocation")
     if sc:
         point = est.allocate(C, accounting=accounting)
-        z, t = ndtri(1 - a), stdtrit(int(sc["n"]) - 1, 1 - a)
+        z, t = normal_ppf(1 - a), stdtrit(int(sc["n"]) - 1, 1 - a)
         for key in ("N", "D"):
             lo, hi = np.log(out[key])
             s_boot = (hi - lo) / (2 * z)

@@ -41,7 +41,7 @@ from .reach import reach_warnings
 from .runs import positive_nd, runs_from_frame, runs_table
 from .schema import CONFIG_ARGS, check_supervised_meta, check_trust_meta
 from .settings import check_settings
-from .summary import fit_contract, fit_summary
+from .summary import fit_summary
 
 if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
     import pandas as pd
@@ -465,11 +465,6 @@ class SupervisedScalingLaw(Estimator):
     def summary(self) -> str:
         self._check()
         return fit_summary(self.result_)
-
-    def contract(self) -> dict:
-        """The fit as plain JSON-able data (what `supervised fit --json` prints)."""
-        self._check()
-        return fit_contract(self.result_)
 
     @property
     def exponents_(self) -> dict[str, float]:

@@ -2,9 +2,10 @@
 
 `z_of` is the one two-sided quantile of a central interval (the supervised stack's calibrated
 terms, the presets' published CIs, the distillation teacher term, the point adapter's noise
-band all scale by it); `normal_ppf` / `normal_cdf` are scipy's `ndtri` / `ndtr`, loaded on
-first call; `normal_nodes` are the n mid-quantiles used wherever a normal term is added on
-fixed nodes instead of random draws (reproducible bit for bit).
+band all scale by it); `normal_quantile` is one probability's quantile without scipy;
+`normal_ppf` / `normal_cdf` are scipy's `ndtri` / `ndtr`, loaded on first call;
+`normal_nodes` are the n mid-quantiles used wherever a normal term is added on fixed nodes
+instead of random draws (reproducible bit for bit).
 """
 
 from __future__ import annotations
@@ -12,6 +13,12 @@ from __future__ import annotations
 from statistics import NormalDist
 
 import numpy as np
+
+
+def normal_quantile(p: float) -> float:
+    """Standard-normal quantile of one probability in (0, 1): the standard library's
+    `NormalDist.inv_cdf` (Wichura's AS241, accurate to double precision), no scipy."""
+    return float(NormalDist().inv_cdf(p))
 
 
 def z_of(level: float) -> float:
@@ -22,7 +29,7 @@ def z_of(level: float) -> float:
     p = 0.5 + float(level) / 2
     if not 0.0 < p < 1.0:  # the limits scipy's ndtri gives (+-inf at p = 1, 0; nan beyond)
         return {1.0: float("inf"), 0.0: float("-inf")}.get(p, float("nan"))
-    return float(NormalDist().inv_cdf(p))
+    return normal_quantile(p)
 
 
 def normal_ppf(p):
@@ -47,4 +54,4 @@ def normal_nodes(n: int) -> np.ndarray:
     return normal_ppf((np.arange(n) + 0.5) / n)
 
 
-__all__ = ["normal_cdf", "normal_nodes", "normal_ppf", "z_of"]
+__all__ = ["normal_cdf", "normal_nodes", "normal_ppf", "normal_quantile", "z_of"]

@@ -5,9 +5,11 @@ replacement; here each scheme is one function, so a method's replicates are repr
 its seed and two methods drawing the same way draw the same rows:
 
 - rows: `resample_indices` (one resample from its own child seed, as `bootstrap.bootstrap_fit`
-  and the FLP closed-form bootstrap draw), `child_resamples` (all of them, degenerate ones
-  redrawn), `resample_rows` (a (B, n) matrix from one generator), `resample_counts`
-  (multinomial counts, for weighted refits), `resample_from` (draws from a subset of rows);
+  and the FLP closed-form bootstrap draw, or from a running generator), `child_resamples`
+  (all of them, degenerate ones redrawn), `resample_rows` (a (B, n) matrix from one
+  generator), `resample_counts` (multinomial counts, for weighted refits), `resample_from`
+  (draws from a subset of rows);
+- residuals: `residual_draws` (the residual bootstrap: fitted values plus residuals redrawn);
 - clusters: `cluster_counts` (whole clusters redrawn, e.g. every run of a model size: the
   cluster bootstrap of Davison & Hinkley 1997, sec. 3.8);
 - strata: `stratified_indices` (each stratum redrawn within itself);
@@ -23,7 +25,8 @@ import numpy as np
 
 
 def resample_indices(seed, n: int) -> np.ndarray:
-    """The rows of one bootstrap resample (n draws with replacement), from its child seed."""
+    """The rows of one bootstrap resample (n draws with replacement), from its child seed (a
+    `Generator` given as `seed` is drawn from as it stands)."""
     return np.random.default_rng(seed).integers(0, n, n)
 
 
@@ -64,6 +67,13 @@ def resample_from(rng: np.random.Generator, rows: np.ndarray) -> np.ndarray:
     return rng.choice(rows, size=rows.size, replace=True)
 
 
+def residual_draws(rng: np.random.Generator, residuals: np.ndarray, size) -> np.ndarray:
+    """`size` residuals drawn with replacement: one replicate of the residual bootstrap
+    (Efron & Tibshirani 1993, sec. 9.5: fitted values plus resampled residuals, the design
+    held fixed)."""
+    return rng.choice(residuals, size=size)
+
+
 def cluster_counts(rng: np.random.Generator, n_clusters: int) -> np.ndarray:
     """How often each of `n_clusters` clusters enters one cluster-bootstrap resample (clusters
     drawn with replacement; every member of a drawn cluster enters with that multiplicity)."""
@@ -98,6 +108,7 @@ __all__ = [
     "resample_from",
     "resample_indices",
     "resample_rows",
+    "residual_draws",
     "stationary_indices",
     "stratified_indices",
 ]
