@@ -138,3 +138,112 @@ def test_distill_verdict_and_interval_come_from_the_library(tmp_path, capsys):
         assert json.loads(capsys.readouterr().out) == f.to_dict()
     with pytest.raises(Exception, match="give teacher_loss, or teacher_params"):
         student_forecast(m, 1e9, 2e10)
+
+
+# (file, the fit line with --json and --out): the printed JSON is the fit's `contract()`, so a
+# notebook user gets what the command prints
+FIT_LINES = {
+    "supervised": ("sup.json", "supervised fit --runs supervised/runs.csv --bootstrap 4 "
+                   "--jobs 1 --quiet --json --out sup.json"),
+    "distill": ("dist.json", "distill fit --runs distill/distill_runs.csv --supervised paper "
+                "--bootstrap 0 --jobs 1 --quiet --json --out dist.json"),
+    "salience": ("csv.json", "salience fit --texts salience/texts.jsonl --losses "
+                 "salience/losses.jsonl --scores salience/scores.csv --task reasoning "
+                 "--chance 0 --json --out csv.json"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(FIT_LINES))
+def test_fit_json_is_the_library_s_contract(name, tmp_path, monkeypatch, capsys):
+    import json
+
+    import lmforecast
+    from cli_lines import run_main
+    from lmforecast.examples import copy as copy_examples
+    from lmforecast.store import to_jsonable
+
+    copy_examples(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    fname, line = FIT_LINES[name]
+    capsys.readouterr()
+    assert run_main(line.split()) == 0
+    printed = json.loads(capsys.readouterr().out)
+    fit = lmforecast.load(tmp_path / fname)
+    if name == "distill":  # a saved distillation fit keeps no runs: refit them in Python
+        from lmforecast.data.io import read_table
+        from lmforecast.distill import DistillationScalingLaw
+
+        runs = read_table("distill/distill_runs.csv")
+        fit = DistillationScalingLaw(supervised="paper", bootstrap=0, n_jobs=1, progress=False)
+        fit.fit(runs)
+    assert printed == json.loads(json.dumps(to_jsonable(fit.contract())))
+    assert printed["params"] and all(isinstance(v, float) for v in printed["params"].values())
+
+
+def test_supervised_forecasts_print_what_the_library_returns(tmp_path, cli):
+    import json
+
+    from lmforecast.examples import path as example
+    from lmforecast.supervised import SupervisedScalingLaw
+
+    fit = tmp_path / "sup.json"
+
+    code, _, err = cli("supervised", "fit", "--runs", example("supervised/runs.csv"),
+                       "--bootstrap", "8", "--jobs", "1", "--quiet", "--out", fit)  # fmt: skip
+    assert code == 0, err
+    law = SupervisedScalingLaw.load(fit)
+    point = law.forecast_one(7e9, 1.4e11, level=0.8)
+    lo, hi = point.interval
+    assert lo < point.value < hi and point.value == law.predict(7e9, 1.4e11)
+    assert point.fields["compute_law_loss"] > 0 and point.level == 0.8
+    best = law.allocation(1e22, level=0.8)
+    assert best.fields["N"] * best.fields["D"] * 6 == pytest.approx(1e22, rel=1e-9)
+    assert best.notes and best.notes[0] == best.fields["allocation_interval_note"]
+    for fc, argv in (
+        (point, ["predict", "--params", "7e9", "--tokens", "1.4e11"]),
+        (best, ["allocate", "--flops", "1e22"]),
+    ):
+        code, out, err = cli("supervised", *argv, "--fit", fit, "--level", "0.8", "--json")
+        assert code == 0, err
+        assert json.loads(out) == json.loads(json.dumps(fc.contract()))
+        code, out, err = cli("supervised", *argv, "--fit", fit, "--level", "0.8")
+        assert out.strip() == fc.summary()
+
+
+# fit lines whose --json is the saved estimator's `contract()`
+MORE_FIT_LINES = {
+    "flp": ("flp.json", "flp fit --runs flp/runs.csv --checkpoints flp/checkpoints.csv "
+            "--task ARC --bootstrap 20 --quiet --json --out flp.json"),
+    "flpm": ("flpm.json", "flpm fit --runs flp/mixture_runs.csv --checkpoints "
+             "flp/mixture_checkpoints.csv --task HumanEval --bootstrap 10 --quiet --json "
+             "--out flpm.json"),
+    "downstream": ("down.json", "downstream fit --evals pythia --task piqa --models "
+                   "pythia-70m,pythia-160m,pythia-410m,pythia-1b --bootstrap 5 --quiet --json "
+                   "--out down.json"),
+    "data-constrained": ("dc.json", "supervised fit --runs dataconstrained/runs.csv --form "
+                         "data-constrained --bootstrap 4 --jobs 1 --quiet --json --out dc.json"),
+    "curves": ("curves.json", "curves fit --runs curves/curves.csv --bootstrap 20 --json "
+               "--out curves.json"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(MORE_FIT_LINES))
+def test_more_fit_json_is_the_saved_fit_s_contract(name, tmp_path, monkeypatch, capsys):
+    import json
+
+    import lmforecast
+    from cli_lines import run_main
+    from lmforecast.examples import copy as copy_examples
+    from lmforecast.store import to_jsonable
+
+    copy_examples(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    fname, line = MORE_FIT_LINES[name]
+    capsys.readouterr()
+    assert run_main(line.split()) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = json.loads(json.dumps(to_jsonable(lmforecast.load(tmp_path / fname).contract())))
+    printed.pop("models_note", None)  # the --family choice of the command, not of the fit
+    if name == "curves":
+        assert printed.pop("source") == "fitted to curves/curves.csv"  # the file it read
+    assert printed == expected and len(expected) >= 3

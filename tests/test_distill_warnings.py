@@ -243,8 +243,6 @@ def boot3(runs):
 
 
 def test_estimate_outside_its_own_interval_is_marked(boot3):
-    from lmforecast.cli.distill_out import fit_table_text
-
     m = copy.deepcopy(boot3)
     tab = m.coefficient_table()
     assert (tab["status"] != "").all()  # combinations included
@@ -252,7 +250,7 @@ def test_estimate_outside_its_own_interval_is_marked(boot3):
     m.result_.ci["c0"] = [c0 + 1.0, c0 + 2.0]
     tab = m.coefficient_table()
     assert tab.loc["c0", "outside_interval"] and not tab.loc["d1", "outside_interval"]
-    text = fit_table_text(tab)
+    text = m.coefficient_text()
     c0_line = next(ln for ln in text.splitlines() if ln.startswith("c0 "))
     assert c0_line.endswith(" *")
     foot = text.splitlines()[-1]
@@ -407,9 +405,7 @@ def test_estimate_outside_its_interval_is_not_identified_in_json_and_python(boot
     out = tab.index[tab["outside_interval"]]
     assert all(tab.loc[k, "status"].startswith("not identified") for k in out)
     assert tab.loc["c1", "status"] == "fixed"
-    from lmforecast.cli.distill_out import fit_table_text
-
-    c0_line = next(ln for ln in fit_table_text(tab).splitlines() if ln.startswith("c0 "))
+    c0_line = next(ln for ln in m.coefficient_text().splitlines() if ln.startswith("c0 "))
     assert c0_line.endswith(f"{want} *")
 
 

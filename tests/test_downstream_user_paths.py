@@ -14,7 +14,7 @@ import pytest
 from lmforecast.data.evals import load_pythia
 from lmforecast.downstream import DownstreamForecaster
 from lmforecast.downstream.backtest import backtest
-from lmforecast.errors import InputError
+from lmforecast.errors import DomainWarning, InputError
 
 MODELS = ["pythia-70m", "pythia-160m", "pythia-410m", "pythia-1b", "pythia-1.4b"]
 M = ",".join(MODELS)
@@ -348,7 +348,9 @@ def test_predict_warns_below_persistence_few_replicates_and_a_fractional_actual(
     assert below and "below pythia-1b's own score" in err, (P, est.largest_, err)
     code, _, err = cli("downstream", "predict", "--fit", fit, "--flops", "5e21", "--actual",
                        "0.7")  # fmt: skip
-    assert code == 0 and "--actual 0.7 is read in points" in err and "give 70" in err
+    assert code == 0 and "actual 0.7 is read in points" in err and "give 70" in err
+    with pytest.warns(DomainWarning, match="actual 0.7 is read in points"):  # the library says it
+        est.forecast_one(5e21, actual=0.7)
 
 
 def test_predict_registers_one_point_and_every_point_of_a_list_in_the_ledger(cli, table, tmp_path):

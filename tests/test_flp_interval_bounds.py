@@ -1,5 +1,6 @@
-"""Audit 10: FLP / FLP-M intervals never claim certainty (zero width) below emergence or at a
-score bound; `flpm predict` warns below the sampled compute and reports its level."""
+"""FLP / FLP-M intervals never claim certainty (zero width) below emergence or at a score
+bound; `flpm predict` warns below the sampled compute and reports its level; the library's
+one-point forecasts carry the notes and fields the commands print."""
 
 import json
 import warnings
@@ -10,7 +11,12 @@ import pytest
 
 from lmforecast import examples
 from lmforecast.errors import DomainWarning
-from lmforecast.flp.intervals import not_emerged_interval, null_at_bounds
+from lmforecast.flp.intervals import (
+    AT_BOUND_NOTE,
+    NOT_EMERGED_NOTE,
+    not_emerged_interval,
+    null_at_bounds,
+)
 from lmforecast.flp.mixture import FLPM
 from lmforecast.flp.model import FLP
 
@@ -32,7 +38,7 @@ def arc():
 def fit_files(tmp_path_factory):
     from lmforecast.cli.main import main
 
-    d = tmp_path_factory.mktemp("audit10")
+    d = tmp_path_factory.mktemp("flp-fits")
     for verb, runs, ck, task in (("flp", "runs.csv", "checkpoints.csv", "ARC"),
                                  ("flpm", "mixture_runs.csv", "mixture_checkpoints.csv",
                                   "HumanEval")):  # fmt: skip
@@ -98,3 +104,34 @@ def test_flpm_predict_warns_below_the_smallest_run_and_has_level(cli, fit_files)
     assert code == 0 and "below the smallest" not in err
     with pytest.warns(DomainWarning, match="below the smallest"):
         FLPM.from_json(f).warn_if_extrapolating([[1e18, 1e17]])
+
+
+def test_one_point_forecasts_carry_what_the_commands_print(cli, fit_files):
+    flp, flpm = FLP.from_json(fit_files / "flp.json"), FLPM.from_json(fit_files / "flpm.json")
+    with pytest.warns(DomainWarning, match="not have emerged"):
+        fc = flp.forecast_one(3.70504e17, level=0.99)
+    assert fc.notes == (NOT_EMERGED_NOTE,) and fc.interval[0] == 0.0 <= fc.value <= fc.interval[1]
+    assert fc.value == flp.predict(3.70504e17)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        top = flpm.forecast_one([1e25, 1e24], level=0.9)
+        mix = flpm.best_mixture(1e21, 0.0, 0.5, 0.05, level=0.9)
+    assert top.notes == (AT_BOUND_NOTE,) and top.fields["interval_note"] == AT_BOUND_NOTE
+    assert mix.fields["best_ratio"] is not None and 0.0 <= mix.fields["best_ratio"] <= 0.5
+    assert mix.value == max(p for _, p in mix.fields["curve"])  # the scan's best score
+    assert mix.fields["at_scan_edge"] and mix.fields["best_ratio"] == 0.5  # the scan's end
+    assert any("end of the scanned range" in line for line in mix.summary().splitlines())
+    lines = [
+        (fc, ["flp", "predict", "--fit", fit_files / "flp.json", "--flops", "3.70504e17",
+             "--level", "0.99"]),
+        (top, ["flpm", "predict", "--fit", fit_files / "flpm.json", "--flops-per-source",
+              "1e25,1e24"]),
+        (mix, ["flpm", "optimize-mixture", "--fit", fit_files / "flpm.json", "--flops", "1e21",
+              "--ratios", "0:0.5:0.05"]),
+    ]  # fmt: skip
+    for forecast, argv in lines:
+        code, out, err = cli(*argv, "--json")
+        assert code == 0, err
+        assert json.loads(out) == json.loads(json.dumps(forecast.contract()))
+        code, out, err = cli(*argv)
+        assert out.strip() == forecast.summary()

@@ -199,6 +199,17 @@ class BacktestResult(SummaryDisplay):
         return head + "\n" + _format_table(t)
 
     # ---- persistence -----------------------------------------------------------------------
+    def contract(self) -> dict:
+        """The backtest as plain data (what `backtest --json` prints, beside the runs' source
+        and form): level, cutoffs, methods, the summary table and every forecast."""
+        return {
+            "level": self.level,
+            "cutoffs": self.cutoffs,
+            "methods": self.methods,
+            "summary": self.summary_table().to_dict(orient="records"),
+            "forecasts": self.forecasts.to_dict(orient="records"),
+        }
+
     def to_dict(self) -> dict:
         f = self.forecasts
         return {

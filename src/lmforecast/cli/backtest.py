@@ -14,6 +14,7 @@ from .common import (
     atomic_write_text,
     check_out_format,
     check_writable,
+    emit,
     figure_format,
     print_json,
     refuse_flags,
@@ -168,21 +169,8 @@ def _backtest(args) -> int:
     if png is not None:
         outs.append((plot, png, "--plot"))
     write_many(outs)  # both land or neither changes; mode per umask (safe_write)
-    if args.json:
-        print_json(
-            {
-                "method": args.method,
-                "form": args.form,
-                "level": bt.level,
-                "cutoffs": bt.cutoffs,
-                "methods": bt.methods,
-                "summary": bt.summary_table().to_dict(orient="records"),
-                "forecasts": bt.forecasts.to_dict(orient="records"),
-            }
-        )
-    else:
-        print(bt.summary())
-    return 0
+    head = {"method": args.method, "form": args.form}
+    return emit(args, head | bt.contract(), bt.summary())
 
 
 def _suite(args, data, out) -> int:

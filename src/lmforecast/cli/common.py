@@ -7,7 +7,6 @@ import json
 import math
 import os
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -242,14 +241,3 @@ def require_runs(args: argparse.Namespace) -> str:
     if path is None:
         raise InputError("--runs TABLE is required (a CSV/TSV/Parquet/JSONL table of runs)")
     return path
-
-
-def warn_if_fraction_actual(actual: float, forecast: float) -> None:
-    """`--actual 0.45` beside a forecast in points (0-100) is most likely a fraction: say how
-    it is read (an 8,911% relative error otherwise comes with no hint)."""
-    if 0 < actual <= 1 < forecast:
-        warnings.warn(
-            f"--actual {actual:g} is read in points (0-100), as the forecast {forecast:.2f} "
-            f"is: a fraction? (give {100 * actual:g})",
-            stacklevel=3,
-        )

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
-from .common import add_level_flag, add_output_flags, check_out_format, print_json
+from .common import add_level_flag, add_output_flags, check_out_format, emit, print_json
 from .flags import add_max_rows_flag, expand_si
 
 LAWS = ("mpl", "annealing", "power")
@@ -198,11 +198,8 @@ def _fit(args: argparse.Namespace) -> int:
     est.fit(table)
     if out is not None:
         atomic_write_text(out, dump_json(est.to_dict()))
-    if args.json:
-        print_json(_fit_summary(est, args))
-    else:
-        print(est.summary())
-    return 0
+    source = {"source": f"fitted to {args.runs}"}
+    return emit(args, est.contract() | source, est.summary())
 
 
 def _prior(text: str):
@@ -222,28 +219,6 @@ def _prior(text: str):
     return CurvePrior.from_fit(
         _load(_input_file(text, "--prior")), base.spread, f"the fit {text}", base.widen
     )
-
-
-def _fit_summary(est, args) -> dict:
-    """The fit's parameters per model and each run's offset (the saved fit holds the rest)."""
-    models = {
-        key: {
-            "N": m["N"],
-            "params": est.params_[key],
-            "n_points": m["n_points"],
-            "runs": m["runs"],
-            "max_step": m["max_step"],
-            "lr_range": m["lr_range"],
-            "directions_not_identified": len(m["null"]),
-            "prior": m.get("prior"),
-        }
-        for key, m in est.models_.items()
-    }
-    runs = {
-        r: {k: v for k, v in info.items() if k in ("model", "offset", "last_step")}
-        for r, info in est.runs_.items()
-    }
-    return {"law": est.law, "source": f"fitted to {args.runs}", "models": models, "runs": runs}
 
 
 def _predict(args: argparse.Namespace) -> int:

@@ -16,13 +16,11 @@ from .common import (
     check_writable,
     emit,
     positive_float,
-    print_json,
     refuse_flags,
     require_runs,
 )
 from .flags import check_max_rows
 
-FORM = "data-constrained"
 DEFAULT_BOOTSTRAP = 40
 
 
@@ -92,22 +90,7 @@ def fit_from_args(args: argparse.Namespace) -> int:
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:
         atomic_write_text(out, model.to_json())
-    if args.json:
-        print_json(
-            {
-                "form": FORM,
-                "params": res.params,
-                "objective": res.objective,
-                "n_starts": res.n_starts,
-                "n_at_best": res.n_at_best,
-                "converged": res.converged,
-                "ci": res.ci,
-                "intervals": None,
-            }
-        )
-    else:
-        print(model.summary())
-    return 0
+    return emit(args, model.contract(), model.summary())
 
 
 def _epochs(args) -> int:

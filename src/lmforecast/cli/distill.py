@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import warnings
 
 from ..data.io import read_table
@@ -16,6 +15,7 @@ from .common import (
     add_runs_flag,
     atomic_write_text,
     check_writable,
+    emit,
     open_unit_interval,
     positive_float,
     print_json,
@@ -192,11 +192,6 @@ def _draws_flag(p: argparse.ArgumentParser, default: int, help: str) -> None:
     p.add_argument("--draws", type=int, default=default, metavar="K", help=help)
 
 
-def _check_draws(args) -> None:
-    if args.draws < 0 or args.draws == 1:
-        raise InputError(f"--draws must be 0 or >= 2, got {args.draws}")
-
-
 def _student_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--student-params",
@@ -237,7 +232,6 @@ def _predict(args) -> int:
 
 def _fit(args) -> int:
     from ..distill import DistillationScalingLaw
-    from .distill_out import fit_table_text
 
     out = check_writable(args.out)
     if args.boot_polish < 0:
@@ -260,33 +254,8 @@ def _fit(args) -> int:
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:
         atomic_write_text(out, model.to_json())
-    if args.json:
-        tab = model.coefficient_table()
-        widths = tab["relative_width"].to_dict() if res.ci else {}
-        print_json(
-            {
-                "params": res.params,
-                "objective": res.objective,
-                "n_obs": res.n_obs,
-                "n_starts": res.n_starts,
-                "converged": res.converged,
-                "supervised": {
-                    "source": res.meta.get("supervised_source"),
-                    "params": res.meta.get("supervised"),
-                },
-                "ci": res.ci,
-                "ci_relative_width": widths,
-                "identifiability": tab["status"].to_dict(),
-                "outside_interval": list(tab.index[tab["outside_interval"]]),
-                "bootstrap": res.meta.get("bootstrap", {}),
-                "uncertainty": model.uncertainty_report(),
-            }
-        )
-    else:
-        print(model.summary())
-        print("\nCoefficients and identified combinations (docs/distill.md):")
-        print(fit_table_text(model.coefficient_table()))
-    return 0
+    text = model.summary() + "\n\nCoefficients and identified combinations (docs/distill.md):\n"
+    return emit(args, model.contract(), text + model.coefficient_text())
 
 
 def _plan(args) -> int:
@@ -336,138 +305,17 @@ def _choose(args) -> int:
 
 
 def _crossover(args) -> int:
-    from ..distill.planning import get_scenario
-    from ..distill.teacher_uncertainty import teacher_basis
-    from ..distill.versus_supervised import (
-        crossover_compute,
-        crossover_interval,
-        crossover_teacher_sd,
-    )
+    from ..distill.answers import crossover_answer
 
-    _check_draws(args)
-    scenario = get_scenario(args.scenario)
     m = _model(args.coefficients)
-    c = float(crossover_compute(m, args.student_params, scenario)[0])
-    iv = None
-    basis = _CROSS_BASIS.format(k=args.draws)
-    if args.draws and m.has_intervals():
-        sd = crossover_teacher_sd(m, args.student_params, scenario, crossover=c)
-        lo, hi = crossover_interval(
-            m, args.student_params, scenario, args.level, args.draws, teacher_sd=sd
-        )
-        iv = [float(lo[0]), float(hi[0])]
-        if scenario.delta_lgt or scenario.delta_pre:  # the teacher's loss is a forecast here
-            basis += "; " + teacher_basis(0.0 if sd is None else sd)
-    if args.json:
-        out = {"crossover_flops": c, "scenario": scenario.name}
-        if iv is not None:
-            out.update(
-                interval=[v if math.isfinite(v) else "inf" for v in iv],
-                level=args.level,
-                interval_basis=basis,
-            )
-        print_json(out)
-        return 0
-    if c != c:
-        print(f"{scenario.name}: distillation beats supervised over the whole range 1e18-1e28")
-    else:
-        print(f"{scenario.name}: supervised beats distillation beyond C = {c:.3g} FLOPs")
-    if iv is not None:
-        hi = f"{iv[1]:.3g}" if math.isfinite(iv[1]) else "beyond 1e28"
-        lo = f"{iv[0]:.3g}" if math.isfinite(iv[0]) else "beyond 1e28"
-        print(f"{100 * args.level:g}% interval: {lo} .. {hi} FLOPs ({basis})")
-    elif args.draws:
-        print(
-            "no interval: the coefficients carry no parameter draws (fit saved with --bootstrap 0)"
-        )
-    return 0
-
-
-_CROSS_BASIS = (
-    "confidence interval over the first {k} parameter draws of the distillation law; supervised "
-    "comparison at its point estimate; no model-form error"
-)
+    ans = crossover_answer(m, args.student_params, args.scenario, args.level, args.draws)
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _ratios(args) -> int:
-    import numpy as np
-    import pandas as pd
+    from ..distill.answers import ratios_answer
 
-    from ..distill.planning import SCENARIOS, get_scenario
-    from ..distill.teacher_uncertainty import teacher_basis
-    from ..distill.versus_supervised import (
-        distillation_vs_supervised_ratios,
-        ratio_interval,
-        ratio_teacher_sd,
-    )
-
-    _check_draws(args)
-    names = list(SCENARIOS) if args.scenario == "all" else [get_scenario(args.scenario).name]
     m = _model(args.coefficients)
-    if args.draws and not m.has_intervals():
-        raise InputError(
-            "--draws: the coefficients carry no parameter draws (fit saved with --bootstrap 0)"
-        )
-    frames, sds = [], []
-    for s in names:
-        f = distillation_vs_supervised_ratios(m, args.student_params, args.target_loss, s)
-        if args.draws:
-            sd = ratio_teacher_sd(m, args.student_params, args.target_loss, s, point=f)
-            iv = ratio_interval(
-                m, args.student_params, args.target_loss, s, args.level, args.draws, teacher_sd=sd
-            )
-            for k, (lo, hi) in iv.items():
-                f[f"{k}_lo"], f[f"{k}_hi"] = lo, hi
-            if get_scenario(s).delta_lgt or get_scenario(s).delta_pre:  # a forecast teacher
-                sds.append(np.zeros(1) if sd is None else sd)
-        frames.append(f)
-    basis = _RATIO_BASIS.format(k=args.draws)
-    if sds:
-        basis = basis[:-1] + "; " + teacher_basis(np.concatenate(sds)) + ")"
-    df = pd.concat(frames, ignore_index=True)
-    if args.json:
-
-        def clean(v):
-            if isinstance(v, float) and not math.isfinite(v):
-                return None if math.isnan(v) else "inf"
-            return v
-
-        rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
-        out = {"rows": rows, "note": _RATIO_NOTE}
-        if args.draws:
-            out.update(level=args.level, interval_basis=basis)
-        print_json(out)
-    else:
-        cols = [
-            "scenario",
-            "target_loss",
-            "compute_ratio",
-            "token_ratio",
-            "supervised_tokens",
-            "student_tokens",
-            "teacher_tokens",
-            "teacher_loss",
-        ]
-        if args.draws:
-            cols[4:4] = ["compute_ratio_lo", "compute_ratio_hi", "token_ratio_lo", "token_ratio_hi"]
-        print(
-            f"N_S = {args.student_params:.4g}; supervised limit L(N_S, inf) = "
-            f"{float(df['supervised_limit'].iloc[0]):.4f}\n"
-            + df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}")
-            + f"\n{_RATIO_NOTE}"
-            + (f"\n{100 * args.level:g}% intervals: " + basis if args.draws else "")
-        )
-    return 0
-
-
-_RATIO_BASIS = (
-    "confidence intervals over the first {k} parameter draws of the distillation law (supervised "
-    "tokens at their point estimate; no model-form error)"
-)
-
-_RATIO_NOTE = (
-    "ratio = distillation / supervised at equal N_S and L_S (< 1: distillation cheaper); tokens "
-    "per Eq. 34: D_S + D_T when teacher pretraining is paid; nan: target at or below the "
-    "supervised limit, or reached supervised in under 1e6 tokens (below the planner's smallest "
-    "budget: no ratio); inf: not reached within 1000x the supervised compute"
-)
+    N_S, L = args.student_params, args.target_loss
+    ans = ratios_answer(m, N_S, L, args.scenario, args.level, args.draws)
+    return emit(args, ans.contract(), ans.summary())

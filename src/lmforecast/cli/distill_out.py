@@ -241,19 +241,3 @@ def choose_text(m, t, level: float, by_size: bool) -> str:
     else:
         text += f"\nno interval: {NO_DRAWS}"
     return text
-
-
-# ---- fit -----------------------------------------------------------------------------------
-def fit_table_text(tab) -> str:
-    """The coefficient table, `*` after the status of an estimate outside its own interval."""
-    show = tab.drop(columns="outside_interval")
-    out = tab["outside_interval"]
-    show["status"] = [s + (" *" if o else "") for s, o in zip(show["status"], out)]
-    text = show.to_string(float_format=lambda v: f"{v:.4g}")
-    if out.any():
-        text += (
-            f"\n* estimate outside its own bootstrap interval ({', '.join(tab.index[out])}): "
-            "the refits do not agree with the fit, so it is not identified (more "
-            "resamples or runs)"
-        )
-    return text

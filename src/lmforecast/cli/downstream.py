@@ -12,7 +12,6 @@ from ..data.io import read_table
 from ..downstream.aggregate import check_distinct_tasks, forecasts_at
 from ..downstream.backtest import BACKTEST_METHODS, backtest
 from ..downstream.forecaster import DEFAULT_METHOD, METHODS, DownstreamForecaster
-from ..downstream.reach import persistence_warning
 from ..downstream.stage1 import STAGE1
 from ..errors import InputError
 from .common import (
@@ -24,7 +23,6 @@ from .common import (
     emit,
     positive_float,
     positive_floats,
-    warn_if_fraction_actual,
 )
 from .downstream_inputs import (
     add_chance_file_flag,
@@ -156,22 +154,8 @@ def fit_from_evals(args) -> int:
     check_out_format(out, (".json",))
     if out is not None:
         atomic_write_text(out, est.to_json())
-    return emit(
-        args,
-        {
-            "task": est.task_,
-            "method": est.method,
-            "selected": est.selected_,
-            "chance": est.chance_,
-            "models": est.n_models_,
-            "checkpoints": est.n_checkpoints_,
-            "refused": est.refused_,
-            "selection_errors": est.selection_errors_,
-            "stage1": None if est.stage1_ is None else est.stage1_["params"],
-            "models_note": note,
-        },
-        est.summary() + ("" if note is None else f"\n{note}"),
-    )
+    text = est.summary() + ("" if note is None else f"\n{note}")
+    return emit(args, est.contract() | {"models_note": note}, text)
 
 
 def add_predict_flags(p: argparse.ArgumentParser) -> None:
@@ -301,39 +285,12 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     for k in ("flops", "tokens"):  # one point: the ledger records plain numbers
         if isinstance(getattr(args, k, None), tuple):
             setattr(args, k, getattr(args, k)[0])
-    P = est.predict(**kw)  # a float for one point
-    P = P if isinstance(P, float) else float(P[0])
-    persistence_warning(est, kw, P)
-    L = est.predict_loss(**kw)
-    res = {
-        "task": est.task_,
-        "metric": est.metric_,
-        "method": est.selected_,
-        "performance": P,
-        "loss": None if L is None else float(L[0]),
-        "level": args.level,
-    }
+    fc = est.forecast_one(**kw, level=args.level, actual=args.actual)
+    res = fc.contract()
     if getattr(args, "model", None) is not None:
         res["model"] = args.model
-    try:
-        lo, hi = est.predict_interval(**kw, level=args.level)
-        res["interval"] = [float(lo[0]), float(hi[0])]
-    except InputError:
-        res["interval"] = None
-    if args.actual is not None:
-        warn_if_fraction_actual(args.actual, P)
-        res["abs_error"] = abs(P - args.actual)
-        # Chen et al. Eq. 4, as `flp predict --actual` reports it for a --runs fit
-        res["relative_error"] = abs(P - args.actual) / args.actual if args.actual > 0 else None
-    msg = f"{est.task_} {est.metric_} ({est.selected_}): {P:.2f} points"
-    if res["interval"]:
-        msg += f" [{res['interval'][0]:.2f}, {res['interval'][1]:.2f}] ({args.level:g} PI)"
-    if res["loss"] is not None:
-        msg += f"; {est.loss_task_} loss {res['loss']:.4f}"
-    if "abs_error" in res:
-        msg += f"; absolute error {res['abs_error']:.2f} points"
     record_forecast(args, res)
-    return emit(args, res, msg)
+    return emit(args, res, fc.summary())
 
 
 def _predict_table(args, paths: list[str]) -> int:

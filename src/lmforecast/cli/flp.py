@@ -8,9 +8,8 @@ import math
 
 from ..downstream.forecaster import METHODS as DOWNSTREAM_METHODS
 from ..errors import InputError
-from ..flp.intervals import AT_BOUND_NOTE, NOT_EMERGED_NOTE, interval_or_none
 from ..flp.mixture import FLPM
-from ..flp.model import FLP, METHODS, clip_scores, relative_error
+from ..flp.model import FLP, METHODS
 from ..flp.schema import MAPPERS
 from ..laws.flp import MIXTURE_FORMS
 from ..store.registry import saved_kind
@@ -22,9 +21,7 @@ from .common import (
     check_writable,
     emit,
     positive_float,
-    print_json,
     refuse_flags,
-    warn_if_fraction_actual,
 )
 from .downstream import (
     add_evals_fit_flags,
@@ -207,19 +204,7 @@ def _flp_fit(args) -> int:
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
         atomic_write_text(out, est.to_json())
-    return emit(
-        args,
-        {
-            "task": est.settings_.name,
-            "method": est.method,
-            "chance": est.settings_.chance,
-            "stage1": None if est.stage1_ is None else est.stage1_.params,
-            "stage2": est.stage2_.params,
-            "stage2_r2": est.stage2_r2_,
-            "checkpoints": est.filter_.counts(),
-        },
-        est.summary(),
-    )
+    return emit(args, est.contract(), est.summary())
 
 
 def _flp_predict(args) -> int:
@@ -232,41 +217,9 @@ def _flp_predict(args) -> int:
     if args.flops is None:
         raise InputError("the following arguments are required: --flops")
     check_actual(args.actual, positive=True)  # Eq. 4 divides by it
-    est = _load(args.fit, FLP)
-    est.warn_if_extrapolating(args.flops)
-    P = float(est.predict([args.flops])[0])
-    L = est.predict_loss([args.flops])
-    L = None if L is None else float(L[0])
-    res: dict = {"loss": L, "performance": P}
-    if est.stage2_.bootstrap:
-        lo, hi = est.predict_interval(args.flops, level=args.level)
-        res["interval"] = interval_or_none(lo[0], hi[0])
-        res["level"] = args.level
-        raw = float(est.predict([args.flops], clip=False)[0])
-        if raw < est.settings_.chance + est.threshold:
-            res["interval_note"] = NOT_EMERGED_NOTE
-        elif res["interval"] is None or hi[0] >= 100:
-            res["interval_note"] = AT_BOUND_NOTE
-    else:
-        res["interval"] = None
-    est.warn_if_not_emerged(P, None if res["interval"] is None else res["interval"][0])
-    if args.actual is not None:
-        warn_if_fraction_actual(args.actual, P)
-        res["relative_error"] = float(relative_error(P, args.actual))
-    record_forecast(args, res)
-    if args.json:
-        print_json(res)
-    else:
-        msg = f"C = {args.flops:.4g} FLOPs: "
-        if L is not None:
-            msg += f"{'loss' if est.method == 'flp' else 'NLL'} {float(L):.4f}, "
-        msg += f"{est.settings_.name} {P:.2f} points"
-        if res["interval"]:
-            msg += f" [{res['interval'][0]:.2f}, {res['interval'][1]:.2f}] ({args.level:g} PI)"
-        if "relative_error" in res:
-            msg += f"; relative error {100 * res['relative_error']:.2f}%"
-        print(msg + (f"\nnote: {res['interval_note']}" if "interval_note" in res else ""))
-    return 0
+    fc = _load(args.fit, FLP).forecast_one(args.flops, level=args.level, actual=args.actual)
+    record_forecast(args, fc.contract())
+    return emit(args, fc.contract(), fc.summary())
 
 
 # ---- flpm --------------------------------------------------------------------------------
@@ -290,24 +243,7 @@ def _flpm_fit(args) -> int:
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
         atomic_write_text(out, est.to_json())
-    return emit(
-        args,
-        {
-            "task": est.settings_.name,
-            "form": est.form,
-            "mapper": est.mapper,
-            "sources": list(est.sources_),
-            "domains": list(est.domains_),
-            "stage1": {d: r.params for d, r in est.stage1_.items()},
-            "stage1_identified": {d: r.law_.identified(r.theta) for d, r in est.stage1_.items()},
-            "checkpoints": est.filter_.counts(),
-            "zero_share": est.zero_share,
-            "zero_floor": est.zero_floor,
-            "n_zero_share_runs": est.n_zero_share_,
-            "zero_share_sensitivity": est.zero_share_sensitivity_,
-        },
-        est.summary(),
-    )
+    return emit(args, est.contract(), est.summary())
 
 
 def _parse_flops_list(text: str) -> list[float]:
@@ -324,28 +260,10 @@ def _parse_flops_list(text: str) -> list[float]:
 
 
 def _flpm_predict(args) -> int:
-    est = _load(args.fit, FLPM)
     F = _parse_flops_list(args.flops_per_source)
-    losses = est.predict_losses([F]).iloc[0]
-    est.warn_if_extrapolating([F])
-    P = float(clip_scores(est.performance_from_losses(losses.to_numpy()[None, :]))[0])
-    res = {"losses": {d: float(v) for d, v in losses.items()}, "performance": P}
-    res["interval"] = None
-    if est.bootstrap:
-        lo, hi = est.predict_interval([F], level=args.level)
-        res["interval"], res["level"] = interval_or_none(lo[0], hi[0]), args.level
-        if _at_bound(res["interval"]):
-            res["interval_note"] = AT_BOUND_NOTE  # null where it collapsed onto the bound
-    record_forecast(args, res)
-    if args.json:
-        print_json(res)
-    else:
-        parts = ", ".join(f"{d} {v:.4f}" for d, v in res["losses"].items())
-        iv = res["interval"]
-        extra = f" [{iv[0]:.2f}, {iv[1]:.2f}] ({args.level:g} PI)" if iv else ""
-        note = f"\nnote: {res['interval_note']}" if "interval_note" in res else ""
-        print(f"domain losses: {parts}\n{est.settings_.name}: {P:.2f} points{extra}{note}")
-    return 0
+    fc = _load(args.fit, FLPM).forecast_one(F, level=args.level)
+    record_forecast(args, fc.contract())
+    return emit(args, fc.contract(), fc.summary())
 
 
 def _parse_ratios(text: str) -> tuple[float, float, float]:
@@ -360,62 +278,6 @@ def _parse_ratios(text: str) -> tuple[float, float, float]:
 
 
 def _flpm_optimize(args) -> int:
-    est = _load(args.fit, FLPM)
     start, stop, step = _parse_ratios(args.ratios)
-    mc = est.optimize_mixture(args.flops, start, stop, step)
-    res = {
-        "best_ratio": mc.best_ratio,
-        "performance": float(mc.performance[mc.best_index]),
-        "curve": mc.curve(),
-    }
-    edge = mc.edge_advice
-    res["at_scan_edge"] = mc.at_scan_edge
-    note = mc.tie_note
-    if mc.flat:  # no best ratio: say why (flat at the clipped bound: saturated)
-        res["flat"], res["saturated"] = True, mc.saturated
-    if note:
-        res["note"] = note
-    if est.bootstrap:
-        iv = est.mixture_intervals(mc, args.level)
-        res.update(
-            interval=iv["performance"],
-            best_ratio_interval=iv["best_ratio"],
-            level=args.level,
-            interval_basis=_MIX_BASIS,
-        )
-        if _at_bound(res["interval"]):
-            res["interval_note"] = AT_BOUND_NOTE
-    if args.json:
-        print_json(res)
-        return 0
-    name, n = est.settings_.name, len(mc.performance)
-    where = f"C = {args.flops:.4g} FLOPs, sources {', '.join(est.sources_)}: "
-    if mc.flat:
-        print(f"{where}no best ratio: {note}")
-    else:
-        print(
-            f"{where}best ratio {res['best_ratio']} -> {name} {res['performance']:.2f} points "
-            f"(scan of {n} mixtures)"
-            + (f" at the end of the scanned range: {edge}" if edge else "")
-            + (f"\nnote: {note}" if note else "")
-        )
-    if est.bootstrap:
-        iv, riv = res["interval"], res["best_ratio_interval"]
-        score = "null" if iv is None else f"{iv[0]:.2f} .. {iv[1]:.2f} points"
-        print(
-            f"{100 * args.level:g}% intervals: score {score}; best ratio "
-            f"{'null (no best ratio)' if riv is None else riv} ({_MIX_BASIS})"
-            + (f"\nnote: {res['interval_note']}" if "interval_note" in res else "")
-        )
-    return 0
-
-
-def _at_bound(iv) -> bool:
-    """An FLP-M score interval that is null (collapsed onto a bound) or touches 0 or 100."""
-    return iv is None or iv[0] <= 0 or iv[1] >= 100
-
-
-_MIX_BASIS = (
-    "score: prediction interval at the best ratio; best ratio: percentile interval of each "
-    "bootstrap draw's own best ratio on the scan grid"
-)
+    fc = _load(args.fit, FLPM).best_mixture(args.flops, start, stop, step, level=args.level)
+    return emit(args, fc.contract(), fc.summary())

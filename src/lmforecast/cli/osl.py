@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..data.io import read_table
 from ..errors import InputError
+from ..osl.answers import fit_answer, preset_answer, saved_fit_answer
 from ..osl.capability import CapabilitySpace, family_fits
 from ..osl.data import (
     FAMILY,
@@ -22,11 +23,6 @@ from ..osl.data import (
 )
 from ..osl.fit import merge_targets
 from ..osl.model import ObservationalScalingLaw
-from ..osl.newmodels import (
-    forecast_saved_fit,
-    forecast_without_target,
-    heldout_check,
-)
 from ..osl.posttraining import post_training_gap
 from ..osl.presets import PRESETS, get_preset
 from ..osl.result import X_KINDS
@@ -45,7 +41,7 @@ from .common import (
 )
 from .flags import add_missing_flag
 from .ledger import record_forecast
-from .osl_out import add_evals_flags, check_line, forecast_lines, read_benchmarks_or_evals
+from .osl_out import add_evals_flags, read_benchmarks_or_evals
 
 
 def _names(text: str | None, flag: str = "") -> list[str] | None:
@@ -271,27 +267,10 @@ def _fit(args: argparse.Namespace) -> int:
         metric_range=metric_range,
         **extra,
     ).fit(table, args.target)
-    res = est.result_
     if out is not None:
-        atomic_write_text(out, res.to_json())
-    contract, text = res.contract(args.level), res.summary()
-    shown = contract.get("forecasts") or []
-    check = heldout_check(shown, {r["model"]: r["y"] for r in shown}, args.level)
-    contract["heldout_check"] = check
-    if shown and holdout == "list":
-        text += "\nforecasts of the held-out models:\n" + "\n".join(
-            forecast_lines(shown, args.target, args.level)
-        )
-    text += "".join("\n" + t for t in check_line(check))
-    if new_models:
-        rows = forecast_without_target(est, table[table[MODEL].isin(new_models)], args.level)
-        contract["new_models"] = rows
-        text += "\nforecasts of models without the target:\n" + "\n".join(
-            f"  {r['model']}: {r['y_pred']:.4f}  {100 * args.level:g}% interval "
-            f"[{r['interval'][0]:.4f}, {r['interval'][1]:.4f}]"
-            for r in rows
-        )
-    return emit(args, contract, text)
+        atomic_write_text(out, est.result_.to_json())
+    ans = fit_answer(est, table, args.level, new_models)
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _predict_fit(args: argparse.Namespace) -> int:
@@ -301,27 +280,8 @@ def _predict_fit(args: argparse.Namespace) -> int:
     check_out_format(out, (".csv", ".json"))
     res = OSLResult.from_json(Path(args.fit))
     table = read_benchmarks(args.benchmarks)
-    rows = forecast_saved_fit(res, table, args.level)
-    truth = {}  # the table's own target scores, where it has them: the held-out check
-    if res.target in table.columns:
-        y = (
-            scale_target(table[res.target], args.scale, res.target)
-            if args.scale != 1.0
-            else table[res.target]
-        )
-        truth = dict(zip(table[MODEL].astype(str), np.asarray(y, float)))
-    check = heldout_check(rows, truth, args.level)
-    obj = {
-        "target": res.target,
-        "x": res.x,
-        "level": args.level,
-        "predictions": rows,
-        "heldout_check": check,
-    }
-    text = "\n".join(
-        [s[2:] for s in forecast_lines(rows, res.target, args.level, len(rows))]
-        + check_line(check, f"against the table's {res.target}")
-    )
+    ans = saved_fit_answer(res, table, args.level, args.scale)
+    obj, rows = ans.contract(), ans.fields["predictions"]
     if out is not None:
         flat = pd.DataFrame(
             [
@@ -340,7 +300,7 @@ def _predict_fit(args: argparse.Namespace) -> int:
             else flat.to_json(orient="records"),
         )
     record_forecast(args, {**obj, "task": res.target})
-    return emit(args, obj, text)
+    return emit(args, obj, ans.summary())
 
 
 def _predict(args: argparse.Namespace) -> int:
@@ -351,29 +311,9 @@ def _predict(args: argparse.Namespace) -> int:
             "--level applies to --fit; a --preset (Table C.1) publishes no "
             "uncertainty, so its forecasts have no interval"
         )
-    law = get_preset(args.preset)
-    df = law.predictions(read_benchmarks(args.benchmarks))
-    obj = {
-        "preset": law.name,
-        "task": law.task,
-        "source": law.source,
-        "h": law.h,
-        "predictions": [
-            {
-                "model": m,
-                "logit": float(x) if np.isfinite(x) else None,
-                "y_pred": float(y) if np.isfinite(y) else None,
-                "interval": None,
-            }
-            for m, x, y in zip(df[MODEL], df["logit"], df["y_pred"])
-        ],
-        "interval_note": "Table C.1 publishes point coefficients without their uncertainty, so "
-        "a preset forecast has no interval; fit your own table (`osl fit --out`) and use "
-        "`osl predict --fit` for intervals",
-    }
-    text = law.summary() + "\n" + df.to_string(index=False, float_format=lambda v: f"{v:.4f}")
-    record_forecast(args, obj)
-    return emit(args, obj, text)
+    ans = preset_answer(get_preset(args.preset), read_benchmarks(args.benchmarks))
+    record_forecast(args, ans.contract())
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _select(args: argparse.Namespace) -> int:

@@ -1,6 +1,5 @@
-"""Inputs and text of `lmforecast osl`: `--benchmarks` or `--evals` (a tidy harness table),
-and the forecasts as lines, one per model with its interval, the truth and error where known,
-and the held-out check (`osl.newmodels.heldout_check`)."""
+"""Inputs of `lmforecast osl`: `--benchmarks` or `--evals` (a tidy harness table), and the
+comma-separated model lists of the holdout flags."""
 
 from __future__ import annotations
 
@@ -9,39 +8,6 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..osl.data import read_benchmarks
-
-SHOWN = 20  # forecast lines printed before "... (--json for all)"
-
-
-def forecast_lines(rows: list[dict], target: str, level: float, shown: int = SHOWN) -> list[str]:
-    """`model: target 0.6123  90% interval [0.55, 0.67]; actual 0.64, error 0.028`."""
-    out = []
-    for r in rows[:shown]:
-        if r.get("y_pred") is None:
-            out.append(f"  {r['model']}: no forecast (missing scores)")
-            continue
-        line = f"  {r['model']}: {target} {r['y_pred']:.4f}"
-        if r.get("interval"):
-            lo, hi = r["interval"]
-            line += f"  {100 * level:g}% interval [{lo:.4f}, {hi:.4f}]"
-        if r.get("y") is not None:
-            line += f"; actual {r['y']:.4f}, error {r['abs_error']:.4f}" + (
-                "" if r.get("covered") else " (outside)"
-            )
-        out.append(line)
-    if len(rows) > shown:
-        out.append(f"  ... {len(rows) - shown} more (--json for every forecast)")
-    return out
-
-
-def check_line(check: dict | None, label: str = "held-out check") -> list[str]:
-    if not check:
-        return []
-    return [
-        f"{label}: {check['n']} model(s) with the truth; MAE {check['mae']:.4f}; "
-        f"{100 * check['coverage']:.0f}% inside their {100 * check['level']:g}% "
-        f"interval (median width {check['median_width']:.3f})"
-    ]
 
 
 def add_evals_flags(p: argparse.ArgumentParser) -> None:

@@ -21,6 +21,7 @@ from .common import (
     atomic_write_text,
     check_out_format,
     check_writable,
+    emit,
     figure_format,
     positive_float,
     print_json,
@@ -270,27 +271,7 @@ def _fit(args) -> int:
     )
     if out is not None:
         atomic_write_text(out, fit.to_json())
-    base = fit.metrics["baselines"]
-    if args.json:
-        print_json(
-            {
-                "test_mse": fit.metrics["test_mse"],
-                "validation_mse": fit.metrics["validation_mse"],
-                "train_mse": fit.metrics["train_mse"],
-                "baseline_mse": {k: v["test_mse"] for k, v in base.items()},
-                "params": fit.params,
-                "gamma": fit.gamma,
-                "task": fit.task,
-                "best_step": fit.metrics["best_step"],
-                "optimizer": {
-                    k: fit.settings.get(k) for k in ("preset", "optimizer", "lr", "n_steps")
-                },
-                "features": fit.extractor.get("name"),
-            }
-        )
-    else:
-        print(fit.summary())
-    return 0
+    return emit(args, fit.contract(), fit.summary())
 
 
 def _scores(args, read_scores):

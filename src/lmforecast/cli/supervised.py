@@ -10,8 +10,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
-from ..supervised.allocation import allocation_note, allocation_ranges
-from ..supervised.summary import fit_interval_terms, fit_stack_terms
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -21,7 +19,6 @@ from .common import (
     check_writable,
     emit,
     positive_float,
-    print_json,
     require_runs,
 )
 from .flags import _named, add_max_rows_flag, bootstrap_converter, check_max_rows, parse_fixed
@@ -269,95 +266,14 @@ def _fit(args: argparse.Namespace) -> int:
     res.meta["source"] = f"fitted to {args.runs}"
     if out is not None:
         atomic_write_text(out, model.to_json())
-    refused = res.meta.get("identification", {}).get("not_identified", {})
-    if args.json:
-        print_json(
-            {
-                "params": res.params,
-                "source": res.meta["source"],
-                "n_runs": res.n_obs,
-                "objective": res.objective,
-                "n_starts": res.n_starts,
-                "n_at_best": res.n_at_best,
-                "converged": res.converged,
-                "form": res.meta.get("form"),
-                "form_reason": res.meta.get("form_reason"),
-                "identified": res.meta.get("identification", {}).get("identified"),
-                "identification": res.meta.get("identification", {}).get("reason"),
-                "fixed": res.meta.get("fixed", {}),
-                "ci": {k: None if k in refused else v for k, v in res.ci.items()},
-                "not_identified": refused,
-                "intervals": fit_interval_terms(res),
-                # the forecast `predict` gives is this stack's (docs/trust.md), not `params`'s
-                "stack": fit_stack_terms(res),
-                "compute_law": {k: v for k, v in res.meta["compute_law"].items() if k != "theta"},
-            }
-        )
-    else:
-        print(model.summary())
-    return 0
-
-
-def _interval(model, N, D, level):
-    try:
-        lo, hi = model.predict_interval(N, D, level=level)
-    except ValueError:
-        return None
-    return [float(lo), float(hi)]
+    return emit(args, model.contract(), model.summary())
 
 
 def _allocate(args) -> int:
-    model = load_law(args)
-    a = model.allocate(args.flops, accounting=args.accounting)
-    interval = _interval(model, a.N, a.D, args.level)
-    opt = allocation_ranges(model, args.flops, args.level, args.accounting)
-    record_forecast(args, {"N": a.N, "D": a.D, "loss": a.loss, "interval": interval})
-    if args.json:
-        out = {"N": a.N, "D": a.D, "loss": a.loss, "accounting": a.accounting}
-        if interval is not None:
-            out["interval"] = interval
-            out["level"] = args.level
-        out["N_interval"] = opt["N"] if opt else None
-        out["D_interval"] = opt["D"] if opt else None
-        if opt is not None:
-            out["allocation_interval_note"] = allocation_note(model)
-            out["not_identified"] = opt["not_identified"]
-        else:
-            out["allocation_interval_note"] = (
-                "no N*/D* interval: the fit has no bootstrap refits or its form no closed-form "
-                "optimum"
-            )
-        print_json(out)
-    else:
-        print(
-            f"C = {args.flops:.4g} FLOPs ({a.accounting}): N* = {float(a.N):.4g} params, "
-            f"D* = {float(a.D):.4g} tokens (D/N = {float(a.D / a.N):.3g}), "
-            f"L* = {float(a.loss):.4f}"
-            + (
-                f"  {100 * args.level:g}% interval [{interval[0]:.4f}, {interval[1]:.4f}]"
-                if interval
-                else ""
-            )
-        )
-        if opt:
-            print(
-                f"{100 * args.level:g}% intervals "
-                + (
-                    "(refits and the runs' optima)"
-                    if model.result_.meta.get("allocation")
-                    else "over the bootstrap refits"
-                )
-                + ": "
-                f"N* in {_shown(opt['N'])}, D* in {_shown(opt['D'])}"
-            )
-            print(allocation_note(model))
-            for note in opt["not_identified"]:
-                print(f"note: {note}")
-    return 0
-
-
-def _shown(pair) -> str:
-    return f"[{pair[0]:.4g}, {pair[1]:.4g}]" if pair else "(not identified by these runs)"
+    fc = load_law(args).allocation(args.flops, level=args.level, accounting=args.accounting)
+    f = fc.contract()
+    record_forecast(args, {k: f.get(k) for k in ("N", "D", "loss", "interval")})
+    return emit(args, f, fc.summary())
 
 
 def _predict(args) -> int:
@@ -369,36 +285,9 @@ def _predict(args) -> int:
         raise InputError("give --params with --tokens or --flops, or --table ROWS.csv")
     if args.tokens is None:
         args.tokens = args.flops / (6.0 * args.params)
-    model = load_law(args)
-    L = float(model.predict(args.params, args.tokens))
-    out = {"loss": L}
-    interval = _interval(model, args.params, args.tokens, args.level)
-    if interval is not None:
-        out["interval"] = interval
-        out["level"] = args.level
-    cl = model.result_.meta.get("compute_law")
-    if cl:
-        from ..supervised.forms import compute_law_predict
-
-        out["compute_law_loss"] = float(compute_law_predict(cl, args.params, args.tokens))
-    record_forecast(args, out)
-    if args.json:
-        print_json(out)
-    else:
-        if cl:
-            print(
-                f"1-D compute law beside it (L = E + A C^-a on the same runs): "
-                f"{out['compute_law_loss']:.4f}"
-            )
-        print(
-            f"L(N={args.params:.4g}, D={args.tokens:.4g}) = {L:.4f}"
-            + (
-                f"  {100 * args.level:g}% interval [{interval[0]:.4f}, {interval[1]:.4f}]"
-                if interval
-                else ""
-            )
-        )
-    return 0
+    fc = load_law(args).forecast_one(args.params, args.tokens, level=args.level)
+    record_forecast(args, fc.contract())
+    return emit(args, fc.contract(), fc.summary())
 
 
 def _predict_table(args) -> int:

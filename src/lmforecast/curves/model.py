@@ -237,6 +237,26 @@ class CurveLaw(Estimator):
         return fc.table["lo"].to_numpy(float), fc.table["hi"].to_numpy(float)
 
     # ---- reporting and persistence ---------------------------------------------------------
+    def contract(self) -> dict:
+        """The fit as plain data (what `curves fit --json` prints): the law, each model's
+        parameters, points, runs, step and learning-rate range, the directions the curves did
+        not identify and the prior used, and each run's offset and last step (the saved fit
+        holds the rest)."""
+        self._check()
+        keys = ("N", "n_points", "runs", "max_step", "lr_range")
+        models = {
+            key: {k: m[k] for k in keys[:1]}
+            | {"params": self.params_[key]}
+            | {k: m[k] for k in keys[1:]}
+            | {"directions_not_identified": len(m["null"]), "prior": m.get("prior")}
+            for key, m in self.models_.items()
+        }
+        runs = {
+            r: {k: v for k, v in info.items() if k in ("model", "offset", "last_step")}
+            for r, info in self.runs_.items()
+        }
+        return {"law": self.law, "models": models, "runs": runs}
+
     def summary(self) -> str:
         self._fitted()
         lines = [

@@ -234,6 +234,14 @@ class DataConstrainedLaw(Estimator):
         U = np.minimum(U, D)
         return effective(U, D / U - 1.0, self.params_["RD_star"])
 
+    def contract(self) -> dict:
+        """The fit as plain data (what `supervised fit --form data-constrained --json`
+        prints): parameters, the fit's diagnostics and the bootstrap intervals."""
+        self._check()
+        r = self.result_
+        keys = ("params", "objective", "n_starts", "n_at_best", "converged", "ci")
+        return {"form": "data-constrained"} | {k: getattr(r, k) for k in keys} | {"intervals": None}
+
     def summary(self) -> str:
         self._check()
         r = self.result_

@@ -24,6 +24,7 @@ from ..estimator import Estimator, point, scalar_like
 from ..params import CHANCE_POINTS, Interval, check
 from ..uncertainty.percentile import percentile_interval
 from .chance import chance_level
+from .forecast import point_forecast
 from .members import (
     DIRECT,
     MEMBERS,
@@ -56,7 +57,7 @@ from .reach import (
     score_floor,
 )
 from .schema import FORMAT_VERSION, validate
-from .summary import summary_text
+from .summary import fit_contract, summary_text
 from .tables import (
     TaskData,
     evals_frame,
@@ -415,9 +416,20 @@ class DownstreamForecaster(Estimator):
         return percentile_interval(R, level, point=centre)
 
     # ---- reporting / persistence ----------------------------------------------------------
+    def forecast_one(self, flops=None, *, N=None, D=None, level: float = 0.9, actual=None):
+        """One forecast at training FLOPs (or N and D) with its interval and, given the true
+        score `actual` (points), its errors: a `Forecast` (`downstream.forecast`)."""
+        kw = {"flops": flops} if flops is not None else {"N": N, "D": D}
+        return point_forecast(self, kw, check("level", level), actual)
+
     def summary(self) -> str:
         self._check()
         return summary_text(self)
+
+    def contract(self) -> dict:
+        """The fit as plain data (what `downstream fit --json` prints; `summary.fit_contract`)."""
+        self._check()
+        return fit_contract(self)
 
     def to_dict(self) -> dict:
         self._check()

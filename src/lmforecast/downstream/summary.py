@@ -58,3 +58,20 @@ def summary_text(est) -> str:
         e = ", ".join(f"{k} {v:.2f}" for k, v in est.selection_errors_.items())
         lines.append(f"internal backtest MAE (points): {e}")
     return "\n".join(lines)
+
+
+def fit_contract(est) -> dict:
+    """What `downstream fit --json` prints (`DownstreamForecaster.contract`): the task, method,
+    the member chosen, chance, how many models and checkpoints were fitted, the members refused
+    and each member's backtest error, and stage 1's parameters."""
+    return {
+        "task": est.task_,
+        "method": est.method,
+        "selected": est.selected_,
+        "chance": est.chance_,
+        "models": est.n_models_,
+        "checkpoints": est.n_checkpoints_,
+        "refused": est.refused_,
+        "selection_errors": est.selection_errors_,
+        "stage1": None if est.stage1_ is None else est.stage1_["params"],
+    }

@@ -28,7 +28,9 @@ from ..laws.flp import MIXTURE_FORMS
 from ..params import UNIT_OPEN, check
 from ..uncertainty.bootstrap import bootstrap_fit
 from ..uncertainty.resample import resample_rows
+from .contracts import flpm_contract
 from .fitting import fit_from_closed_form
+from .forecast import best_mixture, flpm_forecast
 from .mixture_scan import MixtureScan
 from .model import clip_scores, shared_t, stage_noise
 from .network import TwoLayerNetwork
@@ -360,7 +362,22 @@ class FLPM(Estimator, MixtureScan):
         P = np.asarray(clip_scores(P) if clip else P, float)
         return point(P[0]) if np.ndim(flops_per_source) <= 1 else P
 
+    def forecast_one(self, flops_per_source, *, level: float = 0.9):
+        """One forecast for FLOPs per source with its interval and notes (`flp.forecast`)."""
+        self._check()
+        return flpm_forecast(self, flops_per_source, check("level", level))
+
+    def best_mixture(self, C: float, start, stop, step, *, level: float = 0.9):
+        """The best ratio of the scan start:stop:step at C FLOPs (`flp.forecast`)."""
+        self._check()
+        return best_mixture(self, C, start, stop, step, check("level", level))
+
     # ---- reporting / persistence -----------------------------------------------------------
+    def contract(self) -> dict:
+        """The fit as plain data (what `flpm fit --json` prints; `flp.contracts`)."""
+        self._check()
+        return flpm_contract(self)
+
     def summary(self) -> str:
         self._check()
         s = self.settings_

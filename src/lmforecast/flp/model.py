@@ -32,7 +32,9 @@ from ..laws import get_law
 from ..params import check
 from ..uncertainty.bootstrap import bootstrap_fit
 from ..uncertainty.percentile import percentile_interval
+from .contracts import flp_contract
 from .fitting import bootstrap_closed_form, fit_from_closed_form
+from .forecast import flp_forecast
 from .intervals import not_emerged_interval, null_at_bounds
 from .schema import METHODS, check_flp, init_args
 from .tables import (
@@ -347,6 +349,12 @@ class FLP(Estimator):
         )
         return np.full(C.shape, SCORE_RANGE[0]), np.full(C.shape, SCORE_RANGE[1])
 
+    def forecast_one(self, C: float, *, level: float = 0.9, actual: float | None = None):
+        """One forecast at `C` FLOPs with its interval, notes and (given the true score
+        `actual`, points) Eq. 4's relative error: a `Forecast` (`flp.forecast`)."""
+        self._check()
+        return flp_forecast(self, C, check("level", level), actual)
+
     def warn_if_not_emerged(self, P, lower=None) -> None:
         """FLP models only the post-emergence phase (Sec. 3.4): a forecast below random +
         threshold is outside the fitted regime, so say so; likewise when only the interval's
@@ -390,6 +398,11 @@ class FLP(Estimator):
         return df
 
     # ---- reporting / persistence -----------------------------------------------------------
+    def contract(self) -> dict:
+        """The fit as plain data (what `flp fit --json` prints; `flp.contracts`)."""
+        self._check()
+        return flp_contract(self)
+
     def summary(self) -> str:
         self._check()
         s = self.settings_

@@ -265,6 +265,26 @@ class SalienceFit(SummaryDisplay):
         d["kind"] = "SalienceFit"
         return d
 
+    def contract(self) -> dict:
+        """The fit as `salience fit --json` prints it: held-out, validation and train MSE, each
+        baseline's test MSE, the sigmoid law's parameters, gamma, the task, the chosen step,
+        the optimiser's settings and the feature extractor."""
+        base = self.metrics["baselines"]
+        return {
+            "test_mse": self.metrics["test_mse"],
+            "validation_mse": self.metrics["validation_mse"],
+            "train_mse": self.metrics["train_mse"],
+            "baseline_mse": {k: v["test_mse"] for k, v in base.items()},
+            "params": self.params,
+            "gamma": self.gamma,
+            "task": self.task,
+            "best_step": self.metrics["best_step"],
+            "optimizer": {
+                k: self.settings.get(k) for k in ("preset", "optimizer", "lr", "n_steps")
+            },
+            "features": self.extractor.get("name"),
+        }
+
     def to_json(self, path: str | Path | None = None) -> str:
         return dump_json(self.to_dict(), path, indent=None)
 

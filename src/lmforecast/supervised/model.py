@@ -27,6 +27,7 @@ from ..fitting.engine import fit_law
 from ..fitting.losses import huber, squared
 from ..fitting.result import FitResult
 from ..laws import get_law
+from ..params import check
 from ..uncertainty.bootstrap import attach_bootstrap
 from ..uncertainty.cluster import BOOT_STARTS, cluster_bootstrap
 from ..uncertainty.percentile import bootstrap_sd
@@ -35,13 +36,14 @@ from . import forms as fm
 from . import intervals as iv
 from . import stack as st
 from .allocation import allocation_interval, check_split, numeric_allocation, optima_scatter
+from .forecast import allocation_forecast, point_forecast
 from .point_adapter import PointFitAdapter
 from .presets import PRESET_INTERVALS, PRESETS, preset_param_samples
 from .reach import reach_warnings
 from .runs import positive_nd, runs_from_frame, runs_table
 from .schema import CONFIG_ARGS, check_supervised_meta, check_trust_meta
 from .settings import check_settings
-from .summary import fit_summary
+from .summary import fit_contract, fit_summary
 
 if TYPE_CHECKING:  # pandas loads where a table is read or built, not at import
     import pandas as pd
@@ -462,9 +464,26 @@ class SupervisedScalingLaw(Estimator):
         scatter of the runs' own isoFLOP optima where they show some (`allocation_interval`)."""
         return allocation_interval(self, C, level, accounting, CHINCHILLA_FORMS)
 
+    def forecast_one(self, N: float, D: float, *, level: float = 0.9):
+        """The loss at (N, D) with its interval and the 1-D compute law's loss beside it: a
+        `Forecast` (`supervised.forecast`)."""
+        self._check()
+        return point_forecast(self, N, D, check("level", level))
+
+    def allocation(self, C: float, *, level: float = 0.9, accounting: str = "6ND"):
+        """N*, D*, L* at C FLOPs with the loss interval, the N*/D* intervals and what they
+        hold: a `Forecast` (`supervised.forecast`)."""
+        self._check()
+        return allocation_forecast(self, C, check("level", level), accounting)
+
     def summary(self) -> str:
         self._check()
         return fit_summary(self.result_)
+
+    def contract(self) -> dict:
+        """The fit as plain JSON-able data (what `supervised fit --json` prints)."""
+        self._check()
+        return fit_contract(self.result_)
 
     @property
     def exponents_(self) -> dict[str, float]:

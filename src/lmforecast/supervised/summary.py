@@ -59,6 +59,35 @@ def fit_summary(result: FitResult) -> str:
     return s + (f"\nSource: {src}" if src else "")
 
 
+def fit_contract(res: FitResult) -> dict:
+    """The fit as `supervised fit --json` prints it (`SupervisedScalingLaw.contract`):
+    parameters with their intervals (null where identification refused them), the fit's
+    diagnostics, the calibrated interval's terms, the stack and the 1-D compute law."""
+    ident = res.meta.get("identification", {})
+    refused = ident.get("not_identified", {})
+    cl = res.meta.get("compute_law")
+    return {
+        "params": res.params,
+        "source": res.meta.get("source"),
+        "n_runs": res.n_obs,
+        "objective": res.objective,
+        "n_starts": res.n_starts,
+        "n_at_best": res.n_at_best,
+        "converged": res.converged,
+        "form": res.meta.get("form"),
+        "form_reason": res.meta.get("form_reason"),
+        "identified": ident.get("identified"),
+        "identification": ident.get("reason"),
+        "fixed": res.meta.get("fixed", {}),
+        "ci": {k: None if k in refused else v for k, v in res.ci.items()},
+        "not_identified": refused,
+        "intervals": fit_interval_terms(res),
+        # the forecast `predict` gives is this stack's (docs/trust.md), not `params`'s
+        "stack": fit_stack_terms(res),
+        "compute_law": {k: v for k, v in cl.items() if k != "theta"} if cl else None,
+    }
+
+
 def fit_stack_terms(res) -> dict | None:
     """The stack behind the fit's forecasts (weights, inner errors), or None (a single form)."""
     stk = res.meta.get("stack")

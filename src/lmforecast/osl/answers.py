@@ -1,0 +1,113 @@
+"""What `osl fit` and `osl predict` print, built by the library (Ruan et al. 2024): the fit's
+held-out forecasts with their intervals and the held-out check (MAE, coverage), forecasts of
+models without the target, forecasts of a saved fit on new models scored against the table's
+own target where it has one, and a preregistered Table C.1 law's point forecasts (App. C.9)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..forecast import Answer
+from .data import MODEL, scale_target
+from .newmodels import forecast_saved_fit, forecast_without_target, heldout_check
+
+SHOWN = 20  # forecast lines printed before "... (--json for all)"
+PRESET_NOTE = (
+    "Table C.1 publishes point coefficients without their uncertainty, so a preset forecast has "
+    "no interval; fit your own table (`osl fit --out`) and use `osl predict --fit` for intervals"
+)
+
+
+def forecast_lines(rows: list[dict], target: str, level: float, shown: int = SHOWN) -> list[str]:
+    """`model: target 0.6123  90% interval [0.55, 0.67]; actual 0.64, error 0.028`."""
+    out = []
+    for r in rows[:shown]:
+        if r.get("y_pred") is None:
+            out.append(f"  {r['model']}: no forecast (missing scores)")
+            continue
+        line = f"  {r['model']}: {target} {r['y_pred']:.4f}"
+        if r.get("interval"):
+            lo, hi = r["interval"]
+            line += f"  {100 * level:g}% interval [{lo:.4f}, {hi:.4f}]"
+        if r.get("y") is not None:
+            line += f"; actual {r['y']:.4f}, error {r['abs_error']:.4f}" + (
+                "" if r.get("covered") else " (outside)"
+            )
+        out.append(line)
+    if len(rows) > shown:
+        out.append(f"  ... {len(rows) - shown} more (--json for every forecast)")
+    return out
+
+
+def check_line(check: dict | None, label: str = "held-out check") -> list[str]:
+    """The held-out check (`newmodels.heldout_check`) in one line, or none without one."""
+    if not check:
+        return []
+    return [
+        f"{label}: {check['n']} model(s) with the truth; MAE {check['mae']:.4f}; "
+        f"{100 * check['coverage']:.0f}% inside their {100 * check['level']:g}% "
+        f"interval (median width {check['median_width']:.3f})"
+    ]
+
+
+def fit_answer(est, table: pd.DataFrame, level: float, new_models=()) -> Answer:
+    """A fitted `ObservationalScalingLaw`: its result's contract and summary, the held-out
+    models' forecasts scored against their truth, and forecasts of `new_models` (rows of
+    `table` without the target)."""
+    res = est.result_
+    contract, text = res.contract(level), res.summary()
+    shown = contract.get("forecasts") or []
+    check = heldout_check(shown, {r["model"]: r["y"] for r in shown}, level)
+    contract["heldout_check"] = check
+    if shown and est.holdout == "list":
+        lines = forecast_lines(shown, res.target, level)
+        text += "\nforecasts of the held-out models:\n" + "\n".join(lines)
+    text += "".join("\n" + t for t in check_line(check))
+    if new_models:
+        rows = forecast_without_target(est, table[table[MODEL].isin(new_models)], level)
+        contract["new_models"] = rows
+        text += "\nforecasts of models without the target:\n" + "\n".join(
+            f"  {r['model']}: {r['y_pred']:.4f}  {100 * level:g}% interval "
+            f"[{r['interval'][0]:.4f}, {r['interval'][1]:.4f}]"
+            for r in rows
+        )
+    return Answer(contract, text)
+
+
+def saved_fit_answer(res, table: pd.DataFrame, level: float, scale: float = 1.0) -> Answer:
+    """A saved `OSLResult` forecasting the models of `table`, each with its interval, scored
+    against the table's own target (divided by `scale`) where it has one."""
+    rows = forecast_saved_fit(res, table, level)
+    truth = {}
+    if res.target in table.columns:
+        y = table[res.target]
+        y = scale_target(y, scale, res.target) if scale != 1.0 else y
+        truth = dict(zip(table[MODEL].astype(str), np.asarray(y, float)))
+    check = heldout_check(rows, truth, level)
+    fields = {"target": res.target, "x": res.x, "level": level, "predictions": rows}
+    fields["heldout_check"] = check
+    text = "\n".join(
+        [s[2:] for s in forecast_lines(rows, res.target, level, len(rows))]
+        + check_line(check, f"against the table's {res.target}")
+    )
+    return Answer(fields, text)
+
+
+def preset_answer(law, table: pd.DataFrame) -> Answer:
+    """A Table C.1 law's point forecasts of the models of `table` (no interval: the table
+    publishes none)."""
+    df = law.predictions(table)
+    fields = {"preset": law.name, "task": law.task, "source": law.source, "h": law.h}
+    fields["predictions"] = [
+        {
+            "model": m,
+            "logit": float(x) if np.isfinite(x) else None,
+            "y_pred": float(y) if np.isfinite(y) else None,
+            "interval": None,
+        }
+        for m, x, y in zip(df[MODEL], df["logit"], df["y_pred"])
+    ]
+    fields["interval_note"] = PRESET_NOTE
+    text = law.summary() + "\n" + df.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+    return Answer(fields, text, (PRESET_NOTE,))
