@@ -4,7 +4,6 @@ of known coefficients) and on the small-model zoo's really distilled students (h
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ...distill.studies import zoo_distillation_summary
 from ...errors import InputError
@@ -14,10 +13,8 @@ from ..builder import ReportContext, Section
 def build_section(ctx: ReportContext) -> Section:
     """Refit Eq. 8 on runs simulated from Table 6, check extrapolation, and plan distillation."""
 
-    from ...distill import DistillationScalingLaw, simulate_distillation_runs
     from ...distill.planning import SCENARIOS, plan_distillation
-    from ...distill.versus_supervised import crossover_compute
-    from ...laws.distillation import BUSBRIDGE_DISTILL_GRID
+    from ...distill.studies import recovery_study
     from ...plots.distill import compute_optimal_allocations, student_loss_contours
 
     sec = Section("distill", "Distillation scaling laws (Busbridge et al. 2025)")
@@ -27,20 +24,9 @@ def build_section(ctx: ReportContext) -> Section:
         "198M-7.75B) with 0.5% lognormal noise on the student loss. The last subsection fits "
         "the really distilled students of the bundled small-model zoo."
     )
-    preset = DistillationScalingLaw.from_preset()
-    runs = simulate_distillation_runs(preset, seed=ctx.seed)
-    # 8 polishes (24 starts with the stratified ones) reach the 16-polish fits exactly, on all
-    # runs and on the L_S > 2.3 subset, in ~70% of the time
-    grid, n_polish = None, 8
-    if ctx.quick:  # every other value of each axis of the App. F.2 grid, fewer polishes
-        grid, n_polish = {k: v[::2] for k, v in BUSBRIDGE_DISTILL_GRID.items()}, 4
-    fit = DistillationScalingLaw("busbridge2025", grid=grid, n_polish=n_polish, bootstrap=0)
-    fit.fit(runs)
-    err = np.abs(fit.predict(runs.N_S, runs.D_S, runs.L_T) / runs.L_S_true - 1)
-    hi, lo = runs[runs.L_S > 2.3], runs[runs.L_S <= 2.3]
-    ext = DistillationScalingLaw("busbridge2025", grid=grid, n_polish=n_polish, bootstrap=0)
-    ext.fit(hi)
-    ext_err = np.abs(ext.predict(lo.N_S, lo.D_S, lo.L_T) / lo.L_S - 1)
+    study = recovery_study(seed=ctx.seed, quick=ctx.quick)
+    preset, runs, fit, table = (study[k] for k in ("preset", "runs", "fit", "crossover"))
+    err, ext_err = study["errors"], study["extrapolation_errors"]
     sec.pre(fit.summary())
     sec.table(
         fit.coefficient_table().reset_index(),
@@ -49,18 +35,12 @@ def build_section(ctx: ReportContext) -> Section:
     sec.text(
         f"Refit on {len(runs)} runs ({fit.result_.n_starts} grid starts): max relative error "
         f"against the noiseless law {err.max():.3%} (median {np.median(err):.3%}). Fit on the "
-        f"{len(hi)} runs with L_S > 2.3, held-out error on the other {len(lo)}: mean "
-        f"{ext_err.mean():.3%}, max {ext_err.max():.3%} (against noisy observations). The "
+        f"{study['n_high']} runs with L_S > 2.3, held-out error on the other {study['n_low']}: "
+        f"mean {ext_err.mean():.3%}, max {ext_err.max():.3%} (against noisy observations). The "
         "student power term (A', B', alpha', beta', gamma') is not identified by such data: "
         "it drifts along a ridge while predictions stay put (see docs/distill.md)."
     )
     C = np.logspace(20, 26, 13 if ctx.quick else 25)
-    NS = np.array([3e8, 1e9, 3e9, 1e10])
-    rows = []
-    for name in SCENARIOS:
-        cross = crossover_compute(preset, NS, name, n_grid=13 if ctx.quick else 41)
-        rows += [{"scenario": name, "N_S": n, "crossover_flops": c} for n, c in zip(NS, cross)]
-    table = pd.DataFrame(rows).pivot(index="N_S", columns="scenario", values="crossover_flops")
     shown = table.astype(object).map(
         lambda c: (
             "not reached by 1e28"
@@ -73,7 +53,7 @@ def build_section(ctx: ReportContext) -> Section:
         "Compute beyond which supervised training beats compute-optimal distillation (Table 6 "
         "preset; C range 1e18-1e28; '<= 1e18': supervised already wins at the range's floor)",
     )
-    fit_cross = crossover_compute(fit, NS[1:3], "best-case", n_grid=13, bisections=8)
+    fit_cross = study["fit_best_case_crossover_1b_3b"]
     sec.text(
         "Best-case crossover for 1B / 3B students from the refit: "
         + ", ".join(f"{c:.2g}" for c in fit_cross)
