@@ -1,4 +1,4 @@
-"""The Python API returns plain floats for scalars and arrays for arrays (issue 26, item 8)."""
+"""The Python API returns plain floats for scalars and arrays for arrays."""
 
 from __future__ import annotations
 

@@ -17,22 +17,11 @@ SRC = ROOT / "src" / "lmforecast"
 DOC = ROOT / "docs" / "architecture.md"
 MAX_LINES = 500
 
-#: Edges still present because another helper's branch removes them; the integrator deletes
-#: each entry once that branch is merged. (importing package, imported package)
-PENDING_OTHER_BRANCH: set = set()  # emptied at integration: nothing pending
-
 #: Packages whose modules may import package code lazily (inside a function): the command line
 #: and the report load each command's / section's code only when it runs; they sit at the top,
 #: so a lazy import there cannot hide a loop. Everywhere else a function-local import is for an
 #: optional heavy extra (torch, transformers, distributed, pyarrow, ...), never package code.
 LAZY_OK = {"cli", "report", "__main__"}
-
-#: Modules of other helpers' branches that still import package code inside functions; their
-#: owners lift the imports to the top (the integrator deletes each entry once that is merged).
-PENDING_OTHER_BRANCH_LAZY: set = set()  # emptied at integration: nothing pending
-
-#: Modules over MAX_LINES that another helper's branch splits (path under src/lmforecast).
-PENDING_OTHER_BRANCH_SIZE: set = set()  # emptied at integration: nothing pending
 
 
 # ---- the layer table -------------------------------------------------------------------------
@@ -139,7 +128,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def check(graph, ranks: dict[str, int], pending=frozenset(), lazy_pending=frozenset()) -> list[str]:
+def check(graph, ranks: dict[str, int]) -> list[str]:
     """Every violation of the layering, one line each (empty: the house reads one way)."""
     problems = []
     packages: dict[str, set[str]] = {}
@@ -154,13 +143,11 @@ def check(graph, ranks: dict[str, int], pending=frozenset(), lazy_pending=frozen
             if dst not in ranks:
                 problems.append(f"package {dst} is not in the layer table of docs/architecture.md")
                 continue
-            if local and src not in LAZY_OK and mod not in lazy_pending:
+            if local and src not in LAZY_OK:
                 problems.append(
                     f"{mod}:{line}: function-local import of {target}: import package code at "
                     "the top (lazy imports are for optional heavy extras)"
                 )
-            if (src, dst) in pending:
-                continue
             modules.setdefault(mod, set()).add(target)
             if src == dst:
                 continue
@@ -186,9 +173,7 @@ def ranks():
 
 
 def test_the_source_follows_the_layer_table(ranks):
-    problems = check(
-        import_graph(read_sources()), ranks, PENDING_OTHER_BRANCH, PENDING_OTHER_BRANCH_LAZY
-    )
+    problems = check(import_graph(read_sources()), ranks)
     assert not problems, "\n".join(problems)
 
 
@@ -234,9 +219,7 @@ def test_a_planted_loop_fails_even_within_one_layer(ranks):
             "lmforecast.supervised.model": "def g():\n    from ..distill import model\n",
         }
     )
-    problems = check(
-        graph, ranks, lazy_pending={"lmforecast.osl.holdout", "lmforecast.supervised.model"}
-    )
+    problems = check(graph, ranks)
     assert "packages import each other in a loop: distill <-> supervised" in problems
     assert (
         "modules import each other in a loop: lmforecast.osl.holdout <-> lmforecast.osl.model"
@@ -260,12 +243,11 @@ def test_the_doc_table_is_parsed():
 
 # ---- room sizes --------------------------------------------------------------------------------
 def test_no_module_over_500_lines():
-    big = {
+    over = {
         str(p.relative_to(SRC)): n
         for p in SRC.rglob("*.py")
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
-    over = {k: v for k, v in big.items() if k not in PENDING_OTHER_BRANCH_SIZE}
     assert not over, f"modules over {MAX_LINES} lines (split by concept): {over}"
 
 

@@ -1,4 +1,4 @@
-"""Help that teaches (issue 14): every option described with its default, every verb an example."""
+"""Help that teaches: every option described with its default, every verb an example."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_every_help_example_runs_as_written(tmp_path, monkeypatch, capsys):
 
 
 def test_runs_tables_are_named_runs_everywhere(cli, tmp_path):
-    # one spelling for a runs table across methods (issue 14): --runs; a table given by
+    # one spelling for a runs table across methods: --runs; a table given by
     # position, or none, is a one-line error
     from lmforecast.examples import path
 

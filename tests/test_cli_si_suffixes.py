@@ -1,4 +1,4 @@
-"""Numeric flags read SI suffixes: ``--params 3B`` (issue 26, item 8)."""
+"""Numeric flags read SI suffixes: ``--params 3B``."""
 
 from __future__ import annotations
 

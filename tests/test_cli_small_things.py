@@ -1,4 +1,4 @@
-"""Small CLI trust fixes of issue 26 (item 8): `flp predict --json` states its level,
+"""Small CLI trust fixes: `flp predict --json` states its level,
 `salience plot` says what it wrote."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Start-up imports only what the line needs; global flags anywhere on the line (issue 26)."""
+"""Start-up imports only what the line needs; global flags anywhere on the line."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The data-constrained fit says what the runs cannot pin (ninth-session audit: single-epoch runs
-gave R*_D = 2, a grid starting value, as an estimate; 16-epoch runs put R*_D on its 1e5 bound
-and the epochs advice read "half value after 6.9e4 epochs" with no hint)."""
+"""The data-constrained fit says what the runs cannot pin: single-epoch runs do not give
+R*_D = 2 (a grid starting value) as an estimate, and 16-epoch runs that put R*_D on its 1e5
+bound (an epochs advice of "half value after 6.9e4 epochs") say so."""
 
 import json
 import warnings

@@ -60,8 +60,8 @@ def test_identifiability_report_names_what_the_runs_pin(fitted):
     }
     for k, v in truth.items():
         assert tab.loc[k, "estimate"] == pytest.approx(v, rel=0.03)
-        # multi-started resamples (issue 16) may switch basin, so the combinations' intervals
-        # are wider than the warm-started bootstrap made them look; they still hold the truth
+        # multi-started resamples may switch basin, so the combinations' intervals are wider
+        # than a warm-started bootstrap would make them look; they still hold the truth
         assert tab.loc[k, "lower"] <= v <= tab.loc[k, "upper"]
     assert tab.loc["break L_T/L~_S", "relative_width"] < 0.05
     assert np.isfinite(tab["relative_width"]).all()

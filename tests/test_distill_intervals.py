@@ -1,4 +1,4 @@
-"""Honest intervals for the distillation law (issue 16): multi-started bootstrap, prediction
+"""Honest intervals for the distillation law: multi-started bootstrap, prediction
 intervals on every forecast, the bootstrap identifiability rule, calibration on simulated data
 with known truth, the CLI contract and bit-for-bit round trips."""
 
@@ -401,7 +401,7 @@ def test_zoo_backtest_beats_naive_baselines_and_reports_coverage(zoo, zoo_fits):
 @pytest.mark.slow
 def test_zoo_backtest_with_each_teacher_forecast_from_its_size_and_tokens(zoo, zoo_fits):
     """The same splits with every teacher given by (N_T, D_T): its loss is the zoo supervised
-    law's forecast and is drawn in the interval (twelfth session). Still far below the naive
+    law's forecast and is drawn in the interval. Still far below the naive
     baselines, intervals wider in the median than with the measured teacher loss, as many of
     the 12 held-out runs covered (real data: 12 of 12 at 32 resamples, docs/distill.md)."""
     from lmforecast.distill.zoo_data import zoo_backtest
@@ -430,7 +430,7 @@ def test_plan_interval_holds_the_plan_with_few_draws(preset):
             assert np.all(lo <= v) and np.all(v <= hi), k
             if scenario == "teacher-inference" and k == "teacher_tokens":
                 # D_T* sits at the App. D.4 bound in every draw: exactly 1e17, not the
-                # 1.000000000000001e17 of exp(log(1e17)) (tenth session's audit)
+                # 1.000000000000001e17 of exp(log(1e17))
                 assert np.all(lo == 1e17) and np.all(hi == 1e17)
                 continue
             assert np.any(hi > lo), k  # still an interval, not the point

@@ -481,10 +481,10 @@ def test_cli_fit_of_the_example_runs_keeps_the_teachers_uncertainty(cli, tmp_pat
 
 
 def test_drawn_teachers_stay_above_E_even_where_the_supervised_interval_is_wide(preset):
-    """Review (twelfth session): a log-normal on L_T itself put teacher draws below the
-    supervised law's E where its interval is wide (a plan's teacher at the 1e17-token bound:
-    L_T* lower end 1.346 under E = 1.539 with a user's chinchilla fit). The reducible part
-    L_T - E is what is drawn now."""
+    """Teacher draws stay above the supervised law's E: the reducible part L_T - E is drawn, as
+    a log-normal on L_T itself would put draws below E where the interval is wide (a plan's
+    teacher at the 1e17-token bound: L_T* lower end 1.346 under E = 1.539 with a user's
+    chinchilla fit)."""
     E = preset.E_
     s = tu.teacher_log_sd(preset, 3e9, 1e17)
     assert s > 0.1  # far out: wide

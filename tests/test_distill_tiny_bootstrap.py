@@ -1,5 +1,5 @@
-"""A tiny bootstrap says so (issue 26, item 7: `distill fit --bootstrap 4` printed point
-estimates outside their own 90% intervals without a word)."""
+"""A tiny bootstrap says so: `distill fit --bootstrap 4` can give point estimates outside
+their own 90% intervals; its note says the intervals are rough and names those estimates."""
 
 from __future__ import annotations
 

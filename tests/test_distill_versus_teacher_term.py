@@ -119,8 +119,8 @@ def test_cli_basis_line_says_whether_the_teacher_was_drawn(cli, point, tmp_path)
 
 
 def test_a_law_given_coefficients_saves_and_loads_as_given(point, tmp_path):
-    """`from_result(res, supervised=coefficients)` kept the preset's supervised fit in its meta:
-    saved and loaded, the teacher term came back (review, thirteenth session)."""
+    """`from_result(res, supervised=coefficients)` saves and loads as given: its meta keeps the
+    given coefficients, not the preset's supervised fit, so no teacher term comes back."""
     from lmforecast.distill.teacher_uncertainty import supervised_has_interval
 
     f = tmp_path / "pt.json"

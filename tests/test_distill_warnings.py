@@ -1,7 +1,7 @@
-"""The tenth session's distillation audit (docs/distill.md, "What the distillation verbs warn
+"""What the distillation verbs warn about (docs/distill.md, "What the distillation verbs warn
 about"): range and units warnings in predict/plan/choose-teacher for presets and fits, no
 zero-width intervals, verdicts the interval leaves open, fit statuses without a bootstrap,
-suspicious runs, choose-teacher's teacher below E, and the cosmetic findings."""
+suspicious runs, choose-teacher's teacher below E, and how the output reads."""
 
 from __future__ import annotations
 
@@ -367,7 +367,7 @@ def test_choose_teacher_text_shows_level_and_basis(cli, tmp_path):
     assert "draws from the published intervals" in out
 
 
-# ---- eleventh-session review -------------------------------------------------------------------
+# ---- choose-teacher range notes, fitted-teacher checks ------------------------------------------
 def test_choose_teacher_range_notes_count_only_forecast_teachers(cli):
     """Three of the example teachers cost more than --flops 3e21 (teacher-pretraining): their
     rows are empty, so the two above the paper's 12.6B are not 'outside' anything forecast."""

@@ -1,4 +1,4 @@
-"""Downstream forecasts from evaluation tables (lmforecast.downstream, issue 11)."""
+"""Downstream forecasts from evaluation tables (lmforecast.downstream)."""
 
 from __future__ import annotations
 

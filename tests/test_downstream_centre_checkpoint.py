@@ -1,4 +1,4 @@
-"""The downstream interval's fourth-round terms (docs/downstream.md, "Nested protocol",
+"""The downstream interval's centring and checkpoint terms (docs/downstream.md, "Nested protocol",
 amendment 4): bootstrap replicates centred on the point forecast, and a checkpoint term for a
 forecast at fewer tokens than the fitted finals. Real small Pythia ladders (bundled table)."""
 
@@ -91,7 +91,7 @@ def test_no_checkpoint_term_for_stage1_nd_or_without_tokens(evals):
                                                                 models=LADDER)  # fmt: skip
     assert not nd.checkpoint_var(np.array([1e9]), 1).any()  # the ensemble reads (N, D)
     # `trend` reads compute alone even with stage 1 `nd`: a checkpoint is still read as a final
-    # of the same compute, so it keeps the term (it had none before the twelfth session)
+    # of the same compute, so it keeps the term
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tr = DownstreamForecaster("trend", stage1="nd", bootstrap=10).fit(

@@ -1,4 +1,4 @@
-"""Issue 16 item 1 / issue 12 item 4: every downstream forecast (flp, flpm, osl, salience)
+"""Every downstream forecast (flp, flpm, osl, salience)
 carries a prediction interval from a default fit, calibrated on simulated data with known truth,
 clipped to the score range, with a validated --level, and saved fits still round-trip exactly."""
 
@@ -130,7 +130,7 @@ def test_flp_clips_to_score_range_and_warns():
     assert p[0] == 100.0
     lo, hi = est.predict_interval([1e300])
     # every draw is at the 100 bound: a zero-width [100, 100] would claim certainty, so the
-    # interval is undefined (NaN; tenth session, docs/flp.md "Intervals at the bounds")
+    # interval is undefined (NaN; docs/flp.md "Intervals at the bounds")
     assert (np.isnan(lo[0]) and np.isnan(hi[0])) or 0 <= lo[0] < hi[0] <= 100
     with pytest.warns(DomainWarning, match="extrapolates"):
         est.warn_if_extrapolating(1e300)

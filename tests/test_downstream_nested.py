@@ -1,4 +1,4 @@
-"""Downstream round 2 (issue 22): bootstrap stages pair up, the benchmark scripts run at HEAD
+"""The nested downstream protocol: bootstrap stages pair up, the benchmark scripts run at HEAD
 (reduced size), the task's own loss as stage 1, bounded intervals, trajectories and the task
 average, on real small Pythia ladders (bundled table) and Gemstones (shared suite)."""
 
@@ -160,7 +160,7 @@ def test_task_average_draws_each_tasks_evaluation_noise_apart(evals):
     R = np.mean(by_hand, axis=0)
     p, lo, hi = task_average(ests, flops=C)
     np.testing.assert_allclose([lo[0], hi[0]], np.quantile(R, [0.05, 0.95]))
-    # narrower than one draw for every term (the reading before the twelfth session), which
+    # narrower than one draw for every term (one shared draw for all tasks), which
     # counts the four tasks' independent harness noise as if it were one
     shared = np.mean([e.replicates(flops=C) for e in ests], axis=0)
     s_lo, s_hi = np.quantile(shared, [0.05, 0.95])
@@ -238,8 +238,8 @@ def test_hindsight_bound_picks_the_narrowest_setting_per_coverage():
 
 
 def test_task_average_of_different_ladders_warns_and_one_ladder_is_quiet(evals):
-    """Audit (twelfth session): a Pythia fit averaged with a Gemstones fit said nothing. The
-    fits' largest fitted models differ: one warning naming them; one ladder: no warning."""
+    """A Pythia fit averaged with a Gemstones fit says which fits differ: the fits' largest
+    fitted models differ, so one warning names them; fits of one ladder: no warning."""
     from lmforecast.errors import DomainWarning
 
     a = DownstreamForecaster(bootstrap=10).fit(evals, task="piqa", models=LADDER)
@@ -253,8 +253,8 @@ def test_task_average_of_different_ladders_warns_and_one_ladder_is_quiet(evals):
 
 
 def test_cli_average_with_a_bootstrap_0_fit_gives_its_point_without_interval(cli, tmp_path):
-    """Audit: one fit without replicates made the CLI drop the average line and JSON key
-    silently; it now gives the average's point with no interval."""
+    """One fit without replicates in an average: the CLI still gives the average line and JSON
+    key, with the average's point and no interval."""
     import json
 
     for task, boot in (("winogrande", "0"), ("piqa", "20")):
@@ -276,8 +276,9 @@ def test_cli_average_with_a_bootstrap_0_fit_gives_its_point_without_interval(cli
 
 
 def test_flops_in_another_unit_than_params_and_tokens_warns_at_fit(evals):
-    """Audit: an evals table whose FLOPs are in GFLOPs (params, tokens right) fitted silently;
-    only a later predict said "1.96e+09x outside". The bundled table (6 N D exactly) is quiet."""
+    """An evals table whose FLOPs are in GFLOPs (params, tokens right) is warned about at fit,
+    not only by a later predict's "1.96e+09x outside". The bundled table (6 N D exactly) is
+    quiet."""
     from lmforecast.errors import DomainWarning
 
     g = evals[evals["model"].isin(LADDER)]
@@ -289,8 +290,8 @@ def test_flops_in_another_unit_than_params_and_tokens_warns_at_fit(evals):
 
 
 def test_sigmoid_floor_on_its_bound_is_said_in_the_summary(shared_dir):
-    """Audit: Gemstones arc_easy printed "floor 35 [35, 35]" (chance 25 + 10, the upper bound)
-    with no word; the supervised fits flag a parameter on its bound."""
+    """Gemstones arc_easy's sigmoid floor sits on its upper bound ("floor 35 [35, 35]", chance
+    25 + 10): the summary says so, as the supervised fits flag a parameter on its bound."""
     from lmforecast.data.evals import read_evals_table
     from lmforecast.downstream.maps import SigmoidMap
 

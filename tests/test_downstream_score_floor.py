@@ -1,7 +1,7 @@
-"""Audit 13 on downstream forecasts (docs/downstream.md, "Where a forecast is not measured"):
-a score metric refused as the stage-1 loss; the interval floored at the score floor (chance
-or the lowest fitted final, less the evaluation noise) and always holding its own point; a
-warning when stage 1 has no residual degrees of freedom."""
+"""Downstream forecasts where the scores are not measured (docs/downstream.md, "Where a
+forecast is not measured"): a score metric refused as the stage-1 loss; the interval floored at
+the score floor (chance or the lowest fitted final, less the evaluation noise) and always holding
+its own point; a warning when stage 1 has no residual degrees of freedom."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_an_early_checkpoint_interval_stops_at_the_score_floor(evals, task):
               extra_var=est.checkpoint_var(D, 3))  # fmt: skip
     lo0, hi0 = np.quantile(knob_replicates(R, var, spread, point, gain, **kw), [0.05, 0.95],
                            axis=0)  # fmt: skip
-    assert lo0[0] < floor - 5  # unfloored: far below chance (the audit's 42.35 / 17.16)
+    assert lo0[0] < floor - 5  # unfloored: far below chance (the 42.35 / 17.16 a flat floor gave)
     assert lo[0] == pytest.approx(floor) and hi[0] == pytest.approx(hi0[0])
     assert np.all(lo >= floor - 1e-9) and np.all(lo <= point) and np.all(point <= hi)
     np.testing.assert_allclose(lo[1:], np.maximum(lo0[1:], floor))  # far from the floor: as before
@@ -72,8 +72,8 @@ def test_a_task_scoring_below_chance_keeps_its_lower_floor(evals):
 
 
 def test_every_interval_holds_its_point(evals):
-    """The audit's case: lambada_openai with stage 1 power at level 0.5 put 65.40 outside
-    [63.64, 65.13] (median centred before the noise draws)."""
+    """Every interval holds its point: lambada_openai with stage 1 power at level 0.5 gives
+    65.40, which a median centred before the noise draws put outside [63.64, 65.13]."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = DownstreamForecaster(bootstrap=20, stage1="power").fit(
@@ -107,7 +107,7 @@ def test_stage1_without_residual_dof_warns_and_a_fourth_model_silences_it(evals)
 def test_a_point_below_the_floor_keeps_its_whole_spread(evals):
     """Below the fitted compute the point can sit under the floor (piqa at 1e18 FLOPs: 43.67
     against 48.94): clipping there collapsed the interval onto the point from below; the floor
-    applies only where the point is at or above it (review, thirteenth session)."""
+    applies only where the point is at or above it."""
     est = _fit(evals, "piqa")
     floor = score_floor(est)
     with warnings.catch_warnings():

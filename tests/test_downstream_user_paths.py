@@ -1,6 +1,6 @@
-"""Paths a new user takes through `downstream`/`flp --evals` that once failed (the seventh
-session's user audit): saved `--stage1 nd` and `--bootstrap 0` fits, FP intervals that missed
-their own point, table rows dropped or renumbered silently, flags that did nothing."""
+"""Paths a new user takes through `downstream`/`flp --evals`: saved `--stage1 nd` and
+`--bootstrap 0` fits load and predict, FP intervals hold their own point, table rows are neither
+dropped nor renumbered silently, and no flag is accepted only to do nothing."""
 
 from __future__ import annotations
 

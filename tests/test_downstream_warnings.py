@@ -1,4 +1,4 @@
-"""Tenth session's user audit of `downstream` (findings 1, 2 and 4): forecasts outside the
+"""What `downstream` warns about and refuses: forecasts outside the
 fitted compute range or below chance are warned about, task averages refuse a task counted
 twice and name each forecast's metric, a misspelt task gets its nearest name, and a chance
 level above every model's score is warned about."""
@@ -57,11 +57,11 @@ def _reach(fn):
     return value, [str(x.message) for x in w if issubclass(x.category, ForecastReachWarning)]
 
 
-# ---- finding 1: extrapolation and below-chance warnings --------------------------------------
+# ---- extrapolation and below-chance warnings ---------------------------------------------------
 def test_below_the_smallest_model_and_below_chance_are_warned(piqa):
     est = DownstreamForecaster.from_dict(piqa.to_dict())  # fresh: warnings once per estimator
     P, msgs = _reach(lambda: est.predict(1e15))
-    assert P < est.chance_  # the audit's 19.31 points on a 2-choice task
+    assert P < est.chance_  # 19.31 points on a 2-choice task
     assert len(msgs) == 2, msgs
     assert any("below the smallest fitted model's compute (pythia-70m" in m for m in msgs)
     assert any("below the task's chance level 50" in m for m in msgs)
@@ -121,7 +121,7 @@ def test_backtests_extrapolate_on_purpose_without_warnings(table):
     assert not [x for x in w if issubclass(x.category, ForecastReachWarning)]
 
 
-# ---- finding 2: task averages ----------------------------------------------------------------
+# ---- task averages -----------------------------------------------------------------------------
 def test_same_fit_twice_is_refused_naming_both_files(cli, files):
     p = str(files["piqa"])
     code, out, err = cli("downstream", "predict", "--fit", f"{p},{p}", "--flops", "5e21")
@@ -156,7 +156,7 @@ def test_python_task_average_refuses_a_task_twice(piqa):
         task_average([piqa, piqa], 5e21)
 
 
-# ---- finding 4: --task typo, --chance above every score ----------------------------------------
+# ---- --task typo, --chance above every score ---------------------------------------------------
 def test_misspelt_task_names_the_nearest(cli, files):
     code, _, err = cli("downstream", "fit", "--evals", files["evals"], "--task", "piqaa")
     assert code == 2 and "did you mean 'piqa'?" in err
@@ -176,7 +176,7 @@ def test_chance_above_every_score_is_warned(table):
     assert not [x for x in w if "chance level" in str(x.message)]
 
 
-# ---- eleventh-session review: the below-chance floor and loaded fits ---------------------------
+# ---- the below-chance floor and loaded fits ----------------------------------------------------
 LQ = ["pythia-70m", "pythia-160m"]  # logiqa: pythia-160m (19.05) scores below pythia-70m (21.04)
 
 

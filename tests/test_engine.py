@@ -149,7 +149,7 @@ def test_non_converged_fit_warns_and_returns_best_with_flag():
 
 
 def test_multistart_bootstrap_refit_never_worse_than_warm_start():
-    # issue 16: a multi-started resample (grid re-scored on its own data) can leave the
+    # a multi-started resample (grid re-scored on its own data) can leave the
     # full-data basin; on every resample it reaches an objective at most the warm refit's
     from lmforecast.fitting.engine import grid_to_array, refit_from
     from lmforecast.supervised.presets import PRESETS

@@ -1,4 +1,4 @@
-"""Thirteenth session's evals/ledger audit: `evals import --metric` with a current-layout
+"""What `evals import` and the ledger refuse: `evals import --metric` with a current-layout
 `metric,filter` key; the ledger refusing impossible observed values and a second correction."""
 
 from __future__ import annotations

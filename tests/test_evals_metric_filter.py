@@ -1,4 +1,4 @@
-"""Tenth session's audit, finding 3: `evals import --metric` without `--task` skips the tasks
+"""`evals import --metric` without `--task` skips the tasks
 that do not report the metric (one summary warning) instead of refusing the whole import; a
 metric that no task reports is a typo, named with the nearest metric."""
 

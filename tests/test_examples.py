@@ -1,4 +1,4 @@
-"""`lmforecast examples`: the shipped example inputs, listed and copied (issue 14)."""
+"""`lmforecast examples`: the shipped example inputs, listed and copied."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Paper fidelity of the distillation tools (Busbridge et al. 2025), round 2.
+"""Paper fidelity of the distillation tools (Busbridge et al. 2025).
 
-Item 5: no silent default supervised law. L~_S (Eq. 8) comes from the user's supervised runs
+No silent default supervised law. L~_S (Eq. 8) comes from the user's supervised runs
 (rows with an empty L_T) unless the paper's C4 law is chosen explicitly.
 """
 
@@ -106,7 +106,7 @@ def test_cli_requires_a_supervised_choice(cli, tmp_path, own_data):
         assert "paper's law" in DistillationScalingLaw.load(out).summary()
 
 
-# ---- item 6: App. D.5, Eq. 34 ----------------------------------------------------------------
+# ---- App. D.5, Eq. 34 ------------------------------------------------------------------------
 def test_ratios_best_case_match_an_independent_hand_computation():
     """Best case (teacher free): distillation compute = 3F(N_S) D_S and supervised compute =
     3F(N_S) D, so both ratios equal D_S / D. D_S solves min_{L_T} L_S(N_S, D_S, L_T) = target

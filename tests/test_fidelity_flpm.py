@@ -1,4 +1,4 @@
-"""Issue 12 (paper fidelity), FLP-M: runs with a source share of 0 (floor or drop), the average
+"""Paper fidelity of FLP-M: runs with a source share of 0 (floor or drop), the average
 R^2 of the linear stage-2 fits and the Table 3 M1-M4 comparison as a public function."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def test_default_floor_on_held_out_simulated_study():
     assert default["target_mae"] <= 1.05 * floors["target_mae"].min()
 
 
-# ---- item 9: stage-2 R^2 (Sec. 3.2) and the Table 3 comparison ----------------------------------
+# ---- stage-2 R^2 (Sec. 3.2) and the Table 3 comparison -----------------------------------------
 
 
 def test_stage2_r2_is_squared_correlation_and_averaged():

@@ -1,4 +1,4 @@
-"""Issue 12 (paper fidelity), observational scaling laws: metric-range normalisation (Sec. 4),
+"""Paper fidelity of the observational scaling laws: metric-range normalisation (Sec. 4),
 Table C.1 presets and the Fig. 7 validation of V-optimal subset selection."""
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def test_cli_metric_range(cli, tmp_path):
     assert "metric range: (0.25, 1)" in text
 
 
-# ---- item 3: Table C.1 presets (App. C.9) and the Fig. 7 validation -----------------------------
+# ---- Table C.1 presets (App. C.9) and the Fig. 7 validation ------------------------------------
 
 
 def test_presets_benchmark_form_matches_flops_form_on_llama2():

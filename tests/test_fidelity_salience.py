@@ -1,4 +1,4 @@
-"""Issue 12 (paper fidelity), Capability Salience Vector: the paper's SGD setting as a preset
+"""Paper fidelity of the Capability Salience Vector: the paper's SGD setting as a preset
 next to the Adam default (measured difference in docs/salience.md), and `salience fit --model`
 (hidden states of a frozen local LM, Eq. 3) as the documented path with hashed n-grams as the
 fallback, said so in `summary()`."""

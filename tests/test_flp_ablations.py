@@ -315,7 +315,7 @@ def test_zoo_loss_to_performance(zoo):
         e = res.errors()
         assert np.isfinite(e.to_numpy()).all()
         # FLOPs worst on the mean, the emergent task and hellaswag_like; on code_mc it is
-        # second worst (13.3% vs Domain-Linear 13.6% on the third zoo build, docs/flp.md)
+        # second worst (13.3% vs Domain-Linear 13.6% on the shipped zoo tables, docs/flp.md)
         assert res.findings().loc[["mean", "arith", "hellaswag_like"], "flops_worst"].all(), seed
         for m in ("Average", "Domain-Neural"):
             assert e.loc[m, "arith"] < e.loc["Constant", "arith"], (seed, m)

@@ -92,7 +92,7 @@ def test_flp_predict_contract(cli, flp_fit_file):
     assert code == 0, err
     d = json.loads(out)
     assert set(d) == {"loss", "performance", "interval", "level", "relative_error"}
-    assert d["level"] == 0.9  # the interval says its level (issue 26)
+    assert d["level"] == 0.9  # the interval says its level
     lo, hi = d["interval"]
     assert lo < d["performance"] < hi
     assert d["relative_error"] == pytest.approx(abs(d["performance"] - actual) / actual)

@@ -1,4 +1,4 @@
-"""Thirteenth audit, FLP / FLP-M / downstream CLI: a mixture scan's best ratio never outside its
+"""Edges of the FLP / FLP-M / downstream CLI: a mixture scan's best ratio never outside its
 own interval and none when the scan is flat (saturated), `flp predict` for every accepted
 `flp fit` (stage 1 'nd' by --params/--tokens), --out named for another format refused, --actual
 outside the score range refused, optimize-mixture's below-range warning, alias flags given two

@@ -1,4 +1,4 @@
-"""FLP on a ladder of only 4 models (issue 22): stage-1 bootstrap resamples that draw a single
+"""FLP on a ladder of only 4 models: stage-1 bootstrap resamples that draw a single
 run are dropped, and the saved fit must still load back (schema: one stage-1 draw per stage-2
 draw) and predict, both through the library and through `flp fit --evals` / `flp predict`."""
 

@@ -1,5 +1,5 @@
-"""Issue 26 item 7: an interval spanning the metric's whole range (the report's zoo FLP-M interval
-was [0, 100] points) is uninformative: like a non-finite interval it is a failed forecast, counted
+"""An interval spanning the metric's whole range (such as a zoo FLP-M interval of [0, 100]
+points) is uninformative: like a non-finite interval it is a failed forecast, counted
 (`whole_range`) and never covered."""
 
 from __future__ import annotations

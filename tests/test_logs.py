@@ -1,4 +1,4 @@
-"""Training-log import (issue 25): real-format files written here following each format's
+"""Training-log import: real-format files written here following each format's
 public specification, and the zoo's own training logs round-tripped into its tables."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Audit 13: `runs import` refuses what it used to merge, blank or misread silently."""
+"""`runs import` refuses, with a message, what would be merged, blanked or misread silently."""
 
 from __future__ import annotations
 

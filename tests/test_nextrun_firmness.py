@@ -39,8 +39,8 @@ def test_p_best_is_a_distribution_over_the_candidates(runs):
 
 @pytest.mark.slow
 def test_p_best_predicts_how_often_other_seeds_pick_each_run(runs):
-    """Twelve seeds at 60 refits: no candidate is picked by every seed (the advice the audit saw
-    move with --seed), and each candidate's mean p_best is within 0.2 of how often it is picked;
+    """Twelve seeds at 60 refits: no candidate is picked by every seed (so the advice
+    can move with --seed), and each candidate's mean p_best is within 0.2 of how often it is picked;
     every advice whose pick is below 80% names a rival."""
     warnings.simplefilter("ignore")
     picks, shares, n = collections.Counter(), collections.defaultdict(list), 12

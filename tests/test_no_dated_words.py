@@ -1,11 +1,12 @@
-"""The documentation, the README and the source read as a reference, not a work diary.
+"""The documentation, the README, the source and the tests read as a reference, not a work diary.
 
 Words that date a text by how it was written (an audit, an ordinal session, sitting or round,
 an issue number, a date given as the day something was measured or changed) belong in version
 control and CHANGELOG.md (exempt), not in docs/, README.md, the source's comments, docstrings
-and user-visible strings, nor in the names of test files and test functions. The patterns are
-narrow on purpose: "rounding", "a round number", "an issue with X" and an example date passed
-as an argument (``since="2026-01-01"``) are fine.
+and user-visible strings, the tests' docstrings and comments (this file, which lists the words,
+excepted), nor in the names of test files and test functions. The patterns are narrow on
+purpose: "rounding", "a round number", "an issue with X" and an example date passed as an
+argument (``since="2026-01-01"``) are fine.
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ def _files() -> list[Path]:
         p for p in (ROOT / "src").rglob("*")
         if p.is_file() and p.suffix in SOURCE_SUFFIXES and ".egg-info" not in str(p)
     )  # fmt: skip
+    # the tests, less this file: its patterns and examples are the words themselves
+    files += sorted(
+        p for p in (ROOT / "tests").rglob("*")
+        if p.is_file() and p.suffix in SOURCE_SUFFIXES and p.resolve() != Path(__file__).resolve()
+    )  # fmt: skip
     return [p for p in files if p.exists()]
 
 
@@ -85,7 +91,7 @@ def test_the_patterns_flag_dating_words_and_only_those(text, dated):
     assert bool(hits(text)) is dated, hits(text)
 
 
-def test_docs_readme_and_source_carry_no_dating_words():
+def test_docs_readme_source_and_tests_carry_no_dating_words():
     found = []
     for path in _files():
         for line, name, word in hits(path.read_text(errors="replace")):

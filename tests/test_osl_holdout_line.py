@@ -1,4 +1,4 @@
-"""Issue 26 item 8: `osl fit` (and OSLResult.summary) prints the holdout as a readable line,
+"""`osl fit` (and OSLResult.summary) prints the holdout as a readable line,
 not a raw dict like `holdout: {'kind': 'cutoff', 'cutoff_flops': 8.4e+22}`."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`osl predict --fit`: forecast new models from a saved fit, with intervals (issue 26, item 3);
-a preset forecast says why it has no interval (item 7)."""
+"""`osl predict --fit`: forecast new models from a saved fit, with intervals;
+a preset forecast says why it has no interval."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_predict_from_a_saved_fit_equals_the_estimator(cli, tmp_path):
                                rtol=1e-12, atol=1e-15)  # fmt: skip
     assert all(r["interval"][1] > r["y_pred"] for r in res["predictions"])
 
-    # a missing benchmark cell (issue 26 item 3): imputed from the saved App. B.3 state, so the
+    # a missing benchmark cell: imputed from the saved App. B.3 state, so the
     # forecast equals the in-memory estimator's, which imputes it from its training table
     new.loc[new.index[1], "MMLU"] = np.nan
     new.to_csv(tmp_path / "gap.csv", index=False)

@@ -1,6 +1,6 @@
-"""Paths a new user takes through `osl` (and one `salience` output) that once misled (the
-seventh session's user audit): a confident forecast for a model without scores, columns left
-out or refused in silence, messages that named the wrong value or flag."""
+"""Paths a new user takes through `osl` (and one `salience` output): no confident forecast for
+a model without scores, no columns left out or refused in silence, and messages that name the
+right value and flag."""
 
 from __future__ import annotations
 

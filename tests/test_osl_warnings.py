@@ -1,4 +1,4 @@
-"""Tenth session's user audit of `osl` (finding 6): new models outside the fit's capability
+"""What `osl` warns about and refuses: new models outside the fit's capability
 range and fits whose intervals cover far fewer models than nominal are warned about; `osl gap`
 refuses one column on both sides, does not call --targets columns "benchmarks left out", and
 prints its MSEs formatted."""
@@ -46,7 +46,7 @@ def saved(table, tmp_path_factory):
 def _new_models(table, tmp_path):
     rows = table.head(2).copy()
     rows["Model"] = ["strong", "ordinary"]
-    rows.loc[rows.index[0], BENCH] = 0.99  # the audit's model at 0.99 on every benchmark
+    rows.loc[rows.index[0], BENCH] = 0.99  # a model at 0.99 on every benchmark
     path = tmp_path / "new.csv"
     rows.drop(columns="HumanEval").to_csv(path, index=False)
     return rows, path
@@ -139,7 +139,7 @@ def test_gap_fits_leave_the_other_target_out_of_their_predictors(table):
     assert "TruthfulQA" not in gap.without.metrics and "HumanEval" not in gap.with_.metrics
 
 
-# ---- eleventh-session review: a hair past the range is no extrapolation -----------------------
+# ---- a hair past the range is no extrapolation ------------------------------------------------
 def test_readme_predict_on_the_fits_own_table_is_quiet(cli, tmp_path):
     """README: `osl fit --target HumanEval --out osl.json` then `osl predict --fit osl.json
     --benchmarks osl/base_models.csv` warned about falcon-180B, PC-1 0.631 vs [-0.362, 0.624]."""

@@ -1,4 +1,4 @@
-"""The parallel switch (issue 13): joblib by default, a Dask cluster on request, same results.
+"""The parallel switch: joblib by default, a Dask cluster on request, same results.
 
 The cluster tests run on a real `distributed.LocalCluster` of 2 worker processes (one module
 fixture), not threads or a mock.
@@ -248,7 +248,7 @@ def test_bootstrap_on_the_cluster_equals_the_serial_run_bit_for_bit(
 
 @pytest.mark.slow
 def test_backtest_on_the_cluster_equals_the_serial_run(cluster):
-    # issue 13: rolling-origin backtests ship (cutoff, adapter) tasks; the forecast table is
+    # rolling-origin backtests ship (cutoff, adapter) tasks; the forecast table is
     # the serial one, bit for bit, whatever finishes first
     from lmforecast.backtest import PersistenceBaseline, rolling_origin
     from lmforecast.supervised.adapter import PointAdapter

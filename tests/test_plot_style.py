@@ -1,4 +1,4 @@
-"""Figures give every group its own colour (issue 26: 14 model families shared 10 colours)."""
+"""Figures give every group its own colour (14 model families, not 10 shared colours)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A shuffled table gives the same fit: the isoFLOP bootstrap and the OSL extrapolation scale
-used to depend on the row order (ninth-session API audit)."""
+do not depend on the row order."""
 
 import warnings
 

@@ -330,7 +330,7 @@ def test_report_section_zoo_subsection():
         assert v["alpha"] < 0  # accuracy rises as the salience-weighted loss falls
     # far better than predicting the training models' mean score on the emergent task; on the
     # near-chance multiple-choice tasks the size-split test set carries little signal (on the
-    # third zoo build the CSV is worse than the constant on hellaswag_like, docs/salience.md)
+    # shipped zoo tables the CSV is worse than the constant on hellaswag_like, docs/salience.md)
     assert z["arith"]["test_mse"] <= 0.5 * z["arith"]["constant_test_mse"]
     assert z["code_mc"]["test_mse"] <= 1.05 * z["code_mc"]["constant_test_mse"]
     html = "".join(sec.blocks)

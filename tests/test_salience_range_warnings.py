@@ -1,4 +1,4 @@
-"""Tenth session's user audit of `salience` (finding 5): a capability outside the fitted
+"""What `salience` warns about: a capability outside the fitted
 models' range (either side) is warned about with how far, `SalienceFit` saves and loads like
 the other fits, and `salience predict` prints a formatted table."""
 
@@ -47,7 +47,7 @@ def _predict(fit, path):
 def test_capability_below_the_fitted_range_is_warned(fit_path, tmp_path):
     fit = SalienceFit.load(fit_path)
     lo, hi = fit.fitted_range()
-    df, msgs = _predict(fit, _scaled(tmp_path, 0.3))  # the audit's losses x 0.3
+    df, msgs = _predict(fit, _scaled(tmp_path, 0.3))  # the example losses x 0.3
     assert (df["capability"] < lo).all()
     assert len(msgs) == 1 and "4 of 4 model(s)" in msgs[0] and "below it by" in msgs[0]
     assert f"[{lo:.4g}, {hi:.4g}]" in msgs[0] and "\n" not in msgs[0]

@@ -1,13 +1,12 @@
-"""Thirteenth-session audit of the supervised and data-constrained laws: each test fails on the
-code the audit found (reproduced at that HEAD).
+"""Edges of the supervised and data-constrained laws; each test fails on code where:
 
-1. the data-constrained law lowered the loss for a pool U > D (nan at U = 1e12) and took N <= 0;
-2. the besiroglu2024 preset's interval fell below its own floor E;
-3. `--no-intervals` dropped `--bootstrap` / `--calibration` in silence;
-4. hand-edited stack weights and compute laws in a saved fit were read;
-5. `--n-cutoffs`, `--no-stack`, `--u-col` were ignored where they do nothing;
-6. `data-constrained epochs` extrapolated 1000x beyond the fitted runs without a word;
-7. a preset's kind="confidence" interval raised a raw ValueError about bootstrapping.
+1. the data-constrained law lowers the loss for a pool U > D (nan at U = 1e12) or takes N <= 0;
+2. the besiroglu2024 preset's interval falls below its own floor E;
+3. `--no-intervals` drops `--bootstrap` / `--calibration` in silence;
+4. hand-edited stack weights and compute laws in a saved fit are read;
+5. `--n-cutoffs`, `--no-stack`, `--u-col` are ignored where they do nothing;
+6. `data-constrained epochs` extrapolates 1000x beyond the fitted runs without a word;
+7. a preset's kind="confidence" interval raises a raw ValueError about bootstrapping.
 """
 
 from __future__ import annotations

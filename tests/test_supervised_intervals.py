@@ -108,7 +108,7 @@ def fitted():
 @pytest.mark.slow  # shares a ~20 s default fit (or fits three forms)
 def test_default_fit_has_calibrated_intervals_that_widen_with_extrapolation(fitted):
     cal = fitted.result_.meta["intervals"]
-    # issue 21: the interval scale is the bundled real-suite prior (no inner backtest by default)
+    # the interval scale is the bundled real-suite prior (no inner backtest by default)
     assert len(fitted.result_.bootstrap) == DEFAULT_BOOTSTRAP and cal["k"] > 0
     assert cal["method"] == "prior" and "bootstrap_kind" in fitted.result_.meta
     N = np.array([5e8, 2e9, 8e9, 3e10])

@@ -1,8 +1,8 @@
-"""Runs at few token ratios D/N (tenth-session interval audit): the over-training law's M-term
-is not identified at two ratios (its forecast flipped 2.8 <-> 12.9 with the row order), and a
-forecast off the runs' ratios inside their N, D and C (r = 0) kept a 2% interval around a
-35-70% miss. Also: fits through as many runs as parameters left residuals far below the
-runs' scatter (0.0-0.3% intervals around 1-8% errors)."""
+"""Runs at few token ratios D/N: the over-training law's M-term is not identified at two
+ratios (its forecast can flip 2.8 <-> 12.9 with the row order), a forecast off the runs' ratios
+inside their N, D and C (r = 0) must not keep a 2% interval around a 35-70% miss, and fits
+through as many runs as parameters must not leave residuals far below the runs' scatter
+(0.0-0.3% intervals around 1-8% errors)."""
 
 import json
 import warnings

@@ -1,4 +1,4 @@
-"""Issue 21: the default forecast is a stack of three laws weighted by the fit's own inner
+"""The default forecast is a stack of three laws weighted by the fit's own inner
 backtest, with an interval scaled by that backtest's error (supervised/stack.py, docs/trust.md)."""
 
 import json
@@ -169,7 +169,7 @@ def test_bootstrap_only_interval_of_a_stacked_fit_holds_the_stack_forecast():
 
 def test_weights_do_not_mistake_run_scatter_for_a_laws_accuracy():
     # every candidate's held-out errors carry the same run scatter (here 1%); a law biased by
-    # 0.5% must not weigh like the unbiased one (before the seventh session: 0.37 vs 0.31)
+    # 0.5% must not weigh like the unbiased one (0.37 vs 0.31 if the scatter counted as error)
     rng = np.random.default_rng(0)
     scatter = rng.normal(0, 0.01, 500)
     e = {"form": scatter, "overtrain-ls": scatter + 0.004, "compute-law": scatter + 0.005}
@@ -237,7 +237,7 @@ def test_the_bundled_examples_rolling_origin_backtest_covers_near_nominal():
 
 def test_kept_seed_replicates_count_once_in_the_inner_backtest():
     # three seeds per run kept as rows: the held-out errors are per configuration, so the
-    # stack's scale and weights are those of the averaged runs (the audit found s_inner halved)
+    # stack's scale and weights are those of the averaged runs (not a halved s_inner)
     runs = _runs("chinchilla", seed=1)
     rng = np.random.default_rng(2)
     seeds = pd.concat([runs.assign(loss=runs["loss"] * np.exp(rng.normal(0, 0.002, len(runs))))

@@ -1,4 +1,4 @@
-"""Issue 21: real-suite readers (via the shared_dir fixture), leave-one-suite-out bookkeeping and
+"""Real-suite readers (via the shared_dir fixture), leave-one-suite-out bookkeeping and
 the bundled prior's provenance."""
 
 import numpy as np

@@ -1,5 +1,5 @@
-"""Issue 21: prior-calibrated intervals, cluster bootstrap from scratch, form gating, --fix,
-replicates, identification; issue 26 items 1-2 (non-finite intervals, allocation intervals)."""
+"""Prior-calibrated intervals, cluster bootstrap from scratch, form gating, --fix, replicates,
+identification, non-finite intervals and allocation intervals."""
 
 import json
 import warnings
@@ -135,7 +135,7 @@ def test_replicates_mean_keep_and_noise_floor():
 
 
 def test_unidentified_fit_warns_and_says_so():
-    # issue 26 item 2: 30 runs generated with gamma = 1, alpha = 0.34; resampling the six sizes
+    # 30 runs generated with gamma = 1, alpha = 0.34; resampling the six sizes
     # moves alpha over a factor > 3 (and gamma over a factor ~4)
     df = _runs(ratios=(10, 20, 40, 80, 160), noise=0.01, params=dict(TRUE, gamma=1.0, alpha=0.34))
     with pytest.warns(UserWarning, match="not identified"):

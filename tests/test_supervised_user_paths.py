@@ -1,6 +1,6 @@
-"""Paths a new user takes through `supervised`/`backtest` that once misled (the seventh
-session's user audit): flags that did nothing, an update of k that blew up, JSON and `allocate`
-that described another model than the one forecasting, Python inputs with raw errors."""
+"""Paths a new user takes through `supervised`/`backtest`: no flag accepted only to do
+nothing, an update of k that stays finite, JSON and `allocate` that describe the model that
+forecasts, and Python inputs refused with plain messages rather than raw errors."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def test_values_in_likely_wrong_units_are_warned_about_by_column():
     text = " | ".join(str(x.message) for x in w)
     assert "column 'params_m': every value is below 1e3" in text
     assert "column 'D': every value is below 1e5" in text and "perplexity" in text
-    # sizes in millions: only the small models fall below 1e3 (audit, twelfth session: no word)
+    # sizes in millions: only the small models fall below 1e3, and that is warned about too
     millions = df.assign(N=df["N"] / 1e6)
     assert millions["N"].max() > 1e3 and millions["N"].min() < 1e3
     with pytest.warns(UserWarning, match=r"column 'N': \d+ of \d+ values are below 1e3"):

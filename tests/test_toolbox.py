@@ -1,4 +1,4 @@
-"""The toolbox of issue 24: data-constrained law, isoFLOP approaches, effective compute between
+"""The toolbox: data-constrained law, isoFLOP approaches, effective compute between
 recipes, next-run advisor. Each test recovers a known truth from simulated data."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Audit 10: the next-run advice and the data-constrained fit do not depend on the row order
+"""The next-run advice and the data-constrained fit do not depend on the row order
 of the runs table (both bootstraps resample rows by position, so the rows are put in one
 canonical order first)."""
 

@@ -1,4 +1,4 @@
-"""Issue 24, second part: the next-run advice and the width/depth test save as JSON (bit-for-bit,
+"""The next-run advice and the width/depth test save as JSON (bit-for-bit,
 validated field by field on load) and have report sections built on the bundled examples."""
 
 from __future__ import annotations

@@ -294,7 +294,7 @@ class _Payload:
 
 
 def test_checkpoint_with_pickled_code_is_refused_never_executed(tmp_path):
-    # issue 15: the SHA-256 sidecar proves integrity, not origin; a crafted state with a
+    # the SHA-256 sidecar proves integrity, not origin; a crafted state with a
     # matching sidecar must be refused by torch.load(weights_only=True), not run
     pytest.importorskip("torch")
     from lmforecast.errors import InputError

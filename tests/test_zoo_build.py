@@ -148,7 +148,7 @@ class _Payload:
 
 
 def test_resume_refuses_a_crafted_state_with_a_matching_sidecar(mini, tmp_path, cli):
-    # issue 15 (security): resuming must never execute code found in the build folder
+    # security: resuming must never execute code found in the build folder
     from lmforecast.zoo.train import save_verified
 
     out = tmp_path / "crafted"

@@ -1,4 +1,4 @@
-"""The shipped zoo tables show what real models show (issue 7, "Verified by")."""
+"""The shipped zoo tables show what real models show."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_law_runs_follow_the_documented_rule(zoo):
 )
 @pytest.mark.parametrize("form", ["chinchilla-gamma", "chinchilla"])
 def test_supervised_law_fits_within_two_percent(zoo, form):
-    # issue 7: "the supervised law fits it within 2% relative error"
+    # the supervised law fits it within 2% relative error
     _, rel = _rel_errors(zoo.law_runs(), form)
     assert np.abs(rel).max() < 0.02
 
