@@ -247,3 +247,31 @@ def test_more_fit_json_is_the_saved_fit_s_contract(name, tmp_path, monkeypatch, 
     if name == "curves":
         assert printed.pop("source") == "fitted to curves/curves.csv"  # the file it read
     assert printed == expected and len(expected) >= 3
+
+
+def test_distill_plan_and_units_notes_come_from_the_library(capsys):
+    """`distill plan` prints `plan_answer` (Eq. 10 with its intervals and search bounds), and
+    `distill predict`'s units warning is the library's, naming the input as it was given."""
+    import json
+
+    from lmforecast.distill import DistillationScalingLaw
+    from lmforecast.distill.planning import get_scenario
+    from lmforecast.distill.student_answers import plan_answer, predict_answer
+    from lmforecast.errors import DomainWarning
+
+    m = DistillationScalingLaw.from_preset()
+    ans = plan_answer(m, 1e9, 1e21, get_scenario("best-case"), 0.9)
+    d = ans.contract()
+    assert d["verdict"] and set(d["at_search_bound"]) <= {"student_tokens", "teacher_params",
+                                                        "teacher_tokens"}  # fmt: skip
+    assert main(["distill", "plan", "--student-params", "1e9", "--flops", "1e21", "--scenario",
+                 "best-case", "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(d))
+    assert main(["distill", "plan", "--student-params", "1e9", "--flops", "1e21", "--scenario",
+                 "best-case"]) == 0  # fmt: skip
+    assert capsys.readouterr().out.strip() == ans.summary()
+    with pytest.warns(DomainWarning, match="^student_params 1000 is below"):
+        predict_answer(m, 1e3, 2e10, level=0.9, teacher_loss=2.3)
+    assert main(["distill", "predict", "--student-params", "1e3", "--student-tokens", "2e10",
+                 "--teacher-loss", "2.3"]) == 0  # fmt: skip
+    assert "--student-params 1000 is below" in capsys.readouterr().err

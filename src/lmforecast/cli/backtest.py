@@ -125,10 +125,6 @@ def _backtest(args) -> int:
     out = check_writable(args.out)
     plot = check_writable(args.plot)
     fmt = "png" if plot is None else figure_format(plot, flag="--plot")
-    if args.n_cutoffs < 1:
-        raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
-    if args.min_train < 1:
-        raise InputError(f"--min-train must be >= 1 (runs a cutoff fits on), got {args.min_train}")
     cutoffs = _parse_cutoffs(args.cutoffs)
     if args.suite:  # flags of the rolling-origin backtest that a suite table does not use
         refuse_flags(

@@ -18,7 +18,6 @@ from .common import (
     emit,
     open_unit_interval,
     positive_float,
-    print_json,
     require_runs,
 )
 from .flags import parse_fixed
@@ -208,8 +207,18 @@ def _model(spec: str):
     return DistillationScalingLaw.from_spec(spec)
 
 
+#: the inputs' names in the notes of predict and choose-teacher
+FLAG_LABELS = {
+    "N_S": "--student-params",
+    "D_S": "--student-tokens",
+    "N_T": "--teacher-params",
+    "D_T": "--teacher-tokens",
+    "L_T": "--teacher-loss",
+}
+
+
 def _predict(args) -> int:
-    from .distill_out import predict, predict_text
+    from ..distill.student_answers import predict_answer
 
     if args.teacher_params is not None and args.teacher_tokens is None:
         raise InputError("--teacher-params needs --teacher-tokens")
@@ -221,21 +230,24 @@ def _predict(args) -> int:
             f"--teacher-loss {args.teacher_loss:g} is at or below the irreducible loss E = "
             f"{m.E_:.4g} of the supervised law: no teacher reaches it (Eq. 8 needs L_T > E)"
         )
-    out = predict(m, args)
-    record_forecast(args, out)
-    if args.json:
-        print_json(out)
-    else:
-        print(predict_text(out, args.level))
-    return 0
+    ans = predict_answer(
+        m,
+        args.student_params,
+        args.student_tokens,
+        level=args.level,
+        teacher_loss=args.teacher_loss,
+        teacher_params=args.teacher_params,
+        teacher_tokens=args.teacher_tokens,
+        labels=FLAG_LABELS,
+    )
+    record_forecast(args, ans.contract())
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _fit(args) -> int:
     from ..distill import DistillationScalingLaw
 
     out = check_writable(args.out)
-    if args.boot_polish < 0:
-        raise InputError(f"--boot-polish must be >= 0, got {args.boot_polish}")
     df = read_table(require_runs(args))
     model = DistillationScalingLaw(
         supervised=args.supervised,
@@ -260,20 +272,16 @@ def _fit(args) -> int:
 
 def _plan(args) -> int:
     from ..distill.planning import get_scenario
-    from .distill_out import plan, plan_text
+    from ..distill.student_answers import plan_answer
 
-    scenario = get_scenario(args.scenario)
-    d = plan(_model(args.coefficients), args, scenario)
-    if args.json:
-        print_json(d)
-    else:
-        print(plan_text(d, args, scenario))
-    return 0
+    m, scenario = _model(args.coefficients), get_scenario(args.scenario)
+    ans = plan_answer(m, args.student_params, args.flops, scenario, args.level)
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _choose(args) -> int:
     from ..distill.planning import choose_teacher, choose_teacher_notes
-    from .distill_out import choose_json, choose_notes, choose_text, warn_notes
+    from ..distill.student_answers import choose_answer, choose_notes, warn_notes
 
     m = _model(args.coefficients)
     teachers = read_table(args.teachers)
@@ -293,15 +301,12 @@ def _choose(args) -> int:
             f"showing the best {len(t):,} of {len(teachers):,} teachers (--top to change)",
             stacklevel=1,
         )
-    warn_notes(choose_notes(m, args, t, teachers))
+    N_S, D_S = args.student_params, args.student_tokens
+    warn_notes(choose_notes(m, t, teachers, N_S, D_S, FLAG_LABELS))
     for note in choose_teacher_notes(t, args.flops, args.scenario, D_S=args.student_tokens):
         warnings.warn(note, stacklevel=1)
-    by_size = "L_T" not in teachers.columns
-    if args.json:
-        print_json(choose_json(m, t, args.level, by_size))
-    else:
-        print(choose_text(m, t, args.level, by_size))
-    return 0
+    ans = choose_answer(m, t, args.level, "L_T" not in teachers.columns)
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _crossover(args) -> int:

@@ -4,7 +4,6 @@ held-out comparisons in `flp.candidates` and `flp.single_distribution`."""
 from __future__ import annotations
 
 import argparse
-import math
 
 from ..data.io import read_table
 from ..data.validate import check_run_tables
@@ -101,8 +100,6 @@ def _flpm_compare(args) -> int:
 
 def _flpm_single_distribution(args) -> int:
     out, runs, ck, targets, tasks, common = _study_inputs(args)
-    if not (math.isfinite(args.ratio_tol) and args.ratio_tol >= 0):
-        raise InputError(f"--ratio-tol must be >= 0, got {args.ratio_tol}")
     res = single_distribution_check(
         runs, ck, targets, tasks, mapper=args.mapper, ratio_tol=args.ratio_tol, **common
     )

@@ -223,12 +223,6 @@ def _fit(args: argparse.Namespace) -> int:
 
         return dataconstrained.fit_from_args(args)
     out = check_writable(args.out)
-    if args.bootstrap is not None and args.bootstrap < 0:
-        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
-    if not 0 < args.ci_level < 1:
-        raise InputError(f"--ci-level must be in (0, 1), got {args.ci_level}")
-    if args.n_cutoffs is not None and args.n_cutoffs < 1:
-        raise InputError(f"--n-cutoffs must be >= 1, got {args.n_cutoffs}")
     from ..data.io import read_table  # pandas: loaded by the verbs that read a table
 
     df = read_table(require_runs(args))

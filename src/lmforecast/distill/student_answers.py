@@ -1,6 +1,10 @@
-"""What `lmforecast distill predict|plan|choose-teacher|fit` say besides their numbers: the
-honesty notes of `distill.checks` (range, units), verdicts that the interval may leave open,
-intervals pinned to zero width, and the text lines (cli/distill.py wires the flags)."""
+"""What `distill predict`, `distill plan` and `distill choose-teacher` print, built by the
+library (Busbridge et al. 2025): the student forecast of Eq. 8 with its interval and the
+distill-or-train verdict, the compute-optimal plan of Eq. 10 with its intervals and the search
+bounds it reaches (App. D.4), and a ranking of candidate teachers; each warns (DomainWarning)
+where its inputs leave the runs behind the coefficients or look like a units mistake
+(`distill.checks`). `labels` name the inputs as the caller gave them (flags on the command
+line, argument names in Python)."""
 
 from __future__ import annotations
 
@@ -8,71 +12,31 @@ import warnings
 
 import numpy as np
 
-from ..distill.checks import (
-    fmt_loss,
-    pinned_note,
-    range_notes,
-    units_notes,
-    verdict_text,
-)
-from ..distill.planning import VAR_MAX, VAR_MIN, plan_notes
-from ..distill.teacher_uncertainty import plan_teacher_log_sd, teacher_basis, teacher_log_sd
-from ..distill.verdicts import NO_DRAWS, student_forecast
 from ..errors import DomainWarning
+from ..forecast import Answer
+from .checks import fmt_loss, pinned_note, range_notes, units_notes, verdict_text
+from .plan_intervals import plan_interval
+from .planning import VAR_MAX, VAR_MIN, plan_distillation, plan_notes
+from .teacher_uncertainty import plan_teacher_log_sd, teacher_basis, teacher_log_sd
+from .verdicts import NO_DRAWS, student_forecast
+
+#: how the inputs are named in notes by default (the Python arguments)
+LABELS = {
+    "N_S": "student_params",
+    "D_S": "student_tokens",
+    "N_T": "teacher_params",
+    "D_T": "teacher_tokens",
+    "L_T": "teacher_loss",
+}
 
 
 def warn_notes(notes) -> None:
-    """Each note as one warning line (DomainWarning: the CLI prints one line each)."""
+    """Each note as one warning (DomainWarning: the command line prints one line each)."""
     for n in notes:
-        warnings.warn(n, DomainWarning, stacklevel=2)
-
-
-def interval_fields(m, level, compute) -> dict:
-    """The JSON interval fields: "interval": [lo, hi] and "level", or null with a note when the
-    coefficients carry no draws (a fit saved with --bootstrap 0)."""
-    if not m.has_intervals():
-        return {"interval": None, "level": level, "interval_note": NO_DRAWS}
-    lo, hi = compute()
-    return {
-        "interval": [float(lo), float(hi)],
-        "level": level,
-        "interval_basis": m.interval_basis(),
-    }
+        warnings.warn(n, DomainWarning, stacklevel=3)
 
 
 # ---- predict -------------------------------------------------------------------------------
-def predict(m, args) -> dict:
-    """`distill predict`: L_S (Eq. 8), its interval, the supervised student and the verdict;
-    warns where the inputs leave the coefficients' runs or look like a units mistake."""
-    by_size = args.teacher_params is not None
-    LT = (
-        float(m.teacher_loss(args.teacher_params, args.teacher_tokens))
-        if by_size
-        else float(args.teacher_loss)
-    )
-    NS, DS = args.student_params, args.student_tokens
-    labels = {
-        "N_S": "--student-params",
-        "D_S": "--student-tokens",
-        "N": "--teacher-params",
-        "L_T": "teacher L_T (from --teacher-params/--teacher-tokens)"
-        if by_size
-        else "--teacher-loss",
-    }
-    notes = units_notes(NS, DS, "--student-params", "--student-tokens")
-    if by_size:
-        notes += units_notes(
-            args.teacher_params, args.teacher_tokens, "--teacher-params", "--teacher-tokens"
-        )
-    warn_notes(notes + range_notes(m, labels, N_S=NS, D_S=DS, L_T=LT, N=args.teacher_params))
-    teacher = (
-        {"teacher_params": args.teacher_params, "teacher_tokens": args.teacher_tokens}
-        if by_size
-        else {"teacher_loss": LT}
-    )
-    return student_forecast(m, NS, DS, level=args.level, **teacher).to_dict()
-
-
 def _helps(v: str, sup: float, level: float) -> str:
     return {"distill": "distillation helps", "train supervised": "distillation does not help"}.get(
         v, f"distillation vs supervised: {verdict_text(v, sup, level)}"
@@ -80,6 +44,7 @@ def _helps(v: str, sup: float, level: float) -> str:
 
 
 def predict_text(out: dict, level: float) -> str:
+    """The student forecast (`student_forecast(...).to_dict()`) in one line."""
     iv = out["interval"]
     if iv is not None:
         band = f" [{100 * level:g}% interval {fmt_loss(iv[0])} to {fmt_loss(iv[1])}]"
@@ -95,22 +60,62 @@ def predict_text(out: dict, level: float) -> str:
     )
 
 
-# ---- plan ----------------------------------------------------------------------------------
-def plan(m, args, scenario) -> dict:
-    """`distill plan`: the compute-optimal plan (Eq. 10), its intervals and the verdict."""
-    from ..distill.plan_intervals import plan_interval
-    from ..distill.planning import plan_distillation
+def predict_answer(
+    m, N_S, D_S, *, level, teacher_loss=None, teacher_params=None, teacher_tokens=None, labels=None
+) -> Answer:
+    """The student's loss L_S (Eq. 8) for a teacher given by its loss or by its size and tokens,
+    its interval, the supervised student and the verdict; warns where the inputs leave the
+    coefficients' runs or look like a units mistake."""
+    lab = LABELS | (labels or {})
+    by_size = teacher_params is not None
+    LT = float(m.teacher_loss(teacher_params, teacher_tokens)) if by_size else float(teacher_loss)
+    where = {"N_S": lab["N_S"], "D_S": lab["D_S"], "N": lab["N_T"]}
+    where["L_T"] = f"teacher L_T (from {lab['N_T']}/{lab['D_T']})" if by_size else lab["L_T"]
+    notes = units_notes(N_S, D_S, lab["N_S"], lab["D_S"])
+    if by_size:
+        notes += units_notes(teacher_params, teacher_tokens, lab["N_T"], lab["D_T"])
+    warn_notes(notes + range_notes(m, where, N_S=N_S, D_S=D_S, L_T=LT, N=teacher_params))
+    teacher = (
+        {"teacher_params": teacher_params, "teacher_tokens": teacher_tokens}
+        if by_size
+        else {"teacher_loss": LT}
+    )
+    out = student_forecast(m, N_S, D_S, level=level, **teacher).to_dict()
+    return Answer(out, predict_text(out, level))
 
-    p = plan_distillation(m, args.student_params, args.flops, scenario)
+
+# ---- plan ----------------------------------------------------------------------------------
+def _interval_fields(m, level, compute) -> dict:
+    """The JSON interval fields: "interval": [lo, hi] and "level", or null with a note when the
+    coefficients carry no draws (a fit saved with bootstrap 0)."""
+    if not m.has_intervals():
+        return {"interval": None, "level": level, "interval_note": NO_DRAWS}
+    lo, hi = compute()
+    return {
+        "interval": [float(lo), float(hi)],
+        "level": level,
+        "interval_basis": m.interval_basis(),
+    }
+
+
+def _at_bound(v: float) -> bool:
+    return any(abs(v / b - 1.0) < 1e-6 for b in (VAR_MIN, VAR_MAX))
+
+
+def plan_answer(m, N_S: float, C: float, scenario, level: float) -> Answer:
+    """The compute-optimal distillation plan (Eq. 10) for a student of N_S parameters at C
+    FLOPs in `scenario` (a `planning.Scenario`), its intervals (the teacher's forecast
+    uncertainty added where the scenario trains the teacher) and the verdict."""
+    p = plan_distillation(m, N_S, C, scenario)
     warn_notes(plan_notes(m, p))
     d = p.to_dict()
     ivs = {}
 
     def compute():
-        ivs.update(plan_interval(m, args.student_params, args.flops, scenario, args.level))
+        ivs.update(plan_interval(m, N_S, C, scenario, level))
         return ivs["student_loss"]
 
-    d.update(interval_fields(m, args.level, compute))
+    d.update(_interval_fields(m, level, compute))
     if ivs:
         d["intervals"] = {k: [float(lo), float(hi)] for k, (lo, hi) in ivs.items()}
         p.student_loss_lo, p.student_loss_hi = ivs["student_loss"]
@@ -121,14 +126,10 @@ def plan(m, args, scenario) -> dict:
     d["at_search_bound"] = [
         k for k in ("student_tokens", "teacher_params", "teacher_tokens") if _at_bound(d[k])
     ]
-    return d
+    return Answer(d, _plan_text(d, N_S, C, scenario, level))
 
 
-def _at_bound(v: float) -> bool:
-    return any(abs(v / b - 1.0) < 1e-6 for b in (VAR_MIN, VAR_MAX))
-
-
-def plan_text(d: dict, args, scenario) -> str:
+def _plan_text(d: dict, N_S: float, C: float, scenario, level: float) -> str:
     fl = d["flops"]
     tot = sum(fl.values())
     ivs = d.get("intervals", {})
@@ -144,13 +145,13 @@ def plan_text(d: dict, args, scenario) -> str:
 
     sup = d["supervised_loss"]
     return (
-        f"{scenario.name}: N_S = {args.student_params:.4g}, C = {args.flops:.4g} FLOPs"
-        + (f"  ({100 * args.level:g}% intervals in brackets)" if ivs else "")
+        f"{scenario.name}: N_S = {N_S:.4g}, C = {C:.4g} FLOPs"
+        + (f"  ({100 * level:g}% intervals in brackets)" if ivs else "")
         + f"\n  student tokens D_S* = {val('student_tokens')}\n"
         f"  teacher N_T* = {val('teacher_params')}, D_T* = {val('teacher_tokens')}, "
         f"L_T* = {loss('teacher_loss')}\n"
         f"  student L_S* = {loss('student_loss')}   supervised at same compute = "
-        f"{fmt_loss(sup)}   -> {verdict_text(d['verdict'], sup, args.level)}\n"
+        f"{fmt_loss(sup)}   -> {verdict_text(d['verdict'], sup, level)}\n"
         f"  compute split: student {fl['student_training'] / tot:.1%}, teacher inference "
         f"{fl['teacher_inference'] / tot:.1%}, teacher pretraining "
         f"{fl['teacher_pretraining'] / tot:.1%}"
@@ -169,15 +170,14 @@ def plan_text(d: dict, args, scenario) -> str:
 
 
 # ---- choose-teacher ------------------------------------------------------------------------
-def choose_notes(m, args, t, teachers) -> list[str]:
-    """Units and range notes for `choose-teacher`: the student, and the teachers forecast
-    (rows with a finite L_S; a teacher over --flops, its row empty, was never forecast and is
-    left out of the range notes' values and counts)."""
+def choose_notes(m, t, teachers, N_S, D_S=None, labels=None) -> list[str]:
+    """Units and range notes for a teacher ranking `t` of `teachers`: the student, and the
+    teachers forecast (rows with a finite L_S; a teacher over the budget, its row empty, was
+    never forecast and is left out of the range notes' values and counts)."""
+    lab = LABELS | (labels or {})
     ok = np.isfinite(t["L_S"].to_numpy(float))
     DS = t.loc[ok, "D_S"].to_numpy(float) if ok.any() else None
-    notes = units_notes(
-        args.student_params, args.student_tokens, "--student-params", "--student-tokens"
-    )
+    notes = units_notes(N_S, D_S, lab["N_S"], lab["D_S"])
     if {"N_T", "D_T"} <= set(teachers.columns):
         notes += units_notes(
             teachers["N_T"].to_numpy(float),
@@ -185,15 +185,11 @@ def choose_notes(m, args, t, teachers) -> list[str]:
             "teachers column 'N_T':",
             "teachers column 'D_T':",
         )
-    labels = {
-        "N_S": "--student-params",
-        "N": "teacher N_T",
-        "L_T": "teacher L_T",
-        "D_S": "--student-tokens" if args.student_tokens else "D_S (what --flops leaves)",
-    }
+    where = {"N_S": lab["N_S"], "N": "teacher N_T", "L_T": "teacher L_T"}
+    where["D_S"] = lab["D_S"] if D_S else "D_S (what the budget leaves)"
     LT = t.loc[ok, "L_T"].to_numpy(float) if ok.any() else None
     NT = t.loc[ok, "N_T"].to_numpy(float) if ok.any() and "N_T" in t.columns else None
-    return notes + range_notes(m, labels, N_S=args.student_params, D_S=DS, L_T=LT, N=NT)
+    return notes + range_notes(m, where, N_S=N_S, D_S=DS, L_T=LT, N=NT)
 
 
 def _choose_basis(m, t, by_size: bool) -> str:
@@ -206,7 +202,9 @@ def _choose_basis(m, t, by_size: bool) -> str:
     return m.interval_basis() + "; " + teacher_basis(sd)
 
 
-def choose_json(m, t, level: float, by_size: bool) -> dict:
+def choose_answer(m, t, level: float, by_size: bool) -> Answer:
+    """A teacher ranking `t` (`planning.choose_teacher`) as the best teacher with its interval
+    (or the note why there is none) and the whole ranking, in JSON and as a table."""
     best = t.iloc[0].to_dict()
     out = {"best": best, "ranking": t.to_dict(orient="records"), "level": level}
     out["interval"] = [best["L_S_lo"], best["L_S_hi"]] if "L_S_lo" in best else None
@@ -217,10 +215,10 @@ def choose_json(m, t, level: float, by_size: bool) -> dict:
         out.update(
             interval=None, interval_note="no interval: " + pinned_note(best["L_S"], best["L_T"])
         )
-    return out
+    return Answer(out, _choose_text(m, t, level, by_size))
 
 
-def choose_text(m, t, level: float, by_size: bool) -> str:
+def _choose_text(m, t, level: float, by_size: bool) -> str:
     show = t.copy()
     pin = show.get("interval_pinned")
     if pin is not None:
