@@ -322,6 +322,13 @@ class ObservationalScalingLaw(Estimator):
             raise not_fitted(self)
         return self.result_.summary()
 
+    def contract(self, level: float | None = None) -> dict:
+        """The fit as plain data (`OSLResult.contract`; `osl.answers.fit_answer` adds the
+        held-out check and the forecasts of models without the target, as `osl fit` prints)."""
+        if not hasattr(self, "result_"):
+            raise not_fitted(self)
+        return self.result_.contract(level)
+
     def _predictors(self, benchmarks) -> np.ndarray:
         res = self.result_
         table = read_benchmarks(benchmarks)
