@@ -275,3 +275,46 @@ def test_distill_plan_and_units_notes_come_from_the_library(capsys):
     assert main(["distill", "predict", "--student-params", "1e3", "--student-tokens", "2e10",
                  "--teacher-loss", "2.3"]) == 0  # fmt: skip
     assert "--student-params 1000 is below" in capsys.readouterr().err
+
+
+def test_salience_predict_prints_the_library_s_answer(tmp_path, monkeypatch, capsys):
+    """`salience predict` is `salience.answers.predict_answer`: JSON, table and, for a fit
+    without bootstrap refits, the note and warning that there is no interval."""
+    import json
+
+    from cli_lines import run_main
+    from lmforecast.errors import DomainWarning
+    from lmforecast.examples import copy as copy_examples
+    from lmforecast.salience.answers import predict_answer
+    from lmforecast.salience.records import read_loss_records
+    from lmforecast.salience.result import SalienceFit
+
+    copy_examples(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    fit_line = (
+        "salience fit --texts salience/texts.jsonl --losses salience/losses.jsonl "
+        "--scores salience/scores.csv --task reasoning --chance 0 --out f.json"
+    )
+    for boot in ("200", "0"):
+        assert run_main([*fit_line.split(), "--bootstrap", boot]) == 0
+        fit = SalienceFit.from_json(tmp_path / "f.json")
+        recs = read_loss_records("salience/losses.jsonl")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            ans, df = predict_answer(fit, recs, 0.8)
+        preds = ans.contract()["predictions"]
+        assert len(preds) == len(df) > 3
+        if boot == "0":
+            assert ans.notes and all(p["interval"] is None for p in preds)
+            assert any(isinstance(x.message, DomainWarning) for x in w)
+        else:
+            assert not ans.notes and all(
+                p["interval"][0] <= p["predicted"] <= p["interval"][1] for p in preds
+            )
+        capsys.readouterr()
+        argv = ["salience", "predict", "--fit", "f.json", "--losses", "salience/losses.jsonl",
+                "--level", "0.8"]  # fmt: skip
+        assert run_main([*argv, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(ans.contract()))
+        assert run_main(argv) == 0
+        assert capsys.readouterr().out.strip() == ans.summary()

@@ -299,57 +299,19 @@ def _scores(args, read_scores):
 
 
 def _predict(args) -> int:
+    from ..salience.answers import predict_answer
     from ..salience.records import read_loss_records
     from ..salience.result import SalienceFit
 
     out = check_writable(args.out)
     check_out_format(out, (".csv",))
     fit = SalienceFit.from_json(args.fit)
-    df = fit.predict_records(read_loss_records(args.losses), level=args.level)
+    ans, df = predict_answer(fit, read_loss_records(args.losses), args.level)
     if out is not None:
         atomic_write_text(out, df.to_csv(index=False))
-    preds = []
-    for r in df.to_dict(orient="records"):
-        lo, hi = r.pop("lower", None), r.pop("upper", None)
-        r["interval"] = None if lo is None else [lo, hi]
-        preds.append(r)
-    res = {"task": fit.task, "level": args.level, "predictions": preds}
-    if not fit.bootstrap:  # as other verbs say it: no interval, and why
-        res["interval_note"] = (
-            "this fit has no bootstrap refits (fitted with --bootstrap 0), "
-            "so no interval: refit with --bootstrap > 0"
-        )
-        warnings.warn(res["interval_note"], stacklevel=1)
-    if args.json:
-        print_json(res)
-    else:
-        print(_predict_table(df, args.level))
-    record_forecast(args, res)
+    emit(args, ans.contract(), ans.summary())
+    record_forecast(args, ans.contract())
     return 0
-
-
-def _predict_table(df, level: float) -> str:
-    """The predictions as a text table: capability to 4 significant digits, accuracies (and
-    the interval's ends) to 3 decimals, columns aligned."""
-    cols = {
-        "model": [str(m) for m in df["model"]],
-        "capability": [f"{v:.4g}" for v in df["capability"]],
-        "predicted": [f"{v:.3f}" for v in df["predicted"]],
-    }
-    if "lower" in df:
-        cols[f"{level:g} interval"] = [
-            f"[{a:.3f}, {b:.3f}]" for a, b in zip(df["lower"], df["upper"])
-        ]
-    width = {k: max(len(k), *(len(v) for v in vals)) for k, vals in cols.items()}
-    lines = ["  ".join(k.ljust(width[k]) if k == "model" else k.rjust(width[k]) for k in cols)]
-    for i in range(len(df)):
-        lines.append(
-            "  ".join(
-                cols[k][i].ljust(width[k]) if k == "model" else cols[k][i].rjust(width[k])
-                for k in cols
-            )
-        )
-    return "\n".join(lines)
 
 
 def _features(args) -> int:
