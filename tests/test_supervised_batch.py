@@ -14,7 +14,7 @@ import pytest
 from lmforecast.errors import InputError
 from lmforecast.examples import path
 from lmforecast.supervised import SupervisedScalingLaw
-from lmforecast.supervised.batch import forecast_table
+from lmforecast.supervised.batch import forecast_table, table_answer
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +85,13 @@ def test_cli_table_prints_each_row_and_the_held_out_check(cli, split):
     code, _, _ = cli("supervised", "predict", "--fit", tmp / "fit.json", "--table",
                      tmp / "held.csv", "--out", tmp / "rows.json", "--quiet")  # fmt: skip
     assert code == 0 and len(json.loads((tmp / "rows.json").read_text())) == len(held)
+    # what the command prints is the library's answer (`supervised.batch.table_answer`)
+    loaded = SupervisedScalingLaw.load(tmp / "fit.json")
+    ans, _ = table_answer(loaded, pd.read_csv(tmp / "held.csv"), level=0.9)
+    assert d == json.loads(json.dumps(ans.contract()))
+    code, out, _ = cli("supervised", "predict", "--fit", tmp / "fit.json", "--table",
+                       tmp / "held.csv")  # fmt: skip
+    assert out.strip() == ans.summary()
 
 
 @pytest.mark.parametrize("extra, msg", [

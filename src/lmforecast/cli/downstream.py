@@ -29,7 +29,6 @@ from .downstream_inputs import (
     add_chance_flag,
     check_chance,
     model_point_args,
-    table_text,
     task_chances,
 )
 from .ledger import record_forecast
@@ -296,7 +295,7 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
 def _predict_table(args, paths: list[str]) -> int:
     """--table TARGETS: one forecast per row (`downstream.batch.forecast_table`); the truth's
     MAE and coverage where the table has a score column; --out writes the rows."""
-    from ..downstream.batch import forecast_table
+    from ..downstream.batch import table_answer
 
     given = [
         f
@@ -310,25 +309,14 @@ def _predict_table(args, paths: list[str]) -> int:
     targets = read_table(args.table)
     ests = [load_fit(p) for p in paths]
     check_distinct_tasks(ests, paths)
-    rows, summary = forecast_table(
-        ests, targets, level=args.level, models=getattr(args, "models", None)
-    )
+    ans, rows = table_answer(ests, targets, level=args.level, models=getattr(args, "models", None))
     if out is not None:
+        is_csv = out.suffix.lower() == ".csv"
         atomic_write_text(
-            out,
-            rows.to_csv(index=False)
-            if out.suffix.lower() == ".csv"
-            else rows.to_json(orient="records"),
+            out, rows.to_csv(index=False) if is_csv else rows.to_json(orient="records")
         )
-    recs = [
-        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-        for r in rows.to_dict(orient="records")
-    ]
-    for r in recs:
-        r["interval"] = None if r["lower"] is None else [r["lower"], r["upper"]]
-    res = {"level": args.level, "forecasts": recs, "summary": summary.to_dict(orient="records")}
-    record_forecast(args, res)
-    return emit(args, res, table_text(rows, summary, args.level))
+    record_forecast(args, ans.contract())
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _check_nd(est: DownstreamForecaster, points: list[dict]) -> None:

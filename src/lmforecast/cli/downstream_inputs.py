@@ -98,39 +98,3 @@ def model_point_args(args, est) -> None:
     toks = toks[0] if isinstance(toks, tuple) else toks
     at = model_point(est, args.model, getattr(args, "models", None), toks)
     args.model, args.params, args.tokens = at["model"], at["N"], at["D"]
-
-
-def table_text(rows, summary, level: float) -> str:
-    def f(v, fmt=".2f"):
-        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, fmt)
-
-    text = []
-    for r in rows.to_dict(orient="records"):
-        who = (
-            r["model"]
-            if isinstance(r["model"], str)
-            else (
-                f"N={r['N']:.4g} D={r['D']:.4g}"
-                if r["N"] is not None and not math.isnan(r["N"])
-                else f"C={r['flops']:.4g}"
-            )
-        )
-        iv = (
-            ""
-            if r["lower"] is None or math.isnan(r["lower"])
-            else f" [{r['lower']:.2f}, {r['upper']:.2f}]"
-        )
-        line = f"row {r['row']}: {r['task']} {r['metric']} at {who}: {r['performance']:.2f}{iv}"
-        if r["score"] is not None and not math.isnan(r["score"]):
-            line += f"; actual {r['score']:.2f}, error {r['abs_error']:.2f}" + (
-                "" if r["covered"] else " (outside)"
-            )
-        text.append(line)
-    text.append(f"({level:g} prediction intervals, points)")
-    for s in summary.to_dict(orient="records"):
-        text.append(
-            f"held-out check ({s['task']}): {s['n']} row(s) with a score; MAE "
-            f"{f(s['mae'])} points; {f(100 * s['coverage'], '.0f')}% inside their "
-            f"{level:g} interval"
-        )
-    return "\n".join(text)

@@ -6,8 +6,6 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
 from .common import (
@@ -287,7 +285,7 @@ def _predict(args) -> int:
 def _predict_table(args) -> int:
     """--table ROWS: one forecast per row (`supervised.batch.forecast_table`), the held-out
     check where the rows give the loss, --out the rows as CSV or JSON."""
-    from ..supervised.batch import forecast_table
+    from ..supervised.batch import table_answer
 
     given = [f for f in ("params", "tokens", "flops") if getattr(args, f) is not None]
     if given:
@@ -301,41 +299,11 @@ def _predict_table(args) -> int:
     check_out_format(out, (".csv", ".json"))
     from ..data.io import read_table  # pandas: loaded for --table only
 
-    model = load_law(args)
-    rows, summary = forecast_table(model, read_table(args.table), level=args.level)
-    recs = [
-        {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
-        for r in rows.to_dict(orient="records")
-    ]
-    for r in recs:
-        r["interval"] = None if r["lower"] is None else [r["lower"], r["upper"]]
+    ans, rows = table_answer(load_law(args), read_table(args.table), args.level)
     if out is not None:
+        recs = ans.fields["forecasts"]
+        is_csv = out.suffix.lower() == ".csv"
         atomic_write_text(
-            out,
-            rows.to_csv(index=False)
-            if out.suffix.lower() == ".csv"
-            else json.dumps(recs, allow_nan=False) + "\n",
+            out, rows.to_csv(index=False) if is_csv else json.dumps(recs, allow_nan=False) + "\n"
         )
-    res = {"level": args.level, "forecasts": recs, "summary": summary}
-    return emit(args, res, _table_text(recs, summary, args.level))
-
-
-def _table_text(recs: list[dict], summary: dict | None, level: float) -> str:
-    lines = []
-    for r in recs:
-        who = r["label"] or f"row {r['row']}"
-        iv = f"  [{r['lower']:.4f}, {r['upper']:.4f}]" if r["interval"] else ""
-        line = f"{who}: L(N={r['N']:.4g}, D={r['D']:.4g}) = {r['forecast']:.4f}{iv}"
-        if r["loss"] is not None:
-            line += f"; actual {r['loss']:.4f}, error {100 * r['rel_error']:.2f}%"
-            line += "" if r["covered"] else " (outside)"
-        lines.append(line)
-    lines.append(f"({100 * level:g}% intervals)")
-    if summary:
-        lines.append(
-            f"held-out check: {summary['n']} row(s) with a loss; mean relative error "
-            f"{100 * summary['mean_rel_error']:.2f}% (median "
-            f"{100 * summary['median_rel_error']:.2f}%); {100 * summary['coverage']:.0f}% "
-            f"inside their {100 * level:g}% interval"
-        )
-    return "\n".join(lines)
+    return emit(args, ans.contract(), ans.summary())

@@ -19,6 +19,7 @@ import pandas as pd
 from ..data.evals.registry import lookup_model, match_model_name
 from ..data.validate import check_columns
 from ..errors import InputError, did_you_mean
+from ..forecast import Answer
 from ..uncertainty.coverage import truth_summary
 from .forecaster import DownstreamForecaster
 
@@ -203,3 +204,53 @@ def _forecast(points, level: float) -> list[dict]:
     for w in seen.values():
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return [r for r in rows if r is not None]
+
+
+def _nan(v) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def table_text(rows: pd.DataFrame, summary: pd.DataFrame, level: float) -> str:
+    """One line per forecast row (its interval, the truth and error where the row has a
+    score) and one held-out check line per task."""
+
+    def f(v, fmt=".2f"):
+        return "-" if _nan(v) else format(v, fmt)
+
+    text = []
+    for r in rows.to_dict(orient="records"):
+        if isinstance(r["model"], str):
+            who = r["model"]
+        elif not _nan(r["N"]):
+            who = f"N={r['N']:.4g} D={r['D']:.4g}"
+        else:
+            who = f"C={r['flops']:.4g}"
+        iv = "" if _nan(r["lower"]) else f" [{r['lower']:.2f}, {r['upper']:.2f}]"
+        line = f"row {r['row']}: {r['task']} {r['metric']} at {who}: {r['performance']:.2f}{iv}"
+        if not _nan(r["score"]):
+            line += f"; actual {r['score']:.2f}, error {r['abs_error']:.2f}" + (
+                "" if r["covered"] else " (outside)"
+            )
+        text.append(line)
+    text.append(f"({level:g} prediction intervals, points)")
+    for s in summary.to_dict(orient="records"):
+        text.append(
+            f"held-out check ({s['task']}): {s['n']} row(s) with a score; MAE "
+            f"{f(s['mae'])} points; {f(100 * s['coverage'], '.0f')}% inside their "
+            f"{level:g} interval"
+        )
+    return "\n".join(text)
+
+
+def table_answer(fits, targets: pd.DataFrame, *, level: float = 0.9, models=None):
+    """(answer, rows): `forecast_table` as `downstream predict --table` prints it (each row
+    with its interval; per task, the truth's MAE and coverage where rows give a score)."""
+    rows, summary = forecast_table(fits, targets, level=level, models=models)
+    recs = [
+        {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
+        for r in rows.to_dict(orient="records")
+    ]
+    for r in recs:
+        r["interval"] = None if r["lower"] is None else [r["lower"], r["upper"]]
+    fields = {"level": level, "forecasts": recs, "summary": summary.to_dict(orient="records")}
+    return Answer(fields, table_text(rows, summary, level)), rows

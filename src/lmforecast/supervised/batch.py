@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..forecast import Answer
 
 COLUMNS = {"N": ("N", "params"), "D": ("D", "tokens"), "C": ("C", "flops"), "loss": ("loss",)}
 LABELS = ("run", "label", "model", "name")
@@ -121,3 +122,38 @@ def truth_summary(rows: pd.DataFrame, level: float) -> dict | None:
         "coverage": float(np.mean(covered)),
         "level": float(level),
     }
+
+
+def _table_text(recs: list[dict], summary: dict | None, level: float) -> str:
+    lines = []
+    for r in recs:
+        who = r["label"] or f"row {r['row']}"
+        iv = f"  [{r['lower']:.4f}, {r['upper']:.4f}]" if r["interval"] else ""
+        line = f"{who}: L(N={r['N']:.4g}, D={r['D']:.4g}) = {r['forecast']:.4f}{iv}"
+        if r["loss"] is not None:
+            line += f"; actual {r['loss']:.4f}, error {100 * r['rel_error']:.2f}%"
+            line += "" if r["covered"] else " (outside)"
+        lines.append(line)
+    lines.append(f"({100 * level:g}% intervals)")
+    if summary:
+        lines.append(
+            f"held-out check: {summary['n']} row(s) with a loss; mean relative error "
+            f"{100 * summary['mean_rel_error']:.2f}% (median "
+            f"{100 * summary['median_rel_error']:.2f}%); {100 * summary['coverage']:.0f}% "
+            f"inside their {100 * level:g}% interval"
+        )
+    return "\n".join(lines)
+
+
+def table_answer(model, table: pd.DataFrame, level: float = 0.9) -> tuple[Answer, pd.DataFrame]:
+    """(answer, rows): `forecast_table` as `supervised predict --table` prints it (each row
+    with its interval, the held-out check where the rows give the loss), and the rows."""
+    rows, summary = forecast_table(model, table, level=level)
+    recs = [
+        {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
+        for r in rows.to_dict(orient="records")
+    ]
+    for r in recs:
+        r["interval"] = None if r["lower"] is None else [r["lower"], r["upper"]]
+    fields = {"level": level, "forecasts": recs, "summary": summary}
+    return Answer(fields, _table_text(recs, summary, level)), rows
