@@ -1,48 +1,23 @@
-"""`Forecast`: one forecast as a method's ``forecast_one(...)`` returns it, with everything a
-command prints about it, so a notebook user sees what a CLI user sees; `Answer`: the same for
-an answer that is no single forecast (several models' forecasts with their held-out check).
+"""What a command prints, built by the library, so a notebook user sees what a CLI user sees.
 
-It holds the point (`value`), its interval (None when there is none: `notes` then says why),
-the level, the notes and warnings that qualify it (below emergence, at a score bound, beyond
-the fitted range, ...), and `fields`, the method's named values in the order and under the
-names of its JSON contract (``loss``, ``performance``, ``relative_error``, ...). `contract()` is
-that JSON; `summary()` the text the command prints, its notes included.
+`Answer` holds `fields` (the command's JSON contract, its field names in its order),
+the `text` it prints and the `notes` that qualify it (below emergence, at a score bound,
+beyond the fitted range, no bootstrap refits, ...): `contract()` is the JSON, `summary()` the
+text, notes included. `Forecast` is the answer of one forecast (a method's ``forecast_one``),
+adding the point (`value`), its interval (None when there is none: a note then says why) and
+the level.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .display import SummaryDisplay
 
 
-@dataclass(frozen=True)
-class Forecast(SummaryDisplay):
-    """A point forecast with its interval and notes (see the module docstring)."""
-
-    value: float
-    interval: tuple[float, float] | None
-    level: float | None
-    notes: tuple[str, ...] = ()
-    fields: dict = field(default_factory=dict)
-    text: str = ""
-
-    def contract(self) -> dict:
-        """The forecast as JSON-able data, the method's field names (what ``--json`` prints)."""
-        return dict(self.fields)
-
-    def summary(self) -> str:
-        """The forecast in words, its notes included (what the command prints)."""
-        return self.text
-
-    def __str__(self) -> str:
-        return self.summary()
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Answer(SummaryDisplay):
-    """What a command prints, built by the library: `fields` (its JSON contract), `text` and
-    the `notes` that qualify it."""
+    """What a command prints: `fields` (its JSON contract), `text` and the `notes`."""
 
     fields: dict
     text: str
@@ -53,11 +28,25 @@ class Answer(SummaryDisplay):
         return dict(self.fields)
 
     def summary(self) -> str:
-        """The answer in words (what the command prints)."""
+        """The answer in words, its notes included (what the command prints)."""
         return self.text
 
     def __str__(self) -> str:
         return self.summary()
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Forecast(Answer):
+    """One forecast: the `Answer` with the point, its interval ((lo, hi) or None) and level."""
+
+    value: float
+    interval: tuple[float, float] | None
+    level: float | None
+
+    def __post_init__(self):
+        iv = self.interval
+        object.__setattr__(self, "interval", None if iv is None else (iv[0], iv[1]))
+        object.__setattr__(self, "notes", tuple(self.notes))
 
 
 __all__ = ["Answer", "Forecast"]

@@ -44,4 +44,4 @@ def point_forecast(est, kw: dict, level: float, actual: float | None = None) -> 
         text += f"; {est.loss_task_} loss {res['loss']:.4f}"
     if "abs_error" in res:
         text += f"; absolute error {res['abs_error']:.2f} points"
-    return Forecast(P, None if iv is None else tuple(iv), level, (), res, text)
+    return Forecast(res, text, value=P, interval=iv, level=level)

@@ -67,9 +67,7 @@ def flp_forecast(est, C: float, level: float, actual: float | None = None) -> Fo
     if "relative_error" in fields:
         text += f"; relative error {100 * fields['relative_error']:.2f}%"
     text += "".join(f"\nnote: {n}" for n in notes)
-    return Forecast(
-        P, None if interval is None else tuple(interval), level, tuple(notes), fields, text
-    )
+    return Forecast(fields, text, notes, value=P, interval=interval, level=level)
 
 
 def at_bound(iv) -> bool:
@@ -101,7 +99,7 @@ def flpm_forecast(est, F, level: float) -> Forecast:
     extra = f" [{iv[0]:.2f}, {iv[1]:.2f}] ({level:g} PI)" if iv else ""
     text = f"domain losses: {parts}\n{est.settings_.name}: {P:.2f} points{extra}"
     text += "".join(f"\nnote: {n}" for n in notes)
-    return Forecast(P, None if iv is None else tuple(iv), level, tuple(notes), fields, text)
+    return Forecast(fields, text, notes, value=P, interval=iv, level=level)
 
 
 def best_mixture(est, C: float, start: float, stop: float, step: float, level: float):
@@ -148,4 +146,4 @@ def best_mixture(est, C: float, start: float, stop: float, step: float, level: f
         )
     notes = tuple(x for x in (note, edge, res.get("interval_note")) if x)
     iv = res.get("interval")
-    return Forecast(P, None if iv is None else tuple(iv), level, notes, res, "\n".join(lines))
+    return Forecast(res, "\n".join(lines), notes, value=P, interval=iv, level=level)

@@ -44,7 +44,7 @@ def point_forecast(model, N: float, D: float, level: float) -> Forecast:
             f"{fields['compute_law_loss']:.4f}"
         )
     lines.append(f"L(N={N:.4g}, D={D:.4g}) = {L:.4f}" + _shown(iv, level))
-    return Forecast(L, None if iv is None else tuple(iv), level, (), fields, "\n".join(lines))
+    return Forecast(fields, "\n".join(lines), value=L, interval=iv, level=level)
 
 
 def _pair(pair) -> str:
@@ -84,6 +84,4 @@ def allocation_forecast(model, C: float, level: float, accounting: str) -> Forec
         lines += [f"note: {n}" for n in opt["not_identified"]]
         notes += opt["not_identified"]
     L = float(a.loss)
-    return Forecast(
-        L, None if iv is None else tuple(iv), level, tuple(notes), fields, "\n".join(lines)
-    )
+    return Forecast(fields, "\n".join(lines), notes, value=L, interval=iv, level=level)
