@@ -294,3 +294,36 @@ def test_salience_predict_prints_the_library_s_answer(tmp_path, monkeypatch, cap
         assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(ans.contract()))
         assert run_main(argv) == 0
         assert capsys.readouterr().out.strip() == ans.summary()
+
+
+def test_osl_pca_and_selection_print_the_library_s_answers(capsys):
+    """`osl pca` and `osl select` print `osl.answers.pca_answer` / `selection_answer`: the
+    capability space (its variance shares sum to at most 1) and a V-optimal subset whose
+    objective is no worse than the random baseline's median."""
+    import json
+
+    from lmforecast.examples import path as example
+    from lmforecast.osl.answers import pca_answer, selection_answer
+    from lmforecast.osl.data import read_benchmarks
+    from lmforecast.osl.selection import SubsetSelector
+    from lmforecast.store import to_jsonable
+
+    src = str(example("osl/base_models.csv"))
+    table = read_benchmarks(src)
+    pca = pca_answer(table, 3)
+    ev = pca.fields["explained_variance"]
+    assert len(ev) == 3 and 0.5 < sum(ev) <= 1.0 and list(ev) == sorted(ev, reverse=True)
+    sel = selection_answer(SubsetSelector(3).fit(table), 8, n_random=20, seed=0)
+    med = sorted(r["objective"] for r in sel.fields["random"])[10]  # 20 draws: upper median
+    assert len(sel.fields["models"]) <= 8 and sel.fields["objective"] <= med
+    cases = [
+        (pca, ["pca", "--benchmarks", src, "--pcs", "3"]),
+        (sel, ["select", "--benchmarks", src, "--budget", "8", "--random", "20"]),
+    ]
+    for ans, argv in cases:
+        assert main(["osl", *argv, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == json.loads(
+            json.dumps(to_jsonable(ans.contract()))
+        )
+        assert main(["osl", *argv]) == 0
+        assert capsys.readouterr().out.strip() == ans.summary()

@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..data.io import read_table
 from ..errors import InputError
-from ..osl.answers import fit_answer, preset_answer, saved_fit_answer
-from ..osl.capability import CapabilitySpace, family_fits
+from ..osl.answers import (
+    fit_answer,
+    pca_answer,
+    preset_answer,
+    saved_fit_answer,
+    selection_answer,
+)
 from ..osl.data import (
-    FAMILY,
-    MODEL,
-    check_metrics,
-    default_metrics,
     parse_metric_range,
     read_benchmarks,
     scale_target,
@@ -37,7 +37,6 @@ from .common import (
     check_writable,
     emit,
     positive_float,
-    print_json,
 )
 from .flags import add_missing_flag
 from .ledger import record_forecast
@@ -326,27 +325,8 @@ def _select(args: argparse.Namespace) -> int:
         max_size=args.max_size,
         metrics=_names(args.metrics, "--metrics"),
     ).fit(table)
-    best = sel.search(args.budget)
-    randoms = sel.random_baseline(args.budget, args.random, args.seed) if args.random else []
-    if args.json:
-        obj = {"families": best.families, "models": best.models, "objective": best.objective}
-        if randoms:
-            obj["random"] = [
-                {"families": r.families, "models": r.models, "objective": r.objective}
-                for r in randoms
-            ]
-        print_json(obj)
-        return 0
-    print(f"V-optimal selection (Eq. 9), budget {args.budget} models, K={args.pcs}")
-    print(f"objective Tr(S^T S (S_M^T S_M)^-1): {best.objective:.4f}")
-    print(f"subsets searched: {best.n_candidates}")
-    for fam in best.families:
-        models = sel.table_.loc[sel.table_[FAMILY] == fam, MODEL].tolist()
-        print(f"  {fam}: {', '.join(models)}")
-    if randoms:
-        objs = np.array([r.objective for r in randoms])
-        print(f"random baseline ({len(randoms)} subsets): median objective {np.median(objs):.4f}")
-    return 0
+    ans = selection_answer(sel, args.budget, args.random, args.seed)
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _gap(args: argparse.Namespace) -> int:
@@ -401,38 +381,5 @@ def _robustness(args: argparse.Namespace) -> int:
 
 def _pca(args: argparse.Namespace) -> int:
     table = read_benchmarks_or_evals(args)
-    metrics = _names(args.metrics, "--metrics") or default_metrics(table)
-    check_metrics(table, metrics)
-    space = CapabilitySpace(args.pcs).fit(table, metrics)
-    S = space.transform(table)
-    fits = family_fits(table, S)
-    pc1 = fits[fits["pc"] == "PC-1"] if len(fits) else fits
-    r2 = {r[FAMILY]: r["r2"] for _, r in pc1.iterrows()} if len(pc1) else {}
-    if args.json:
-        print_json(
-            {
-                "metrics": metrics,
-                "explained_variance": space.explained_variance_ratio_,
-                "loadings": space.components_,
-                "mean": space.mean_,
-                "pc1_flops_r2": r2,
-                "scores": {m: row for m, row in zip(table[MODEL], S.tolist())},
-            }
-        )
-        return 0
-    ev = space.explained_variance_ratio_
-    print(
-        f"Capability space (Ruan et al. 2024, Sec. 3.2): {len(table)} models, {len(metrics)} "
-        f"benchmarks"
-    )
-    print(
-        "explained variance: "
-        + ", ".join(f"PC-{i + 1} {v:.3f}" for i, v in enumerate(ev))
-        + f" (top-{len(ev)} {ev.sum():.3f})"
-    )
-    print(space.loadings().round(3).to_string())
-    if r2:
-        print("PC-1 vs log10 FLOPs R^2 per family (3+ models):")
-        for fam, v in r2.items():
-            print(f"  {fam:<20}{v:.3f}")
-    return 0
+    ans = pca_answer(table, args.pcs, _names(args.metrics, "--metrics"))
+    return emit(args, ans.contract(), ans.summary())

@@ -1,7 +1,8 @@
 """What `osl fit` and `osl predict` print, built by the library (Ruan et al. 2024): the fit's
 held-out forecasts with their intervals and the held-out check (MAE, coverage), forecasts of
 models without the target, forecasts of a saved fit on new models scored against the table's
-own target where it has one, and a preregistered Table C.1 law's point forecasts (App. C.9)."""
+own target where it has one, a preregistered Table C.1 law's point forecasts (App. C.9), the
+capability space alone (Sec. 3.2) and a V-optimal model subset (Sec. 5, Eq. 9)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from ..forecast import Answer
-from .data import MODEL, scale_target
+from .capability import CapabilitySpace, family_fits
+from .data import FAMILY, MODEL, check_metrics, default_metrics, scale_target
 from .newmodels import forecast_saved_fit, forecast_without_target, heldout_check
 
 SHOWN = 20  # forecast lines printed before "... (--json for all)"
@@ -111,3 +113,64 @@ def preset_answer(law, table: pd.DataFrame) -> Answer:
     fields["interval_note"] = PRESET_NOTE
     text = law.summary() + "\n" + df.to_string(index=False, float_format=lambda v: f"{v:.4f}")
     return Answer(fields, text, (PRESET_NOTE,))
+
+
+def pca_answer(table: pd.DataFrame, n_components: int, metrics=None) -> Answer:
+    """The capability space of `table` (Sec. 3.2): explained variance, loadings, each model's
+    PC scores and, per family with 3+ models, the R^2 of PC-1 against log10 FLOPs."""
+    metrics = metrics or default_metrics(table)
+    check_metrics(table, metrics)
+    space = CapabilitySpace(n_components).fit(table, metrics)
+    S = space.transform(table)
+    fits = family_fits(table, S)
+    pc1 = fits[fits["pc"] == "PC-1"] if len(fits) else fits
+    r2 = {r[FAMILY]: r["r2"] for _, r in pc1.iterrows()} if len(pc1) else {}
+    fields = {
+        "metrics": metrics,
+        "explained_variance": space.explained_variance_ratio_,
+        "loadings": space.components_,
+        "mean": space.mean_,
+        "pc1_flops_r2": r2,
+        "scores": {m: row for m, row in zip(table[MODEL], S.tolist())},
+    }
+    ev = space.explained_variance_ratio_
+    lines = [
+        f"Capability space (Ruan et al. 2024, Sec. 3.2): {len(table)} models, {len(metrics)} "
+        "benchmarks",
+        "explained variance: "
+        + ", ".join(f"PC-{i + 1} {v:.3f}" for i, v in enumerate(ev))
+        + f" (top-{len(ev)} {ev.sum():.3f})",
+        space.loadings().round(3).to_string(),
+    ]
+    if r2:
+        lines.append("PC-1 vs log10 FLOPs R^2 per family (3+ models):")
+        lines += [f"  {fam:<20}{v:.3f}" for fam, v in r2.items()]
+    return Answer(fields, "\n".join(lines))
+
+
+def selection_answer(selector, budget: int, n_random: int = 0, seed: int = 0) -> Answer:
+    """The V-optimal subset of model families within `budget` models (Eq. 9) of a fitted
+    `SubsetSelector`, beside the objective of `n_random` random subsets (the baseline)."""
+    best = selector.search(budget)
+    randoms = selector.random_baseline(budget, n_random, seed) if n_random else []
+    fields = {"families": best.families, "models": best.models, "objective": best.objective}
+    if randoms:
+        fields["random"] = [
+            {"families": r.families, "models": r.models, "objective": r.objective} for r in randoms
+        ]
+    tab = selector.table_
+    lines = [
+        f"V-optimal selection (Eq. 9), budget {budget} models, K={selector.n_components}",
+        f"objective Tr(S^T S (S_M^T S_M)^-1): {best.objective:.4f}",
+        f"subsets searched: {best.n_candidates}",
+    ]
+    lines += [
+        f"  {fam}: {', '.join(tab.loc[tab[FAMILY] == fam, MODEL].tolist())}"
+        for fam in best.families
+    ]
+    if randoms:
+        objs = np.array([r.objective for r in randoms])
+        lines.append(
+            f"random baseline ({len(randoms)} subsets): median objective {np.median(objs):.4f}"
+        )
+    return Answer(fields, "\n".join(lines))
