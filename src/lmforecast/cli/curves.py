@@ -237,7 +237,8 @@ def _predict(args: argparse.Namespace) -> int:
     if args.ledger is not None:  # the ledger (SQLite) is imported only when it is used
         from .ledger import record_forecast
 
-        record_forecast(args, _ledger_items(fc, sched, est, args.level))
+        items = fc.final_forecasts(sched)
+        record_forecast(args, {"forecasts": items, "level": args.level, "method": est.law})
     if out is not None:
         _write_forecasts(out, fc, result)
     if args.json:
@@ -249,36 +250,6 @@ def _predict(args: argparse.Namespace) -> int:
     if not args.json:
         _notes(result.get("notes", []))
     return 0
-
-
-def _ledger_items(fc, sched, est, level) -> dict:
-    """The final-step forecast of each run, as the ledger registers it (run, N, tokens D at
-    the last step where the schedule gives them, interval)."""
-    import numpy as np
-
-    last = fc.table.sort_values("step", kind="stable").groupby("run", sort=False).tail(1)
-    ends = sched.sort_values("step", kind="stable").groupby("run", sort=False).tail(1)
-    ends = ends.set_index(ends["run"].astype(str))
-
-    def value(run, col):
-        v = ends[col].get(run, np.nan) if col in ends.columns else np.nan
-        return float(v) if np.isfinite(v) else None
-
-    items = []
-    for r in last.itertuples(index=False):
-        iv = [float(r.lo), float(r.hi)] if np.isfinite([r.lo, r.hi]).all() else None
-        items.append(
-            {
-                "model": str(r.run),
-                "task": "loss",
-                "loss": float(r.loss),
-                "interval": iv,
-                "N": value(str(r.run), "N"),
-                "D": value(str(r.run), "tokens"),
-                "level": level,
-            }
-        )
-    return {"forecasts": items, "level": level, "method": getattr(est, "law", None)}
 
 
 def _write_forecasts(out: Path, fc, result: dict) -> None:

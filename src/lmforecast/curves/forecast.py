@@ -56,6 +56,31 @@ class CurveForecast(SummaryDisplay):
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
+    def final_forecasts(self, schedule: pd.DataFrame) -> list[dict]:
+        """Each run's forecast at its last step, as the ledger registers it: the run, the loss
+        with its interval (None where not identified), and N and the tokens D at the
+        schedule's last step where it gives them."""
+        last = self.table.sort_values("step", kind="stable").groupby("run", sort=False).tail(1)
+        ends = schedule.sort_values("step", kind="stable").groupby("run", sort=False).tail(1)
+        ends = ends.set_index(ends["run"].astype(str))
+
+        def value(run, col):
+            v = ends[col].get(run, np.nan) if col in ends.columns else np.nan
+            return float(v) if np.isfinite(v) else None
+
+        return [
+            {
+                "model": str(r.run),
+                "task": "loss",
+                "loss": float(r.loss),
+                "interval": [float(r.lo), float(r.hi)] if np.isfinite([r.lo, r.hi]).all() else None,
+                "N": value(str(r.run), "N"),
+                "D": value(str(r.run), "tokens"),
+                "level": self.level,
+            }
+            for r in last.itertuples(index=False)
+        ]
+
 
 def _num(v):
     f = float(v)
