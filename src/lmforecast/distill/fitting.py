@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..errors import InputError
 from ..fitting.losses import Loss
 from ..laws.distillation import DistillationLaw
 
@@ -87,3 +88,29 @@ def score_product_grid(
 
 
 __all__ = ["score_product_grid"]
+
+
+def fixed_grid(law: DistillationLaw, grid: Mapping[str, np.ndarray] | None, fixed):
+    """The fit's initialisation grid (`grid`, None: the App. F.2 grid) and L-BFGS-B bounds with
+    the `fixed` natural coefficients (e.g. {"gamma'": 0.764}) pinned: a one-value grid axis
+    and equal bounds each. Returns (grid, bounds, the fit-space names of the fixed axes);
+    InputError for an unknown coefficient or a value outside its bounds."""
+    grid = dict(grid if grid is not None else law.default_grid())
+    bounds = list(law.bounds)
+    names = [p.natural_name for p in law.parameters]
+    fixed_axes = set()
+    for name, value in (fixed or {}).items():
+        if name not in names:
+            raise InputError(
+                f"fixed (--fix): unknown coefficient {name!r}; known: "
+                f"{', '.join(law.natural_names)}"
+            )
+        idx = names.index(name)
+        p = law.parameters[idx]
+        v = float(p.from_natural(float(value)))
+        if not p.lower <= v <= p.upper:
+            raise InputError(f"fixed: {name} = {value} is outside its bounds")
+        grid[p.name] = np.array([v])
+        bounds[idx] = (v, v)
+        fixed_axes.add(p.name)
+    return grid, bounds, fixed_axes

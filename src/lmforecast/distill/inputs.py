@@ -87,6 +87,34 @@ def _no_supervised_error() -> InputError:
     )
 
 
+def resolve_supervised(given, sup_runs: pd.DataFrame, lt_col: str, huber_delta: float):
+    """The supervised law of a fit, first in the order of App. F: None where one was `given`
+    to the constructor (refused when the runs hold supervised rows too), else (law, source
+    line) with Eq. 1 fitted to the runs' supervised rows `sup_runs` (App. F.1: Huber
+    `huber_delta` on log L, the 9,600-start grid), refused without enough of them."""
+    n = len(sup_runs)
+    if given is not None:
+        if n:
+            raise InputError(
+                f"runs: {n} row(s) have an empty {lt_col!r} (supervised runs) but a "
+                "supervised law was also given (--supervised); drop one of the two"
+            )
+        return None
+    if n == 0:
+        raise _no_supervised_error()
+    if n < MIN_SUPERVISED_RUNS:
+        raise InputError(
+            f"runs: {n} supervised row(s) (empty {lt_col!r}) but Eq. 1 has "
+            f"{MIN_SUPERVISED_RUNS} coefficients; add supervised runs or pass --supervised"
+        )
+    sup = SupervisedScalingLaw("chinchilla-gamma", huber_delta=huber_delta, n_jobs=1).fit(sup_runs)
+    sup.result_.meta["source"] = f"fitted to {n} supervised rows of the runs"
+    return sup, (
+        f"fitted to the {n} supervised rows of the runs (empty {lt_col}; Eq. 1, "
+        f"Huber {huber_delta:g} on log L, App. F.1 grid)"
+    )
+
+
 def distill_runs_from_frame(
     df: pd.DataFrame,
     ns_col: str = "N_S",

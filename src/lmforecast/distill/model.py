@@ -24,24 +24,21 @@ from ..fitting import FitResult, fit_law, huber
 from ..laws import get_law
 from ..laws.distillation import DistillationLaw
 from ..params import check
-from ..supervised import SupervisedScalingLaw
 from ..uncertainty.bootstrap import bootstrap_fit
+from . import capacity_gap, diagnostics, uncertainty
 from .checks import fitted_ranges, run_notes
-from .diagnostics import Diagnostics
-from .fitting import score_product_grid
+from .fitting import fixed_grid, score_product_grid
 from .inputs import (
-    MIN_SUPERVISED_RUNS,
-    _no_supervised_error,
     _supervised_from,
     _supervised_source,
     distill_runs_from_frame,
+    resolve_supervised,
 )
-from .presets import DISTILL_PRESETS
+from .presets import DISTILL_PRESETS, preset_fit
 from .schema import LAW_NAME, check_distill_fit
 from .teacher_uncertainty import apply_shift, saved_supervised
 from .uncertainty import (
     LOO_MAX_RUNS,
-    ForecastIntervals,
     bootstrap_grid,
     loo_noise,
     multistart_bootstrap,
@@ -49,7 +46,7 @@ from .uncertainty import (
 )
 
 
-class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
+class DistillationScalingLaw(Estimator):
     """Student cross-entropy from student size, distillation tokens and teacher loss (Eq. 8).
 
     Parameters
@@ -73,7 +70,9 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
     boot_grid: the grid each resample re-scores: "thin" (default, `uncertainty.BOOTSTRAP_GRID`,
         8,748 starts), "full" (App. F.2, 216,000 starts) or a dict of axes.
 
-    Learned attributes: `result_` (FitResult), `params_`, `data_`.
+    Learned attributes: `result_` (FitResult), `params_`, `data_`. Intervals and the
+    uncertainty report are computed in `distill.uncertainty`, the coefficient table,
+    identifiability, summary and contract in `distill.diagnostics`.
     """
 
     def __init__(
@@ -124,7 +123,11 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
             runs = pd.DataFrame(dict(runs))
         runs = runs.reset_index(drop=True)  # index + 1 = the row number warnings name
         data, sup_runs = distill_runs_from_frame(runs, supervised_rows=True, **cols)
-        self._resolve_supervised(sup_runs, cols.get("lt_col", "L_T"))
+        fitted = resolve_supervised(
+            self.supervised, sup_runs, cols.get("lt_col", "L_T"), self.huber_delta
+        )
+        if fitted is not None:
+            self.supervised_, self.supervised_source_ = fitted
         for note in run_notes(data, self.E_, cols):
             warnings.warn(note, DomainWarning, stacklevel=2)
         sizes = [sup_runs["N"].to_numpy(float)]
@@ -201,51 +204,9 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
         self.result_, self.params_, self.data_ = res, dict(res.params), data
         return self
 
-    def _resolve_supervised(self, sup_runs: pd.DataFrame, lt_col: str) -> None:
-        """Set `supervised_`: the explicit law, or Eq. 1 fitted to the supervised rows."""
-        n = len(sup_runs)
-        if self.supervised is not None:
-            if n:
-                raise InputError(
-                    f"runs: {n} row(s) have an empty {lt_col!r} (supervised runs) but a "
-                    "supervised law was also given (--supervised); drop one of the two"
-                )
-            return
-        if n == 0:
-            raise _no_supervised_error()
-        if n < MIN_SUPERVISED_RUNS:
-            raise InputError(
-                f"runs: {n} supervised row(s) (empty {lt_col!r}) but Eq. 1 has "
-                f"{MIN_SUPERVISED_RUNS} coefficients; add supervised runs or pass --supervised"
-            )
-        self.supervised_ = SupervisedScalingLaw(
-            "chinchilla-gamma", huber_delta=self.huber_delta, n_jobs=1
-        ).fit(sup_runs)
-        self.supervised_.result_.meta["source"] = f"fitted to {n} supervised rows of the runs"
-        self.supervised_source_ = (
-            f"fitted to the {n} supervised rows of the runs (empty {lt_col}; Eq. 1, "
-            f"Huber {self.huber_delta:g} on log L, App. F.1 grid)"
-        )
-
     def _grid_and_bounds(self, law: DistillationLaw):
-        grid = dict(self.grid if self.grid is not None else law.default_grid())
-        bounds = list(law.bounds)
-        names = [p.natural_name for p in law.parameters]
-        self._fixed_axes = set()
-        for name, value in (self.fixed or {}).items():
-            if name not in names:
-                raise InputError(
-                    f"fixed (--fix): unknown coefficient {name!r}; known: "
-                    f"{', '.join(law.natural_names)}"
-                )
-            idx = names.index(name)
-            p = law.parameters[idx]
-            v = float(p.from_natural(float(value)))
-            if not p.lower <= v <= p.upper:
-                raise InputError(f"fixed: {name} = {value} is outside its bounds")
-            grid[p.name] = np.array([v])
-            bounds[idx] = (v, v)
-            self._fixed_axes.add(p.name)
+        """The fit's grid and bounds with the fixed coefficients pinned (`fitting.fixed_grid`)."""
+        grid, bounds, self._fixed_axes = fixed_grid(law, self.grid, self.fixed)
         return grid, bounds
 
     def _inputs(self, N_S, D_S, L_T) -> dict[str, np.ndarray]:
@@ -257,30 +218,7 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
     @classmethod
     def from_preset(cls, name: str = "busbridge2025") -> DistillationScalingLaw:
         """Published coefficients: `busbridge2025` = Table 6 (both columns)."""
-        if name not in DISTILL_PRESETS:
-            raise InputError(
-                f"unknown preset {name!r}; known: {', '.join(sorted(DISTILL_PRESETS))}"
-            )
-        p = DISTILL_PRESETS[name]
-        law = get_law(LAW_NAME)
-        sup = SupervisedScalingLaw.from_preset(p["supervised"])
-        res = FitResult.from_published(
-            LAW_NAME,
-            law.from_natural(p["params"]).tolist(),
-            p["params"],
-            ci=p["ci"],
-            ci_level=p["ci_level"],
-            n_obs=p["n_obs"],
-            loss={"name": "huber", "delta": 1e-4},
-            meta={
-                "preset": name,
-                "source": p["source"],
-                "supervised": sup.params_,
-                "supervised_fit": sup.result_.to_dict(),
-                "supervised_source": f"preset {p['supervised']} (Table 6 supervised column, "
-                "English C4)",
-            },
-        )
+        res, sup = preset_fit(name)
         return cls.from_result(res, supervised=sup)
 
     @classmethod
@@ -430,50 +368,90 @@ class DistillationScalingLaw(Estimator, ForecastIntervals, Diagnostics):
         with np.errstate(over="ignore", under="ignore"):
             return DistillationLaw.loss(self.params_, N_S, D_S, L_T, L_sup)
 
+    # ---- intervals (`distill.uncertainty`) -----------------------------------------------
+    def has_intervals(self) -> bool:
+        """Whether forecasts carry intervals: bootstrap draws, or published intervals (preset)."""
+        self._check()
+        return bool(self.result_.bootstrap) or bool(self.result_.ci)
+
+    def parameter_draws(self) -> np.ndarray:
+        """Fit-space parameter draws (B, 9) behind every interval: a fit's bootstrap refits, a
+        preset's draws from its published intervals (`uncertainty.parameter_draws`)."""
+        self._check()
+        draws = uncertainty.parameter_draws(self.result_, getattr(self, "_pub_draws", None))
+        if not self.result_.bootstrap:
+            self._pub_draws = draws  # the published draws, drawn once
+        return draws
+
+    def interval_basis(self) -> str:
+        """One line saying what the intervals contain (`uncertainty.interval_basis`)."""
+        self._check()
+        return uncertainty.interval_basis(self.result_)
+
+    @property
+    def noise_scale_(self) -> float:
+        """Run-to-run noise sd on log L_S added to prediction intervals
+        (`uncertainty.noise_scale`)."""
+        self._check()
+        return uncertainty.noise_scale(self.result_)
+
+    def predict_interval(
+        self,
+        N_S,
+        D_S,
+        teacher_loss=None,
+        *,
+        level: float = 0.9,
+        N_T=None,
+        D_T=None,
+        kind: str = "prediction",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Interval (lo, hi) for the student loss L_S at `level` (default 90%), vectorised:
+        kind="prediction" (default) where a new run's L_S should fall, "confidence" the
+        parameter spread only (`uncertainty.predict_interval` says what each holds)."""
+        self._check()
+        level, kind = self._interval_args(level, kind)
+        return uncertainty.predict_interval(self, N_S, D_S, teacher_loss, N_T, D_T, level, kind)
+
+    def reference_forecast(self) -> dict[str, float]:
+        """The forecast the fit report decomposes (`uncertainty.reference_forecast`)."""
+        self._check()
+        return uncertainty.reference_forecast(getattr(self, "data_", None))
+
+    def uncertainty_report(self, N_S=None, D_S=None, L_T=None) -> dict:
+        """Each coefficient's bootstrap spread, identifiability and share of the variance of
+        log L_S at one forecast (`uncertainty.uncertainty_report`)."""
+        self._check()
+        return uncertainty.uncertainty_report(self, N_S, D_S, L_T)
+
+    # ---- reporting (`distill.diagnostics`) -----------------------------------------------
+    def coefficient_table(self) -> pd.DataFrame:
+        """Estimates, intervals and status per coefficient (`diagnostics.coefficient_table`)."""
+        self._check()
+        return diagnostics.coefficient_table(self)
+
+    def identifiability(self, negligible: float = 0.01) -> dict[str, str]:
+        """Which coefficients the fitted runs determine (`diagnostics.identifiability`)."""
+        self._check()
+        return diagnostics.identifiability(self, negligible)
+
+    def summary(self) -> str:
+        """The fit as text (`diagnostics.summary`)."""
+        self._check()
+        return diagnostics.summary(self)
+
+    def contract(self) -> dict:
+        """The fit as plain JSON-able data, `distill fit --json` (`diagnostics.contract`)."""
+        self._check()
+        return diagnostics.contract(self)
+
+    def coefficient_text(self) -> str:
+        """`coefficient_table` as text (`diagnostics.coefficient_text`)."""
+        return diagnostics.coefficient_text(self.coefficient_table())
+
     # ---- the capacity gap (Sec. 5.2, Fig. 7) ---------------------------------------------
     def optimal_teacher_loss(self, N_S, D_S, n_grid: int = 256):
-        """(L_T*, L_S*) = argmin / min over L_T of L_S(N_S, D_S, L_T) (Sec. 5.2, Fig. 7).
-
-        L_T ranges over (E, 10 + 3 d1 L~_S]: a log-spaced scan of L_T - E, then golden-section
-        refinement in the best bracket, vectorised over configurations.
-        """
+        """(L_T*, L_S*) = argmin / min over L_T of L_S(N_S, D_S, L_T) (Sec. 5.2, Fig. 7;
+        `capacity_gap.optimal_teacher_loss`)."""
         self._check()
-        N_S, D_S = np.broadcast_arrays(np.asarray(N_S, float), np.asarray(D_S, float))
-        for name, v in (("student parameters", N_S), ("student tokens", D_S)):
-            if not np.all(np.isfinite(v)) or np.any(v <= 0):
-                raise InputError(f"{name} must be positive and finite")
-        shape = N_S.shape
-        N, D = N_S.ravel(), D_S.ravel()
-        Lsup = self.supervised_loss(N, D)
-        E = self.E_
-        lo = np.full(N.shape, np.log(1e-6))
-        hi = np.log(10.0 + 3.0 * self.params_["d1"] * Lsup)
-        u = np.linspace(0.0, 1.0, n_grid)
-        U = lo[:, None] + u[None, :] * (hi - lo)[:, None]
-
-        def f(uu):
-            return self._loss(
-                N[:, None] if uu.ndim == 2 else N,
-                D[:, None] if uu.ndim == 2 else D,
-                E + np.exp(uu),
-                Lsup[:, None] if uu.ndim == 2 else Lsup,
-            )
-
-        vals = f(U)
-        i = np.argmin(vals, axis=1)
-        a = U[np.arange(N.size), np.maximum(i - 1, 0)]
-        b = U[np.arange(N.size), np.minimum(i + 1, n_grid - 1)]
-        x = _golden(f, a, b)
-        LT = E + np.exp(x)
-        return LT.reshape(shape), f(x).reshape(shape)
-
-
-def _golden(f, a, b, iters: int = 60):
-    """Vectorised golden-section minimisation of f on [a, b] (arrays)."""
-    r = (np.sqrt(5.0) - 1.0) / 2.0
-    a, b = a.copy(), b.copy()
-    for _ in range(iters):
-        c, d = b - r * (b - a), a + r * (b - a)
-        left = f(c) < f(d)
-        a, b = np.where(left, a, c), np.where(left, d, b)
-    return 0.5 * (a + b)
+        return capacity_gap.optimal_teacher_loss(self, N_S, D_S, n_grid)

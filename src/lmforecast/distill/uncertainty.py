@@ -12,6 +12,9 @@
   interval_from_draws`.
 - `spread_status` / `variance_shares`: the bootstrap identifiability rule and each coefficient's
   share of a forecast's variance (docs/distill.md, "How far to trust it").
+- the forecast intervals of a fitted `DistillationScalingLaw`, which its methods of the same
+  names call: `parameter_draws`, `noise_scale`, `interval_basis`, `predict_interval` and the
+  `uncertainty_report` at its `reference_forecast`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import pandas as pd
 
 from ..errors import InputError
 from ..fitting import refit_from
@@ -235,166 +239,149 @@ __all__ = [
 SUPERVISED_FIXED = "supervised law (L~_S) at its point estimate"
 
 
-class ForecastIntervals:
-    """Forecast intervals and the uncertainty report of a fitted `DistillationScalingLaw`
-    (mixed into it; needs `result_`, `params_`, `supervised_` and `_loss`)."""
+# ---- the forecast intervals of a fitted `DistillationScalingLaw` (its methods call these) ----
+def parameter_draws(res: FitResult, published: np.ndarray | None = None) -> np.ndarray:
+    """Fit-space parameter draws (B, 9) behind every interval.
 
-    # ---- intervals -------------------------------------------------------------------------
-    def has_intervals(self) -> bool:
-        """Whether forecasts carry intervals: bootstrap draws, or published intervals (preset)."""
-        self._check()
-        return bool(self.result_.bootstrap) or bool(self.result_.ci)
+    A fit: its (multi-started) bootstrap refits. A preset: 1,000 draws consistent with the
+    published 90% intervals (`published_draws`, seed 0; `published`, when given, are those
+    draws computed before and are returned as they are). Raises InputError when there are
+    neither (a fit made with bootstrap=0).
+    """
+    if res.bootstrap:
+        return np.asarray(res.bootstrap, float)
+    if res.ci and res.ci_level:
+        if published is None:
+            published = published_draws(get_law(LAW_NAME), res.params, res.ci, res.ci_level)
+        return published
+    raise InputError(
+        "this distillation fit has no bootstrap samples, so its forecasts have no interval: "
+        "refit with bootstrap > 0 (CLI: distill fit --bootstrap B)"
+    )
 
-    def parameter_draws(self) -> np.ndarray:
-        """Fit-space parameter draws (B, 9) behind every interval.
 
-        A fit: its (multi-started) bootstrap refits. A preset: 1,000 draws consistent with the
-        published 90% intervals (`uncertainty.published_draws`, seed 0). Raises InputError when
-        there are neither (a fit made with bootstrap=0).
-        """
-        self._check()
-        res = self.result_
-        if res.bootstrap:
-            return np.asarray(res.bootstrap, float)
-        if res.ci and res.ci_level:
-            if getattr(self, "_pub_draws", None) is None:
-                law = get_law(LAW_NAME)
-                self._pub_draws = published_draws(law, res.params, res.ci, res.ci_level)
-            return self._pub_draws
-        raise InputError(
-            "this distillation fit has no bootstrap samples, so its forecasts have no interval: "
-            "refit with bootstrap > 0 (CLI: distill fit --bootstrap B)"
+def interval_basis(res: FitResult) -> str:
+    """One line saying what the intervals of the fit `res` contain (printed by the CLI, in its
+    JSON)."""
+    if res.bootstrap:
+        b = res.meta.get("bootstrap") or {}
+        return (
+            f"{len(res.bootstrap)} {b.get('mode', 'bootstrap')} bootstrap refits + run noise "
+            f"(sd {noise_scale(res):.3g} on log L_S); excludes model-form error; "
+            f"{SUPERVISED_FIXED}"
         )
+    if res.ci:
+        return (
+            "draws from the published intervals (independent); no run noise, no model-form "
+            f"or extrapolation error; {SUPERVISED_FIXED}"
+        )
+    return "none (no bootstrap samples)"
 
-    def interval_basis(self) -> str:
-        """One line saying what the intervals contain (printed by the CLI, in its JSON)."""
-        self._check()
-        res = self.result_
-        if res.bootstrap:
-            b = res.meta.get("bootstrap") or {}
-            return (
-                f"{len(res.bootstrap)} {b.get('mode', 'bootstrap')} bootstrap refits + run noise "
-                f"(sd {self.noise_scale_:.3g} on log L_S); excludes model-form error; "
-                f"{SUPERVISED_FIXED}"
-            )
-        if res.ci:
-            return (
-                "draws from the published intervals (independent); no run noise, no model-form "
-                f"or extrapolation error; {SUPERVISED_FIXED}"
-            )
-        return "none (no bootstrap samples)"
 
-    @property
-    def noise_scale_(self) -> float:
-        """Run-to-run noise sd on log L_S added to prediction intervals: the fit's robust
-        residual scale (1.4826 MAD of the log residuals) times sqrt(n / (n - p)), p the free
-        coefficients (in-sample residuals understate new-run noise, badly with few runs); for
-        fits of at most LOO_MAX_RUNS runs, at least the leave-one-out RMS error (`loo_noise`,
-        a within-data backtest); 0 for a preset (Table 6 reports no residual scale)."""
-        self._check()
-        res = self.result_
-        s = float(res.residual_scale or 0.0)
-        p = len(res.params) - len(res.meta.get("fixed") or {})
-        if res.n_obs > p:
-            s *= float(np.sqrt(res.n_obs / (res.n_obs - p)))
-        loo = (res.meta.get("noise") or {}).get("loo_rms")
-        return max(s, float(loo)) if loo is not None else s
+def noise_scale(res: FitResult) -> float:
+    """Run-to-run noise sd on log L_S added to prediction intervals: the fit's robust
+    residual scale (1.4826 MAD of the log residuals) times sqrt(n / (n - p)), p the free
+    coefficients (in-sample residuals understate new-run noise, badly with few runs); for
+    fits of at most LOO_MAX_RUNS runs, at least the leave-one-out RMS error (`loo_noise`,
+    a within-data backtest); 0 for a preset (Table 6 reports no residual scale)."""
+    s = float(res.residual_scale or 0.0)
+    p = len(res.params) - len(res.meta.get("fixed") or {})
+    if res.n_obs > p:
+        s *= float(np.sqrt(res.n_obs / (res.n_obs - p)))
+    loo = (res.meta.get("noise") or {}).get("loo_rms")
+    return max(s, float(loo)) if loo is not None else s
 
-    def _log_draws(self, N_S, D_S, L_T) -> tuple[np.ndarray, tuple]:
-        N_S, D_S, L_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T)))
-        X = {k: v.ravel() for k, v in self._inputs(N_S, D_S, L_T).items()}
-        law = get_law(LAW_NAME)
-        with np.errstate(all="ignore"):
-            T = law.predict_target(self.parameter_draws(), X)
-        return np.where(np.isfinite(T), T, np.nan), N_S.shape
 
-    def predict_interval(
-        self,
-        N_S,
-        D_S,
-        teacher_loss=None,
-        *,
-        level: float = 0.9,
-        N_T=None,
-        D_T=None,
-        kind: str = "prediction",
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Interval (lo, hi) for the student loss L_S at `level` (default 90%), vectorised.
+def log_draws(model, N_S, D_S, L_T) -> tuple[np.ndarray, tuple]:
+    """log L_S (B, n) of a fitted `DistillationScalingLaw` over its parameter draws (NaN where a
+    draw overflows), and the broadcast shape of the inputs."""
+    N_S, D_S, L_T = np.broadcast_arrays(*(np.asarray(v, float) for v in (N_S, D_S, L_T)))
+    X = {k: v.ravel() for k, v in model._inputs(N_S, D_S, L_T).items()}
+    law = get_law(LAW_NAME)
+    with np.errstate(all="ignore"):
+        T = law.predict_target(model.parameter_draws(), X)
+    return np.where(np.isfinite(T), T, np.nan), N_S.shape
 
-        kind="prediction" (default): where a new run's measured L_S should fall: the spread of
-        Eq. 8 over the parameter draws (`parameter_draws`) convolved with the run noise
-        `noise_scale_` on log L_S. kind="confidence": the parameter spread only. Neither
-        includes model-form error: how far the law itself is off beyond the fitted range
-        (docs/distill.md, "How far to trust it"). The supervised law giving
-        L~_S is held at its point estimate; a teacher given by N_T, D_T (a forecast L_T) is drawn
-        log-normally above E from that law's 90% interval (its forecast interval; bootstrap
-        only for kind="confidence"), paired with the parameter draws (`teacher_uncertainty`);
-        a measured `teacher_loss` is taken as it is.
-        """
-        self._check()
-        level, kind = self._interval_args(level, kind)
-        s_T = None
-        if teacher_loss is None:
-            if N_T is None or D_T is None:
-                raise InputError("give the teacher's loss, or its parameters and tokens")
-            teacher_loss = self.teacher_loss(N_T, D_T)
-            s_T = teacher_log_sd(self, N_T, D_T, kind)
-        self.predict(N_S, D_S, teacher_loss)  # validation and the domain warning
-        if s_T is not None and np.any(s_T > 0):  # L_T is a forecast: draw the teacher too
-            T, shape = shifted_log_draws(self, N_S, D_S, teacher_loss, s_T)
-        else:
-            T, shape = self._log_draws(N_S, D_S, teacher_loss)
-        sigma = self.noise_scale_ if kind == "prediction" else 0.0
-        lo, hi = interval_from_draws(T, sigma, level)
-        return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
 
-    def reference_forecast(self) -> dict[str, float]:
-        """The forecast the fit report decomposes: beyond the data, as a user would ask, at
-        4x the largest student, 4x the most distillation tokens and the strongest teacher."""
-        self._check()
-        if not hasattr(self, "data_"):
-            return {"N_S": 1e10, "D_S": 2e11, "L_T": 2.0}
-        d = self.data_
-        return {
-            "N_S": 4.0 * float(d["N_S"].max()),
-            "D_S": 4.0 * float(d["D_S"].max()),
-            "L_T": float(d["L_T"].min()),
-        }
+def predict_interval(
+    model, N_S, D_S, teacher_loss, N_T, D_T, level: float, kind: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Interval (lo, hi) for the student loss L_S of a fitted `DistillationScalingLaw` at
+    `level`, vectorised (`level` and `kind` checked by the caller).
 
-    def uncertainty_report(self, N_S=None, D_S=None, L_T=None) -> dict:
-        """Bootstrap spread and identifiability of each coefficient, and its share of the
-        variance of log L_S at one forecast (default `reference_forecast()`).
+    kind="prediction": where a new run's measured L_S should fall: the spread of Eq. 8 over the
+    parameter draws (`parameter_draws`) convolved with the run noise `noise_scale` on log L_S.
+    kind="confidence": the parameter spread only. Neither includes model-form error: how far
+    the law itself is off beyond the fitted range (docs/distill.md, "How far to trust it"). The
+    supervised law giving L~_S is held at its point estimate; a teacher given by N_T, D_T (a
+    forecast L_T) is drawn log-normally above E from that law's 90% interval (its forecast
+    interval; bootstrap only for kind="confidence"), paired with the parameter draws
+    (`teacher_uncertainty`); a measured `teacher_loss` is taken as it is.
+    """
+    s_T = None
+    if teacher_loss is None:
+        if N_T is None or D_T is None:
+            raise InputError("give the teacher's loss, or its parameters and tokens")
+        teacher_loss = model.teacher_loss(N_T, D_T)
+        s_T = teacher_log_sd(model, N_T, D_T, kind)
+    model.predict(N_S, D_S, teacher_loss)  # validation and the domain warning
+    if s_T is not None and np.any(s_T > 0):  # L_T is a forecast: draw the teacher too
+        T, shape = shifted_log_draws(model, N_S, D_S, teacher_loss, s_T)
+    else:
+        T, shape = log_draws(model, N_S, D_S, teacher_loss)
+    sigma = model.noise_scale_ if kind == "prediction" else 0.0
+    lo, hi = interval_from_draws(T, sigma, level)
+    return np.exp(lo).reshape(shape), np.exp(hi).reshape(shape)
 
-        Rule (`uncertainty.spread_status`): a scale coefficient whose resampled values span
-        more than a decade (P95/P5 > 10), or an exponent whose 5-95% range exceeds its median,
-        is NOT identified. Share (`uncertainty.variance_shares`): corr(log L_S, theta_j)^2
-        over the draws. Empty without bootstrap samples.
-        """
-        self._check()
-        if not self.result_.bootstrap:
-            return {}
-        ref = self.reference_forecast()
-        N_S = ref["N_S"] if N_S is None else float(N_S)
-        D_S = ref["D_S"] if D_S is None else float(D_S)
-        L_T = ref["L_T"] if L_T is None else float(L_T)
-        law = get_law(LAW_NAME)
-        th = self.parameter_draws()
-        nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, t)] for t in th])
-        spread = spread_status(nat, law.natural_names)
-        T, _ = self._log_draws(N_S, D_S, L_T)
-        shares = variance_shares(T[:, 0], th, law.natural_names)
-        fixed = set((self.result_.meta.get("fixed") or {}).keys())
-        for k in spread:
-            spread[k]["share"] = shares[k]
-            if k in fixed:
-                spread[k]["identified"] = True
-        lo, hi = interval_from_draws(T, self.noise_scale_, self.result_.ci_level or 0.9)
-        return {
-            "forecast": {"N_S": N_S, "D_S": D_S, "L_T": L_T},
-            "sd_log_forecast": float(np.std(T[:, 0])),
-            "interval": [float(np.exp(lo[0])), float(np.exp(hi[0]))],
-            "coefficients": spread,
-        }
+
+def reference_forecast(data: pd.DataFrame | None) -> dict[str, float]:
+    """The forecast the fit report decomposes: beyond the fitted runs `data`, as a user would
+    ask, at 4x the largest student, 4x the most distillation tokens and the strongest teacher
+    (a fixed point for a fit without its runs: a preset or a loaded fit)."""
+    if data is None:
+        return {"N_S": 1e10, "D_S": 2e11, "L_T": 2.0}
+    return {
+        "N_S": 4.0 * float(data["N_S"].max()),
+        "D_S": 4.0 * float(data["D_S"].max()),
+        "L_T": float(data["L_T"].min()),
+    }
+
+
+def uncertainty_report(model, N_S=None, D_S=None, L_T=None) -> dict:
+    """Bootstrap spread and identifiability of each coefficient of a fitted
+    `DistillationScalingLaw`, and its share of the variance of log L_S at one forecast (default
+    its `reference_forecast()`).
+
+    Rule (`spread_status`): a scale coefficient whose resampled values span more than a decade
+    (P95/P5 > 10), or an exponent whose 5-95% range exceeds its median, is NOT identified.
+    Share (`variance_shares`): corr(log L_S, theta_j)^2 over the draws. Empty without bootstrap
+    samples.
+    """
+    res = model.result_
+    if not res.bootstrap:
+        return {}
+    ref = model.reference_forecast()
+    N_S = ref["N_S"] if N_S is None else float(N_S)
+    D_S = ref["D_S"] if D_S is None else float(D_S)
+    L_T = ref["L_T"] if L_T is None else float(L_T)
+    law = get_law(LAW_NAME)
+    th = model.parameter_draws()
+    nat = np.array([[p.to_natural(v) for p, v in zip(law.parameters, t)] for t in th])
+    spread = spread_status(nat, law.natural_names)
+    T, _ = log_draws(model, N_S, D_S, L_T)
+    shares = variance_shares(T[:, 0], th, law.natural_names)
+    fixed = set((res.meta.get("fixed") or {}).keys())
+    for k in spread:
+        spread[k]["share"] = shares[k]
+        if k in fixed:
+            spread[k]["identified"] = True
+    lo, hi = interval_from_draws(T, model.noise_scale_, res.ci_level or 0.9)
+    return {
+        "forecast": {"N_S": N_S, "D_S": D_S, "L_T": L_T},
+        "sd_log_forecast": float(np.std(T[:, 0])),
+        "interval": [float(np.exp(lo[0])), float(np.exp(hi[0]))],
+        "coefficients": spread,
+    }
 
 
 LOO_MAX_RUNS = 40  # fits this small also estimate the run noise by leave-one-out
