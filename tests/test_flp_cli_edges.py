@@ -16,7 +16,7 @@ import pytest
 from lmforecast import examples
 from lmforecast.cli.common import check_out_format
 from lmforecast.errors import InputError
-from lmforecast.flp.mixture_scan import MixtureCurve, MixtureScan, ratio_grid
+from lmforecast.flp.mixture_scan import MixtureCurve, mixture_intervals, ratio_grid
 
 EX = examples.path("flp/runs.csv").parent
 B1 = Path(__file__).resolve().parents[1] / "src/lmforecast/data/bundled/osl"
@@ -78,19 +78,11 @@ def test_best_ratio_always_inside_its_interval(cli, flpm_file):
         assert lo <= d["best_ratio"] <= hi, (C, d["best_ratio"], lo, hi)
 
 
-class _Stub(MixtureScan):
-    """A scan with fixed draws: the point curve [100, 100, 90] (clipped from 120, 130, 90)."""
-
-    sources_ = ("a", "b")
-
-    def __init__(self, draws):
-        self.draws = np.asarray(draws, float)
-
-    def score_draws(self, F, kind="prediction"):
-        return np.tile(self.draws, (20, 1))
-
-    def predict_interval(self, F, level=0.9, kind="prediction"):
-        return np.array([90.0]), np.array([100.0])
+def _intervals(curve, draws):
+    """The intervals of a two-source scan whose 20 bootstrap draws are all `draws`, with the
+    score interval [90, 100] at the best ratio."""
+    best = (np.array([90.0]), np.array([100.0]))
+    return mixture_intervals(curve, np.tile(np.asarray(draws, float), (20, 1)), best, 2, 0.9)
 
 
 def test_draws_break_ties_as_the_point_does():
@@ -98,17 +90,17 @@ def test_draws_break_ties_as_the_point_does():
     pick another (old: best ratio 0.0 with interval [0.01, 0.01])."""
     curve = MixtureCurve(("a", "b"), ratio_grid(2, 0, 0.02, 0.01), np.array([100, 100, 90.0]), 1e21)
     assert curve.best_ratio == 0.0 and curve.n_tied == 2 and not curve.flat
-    iv = _Stub([110.0, 140.0, 80.0]).mixture_intervals(curve)
+    iv = _intervals(curve, [110.0, 140.0, 80.0])
     assert iv["best_ratio"] == [0.0, 0.0]
     # a draw picking elsewhere: the interval is widened to hold the point's pick
-    iv = _Stub([80.0, 85.0, 95.0]).mixture_intervals(curve)
+    iv = _intervals(curve, [80.0, 85.0, 95.0])
     assert iv["best_ratio"][0] <= 0.0 <= iv["best_ratio"][1]
 
 
 def test_flat_curve_has_no_best_ratio_in_the_api():
     curve = MixtureCurve(("a", "b"), ratio_grid(2, 0, 0.02, 0.01), np.full(3, 100.0), 1e26)
     assert curve.flat and curve.saturated and curve.best_ratio is None
-    iv = _Stub([120.0, 130.0, 140.0]).mixture_intervals(curve)
+    iv = _intervals(curve, [120.0, 130.0, 140.0])
     assert iv["best_ratio"] is None
 
 

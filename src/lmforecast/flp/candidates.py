@@ -29,7 +29,8 @@ from ..display import SummaryDisplay
 from ..errors import InputError
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
-from .mixture import FLPM, fit_stage1
+from .fitting import fit_stage1
+from .mixture import FLPM
 from .model import FLP
 from .study import (
     HeldOutErrors,

@@ -15,7 +15,7 @@ import pandas as pd
 from ..errors import InputError
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
-from .mixture import fit_stage1
+from .fitting import fit_stage1
 from .model import FLP
 from .tables import Columns, domain_columns, source_flops
 

@@ -6,6 +6,8 @@ and one combined intercept, so ordinary least squares gives the optimum directly
 the engine polishes it and returns the usual FitResult. At an exact optimum L-BFGS-B can stop
 with an "abnormal line search" (more so for M2/M4, whose constants are not separately
 identified), so the fit counts as converged when it ends at the closed-form objective.
+`fit_stage1` fits one FLP-M stage-1 law (Table 3) this way, and the nonlinear M3 from the
+engine's grid plus the M1 solution.
 """
 
 from __future__ import annotations
@@ -79,3 +81,13 @@ def bootstrap_closed_form(law, X, y, result: FitResult, *, n_boot: int, seed: in
         attach_bootstrap(law, result, thetas, level=level, seed=seed, n_polish=0)
     result.meta["bootstrap_method"] = "closed-form OLS per resample"
     return result
+
+
+def fit_stage1(law, X, L) -> FitResult:
+    """Fit one domain's FLOPs -> loss law (Table 3 form) with the shared engine: M1, M2, M4 from
+    their closed-form log-space least-squares solution, M3 (nonlinear) from its grid plus the
+    M1 solution."""
+    start = law.linear_start(X, L)
+    if law.uses_weights:
+        return fit_law(law, X, L, loss=squared(), extra_starts=start, n_polish=8)
+    return fit_from_closed_form(law, X, L, start)

@@ -22,46 +22,37 @@ import pandas as pd
 from ..data.validate import check_no_duplicates, numeric_column
 from ..errors import DomainWarning, InputError, not_fitted
 from ..estimator import Estimator, point
-from ..fitting import FitResult, fit_law, squared
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
 from ..params import UNIT_OPEN, check
 from ..uncertainty.bootstrap import bootstrap_fit
+from ..uncertainty.percentile import percentile_interval
 from ..uncertainty.resample import resample_rows
+from . import mixture_scan
 from .contracts import flpm_contract
-from .fitting import fit_from_closed_form
+from .fitting import fit_stage1
 from .forecast import best_mixture, flpm_forecast
-from .mixture_scan import MixtureScan
+from .intervals import BOUNDS, null_at_bounds
+from .mixture_saved import flpm_dict, restore_flpm
+from .mixture_scan import MixtureCurve
 from .model import clip_scores, shared_t, stage_noise
 from .network import TwoLayerNetwork
 from .schema import MAPPERS, check_flpm, init_args
 from .tables import (
     Columns,
-    FilterReport,
     check_models_have_runs,
     emerged_checkpoints,
     mixture_domains,
     source_flops,
 )
-from .tasks import EMERGENCE_THRESHOLD, TaskSettings, task_settings
+from .tasks import EMERGENCE_THRESHOLD, task_settings
 
 ZERO_SHARES = ("floor", "drop")
 SENSITIVITY_FLOORS = (1e-2, 1e-3, 1e-6)
 SENSITIVITY_SHARE = 0.01  # the small share whose forecast `summary()` reports per floor
-FORMAT_VERSION = 1
 
 
-def fit_stage1(law, X, L) -> FitResult:
-    """Fit one domain's FLOPs -> loss law (Table 3 form) with the shared engine: M1, M2, M4 from
-    their closed-form log-space least-squares solution, M3 (nonlinear) from its grid plus the
-    M1 solution."""
-    start = law.linear_start(X, L)
-    if law.uses_weights:
-        return fit_law(law, X, L, loss=squared(), extra_starts=start, n_polish=8)
-    return fit_from_closed_form(law, X, L, start)
-
-
-class FLPM(Estimator, MixtureScan):
+class FLPM(Estimator):
     """FLP-M forecaster for one task (sklearn-style; learned attributes end in _).
 
     Scores are points (0-100) in and out, as Chen et al. report them (Sec. 5-6).
@@ -372,6 +363,58 @@ class FLPM(Estimator, MixtureScan):
         self._check()
         return best_mixture(self, C, start, stop, step, check("level", level))
 
+    def predict_interval(self, flops_per_source, *, level: float = 0.9, kind: str = "prediction"):
+        """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
+        feed stage-2 resample b; kind="prediction" (default) adds each stage's Student-t
+        residual noise (dof-corrected SD). Clipped to [0, 100] points and never zero width: one
+        collapsed onto a bound is NaN (undefined; flp.intervals)."""
+        level, kind = self._interval_args(level, kind)
+        P = self.score_draws(flops_per_source, kind)
+        if P is None:  # no stage-2 noise estimate: the whole range
+            n = len(self._as_flops(flops_per_source))
+            return np.full(n, BOUNDS[0]), np.full(n, BOUNDS[1])
+        lo, hi = (np.clip(v, *BOUNDS) for v in percentile_interval(P, level))
+        return null_at_bounds(lo, hi)
+
+    # ---- the mixture scan (Sec. 6.1; `flp.mixture_scan`) -----------------------------------
+    def optimize_mixture(
+        self, flops: float, start: float = 0.0, stop: float = 0.5, step: float = 0.01
+    ) -> MixtureCurve:
+        """Sec. 6.1: predicted score over mixing ratios at total compute `flops`; best ratio
+        (`mixture_scan.optimize_mixture`)."""
+        self._check()
+        return mixture_scan.optimize_mixture(self, flops, start, stop, step)
+
+    def mixture_intervals(self, curve: MixtureCurve, level: float = 0.9) -> dict:
+        """How sure the Sec. 6.1 scan is: the prediction interval of the score at the best
+        ratio, and the percentile interval of the best ratio over the bootstrap draws
+        (`mixture_scan.mixture_intervals`)."""
+        level = check("level", level)
+        F = curve.ratios * curve.flops
+        draws = self.score_draws(F, "confidence")
+        best = self.predict_interval(F[curve.best_index : curve.best_index + 1], level=level)
+        return mixture_scan.mixture_intervals(curve, draws, best, len(self.sources_), level)
+
+    def warn_if_extrapolating(self, flops_per_source) -> None:
+        """DomainWarning when a forecast leaves the sampling models' compute or shares
+        (`mixture_scan.warn_if_extrapolating`)."""
+        mixture_scan.warn_if_extrapolating(self, flops_per_source)
+
+    @property
+    def share_range_(self) -> dict:
+        """{source: [min, max] share} of the sampling models."""
+        return next(iter(self.stage1_.values())).meta["share_range"]
+
+    @property
+    def min_flops_(self) -> float:
+        """Smallest sampling model's total compute."""
+        return float(min(r.meta["min_flops"] for r in self.stage1_.values()))
+
+    @property
+    def max_flops_(self) -> float:
+        """Largest sampling model's total compute."""
+        return float(max(r.meta["max_flops"] for r in self.stage1_.values()))
+
     # ---- reporting / persistence -----------------------------------------------------------
     def contract(self) -> dict:
         """The fit as plain data (what `flpm fit --json` prints; `flp.contracts`)."""
@@ -431,41 +474,9 @@ class FLPM(Estimator, MixtureScan):
         return list(law.identified(self.stage1_[self.domains_[0]].theta))
 
     def to_dict(self) -> dict:
+        """The fit as a saved file's dict (`mixture_saved.flpm_dict`)."""
         self._check()
-        return {
-            "kind": "FLPM",
-            "format_version": FORMAT_VERSION,
-            "config": {
-                "task": self.task,
-                "form": self.form,
-                "mapper": self.mapper,
-                "chance": self.chance,
-                "threshold": float(self.threshold),
-                "train_loss_decimals": int(self.train_loss_decimals),
-                "zero_share": self.zero_share,
-                "zero_floor": float(self.zero_floor),
-                "hidden": self.hidden,
-                "lr": self.lr,
-                "steps": self.steps,
-                "weight_decay": self.weight_decay,
-                "n_init": self.n_init,
-                "bootstrap": int(self.bootstrap),
-                "seed": self.seed,
-            },
-            "settings": dict(self.settings_.__dict__),
-            "sources": list(self.sources_),
-            "domains": list(self.domains_),
-            "filter": {k: v.tolist() for k, v in self.filter_.__dict__.items()},
-            "n_runs": self.n_runs_,
-            "n_points": self.n_points_,
-            "stage1": {d: r.to_dict() for d, r in self.stage1_.items()},
-            "network": None if self.network_ is None else self.network_.to_dict(),
-            "coef": None if self.coef_ is None else self.coef_.tolist(),
-            "coef_boot": getattr(self, "coef_boot_", np.zeros((0,))).tolist(),
-            "residual_scale": getattr(self, "residual_scale_", None),
-            "n_zero_share": getattr(self, "n_zero_share_", 0),
-            "zero_share_sensitivity": getattr(self, "zero_share_sensitivity_", None),
-        }
+        return flpm_dict(self)
 
     saved_label = "saved FLP-M fit"
 
@@ -474,27 +485,6 @@ class FLPM(Estimator, MixtureScan):
         """A fit from `to_dict` (a saved file's dict), checked field by field (`flp.schema`)."""
         check_flpm(d, where, init_args(cls))
         try:
-            return cls._from_checked(d)
+            return restore_flpm(cls(**d["config"]), d)
         except (ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{where}: not a saved FLP-M fit ({exc})") from exc
-
-    @classmethod
-    def _from_checked(cls, d: dict) -> FLPM:
-        est = cls(**d["config"])
-        est.settings_ = TaskSettings(**d["settings"])
-        est.sources_, est.domains_ = tuple(d["sources"]), tuple(d["domains"])
-        f = d["filter"]
-        est.filter_ = FilterReport(
-            *(np.array(f[k], bool) for k in ("kept", "not_improved", "not_emerged"))
-        )
-        est.n_runs_, est.n_points_ = d["n_runs"], d["n_points"]
-        est.stage1_ = {k: FitResult.from_dict(v) for k, v in d["stage1"].items()}
-        est.network_ = None if d["network"] is None else TwoLayerNetwork.from_dict(d["network"])
-        est.coef_ = None if d["coef"] is None else np.array(d["coef"], float)
-        if d.get("coef_boot"):
-            est.coef_boot_ = np.array(d["coef_boot"], float)
-        if d.get("residual_scale") is not None:
-            est.residual_scale_ = d["residual_scale"]
-        est.n_zero_share_ = d.get("n_zero_share", 0)
-        est.zero_share_sensitivity_ = d.get("zero_share_sensitivity")
-        return est

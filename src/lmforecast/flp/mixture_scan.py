@@ -1,6 +1,6 @@
 """FLP-M's mixture scan (Chen et al., Sec. 6.1): predicted score over mixing ratios at a total
-compute, the best ratio and how sure it is, and the warnings when a scan leaves the sampling
-models' range."""
+compute, the best ratio and how sure it is, and the warnings when a scan or a forecast leaves
+the sampling models' range. `FLPM`'s methods of the same names call these functions."""
 
 from __future__ import annotations
 
@@ -13,141 +13,114 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning, InputError
-from ..params import check
 from ..uncertainty.percentile import percentile_interval
-from .intervals import BOUNDS, interval_or_none, null_at_bounds
+from .intervals import BOUNDS, interval_or_none
 
 
-class MixtureScan:
-    """The mixture scan of a fitted `FLPM` (Sec. 6.1) and its domain warnings (mixed into it;
-    needs `predict`, `predict_interval`, `score_draws`, `sources_` and `stage1_`)."""
+def optimize_mixture(est, flops: float, start: float, stop: float, step: float) -> MixtureCurve:
+    """Sec. 6.1: the predicted score of a fitted `FLPM` over mixing ratios (`ratio_grid`
+    start:stop:step) at total compute `flops`, and the best ratio; warns where the scan leaves
+    the sampling models' shares or compute range."""
+    if not (np.isfinite(flops) and flops > 0):
+        raise InputError(f"total FLOPs must be > 0, got {flops}")
+    R = ratio_grid(len(est.sources_), start, stop, step)
+    warn_outside_shares(est, R)
+    perf = est.predict(R * flops)
+    warn_compute_range(est, flops, flops, "mixture scan")
+    return MixtureCurve(
+        est.sources_,
+        R,
+        perf,
+        float(flops),
+        target=est.settings_.name,
+        share_range=est.share_range_,
+    )
 
-    def optimize_mixture(
-        self, flops: float, start: float = 0.0, stop: float = 0.5, step: float = 0.01
-    ) -> MixtureCurve:
-        """Sec. 6.1: predicted score over mixing ratios at total compute `flops`; best ratio."""
-        self._check()
-        if not (np.isfinite(flops) and flops > 0):
-            raise InputError(f"total FLOPs must be > 0, got {flops}")
-        R = ratio_grid(len(self.sources_), start, stop, step)
-        self._warn_outside_shares(R)
-        perf = self.predict(R * flops)
-        self._warn_compute_range(flops, flops, "mixture scan")
-        return MixtureCurve(
-            self.sources_,
-            R,
-            perf,
-            float(flops),
-            target=self.settings_.name,
-            share_range=self.share_range_,
+
+def mixture_intervals(curve: MixtureCurve, draws, best_interval, n_sources: int, level: float):
+    """How sure the Sec. 6.1 scan `curve` is: the `level` prediction interval of the score at
+    the best ratio (`best_interval`, (lo, hi) of length 1), and the percentile interval of the
+    best ratio itself over the bootstrap `draws` (B, m) of the scanned scores (confidence draws:
+    no run noise) of a fitted FLP-M with `n_sources` sources. Each draw is clipped to [0, 100]
+    points like the point scan and takes its own best ratio by the same rule (`best_in`: the
+    first of tied ratios); a flat draw (every ratio ties, e.g. all clipped to 100) has none and
+    is left out (counted in "flat_draws"). The interval always holds the point's best ratio
+    (widened to it if need be). Returns {"performance": [lo, hi] or None (undefined at a bound,
+    flp.intervals), "best_ratio": [lo, hi] (last source's share; for K > 2, per source), or
+    None where the point scan is flat (no best ratio) or every draw is, and "flat_draws"}."""
+    P = np.clip(draws, *BOUNDS)
+    flat = np.array([_flat(p) for p in P], bool)
+    lo, hi = best_interval
+    out = {
+        "performance": interval_or_none(lo[0], hi[0]),
+        "best_ratio": None,
+        "flat_draws": int(flat.sum()),
+    }
+    if curve.flat or flat.all():
+        return out
+    best = curve.ratios[[best_in(p) for p in P[~flat]]]
+    rlo, rhi = percentile_interval(best, level, method="inverted_cdf")
+    point = curve.ratios[curve.best_index]
+    rlo, rhi = np.minimum(rlo, point), np.maximum(rhi, point)  # never without the pick
+    if n_sources == 2:
+        out["best_ratio"] = [float(rlo[-1]), float(rhi[-1])]
+    else:
+        out["best_ratio"] = [rlo.tolist(), rhi.tolist()]
+    return out
+
+
+# The warnings below are raised two calls under an `FLPM` method (the method, a function of
+# this module, the warning helper), so stacklevel 4 names the line that called the method.
+def warn_if_extrapolating(est, flops_per_source) -> None:
+    """DomainWarning when a total compute exceeds 10x the largest sampling model's of a fitted
+    `FLPM` (the `flp predict` rule) or falls below the smallest one's, or a mixture gives a
+    source a share the sampling models never had."""
+    F = est._as_flops(flops_per_source)
+    warn_outside_shares(est, F / F.sum(1, keepdims=True), "the forecast mixture")
+    warn_compute_range(est, float(F.sum(1).max()), float(F.sum(1).min()), "forecast")
+
+
+def warn_outside_shares(est, R: np.ndarray, what: str = "mixture scan") -> None:
+    """DomainWarning when mixtures `R` give a source a share outside the range of a fitted
+    `FLPM`'s sampling models (the law has not seen such mixtures: extrapolation in mixture
+    space)."""
+    rng = est.share_range_
+    out = []
+    for i, s in enumerate(est.sources_):
+        lo, hi = rng[s]
+        if R[:, i].max() > hi + 1e-9 or R[:, i].min() < lo - 1e-9:
+            a, b = f"{R[:, i].min():.3g}", f"{R[:, i].max():.3g}"
+            got = a if a == b else f"{a}-{b}"
+            out.append(f"{s} {got} (fitted {lo:.3g}-{hi:.3g})")
+    if out:
+        warnings.warn(
+            f"{what} leaves the sampling models' shares: "
+            + "; ".join(out)
+            + "; forecasts there extrapolate in mixture space",
+            DomainWarning,
+            stacklevel=4,
         )
 
-    def predict_interval(self, flops_per_source, *, level: float = 0.9, kind: str = "prediction"):
-        """Bootstrap percentile interval of the forecast: stage-1 resample b's domain losses
-        feed stage-2 resample b; kind="prediction" (default) adds each stage's Student-t
-        residual noise (dof-corrected SD). Clipped to [0, 100] points and never zero width: one
-        collapsed onto a bound is NaN (undefined; flp.intervals)."""
-        level, kind = self._interval_args(level, kind)
-        P = self.score_draws(flops_per_source, kind)
-        if P is None:  # no stage-2 noise estimate: the whole range
-            n = len(self._as_flops(flops_per_source))
-            return np.full(n, BOUNDS[0]), np.full(n, BOUNDS[1])
-        lo, hi = (np.clip(v, *BOUNDS) for v in percentile_interval(P, level))
-        return null_at_bounds(lo, hi)
 
-    def mixture_intervals(self, curve: MixtureCurve, level: float = 0.9) -> dict:
-        """How sure the Sec. 6.1 scan is: the `level` prediction interval of the score at the
-        best ratio, and the percentile interval of the best ratio itself over the bootstrap
-        draws (confidence draws: no run noise). Each draw is clipped to [0, 100] points like the
-        point scan and takes its own best ratio by the same rule (`best_in`: the first of tied
-        ratios); a flat draw (every ratio ties, e.g. all clipped to 100) has none and is left
-        out (counted in "flat_draws"). The interval always holds the point's best ratio (widened
-        to it if need be). Returns {"performance": [lo, hi] or None (undefined at a bound,
-        flp.intervals), "best_ratio": [lo, hi] (last source's share; for K > 2, per source), or
-        None where the point scan is flat (no best ratio) or every draw is, and "flat_draws"}."""
-        level = check("level", level)
-        F = curve.ratios * curve.flops
-        P = np.clip(self.score_draws(F, "confidence"), *BOUNDS)
-        flat = np.array([_flat(p) for p in P], bool)
-        lo, hi = self.predict_interval(F[curve.best_index : curve.best_index + 1], level=level)
-        out = {
-            "performance": interval_or_none(lo[0], hi[0]),
-            "best_ratio": None,
-            "flat_draws": int(flat.sum()),
-        }
-        if curve.flat or flat.all():
-            return out
-        best = curve.ratios[[best_in(p) for p in P[~flat]]]
-        rlo, rhi = percentile_interval(best, level, method="inverted_cdf")
-        point = curve.ratios[curve.best_index]
-        rlo, rhi = np.minimum(rlo, point), np.maximum(rhi, point)  # never without the pick
-        if len(self.sources_) == 2:
-            out["best_ratio"] = [float(rlo[-1]), float(rhi[-1])]
-        else:
-            out["best_ratio"] = [rlo.tolist(), rhi.tolist()]
-        return out
-
-    def _warn_outside_shares(self, R: np.ndarray, what: str = "mixture scan") -> None:
-        """DomainWarning when scanned mixtures give a source a share outside the sampling
-        models' range (the law has not seen such mixtures: extrapolation in mixture space)."""
-        rng = self.share_range_
-        out = []
-        for i, s in enumerate(self.sources_):
-            lo, hi = rng[s]
-            if R[:, i].max() > hi + 1e-9 or R[:, i].min() < lo - 1e-9:
-                a, b = f"{R[:, i].min():.3g}", f"{R[:, i].max():.3g}"
-                got = a if a == b else f"{a}-{b}"
-                out.append(f"{s} {got} (fitted {lo:.3g}-{hi:.3g})")
-        if out:
-            warnings.warn(
-                f"{what} leaves the sampling models' shares: "
-                + "; ".join(out)
-                + "; forecasts there extrapolate in mixture space",
-                DomainWarning,
-                stacklevel=3,
-            )
-
-    def warn_if_extrapolating(self, flops_per_source) -> None:
-        """DomainWarning when a total compute exceeds 10x the largest sampling model's (the
-        `flp predict` rule) or falls below the smallest one's, or a mixture gives a source a
-        share the sampling models never had."""
-        F = self._as_flops(flops_per_source)
-        self._warn_outside_shares(F / F.sum(1, keepdims=True), "the forecast mixture")
-        self._warn_compute_range(float(F.sum(1).max()), float(F.sum(1).min()), "forecast")
-
-    def _warn_compute_range(self, high: float, low: float, what: str) -> None:
-        """DomainWarning where `high` exceeds 10x the largest sampling model's compute (the
-        `flp predict` rule) or `low` falls below the smallest one's (intervals uncalibrated)."""
-        if high > 10 * self.max_flops_:
-            warnings.warn(
-                f"{what} at {high:.3g} FLOPs extrapolates {high / self.max_flops_:.3g}x "
-                "beyond the largest sampling model",
-                DomainWarning,
-                stacklevel=3,
-            )
-        m = self.min_flops_
-        if low < m * (1 - 1e-9):
-            warnings.warn(
-                f"{what} at {low:.3g} FLOPs extrapolates {m / low:.3g}x below the smallest "
-                f"sampling model ({m:.3g} FLOPs); its intervals are not calibrated there",
-                DomainWarning,
-                stacklevel=3,
-            )
-
-    @property
-    def share_range_(self) -> dict:
-        """{source: [min, max] share} of the sampling models."""
-        return next(iter(self.stage1_.values())).meta["share_range"]
-
-    @property
-    def min_flops_(self) -> float:
-        """Smallest sampling model's total compute."""
-        return float(min(r.meta["min_flops"] for r in self.stage1_.values()))
-
-    @property
-    def max_flops_(self) -> float:
-        """Largest sampling model's total compute."""
-        return float(max(r.meta["max_flops"] for r in self.stage1_.values()))
+def warn_compute_range(est, high: float, low: float, what: str) -> None:
+    """DomainWarning where `high` exceeds 10x the largest sampling model's compute of a fitted
+    `FLPM` (the `flp predict` rule) or `low` falls below the smallest one's (intervals
+    uncalibrated)."""
+    if high > 10 * est.max_flops_:
+        warnings.warn(
+            f"{what} at {high:.3g} FLOPs extrapolates {high / est.max_flops_:.3g}x "
+            "beyond the largest sampling model",
+            DomainWarning,
+            stacklevel=4,
+        )
+    m = est.min_flops_
+    if low < m * (1 - 1e-9):
+        warnings.warn(
+            f"{what} at {low:.3g} FLOPs extrapolates {m / low:.3g}x below the smallest "
+            f"sampling model ({m:.3g} FLOPs); its intervals are not calibrated there",
+            DomainWarning,
+            stacklevel=4,
+        )
 
 
 @dataclass
