@@ -327,3 +327,30 @@ def test_osl_pca_and_selection_print_the_library_s_answers(capsys):
         )
         assert main(["osl", *argv]) == 0
         assert capsys.readouterr().out.strip() == ans.summary()
+
+
+def test_distill_crossover_and_ratios_print_the_library_s_answers(capsys):
+    """`distill crossover` and `distill ratios` print `distill.answers`: the crossover with its
+    interval over parameter draws (holding the point), and the ratio table with its note."""
+    import json
+
+    from lmforecast.distill import DistillationScalingLaw
+    from lmforecast.distill.answers import RATIO_NOTE, crossover_answer, ratios_answer
+
+    m = DistillationScalingLaw.from_preset()
+    cross = crossover_answer(m, 1e9, "best-case", 0.9, 16)
+    c, (lo, hi) = cross.fields["crossover_flops"], cross.fields["interval"]
+    hi = float("inf") if hi == "inf" else hi
+    assert lo <= c <= hi and cross.fields["interval_basis"].startswith("confidence interval")
+    ratios = ratios_answer(m, 1e9, [2.6, 2.8], "best-case", 0.9, 0)
+    rows = ratios.fields["rows"]
+    assert [r["target_loss"] for r in rows] == [2.6, 2.8] and ratios.notes == (RATIO_NOTE,)
+    assert all(r["compute_ratio"] is None or r["compute_ratio"] == "inf" or r["compute_ratio"] > 0
+               for r in rows)  # fmt: skip
+    base = ["--student-params", "1e9", "--scenario", "best-case"]
+    for ans, argv in ((cross, ["crossover", *base, "--draws", "16"]),
+                      (ratios, ["ratios", *base, "--target-loss", "2.6", "2.8"])):  # fmt: skip
+        assert main(["distill", *argv, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(ans.contract()))
+        assert main(["distill", *argv]) == 0
+        assert capsys.readouterr().out.strip() == ans.summary()
