@@ -24,3 +24,13 @@ def run_main(argv: list[str]) -> int:
     except SystemExit as exc:
         code = exc.code
     return 0 if code is None else int(code)
+
+
+def run_in_examples(folder, monkeypatch, line: str) -> int:
+    """Copy the bundled examples into `folder`, work there, and run the plain `lmforecast`
+    line `line` (without its `lmforecast` prefix) in-process; its exit status."""
+    from lmforecast.examples import copy as copy_examples
+
+    copy_examples(folder)
+    monkeypatch.chdir(folder)
+    return run_main(line.split())

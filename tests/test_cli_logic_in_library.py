@@ -170,15 +170,12 @@ def test_fit_json_is_the_library_s_contract(name, tmp_path, monkeypatch, capsys)
     import json
 
     import lmforecast
-    from cli_lines import run_main
-    from lmforecast.examples import copy as copy_examples
+    from cli_lines import run_in_examples
     from lmforecast.store import to_jsonable
 
-    copy_examples(tmp_path)
-    monkeypatch.chdir(tmp_path)
     fname, line = FIT_LINES[name]
     capsys.readouterr()
-    assert run_main(line.split()) == 0
+    assert run_in_examples(tmp_path, monkeypatch, line) == 0
     printed = json.loads(capsys.readouterr().out)
     fit = lmforecast.load(tmp_path / fname)
     if name == "distill":  # a saved distillation fit keeps no runs: refit them in Python
@@ -258,21 +255,18 @@ def test_salience_predict_prints_the_library_s_answer(tmp_path, monkeypatch, cap
     without bootstrap refits, the note and warning that there is no interval."""
     import json
 
-    from cli_lines import run_main
+    from cli_lines import run_in_examples, run_main
     from lmforecast.errors import DomainWarning
-    from lmforecast.examples import copy as copy_examples
     from lmforecast.salience.answers import predict_answer
     from lmforecast.salience.records import read_loss_records
     from lmforecast.salience.result import SalienceFit
 
-    copy_examples(tmp_path)
-    monkeypatch.chdir(tmp_path)
     fit_line = (
         "salience fit --texts salience/texts.jsonl --losses salience/losses.jsonl "
         "--scores salience/scores.csv --task reasoning --chance 0 --out f.json"
     )
     for boot in ("200", "0"):
-        assert run_main([*fit_line.split(), "--bootstrap", boot]) == 0
+        assert run_in_examples(tmp_path, monkeypatch, f"{fit_line} --bootstrap {boot}") == 0
         fit = SalienceFit.from_json(tmp_path / "f.json")
         recs = read_loss_records("salience/losses.jsonl")
         with warnings.catch_warnings(record=True) as w:

@@ -116,13 +116,10 @@ RESULT_LINES = {
 
 @pytest.mark.parametrize("kind", list(RESULT_LINES))
 def test_load_reads_the_results_the_command_line_saves(tmp_path, monkeypatch, capsys, kind):
-    from cli_lines import run_main
-    from lmforecast.examples import copy as copy_examples
+    from cli_lines import run_in_examples
 
-    copy_examples(tmp_path)
-    monkeypatch.chdir(tmp_path)
     fname, line = RESULT_LINES[kind]
-    assert run_main(line.split()) == 0, capsys.readouterr().err
+    assert run_in_examples(tmp_path, monkeypatch, line) == 0, capsys.readouterr().err
     res = lmforecast.load(tmp_path / fname)
     assert type(res).__name__ == kind
     assert res.to_json() == (tmp_path / fname).read_text()  # bit for bit
