@@ -26,8 +26,9 @@ import numpy as np
 from scipy.special import expit
 
 from lmforecast.laws.salience import lm_fit
+from lmforecast.salience.law import sigmoid_law
 from lmforecast.salience.mapping import map_losses_many
-from lmforecast.salience.model import CapabilitySalience, sigmoid_law
+from lmforecast.salience.model import CapabilitySalience
 
 
 def make_problem(n_texts, tokens_per_text, n_models, dim, seed=0):

@@ -32,6 +32,7 @@ from lmforecast.salience import CapabilitySalience
 from lmforecast.salience.features import HashedNgramFeatures
 from lmforecast.salience.pipeline import mapped_loss_matrix
 from lmforecast.salience.records import loss_table, read_loss_records, read_scores, read_texts
+from lmforecast.store.envelope import to_jsonable
 from lmforecast.store.kinds import ESTIMATORS
 from lmforecast.store.registry import estimator_class
 from lmforecast.supervised import SupervisedScalingLaw
@@ -241,6 +242,16 @@ def test_interval_holds_the_point_at_every_kind_and_level(case):
     wide_lo, wide_hi = _interval(est, args, c.kw, level=0.99)
     both = ok & np.isfinite(wide_lo) & np.isfinite(wide_hi)
     assert np.all(wide_hi[both] - wide_lo[both] >= hi[both] - lo[both] - 1e-9), name
+
+
+def test_contract_is_strict_json_with_the_fitted_coefficients(case):
+    """contract() (what the fit verb prints with --json) exists on every class, serialises as
+    strict JSON and carries the fit's numbers, all finite."""
+    name, c, est, _ = case
+    d = json.loads(json.dumps(to_jsonable(est.contract()), allow_nan=False))
+    assert isinstance(d, dict) and d, name
+    numbers = [v for v in pd.json_normalize(d).iloc[0].tolist() if isinstance(v, float)]
+    assert numbers and all(np.isfinite(numbers)), (name, d)
 
 
 def test_unknown_kind_and_bad_level_are_one_input_error(case):

@@ -19,7 +19,8 @@ from lmforecast.salience import (
     TextFeatures,
     fit_salience,
 )
-from lmforecast.salience.model import fit_salience_sigmoid, head_objective, sigmoid_law
+from lmforecast.salience.law import fit_salience_sigmoid, sigmoid_law
+from lmforecast.salience.model import head_objective
 from lmforecast.salience.paper import CHANCE, TABLE1_MSE, TASKS, paper_scores
 from lmforecast.salience.simulate import planted_salience_data
 

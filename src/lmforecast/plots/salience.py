@@ -7,7 +7,7 @@ import html
 
 import numpy as np
 
-from ..salience.model import sigmoid_law
+from ..salience.law import sigmoid_law
 from .style import new_figure
 
 _SPLIT_MARKERS = {"train": "o", "validation": "s", "test": "^"}

@@ -8,8 +8,9 @@
 """
 
 from .features import HashedNgramFeatures, TextFeatures, char_offsets, word_offsets
+from .law import baseline_fit, sigmoid_law
 from .mapping import char_losses, map_losses, sum_to_target
-from .model import CapabilitySalience, baseline_fit, sigmoid_law
+from .model import CapabilitySalience
 from .pipeline import fit_salience, mapped_loss_matrix
 from .records import loss_table, read_loss_records, read_scores, read_texts
 from .result import SalienceFit

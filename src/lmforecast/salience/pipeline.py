@@ -10,8 +10,9 @@ import pandas as pd
 from ..errors import InputError
 from ..params import check
 from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
+from .law import baseline_fit
 from .mapping import map_losses_many
-from .model import CapabilitySalience, baseline_fit, preset_options
+from .model import CapabilitySalience, preset_options
 from .records import LossTable, loss_table
 from .result import SalienceFit
 

@@ -20,8 +20,8 @@ from ..errors import InputError
 from ..fitting.result import FitResult
 from ..params import check, check_kind
 from ..store import dump_json, load_json, source_label
+from .law import eq2_interval, sigmoid_law
 from .mapping import map_losses_many
-from .model import eq2_interval, sigmoid_law
 from .records import LossTable, loss_table
 from .schema import check_salience
 
