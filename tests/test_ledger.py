@@ -3,12 +3,14 @@ migration from schema version 1."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from hashlib import sha256
 from pathlib import Path
 
 import numpy as np
@@ -306,3 +308,137 @@ def test_open_waits_out_a_lock_that_sqlite_reports_without_waiting(tmp_path, mon
     monkeypatch.setattr(schema, "_ensure_current", locked)
     with pytest.raises(InputError, match="cannot use the ledger .database is locked"):
         Ledger(tmp_path / "m.db", create=True)
+
+
+# ---- the library behind `--ledger` and the `ledger` verbs ------------------------------------
+#: `supervised predict --preset hoffmann2022 --params 7e9 --tokens 1.4e11 --json`, as printed
+PREDICT_OUT = {
+    "loss": 2.1835417931054084,
+    "interval": [2.153637715007625, 2.21386110069172],
+    "level": 0.9,
+}
+
+
+def test_forecast_records_of_a_printed_forecast(tmp_path):
+    from lmforecast.ledger.forecasts import fit_info, forecast_records, register_forecasts
+
+    fit = tmp_path / "fit.json"
+    fit.write_text('{"law": "chinchilla", "meta": {"task": "ignored-after-law"}}')
+    assert fit_info(fit) == {"form": "chinchilla", "task": "ignored-after-law"}
+    recs = forecast_records(
+        "supervised",
+        "predict",
+        PREDICT_OUT,
+        fit=fit,
+        label="7b",
+        N=7e9,
+        D=1.4e11,
+        tables=[None, str(tmp_path / "missing.csv")],
+    )
+    assert len(recs) == 1
+    r = recs[0]
+    assert (r["method"], r["form"], r["task"], r["label"]) == (
+        "supervised",
+        "chinchilla",
+        "ignored-after-law",
+        "7b",
+    )
+    assert (r["point"], r["lo"], r["hi"], r["level"]) == (
+        2.1835417931054084,
+        2.153637715007625,
+        2.21386110069172,
+        0.9,
+    )
+    assert (r["N"], r["D"], r["budget"], r["run"]) == (7e9, 1.4e11, None, None)
+    assert r["input_sha256"] is None and r["fit_sha256"] == sha256(fit.read_bytes()).hexdigest()
+    # a preset's name is no file: the form is the preset, the task of a loss law is `loss`
+    (p,) = forecast_records(
+        "supervised", "predict", PREDICT_OUT, fit="hoffmann2022", preset="hoffmann2022"
+    )
+    assert (p["form"], p["task"], p["fit_sha256"]) == ("hoffmann2022", "loss", None)
+    ids = register_forecasts(tmp_path / "l.db", recs + [p])
+    assert ids == [1, 2]
+    with Ledger(tmp_path / "l.db") as L:
+        got, bad = L.records(), L.verify_digests()
+    assert got["form"].tolist() == ["chinchilla", "hoffmann2022"] and bad == []
+    assert got["lmforecast_version"].notna().all() and got["created"].notna().all()
+
+
+def test_forecast_records_one_per_item_and_flpm_budget(tmp_path):
+    from lmforecast.ledger.forecasts import forecast_records
+
+    out = {
+        "method": "M4",
+        "level": 0.8,
+        "predictions": [
+            {"model": "a", "flops": 1e21, "performance": 41.5, "interval": [39.0, 44.0]},
+            {"model": "b", "flops": 2e21, "performance": 47.25},
+            {"model": "c", "flops": 3e21},
+        ],
+    }
+    table = tmp_path / "bench.csv"
+    table.write_text("model,score\na,1\n")
+    recs = forecast_records(
+        "flpm", "predict", out, flops_per_source="1e20,3e20", tables=[str(table)]
+    )
+    assert [r["run"] for r in recs] == ["a", "b"]  # no point, no record
+    assert [r["budget"] for r in recs] == [1e21, 2e21]
+    assert (recs[0]["lo"], recs[0]["hi"], recs[0]["level"]) == (39.0, 44.0, 0.8)
+    assert (recs[1]["lo"], recs[1]["level"]) == (None, None)
+    assert recs[0]["inputs"] == '{"flops_per_source": "1e20,3e20"}'
+    assert recs[0]["input_sha256"] == sha256(table.read_bytes()).hexdigest()
+    (only,) = forecast_records(
+        "flpm", "predict", {"performance": 40.0}, flops_per_source="1e20,3e20"
+    )
+    assert only["budget"] == 4e20
+
+
+def test_add_forecast_refuses_a_point_outside_its_interval(tmp_path):
+    from lmforecast.ledger.forecasts import add_forecast
+
+    db = tmp_path / "l.db"
+    with pytest.raises(InputError, match="point 3 lies outside its interval"):
+        add_forecast(db, method="m", point=3.0, lo=1.0, hi=2.0, level=0.9)
+    assert not db.exists()
+    assert add_forecast(db, method="m", point=1.5, lo=1.0, hi=2.0, level=0.9, label="x") == 1
+
+
+def test_views_select_resolve_and_write_records(tmp_path):
+    from lmforecast.ledger.forecasts import add_forecast
+    from lmforecast.ledger.views import (
+        digest_warning,
+        export_text,
+        json_records,
+        observations,
+        resolve_records,
+        select_records,
+        show_frame,
+    )
+
+    db = tmp_path / "l.db"
+    for p in (1.25, 2.5):
+        add_forecast(db, method="m", point=p, label="a" if p < 2 else "b")
+    obs = tmp_path / "obs.csv"
+    obs.write_text("id,observed\n2,2.75\n")
+    items = observations(obs, source="eval")
+    assert [(int(i), float(o), s) for i, o, s in items] == [(2, 2.75, "eval")]
+    resolve_records(db, items)
+    df, bad = select_records(db, label="b")
+    assert bad == [] and df["id"].tolist() == [2] and df["observed"].tolist() == [2.75]
+    (rec,) = json_records(df)
+    assert rec["id"] == 2 and rec["superseded_by"] is None and rec["point"] == 2.5
+    shown = show_frame(df)
+    assert shown.columns[0] == "id" and len(shown["created"].iloc[0]) == 19
+    assert shown["lo"].iloc[0] == ""
+    assert json.loads(export_text(df, "x.jsonl"))["source"] == "eval"
+    assert export_text(df, "x.csv").splitlines()[0].startswith("id,created,")
+    with pytest.raises(InputError, match="use a .csv or .jsonl file name"):
+        export_text(df, "x.txt")
+    assert digest_warning(db, []) is None
+    assert digest_warning("l.db", list(range(1, 13))) == (
+        "l.db: record(s) 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 2 more do not match their digest: "
+        "edited outside lmforecast, behind the ledger's append-only rules"
+    )
+    obs.write_text("id,observed\n4.5,1\n")
+    with pytest.raises(InputError, match=r"column 'id' row 1: 4.5 is not a record id"):
+        observations(obs)

@@ -116,7 +116,7 @@ def test_resolve_from_a_table_is_all_or_nothing(cli, tmp_path):
 
 def test_form_and_task_read_from_saved_fits(tmp_path):
     # FLP/FLP-M fits keep them under "config", supervised/distillation fits name the "law"
-    from lmforecast.cli.ledger import _fit_info
+    from lmforecast.ledger.forecasts import fit_info as _fit_info
 
     f = tmp_path / "flp.json"
     f.write_text(json.dumps({"kind": "FLPM", "config": {"task": "HumanEval", "form": "M4"}}))

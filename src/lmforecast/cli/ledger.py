@@ -4,21 +4,23 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-import numpy as np
-
-from .. import __version__
-from ..data.io import read_table
-from ..data.validate import check_columns, numeric_column
 from ..errors import InputError
 from ..ledger import Ledger, over_time, score_records, score_table
-from ..ledger.records import check_forecast, sha256_file
+from ..ledger.forecasts import add_forecast, forecast_records, register_forecasts
 from ..ledger.schema import ledger_target
+from ..ledger.views import (
+    digest_warning,
+    export_text,
+    json_records,
+    observations,
+    resolve_records,
+    select_records,
+    show_frame,
+)
 from ..store.figures import figure_format, write_figure
-from .common import add_output_flags, atomic_write_text, check_writable, print_json, to_jsonable
+from .common import add_output_flags, atomic_write_text, check_writable, emit, print_json
 from .global_flags import FORECAST_VERBS, OWN_LEDGER_COMMANDS
 
 
@@ -43,112 +45,31 @@ def check_ledger_flags(args: argparse.Namespace) -> None:
         check_writable(path)  # created only when the verb registers its forecast
 
 
-def _fit_info(path: str | None) -> dict:
-    """`form` and `task` of a saved fit (JSON), where it names them."""
-    if not path or not Path(path).is_file():
-        return {}
-    try:
-        obj = json.loads(Path(path).read_text())
-    except (ValueError, UnicodeDecodeError):
-        return {}
-    found: dict = {}
-    subs = [obj.get(k, {}) for k in ("meta", "config")] if isinstance(obj, dict) else []
-    for d in (obj, *subs):
-        if isinstance(d, dict):
-            for k, key in (("form", "form"), ("law", "form"), ("method", "form"), ("task", "task")):
-                if isinstance(d.get(k), str) and key not in found:
-                    found[key] = d[k]
-    return found
-
-
-def forecast_records(args: argparse.Namespace, out: dict) -> list[dict]:
-    """The ledger records of what a forecasting verb is about to print (`out`, its JSON)."""
-    cmd = args.command
-    fit = getattr(args, "fit", None) or getattr(args, "coefficients", None)
-    fit = fit if fit and Path(fit).is_file() else None
-    info = _fit_info(fit)
-    form = getattr(args, "preset", None) or out.get("method") or info.get("form")
-    table = next(
-        (
-            getattr(args, k)
-            for k in ("benchmarks", "runs", "evals", "losses", "schedule")
-            if isinstance(getattr(args, k, None), str) and Path(getattr(args, k)).is_file()
-        ),
-        None,
-    )
-    base = {
-        "label": args.label or "",
-        "method": cmd,
-        "form": form,
-        "task": out.get("task") or info.get("task"),
-        "N": getattr(args, "params", None) or getattr(args, "student_params", None),
-        "D": getattr(args, "tokens", None) or getattr(args, "student_tokens", None),
-        "budget": getattr(args, "flops", None),
-        "fit_sha256": sha256_file(fit),
-        "input_sha256": sha256_file(table),
-        "corrects": None,
-    }
-    if cmd == "supervised" and args.verb == "allocate":
-        base.update(N=out["N"], D=out["D"])
-    if cmd == "flpm":
-        base["inputs"] = {"flops_per_source": args.flops_per_source}
-        base["budget"] = sum(float(v) for v in str(args.flops_per_source).split(","))
-    if cmd in ("supervised", "distill") and base["task"] is None:
-        base["task"] = "loss"
-    items = out.get("predictions") or out.get("forecasts") or [out]
-    recs = []
-    for it in items:
-        where = {"N": it.get("N"), "D": it.get("D"), "budget": it.get("flops")}  # per point
-        if any(v is not None for v in where.values()) and it is not out:
-            base = dict(
-                base,
-                **where,
-                task=it.get("task") or base["task"],
-                form=it.get("method") or base["form"],
-            )
-        point = next(
-            (
-                it[k]
-                for k in ("student_loss", "performance", "y_pred", "loss", "predicted")
-                if it.get(k) is not None
-            ),
-            None,
-        )
-        if point is None:
-            continue
-        iv = it.get("interval") or out.get("interval")
-        iv = iv if it is out or it.get("interval") else None
-        level = it.get("level", out.get("level", getattr(args, "level", None)))
-        rec = dict(base, run=it.get("model"))
-        rec.update(
-            check_forecast(
-                method=cmd,
-                point=point,
-                lo=iv[0] if iv else None,
-                hi=iv[1] if iv else None,
-                level=level if iv else None,
-                N=rec["N"],
-                D=rec["D"],
-                budget=rec["budget"],
-            )
-        )
-        rec["inputs"] = json.dumps(to_jsonable(base.get("inputs", {})), sort_keys=True)
-        recs.append(rec)
-    return recs
+#: The flags naming a verb's input table, in the order the recorded one is looked for.
+TABLE_FLAGS = ("benchmarks", "runs", "evals", "losses", "schedule")
 
 
 def record_forecast(args: argparse.Namespace, out: dict) -> None:
-    """Register what a forecasting verb prints, when the line has `--ledger PATH`."""
+    """Register what a forecasting verb prints (`out`, its JSON), when the line has `--ledger
+    PATH` (`ledger.forecasts`); one note line names the records."""
     path = getattr(args, "ledger", None)
     if path is None:
         return
-    from ..ledger.store import now_iso
-
-    recs = forecast_records(args, out)
-    for r in recs:
-        r.update(created=now_iso(), lmforecast_version=__version__)
-    with Ledger(path, create=True) as L:
-        ids = L.add_many(recs)
+    recs = forecast_records(
+        args.command,
+        getattr(args, "verb", None),
+        out,
+        fit=getattr(args, "fit", None) or getattr(args, "coefficients", None),
+        tables=[getattr(args, k, None) for k in TABLE_FLAGS],
+        label=args.label or "",
+        N=getattr(args, "params", None) or getattr(args, "student_params", None),
+        D=getattr(args, "tokens", None) or getattr(args, "student_tokens", None),
+        budget=getattr(args, "flops", None),
+        level=getattr(args, "level", None),
+        preset=getattr(args, "preset", None),
+        flops_per_source=getattr(args, "flops_per_source", None),
+    )
+    ids = register_forecasts(path, recs)
     shown = (f"{ids[0]}-{ids[-1]}" if len(ids) > 2 else ", ".join(map(str, ids))) or "none"
     sys.stderr.write(f"lmforecast: note: registered record(s) {shown} in {path}\n")
 
@@ -241,84 +162,50 @@ def register(sub) -> None:
 
 
 def _records(args):
-    """The selected records, read without writing anything; records whose digest does not match
-    their content (edited outside lmforecast, behind the append-only triggers) are named in a
-    warning."""
-    with Ledger(args.ledger, readonly=True) as L:
-        df = L.records(method=args.method, label=args.label, since=args.since, until=args.until)
-        bad = L.verify_digests()
-    if bad:
-        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
-        shown = ", ".join(map(str, bad[:10])) + more
-        sys.stderr.write(
-            f"lmforecast: warning: {args.ledger}: record(s) {shown} do not match their digest: "
-            "edited outside lmforecast, behind the ledger's append-only rules\n"
-        )
+    """The selected records; a warning names records that fail their digest."""
+    df, bad = select_records(
+        args.ledger, method=args.method, label=args.label, since=args.since, until=args.until
+    )
+    msg = digest_warning(args.ledger, bad)
+    if msg:
+        sys.stderr.write(f"lmforecast: warning: {msg}\n")
     return df
 
 
 def _add(args) -> int:
-    check_forecast(
+    rid = add_forecast(
+        args.ledger,
         method=args.method,
         point=args.point,
         lo=args.lo,
         hi=args.hi,
         level=args.level,
+        label=args.label,
+        form=args.form,
+        run=args.run,
+        task=args.task,
         N=args.params,
         D=args.tokens,
         budget=args.flops,
-        point_inside=True,
+        fit=args.fit,
+        inputs_table=args.inputs,
+        corrects=args.corrects,
     )
-    with Ledger(args.ledger, create=True) as L:
-        rid = L.add(
-            method=args.method,
-            point=args.point,
-            lo=args.lo,
-            hi=args.hi,
-            level=args.level,
-            label=args.label,
-            form=args.form,
-            run=args.run,
-            task=args.task,
-            N=args.params,
-            D=args.tokens,
-            budget=args.flops,
-            fit=args.fit,
-            inputs_table=args.inputs,
-            corrects=args.corrects,
-        )
-    if args.json:
-        print_json({"id": rid, "ledger": args.ledger})
-    else:
-        print(f"record {rid} added to {args.ledger}")
-    return 0
+    text = f"record {rid} added to {args.ledger}"
+    return emit(args, {"id": rid, "ledger": args.ledger}, text)
 
 
 def _resolve(args) -> int:
     if (args.table is None) == (args.id is None or args.observed is None):
         raise InputError("give a record ID with --observed VALUE, or --table FILE")
     if args.table is not None:
-        t = read_table(args.table)
-        check_columns(t, ["id", "observed"], args.table)
-        src = t["source"].fillna("").astype(str) if "source" in t else [args.source] * len(t)
-        ids = numeric_column(t, "id", lower=1, what=args.table)
-        frac = ids != np.round(ids)
-        if frac.any():  # a resolve is permanent: never truncate 4.5 to record 4
-            i = int(np.argmax(frac))
-            raise InputError(
-                f"{args.table}: column 'id' row {i + 1}: {ids[i]:g} is not a record id "
-                "(a whole number)"
-            )
-        items = list(zip(ids.astype(int), numeric_column(t, "observed", what=args.table), src))
+        items = observations(args.table, args.source)
     else:
         items = [(args.id, args.observed, args.source)]
-    with Ledger(args.ledger) as L:
-        L.resolve_many(items)
-    if args.json:
-        print_json({"resolved": [{"id": int(i), "observed": float(o)} for i, o, _ in items]})
-    else:
-        print(f"resolved {len(items)} record(s): " + ", ".join(f"{i} = {o:g}" for i, o, _ in items))
-    return 0
+    resolve_records(args.ledger, items)
+    obj = {"resolved": [{"id": int(i), "observed": float(o)} for i, o, _ in items]}
+    text = f"resolved {len(items)} record(s): " + ", ".join(f"{i} = {o:g}" for i, o, _ in items)
+    return emit(args, obj, text)
 
 
 def _correct(args) -> int:
@@ -327,11 +214,8 @@ def _correct(args) -> int:
     }
     with Ledger(args.ledger) as L:
         rid = L.correct(args.id, observed=args.observed, source=args.source, **changes)
-    if args.json:
-        print_json({"id": rid, "corrects": args.id, "ledger": args.ledger})
-    else:
-        print(f"record {rid} added to {args.ledger}, correcting record {args.id}")
-    return 0
+    text = f"record {rid} added to {args.ledger}, correcting record {args.id}"
+    return emit(args, {"id": rid, "corrects": args.id, "ledger": args.ledger}, text)
 
 
 def _score(args) -> int:
@@ -351,49 +235,14 @@ def _score(args) -> int:
     return 0
 
 
-SHOW_COLUMNS = [
-    "id",
-    "created",
-    "label",
-    "method",
-    "form",
-    "run",
-    "task",
-    "N",
-    "D",
-    "budget",
-    "point",
-    "lo",
-    "hi",
-    "level",
-    "observed",
-    "superseded_by",
-]
-
-
-ID_COLUMNS = ("id", "superseded_by", "corrects")
-
-
-def _json_records(df) -> list[dict]:
-    """Records at full float precision (pandas' to_json rounds to 10 digits), ids as integers,
-    missing values as null."""
-    recs = to_jsonable(df.astype(object).where(df.notna(), None).to_dict(orient="records"))
-    for r in recs:
-        for k in ID_COLUMNS:
-            if isinstance(r.get(k), float):
-                r[k] = int(r[k])
-    return recs
-
-
 def _show(args) -> int:
     df = _records(args)
     if args.json:
-        print_json(_json_records(df))
+        print_json(json_records(df))
     elif df.empty:
         print("no records")
     else:
-        d = df[SHOW_COLUMNS].astype(object).where(df[SHOW_COLUMNS].notna(), "")
-        d["created"] = d["created"].str.slice(0, 19)
+        d = show_frame(df)
         print(d.to_string(index=False, na_rep="", float_format=lambda v: f"{v:.4g}"))
     return 0
 
@@ -401,15 +250,6 @@ def _show(args) -> int:
 def _export(args) -> int:
     check_writable(args.out, [args.ledger])  # before any work; never the ledger itself
     df = _records(args)
-    if args.out.endswith(".jsonl"):
-        text = "".join(json.dumps(r, allow_nan=False) + "\n" for r in _json_records(df))
-    elif args.out.endswith(".csv"):
-        text = df.to_csv(index=False)
-    else:
-        raise InputError(f"--out {args.out}: use a .csv or .jsonl file name")
-    atomic_write_text(args.out, text)
-    if args.json:
-        print_json({"records": len(df), "out": args.out})
-    else:
-        print(f"wrote {len(df)} records to {args.out}")
-    return 0
+    atomic_write_text(args.out, export_text(df, args.out))
+    text = f"wrote {len(df)} records to {args.out}"
+    return emit(args, {"records": len(df), "out": args.out}, text)
