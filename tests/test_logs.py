@@ -301,3 +301,47 @@ def test_nan_for_a_step_without_evaluation_is_read_as_missing(tmp_path):
     res = import_logs([tmp_path / "w2.jsonl"], "jsonl", params=1e8, loss="eval_loss",
                       train_loss="train_loss")  # fmt: skip
     assert res.runs["loss"].iloc[0] == pytest.approx(4.2)
+
+
+def test_import_log_files_writes_the_tables_asked_for(tmp_path):
+    from lmforecast.data.logs.files import (
+        check_import_outputs,
+        curves_summary,
+        import_counts,
+        import_log_files,
+        import_schedule,
+    )
+
+    rows = [dict(r, lr=1e-3 * (1 - r["step"] / 200)) for r in _history_rows(every=10)]
+    p = tmp_path / "run.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out, ck, cv = (tmp_path / f"{n}.csv" for n in ("runs", "ck", "curves"))
+    with pytest.warns(UserWarning, match="9 of 10 checkpoints are mid-run under a cosine"):
+        res = import_log_files([p], "jsonl", out=out, checkpoints_out=ck, curves_out=cv,
+                               loss="eval/loss", params=5e7, keep="train/loss, ")  # fmt: skip
+    assert pd.read_csv(out)["loss"].tolist() == pytest.approx([4.1])
+    assert pd.read_csv(ck)["valid"].tolist() == [False] * 9 + [True]
+    curves = pd.read_csv(cv)  # every logged step, the loss where it was evaluated
+    assert curves["lr"].tolist()[:2] == pytest.approx([0.000975, 0.00095])
+    assert curves["loss"].tolist()[1] == pytest.approx(5.0)
+    assert import_counts(res) == {"runs": 1, "checkpoints": 10, "invalid_checkpoints": 9,
+                                  "curves": 20, "columns": res.columns,
+                                  "schedule": "cosine"}  # fmt: skip
+    alone = tmp_path / "alone.csv"
+    only = import_log_files([p], "jsonl", curves_out=alone, loss="eval/loss")
+    assert import_counts(only)["runs"] is None and import_counts(only)["curves"] == 20
+    assert curves_summary(only) == "20 rows of 1 run(s); columns: run, step, lr, loss, tokens"
+    assert pd.read_csv(alone)["step"].tolist() == list(range(5, 101, 5))
+    assert check_import_outputs(None, None, alone) is True
+    with pytest.raises(InputError, match="--checkpoints-out goes with --out"):
+        check_import_outputs(None, ck, alone)
+    assert import_schedule("wsd", cooldown_ends="50, 80") == ("wsd", [50.0, 80.0])
+    assert import_schedule("cosine", constant_lr=True) == ("constant", [])
+    with pytest.raises(InputError, match="--constant-lr contradicts --schedule wsd"):
+        import_schedule("wsd", constant_lr=True)
+    with pytest.raises(InputError, match="--cooldown-ends goes with --schedule wsd"):
+        import_schedule("cosine", cooldown_ends="50")
+    before = out.read_bytes()
+    with pytest.raises(InputError, match="--tokens-per-step must be positive, got -1"):
+        import_log_files([p], "jsonl", out=out, tokens_per_step=-1.0, params=5e7)
+    assert out.read_bytes() == before

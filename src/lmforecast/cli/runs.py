@@ -6,12 +6,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..data.io import read_table
-from ..data.logs import FORMATS, SCHEDULES, import_logs, warn_if_misused
-from ..data.logs.curves import LR_CANDIDATES
-from ..errors import InputError
-from ..store.safe_write import refuse_same_outputs, write_many
-from .common import add_output_flags, check_out_format, check_writable, print_json
+from ..data.logs import FORMATS, SCHEDULES
+from ..data.logs.files import (
+    check_import_outputs,
+    curves_summary,
+    import_counts,
+    import_log_files,
+    import_schedule,
+)
+from ..store.safe_write import refuse_same_outputs
+from .common import add_output_flags, check_out_format, check_writable, emit
 
 
 def register(sub) -> None:
@@ -86,11 +90,7 @@ def register(sub) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    if args.out is None and args.curves_out is None:
-        raise InputError("give --out (the runs table) or --curves-out (the curves table)")
-    if args.out is None and args.checkpoints_out is not None:
-        raise InputError("--checkpoints-out goes with --out (both need tokens and --params)")
-    curves_only = args.out is None
+    curves_only = check_import_outputs(args.out, args.checkpoints_out, args.curves_out)
     check_writable(args.out, args.files)
     ck_out = check_writable(args.checkpoints_out, args.files, flag="--checkpoints-out")
     check_out_format(None if curves_only else Path(args.out), (".csv",))
@@ -100,90 +100,30 @@ def _import(args: argparse.Namespace) -> int:
     refuse_same_outputs(
         [("--out", args.out), ("--checkpoints-out", ck_out), ("--curves-out", cv_out)]
     )
-    schedule = "constant" if args.constant_lr else args.schedule
-    if args.constant_lr and args.schedule not in ("cosine", "constant"):
-        raise InputError(f"--constant-lr contradicts --schedule {args.schedule}")
-    ends = []
-    if args.cooldown_ends:
-        if schedule != "wsd":
-            raise InputError("--cooldown-ends goes with --schedule wsd")
-        try:
-            ends = [float(s) for s in args.cooldown_ends.split(",") if s.strip()]
-        except ValueError:
-            raise InputError(
-                f"--cooldown-ends: not a list of steps: {args.cooldown_ends!r}"
-            ) from None
-    if args.tokens_per_step is not None and args.tokens_per_step <= 0:
-        raise InputError(f"--tokens-per-step must be positive, got {args.tokens_per_step:g}")
-    res = import_logs(
+    schedule, ends = import_schedule(args.schedule, args.constant_lr, args.cooldown_ends)
+    res = import_log_files(
         args.files,
         args.format,
+        out=args.out,
+        checkpoints_out=ck_out,
+        curves_out=cv_out,
+        models=args.models,
+        keep=args.keep,
+        tokens_per_step=args.tokens_per_step,
         step=args.step,
         loss=args.loss,
         tokens=args.tokens,
-        tokens_per_step=args.tokens_per_step,
         params=args.params,
         params_total=args.params_total,
-        models=None if args.models is None else read_table(args.models),
-        models_label=f"--models {args.models}",
         run=args.run,
         train_loss=args.train_loss,
-        keep=[c.strip() for c in (args.keep or "").split(",") if c.strip()],
         final=args.final,
         schedule=schedule,
         cooldown_ends=ends,
         lr=args.lr,
-        curves_only=curves_only,
     )
     if curves_only:
-        write_many([(cv_out, res.curves.to_csv(index=False).encode(), "--curves-out")])
-        n_runs = res.curves["run"].nunique()
-        if args.json:
-            print_json(
-                {
-                    "runs": None,
-                    "checkpoints": None,
-                    "invalid_checkpoints": 0,
-                    "curves": len(res.curves),
-                    "columns": res.columns,
-                    "schedule": res.schedule,
-                }
-            )
-        else:
-            print(
-                f"wrote {cv_out}: {len(res.curves)} rows of {n_runs} run(s); columns: "
-                f"{', '.join(res.curves.columns)}"
-            )
-        return 0
-    if ck_out is not None and res.checkpoints is None:
-        raise InputError("--checkpoints-out: a W&B summary export has no steps, only final runs")
-    if cv_out is not None and res.curves is None:
-        why = (
-            "a W&B summary export has no steps"
-            if res.checkpoints is None
-            else f"the logs have no learning-rate column (looked for {', '.join(LR_CANDIDATES)}); "
-            "name it with --lr COL"
-        )
-        raise InputError(f"--curves-out: {why}")
-    if ck_out is not None:
-        warn_if_misused(res)
-    outs = [(args.out, res.runs.to_csv(index=False).encode(), "--out")]
-    if ck_out is not None:
-        outs.append((ck_out, res.checkpoints.to_csv(index=False).encode(), "--checkpoints-out"))
-    if cv_out is not None:
-        outs.append((cv_out, res.curves.to_csv(index=False).encode(), "--curves-out"))
-    write_many(outs)  # both land, or (a full disk, a device) neither changes
-    if args.json:
-        print_json(
-            {
-                "runs": len(res.runs),
-                "checkpoints": None if res.checkpoints is None else len(res.checkpoints),
-                "invalid_checkpoints": res.n_invalid_checkpoints,
-                "curves": None if res.curves is None else len(res.curves),
-                "columns": res.columns,
-                "schedule": res.schedule,
-            }
-        )
+        text = f"wrote {cv_out}: " + curves_summary(res)
     else:
-        print(f"wrote {args.out}: " + res.summary())
-    return 0
+        text = f"wrote {args.out}: " + res.summary()
+    return emit(args, import_counts(res), text)
