@@ -558,3 +558,48 @@ def test_text_values_of_known_metrics_are_warned_and_a_lone_misspelt_task_is_nam
     with pytest.raises(InputError, match=r"'arc_eazy' \(--task\) in no results file; did you "
                                          r"mean 'arc_easy'\?"):  # fmt: skip
         read_harness(f, tasks=["arc_eazy"])
+
+
+def test_import_harness_writes_and_describes_the_tidy_table(tmp_path):
+    from lmforecast.data.evals.imports import (
+        check_table_name,
+        describe,
+        filtered_keys,
+        import_harness,
+        metric_names,
+        open_evals_table,
+        split_names,
+    )
+
+    write(tmp_path / "runs/old/a.json", old_layout())
+    write(tmp_path / "runs/new/b.json", new_layout())
+    runs = tmp_path / "runs"
+    assert split_names(["piqa, gsm8k", "arc_easy"]) == ["piqa", "gsm8k", "arc_easy"]
+    assert split_names(None) is None
+    with pytest.raises(InputError, match="empty list"):
+        split_names([" , "])
+    assert filtered_keys([runs]) == {
+        "acc,none": "acc",
+        "acc_norm,none": "acc_norm",
+        "exact_match,strict-match": "exact_match,strict-match",
+        "exact_match,flexible-extract": "exact_match,flexible-extract",
+    }
+    assert metric_names(["acc,exact_match,strict-match"], [runs]) == [
+        "acc",
+        "exact_match,strict-match",
+    ]
+    with pytest.raises(InputError, match=r"--out .*t\.txt: unknown table format"):
+        check_table_name(tmp_path / "t.txt")
+    out = tmp_path / "t.csv"
+    df = import_harness([runs], out, tasks=["gsm8k"], metrics=["exact_match,strict-match"])
+    assert df["metric"].tolist() == ["exact_match,strict-match"] and df["value"].tolist() == [0.02]
+    back, bundled = open_evals_table(out)
+    assert not bundled
+    pd.testing.assert_frame_equal(back, df)
+    d = describe(import_harness([runs], tmp_path / "all.jsonl"))
+    assert (d["rows"], d["n_models"], d["n_tasks"], d["files"]) == (8, 2, 4, 2)
+    assert d["models"] == ["pythia-160m", "pythia-410m-deduped"]
+    assert d["steps_per_model"] == {"pythia-160m": 1, "pythia-410m-deduped": 1}
+    assert d["metrics"]["acc"] == 3 and d["n_shot"] == [0, 5] and not d["has_final"]
+    pythia, bundled = open_evals_table("pythia")
+    assert bundled and describe(pythia)["rows"] == 4536

@@ -3,85 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
-from pathlib import Path
 
-from ..data.evals import (
-    BUNDLED_PYTHIA_TASKS,
-    load_pythia,
-    read_evals_table,
-    read_harness,
-    write_evals_table,
+from ..data.evals import BUNDLED_PYTHIA_TASKS
+from ..data.evals.imports import (
+    BUNDLED,
+    check_table_name,
+    describe,
+    import_harness,
+    open_evals_table,
 )
-from ..errors import InputError
 from .common import add_output_flags, check_writable, emit
-
-TABLE_EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".parquet", ".pq", ".jsonl", ".ndjson")
-BUNDLED = "pythia"  # `evals show pythia`: the bundled table
-
-
-def _names(items: list[str] | None) -> list[str] | None:
-    if not items:
-        return None
-    names = [t.strip() for item in items for t in item.split(",") if t.strip()]
-    if not names:
-        raise InputError(f"empty list {items!r}")
-    return names
-
-
-def _filtered_keys(paths) -> dict[str, str]:
-    """Current-layout metric keys with a comma in the files (``"exact_match,strict-match"``),
-    mapped to their metric name in the table (``"acc,none"`` -> ``"acc"``)."""
-    from ..data.evals.harness_files import harness_docs
-
-    keys: dict[str, str] = {}
-    for _, _, doc in harness_docs(paths):  # files that are not harness output: skipped
-        for entry in doc["results"].values():
-            for key in entry if isinstance(entry, dict) else ():
-                base, sep, filt = str(key).partition(",")
-                if sep and not base.endswith("_stderr"):
-                    keys[f"{base.strip()},{filt.strip()}"] = base if filt == "none" else str(key)
-    return keys
-
-
-def _metric_names(items: list[str] | None, paths) -> list[str] | None:
-    """`--metric` values: comma-separated names, except that two neighbours that together
-    are a `metric,filter` key of the files (``exact_match,strict-match``) are one name."""
-    names = _names(items)
-    if names is None or not any("," in item for item in items):
-        return names
-    keys = _filtered_keys(paths)
-    out: list[str] = []
-    for item in items:
-        toks = [t.strip() for t in item.split(",") if t.strip()]
-        i = 0
-        while i < len(toks):
-            pair = f"{toks[i]},{toks[i + 1]}" if i + 1 < len(toks) else None
-            if pair in keys:
-                out.append(keys[pair])
-                i += 2
-            else:
-                out.append(toks[i])
-                i += 1
-    return out
-
-
-def check_table_path(path: str, flag: str = "--out") -> Path:
-    """Extension known, folder exists and is writable (before any work)."""
-    p = check_writable(path)
-    if not p.name.lower().endswith(TABLE_EXTENSIONS):
-        raise InputError(
-            f"{flag} {p}: unknown table format; use one of {', '.join(TABLE_EXTENSIONS)}"
-        )
-    folder = p.parent if str(p.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-check-", dir=folder)
-    except OSError as exc:
-        raise InputError(f"{flag} {p}: folder {folder} is not writable ({exc.strerror})") from None
-    os.close(fd)
-    os.unlink(tmp)
-    return p
 
 
 def register(sub) -> None:
@@ -149,23 +80,6 @@ def register(sub) -> None:
     s.set_defaults(handler=_show)
 
 
-def describe(df) -> dict:
-    steps = df.groupby("model")["step"].nunique()
-    return {
-        "rows": len(df),
-        "models": sorted(df["model"].unique().tolist()),
-        "n_models": int(df["model"].nunique()),
-        "steps_per_model": {str(k): int(v) for k, v in steps.items()},
-        "n_steps": int(df["step"].nunique()),
-        "has_final": bool(df["step"].isna().any()),
-        "tasks": sorted(df["task"].unique().tolist()),
-        "n_tasks": int(df["task"].nunique()),
-        "metrics": {str(k): int(v) for k, v in df["metric"].value_counts().sort_index().items()},
-        "n_shot": sorted(int(v) for v in df["n_shot"].dropna().unique()),
-        "files": int(df["source"].nunique()),
-    }
-
-
 def _summary(d: dict, title: str) -> str:
     steps = sorted(set(d["steps_per_model"].values()))
     lines = [
@@ -183,25 +97,15 @@ def _summary(d: dict, title: str) -> str:
 
 
 def _import(args: argparse.Namespace) -> int:
-    out = check_table_path(args.out)
-    df = read_harness(
-        args.paths,
-        models=args.models,
-        tasks=_names(args.task),
-        metrics=_metric_names(args.metric, args.paths),
-    )
-    write_evals_table(df, out)
+    out = check_table_name(check_writable(args.out))
+    df = import_harness(args.paths, out, models=args.models, tasks=args.task, metrics=args.metric)
     d = describe(df)
     d["out"] = str(out)
     return emit(args, d, _summary(d, f"wrote {out}"))
 
 
 def _show(args: argparse.Namespace) -> int:
-    if args.table == BUNDLED and not Path(args.table).exists():
-        df = load_pythia()
-        title = f"bundled Pythia table (tasks: {', '.join(BUNDLED_PYTHIA_TASKS)})"
-    else:
-        df = read_evals_table(args.table)
-        title = str(args.table)
+    df, bundled = open_evals_table(args.table)
+    title = f"bundled Pythia table (tasks: {', '.join(BUNDLED_PYTHIA_TASKS)})"
     d = describe(df)
-    return emit(args, d, _summary(d, title))
+    return emit(args, d, _summary(d, title if bundled else str(args.table)))
