@@ -18,6 +18,10 @@ from lmforecast.zoo.presets import get_preset  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
+# a checkpointed run that other runs do not depend on, with more than the 200 steps after which
+# the resume test kills the build (275 steps, the cheapest such run of the preset)
+VICTIM = "sup-L1d24-r30"
+
 
 @pytest.fixture(scope="module")
 def mini(tmp_path_factory):
@@ -72,7 +76,7 @@ def test_killed_build_resumes_exactly_and_redoes_corrupt_checkpoints(mini, tmp_p
     out = tmp_path / "copy"
     shutil.copytree(mini, out)
     before = load_zoo(out)
-    victim = "sup-L2d24-r30"  # a checkpointed run that other runs do not depend on
+    victim = VICTIM
     for name in ("result.json", "final.pt", "final.pt.sha256"):
         (out / "runs" / victim / name).unlink()
     kept = {p: p.stat().st_mtime_ns for p in (out / "runs").glob("*/result.json")}
@@ -153,7 +157,7 @@ def test_resume_refuses_a_crafted_state_with_a_matching_sidecar(mini, tmp_path, 
 
     out = tmp_path / "crafted"
     shutil.copytree(mini, out)
-    victim = "sup-L2d24-r30"
+    victim = VICTIM
     for name in ("result.json", "final.pt", "final.pt.sha256"):
         (out / "runs" / victim / name).unlink()
     marker = tmp_path / "PWNED"
