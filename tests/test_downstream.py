@@ -13,6 +13,7 @@ from lmforecast.downstream.backtest import backtest
 from lmforecast.downstream.maps import LinearMap, LocalLinearMap, SigmoidMap
 from lmforecast.downstream.stage1 import PowerLoss, SaturatingLoss
 from lmforecast.errors import InputError
+from lmforecast.store.envelope import to_jsonable
 
 SIZES = np.array([2e7, 5e7, 1.2e8, 3e8, 7e8, 1.5e9, 4e9])
 STEPS = np.array([500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 100000])
@@ -250,6 +251,9 @@ def test_pythia_default_beats_fp_and_persistence_on_2_8b(suite):
     assert mae["ensemble"] < 0.5 * mae["fp"]
     assert "ensemble" not in next(iter(bt.not_beating_persistence().values()))
     assert bt.coverage()["ensemble"] >= 5 / 7
+    d = json.loads(json.dumps(to_jsonable(bt.contract()), allow_nan=False))  # --json's fields
+    assert d["mae"] == pytest.approx(mae.to_dict()) and d["coverage"]["ensemble"] >= 5 / 7
+    assert "ensemble" not in d["not_beating_persistence"] and len(d["rows"]) == len(bt.rows)
 
 
 @pytest.mark.slow

@@ -149,3 +149,32 @@ def test_table_speed_benchmark_runs_and_both_paths_agree(capsys):
     spec.loader.exec_module(mod)
     mod.main(["--rows", "6", "--bootstrap", "10", "--repeat", "1"])  # exits on disagreement
     assert "speed ratio (per row / table)" in capsys.readouterr().out
+
+
+def test_several_points_and_fits_answer_as_the_cli_prints_it(pythia):
+    """`aggregate.forecasts_answer`: each fit at each point, and the task average at each point
+    equal to the mean of the tasks' points; one line per forecast plus the level line."""
+    from lmforecast.downstream.aggregate import forecasts_answer
+
+    ests = [
+        DownstreamForecaster(bootstrap=20, seed=0).fit(pythia, task=t) for t in ("piqa", "sciq")
+    ]
+    points = [{"flops": 1e21}, {"flops": 4e21}]
+    ans = forecasts_answer(ests, points, level=0.8)
+    rows, avg = ans.fields["forecasts"], ans.fields["average"]["forecasts"]
+    assert len(rows) == 4 and len(avg) == 2 and ans.fields["level"] == 0.8
+    for i, c in enumerate((1e21, 4e21)):
+        mine = [r["performance"] for r in rows if r["flops"] == c]
+        assert mine == [e.predict(flops=c) for e in ests]
+        assert avg[i]["performance"] == pytest.approx(np.mean(mine))
+        lo, hi = avg[i]["interval"]
+        assert lo < avg[i]["performance"] < hi
+    assert len(ans.summary().splitlines()) == 4 + 2 + 1
+
+
+def test_known_scores_outside_points_are_refused_by_the_library(pythia):
+    est = DownstreamForecaster(bootstrap=0).fit(pythia, task="piqa")
+    with pytest.raises(InputError, match=r"actual.*\[0, 100\] points"):
+        est.forecast_one(1e21, actual=-5)
+    fc = est.forecast_one(1e21, actual=60.0)
+    assert fc.fields["abs_error"] == pytest.approx(abs(fc.value - 60.0))

@@ -603,3 +603,17 @@ def test_import_harness_writes_and_describes_the_tidy_table(tmp_path):
     assert d["metrics"]["acc"] == 3 and d["n_shot"] == [0, 5] and not d["has_final"]
     pythia, bundled = open_evals_table("pythia")
     assert bundled and describe(pythia)["rows"] == 4536
+
+
+def test_read_evals_resolves_the_bundled_name_and_reads_method_tables(tmp_path):
+    """`read_evals`: the word pythia is the bundled table; strict=False reads any table a
+    method fits from (extra columns kept), strict=True the tidy table only."""
+    from lmforecast.data.evals import load_pythia, read_evals
+
+    pythia = read_evals("pythia")
+    pd.testing.assert_frame_equal(pythia, load_pythia())
+    p = tmp_path / "mine.csv"
+    pythia.head(50).assign(extra=1.0).to_csv(p, index=False)
+    assert "extra" in read_evals(p, strict=False).columns
+    with pytest.raises(InputError):
+        read_evals(tmp_path / "missing.csv")

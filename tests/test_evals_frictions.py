@@ -139,8 +139,15 @@ def test_default_models_do_not_mix_the_deduplicated_family(cli):
     assert "--family standard" in out
     from lmforecast.downstream import DownstreamForecaster
 
-    est = DownstreamForecaster(bootstrap=0).fit(load_pythia(), task="piqa")  # every model
+    est = DownstreamForecaster(bootstrap=0).fit(load_pythia(), task="piqa")  # as the CLI
+    assert est.largest_["model"] == "pythia-2.8b" and "--family deduped" in est.models_note_
+    est = DownstreamForecaster(bootstrap=0).fit(load_pythia(), task="piqa", family="all")
     assert est.largest_["model"] == "mean of pythia-2.8b and pythia-2.8b-deduped"
+    assert est.models_note_ is None
+    with pytest.raises(InputError, match="--family"):
+        DownstreamForecaster(bootstrap=0).fit(
+            load_pythia(), task="piqa", models=["pythia-70m", "pythia-160m"], family="all"
+        )
     code, out, err = cli(*base, "--family", "all")
     assert "models: 12 " in out and "mean of pythia-2.8b and pythia-2.8b-deduped" in out
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
-from ..data.evals.views import FAMILY_CHOICES, family_models
+from ..data.evals import read_evals
+from ..data.evals.views import FAMILY_CHOICES
 from ..data.io import read_table
-from ..downstream.aggregate import check_distinct_tasks, forecasts_at
+from ..downstream.aggregate import check_distinct_tasks, forecasts_answer
 from ..downstream.backtest import BACKTEST_METHODS, backtest
 from ..downstream.forecaster import DEFAULT_METHOD, METHODS, DownstreamForecaster
 from ..downstream.stage1 import STAGE1
@@ -41,18 +41,6 @@ def _names(text: str | None, flag: str):
     if not out:
         raise InputError(f"{flag}: no name in {text!r}")
     return out
-
-
-def read_evals(path: str):
-    """A tidy evals table from PATH; the word `pythia` (when no such file exists) is the bundled
-    Pythia zero-shot table (`lmforecast.data.evals.load_pythia`)."""
-    if path == "pythia" and not Path(path).exists():
-        from ..data.evals import load_pythia
-
-        return load_pythia()
-    from ..data.evals.table import check_evals_frame
-
-    return check_evals_frame(read_table(path), path)
 
 
 def add_evals_fit_flags(
@@ -125,7 +113,7 @@ def fit_from_evals(args) -> int:
         raise InputError(
             f"--method {method!r} does not apply to --evals; use one of {', '.join(METHODS)}"
         )
-    evals = read_evals(args.evals)
+    evals = read_evals(args.evals, strict=False)
     chance = getattr(args, "chance", None)
     if isinstance(chance, float):  # `flp fit --evals --chance P`: one level, in points
         chance = check_chance(chance)
@@ -135,24 +123,20 @@ def fit_from_evals(args) -> int:
     est = DownstreamForecaster(
         method, stage1=stage1, bootstrap=args.bootstrap, seed=args.seed, chance=chance
     )
-    models, note = _names(args.models, "--models"), None
-    if models is None and "model" in evals.columns:
-        models, note = family_models(evals["model"].astype(str).unique(), args.family or "standard")
-        models = None if note is None else models
-    elif args.family is not None:
-        raise InputError("--family chooses among the table's models: give it without --models")
     est.fit(
         evals,
         task=args.task,
         loss_task=args.loss_task,
         metric=args.metric,
         loss_metric=args.loss_metric,
-        models=models,
+        models=_names(args.models, "--models"),
+        family=args.family,
     )
     # after the fit (a second or two), which names a missing --chance or a misspelt --task first
     check_out_format(out, (".json",))
     if out is not None:
         atomic_write_text(out, est.to_json())
+    note = est.models_note_
     text = est.summary() + ("" if note is None else f"\n{note}")
     return emit(args, est.contract() | {"models_note": note}, text)
 
@@ -214,17 +198,6 @@ def add_nd_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def check_actual(actual: float | None, positive: bool = False) -> None:
-    """``--actual`` is a score in points: refused outside [0, 100] (or (0, 100] where a
-    relative error divides by it), one line naming the flag and the value."""
-    if actual is None:
-        return
-    ok = math.isfinite(actual) and (0 < actual if positive else 0 <= actual) and actual <= 100
-    if not ok:
-        where = "(0, 100]" if positive else "[0, 100]"
-        raise InputError(f"--actual {actual:g}: a score must lie in {where} points")
-
-
 def load_fit(path: str) -> DownstreamForecaster:
     s = str(path)
     if s.lstrip().startswith(("{", "[")) or "\n" in s:
@@ -269,17 +242,13 @@ def predict_from_fit(args, est: DownstreamForecaster | None = None) -> int:
     elif getattr(args, "models", None) is not None:
         raise InputError("--models applies to --model or --table")
     points = _points(args)
-    check_actual(args.actual)
     if est is None and (len(paths) > 1 or len(points) > 1):
         if args.actual is not None:
             raise InputError("--actual compares one forecast: give one --fit and one point")
         ests = [load_fit(p) for p in paths]
         check_distinct_tasks(ests, paths)
-        for e in ests:
-            _check_nd(e, points)
         return _predict_many(ests, points, args)
     est = est or load_fit(paths[0] if paths else args.fit)
-    _check_nd(est, points)
     kw = points[0]
     for k in ("flops", "tokens"):  # one point: the ledger records plain numbers
         if isinstance(getattr(args, k, None), tuple):
@@ -319,46 +288,17 @@ def _predict_table(args, paths: list[str]) -> int:
     return emit(args, ans.contract(), ans.summary())
 
 
-def _check_nd(est: DownstreamForecaster, points: list[dict]) -> None:
-    """A fit whose stage 1 is 'nd' forecasts from N and D: --flops is refused naming them."""
-    if "flops" in points[0] and est.stage1 == "nd" and est._uses_stage1():
-        raise InputError(
-            f"--flops: the {est.task_} fit's stage 1 is 'nd' (a law of N and D): "
-            "give --params N and --tokens D instead"
-        )
-
-
 def _predict_many(ests: list[DownstreamForecaster], points: list[dict], args) -> int:
-    """Several points (a trajectory, or a list of budgets) and/or several tasks: each task's
-    forecast at each point, and with several tasks their average (`aggregate.task_average`)."""
-    rows, avg = forecasts_at(ests, points, level=args.level)
-    res = {"level": args.level, "forecasts": rows}
-    if avg:
-        res["average"] = {
-            "tasks": [e.task_ for e in ests],
-            "metrics": [e.metric_ for e in ests],
-            "forecasts": avg,
-        }
-    record_forecast(args, res)
-
-    def line(name, r):
-        at = f"C={r['flops']:.4g}" if "flops" in r else f"N={r['N']:.4g} D={r['D']:.4g}"
-        iv = r["interval"]
-        return f"{name} at {at}: {r['performance']:.2f} points" + (
-            f" [{iv[0]:.2f}, {iv[1]:.2f}]" if iv else " (no interval: a --bootstrap 0 fit)"
-        )
-
-    text = [line(f"{r['task']} {r['metric']} ({r['method']})", r) for r in rows]
-    which = ", ".join(f"{e.task_} {e.metric_}" for e in ests)
-    text += [line(f"average of {len(ests)} tasks ({which})", r) for r in avg]
-    text.append(f"({args.level:g} prediction intervals)")
-    return emit(args, res, "\n".join(text))
+    """Several points and/or several fits (`downstream.aggregate.forecasts_answer`)."""
+    ans = forecasts_answer(ests, points, level=args.level)
+    record_forecast(args, ans.contract())
+    return emit(args, ans.contract(), ans.summary())
 
 
 def _backtest(args) -> int:
     out = check_writable(args.out)
     check_out_format(out, (".csv", ".json"))
-    evals = read_evals(args.evals)
+    evals = read_evals(args.evals, strict=False)
     methods = _names(args.methods, "--methods") or list(BACKTEST_METHODS)
     bad = [m for m in methods if m not in METHODS]
     if bad:
@@ -388,18 +328,7 @@ def _backtest(args) -> int:
             if out.suffix.lower() == ".csv"
             else bt.rows.to_json(orient="records"),
         )
-    mae = bt.mae().iloc[0].to_dict()
-    return emit(
-        args,
-        {
-            "mae": mae,
-            "refused": bt.refused().iloc[0].to_dict(),
-            "not_beating_persistence": next(iter(bt.not_beating_persistence().values())),
-            "coverage": bt.coverage().to_dict(),
-            "rows": bt.rows.to_dict(orient="records"),
-        },
-        bt.summary(),
-    )
+    return emit(args, bt.contract(), bt.summary())
 
 
 def register(sub) -> None:

@@ -26,7 +26,6 @@ from .common import (
 from .downstream import (
     add_evals_fit_flags,
     add_nd_flags,
-    check_actual,
     fit_from_evals,
     predict_from_fit,
 )
@@ -216,7 +215,6 @@ def _flp_predict(args) -> int:
     )
     if args.flops is None:
         raise InputError("the following arguments are required: --flops")
-    check_actual(args.actual, positive=True)  # Eq. 4 divides by it
     fc = _load(args.fit, FLP).forecast_one(args.flops, level=args.level, actual=args.actual)
     record_forecast(args, fc.contract())
     return emit(args, fc.contract(), fc.summary())

@@ -4,7 +4,6 @@ comma-separated model lists of the holdout flags."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..errors import InputError
 from ..osl.data import read_benchmarks
@@ -52,14 +51,13 @@ def read_benchmarks_or_evals(args: argparse.Namespace):
         if args.step is not None:
             raise InputError("--step applies to --evals only")
         return read_benchmarks(args.benchmarks)
-    from ..data.evals import load_pythia, read_evals_table, to_benchmark_frame
+    from ..data.evals import read_evals, to_benchmark_frame
 
-    if args.evals == "pythia" and not Path(args.evals).exists():
-        df = load_pythia()
-    else:
-        df = read_evals_table(args.evals)
     return read_benchmarks(
-        to_benchmark_frame(df, _evals_metric(args.evals_metric), step=args.step), args.evals
+        to_benchmark_frame(
+            read_evals(args.evals), _evals_metric(args.evals_metric), step=args.step
+        ),
+        args.evals,
     )
 
 

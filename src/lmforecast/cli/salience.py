@@ -284,15 +284,11 @@ def _scores(args, read_scores):
         return read_scores(args.scores, args.task, auto_split=args.auto_split)
     import pandas as pd
 
-    from ..data.evals import load_pythia, read_evals_table, to_scores
+    from ..data.evals import read_evals, to_scores
     from ..data.validate import numeric_column
     from ..salience.records import size_split
 
-    if args.evals == "pythia" and not Path(args.evals).exists():
-        df = load_pythia()
-    else:
-        df = read_evals_table(args.evals)
-    s = to_scores(df, args.task, args.evals_metric, step=args.step)
+    s = to_scores(read_evals(args.evals), args.task, args.evals_metric, step=args.step)
     score = numeric_column(s, args.task, lower=0.0, upper=1.0, what=f"{args.evals} {args.task}")
     split = size_split(s["family"].astype(str), s["size"].to_numpy(float))
     return pd.DataFrame({"model": s["model"].to_numpy(), "split": split, "score": score})

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DomainWarning, InputError
+from ..forecast import Answer
 from ..params import check
 from ..uncertainty.percentile import percentile_interval
 from .forecaster import DownstreamForecaster
@@ -173,3 +174,30 @@ def forecasts_at(ests, points: list[dict], *, level: float = 0.9) -> tuple[list,
         p = np.mean([P for _, P, _ in per_task], axis=0)
         avg = [{**w, "performance": float(p[i]), "interval": None} for i, w in enumerate(where)]
     return rows, avg
+
+
+def forecasts_answer(ests, points: list[dict], *, level: float = 0.9):
+    """`forecasts_at` as an `Answer` (what `downstream predict` prints for several points or
+    several fits): each task's forecast at each point, and with several tasks their average,
+    one line each, a fit without an interval (``--bootstrap 0``) saying so."""
+    rows, avg = forecasts_at(ests, points, level=level)
+    fields: dict = {"level": level, "forecasts": rows}
+    if avg:
+        fields["average"] = {
+            "tasks": [e.task_ for e in ests],
+            "metrics": [e.metric_ for e in ests],
+            "forecasts": avg,
+        }
+
+    def line(name, r):
+        at = f"C={r['flops']:.4g}" if "flops" in r else f"N={r['N']:.4g} D={r['D']:.4g}"
+        iv = r["interval"]
+        return f"{name} at {at}: {r['performance']:.2f} points" + (
+            f" [{iv[0]:.2f}, {iv[1]:.2f}]" if iv else " (no interval: a --bootstrap 0 fit)"
+        )
+
+    text = [line(f"{r['task']} {r['metric']} ({r['method']})", r) for r in rows]
+    which = ", ".join(f"{e.task_} {e.metric_}" for e in ests)
+    text += [line(f"average of {len(ests)} tasks ({which})", r) for r in avg]
+    text.append(f"({level:g} prediction intervals)")
+    return Answer(fields, "\n".join(text))

@@ -100,6 +100,17 @@ class Backtest(SummaryDisplay):
             ]
         return out
 
+    def contract(self) -> dict:
+        """What `downstream backtest --json` prints: the first scenario's MAE, refusals and the
+        methods not beating persistence, the coverage per method, and every row."""
+        return {
+            "mae": self.mae().iloc[0].to_dict(),
+            "refused": self.refused().iloc[0].to_dict(),
+            "not_beating_persistence": next(iter(self.not_beating_persistence().values())),
+            "coverage": self.coverage().to_dict(),
+            "rows": self.rows.to_dict(orient="records"),
+        }
+
     def markdown(self, scenario: str) -> str:
         e = self.errors(scenario)
         ref = self.rows[(self.rows["scenario"] == scenario)]

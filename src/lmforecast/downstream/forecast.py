@@ -6,7 +6,7 @@ against a known score, the absolute error and Eq. 4's relative error (Chen et al
 from __future__ import annotations
 
 from ..errors import InputError
-from ..flp.forecast import warn_if_fraction
+from ..flp.forecast import check_actual, warn_if_fraction
 from ..forecast import Forecast
 from .reach import persistence_warning
 
@@ -14,6 +14,7 @@ from .reach import persistence_warning
 def point_forecast(est, kw: dict, level: float, actual: float | None = None) -> Forecast:
     """The forecast of a fitted `DownstreamForecaster` at `kw` ({"flops": C} or {"N": N,
     "D": D}), see the module docstring."""
+    actual = check_actual(actual)
     P = est.predict(**kw)  # a float for one point
     P = P if isinstance(P, float) else float(P[0])
     persistence_warning(est, kw, P)

@@ -61,6 +61,7 @@ from .summary import fit_contract, summary_text
 from .tables import (
     TaskData,
     evals_frame,
+    fit_models,
     flops_basis,
     largest_label,
     largest_score,
@@ -121,11 +122,7 @@ class DownstreamForecaster(Estimator):
 
     # ---- fitting --------------------------------------------------------------------------
     def _members_needed(self) -> tuple[str, ...]:
-        if self.method == "ensemble":
-            return ENSEMBLE
-        if self.method == "auto":
-            return ENSEMBLE
-        return (self.method,)
+        return ENSEMBLE if self.method in ("ensemble", "auto") else (self.method,)
 
     def _fit_members(self, td: TaskData, names, B: int, seed: int) -> tuple[dict, dict, dict]:
         rng = np.random.default_rng(seed)
@@ -156,9 +153,13 @@ class DownstreamForecaster(Estimator):
         metric: str = "acc",
         loss_metric: str | None = None,
         models=None,
+        family: str | None = None,
     ) -> DownstreamForecaster:
-        """Fit on a tidy evaluation table (DataFrame or path): see `tables.task_data`."""
+        """Fit on a tidy evaluation table (DataFrame or path; `tables.task_data`); without
+        `models`, of a family and its deduped twin only `family` ("standard" default, "deduped",
+        "all"; `tables.fit_models`), `models_note_` (not saved) saying so."""
         df = evals_frame(evals)
+        models, self.models_note_ = fit_models(df, models, family)
         td = task_data(
             df,
             task=task,
@@ -283,7 +284,10 @@ class DownstreamForecaster(Estimator):
         if not np.all(np.isfinite(flops)) or (flops <= 0).any():
             raise InputError("FLOPs must be finite and > 0")
         if self.stage1 == "nd" and (N is None or D is None) and self._uses_stage1():
-            raise InputError("stage 1 'nd' needs N (parameters) and D (tokens), not FLOPs")
+            raise InputError(
+                f"flops: the {self.task_} fit's stage 1 is 'nd' (a law of N and D): give N "
+                "and D (--params, --tokens) instead"
+            )
         return flops, N, D
 
     def _uses_stage1(self) -> bool:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..data.evals.registry import match_model_names
 from ..data.evals.values import FRACTION_METRICS, bad_values, base_metric, value_problem
+from ..data.evals.views import family_models
 from ..data.io import read_table
 from ..data.validate import check_columns
 from ..errors import DomainWarning, InputError, did_you_mean
@@ -377,6 +378,23 @@ def evals_frame(evals) -> pd.DataFrame:
     if isinstance(evals, str | Path):
         return read_table(evals)
     raise InputError(f"evals: expected a DataFrame or a path, got {type(evals).__name__}")
+
+
+def fit_models(df: pd.DataFrame, models, family: str | None) -> tuple[list | None, str | None]:
+    """(models to fit, note): `models` as given, or without them, where the table mixes a
+    family with its deduplicated twin, the `family` ("standard" by default) that
+    `data.evals.family_models` keeps and its note; `family` beside `models` is refused."""
+    if models is not None:
+        if family is not None:
+            raise InputError(
+                "--family (family=) chooses among the table's models: give it without --models "
+                "(models=)"
+            )
+        return models, None
+    if "model" not in df.columns:
+        return None, None
+    kept, note = family_models(df["model"].astype(str).unique(), family or "standard")
+    return (None, None) if note is None else (kept, note)
 
 
 def largest_score(runs: pd.DataFrame) -> float:

@@ -12,11 +12,26 @@ notes (tie, end of the scanned range, saturated)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
-from ..errors import DomainWarning
+from ..errors import DomainWarning, InputError, fmt_value
 from ..forecast import Forecast
 from .intervals import AT_BOUND_NOTE, NOT_EMERGED_NOTE, interval_or_none
+
+
+def check_actual(actual: float | None, *, positive: bool = False) -> float | None:
+    """A known score `actual` is in points: refused outside [0, 100] (or (0, 100] where Eq. 4's
+    relative error divides by it), one line naming the value."""
+    if actual is None:
+        return None
+    a = float(actual)
+    if not (math.isfinite(a) and (0 < a if positive else 0 <= a) and a <= 100):
+        where = "(0, 100]" if positive else "[0, 100]"
+        raise InputError(
+            f"--actual (actual=) {fmt_value(actual)}: a score must lie in {where} points"
+        )
+    return a
 
 
 def warn_if_fraction(actual: float, forecast: float, name: str = "actual") -> None:
@@ -35,6 +50,7 @@ def flp_forecast(est, C: float, level: float, actual: float | None = None) -> Fo
     """The forecast of a fitted `FLP` at `C` FLOPs (see the module docstring); warns, as
     `FLP.predict` users are warned, when C extrapolates far or the score has not emerged."""
     C = float(C)
+    actual = check_actual(actual, positive=True)  # Eq. 4 divides by it
     est.warn_if_extrapolating(C)
     P = float(est.predict([C])[0])
     L = est.predict_loss([C])

@@ -10,7 +10,7 @@ Every public name is re-exported here, so `lmforecast.data.evals.<name>` keeps w
 """
 
 from .harness import parse_step, read_harness
-from .pythia import load_pythia, make_pythia_table
+from .pythia import load_pythia, make_pythia_table, read_evals
 from .registry import (
     BUNDLED_PYTHIA_TASKS,
     PYTHIA_ARCHITECTURES,
@@ -66,6 +66,7 @@ __all__ = [
     "normalize",
     "parse_step",
     "pythia_models",
+    "read_evals",
     "read_evals_table",
     "read_harness",
     "read_models",

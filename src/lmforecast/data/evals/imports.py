@@ -13,8 +13,8 @@ import pandas as pd
 from ...errors import InputError
 from .harness import read_harness
 from .harness_files import harness_docs
-from .pythia import load_pythia
-from .table import read_evals_table, write_evals_table
+from .pythia import read_evals
+from .table import write_evals_table
 
 #: The tidy table's file formats, by the name's ending.
 TABLE_EXTENSIONS = (".csv", ".csv.gz", ".tsv", ".parquet", ".pq", ".jsonl", ".ndjson")
@@ -101,11 +101,9 @@ def import_harness(paths, out: str | Path, *, models=None, tasks=None, metrics=N
 
 
 def open_evals_table(table: str | Path) -> tuple[pd.DataFrame, bool]:
-    """The tidy table at `table`, or the bundled Pythia table for the name `BUNDLED` where no
-    such file exists; and whether it is the bundled one."""
-    if str(table) == BUNDLED and not Path(table).exists():
-        return load_pythia(), True
-    return read_evals_table(table), False
+    """The tidy table at `table` (`read_evals`: the bundled Pythia table for the name `BUNDLED`
+    where no such file exists); and whether it is the bundled one."""
+    return read_evals(table), str(table) == BUNDLED and not Path(table).exists()
 
 
 def describe(df: pd.DataFrame) -> dict:
