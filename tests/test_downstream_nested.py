@@ -189,7 +189,7 @@ def test_every_method_round_trips_and_predicts(evals, bootstrap):
             assert 0 <= lo[0] <= hi[0] <= 100, m  # 6 replicates: the point may sit outside
 
 
-def test_width_signals_benchmark_runs_quick(shared_dir, capsys):
+def test_width_signals_benchmark_runs_quick(shared_dir, capsys, monkeypatch):
     _script("downstream_nested")  # its sibling import, as when run from benchmarks/
     mod = _script("downstream_width_signals")
     df = mod.signal_rows(quick=True)
@@ -197,7 +197,11 @@ def test_width_signals_benchmark_runs_quick(shared_dir, capsys):
     cor = mod.correlations(df)
     assert set(cor["signal"]) == set(mod.SIGNALS)
     assert cor["spearman"].dropna().between(-1, 1).all()
+    # `--quick` asks for the same rows (no resampling: deterministic), so main gets these
+    asked = []
+    monkeypatch.setattr(mod, "signal_rows", lambda quick=False: asked.append(quick) or df)
     assert mod.main(["--quick"]) == 0 and "spearman" in capsys.readouterr().out
+    assert asked == [True]
 
 
 def test_generated_downstream_docs_carry_todays_interval_constants():
