@@ -42,7 +42,8 @@ def test_presets():
     }  # fmt: skip
     est = CapabilitySalience.from_preset("paper", 0.25, activation="sigmoid")
     assert (est.optimizer, est.lr, est.n_steps, est.activation) == ("sgd", 1e-3, 300, "sigmoid")
-    with pytest.raises(InputError, match="unknown preset"):
+    bad = r"--preset \(preset=\) must be one of paper, default, got .fast."
+    with pytest.raises(InputError, match=bad):
         preset_options("fast")
 
 

@@ -13,7 +13,6 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..errors import InputError
 from ..store.safe_write import output_file
 from .common import (
     add_level_flag,
@@ -33,13 +32,6 @@ _MAX_LENGTH_HELP = (
     "window length in tokens (default and maximum: the model's context); longer texts are "
     "scored with sliding windows advancing by half a window"
 )
-
-
-def _check_batch(args) -> None:
-    if args.batch_size < 1:
-        raise InputError(f"--batch-size must be >= 1, got {args.batch_size}")
-    if args.max_length is not None and args.max_length < 2:
-        raise InputError(f"--max-length must be >= 2 tokens, got {args.max_length}")
 
 
 def register(sub) -> None:
@@ -171,42 +163,12 @@ def register(sub) -> None:
 
 
 # ---- verbs -----------------------------------------------------------------------------------
-def _target_offsets_fn(spec: str):
-    from ..salience.features import BUILTIN_TOKENIZERS
-
-    if spec in BUILTIN_TOKENIZERS:
-        return BUILTIN_TOKENIZERS[spec]
-    if not Path(spec).exists():
-        raise InputError(
-            f"--target-tokenizer: {spec!r} is neither 'words', 'chars' nor a local tokenizer folder"
-        )
-    from ..salience.hf import hf_tokenizer_offsets
-
-    return hf_tokenizer_offsets(spec)
-
-
 def _map_losses(args) -> int:
-    from ..salience.records import map_records, read_loss_records, read_texts, write_jsonl
+    from ..salience.inputs import map_loss_file
+    from ..salience.records import write_jsonl
 
     out = check_writable(args.out)
-    records = read_loss_records(args.losses)
-    if args.texts:
-        texts = read_texts(args.texts)
-    else:
-        texts = {}
-        for r in records:
-            if not isinstance(r.get("text"), str):
-                raise InputError(
-                    f"{args.losses} line {r['_line']}: no 'text' field; pass --texts T.jsonl"
-                )
-            prev = texts.setdefault(str(r["text_id"]), r["text"])
-            if prev != r["text"]:
-                raise InputError(
-                    f"{args.losses} line {r['_line']}: text {str(r['text_id'])!r} differs from "
-                    "the text an earlier record gave for the same text_id"
-                )
-    mapped = map_records(records, texts, _target_offsets_fn(args.target_tokenizer))
-    text = write_jsonl(mapped)
+    text = write_jsonl(map_loss_file(args.losses, args.target_tokenizer, args.texts))
     if out is None:
         sys.stdout.write(text)
     else:
@@ -215,52 +177,37 @@ def _map_losses(args) -> int:
 
 
 def _fit(args) -> int:
-    from ..salience.features import HashedNgramFeatures, TextFeatures
-    from ..salience.model import PRESETS
+    from ..salience.inputs import feature_source, read_task_scores
     from ..salience.pipeline import fit_salience
-    from ..salience.records import (
-        parse_chance,
-        read_label_losses,
-        read_loss_records,
-        read_scores,
-        read_texts,
-    )
+    from ..salience.records import parse_chance, read_label_losses, read_loss_records, read_texts
 
     out = check_writable(args.out)
     check_out_format(out, (".json",))
-    if args.preset is not None and args.preset not in PRESETS:
-        raise InputError(f"--preset must be one of {', '.join(PRESETS)}, got {args.preset!r}")
-    if args.model is not None and args.features is not None:
-        raise InputError("give at most one of --model and --features")
-    extractor = HashedNgramFeatures(args.feature_dim)
-    if args.model is not None:
-        from ..salience.hf import HuggingFaceFeatures
-
-        _check_batch(args)
-        if not Path(args.model).is_dir():
-            raise InputError(f"--model: {args.model!r} is not a local model folder")
-        extractor = HuggingFaceFeatures(
-            args.model,
-            device=args.device,
-            batch_size=args.batch_size,
-            max_length=args.max_length,
-            progress=not args.quiet,
-        )
-    gamma = parse_chance(args.chance, args.task)
-    texts = read_texts(args.texts)
-    records = read_loss_records(args.losses)
-    scores = _scores(args, read_scores)
-    label = read_label_losses(args.label_losses, args.task) if args.label_losses else None
-    feats = TextFeatures.load(args.features) if args.features else None
+    extractor, feats = feature_source(
+        model=args.model,
+        features=args.features,
+        feature_dim=args.feature_dim,
+        device=args.device,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        progress=not args.quiet,
+    )
     fit = fit_salience(
-        texts,
-        records,
-        scores,
+        read_texts(args.texts),
+        read_loss_records(args.losses),
+        read_task_scores(
+            args.task,
+            scores=args.scores,
+            evals=args.evals,
+            evals_metric=args.evals_metric,
+            step=args.step,
+            auto_split=args.auto_split,
+        ),
         task=args.task,
-        chance=gamma,
+        chance=parse_chance(args.chance, args.task),
         features=feats,
         extractor=extractor,
-        label_losses=label,
+        label_losses=read_label_losses(args.label_losses, args.task) if args.label_losses else None,
         preset=args.preset,
         lr=args.lr,
         n_steps=args.steps,
@@ -272,26 +219,6 @@ def _fit(args) -> int:
     if out is not None:
         atomic_write_text(out, fit.to_json())
     return emit(args, fit.contract(), fit.summary())
-
-
-def _scores(args, read_scores):
-    """--scores table, or the model/split/score frame built from a tidy --evals table."""
-    if (args.scores is None) == (args.evals is None):
-        raise InputError("give exactly one of --scores and --evals")
-    if args.scores is not None:
-        if args.step is not None:
-            raise InputError("--step applies to --evals only")
-        return read_scores(args.scores, args.task, auto_split=args.auto_split)
-    import pandas as pd
-
-    from ..data.evals import read_evals, to_scores
-    from ..data.validate import numeric_column
-    from ..salience.records import size_split
-
-    s = to_scores(read_evals(args.evals), args.task, args.evals_metric, step=args.step)
-    score = numeric_column(s, args.task, lower=0.0, upper=1.0, what=f"{args.evals} {args.task}")
-    split = size_split(s["family"].astype(str), s["size"].to_numpy(float))
-    return pd.DataFrame({"model": s["model"].to_numpy(), "split": split, "score": score})
 
 
 def _predict(args) -> int:
@@ -311,25 +238,19 @@ def _predict(args) -> int:
 
 
 def _features(args) -> int:
-    from ..salience.features import HashedNgramFeatures
+    from ..salience.inputs import feature_source
     from ..salience.records import read_texts
 
     out = check_writable(args.out)
-    texts = read_texts(args.texts)
-    if args.model:
-        from ..salience.hf import HuggingFaceFeatures
-
-        _check_batch(args)
-        ext = HuggingFaceFeatures(
-            args.model,
-            device=args.device,
-            batch_size=args.batch_size,
-            max_length=args.max_length,
-            progress=not args.quiet,
-        )
-    else:
-        ext = HashedNgramFeatures(args.feature_dim)
-    feats = ext.extract(texts)
+    ext, _ = feature_source(
+        model=args.model or None,
+        feature_dim=args.feature_dim,
+        device=args.device,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        progress=not args.quiet,
+    )
+    feats = ext.extract(read_texts(args.texts))
     with output_file(out, suffix=".npz") as tmp:  # the output policy: a device is written in place
         feats.save(tmp)
     info = {"texts": len(feats.text_ids), "tokens": feats.n_tokens, "dim": int(feats.H.shape[1])}
@@ -342,11 +263,9 @@ def _token_losses(args) -> int:
     from ..salience.records import read_texts, write_jsonl
 
     out = check_writable(args.out)
-    _check_batch(args)
-    texts = read_texts(args.texts)
     recs = hf_token_losses(
         args.model,
-        texts,
+        read_texts(args.texts),
         model_name=args.name,
         device=args.device,
         batch_size=args.batch_size,
@@ -359,7 +278,7 @@ def _token_losses(args) -> int:
 
 def _plot(args: argparse.Namespace) -> int:
     from ..plots.salience import fit_figure, tasks_figure, weights_figure, weights_html
-    from ..salience.records import read_texts
+    from ..salience.inputs import weights_text
     from ..salience.result import SalienceFit
 
     out = check_writable(args.out)
@@ -374,22 +293,12 @@ def _plot(args: argparse.Namespace) -> int:
         _save_figure(fit_figure(fits[0]) if len(fits) == 1 else tasks_figure(fits), out)
         print(f"wrote {out} (fit, {len(fits)} task{'s' if len(fits) > 1 else ''})")
         return 0
-    if len(fits) > 1:
-        raise InputError("--kind weights shows one fit; give a single --fit")
-    fit = fits[0]
-    if not args.texts:
-        raise InputError("--kind weights needs --texts (the fit stores weights, not the text)")
-    texts = read_texts(args.texts)
-    tid = args.text_id or fit.text_ids[0]
-    if tid not in fit.text_ids or tid not in texts:
-        raise InputError(f"--text-id: text {tid!r} is not in both the fit and the texts")
-    off, w = fit.weights_of(tid)
-    if len(texts[tid]) != fit.text_lengths[fit.text_ids.index(tid)]:
-        raise InputError(f"text {tid!r} differs from the text the fit was trained on")
+    tid, text, off, w = weights_text(fits, args.texts, args.text_id)
+    title = f"{fits[0].task}: {tid}"
     if out.suffix.lower() in (".html", ".htm"):
-        atomic_write_text(out, weights_html(texts[tid], off, w, title=f"{fit.task}: {tid}"))
+        atomic_write_text(out, weights_html(text, off, w, title=title))
     else:
-        _save_figure(weights_figure(texts[tid], off, w, title=f"{fit.task}: {tid}"), out)
+        _save_figure(weights_figure(text, off, w, title=title), out)
     print(f"wrote {out} (salience weights on text {tid})")
     return 0
 

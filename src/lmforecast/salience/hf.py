@@ -107,6 +107,15 @@ def _context_length(model) -> int | None:
     return None
 
 
+def check_window(batch_size: int, max_length: int | None) -> None:
+    """Refuse a batch of fewer than 1 text or a window of fewer than 2 tokens (a token's loss
+    needs one token before it)."""
+    if batch_size < 1:
+        raise InputError(f"--batch-size (batch_size=) must be >= 1, got {batch_size}")
+    if max_length is not None and max_length < 2:
+        raise InputError(f"--max-length (max_length=) must be >= 2 tokens, got {max_length}")
+
+
 def _window_length(model, max_length: int | None) -> int | None:
     ctx = _context_length(model)
     if max_length is None:
@@ -214,6 +223,7 @@ class HuggingFaceFeatures:
         max_length: int | None = None,
         progress: bool = True,
     ):
+        check_window(batch_size, max_length)
         self.model_path = str(model_path)
         self.device = device
         self.batch_size = int(batch_size)
@@ -286,6 +296,7 @@ def hf_token_losses(
     (module docstring), so every token after the first gets a loss. Offsets are made
     non-overlapping with `mapping.disjoint_offsets`.
     """
+    check_window(batch_size, max_length)
     torch, tok, model = _load(model_path, device, progress=progress)
     length = _window_length(model, max_length)
     name = model_name or Path(model_path).name

@@ -44,7 +44,7 @@ def preset_options(name: str | None, **overrides) -> dict:
     `overrides` (optimizer, lr, n_steps); the preset's name is returned under "preset"."""
     key = "default" if name is None else name
     if key not in PRESETS:
-        raise InputError(f"unknown preset {name!r}; use one of {', '.join(PRESETS)}")
+        raise InputError(f"--preset (preset=) must be one of {', '.join(PRESETS)}, got {name!r}")
     out = dict(PRESETS[key])
     out.update({k: v for k, v in overrides.items() if v is not None})
     out["preset"] = key
