@@ -10,45 +10,26 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..errors import InputError
 from .common import add_level_flag, add_output_flags, check_out_format, emit, print_json
-from .flags import add_max_rows_flag, expand_si
+from .flags import _named, add_max_rows_flag, expand_si, float_range
 
 LAWS = ("mpl", "annealing", "power")
-MAX_PLAN_STEPS = 100_000_000
 
 
 def _plan_steps(text: str) -> int:
-    """--steps of `curves plan`: a whole number of training steps (SI suffixes: 50K)."""
+    """--steps of `curves plan` (`curves.inputs.plan_steps`; SI suffixes: 50K)."""
+    from ..curves.inputs import plan_steps
+
     try:
-        v = float(expand_si(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--steps must be a whole number, got {text!r}") from None
-    if not (v == v and v == int(v) and 1 <= v <= MAX_PLAN_STEPS):
-        raise argparse.ArgumentTypeError(
-            f"--steps must be a whole number in [1, {MAX_PLAN_STEPS:,}], got {text}"
-        )
-    return int(v)
+        return plan_steps(expand_si(text))
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 _plan_steps.si_suffixes = True  # read by `cli.flags.apply_flag_policy`: do not wrap it again
-
-
-def _nonneg_float(flag: str):
-    def conv(text: str) -> float:
-        try:
-            v = float(expand_si(text))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be a number, got {text!r}") from None
-        if not (v == v and abs(v) != float("inf") and v >= 0):
-            raise argparse.ArgumentTypeError(f"{flag} must be a finite number >= 0, got {text}")
-        return v
-
-    conv.__name__ = flag
-    conv.si_suffixes = True
-    return conv
+_NONNEG = float_range(0.0)
 
 
 def register(sub) -> None:
@@ -136,19 +117,19 @@ def register(sub) -> None:
     )
     pl.add_argument(
         "--peak-lr",
-        type=_nonneg_float("--peak-lr"),
+        type=_named(_NONNEG, "--peak-lr"),
         metavar="LR",
         help="peak learning rate (default: the fitted runs')",
     )
     pl.add_argument(
         "--floor-lr",
-        type=_nonneg_float("--floor-lr"),
+        type=_named(_NONNEG, "--floor-lr"),
         metavar="LR",
         help="final learning rate of the decaying schedules (default: the fitted runs' lowest)",
     )
     pl.add_argument(
         "--warmup",
-        type=_nonneg_float("--warmup"),
+        type=_named(_NONNEG, "--warmup"),
         metavar="STEPS",
         help="linear warmup steps (default: the fitted runs')",
     )
@@ -164,133 +145,68 @@ def register(sub) -> None:
     pl.set_defaults(handler=_plan)
 
 
-def _input_file(path: str, flag: str) -> str:
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{flag} {path}: is a folder, expected a file")
-    if not p.exists():
-        raise InputError(f"{flag} {path}: no such file")
-    return path
-
-
-def _load(path: str):
-    from ..curves import CurveLaw
-
-    return CurveLaw.load(_input_file(path, "--fit"))
-
-
 def _notes(notes) -> None:
     for n in notes:
         sys.stderr.write(f"lmforecast: note: {' '.join(str(n).split())}\n")
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from ..curves import CurveLaw, read_curves
+    from ..curves import CurveLaw
+    from ..curves.inputs import read_prior, read_runs
     from ..store import dump_json
     from .common import atomic_write_text, check_writable
     from .flags import check_max_rows
 
     out = check_writable(args.out, [args.runs])
     check_out_format(out, (".json",))
-    table = read_curves(_input_file(args.runs, "--runs"), what=f"--runs {args.runs}")
+    table = read_runs(args.runs)
     check_max_rows(table, args)
-    est = CurveLaw(law=args.law, n_boot=args.bootstrap, seed=args.seed, prior=_prior(args.prior))
-    est.fit(table)
+    prior = read_prior(args.prior)
+    est = CurveLaw(law=args.law, n_boot=args.bootstrap, seed=args.seed, prior=prior).fit(table)
     if out is not None:
         atomic_write_text(out, dump_json(est.to_dict()))
     source = {"source": f"fitted to {args.runs}"}
     return emit(args, est.contract() | source, est.summary())
 
 
-def _prior(text: str):
-    """--prior: a name (auto, none, a bundled prior) or a saved fit of other runs, whose decay
-    parameters become the prior with the bundled prior's spread and widening."""
-    from ..curves.prior import BUNDLED, CurvePrior
-
-    if text in ("auto", *BUNDLED):
-        return text
-    if text == "none":
-        return None
-    if not Path(text).exists():
-        raise InputError(
-            f"--prior {text}: not one of auto, none, {', '.join(BUNDLED)} and no such file"
-        )
-    base = BUNDLED["mpl-25m"]
-    return CurvePrior.from_fit(
-        _load(_input_file(text, "--prior")), base.spread, f"the fit {text}", base.widen
-    )
-
-
 def _predict(args: argparse.Namespace) -> int:
-    from ..curves import read_schedule
-    from .common import check_writable
+    from ..curves.inputs import load_fit, read_schedule_file
+    from .common import atomic_write_text, check_writable
 
     out = check_writable(args.out, [args.fit, args.schedule])
     check_out_format(out, (".csv", ".json"))
-    est = _load(args.fit)
-    sched = read_schedule(
-        _input_file(args.schedule, "--schedule"), what=f"--schedule {args.schedule}"
-    )
+    est = load_fit(args.fit)
+    sched = read_schedule_file(args.schedule)
     fc = est.forecast(sched, level=args.level, final=args.final)
-    result = fc.to_dict()
-    result["level"] = args.level
     if args.ledger is not None:  # the ledger (SQLite) is imported only when it is used
         from .ledger import record_forecast
 
-        items = fc.final_forecasts(sched)
-        record_forecast(args, {"forecasts": items, "level": args.level, "method": est.law})
+        record_forecast(args, fc.ledger_record(sched, est.law))
     if out is not None:
-        _write_forecasts(out, fc, result)
+        atomic_write_text(out, fc.file_text(out.suffix))
     if args.json:
-        print_json(result)
-    elif out is None:
-        print(_text_table(fc.table, args.level))
+        print_json(fc.contract())
     else:
-        print(f"wrote {len(fc.table)} forecast(s) to {out}")
-    if not args.json:
-        _notes(result.get("notes", []))
+        print(fc.table_text() if out is None else f"wrote {len(fc.table)} forecast(s) to {out}")
+        _notes(fc.notes)
     return 0
-
-
-def _write_forecasts(out: Path, fc, result: dict) -> None:
-    from ..store import dump_json
-    from .common import atomic_write_text
-
-    if out.suffix.lower() == ".json":
-        atomic_write_text(out, dump_json(result))
-    else:
-        atomic_write_text(out, fc.table.to_csv(index=False))
-
-
-def _text_table(table, level: float) -> str:
-    def num(v, fmt):
-        return "-" if v != v else format(float(v), fmt)
-
-    lines = [f"{'run':<24} {'step':>10} {'loss':>9}  {100 * level:g}% interval"]
-    for r in table.itertuples(index=False):
-        iv = "not identified" if r.lo != r.lo else f"[{num(r.lo, '.4f')}, {num(r.hi, '.4f')}]"
-        lines.append(f"{str(r.run):<24} {num(r.step, '.0f'):>10} {num(r.loss, '.4f'):>9}  {iv}")
-    return "\n".join(lines)
 
 
 def _plan(args: argparse.Namespace) -> int:
     from ..curves import plan_schedules
+    from ..curves.inputs import load_fit
     from ..store import dump_json
     from .common import atomic_write_text, check_writable
 
     out = check_writable(args.out, [args.fit])
     check_out_format(out, (".json",))
-    est = _load(args.fit)
-    warm = None if args.warmup is None else args.warmup
-    if warm is not None and warm != int(warm):
-        raise InputError(f"--warmup must be a whole number of steps, got {warm:g}")
     plan = plan_schedules(
-        est,
+        load_fit(args.fit),
         args.steps,
         run=args.run,
         peak_lr=args.peak_lr,
         floor_lr=args.floor_lr,
-        warmup_steps=None if warm is None else int(warm),
+        warmup_steps=args.warmup,
         level=args.level,
         decay=args.decay,
     )

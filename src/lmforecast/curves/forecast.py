@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..display import SummaryDisplay
 from ..errors import InputError, fmt_value
+from ..store import dump_json
 from ..uncertainty.normal import normal_quantile
 from ..uncertainty.percentile import percentile_interval
 from ..uncertainty.resample import residual_draws
@@ -55,6 +56,35 @@ class CurveForecast(SummaryDisplay):
             lines.append(f"  {r.run} step {r.step:.0f}: {r.loss:.4f} {iv}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def contract(self) -> dict:
+        """What `curves predict --json` prints: `to_dict` and the interval level."""
+        return {**self.to_dict(), "level": self.level}
+
+    def table_text(self) -> str:
+        """Every forecast row as an aligned text table: run, step, loss and its interval (or
+        "not identified")."""
+
+        def num(v, fmt):
+            return "-" if v != v else format(float(v), fmt)
+
+        lines = [f"{'run':<24} {'step':>10} {'loss':>9}  {100 * self.level:g}% interval"]
+        for r in self.table.itertuples(index=False):
+            iv = "not identified" if r.lo != r.lo else f"[{num(r.lo, '.4f')}, {num(r.hi, '.4f')}]"
+            lines.append(f"{str(r.run):<24} {num(r.step, '.0f'):>10} {num(r.loss, '.4f'):>9}  {iv}")
+        return "\n".join(lines)
+
+    def file_text(self, suffix: str) -> str:
+        """The forecasts as a file of type `suffix`: the JSON `contract` for ".json", else the
+        table as CSV (run, step, loss, lo, hi)."""
+        if suffix.lower() == ".json":
+            return dump_json(self.contract())
+        return self.table.to_csv(index=False)
+
+    def ledger_record(self, schedule: pd.DataFrame, method: str) -> dict:
+        """What the forecast ledger registers: each run's final forecast (`final_forecasts`),
+        the level and the law (`method`)."""
+        return {"forecasts": self.final_forecasts(schedule), "level": self.level, "method": method}
 
     def final_forecasts(self, schedule: pd.DataFrame) -> list[dict]:
         """Each run's forecast at its last step, as the ledger registers it: the run, the loss

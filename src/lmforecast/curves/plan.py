@@ -354,6 +354,10 @@ def plan_schedules(
         raise InputError(f"steps must be a whole number in [2, 100,000,000], got {steps}")
     if not 0 < level < 1:
         raise InputError(f"level must lie strictly between 0 and 1, got {fmt_value(level)}")
+    if warmup_steps is not None and warmup_steps != int(warmup_steps):
+        raise InputError(
+            f"--warmup (warmup_steps=) must be a whole number of steps, got {warmup_steps:g}"
+        )
     notes: list[str] = []
     n, mine = _model_runs(est, run)
     law = _Law(est, n)
