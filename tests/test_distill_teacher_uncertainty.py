@@ -446,11 +446,11 @@ def test_cli_plan_and_choose_teacher_say_the_sd_they_used(cli, preset, tmp_path)
 
 @pytest.mark.slow
 def test_cli_fit_of_the_example_runs_keeps_the_teachers_uncertainty(cli, tmp_path, monkeypatch):
-    """docs/distill.md's example fit (bundled runs, supervised rows, 8 resamples) through the
-    CLI: the saved fit forecasts the teacher with the fitted supervised law's sd, exactly as the
-    same fit in memory. The in-memory fit is the estimator the CLI fitted (kept by a wrapper of
-    `fit`), checked to have the library's settings for these flags and the file's rows, so the
-    one fit is not repeated."""
+    """docs/distill.md's example fit (bundled runs, supervised rows) through the CLI, with 2
+    resamples (the teacher's sd is the fitted supervised law's, whatever their number): the saved
+    fit forecasts the teacher with that sd, exactly as the same fit in memory. The in-memory fit
+    is the estimator the CLI fitted (kept by a wrapper of `fit`), checked to have the library's
+    settings for these flags and the file's rows, so the one fit is not repeated."""
     runs = tmp_path / "both.csv"
     _example_runs().to_csv(runs, index=False, float_format="%.17g")
     out_path = tmp_path / "fit.json"
@@ -461,12 +461,12 @@ def test_cli_fit_of_the_example_runs_keeps_the_teachers_uncertainty(cli, tmp_pat
         return real_fit(self, data, **kw)
 
     monkeypatch.setattr(DistillationScalingLaw, "fit", keep)
-    code, _, err = cli("distill", "fit", "--runs", runs, "--bootstrap", 8, "--jobs", 1,
+    code, _, err = cli("distill", "fit", "--runs", runs, "--bootstrap", 2, "--jobs", 1,
                        "--out", out_path, "--quiet", "--json")  # fmt: skip
     assert code == 0, err
     monkeypatch.undo()
     [(mem, data)] = fitted
-    want = DistillationScalingLaw(bootstrap=8, n_jobs=1).get_params()
+    want = DistillationScalingLaw(bootstrap=2, n_jobs=1).get_params()
     got = mem.get_params()
     assert {**got, "fixed": got["fixed"] or None} == want
     pd.testing.assert_frame_equal(data, pd.read_csv(runs), check_exact=True)
