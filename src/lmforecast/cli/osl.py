@@ -5,27 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pandas as pd
-
 from ..data.io import read_table
-from ..errors import InputError
 from ..osl.answers import (
     fit_answer,
     pca_answer,
+    predictions_file_text,
     preset_answer,
     saved_fit_answer,
     selection_answer,
 )
-from ..osl.data import (
-    parse_metric_range,
-    read_benchmarks,
-    scale_target,
-)
-from ..osl.fit import merge_targets
+from ..osl.data import parse_metric_range, read_benchmarks
+from ..osl.inputs import with_targets
 from ..osl.model import ObservationalScalingLaw
 from ..osl.posttraining import post_training_gap
 from ..osl.presets import PRESETS, get_preset
-from ..osl.result import X_KINDS
+from ..osl.result import X_KINDS, OSLResult
 from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_fractions
 from ..osl.selection import SubsetSelector
 from ..osl.splits import LLAMA2_7B_FLOPS, holdout_plan
@@ -40,16 +34,7 @@ from .common import (
 )
 from .flags import add_missing_flag
 from .ledger import record_forecast
-from .osl_out import add_evals_flags, read_benchmarks_or_evals
-
-
-def _names(text: str | None, flag: str = "") -> list[str] | None:
-    if text is None:
-        return None
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise InputError(f"{flag + ': ' if flag else ''}empty list {text!r}")
-    return names
+from .osl_out import add_evals_flags, names_list, read_source
 
 
 def register(sub) -> None:
@@ -239,18 +224,12 @@ def _fit(args: argparse.Namespace) -> int:
     metric_range = parse_metric_range(args.metric_range)
     out = check_writable(args.out)
     check_out_format(out, (".json",))
-    if args.x != "pcs" and args.pcs != 3:
-        raise InputError(f"--pcs applies to --x pcs, not --x {args.x} (one predictor)")
-    table = read_benchmarks_or_evals(args)
-    targets = read_table(args.targets) if args.targets else None
-    table = merge_targets(table, targets)
-    if args.target in table.columns and args.scale != 1.0:
-        table[args.target] = scale_target(table[args.target], args.scale, args.target)
+    table = with_targets(read_source(args), args.targets, [args.target], args.scale)
     holdout, extra, new_models = holdout_plan(
         table,
         args.target,
-        heldout=_names(args.heldout, "--heldout"),
-        train_models=_names(args.train_models, "--train-models"),
+        heldout=names_list(args.heldout, "--heldout"),
+        train_models=names_list(args.train_models, "--train-models"),
         holdout=args.holdout,
         holdout_top=args.holdout_top,
         cutoff_flops=args.cutoff_flops,
@@ -258,7 +237,7 @@ def _fit(args: argparse.Namespace) -> int:
     est = ObservationalScalingLaw(
         args.pcs,
         x=args.x,
-        metrics=_names(args.metrics, "--metrics"),
+        metrics=names_list(args.metrics, "--metrics"),
         exclude_metrics=tuple(args.exclude_metric),
         holdout=holdout,
         reference_family=args.reference_family,
@@ -272,114 +251,72 @@ def _fit(args: argparse.Namespace) -> int:
     return emit(args, ans.contract(), ans.summary())
 
 
-def _predict_fit(args: argparse.Namespace) -> int:
-    from ..osl import OSLResult
-
+def _predict(args: argparse.Namespace) -> int:
+    if args.fit is None:
+        ans = preset_answer(get_preset(args.preset), read_benchmarks(args.benchmarks), args.level)
+        record_forecast(args, ans.contract())
+        return emit(args, ans.contract(), ans.summary())
     out = check_writable(args.out, [args.benchmarks, args.fit])
     check_out_format(out, (".csv", ".json"))
     res = OSLResult.from_json(Path(args.fit))
-    table = read_benchmarks(args.benchmarks)
-    ans = saved_fit_answer(res, table, args.level, args.scale)
-    obj, rows = ans.contract(), ans.fields["predictions"]
+    ans = saved_fit_answer(res, read_benchmarks(args.benchmarks), args.level, args.scale)
     if out is not None:
-        flat = pd.DataFrame(
-            [
-                {
-                    **{k: v for k, v in r.items() if k != "interval"},
-                    "lower": (r.get("interval") or [None, None])[0],
-                    "upper": (r.get("interval") or [None, None])[1],
-                }
-                for r in rows
-            ]
-        )
-        atomic_write_text(
-            out,
-            flat.to_csv(index=False)
-            if out.suffix.lower() == ".csv"
-            else flat.to_json(orient="records"),
-        )
-    record_forecast(args, {**obj, "task": res.target})
-    return emit(args, obj, ans.summary())
-
-
-def _predict(args: argparse.Namespace) -> int:
-    if args.fit is not None:
-        return _predict_fit(args)
-    if args.level != 0.9:  # a preset has no interval to give at any level
-        raise InputError(
-            "--level applies to --fit; a --preset (Table C.1) publishes no "
-            "uncertainty, so its forecasts have no interval"
-        )
-    ans = preset_answer(get_preset(args.preset), read_benchmarks(args.benchmarks))
-    record_forecast(args, ans.contract())
+        atomic_write_text(out, predictions_file_text(ans.fields["predictions"], out.suffix))
+    record_forecast(args, {**ans.contract(), "task": res.target})
     return emit(args, ans.contract(), ans.summary())
 
 
 def _select(args: argparse.Namespace) -> int:
     table = read_benchmarks(args.benchmarks)
-    include = [n for item in args.include for n in _names(item, "--include")]
+    include = [n for item in args.include for n in names_list(item, "--include")]
     sel = SubsetSelector(
         args.pcs,
         max_families=args.max_families,
         include=include,
         max_size=args.max_size,
-        metrics=_names(args.metrics, "--metrics"),
+        metrics=names_list(args.metrics, "--metrics"),
     ).fit(table)
     ans = selection_answer(sel, args.budget, args.random, args.seed)
     return emit(args, ans.contract(), ans.summary())
 
 
 def _gap(args: argparse.Namespace) -> int:
-    table = read_benchmarks(args.benchmarks)
-    targets = read_table(args.targets) if args.targets else None
     gap = post_training_gap(
-        table,
+        read_benchmarks(args.benchmarks),
         args.without,
         args.with_,
-        targets=targets,
+        targets=read_table(args.targets) if args.targets else None,
         n_components=args.pcs,
         exclude_metrics=tuple(args.exclude_metric),
         cutoff_flops=args.cutoff_flops,
         reference_family=args.reference_family,
     )
-    return emit(
-        args,
-        {
-            "without": gap.without.contract(),
-            "with": gap.with_.contract(),
-            "curve": {c: gap.curve[c].tolist() for c in gap.curve.columns},
-        },
-        gap.summary(),
-    )
+    return emit(args, gap.contract(), gap.summary())
 
 
 def _robustness(args: argparse.Namespace) -> int:
     out = check_writable(args.out)
     check_out_format(out, (".json",))
     fractions = sweep_fractions(args.n_fractions, args.max_fraction, args.min_fraction)
-    table = read_benchmarks(args.benchmarks)
-    targets = read_table(args.targets) if args.targets else None
-    table = merge_targets(table, targets)
-    names = _names(args.target, "--target")
-    if args.scale != 1.0:
-        for t in names:
-            if t in table.columns:
-                table[t] = scale_target(table[t], args.scale, t)
-    sweep = RobustnessSweep(
-        _names(args.predictors, "--predictors"),
-        split=args.split,
-        fractions=fractions,
-        metrics=_names(args.metrics, "--metrics"),
-        exclude_metrics=tuple(args.exclude_metric),
-        n_polish=args.n_polish,
-    ).fit(table, names)
-    res = sweep.result_
+    names = names_list(args.target, "--target")
+    table = with_targets(read_benchmarks(args.benchmarks), args.targets, names, args.scale)
+    res = (
+        RobustnessSweep(
+            names_list(args.predictors, "--predictors"),
+            split=args.split,
+            fractions=fractions,
+            metrics=names_list(args.metrics, "--metrics"),
+            exclude_metrics=tuple(args.exclude_metric),
+            n_polish=args.n_polish,
+        )
+        .fit(table, names)
+        .result_
+    )
     if out is not None:
         atomic_write_text(out, res.to_json())
     return emit(args, res.contract(), res.summary())
 
 
 def _pca(args: argparse.Namespace) -> int:
-    table = read_benchmarks_or_evals(args)
-    ans = pca_answer(table, args.pcs, _names(args.metrics, "--metrics"))
+    ans = pca_answer(read_source(args), args.pcs, names_list(args.metrics, "--metrics"))
     return emit(args, ans.contract(), ans.summary())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
-from ..osl.data import read_benchmarks
+from ..osl.inputs import read_benchmark_source
 
 
 def add_evals_flags(p: argparse.ArgumentParser) -> None:
@@ -29,39 +29,15 @@ def add_evals_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _evals_metric(text: str):
-    if "=" not in text:
-        return text.strip()
-    out = {}
-    for item in names_list(text):
-        task, sep, metric = item.partition("=")
-        if not sep:  # a bare metric is the default of every task not named
-            task, metric = "*", task
-        if not task.strip() or not metric.strip():
-            raise InputError(f"--evals-metric: {item!r} is not task=metric")
-        out[task.strip()] = metric.strip()
-    return out
-
-
-def read_benchmarks_or_evals(args: argparse.Namespace):
-    """--benchmarks (wide or long table) or --evals (tidy harness table), exactly one."""
-    if (args.benchmarks is None) == (args.evals is None):
-        raise InputError("give exactly one of --benchmarks and --evals")
-    if args.benchmarks is not None:
-        if args.step is not None:
-            raise InputError("--step applies to --evals only")
-        return read_benchmarks(args.benchmarks)
-    from ..data.evals import read_evals, to_benchmark_frame
-
-    return read_benchmarks(
-        to_benchmark_frame(
-            read_evals(args.evals), _evals_metric(args.evals_metric), step=args.step
-        ),
-        args.evals,
+def read_source(args: argparse.Namespace):
+    """The benchmark table of --benchmarks or --evals (`osl.inputs.read_benchmark_source`)."""
+    return read_benchmark_source(
+        args.benchmarks, args.evals, evals_metric=args.evals_metric, step=args.step
     )
 
 
 def names_list(text: str | None, flag: str = "") -> list[str] | None:
+    """A comma-separated flag value as a list of names (None passes through)."""
     if text is None:
         return None
     names = [t.strip() for t in text.split(",") if t.strip()]

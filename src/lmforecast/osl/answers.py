@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from ..forecast import Answer
 from .capability import CapabilitySpace, family_fits
 from .data import FAMILY, MODEL, check_metrics, default_metrics, scale_target
@@ -96,9 +97,32 @@ def saved_fit_answer(res, table: pd.DataFrame, level: float, scale: float = 1.0)
     return Answer(fields, text)
 
 
-def preset_answer(law, table: pd.DataFrame) -> Answer:
+def predictions_file_text(rows: list[dict], suffix: str) -> str:
+    """Forecast rows (`saved_fit_answer`'s "predictions") as a file: one row per model, the
+    interval as `lower` and `upper` columns; CSV for ".csv", else JSON records."""
+    flat = pd.DataFrame(
+        [
+            {
+                **{k: v for k, v in r.items() if k != "interval"},
+                "lower": (r.get("interval") or [None, None])[0],
+                "upper": (r.get("interval") or [None, None])[1],
+            }
+            for r in rows
+        ]
+    )
+    if suffix.lower() == ".csv":
+        return flat.to_csv(index=False)
+    return flat.to_json(orient="records")
+
+
+def preset_answer(law, table: pd.DataFrame, level: float = 0.9) -> Answer:
     """A Table C.1 law's point forecasts of the models of `table` (no interval: the table
-    publishes none)."""
+    publishes none, so a `level` other than the default is refused)."""
+    if level != 0.9:
+        raise InputError(
+            "--level applies to --fit; a --preset (Table C.1) publishes no "
+            "uncertainty, so its forecasts have no interval"
+        )
     df = law.predictions(table)
     fields = {"preset": law.name, "task": law.task, "source": law.source, "h": law.h}
     fields["predictions"] = [

@@ -59,7 +59,8 @@ def holdout_forecasts(
         for method, x in zip(BACKTEST_METHODS[:2], ("pcs", "flops")):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est = ObservationalScalingLaw(n_components, x=x, cutoff_flops=cutoff_flops)
+                k = n_components if x == "pcs" else 3  # one predictor: no components to count
+                est = ObservationalScalingLaw(k, x=x, cutoff_flops=cutoff_flops)
                 res = est.fit(table, t).result_
             pf = res.predictions_frame()
             te = (pf["split"] == "test").to_numpy()

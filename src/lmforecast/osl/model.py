@@ -117,6 +117,11 @@ class ObservationalScalingLaw(Estimator):
     ) -> tuple[pd.DataFrame, list[str]]:
         if self.x not in X_KINDS:
             raise InputError(f"--x (x=) must be one of {', '.join(X_KINDS)}, got {self.x!r}")
+        # one predictor: n_components is the default (3) or 1, nothing else to count
+        if self.x != "pcs" and self.n_components not in (1, 3):
+            raise InputError(
+                f"--pcs (n_components=) applies to --x pcs, not --x {self.x} (one predictor)"
+            )
         if target not in table.columns:
             raise InputError(
                 f"unknown target {target!r}; columns are {', '.join(map(repr, table.columns))}"

@@ -28,6 +28,14 @@ class PostTrainingGap(SummaryDisplay):
     with_: OSLResult
     curve: pd.DataFrame  # log10_flops_equiv, y_without, y_with, gap
 
+    def contract(self) -> dict:
+        """What `osl gap --json` prints: both fits' contracts and the gap curve by column."""
+        return {
+            "without": self.without.contract(),
+            "with": self.with_.contract(),
+            "curve": {c: self.curve[c].tolist() for c in self.curve.columns},
+        }
+
     def summary(self) -> str:
         c = self.curve
         i_max = int(np.argmax(c["gap"].to_numpy()))
