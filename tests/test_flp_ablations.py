@@ -24,6 +24,7 @@ from lmforecast.flp.simulate import (
     simulate_flpm,
     simulate_single_distribution,
 )
+from lmforecast.flp.study import read_targets, tasks_from_text
 
 SEEDS = (0, 1, 2)
 TASKS = ("ARC", "RACE", "HumanEval")
@@ -193,6 +194,42 @@ def test_comparison_round_trips_and_prints_table4_layout(sim_comparisons):
     }  # fmt: skip
     with pytest.raises(InputError, match="not a saved LossToPerformanceComparison"):
         LossToPerformanceComparison.from_json('{"kind": "FLPM"}')
+
+
+def test_comparison_contract_and_file_text(sim_comparisons):
+    """What `flpm compare` prints (--json) and writes (--out .csv / .json), from the result."""
+    res = sim_comparisons[0]
+    c = res.contract()
+    assert c["losses"] == "actual" and c["retained_checkpoints"] == res.diagnostics["n_points"]
+    e, f = res.errors(), res.findings()
+    assert c["relative_error_pct"]["FLOPs"]["mean"] == pytest.approx(e.loc["FLOPs", "mean"])
+    assert set(c["findings"]) == set(f.columns)
+    assert c["findings"]["domain_beats_average"] == f["domain_beats_average"].to_dict()
+    csv = res.file_text(".CSV").splitlines()
+    assert csv[0] == "task,method,target,actual,predicted,relative_error"
+    assert len(csv) == len(res.predictions) + 1
+    assert res.file_text(".json") == res.to_json()
+
+
+def test_single_distribution_contract(sim_checks):
+    res = sim_checks[0]
+    c = res.contract()
+    assert list(c["shares"].values()) == pytest.approx([0.95, 0.05])
+    assert c["design_rank"] == 1 and c["flpm_worse"] == res.flpm_worse().to_dict()
+    assert set(c["relative_error_pct"]) == {"FLP", "FLP-M"}
+
+
+def test_study_inputs_tasks_and_targets(tmp_path):
+    assert tasks_from_text(" ARC, ,HumanEval ") == ["ARC", "HumanEval"]
+    with pytest.raises(InputError, match=r"^--task: no task name in ' , '$"):
+        tasks_from_text(" , ")
+    m = simulate_single_distribution(tasks=TASKS, seed=0)
+    m.targets.to_csv(tmp_path / "t.csv", index=False)
+    back = read_targets(tmp_path / "t.csv")
+    assert list(back.columns) == list(m.targets.columns) and len(back) == len(m.targets)
+    pd.concat([m.targets, m.targets.iloc[:1]]).to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(InputError, match="^targets: .*each final model appears once in targets"):
+        read_targets(tmp_path / "bad.csv")
 
 
 def test_plots_of_the_ablations(sim_comparisons, sim_checks):

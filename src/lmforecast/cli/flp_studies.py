@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..data.io import read_table
-from ..data.validate import check_run_tables
-from ..errors import InputError
 from ..flp.candidates import LOSS_MODES, compare_loss_to_performance
 from ..flp.schema import MAPPERS
 from ..flp.single_distribution import single_distribution_check
+from ..flp.study import read_targets, tasks_from_text
 from ..laws.flp import MIXTURE_FORMS
 from .common import (
     add_output_flags,
@@ -49,12 +47,9 @@ def _study_flags(p: argparse.ArgumentParser) -> None:
 def _study_inputs(args):
     out = check_writable(args.out)
     check_out_format(out, (".json", ".csv"))
-    tasks = [t.strip() for t in args.task.split(",") if t.strip()]
-    if not tasks:
-        raise InputError(f"--task: no task name in {args.task!r}")
+    tasks = tasks_from_text(args.task)
     runs, ck = _read(args)
-    targets = read_table(args.targets)
-    check_run_tables(targets, None, args.model_col, args.step_col, what="targets")
+    targets = read_targets(args.targets, args.model_col, args.step_col)
     common = dict(
         chance=args.chance,
         threshold=args.threshold,
@@ -66,36 +61,16 @@ def _study_inputs(args):
     return out, runs, ck, targets, tasks, common
 
 
-def _write_result(out, res) -> None:
-    if out is None:
-        return
-    if out.suffix.lower() == ".csv":
-        atomic_write_text(out, res.predictions.to_csv(index=False))
-    else:
-        atomic_write_text(out, res.to_json())
-
-
-def _errors_json(res) -> dict:
-    return {m: row.to_dict() for m, row in res.errors().iterrows()}
+def _finish(args, out, res) -> int:
+    if out is not None:
+        atomic_write_text(out, res.file_text(out.suffix))
+    return emit(args, res.contract(), res.summary())
 
 
 def _flpm_compare(args) -> int:
     out, runs, ck, targets, tasks, common = _study_inputs(args)
     res = compare_loss_to_performance(runs, ck, targets, tasks, losses=args.losses, **common)
-    _write_result(out, res)
-    f = res.findings()
-    return emit(
-        args,
-        {
-            "losses": args.losses,
-            "relative_error_pct": _errors_json(res),
-            "findings": {c: f[c].to_dict() for c in f.columns},
-            "retained_checkpoints": res.diagnostics["n_points"],
-            "average_loss": res.diagnostics["average_loss"],
-            "skipped": res.diagnostics["skipped"],
-        },
-        res.summary(),
-    )
+    return _finish(args, out, res)
 
 
 def _flpm_single_distribution(args) -> int:
@@ -103,27 +78,7 @@ def _flpm_single_distribution(args) -> int:
     res = single_distribution_check(
         runs, ck, targets, tasks, mapper=args.mapper, ratio_tol=args.ratio_tol, **common
     )
-    _write_result(out, res)
-    d = res.diagnostics
-    return emit(
-        args,
-        {
-            "relative_error_pct": _errors_json(res),
-            "flpm_worse": res.flpm_worse().to_dict(),
-            "shares": dict(zip(d["sources"], d["shares"])),
-            "retained_checkpoints": d["n_points"],
-            **{
-                k: d[k]
-                for k in (
-                    "design_rank",
-                    "form_vs_m1_max_rel_diff",
-                    "min_domain_loss_correlation",
-                    "stage1_loss_error_pct",
-                )
-            },
-        },
-        res.summary(),
-    )
+    return _finish(args, out, res)
 
 
 def register_studies(verbs) -> None:

@@ -68,6 +68,19 @@ class LossToPerformanceComparison(SummaryDisplay, HeldOutErrors):
             }
         )
 
+    def contract(self) -> dict:
+        """What `flpm compare --json` prints: the loss mode, the method x task errors, the
+        Sec. 6.2 findings and the checkpoints and losses used."""
+        f, d = self.findings(), self.diagnostics
+        return {
+            "losses": self.settings["losses"],
+            "relative_error_pct": self.errors_contract(),
+            "findings": {c: f[c].to_dict() for c in f.columns},
+            "retained_checkpoints": d["n_points"],
+            "average_loss": d["average_loss"],
+            "skipped": d["skipped"],
+        }
+
     def summary(self) -> str:
         s, d = self.settings, self.diagnostics
         n_t = len(dict.fromkeys(self.predictions["target"]))

@@ -54,6 +54,24 @@ class SingleDistributionCheck(SummaryDisplay, HeldOutErrors):
         e = self.errors()
         return (e.loc["FLP-M"] > e.loc["FLP"]).rename("flpm_worse")
 
+    def contract(self) -> dict:
+        """What `flpm single-distribution --json` prints: the FLP / FLP-M errors, whether
+        FLP-M is worse (Fig. 9), the sources' shares and the collinearity diagnostics."""
+        d = self.diagnostics
+        keys = (
+            "design_rank",
+            "form_vs_m1_max_rel_diff",
+            "min_domain_loss_correlation",
+            "stage1_loss_error_pct",
+        )
+        return {
+            "relative_error_pct": self.errors_contract(),
+            "flpm_worse": self.flpm_worse().to_dict(),
+            "shares": dict(zip(d["sources"], d["shares"])),
+            "retained_checkpoints": d["n_points"],
+            **{k: d[k] for k in keys},
+        }
+
     def summary(self) -> str:
         d = self.diagnostics
         shares = ", ".join(f"{s} {v:.4g}" for s, v in zip(d["sources"], d["shares"]))

@@ -13,7 +13,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from ..data.validate import check_columns, numeric_column
+from ..data.io import read_table
+from ..data.validate import check_columns, check_run_tables, numeric_column
 from ..errors import InputError
 from ..store import Checker, dump_json, load_json
 from .model import relative_error
@@ -118,6 +119,22 @@ def task_list(tasks) -> list[str]:
     return out
 
 
+def tasks_from_text(text: str) -> list[str]:
+    """The task names of a comma-separated `--task` value (at least one)."""
+    tasks = [t.strip() for t in text.split(",") if t.strip()]
+    if not tasks:
+        raise InputError(f"--task: no task name in {text!r}")
+    return tasks
+
+
+def read_targets(path: str | Path, model_col: str = "model", step_col: str = "step"):
+    """The held-out target runs (actual scores) of the Sec. 6.2 / 6.3 comparisons, read and
+    checked as a runs table."""
+    targets = read_table(path)
+    check_run_tables(targets, None, model_col, step_col, what="targets")
+    return targets
+
+
 def task_chance(chance, task: str) -> float | None:
     """The chance level of `task` in points: None (Table 2 default), one number for every task,
     or a mapping task -> number."""
@@ -186,6 +203,17 @@ class HeldOutErrors:
         tab["mean"] = tab.mean(axis=1, skipna=False)
         tab.columns.name = None
         return tab
+
+    def errors_contract(self) -> dict:
+        """`errors()` as JSON: method -> {task: mean relative error in percent, "mean"}."""
+        return {m: row.to_dict() for m, row in self.errors().iterrows()}
+
+    def file_text(self, suffix: str) -> str:
+        """The result as a file: the predictions table (one row per task, method and target)
+        for ".csv", else the saved JSON (`to_json`)."""
+        if suffix.lower() == ".csv":
+            return self.predictions.to_csv(index=False)
+        return self.to_json()
 
     def to_dict(self) -> dict:
         p = self.predictions
