@@ -119,3 +119,11 @@ def test_weights_text_checks_the_fit_and_the_text(tmp_path):
     changed.write_text(json.dumps({"text_id": tid, "text": texts[tid] + " more"}) + "\n")
     with pytest.raises(InputError, match="differs from the text the fit was trained on"):
         weights_text([fit], changed, None)
+
+
+def test_features_contract():
+    texts = read_texts(TEXTS)
+    feats = HashedNgramFeatures(64).extract(texts)
+    c = feats.contract()
+    assert c == {"texts": len(texts), "tokens": feats.n_tokens, "dim": 64}
+    assert c["tokens"] == sum(len(word_offsets(t)) for t in texts.values())

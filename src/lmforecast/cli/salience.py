@@ -253,8 +253,7 @@ def _features(args) -> int:
     feats = ext.extract(read_texts(args.texts))
     with output_file(out, suffix=".npz") as tmp:  # the output policy: a device is written in place
         feats.save(tmp)
-    info = {"texts": len(feats.text_ids), "tokens": feats.n_tokens, "dim": int(feats.H.shape[1])}
-    print_json(info) if args.json else print(json.dumps(info))
+    print_json(feats.contract()) if args.json else print(json.dumps(feats.contract()))
     return 0
 
 

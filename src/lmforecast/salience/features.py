@@ -73,6 +73,10 @@ class TextFeatures:
     def n_chars(self) -> int:
         return int(np.sum(self.text_lengths))
 
+    def contract(self) -> dict:
+        """What `salience features` prints: the number of texts and tokens, the feature width."""
+        return {"texts": len(self.text_ids), "tokens": self.n_tokens, "dim": int(self.H.shape[1])}
+
     def save(self, path: str | Path) -> None:
         """Write an ``.npz`` cache (loaded with ``allow_pickle=False``)."""
         import json
