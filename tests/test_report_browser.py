@@ -105,13 +105,18 @@ def test_figures_render_and_summary_links_land_on_their_sections(driver, report)
 
 
 def _cli_json(*argv) -> dict:
-    import subprocess
-    import sys
+    """`lmforecast ... --json` run in-process through the console script's `main` (a new
+    interpreter costs ~1 s of imports per call)."""
+    import contextlib
+    import io
 
-    r = subprocess.run([sys.executable, "-m", "lmforecast", *map(str, argv), "--json"],
-                       capture_output=True, text=True)  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    from cli_lines import run_main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run_main([*map(str, argv), "--json"])
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
 
 
 def _set(driver, id_, value):
