@@ -274,6 +274,40 @@ def test_distill_plan_and_units_notes_come_from_the_library(capsys):
     assert "--student-params 1000 is below" in capsys.readouterr().err
 
 
+def test_distill_refusals_and_teacher_ranking_come_from_the_library(tmp_path, capsys):
+    """`predict_answer` refuses a teacher below E and a size without tokens, naming the input
+    as the caller gave it; `choose_teacher_answer` ranks the teachers, warns where `top` cuts
+    the list, and is what `distill choose-teacher` prints."""
+    import json
+
+    import pandas as pd
+
+    from lmforecast.distill import DistillationScalingLaw
+    from lmforecast.distill.student_answers import choose_teacher_answer, predict_answer
+    from lmforecast.errors import DomainWarning, InputError
+
+    m = DistillationScalingLaw.from_preset()
+    with pytest.raises(InputError, match=r"^teacher_loss 1 is at or below the irreducible loss"):
+        predict_answer(m, 1e9, 2e10, level=0.9, teacher_loss=1.0)
+    with pytest.raises(InputError, match="^teacher_params needs teacher_tokens"):
+        predict_answer(m, 1e9, 2e10, level=0.9, teacher_params=7e9)
+    assert main(["distill", "predict", "--student-params", "1e9", "--student-tokens", "2e10",
+                 "--teacher-loss", "1"]) == 2  # fmt: skip
+    assert "--teacher-loss 1 is at or below" in capsys.readouterr().err
+    teachers = pd.DataFrame({"N_T": [1e9, 3e9, 7e9], "D_T": [2e10, 6e10, 1.4e11]})
+    with pytest.warns(DomainWarning, match="best 2 of 3 teachers"):
+        ans = choose_teacher_answer(m, teachers, 5e8, D_S=2e10, top=2)
+    ranking = ans.contract()["ranking"]
+    assert len(ranking) == 2 and ranking[0]["L_S"] <= ranking[1]["L_S"]
+    path = tmp_path / "t.csv"
+    teachers.to_csv(path, index=False)
+    assert main(["distill", "choose-teacher", "--student-params", "5e8", "--student-tokens",
+                 "2e10", "--teachers", str(path), "--top", "2", "--json"]) == 0  # fmt: skip
+    cap = capsys.readouterr()
+    assert json.loads(cap.out) == json.loads(json.dumps(ans.contract()))
+    assert "(--top to change)" in cap.err
+
+
 def test_salience_predict_prints_the_library_s_answer(tmp_path, monkeypatch, capsys):
     """`salience predict` is `salience.answers.predict_answer`: JSON, table and, for a fit
     without bootstrap refits, the note and warning that there is no interval."""

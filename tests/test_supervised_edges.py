@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -227,8 +228,8 @@ def test_a_saved_stacked_fit_still_loads_bit_for_bit(stacked):
 # ---- 5. flags that would do nothing are refused ----------------------------------------------
 @pytest.mark.parametrize(
     "extra, words",
-    [(["--n-cutoffs", "3"], "--n-cutoffs applies only to --form average"),
-     (["--form", "chinchilla", "--n-cutoffs", "3"], "--n-cutoffs applies only to --form average"),
+    [(["--n-cutoffs", "3"], "--n-cutoffs (n_cutoffs=) applies only to --form average"),
+     (["--form", "chinchilla", "--n-cutoffs", "3"], "(n_cutoffs=) applies only to --form average"),
      (["--form", "chinchilla", "--no-stack"], "--no-stack applies only to --form auto"),
      (["--form", "average", "--no-stack"], "--no-stack applies only to --form auto"),
      (["--u-col", "unique"], "--u-col 'unique': the runs have no such column")],
@@ -238,6 +239,20 @@ def test_ignored_fit_flags_are_refused(cli, tmp_path, extra, words):
     code, _, err = cli("supervised", "fit", "--runs", SUP_RUNS, *extra, "--out", out)
     assert code == 2 and err.count("\n") == 1 and words in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "kw, words",
+    [({"form": "chinchilla", "n_cutoffs": 3}, "n_cutoffs=) applies only to --form average"),
+     ({"form": "chinchilla", "n_cutoffs": 4}, "n_cutoffs=) applies only to --form average")],
+)  # fmt: skip
+def test_the_estimator_refuses_arguments_that_would_do_nothing(kw, words):
+    """The same refusals in Python as on the command line (`supervised.settings`), so a
+    notebook never gets a silently ignored argument; where they apply they are accepted."""
+    with pytest.raises(InputError, match=re.escape(words)):
+        SupervisedScalingLaw(**kw)
+    SupervisedScalingLaw(form="average", n_cutoffs=3)
+    SupervisedScalingLaw("chinchilla", intervals=False, bootstrap=0, stack=False)
 
 
 def test_the_flags_still_work_where_they_apply(cli, tmp_path):

@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 
 from ..data.io import read_table
-from ..data.validate import check_teachers
-from ..errors import InputError
 from .common import (
     add_level_flag,
     add_output_flags,
@@ -214,22 +211,14 @@ FLAG_LABELS = {
     "N_T": "--teacher-params",
     "D_T": "--teacher-tokens",
     "L_T": "--teacher-loss",
+    "top": "--top",
 }
 
 
 def _predict(args) -> int:
     from ..distill.student_answers import predict_answer
 
-    if args.teacher_params is not None and args.teacher_tokens is None:
-        raise InputError("--teacher-params needs --teacher-tokens")
-    if args.teacher_loss is not None and args.teacher_tokens is not None:
-        raise InputError("--teacher-tokens goes with --teacher-params, not --teacher-loss")
     m = _model(args.coefficients)
-    if args.teacher_loss is not None and args.teacher_loss <= m.E_:
-        raise InputError(
-            f"--teacher-loss {args.teacher_loss:g} is at or below the irreducible loss E = "
-            f"{m.E_:.4g} of the supervised law: no teacher reaches it (Eq. 8 needs L_T > E)"
-        )
     ans = predict_answer(
         m,
         args.student_params,
@@ -280,32 +269,19 @@ def _plan(args) -> int:
 
 
 def _choose(args) -> int:
-    from ..distill.planning import choose_teacher, choose_teacher_notes
-    from ..distill.student_answers import choose_answer, choose_notes, warn_notes
+    from ..distill.student_answers import choose_teacher_answer
 
-    m = _model(args.coefficients)
-    teachers = read_table(args.teachers)
-    check_teachers(teachers)
-    t = choose_teacher(
-        m,
-        teachers,
+    ans = choose_teacher_answer(
+        _model(args.coefficients),
+        read_table(args.teachers),
         args.student_params,
         D_S=args.student_tokens,
         C=args.flops,
         scenario=args.scenario,
         level=args.level,
         top=args.top,
+        labels=FLAG_LABELS,
     )
-    if len(teachers) > len(t):
-        warnings.warn(
-            f"showing the best {len(t):,} of {len(teachers):,} teachers (--top to change)",
-            stacklevel=1,
-        )
-    N_S, D_S = args.student_params, args.student_tokens
-    warn_notes(choose_notes(m, t, teachers, N_S, D_S, FLAG_LABELS))
-    for note in choose_teacher_notes(t, args.flops, args.scenario, D_S=args.student_tokens):
-        warnings.warn(note, stacklevel=1)
-    ans = choose_answer(m, t, args.level, "L_T" not in teachers.columns)
     return emit(args, ans.contract(), ans.summary())
 
 

@@ -185,33 +185,30 @@ bootstrap_resamples = _named(
 
 
 def refuse_ignored(args: argparse.Namespace) -> None:
-    """`supervised fit` flags that the other flags given would make do nothing: refused, with
-    the reason, never ignored (the data-constrained form refuses its own in `dataconstrained`)."""
-    why = "drop one of them"
-    if args.no_intervals and args.bootstrap:
-        raise InputError(
-            f"--bootstrap {args.bootstrap} does nothing with --no-intervals (a "
-            f"point fit has no interval for resamples to spread); {why}"
-        )
-    if args.no_intervals and args.calibration is not None:
-        raise InputError(
-            "--calibration does nothing with --no-intervals (a point fit has no "
-            f"interval to calibrate); {why}"
-        )
-    if args.form == "data-constrained":
-        return
-    if args.dc_fit is not None:
-        raise InputError("--dc-fit applies only to --form data-constrained")
-    if args.n_cutoffs is not None and args.form != "average":
-        raise InputError(
-            f"--n-cutoffs applies only to --form average (the cutoffs of the inner "
-            f"backtest that weights its forms), not --form {args.form}"
-        )
+    """Flags that the others given make do nothing, refused with the reason: --no-stack of a
+    single form, --bootstrap or --calibration (even its default) beside --no-intervals (the
+    command's point fit; Python's intervals=False keeps a bootstrap-only interval), --dc-fit
+    of the N, D forms; `SupervisedScalingLaw` refuses the arguments it would ignore itself
+    (`supervised.settings.refuse_ignored`), the data-constrained path its own
+    (`cli.dataconstrained`)."""
     if args.no_stack and args.form != "auto":
         raise InputError(
             f"--no-stack applies only to --form auto (the default, which stacks); "
             f"--form {args.form} is never stacked"
         )
+    if args.no_intervals and args.bootstrap:
+        raise InputError(
+            f"--bootstrap {args.bootstrap} does nothing with --no-intervals (a point fit has no "
+            "interval for resamples to spread); drop one of them"
+        )
+    if args.form != "data-constrained":
+        if args.no_intervals and args.calibration is not None:
+            raise InputError(
+                "--calibration does nothing with --no-intervals (a point fit has no interval "
+                "to calibrate); drop one of them"
+            )
+        if args.dc_fit is not None:
+            raise InputError("--dc-fit applies only to --form data-constrained")
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -239,7 +236,7 @@ def _fit(args: argparse.Namespace) -> int:
         huber_delta=args.huber_delta,
         bootstrap=args.bootstrap,
         intervals=not args.no_intervals,
-        n_cutoffs=4 if args.n_cutoffs is None else args.n_cutoffs,
+        n_cutoffs=args.n_cutoffs,
         ci_level=args.ci_level,
         seed=args.seed,
         n_jobs=args.jobs,

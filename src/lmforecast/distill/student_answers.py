@@ -12,11 +12,19 @@ import warnings
 
 import numpy as np
 
-from ..errors import DomainWarning
+from ..data.validate import check_teachers
+from ..errors import DomainWarning, InputError
 from ..forecast import Answer
 from .checks import fmt_loss, pinned_note, range_notes, units_notes, verdict_text
 from .plan_intervals import plan_interval
-from .planning import VAR_MAX, VAR_MIN, plan_distillation, plan_notes
+from .planning import (
+    VAR_MAX,
+    VAR_MIN,
+    choose_teacher,
+    choose_teacher_notes,
+    plan_distillation,
+    plan_notes,
+)
 from .teacher_uncertainty import plan_teacher_log_sd, teacher_basis, teacher_log_sd
 from .verdicts import NO_DRAWS, student_forecast
 
@@ -27,6 +35,7 @@ LABELS = {
     "N_T": "teacher_params",
     "D_T": "teacher_tokens",
     "L_T": "teacher_loss",
+    "top": "top",
 }
 
 
@@ -67,6 +76,15 @@ def predict_answer(
     its interval, the supervised student and the verdict; warns where the inputs leave the
     coefficients' runs or look like a units mistake."""
     lab = LABELS | (labels or {})
+    if teacher_params is not None and teacher_tokens is None:
+        raise InputError(f"{lab['N_T']} needs {lab['D_T']}")
+    if teacher_loss is not None and teacher_tokens is not None:
+        raise InputError(f"{lab['D_T']} goes with {lab['N_T']}, not {lab['L_T']}")
+    if teacher_loss is not None and teacher_loss <= m.E_:
+        raise InputError(
+            f"{lab['L_T']} {teacher_loss:g} is at or below the irreducible loss E = {m.E_:.4g} "
+            "of the supervised law: no teacher reaches it (Eq. 8 needs L_T > E)"
+        )
     by_size = teacher_params is not None
     LT = float(m.teacher_loss(teacher_params, teacher_tokens)) if by_size else float(teacher_loss)
     where = {"N_S": lab["N_S"], "D_S": lab["D_S"], "N": lab["N_T"]}
@@ -200,6 +218,37 @@ def _choose_basis(m, t, by_size: bool) -> str:
     ok = t["L_S"].notna().to_numpy()
     sd = teacher_log_sd(m, t.loc[ok, "N_T"].to_numpy(float), t.loc[ok, "D_T"].to_numpy(float))
     return m.interval_basis() + "; " + teacher_basis(sd)
+
+
+def choose_teacher_answer(
+    m,
+    teachers,
+    N_S,
+    *,
+    D_S=None,
+    C=None,
+    scenario="teacher-inference",
+    level=0.9,
+    top=None,
+    labels=None,
+) -> Answer:
+    """Rank the candidate `teachers` (`planning.choose_teacher`) for a student of N_S
+    parameters (with D_S tokens, or what compute C leaves), warning where the list is cut to
+    `top`, where the inputs leave the coefficients' runs or look like a units mistake, and
+    with the planner's notes; the ranking as `choose_answer`."""
+    lab = LABELS | (labels or {})
+    check_teachers(teachers)
+    t = choose_teacher(m, teachers, N_S, D_S=D_S, C=C, scenario=scenario, level=level, top=top)
+    if len(teachers) > len(t):
+        warnings.warn(
+            f"showing the best {len(t):,} of {len(teachers):,} teachers ({lab['top']} to change)",
+            DomainWarning,
+            stacklevel=2,
+        )
+    warn_notes(choose_notes(m, t, teachers, N_S, D_S, labels))
+    for note in choose_teacher_notes(t, C, scenario, D_S=D_S):
+        warnings.warn(note, DomainWarning, stacklevel=2)
+    return choose_answer(m, t, level, "L_T" not in teachers.columns)
 
 
 def choose_answer(m, t, level: float, by_size: bool) -> Answer:

@@ -85,22 +85,20 @@ class SupervisedScalingLaw(Estimator):
         calibration: str = "prior",
         fixed: Mapping[str, float] | None = None,
         replicates: str | None = None,
-        n_cutoffs: int = 4,
+        n_cutoffs: int | None = None,
         ci_level: float = 0.9,
         seed: int = 0,
         n_jobs: int = -1,
         progress: bool = False,
         stack: bool = True,
     ) -> None:
-        check_settings(
-            FORMS, form, loss, huber_delta, bootstrap, ci_level, calibration, replicates, fixed
-        )
         self.form, self.loss, self.huber_delta = form, loss, huber_delta
         self.grid, self.n_polish, self.bootstrap = grid, n_polish, bootstrap
         self.intervals, self.calibration, self.n_cutoffs = intervals, calibration, n_cutoffs
         self.fixed, self.replicates = fixed, replicates
         self.ci_level, self.seed, self.n_jobs, self.progress = ci_level, seed, n_jobs, progress
         self.stack = stack
+        check_settings(self, FORMS)
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
@@ -267,7 +265,7 @@ class SupervisedScalingLaw(Estimator):
                 bt = rolling_origin(
                     data,
                     PointFitAdapter(type(self), f, loss=self.loss),
-                    n_cutoffs=self.n_cutoffs,
+                    n_cutoffs=4 if self.n_cutoffs is None else self.n_cutoffs,
                     min_train=min_train,
                 )
             e = bt.forecasts["log_error"].to_numpy(float)

@@ -36,7 +36,7 @@ def build_section(ctx: ReportContext) -> Section:
     runs = runs[runs["kind"] == "supervised"][["N", "D", "C", "loss"]].reset_index(drop=True)
     form = "chinchilla"
     if ctx.quick:
-        kw = {"grid": _QUICK_GRID, "n_polish": 12, "bootstrap": 10, "n_cutoffs": 2}
+        kw = {"grid": _QUICK_GRID, "n_polish": 12, "bootstrap": 10}
     else:
         kw = {}
     adapters = [
