@@ -91,3 +91,30 @@ def test_bad_input_one_line_exit_2_nothing_written(case, cli, tmp_path):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and msg in lines[0], err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_trust_table_answer_is_what_backtest_suite_prints(tmp_path, capsys):
+    """`supervised.adapter.trust_table_answer` scores every method on the honest splits of the
+    user's runs; `backtest --suite --json` prints its fields and --out writes its forecasts."""
+    import json
+
+    import pandas as pd
+
+    from lmforecast import examples
+    from lmforecast.cli.main import main
+    from lmforecast.store.envelope import to_jsonable
+    from lmforecast.supervised.adapter import trust_table_answer
+
+    runs = pd.read_csv(examples.path("supervised/runs.csv"))
+    ans, forecasts = trust_table_answer(runs, "chinchilla", level=0.8, bootstrap=4, seed=0)
+    table = pd.DataFrame(ans.fields["table"])
+    assert set(forecasts["method"]) == set(table["method"]) and len(table) >= 2
+    assert ans.fields["level"] == 0.8 and len(ans.fields["forecasts"]) == len(forecasts)
+    assert "Trust table (80% intervals" in ans.summary()
+    out = tmp_path / "f.csv"
+    argv = ["backtest", "--suite", "--runs", examples.path("supervised/runs.csv"), "--form",
+            "chinchilla", "--level", "0.8", "--bootstrap", "4", "--out", out, "--json"]  # fmt: skip
+    assert main([str(a) for a in argv]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(json.dumps(to_jsonable(ans.contract())))
+    assert len(pd.read_csv(out)) == len(forecasts)

@@ -16,7 +16,6 @@ from .common import (
     check_writable,
     emit,
     figure_format,
-    print_json,
     refuse_flags,
     require_runs,
 )
@@ -170,45 +169,17 @@ def _backtest(args) -> int:
 
 
 def _suite(args, data, out) -> int:
-    """`backtest --suite`: the trust table of docs/trust.md on the user's own runs."""
-    import warnings
+    """`backtest --suite`: the trust table of docs/trust.md on the user's own runs
+    (`supervised.adapter.trust_table_answer`)."""
+    from ..supervised.adapter import check_trust_runs, trust_table_answer
 
-    from ..backtest.suites import score_forecasts, suite_forecasts, suite_splits
-    from ..supervised.adapter import trust_methods
-
-    if not suite_splits(data[["N", "D", "loss"]]):
-        raise InputError(
-            f"{args.runs}: no split leaves >= 3 model sizes and 8 runs to fit "
-            f"({data['N'].nunique()} sizes, {len(data)} runs)"
-        )
+    try:
+        check_trust_runs(data)
+    except InputError as exc:
+        raise InputError(f"{args.runs}: {exc}") from None
     check_out_format(out, (".csv",))  # after the table's own errors, before any fit
-    kw = {"seed": args.seed}
-    if args.bootstrap is not None:
-        kw["bootstrap"] = args.bootstrap
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        f = suite_forecasts(
-            {"runs": {"runs": data[["N", "D", "loss"]]}},
-            trust_methods(args.form, **kw),
-            level=args.level,
-        )
-    table = score_forecasts(f, by=("method",))
+    kw = {"seed": args.seed} | ({} if args.bootstrap is None else {"bootstrap": args.bootstrap})
+    ans, forecasts = trust_table_answer(data, args.form, level=args.level, **kw)
     if out is not None:
-        atomic_write_text(out, f.to_csv(index=False))
-    if args.json:
-        print_json(
-            {
-                "level": args.level,
-                "table": table.to_dict(orient="records"),
-                "forecasts": f.to_dict(orient="records"),
-            }
-        )
-    else:
-        print(
-            f"Trust table ({100 * args.level:g}% intervals; splits: "
-            f"{', '.join(dict.fromkeys(f['split']))}; {len(f) // f['method'].nunique()} "
-            "forecasts per method; a non-finite interval counts as a miss; coverage and mean "
-            "error weigh each split equally, and each forecast within its split)"
-        )
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-    return 0
+        atomic_write_text(out, forecasts.to_csv(index=False))
+    return emit(args, ans.contract(), ans.summary())

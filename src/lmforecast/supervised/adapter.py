@@ -14,6 +14,9 @@ import numpy as np
 import pandas as pd
 
 from ..backtest.adapters import PersistenceBaseline, PowerLawBaseline
+from ..backtest.suites import score_forecasts, suite_forecasts, suite_splits
+from ..errors import InputError
+from ..forecast import Answer
 from .model import SupervisedScalingLaw
 from .point_adapter import PointFitAdapter, _n_d
 from .reach import ReachWarning
@@ -101,3 +104,41 @@ def trust_methods(form: str = "auto", **kw) -> list:
         PointAdapter("chinchilla"),
         PointAdapter("overtrain", loss="squared", name="overtrain-ls"),
     ]
+
+
+def check_trust_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The N, D, loss columns of `runs`, refused in one line where no honest split of
+    `backtest.suites.suite_splits` leaves >= 3 model sizes and 8 runs to fit."""
+    data = runs[["N", "D", "loss"]]
+    if not suite_splits(data):
+        raise InputError(
+            f"no split leaves >= 3 model sizes and 8 runs to fit ({data['N'].nunique()} sizes, "
+            f"{len(data)} runs)"
+        )
+    return data
+
+
+def trust_table_answer(runs: pd.DataFrame, form: str = "auto", *, level: float = 0.9, **kw):
+    """The trust table of docs/trust.md on the user's own runs (`backtest --suite`): the honest
+    splits of `backtest.suites.suite_splits` (largest size out, two largest out, top 20% of
+    compute out), each method of `trust_methods(form, **kw)` fitted below and forecasting
+    above, scored per method (`score_forecasts`). An `Answer` whose fields are the level, the
+    table and every forecast, and the forecasts as a table; `check_trust_runs` refuses runs
+    too few to split."""
+    data = check_trust_runs(runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = suite_forecasts({"runs": {"runs": data}}, trust_methods(form, **kw), level=level)
+    table = score_forecasts(f, by=("method",))
+    text = (
+        f"Trust table ({100 * level:g}% intervals; splits: {', '.join(dict.fromkeys(f['split']))}; "
+        f"{len(f) // f['method'].nunique()} forecasts per method; a non-finite interval counts "
+        "as a miss; coverage and mean error weigh each split equally, and each forecast within "
+        "its split)\n" + table.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    )
+    fields = {
+        "level": level,
+        "table": table.to_dict(orient="records"),
+        "forecasts": f.to_dict(orient="records"),
+    }
+    return Answer(fields, text), f
