@@ -13,6 +13,7 @@ import pytest
 
 import lmforecast.examples
 from lmforecast.dataconstrained import DataConstrainedLaw
+from lmforecast.errors import InputError
 from lmforecast.nextrun import advise
 
 FILES = Path(lmforecast.examples.__file__).parent / "files"
@@ -62,7 +63,9 @@ def test_next_run_text_output_carries_the_seed_caveat(tmp_path, capsys):
             "7e9", "--target-tokens", "1.4e11", "--bootstrap", "8"]  # fmt: skip
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert text.count("vary with --seed") == 1 and "larger --bootstrap" in text
+    assert text.count("vary with the seed") == 1 and "come from 8 bootstrap refits" in text
+    with pytest.raises(InputError, match=r"^--bootstrap \(n_boot=\) must be >= 2"):
+        advise(pd.read_csv(FILES / "nextrun" / "runs.csv"), 7e9, 1.4e11, n_boot=1)
 
 
 def _dc(df: pd.DataFrame) -> tuple[str, dict]:

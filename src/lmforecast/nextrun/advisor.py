@@ -73,7 +73,11 @@ class NextRunAdvice(SummaryDisplay):
                 f"  {i + 1:4d} {c['N']:10.3g} {c['D']:10.3g} {c['flops']:10.3g}"
                 f"   {c['expected_width']:11.4f}   {1e18 * c['shrink_per_flop']:12.4g}   {share}"
             )
-        return "\n".join([*lines, self.message])
+        caveat = (
+            f"(the widths come from {self.n_boot} bootstrap refits and vary with the seed; "
+            "before acting on the ranking, check it with more refits)"
+        )
+        return "\n".join([*lines, self.message, caveat])
 
 
 def _runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -171,6 +175,11 @@ def advise(
         raise InputError(f"target N and D must be > 0, got {target_N}, {target_D}")
     if budget is not None and not budget > 0:
         raise InputError(f"--budget (budget=) must be > 0 FLOPs, got {budget}")
+    if fitted is None and n_boot < 2:  # one refit has no spread: widths of 0, "-nan%" gains
+        raise InputError(
+            f"--bootstrap (n_boot=) must be >= 2 (the widths come from the refits' spread), "
+            f"got {n_boot}"
+        )
     data = _runs(runs)
     if len(data) < 6:
         raise InputError(
