@@ -260,3 +260,19 @@ def test_isoflop_reads_n_star_at_a_new_budget_with_its_interval(cli, tmp_path):
     assert json.loads(out)["at_flops"][0]["C"] == 1e21
     back = IsoFlopResult.from_json(tmp_path / "iso.json")
     assert back.to_json() == (tmp_path / "iso.json").read_text()
+
+
+def test_isoflop_table_refuses_a_named_column_it_lacks():
+    """A compute or token column named away from its default and absent is refused by the
+    library (the flag and the argument named), never silently replaced by 6ND or C/6N."""
+    import pandas as pd
+
+    from lmforecast import examples
+    from lmforecast.errors import InputError
+
+    runs = pd.read_csv(examples.path("isoflop/runs.csv"))
+    with pytest.raises(InputError, match=r"^--c-col 'FLOPs' \(c_col=\): no such column in runs"):
+        isoflop_table(runs, c_col="FLOPs")
+    with pytest.raises(InputError, match=r"^--d-col 'tokens' \(d_col=\): no such column"):
+        isoflop_table(runs, d_col="tokens")
+    assert len(isoflop_table(runs)) == len(runs)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 
 from ..data.io import read_table
-from ..errors import InputError
 from ..isoflop import fit_isoflop, isoflop_table
 from ..plots.isoflop import plot_isoflops
 from .common import (
@@ -72,12 +71,6 @@ def register(sub) -> None:
 
 def _result(args):
     df = read_table(require_runs(args))
-    for flag, col, default in (("--c-col", args.c_col, "C"), ("--d-col", args.d_col, "D")):
-        if col != default and col not in df.columns:  # named, so never silently ignored
-            raise InputError(
-                f"{flag} {col!r}: no such column in {args.runs}; it has "
-                f"{', '.join(map(repr, map(str, df.columns)))}"
-            )
     t = isoflop_table(df, args.n_col, args.d_col, args.c_col, args.loss_col)
     res = fit_isoflop(
         t,

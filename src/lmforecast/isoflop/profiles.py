@@ -69,6 +69,12 @@ def isoflop_table(
     cols = list(df.columns)
     if len(df) == 0:
         raise InputError(f"{what}: the table has no rows")
+    for name, col, default in (("c_col", c_col, "C"), ("d_col", d_col, "D")):
+        if col != default and col not in cols:  # named, so never silently ignored
+            raise InputError(
+                f"--{name.replace('_', '-')} {col!r} ({name}=): no such column in {what}; it "
+                f"has {', '.join(map(repr, map(str, cols)))}"
+            )
     missing = [c for c in (n_col, loss_col) if c not in cols]
     if d_col not in cols and c_col not in cols:
         missing.append(f"{d_col} (or {c_col})")
