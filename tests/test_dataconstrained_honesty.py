@@ -56,6 +56,10 @@ def test_epochs_beyond_the_fitted_runs_warn_even_from_a_saved_fit(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", DomainWarning)
         assert back.epochs_advice(1e9, 1e10)["epochs"] == [1, 2, 4]  # default grid stops there
+        ans = back.epochs_answer(1e9, 1e10)  # what `data-constrained epochs` prints
+    a = back.epochs_advice(1e9, 1e10)
+    assert ans.contract() == a and len(ans.summary().splitlines()) == 1 + len(a["epochs"])
+    assert f"loss floor {a['loss_floor']:.4f}" in ans.summary()
 
 
 def test_cli_two_stage_fit_and_max_rows(cli, tmp_path):

@@ -97,15 +97,5 @@ def _epochs(args) -> int:
     if not Path(args.fit).exists():
         raise InputError(f"{args.fit}: no such file")
     model = DataConstrainedLaw.load(args.fit)
-    a = model.epochs_advice(args.params, args.unique_tokens, level=args.level)
-    rows = [
-        f"  {e:6g} epochs: loss {v:.4f}"
-        + (f"  [{i[0]:.4f}, {i[1]:.4f}]" if "interval" in a else "")
-        for e, v, i in zip(a["epochs"], a["loss"], a.get("interval", a["epochs"]))
-    ]
-    text = (
-        f"N = {a['N']:.4g}, U = {a['U']:.4g}: a repeated token is worth half a fresh one "
-        f"after {a['half_value_epochs']:.3g} epochs; loss floor {a['loss_floor']:.4f}\n"
-        + "\n".join(rows)
-    )
-    return emit(args, a, text)
+    ans = model.epochs_answer(args.params, args.unique_tokens, level=args.level)
+    return emit(args, ans.contract(), ans.summary())

@@ -21,6 +21,7 @@ from ..data.validate import check_min_rows, numeric_column
 from ..errors import DomainWarning, InputError, first_time, fmt_value, not_fitted
 from ..estimator import Estimator, point, scalar_like
 from ..fitting import FitResult, fit_law, huber
+from ..forecast import Answer
 from ..laws import get_law
 from ..laws.data_constrained import effective
 from ..params import check
@@ -218,6 +219,23 @@ class DataConstrainedLaw(Estimator):
         out["loss_floor"] = float(p["E"] + p["A"] / Np ** p["alpha"] + p["B"] / Dinf ** p["beta"])
         out["level"] = level
         return out
+
+    def epochs_answer(self, N: float, U: float, level: float = 0.9):
+        """`epochs_advice` with its text, as `data-constrained epochs` prints it: the epoch
+        count at which a repeated token is worth half a fresh one, the loss floor, and the loss
+        (with its interval) at each epoch count."""
+        a = self.epochs_advice(N, U, level=level)
+        rows = [
+            f"  {e:6g} epochs: loss {v:.4f}"
+            + (f"  [{i[0]:.4f}, {i[1]:.4f}]" if "interval" in a else "")
+            for e, v, i in zip(a["epochs"], a["loss"], a.get("interval", a["epochs"]))
+        ]
+        text = (
+            f"N = {a['N']:.4g}, U = {a['U']:.4g}: a repeated token is worth half a fresh one "
+            f"after {a['half_value_epochs']:.3g} epochs; loss floor {a['loss_floor']:.4f}\n"
+            + "\n".join(rows)
+        )
+        return Answer(a, text)
 
     def effective_params(self, N, D, U):
         """N' (Eq. 6) at the fitted parameters (U > D counts as U = D)."""
