@@ -112,7 +112,11 @@ def test_signal_with_local_dask_cluster_leaves_no_worker(tmp_path, sig):
     time.sleep(2.0)  # the workers have run tasks (the watchdog starts on the first one)
     tree = proc.children(recursive=True)
     os.kill(p.pid, sig)
-    code = p.wait(timeout=20)
+    try:
+        code = p.wait(timeout=20)
+    finally:  # a main process still running after 20 s is killed, never left behind
+        if p.poll() is None:
+            p.kill()
     _check_no_survivors(tree, within_s=20.0)
     assert out.read_text() == "previous output"
     if sig == signal.SIGTERM:
