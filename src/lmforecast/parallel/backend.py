@@ -124,6 +124,8 @@ class DaskSession:
         for close in filter(None, (self.client.close, getattr(self.cluster, "close", None))):
             with _quiet_client(), suppress(BaseException):  # the workers are gone
                 close(timeout=1)
+        if self.cluster is not None:  # else Dask's exit hook waits 10 s more on the dead workers
+            self.cluster.shutdown_on_close = False
         _restore(self._env) if self._env is not None else None
 
     def __repr__(self) -> str:
