@@ -151,13 +151,6 @@ def check_not_input(out: Path, inputs, flag: str = "--out") -> None:
             continue
 
 
-def parse_float(text: str, flag: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise InputError(f"{flag}: {text!r} is not a number") from None
-
-
 def positive_float(flag: str):
     """argparse type: a positive finite float, error naming the flag."""
 

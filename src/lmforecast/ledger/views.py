@@ -14,27 +14,13 @@ from ..data.io import read_table
 from ..data.validate import check_columns, numeric_column
 from ..errors import InputError
 from ..store import to_jsonable
+from .records import FORECAST_FIELDS
 from .store import Ledger
 
-#: The columns `ledger show` lists, in order.
-SHOW_COLUMNS = [
-    "id",
-    "created",
-    "label",
-    "method",
-    "form",
-    "run",
-    "task",
-    "N",
-    "D",
-    "budget",
-    "point",
-    "lo",
-    "hi",
-    "level",
-    "observed",
-    "superseded_by",
-]
+#: The columns `ledger show` lists, in order: a forecast record's fields without its
+#: provenance (version, digests, inputs, corrected id), then its resolution.
+_PROVENANCE = ("lmforecast_version", "fit_sha256", "input_sha256", "inputs", "corrects")
+SHOW_COLUMNS = [c for c in FORECAST_FIELDS if c not in _PROVENANCE] + ["observed", "superseded_by"]
 #: Columns holding record ids: integers in JSON, never floats.
 ID_COLUMNS = ("id", "superseded_by", "corrects")
 
