@@ -110,20 +110,23 @@ class Objective:
         return out
 
     def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        return self._evaluate(theta)[:2]
+        with np.errstate(all="ignore"):
+            return self._evaluate(theta)[:2]
 
     def _evaluate(self, theta: np.ndarray) -> tuple:
-        """(f, g, pred, J) at theta, remembered for the next call at the same point."""
+        """(f, g, pred, J) at theta, remembered for the next call at the same point. Callers
+        silence floating-point warnings around it (`_polish` once for a whole polish: entering
+        ``np.errstate`` on every one of a polish's hundreds of evaluations costs more than the
+        arithmetic of a small law)."""
         theta = np.asarray(theta, float)
         key = theta.tobytes()
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        with np.errstate(all="ignore"):
-            pred, J = self.law.predict_and_jacobian(theta[None, :], self.X)
-            pred, J = pred[0], J[0]
-            v, d = self.loss.value_and_derivative(pred - self.t)
-            if self.w is not None:
-                d, v = d * self.w, v * self.w
+        pred, J = self.law.predict_and_jacobian(theta[None, :], self.X)
+        pred, J = pred[0], J[0]
+        v, d = self.loss.value_and_derivative(pred - self.t)
+        if self.w is not None:
+            d, v = d * self.w, v * self.w
         f = float(v.sum())
         g = d @ J
         if not math.isfinite(f) or not np.isfinite(g).all():
@@ -182,7 +185,7 @@ def _precondition(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
         return th
 
     def fun(z):
-        f, g = obj.value_and_grad(theta_of(z))
+        f, g = obj._evaluate(theta_of(z))[:2]
         return f * scale, (Linv_t.T @ (g[free] / sc)) * scale
 
     from scipy.optimize import minimize  # start-up: loaded by the first fit, not by predict
@@ -206,6 +209,11 @@ MAX_RESTARTS = 3
 
 
 def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
+    with np.errstate(all="ignore"):
+        return _polish_quiet(obj, theta0, bounds, maxiter)
+
+
+def _polish_quiet(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     """L-BFGS-B from theta0 with the objective rescaled to 1 at the start.
 
     scipy's ftol test is relative to max(|f|, 1): on raw Huber sums (~1e-4) it is effectively
@@ -214,18 +222,18 @@ def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
     (`_precondition`) first moves theta0 to a better interior point; the bounded polish then
     runs from there on the same objective.
     """
-    f0, _ = obj.value_and_grad(theta0)
+    f0 = obj._evaluate(theta0)[0]
     if not np.isfinite(f0):
         return theta0, np.inf, False, "non-finite objective at start"
     if PRECONDITION and (obj.has_linear_part or obj.law.precondition):
         th = _precondition(obj, np.asarray(theta0, float), bounds, min(maxiter, PRECONDITION_ITER))
         if th is not None:
             theta0 = th
-            f0, _ = obj.value_and_grad(theta0)
+            f0 = obj._evaluate(theta0)[0]
     scale = 1.0 / f0 if f0 > 0 else 1.0
 
     def fun(th):
-        f, g = obj.value_and_grad(th)
+        f, g = obj._evaluate(th)[:2]
         return f * scale, g * scale
 
     from scipy.optimize import minimize  # start-up: loaded by the first fit, not by predict
