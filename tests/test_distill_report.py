@@ -1,14 +1,38 @@
+import copy
+
 import numpy as np
 import pytest
 
 from lmforecast.report.builder import ReportContext
 
 
-@pytest.mark.slow
-def test_distill_report_section_quick():
-    from lmforecast.report.sections.distill import build_section
+@pytest.fixture(scope="module")
+def zoo_part():
+    """The quick report's zoo subsection (`_zoo_part` into an empty Section), built once: the
+    quick section's `build_section` ends with this same call (same context), and the zoo test
+    below checks it. `_zoo_part` only appends to the section's blocks/tables/verdicts and sets
+    `numbers["zoo"]`, so replaying its output is what the call itself does. Read only."""
+    from lmforecast.report.builder import Section
+    from lmforecast.report.sections.distill import _zoo_part
 
-    sec = build_section(ReportContext(quick=True, progress=False))
+    sec = Section("distill", "t")
+    _zoo_part(sec, ReportContext(quick=True, progress=False))
+    return sec
+
+
+@pytest.mark.slow
+def test_distill_report_section_quick(monkeypatch, zoo_part):
+    from lmforecast.report.sections import distill
+
+    def replay_zoo_part(sec, ctx):  # the shared zoo subsection, as `_zoo_part` would add it
+        assert ctx.quick
+        sec.blocks.extend(zoo_part.blocks)
+        sec.tables.extend(copy.deepcopy(zoo_part.tables))
+        sec.verdicts.extend(copy.deepcopy(zoo_part.verdicts))
+        sec.numbers.update(copy.deepcopy(zoo_part.numbers))
+
+    monkeypatch.setattr(distill, "_zoo_part", replay_zoo_part)
+    sec = distill.build_section(ReportContext(quick=True, progress=False))
     n = sec.numbers
     assert n["n_runs"] == 697
     assert n["refit_median_rel_error"] < 1e-3 and n["refit_max_rel_error"] < 1e-2
@@ -19,15 +43,13 @@ def test_distill_report_section_quick():
 
 
 @pytest.mark.slow
-def test_distill_report_zoo_subsection_states_held_out_errors():
+def test_distill_report_zoo_subsection_states_held_out_errors(zoo_part):
     """Eq. 8 on the bundled zoo: finite held-out errors, no held-out miss above 25%, held out no
     better than in-sample, and the subsection renders."""
-    from lmforecast.report.builder import Section
-    from lmforecast.report.sections.distill import _zoo_part, zoo_distillation_summary
+    from lmforecast.report.sections.distill import zoo_distillation_summary
     from lmforecast.zoo import load_zoo
 
-    sec = Section("distill", "t")
-    _zoo_part(sec, ReportContext(quick=True, progress=False))
+    sec = zoo_part  # `_zoo_part` of the quick report into an empty Section
     z = sec.numbers["zoo"]
     assert set(z["free"]) == {"A'", "B'", "c0", "d1"} and len(z["fixed"]) == 5
     assert z["fixed"]["gamma'"] == pytest.approx(0.764)
