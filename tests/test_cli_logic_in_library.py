@@ -20,6 +20,41 @@ def piqa():
     return e[e["model"].isin(MODELS) & e["task"].isin(["piqa", "lambada_openai"])]
 
 
+def _computed_once(monkeypatch, module, name):
+    """Replace `module.name` (a library answer function the command imports when it runs) by
+    one that computes each distinct call once: a later call with the same arguments (equal
+    pickles: the same model state, numbers and options) gets a deep copy of the first result,
+    as a recomputation of the deterministic function would. The test's own call and the
+    command's `--json` and text runs ask the same question, so it is answered once instead of
+    three times; a command that asked anything else (another model, level or draw count) is
+    computed afresh and compared as before. A call that warns is never reused (its warnings
+    are raised again, as a recomputation would)."""
+    import copy
+    import importlib
+    import pickle
+
+    mod = importlib.import_module(module)
+    real, done = getattr(mod, name), {}
+
+    def once(*args, **kw):
+        try:
+            key = pickle.dumps((args, sorted(kw.items())))
+        except Exception:  # noqa: BLE001 - not picklable: no reuse
+            return real(*args, **kw)
+        if key not in done:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                got = real(*args, **kw)
+            for x in w:
+                warnings.warn_explicit(x.message, x.category, x.filename, x.lineno)
+            if w:
+                return got
+            done[key] = got
+        return copy.deepcopy(done[key])
+
+    monkeypatch.setattr(mod, name, once)
+
+
 def _fit_messages(table, bootstrap):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -246,11 +281,12 @@ def test_supervised_forecasts_print_what_the_library_returns(tmp_path, cli):
         assert out.strip() == fc.summary()
 
 
-def test_distill_plan_and_units_notes_come_from_the_library(capsys):
+def test_distill_plan_and_units_notes_come_from_the_library(capsys, monkeypatch):
     """`distill plan` prints `plan_answer` (Eq. 10 with its intervals and search bounds), and
     `distill predict`'s units warning is the library's, naming the input as it was given."""
     import json
 
+    _computed_once(monkeypatch, "lmforecast.distill.student_answers", "plan_answer")
     from lmforecast.distill import DistillationScalingLaw
     from lmforecast.distill.planning import get_scenario
     from lmforecast.distill.student_answers import plan_answer, predict_answer
@@ -381,11 +417,13 @@ def test_osl_pca_and_selection_print_the_library_s_answers(capsys):
         assert capsys.readouterr().out.strip() == ans.summary()
 
 
-def test_distill_crossover_and_ratios_print_the_library_s_answers(capsys):
+def test_distill_crossover_and_ratios_print_the_library_s_answers(capsys, monkeypatch):
     """`distill crossover` and `distill ratios` print `distill.answers`: the crossover with its
     interval over parameter draws (holding the point), and the ratio table with its note."""
     import json
 
+    for name in ("crossover_answer", "ratios_answer"):
+        _computed_once(monkeypatch, "lmforecast.distill.answers", name)
     from lmforecast.distill import DistillationScalingLaw
     from lmforecast.distill.answers import RATIO_NOTE, crossover_answer, ratios_answer
 

@@ -29,9 +29,17 @@ def _profiles(shift_sd=0.0, seed=0):
     return t.assign(N=t["N"] * t["C"].map(f), D=t["D"] / t["C"].map(f))[["N", "D", "loss"]]
 
 
-def test_optima_scatter_reads_each_budgets_vertex():
+@pytest.fixture(scope="module")
+def profiles_fit():
+    """The one `chinchilla` fit (no bootstrap) of the unshifted profiles, shared read-only: with
+    shift_sd=0 every factor is exp(0) = 1.0, so `_profiles()` is bit for bit the simulated
+    table's N, D, loss (the `plain` fit below), and no test writes to the estimator."""
+    return SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(_profiles())
+
+
+def test_optima_scatter_reads_each_budgets_vertex(profiles_fit):
     runs = _profiles()
-    law = SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(runs)
+    law = profiles_fit
     from lmforecast.compute.allocation import compute_optimal
 
     sc = optima_scatter(law.data_, lambda c: compute_optimal(law.params_, c, "6ND").N)
@@ -62,9 +70,8 @@ def test_scattered_optima_widen_the_interval_and_cover_a_held_out_budget():
 
 
 @pytest.mark.parametrize("edit", [{"rms": -1.0, "n": 5}, {"rms": 0.1, "n": 2}, {"rms": 0.1}])
-def test_a_hand_edited_allocation_record_is_refused(edit):
-    law = SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(_profiles())
-    d = json.loads(law.to_json())
+def test_a_hand_edited_allocation_record_is_refused(profiles_fit, edit):
+    d = json.loads(profiles_fit.to_json())
     d["meta"]["allocation"] = edit
     with pytest.raises(InputError, match="meta.allocation"):
         SupervisedScalingLaw.from_json(json.dumps(d))
@@ -140,13 +147,15 @@ def test_the_tables_own_budget_column_groups_the_profiles():
 
 
 @pytest.mark.parametrize("unit", [1.0, 1 / 8.64e19, 2.0])  # FLOPs, PF-days, a 2x FLOPs count
-def test_a_c_column_in_any_unit_gives_the_6nd_tables_scatter(unit):
+def test_a_c_column_in_any_unit_gives_the_6nd_tables_scatter(profiles_fit, unit):
     """C only groups the runs: in PF-days (a first version read it as FLOPs and refused the fit:
     'budget 0.00116 FLOPs is too small') or twice 6ND (which it scored as the law being off),
     the scatter is the plain 6ND table's (6ND groups them: the own C is read only where 6ND
     finds no profiles)."""
     t = simulate_isoflops(budgets=BUDGETS, seed=0)[["N", "D", "loss", "C"]]
-    plain = SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(t.drop(columns="C"))
+    # the plain 6ND table's fit is the shared fit of `_profiles()`: the same frame bit for bit
+    pd.testing.assert_frame_equal(t.drop(columns="C"), _profiles(), check_exact=True)
+    plain = profiles_fit
     law = SupervisedScalingLaw(form="chinchilla", bootstrap=0).fit(t.assign(C=t["C"] * unit))
     want, got = plain.result_.meta["allocation"], law.result_.meta["allocation"]
     assert got == want
