@@ -195,3 +195,26 @@ def test_restarts_continue_while_they_improve_so_resample_fits_converge():
         warnings.simplefilter("error")
         th = cluster_bootstrap(law, X, y, huber(1e-3), n_boot=20, seed=0, n_jobs=1)
     assert th.shape == (20, len(law.parameters)) and np.isfinite(th).all()
+
+
+@pytest.mark.parametrize("name", ["chinchilla", "chinchilla-gamma", "busbridge-distillation"])
+def test_a_law_evaluated_on_an_array_changed_in_place_sees_the_change(name):
+    """The laws that keep the logs of their inputs across a polish's evaluations keep them only
+    for the engine's read-only copies: a caller's array changed in place between two calls is
+    read anew (the second call equals one on a fresh copy), while the objective's frozen inputs
+    still reuse the logs bit for bit."""
+    law = get_law(name)
+    rng = np.random.default_rng(0)
+    th = rng.uniform(0.1, 1.0, len(law.parameters))  # inside every parameter's bounds
+    losses = ("L_T", "L_sup")
+    X = {k: 10 ** rng.uniform(*((0.3, 0.5) if k in losses else (8, 10)), 5) for k in law.inputs}
+    first = law.predict_target(th[None], X)
+    X[law.inputs[0]][0] *= 10.0  # the caller changes its own array in place
+    again = law.predict_target(th[None], X)
+    fresh = law.predict_target(th[None], {k: v.copy() for k, v in X.items()})
+    np.testing.assert_array_equal(again, fresh)
+    assert again[0, 0] != first[0, 0] and again[0, 1] == first[0, 1]
+    obj = Objective(law, X, fresh[0], huber(1e-3))  # frozen copies: the logs are kept
+    assert all(not v.flags.writeable for v in obj.X.values())
+    np.testing.assert_array_equal(obj.batch(th[None]), obj.batch(th[None]))
+    assert obj.batch(th[None])[0] == 0.0

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import ConvergenceWarning, InputError
-from ..laws.base import Law
+from ..laws.base import Law, freeze_inputs
 from .losses import Loss, huber
 from .result import FitResult
 from .threads import single_blas_thread
@@ -79,7 +79,8 @@ class Objective:
     """sum_i w_i * rho(f(theta; X_i) - t_i), vectorised over a batch of theta."""
 
     def __init__(self, law: Law, X: Mapping[str, np.ndarray], t: np.ndarray, loss: Loss, w=None):
-        self.law, self.X, self.t, self.loss = law, X, np.asarray(t, float), loss
+        # read-only copies: the law may keep the logs of its inputs across evaluations
+        self.law, self.X, self.t, self.loss = law, freeze_inputs(X), np.asarray(t, float), loss
         self.w = None if w is None else np.asarray(w, float)
         self._linear: bool | None = None
         # the last point evaluated, with its value, gradient, prediction and Jacobian: a polish

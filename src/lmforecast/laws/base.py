@@ -55,6 +55,24 @@ class LinearBlock:
     theta: Callable[[np.ndarray, np.ndarray, Mapping[str, np.ndarray]], np.ndarray]
 
 
+def freeze_inputs(X: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Read-only private copies of a law's input columns (what the fitting engine evaluates a
+    law on): nothing can change such an array in place, so a law may keep values derived from
+    it (e.g. the logs of its inputs) across the hundreds of evaluations of a polish."""
+    out = {}
+    for k, v in X.items():
+        a = np.array(v, float)  # a copy that owns its data
+        a.flags.writeable = False
+        out[k] = a
+    return out
+
+
+def is_frozen(a) -> bool:
+    """Whether `a` is an array no one can change in place (read-only and owning its data, as
+    `freeze_inputs` makes them): a law caches values derived from such arrays only."""
+    return isinstance(a, np.ndarray) and not a.flags.writeable and a.base is None
+
+
 def safe_log(c: np.ndarray) -> np.ndarray:
     """log of non-negative coefficients, -inf at zero (clipped to the bound by the engine)."""
     with np.errstate(divide="ignore", invalid="ignore"):

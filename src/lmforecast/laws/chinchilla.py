@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import register_law
-from .base import Law, LinearBlock, Parameter, product_grid, safe_log
+from .base import Law, LinearBlock, Parameter, is_frozen, product_grid, safe_log
 
 _HOFFMANN_GRID = {  # 6 x 6 x 5 x 5 x 5 = 4,500 starts (Hoffmann et al.; Epoch AI replication)
     "log_A": np.arange(0.0, 26.0, 5.0),
@@ -64,14 +64,15 @@ class ChinchillaGamma(Law):
 
     def _logs(self, X):
         """log N, log D as (1, n) rows. A polish evaluates the law hundreds of times on the
-        same input arrays: the logs of the last arrays seen are kept and reused while both are
-        the same array objects (new arrays are logged anew)."""
+        same input arrays: the logs of the last read-only arrays seen (`freeze_inputs`, as the
+        fitting engine passes them) are kept and reused while both are the same array objects;
+        any other array is logged anew, so changing one in place never leaves stale logs."""
         N, D = X["N"], X["D"]
         last = self.__dict__.get("_last_logs")
         if last is not None and last[0] is N and last[1] is D:
             return last[2]
         logs = np.log(N)[None, :], np.log(D)[None, :]
-        if isinstance(N, np.ndarray) and isinstance(D, np.ndarray):
+        if is_frozen(N) and is_frozen(D):
             self._last_logs = (N, D, logs)
         return logs
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import register_law
-from .base import Law, Parameter
+from .base import Law, Parameter, is_frozen
 
 F1_FLOOR = 1e-3
 
@@ -69,14 +69,16 @@ class DistillationLaw(Law):
 
     def _logs(self, X):
         """log N_S, log D_S, log L_T, log L_sup as (1, n) rows. A polish evaluates the law
-        hundreds of times on the same input arrays: the logs of the last arrays seen are kept
-        and reused while all four are the same array objects (new arrays are logged anew)."""
+        hundreds of times on the same input arrays: the logs of the last read-only arrays seen
+        (`freeze_inputs`, as the fitting engine passes them) are kept and reused while all four
+        are the same array objects; any other array is logged anew, so changing one in place
+        never leaves stale logs."""
         cols = (X["N_S"], X["D_S"], X["L_T"], X["L_sup"])
         last = self.__dict__.get("_last_logs")
         if last is not None and all(a is b for a, b in zip(last[0], cols)):
             return last[1]
         logs = tuple(np.log(c)[None, :] for c in cols)
-        if all(isinstance(c, np.ndarray) for c in cols):
+        if all(is_frozen(c) for c in cols):
             self._last_logs = (cols, logs)
         return logs
 
