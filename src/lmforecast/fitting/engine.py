@@ -210,6 +210,7 @@ MAX_RESTARTS = 3
 
 
 def _polish(obj: Objective, theta0: np.ndarray, bounds, maxiter: int):
+    """`_polish_quiet` with floating-point warnings silenced once for the whole polish."""
     with np.errstate(all="ignore"):
         return _polish_quiet(obj, theta0, bounds, maxiter)
 
