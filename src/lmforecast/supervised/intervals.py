@@ -66,30 +66,6 @@ def distance(compute, cal: Mapping, N=None, D=None) -> np.ndarray:
     return np.maximum(0.0, r)
 
 
-def pairs_from_backtest(forecasts, level_used: float) -> dict:
-    """Calibration pairs from a backtest of a point adapter whose interval is noise-only
-    (lower = forecast * exp(-z s_noise)): log error, log compute ratio, s_noise and cutoff
-    weight. The backtest cuts in compute, so its errors are calibrated against the compute
-    distance ln(C / C_max); `distance` extends r to N and D only at forecast time (docs/trust.md
-    says why: it can widen an interval, never narrow it)."""
-    f = forecasts
-    z = z_of(level_used)
-    noise = np.log(f["forecast"].to_numpy(float) / f["lower"].to_numpy(float)) / z
-    cut = f["cutoff"].to_numpy(float)
-    log_ratio = np.log(f["ratio"].to_numpy(float))
-    counts = {c: int(np.sum(cut == c)) for c in np.unique(cut)}
-    # each cutoff weighs in proportion to the runs it fits (the closer to the final fit's data,
-    # the more it says about the final fit's errors), shared equally by its forecasts
-    w = f["n_train"].to_numpy(float) / np.array([counts[c] for c in cut])
-    return {
-        "log_error": [float(v) for v in f["log_error"].to_numpy(float)],
-        "log_ratio": [float(v) for v in log_ratio],
-        "noise": [float(v) for v in noise],
-        "weight": [float(v) for v in w / w.sum()],
-        "cutoff": [float(v) for v in cut],
-    }
-
-
 def bias_slope(pairs: Mapping) -> float:
     """m: weighted median of e_i / r_i over backtest forecasts (weights w_i r_i)."""
     e = np.asarray(pairs["log_error"], float)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import math
 import os
 import pickle
@@ -311,7 +310,3 @@ def load_final(spec: RunSpec, preset: Preset, vocab_size: int, run_dir: Path):
         return None
     model.eval()
     return model
-
-
-def result_json(obj: dict) -> str:
-    return json.dumps(obj, indent=None, sort_keys=True)
