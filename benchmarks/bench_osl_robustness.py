@@ -83,10 +83,10 @@ def main() -> None:
         f"speed-up vs naive: {t_naive / t_ours:.2f}x (n_polish=16), "
         f"{t_naive / t_fast:.2f}x (default)"
     )
-    print(f"max |AUE(naive) - AUE(sweep)|: {gap_naive:.3g}")
+    print(f"max |AUE(naive) - AUE(sweep)|: {gap_naive:.3g} points^2")
     print(
         f"n_polish=4 vs 16: training objective worse by at most {rel.max():.3g} (relative), "
-        f"better by at most {-rel.min():.3g}; max |AUE diff| {gap_fast:.3g}"
+        f"better by at most {-rel.min():.3g}; max |AUE diff| {gap_fast:.3g} points^2"
     )
 
 

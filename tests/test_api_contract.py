@@ -37,7 +37,7 @@ def _make(cls):
     if cls is DownstreamForecaster:
         return cls("flp")
     if cls is CapabilitySalience:
-        return cls(chance=0.25)
+        return cls(chance=25)
     return cls()
 
 

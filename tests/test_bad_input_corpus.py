@@ -343,9 +343,19 @@ for cid, argv in [
         "--scores sal_scores.csv --task reasoning --chance x",
     ),  # fmt: skip
     (
-        "sal-chance-2",
+        "sal-chance-100",  # points, in [0, 100)
         "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
-        "--scores sal_scores.csv --task reasoning --chance 2",
+        "--scores sal_scores.csv --task reasoning --chance 100",
+    ),  # fmt: skip
+    (
+        "sal-chance-fraction",  # 0.25 beside a fraction table: most likely meant 25 points
+        "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
+        "--scores sal_scores.csv --task reasoning --chance 0.25",
+    ),  # fmt: skip
+    (
+        "sal-score-unit",
+        "salience fit --texts sal_texts.jsonl --losses sal_losses.jsonl "
+        "--scores sal_scores.csv --task reasoning --chance 0 --score-unit percent",
     ),  # fmt: skip
     (
         "sal-task-unknown",
@@ -569,8 +579,13 @@ for cid, argv, setup in [
     ),
     ("sal-scores-png", f"{SAL_FIT_S} bad.csv", write("bad.csv", PNG)),
     (
-        "sal-scores-2",
+        "sal-scores-200",  # neither a fraction nor points
         f"{SAL_FIT_S} bad.csv",
+        edit_csv("sal_scores.csv", "bad.csv", setcell("reasoning", 0, "200")),
+    ),
+    (
+        "sal-scores-2-fraction",  # declared fractions
+        f"{SAL_FIT_S} bad.csv --score-unit fraction",
         edit_csv("sal_scores.csv", "bad.csv", setcell("reasoning", 0, "2")),
     ),
     ("sal-scores-dup", f"{SAL_FIT_S} bad.csv", edit_csv("sal_scores.csv", "bad.csv", dup_row(0))),
@@ -740,7 +755,7 @@ for cid, verb, good, path, value in [
     ("sal-weights-short", SAL_P, "sal.json", "weights", [[1.0]]),
     ("sal-text-lengths", SAL_P, "sal.json", "text_lengths.0", -1),
     ("sal-bootstrap", SAL_P, "sal.json", "bootstrap", [[1]]),
-    ("sal-scores", SAL_P, "sal.json", "scores.0", 5.0),
+    ("sal-scores", SAL_P, "sal.json", "scores.0", 500.0),  # points
 ]:
     case(f"field-{cid}", f"{verb} bad.json", edit_json(good, "bad.json", setpath(path, value)))
 

@@ -29,7 +29,7 @@ def test_salience_plot_says_what_it_wrote(cli, tmp_path):
     code, _, err = cli("salience", "fit", "--texts", example_path(s + "texts.jsonl"),
                        "--losses", example_path(s + "losses.jsonl"),
                        "--scores", example_path(s + "scores.csv"),
-                       "--task", "reasoning", "--chance", "0.25",
+                       "--task", "reasoning", "--chance", "25",
                        "--out", fit)  # fmt: skip
     assert code == 0, err
     png = tmp_path / "fit.png"

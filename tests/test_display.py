@@ -28,7 +28,7 @@ ESTIMATORS = [
     (FLP, {"task": "piqa"}),
     (FLPM, {"task": "piqa"}),
     (DataConstrainedLaw, {}),
-    (CapabilitySalience, {"chance": 0.25}),
+    (CapabilitySalience, {"chance": 25}),
 ]
 
 
@@ -84,7 +84,7 @@ def test_salience_head_summary_reports_the_selected_step():
     w_true = np.array([2.0, 0.1, 0.1, 2.0, 0.1, 0.1])
     acc = 0.25 + 0.75 / (1 + np.exp(4.0 * (L @ w_true / 10 - 1.5)))
     splits = np.array(["train"] * 8 + ["validation"] * 4)
-    est = CapabilitySalience(0.25, lr=3e-2, n_steps=40).fit(np.eye(T), L, 10, acc, splits)
+    est = CapabilitySalience(25, lr=3e-2, n_steps=40).fit(np.eye(T), L, 10, acc, splits)
     text = est.summary()
     step = est.best_step_
     assert f"selected step {step} of 40" in text and f"alpha = {est.alpha_:.4g}" in text
@@ -92,7 +92,7 @@ def test_salience_head_summary_reports_the_selected_step():
     assert est.history_[step, 2] <= est.history_[0, 2]  # selected on the selection split
     assert f"<pre>{html.escape(text)}</pre>" in est._repr_html_()
     with pytest.raises(ValueError, match="not fitted"):
-        CapabilitySalience(0.25).summary()
+        CapabilitySalience(25).summary()
 
 
 def test_preset_estimators_repr_as_the_call_that_builds_them():

@@ -112,10 +112,10 @@ def test_salience_intervals_cover_planted_held_out_models():
         sc = d.scores.assign(split=np.where(u < 0.4, "train", np.where(u < 0.55, "validation",
                                                                        "test")))  # fmt: skip
         fit = fit_salience(d.texts, d.records, sc[["model", "split", "score"]],
-                           chance=d.gamma, seed=seed)  # fmt: skip
+                           chance=d.chance, seed=seed)  # fmt: skip
         te = fit.table().query("split == 'test'")
         lo, hi = fit.predict_interval(te["capability"].to_numpy(), 0.9)
-        assert np.all((0 <= lo) & (hi <= 1))
+        assert np.all((0 <= lo) & (hi <= 100))  # points, as the table's scores
         inside += list((te["score"] >= lo) & (te["score"] <= hi))
     assert len(inside) >= 200 and 0.8 <= np.mean(inside) <= 0.97
 
@@ -154,7 +154,7 @@ def test_flpm_default_fit_has_clipped_intervals():
 def test_osl_interval_clipped_to_unit_range_and_parameter_intervals():
     res = ObservationalScalingLaw().fit(load_table_b1(), "MMLU").result_
     lo, hi = res.predict_interval(np.array([[50.0, 0, 0], [-50.0, 0, 0]]))
-    assert np.all((0 <= lo) & (lo <= hi) & (hi <= 1))
+    assert np.all((0 <= lo) & (lo <= hi) & (hi <= 100))  # points
     ci = res.param_intervals(0.9)
     assert set(ci) == {"h", "alpha", "beta1", "beta2", "beta3"}
     for name, v in res.fit.params.items():
@@ -239,7 +239,7 @@ def _intervals(verb, d):
 @pytest.mark.parametrize("verb", ["flp", "flpm", "osl", "salience"])
 def test_cli_json_interval_per_forecast(cli, fits, tmp_path, verb):
     argv = _verbs(fits, tmp_path / "out")[verb]
-    hi_range = 1.0 if verb in ("osl", "salience") else 100.0
+    hi_range = 100.0  # every verb forecasts points (osl and salience included)
     widths = {}
     for level in ("0.9", "0.5"):
         code, out, err = cli(*argv, "--json", "--level", level)

@@ -136,7 +136,7 @@ CASES = {
         (OSL_TABLE.head(3),),
     ),
     "CapabilitySalience": Case(
-        lambda: CapabilitySalience(0.25, n_steps=30, bootstrap=50),
+        lambda: CapabilitySalience(25, n_steps=30, bootstrap=50),
         lambda e: e.fit(SAL[0].H, SAL[1], SAL[0].n_chars, SAL[2], SAL[3]),
         (SAL[1][0],),
         (SAL[1][:3],),

@@ -37,23 +37,23 @@ def test_metric_range_keeps_below_chance_and_recovers_truth():
     t = _chance_task()
     below = int((t["QA"] < 0.25).sum())
     assert below >= 3  # the rows that a [0, 1] check on the normalised target used to refuse
-    res = _fit(t, metric_range=(0.25, 1.0))
+    res = _fit(t, metric_range=(0.25, 1.0))  # in the column's unit: fractions
     assert res.n_train + res.n_test == len(t)  # below-chance models kept
-    assert res.metric_range == [0.25, 1.0]
+    assert res.metric_range == [25.0, 100.0]  # reported in points
     pf = res.predictions_frame()
-    np.testing.assert_allclose(pf["y"], t["QA"])  # records on the original scale
+    np.testing.assert_allclose(pf["y"], 100 * t["QA"])  # records on the original scale, points
     te = (pf["split"] == "test").to_numpy()
     mse_range = float(np.mean((pf["y"][te] - pf["y_pred"][te]) ** 2))
     # reported MSE is on the normalised scale: (HI - LO)^2 times smaller than the original one
     assert res.test_mse == pytest.approx(mse_range / 0.75**2, rel=1e-9)
     # the fitted curve tracks the noiseless truth (SD across models ~0.2) within the noise SD
-    truth = _chance_task(noise=0.0)["QA"].to_numpy()
-    assert np.sqrt(np.mean((pf["y_pred"].to_numpy() - truth) ** 2)) < 0.03 < 0.2 < truth.std()
+    truth = 100 * _chance_task(noise=0.0)["QA"].to_numpy()  # points: noise SD 3
+    assert np.sqrt(np.mean((pf["y_pred"].to_numpy() - truth) ** 2)) < 3 < 20 < truth.std()
     # forecasts and intervals on the original scale; the floor 0.25 is reachable
     fc = res.forecasts()
     inside = sum(f["interval"][0] <= f["y"] <= f["interval"][1] for f in fc)
     assert inside >= 0.8 * len(fc)
-    assert min(pf["y_pred"]) < 0.3
+    assert min(pf["y_pred"]) < 30
 
 
 def test_metric_range_equals_fit_on_normalised_target():
@@ -63,17 +63,18 @@ def test_metric_range_equals_fit_on_normalised_target():
     t2["QA"] = (t2["QA"] - 0.25) / 0.75
     b = _fit(t2)
     np.testing.assert_allclose(a.fit.theta, b.fit.theta, rtol=1e-8, atol=1e-10)
+    # both in points: a = 25 + 0.75 b (b's points are 100 y')
     np.testing.assert_allclose(
-        a.predictions_frame()["y_pred"], 0.25 + 0.75 * b.predictions_frame()["y_pred"], rtol=1e-9
+        a.predictions_frame()["y_pred"], 25 + 0.75 * b.predictions_frame()["y_pred"], rtol=1e-9
     )
     lo_a, hi_a = a.predict_interval(a._predictor_matrix())
     lo_b, hi_b = b.predict_interval(b._predictor_matrix())
-    np.testing.assert_allclose(hi_a, 0.25 + 0.75 * hi_b, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(hi_a, 25 + 0.75 * hi_b, rtol=1e-9, atol=1e-10)
     # round trip
     from lmforecast.osl import OSLResult
 
     c = OSLResult.from_json(a.to_json())
-    assert c.metric_range == [0.25, 1.0] and c.to_json() == a.to_json()
+    assert c.metric_range == [25.0, 100.0] and c.to_json() == a.to_json()
 
 
 @pytest.mark.parametrize("bad", ["1,0.25", "a,b", "0.5,0.5", "0.25", "0.25,1,2", "nan,1"])
@@ -109,13 +110,13 @@ def test_cli_metric_range(cli, tmp_path):
     )  # fmt: skip
     assert code == 0, err
     d = json.loads(stdout)
-    assert d["metric_range"] == [0.25, 1.0]
+    assert d["metric_range"] == [25.0, 100.0]  # points
     ys = {f["model"]: f["y"] for f in d["forecasts"]}
-    truth = dict(zip(t["Model"], t["QA"]))
+    truth = dict(zip(t["Model"], 100 * t["QA"]))
     assert all(ys[m] == pytest.approx(truth[m]) for m in ys)
     code, text, _ = cli("osl", "fit", "--benchmarks", csv, "--target", "QA", "--metric-range",
                         "0.25,1")  # fmt: skip
-    assert "metric range: (0.25, 1)" in text
+    assert "metric range: (25, 100) points" in text
 
 
 # ---- Table C.1 presets (App. C.9) and the Fig. 7 validation ------------------------------------
@@ -138,7 +139,7 @@ def test_presets_benchmark_form_matches_flops_form_on_llama2():
         X = law.logit(ll)
         assert np.max(np.abs(X - law.logit_from_flops_equiv(logc))) < 0.45, name
         y = law.predict(ll)
-        np.testing.assert_allclose(y, (1 - p.h) + p.h / (1 + np.exp(-X)))
+        np.testing.assert_allclose(y, 100 * ((1 - p.h) + p.h / (1 + np.exp(-X))))  # points
         checked += 1
     assert checked == 7
     assert "Table C.1" in PRESETS["gsm-cot"].source
@@ -166,7 +167,7 @@ def test_presets_on_paper_data(shared_dir):
         p = PRESETS[name]
         assert np.max(np.abs(p.logit(chat) - p.logit_from_flops_equiv(logc))) < 0.07
     y = get_preset("persian-qa").predict(base.dropna(subset=list(PRESETS["persian-qa"].weights)))
-    assert np.all((y >= 0.25) & (y <= 1.0))  # metric range (0.25, 1) undone
+    assert np.all((y >= 25) & (y <= 100))  # metric range (0.25, 1) undone, in points
 
 
 def test_preset_errors_and_cli(cli, tmp_path):
@@ -182,7 +183,7 @@ def test_preset_errors_and_cli(cli, tmp_path):
     assert len(d["predictions"]) == 77 and "Table C.1" in d["source"]
     assert "warning" in err and "lack a benchmark" in err  # B.1 has gaps: no forecast there
     got = [p for p in d["predictions"] if p["y_pred"] is not None]
-    assert 60 <= len(got) < 77 and all(0 <= p["y_pred"] <= 1 for p in got)
+    assert 60 <= len(got) < 77 and all(0 <= p["y_pred"] <= 100 for p in got)  # points
     assert all(p["interval"] is None for p in d["predictions"])
     code, text, _ = cli("osl", "predict", "--preset", "gsm-cot", "--benchmarks", B1)
     assert "no interval" in text and "GSM8K CoT" in text

@@ -31,7 +31,7 @@ def data():
 def _fit(data, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fit_salience(*data, task="reasoning", chance=0.25, bootstrap=0, **kw)
+        return fit_salience(*data, task="reasoning", chance=25, bootstrap=0, **kw)
 
 
 def test_presets():
@@ -40,7 +40,7 @@ def test_presets():
     assert preset_options("paper", lr=0.5) == {
         "optimizer": "sgd", "lr": 0.5, "n_steps": 300, "preset": "paper"
     }  # fmt: skip
-    est = CapabilitySalience.from_preset("paper", 0.25, activation="sigmoid")
+    est = CapabilitySalience.from_preset("paper", 25, activation="sigmoid")
     assert (est.optimizer, est.lr, est.n_steps, est.activation) == ("sgd", 1e-3, 300, "sigmoid")
     bad = r"--preset \(preset=\) must be one of paper, default, got .fast."
     with pytest.raises(InputError, match=bad):
@@ -68,7 +68,7 @@ def test_paper_sgd_vs_adam_on_example(data):
 
 def test_cli_preset_and_bad_values(cli, tmp_path):
     base = ["salience", "fit", "--texts", EX["texts.jsonl"], "--losses", EX["losses.jsonl"],
-            "--scores", EX["scores.csv"], "--task", "reasoning", "--chance", "0.25",
+            "--scores", EX["scores.csv"], "--task", "reasoning", "--chance", "25",
             "--bootstrap", "0"]  # fmt: skip
     code, out, err = cli(*base, "--preset", "paper", "--json")
     assert code == 0, err
@@ -125,7 +125,7 @@ def test_cli_fit_with_model_uses_hidden_states(cli, tmp_path):
         out = tmp_path / "fit.json"
         code, text, err = cli(
             "salience", "fit", "--texts", EX["texts.jsonl"], "--losses", EX["losses.jsonl"],
-            "--scores", EX["scores.csv"], "--task", "reasoning", "--chance", "0.25",
+            "--scores", EX["scores.csv"], "--task", "reasoning", "--chance", "25",
             "--bootstrap", "0", "--steps", "20", "--model", model, "--device", "cpu",
             "--quiet", "--out", out,
         )  # fmt: skip

@@ -37,13 +37,13 @@ def test_heldout_models_are_printed_with_their_truth(cli, bench):
     res = json.loads(js)
     assert [f["model"] for f in res["forecasts"]] == ["Llama-2-70b-hf", "falcon-40b"]
     for f in res["forecasts"]:  # each forecast is printed, with its truth
-        assert f"{f['model']}: ARC-C {f['y_pred']:.4f}" in text
-        assert f"actual {f['y']:.4f}" in text
+        assert f"{f['model']}: ARC-C {f['y_pred']:.2f}" in text  # points
+        assert f"actual {f['y']:.2f}" in text
     check = res["heldout_check"]
     errs = [abs(f["y_pred"] - f["y"]) for f in res["forecasts"]]
     assert check["n"] == 2 and check["mae"] == pytest.approx(np.mean(errs))
-    assert check["mae"] < 0.05  # ARC-C of two large models from the rest, within 5 points
-    assert f"MAE {check['mae']:.4f}" in text
+    assert check["mae"] < 5  # ARC-C of two large models from the rest, within 5 points
+    assert f"MAE {check['mae']:.2f} points" in text
 
 
 def test_heldout_typo_names_the_nearest_model(cli, bench):
@@ -64,7 +64,7 @@ def test_train_models_fits_the_subset_and_scores_the_rest(cli, bench):
     assert not held & set(TRAIN.split(","))
     check = res["heldout_check"]
     assert check["n"] == res["n_test"]
-    assert check["mae"] < 0.05 and check["coverage"] >= 0.8  # 61 held-out models
+    assert check["mae"] < 5 and check["coverage"] >= 0.8  # 61 held-out models, points
     cov = np.mean([f["interval"][0] <= f["y"] <= f["interval"][1] for f in res["forecasts"]])
     assert check["coverage"] == pytest.approx(cov)
 
@@ -89,7 +89,7 @@ def test_predict_scores_a_table_holding_the_truth(cli, bench, tmp_path):
     assert code == 0, err
     res = json.loads(js)
     rows = pd.read_csv(out)
-    truth = read_benchmarks(bench).set_index("Model")["ARC-C"]
+    truth = 100 * read_benchmarks(bench).set_index("Model")["ARC-C"]  # fractions -> points
     scored = rows.dropna(subset=["y"])
     assert scored["y"].to_numpy() == pytest.approx(truth.loc[scored["model"]].to_numpy())
     err_ = (scored["y_pred"] - scored["y"]).abs()

@@ -35,7 +35,7 @@ def test_fit_json_contract(cli, paper_csv):
     assert set(d["params"]) == {"h", "alpha", "beta"} and len(d["params"]["beta"]) == 3
     assert (d["n_train"], d["n_test"]) == (47, 30) and len(d["heldout"]) == 30
     assert 0.8 <= d["params"]["h"] <= 1.0
-    assert len(d["explained_variance"]) == 3 and d["test_mse"] < 0.01
+    assert len(d["explained_variance"]) == 3 and d["test_mse"] < 100  # points^2
 
 
 def test_fit_targets_join_baselines_and_out(cli, paper_csv, tmp_path):
@@ -48,11 +48,16 @@ def test_fit_targets_join_baselines_and_out(cli, paper_csv, tmp_path):
     t.drop(columns=["GSM8K"]).to_csv(bench, index=False)
     out = tmp_path / "fit.json"
     args = ["osl", "fit", "--benchmarks", bench, "--targets", targets, "--target", "gsm_pct"]
-    code, _, err = cli(*args, "--json")
-    assert code == 2 and "--scale 100" in err and "gsm_pct" in err
+    code, stdout, err = cli(*args, "--json")  # percentages are points: no --scale needed
+    assert code == 0, err
+    as_points = json.loads(stdout)
     code, stdout, err = cli(*args, "--scale", "100", "--out", out, "--json")
     assert code == 0, err
-    pcs = json.loads(stdout)
+    pcs = json.loads(stdout)  # --scale 100 makes them fractions: the same fit, in points
+    assert as_points["test_mse"] == pytest.approx(pcs["test_mse"], rel=1e-9)
+    assert [f["y"] for f in as_points["forecasts"]] == pytest.approx(
+        [f["y"] for f in pcs["forecasts"]], rel=1e-12
+    )
     saved = OSLResult.from_json(out)
     assert saved.test_mse == pcs["test_mse"] and saved.to_json() == out.read_text()
     code, stdout, _ = cli(*args, "--scale", "100", "--x", "flops", "--json")

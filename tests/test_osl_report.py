@@ -25,7 +25,7 @@ def test_quick_section_numbers():
     # App. C.4 sweep (HumanEval from the 6 other printed benchmarks, FLOPs cutoff, 6 fractions)
     he = n["robustness_aue"]["HumanEval"]
     assert set(he) == {"pcs:1", "pcs:2", "pcs:3", "pcs:4", "flops", "size"}
-    assert all(0 < v < 0.2 for v in he.values())
+    assert all(0 < v < 2000 for v in he.values())  # points^2 (0.2 as fractions)
     assert he["pcs:2"] < min(he["flops"], he["size"], he["pcs:1"])
     assert n["robustness_best"]["HumanEval"] == min(he, key=he.get)
     assert len(sec.blocks) > 8

@@ -125,9 +125,9 @@ def test_tiny_sweep_size_target_and_accuracy_split():
     assert res.best() == {"y_size": "size", "y_flops": "flops"}
     c = res.curves
     size_pts = c[(c["target"] == "y_size") & (c["predictor"] == "size")]
-    assert size_pts["test_mse"].max() < 1e-10
-    # accuracy cutoff: the test models are exactly the best on the target
-    y = t["y_size"].to_numpy()
+    assert size_pts["test_mse"].max() < 1e-6  # points^2 (1e-10 as fractions)
+    # accuracy cutoff (points): the test models are exactly the best on the target
+    y = 100 * t["y_size"].to_numpy()
     for _, r in size_pts.iterrows():
         assert r["cutoff"] == np.sort(y)[r["n_train"] - 1]
         assert (y > r["cutoff"]).sum() == r["n_test"]
@@ -161,8 +161,8 @@ def test_bad_inputs():
         robustness_sweep(t, ["y_flops", "nope"])
     with pytest.raises(InputError, match="pcs:6 needs at least 6 benchmark metrics"):
         robustness_sweep(t, "y_flops", predictors=["pcs:6"], metrics=BENCH)
-    bad = t.assign(y_flops=t["y_flops"] * 100)
-    with pytest.raises(InputError, match="--scale 100"):
+    bad = t.assign(y_flops=t["y_flops"] * 1000)  # neither fractions nor points
+    with pytest.raises(InputError, match=r"column 'y_flops' row \d+ .*outside \[0, 100\]"):
         robustness_sweep(bad, "y_flops")
 
 
@@ -289,10 +289,10 @@ def test_cli_scale(cli, tmp_path):
     t.to_csv(bench, index=False)
     args = ["osl", "robustness", "--benchmarks", bench, "--target", "pct", "--predictors",
             "flops", "--n-fractions", "3", "--json"]  # fmt: skip
-    code, _, err = cli(*args)
-    assert code == 2 and "--scale 100" in err
-    code, stdout, err = cli(*args, "--scale", "100")
-    assert code == 0 and json.loads(stdout)["aue"]["pct"]["flops"] < 1e-10
+    code, stdout, err = cli(*args)  # percentages are read as points
+    assert code == 0 and json.loads(stdout)["aue"]["pct"]["flops"] < 1e-6  # points^2
+    code, stdout, err = cli(*args, "--scale", "100")  # fractions: the same sweep
+    assert code == 0 and json.loads(stdout)["aue"]["pct"]["flops"] < 1e-6
 
 
 @pytest.mark.parametrize(

@@ -93,10 +93,18 @@ def test_messages_name_the_users_value_and_a_fix_that_exists(cli, base, tmp_path
                "0.1,0.5")  # fmt: skip
     assert "value 0.540561" in err  # the cell as written, not (y - LO) / (HI - LO) = 1.1014
     pct = pd.read_csv(base)
-    pct["MMLU"] = pct["MMLU"] * 100
+    pct["MMLU"] = pct["MMLU"] * 100  # one column in points: read as points (each column's unit)
+    pct.to_csv(tmp_path / "pct.csv", index=False)
+    code, js, err = cli("osl", "fit", "--benchmarks", tmp_path / "pct.csv", "--target", "GSM8K",
+                        "--json", "--quiet")  # fmt: skip
+    code0, js0, _ = cli("osl", "fit", "--benchmarks", base, "--target", "GSM8K", "--json",
+                        "--quiet")  # fmt: skip
+    assert code == code0 == 0, err
+    assert json.loads(js)["test_mse"] == pytest.approx(json.loads(js0)["test_mse"], rel=1e-9)
+    pct["MMLU"] = pct["MMLU"] * 10  # neither fractions nor points: refused, naming the cell
     pct.to_csv(tmp_path / "pct.csv", index=False)
     err = _err(cli, "osl", "fit", "--benchmarks", tmp_path / "pct.csv", "--target", "GSM8K")
-    assert "divide percentages by 100" in err and "--scale" not in err
+    assert "column 'MMLU' row" in err and "outside [0, 100]" in err and "--scale" not in err
     no_fam = pd.read_csv(base).drop(columns=["Model Family"])
     no_fam.to_csv(tmp_path / "nofam.csv", index=False)
     _err(cli, "osl", "select", "--benchmarks", tmp_path / "nofam.csv", "--budget", "12",
@@ -138,7 +146,7 @@ def test_flags_that_a_preset_or_a_fit_figure_cannot_use_are_refused(cli, base, t
     fit = tmp_path / "s.json"
     code, _, err = cli("salience", "fit", "--texts", ex / "texts.jsonl", "--losses",
                        ex / "losses.jsonl", "--scores", ex / "scores.csv", "--task", "reasoning",
-                       "--chance", "0.25", "--steps", "0", "--out", fit)  # fmt: skip
+                       "--chance", "25", "--steps", "0", "--out", fit)  # fmt: skip
     assert code == 0, err
     code, _, err = cli("salience", "plot", "--fit", fit, "--kind", "fit", "--texts",
                        ex / "texts.jsonl", "--out", tmp_path / "f.png")  # fmt: skip

@@ -1,6 +1,7 @@
 """`lmforecast salience ...` in-process: the CLI contract, file formats and bad input."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,7 @@ def fitted(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("fit") / "fit.json"
     code = main(
-        ["salience", "fit", *map(str, FIT_ARGS), "--chance", "0.25"]
+        ["salience", "fit", *map(str, FIT_ARGS), "--chance", "25"]
         + ["--label-losses", str(EX / "label_losses.csv"), "--lr", "3e-2", "--out", str(out)]
         + ["--json"]
     )
@@ -30,7 +31,7 @@ def fitted(tmp_path_factory):
 def test_fit_json_contract(cli, tmp_path):
     out = tmp_path / "fit.json"
     code, stdout, err = cli(
-        "salience", "fit", *FIT_ARGS, "--chance", "reasoning=0.25,other=0",
+        "salience", "fit", *FIT_ARGS, "--chance", "reasoning=25,other=0",
         "--label-losses", EX / "label_losses.csv", "--lr", "3e-2", "--json", "--out", out,
     )  # fmt: skip
     assert code == 0, err
@@ -43,7 +44,7 @@ def test_fit_json_contract(cli, tmp_path):
 
 
 def test_fit_text_output_without_label_losses(cli):
-    code, stdout, _ = cli("salience", "fit", *FIT_ARGS, "--chance", "0.25", "--steps", 5)
+    code, stdout, _ = cli("salience", "fit", *FIT_ARGS, "--chance", "25", "--steps", 5)
     assert code == 0
     assert "all_token" in stdout and "label_token" not in stdout and "alpha" in stdout
 
@@ -58,8 +59,9 @@ def test_predict_new_models_from_losses_alone(cli, fitted, tmp_path):
     preds = {p["model"]: p["predicted"] for p in json.loads(stdout)["predictions"]}
     scores = pd.read_csv(SCORES).set_index("model")["reasoning"]
     # the new models are the test models under another name: predictions match their scores
+    # (predictions in points, the example table in fractions)
     for name, p in preds.items():
-        assert abs(p - scores[name.removeprefix("new-")]) < 0.05
+        assert abs(p - 100 * scores[name.removeprefix("new-")]) < 5
     got = pd.read_csv(out)
     assert len(got) == 4 and {"lower", "upper"} <= set(got.columns)
     assert np.all(got["lower"] < got["predicted"]) and np.all(got["predicted"] < got["upper"])
@@ -88,7 +90,7 @@ def test_features_cache_gives_the_same_fit(cli, tmp_path):
     assert (
         cli("salience", "features", "--texts", TEXTS, "--feature-dim", 512, "--out", feats)[0] == 0
     )
-    args = [*FIT_ARGS, "--chance", "0.25", "--steps", 10, "--json"]
+    args = [*FIT_ARGS, "--chance", "25", "--steps", 10, "--json"]
     a = json.loads(cli("salience", "fit", *args, "--feature-dim", 512)[1])
     b = json.loads(cli("salience", "fit", *args, "--features", feats)[1])
     assert a == b
@@ -123,7 +125,7 @@ def _records():
     return [json.loads(line) for line in LOSSES.open()]
 
 
-def _bad(cli, tmp_path, losses=None, scores=None, extra=(), ra="0.25"):
+def _bad(cli, tmp_path, losses=None, scores=None, extra=(), ra="25"):
     out = tmp_path / "fit.json"
     code, stdout, err = cli(
         "salience", "fit", "--texts", TEXTS, "--losses", losses or LOSSES,
@@ -167,16 +169,20 @@ def test_bad_nonfinite_loss(cli, tmp_path, value):
 
 
 def test_bad_task_without_chance(cli, tmp_path):
-    err = _bad(cli, tmp_path, ra="mmlu=0.25,gsm8k=0")
+    err = _bad(cli, tmp_path, ra="mmlu=25,gsm8k=0")
     assert "task 'reasoning' has no chance value" in err
 
 
 def test_bad_scores_outside_unit_interval(cli, tmp_path):
     df = pd.read_csv(SCORES)
-    df.loc[3, "reasoning"] = 63.2  # percent instead of a fraction
+    df.loc[3, "reasoning"] = 63.2  # percent in a table of fractions
+    df.to_csv(tmp_path / "s.csv", index=False)
+    err = _bad(cli, tmp_path, scores=tmp_path / "s.csv", extra=["--score-unit", "fraction"])
+    assert "value 63.2 is outside [0, 1] (fraction" in err
+    df.loc[3, "reasoning"] = 163.2  # no unit holds it
     df.to_csv(tmp_path / "s.csv", index=False)
     err = _bad(cli, tmp_path, scores=tmp_path / "s.csv")
-    assert "column 'reasoning' row 4: value 63.2 must be <= 1" in err
+    assert "column 'reasoning' row 4: value 163.2 must be <= 100" in err
 
 
 def test_bad_split_and_missing_task_column(cli, tmp_path):
@@ -245,7 +251,7 @@ def test_auto_split_by_family_size(cli, tmp_path):
     df["family"] = df["model"].str.split("-").str[0]
     df["size"] = df["model"].str.extract(r"m(\d)$")[0].astype(float) + 1
     df.drop(columns="split").to_csv(tmp_path / "s.csv", index=False)
-    args = ["--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning", "--chance", 0.25]
+    args = ["--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning", "--chance", 25]
     code, out, err = cli("salience", "fit", *args, "--scores", tmp_path / "s.csv", "--steps", 3,
                          "--auto-split", "--json")  # fmt: skip
     assert code == 0, err
@@ -257,10 +263,10 @@ def test_warnings_for_a_floor_above_the_scores_far_capabilities_and_no_bootstrap
     cli, fitted, tmp_path
 ):
     # a floor above most scores fitted alpha ~ 1e-13, beta ~ 1e17 without a word
-    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "0.9", "--out",
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "90", "--out",
                        tmp_path / "f9.json")  # fmt: skip
-    assert code == 0 and "at or below chance 0.9" in err
-    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "0.25")
+    assert code == 0 and "at or below chance 90 points" in err
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "25")
     assert code == 0 and "at or below chance" not in err
     # losses on another scale: capability 1000x the fitted range, with a narrow interval
     new = EX / "new_losses.jsonl"
@@ -272,7 +278,92 @@ def test_warnings_for_a_floor_above_the_scores_far_capabilities_and_no_bootstrap
     assert code == 0 and "far outside" not in err
     # a fit without bootstrap: predict says why there is no interval
     b0 = tmp_path / "b0.json"
-    assert cli("salience", "fit", *FIT_ARGS, "--chance", "0.25", "--bootstrap", "0",
+    assert cli("salience", "fit", *FIT_ARGS, "--chance", "25", "--bootstrap", "0",
                "--out", b0)[0] == 0  # fmt: skip
     code, out, err = cli("salience", "predict", "--fit", b0, "--losses", new, "--json")
     assert code == 0 and "no interval" in err and "bootstrap" in json.loads(out)["interval_note"]
+
+
+# ---- units: scores and --chance in points, --score-unit ----------------------------------------
+def _points_table(tmp_path):
+    """The example scores in points, and the same table in fractions (points / 100, so the two
+    reach Eq. 2 as the same floats: Adam's normalised steps turn a one-ulp difference in a
+    score into ~1e-7 relative differences of the fit)."""
+    df = pd.read_csv(SCORES)
+    df["reasoning"] = (100 * df["reasoning"]).round(6)
+    df.to_csv(tmp_path / "points.csv", index=False)
+    df.assign(reasoning=df["reasoning"] / 100).to_csv(tmp_path / "fractions.csv", index=False)
+    return tmp_path / "points.csv"
+
+
+def test_score_unit_flag_is_honoured(cli, tmp_path):
+    base = ["--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning", "--chance", 25]
+    run = [*base, "--steps", 5, "--bootstrap", 0, "--json"]
+    pts = _points_table(tmp_path)
+    code, out, err = cli("salience", "fit", *run, "--scores", tmp_path / "fractions.csv")
+    assert code == 0, err
+    auto = json.loads(out)
+    for unit in ("auto", "points"):  # the same table in points: the same fit, in points
+        code, out, err = cli("salience", "fit", *run, "--scores", pts, "--score-unit", unit)
+        assert code == 0, err
+        got = json.loads(out)
+        assert got["params"] == pytest.approx(auto["params"], rel=1e-9)
+        assert got["test_mse"] == pytest.approx(auto["test_mse"], rel=1e-9)
+    code, out, err = cli(
+        "salience", "fit", *run, "--scores", tmp_path / "fractions.csv", "--score-unit", "fraction"
+    )
+    assert code == 0 and json.loads(out) == auto, err
+    # declared points, the fraction table reads as scores under 1 point: another fit (and the
+    # chance of 25 points lies above every score), not the auto one
+    zero = [*base[:-2], "--chance", 0, *run[len(base) :]]
+    code, out, err = cli("salience", "fit", *zero, "--scores", SCORES, "--score-unit", "points")
+    assert code == 0, err
+    assert json.loads(out)["test_mse"] < auto["test_mse"] / 100  # errors of sub-point scores
+    # a points table declared as fractions is refused, naming the value and the unit
+    err = _bad(cli, tmp_path, scores=pts, extra=["--score-unit", "fraction"])
+    assert "is outside [0, 1] (fraction" in err
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", 25, "--score-unit", "percent")
+    assert code == 2 and err.count("\n") == 1 and "--score-unit: invalid choice" in err
+
+
+@pytest.mark.parametrize(
+    "chance, words",
+    [
+        ("0.25", "--chance 0.25 is in points (0-100) but the scores are fractions: for a chance "
+         "of 25% give --chance 25"),
+        ("reasoning=0.5", "give --chance 50"),
+        ("100", "--chance: 100 must be in [0, 100) points"),
+        ("-1", "--chance: -1 must be in [0, 100) points"),
+        ("nan", "--chance: nan must be in [0, 100) points"),
+        ("abc", "--chance: 'abc' is not a number"),
+    ],
+)  # fmt: skip
+def test_bad_chance_is_one_line_exit_2(cli, tmp_path, chance, words):
+    err = _bad(cli, tmp_path, ra=chance)
+    assert words in err, err
+
+
+def test_chance_under_one_point_is_read_as_points_with_a_points_table(cli, tmp_path):
+    """--chance is in points: 0.25 with scores in points is a quarter of a point, accepted (it
+    is refused only beside a fraction table, where it most likely meant 25)."""
+    code, out, err = cli(
+        "salience", "fit", "--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning",
+        "--scores", _points_table(tmp_path), "--chance", "0.25", "--steps", 2, "--bootstrap", 0,
+        "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["chance"] == 0.25 and d["gamma"] == 0.0025
+
+
+def test_predict_is_in_points(cli, fitted):
+    code, out, err = cli(
+        "salience", "predict", "--fit", fitted, "--losses", EX / "new_losses.jsonl", "--json"
+    )
+    assert code == 0, err
+    for p in json.loads(out)["predictions"]:
+        lo, hi = p["interval"]
+        assert 25 <= lo <= p["predicted"] <= hi <= 100 and p["predicted"] > 50
+    code, text, _ = cli("salience", "predict", "--fit", fitted, "--losses", EX / "new_losses.jsonl")
+    row = r"new-fam0-m4 +0\.\d+ +\d\d\.\d\d +\[\d\d\.\d\d, +\d{2,3}\.\d\d\]"
+    assert code == 0 and re.search(row, text), text

@@ -124,15 +124,12 @@ CONSTRAINTS = {
     "n_polish": Interval(0, 10_000, "both", integer=True),
     "holdout_top": UNIT_OPEN,
     "threshold": Interval(0.0, None),
-    # a task's chance (random-guess) level; its unit is the estimator's: `CHANCE_POINTS` for
-    # FLP, FLP-M and DownstreamForecaster (0-100), `CHANCE_FRACTION` for CapabilitySalience
+    # a task's chance (random-guess) level, in points (0-100) in every estimator: `CHANCE_POINTS`
     "chance": Interval(0.0, None),
 }
 
-#: The chance level in percentage points (FLP, FLP-M, DownstreamForecaster).
+#: The chance level in percentage points (FLP, FLP-M, DownstreamForecaster, CapabilitySalience).
 CHANCE_POINTS = Interval(0.0, 100.0, "left")
-#: The chance level as a fraction (CapabilitySalience, Eq. 2's gamma).
-CHANCE_FRACTION = Interval(0.0, 1.0, "left")
 
 
 def check(name: str, value, constraint=None):
@@ -147,7 +144,6 @@ def check_kind(kind, kinds=INTERVAL_KINDS):
 
 
 __all__ = [
-    "CHANCE_FRACTION",
     "CHANCE_POINTS",
     "CONSTRAINTS",
     "COUNT",

@@ -8,9 +8,6 @@ from ..errors import InputError
 from ..store.safe_write import write_many
 from .common import (
     OneValue,
-    add_level_flag,
-    add_output_flags,
-    add_runs_flag,
     atomic_write_text,
     check_out_format,
     check_writable,
@@ -20,6 +17,7 @@ from .common import (
     require_runs,
 )
 from .flags import add_max_rows_flag, check_max_rows
+from .options import add
 
 METHODS = ("supervised",)
 SUPERVISED_FORMS = ("auto", "chinchilla", "chinchilla-gamma", "overtrain", "average")
@@ -33,10 +31,10 @@ def register(sub) -> None:
         "it, and report relative error, interval coverage and width against the extrapolation "
         "ratio (forecast compute / largest fitted compute), beside naive baselines.",
     )
-    add_runs_flag(p, "CSV/Parquet/JSONL of runs (N, D or C, loss)")
+    add(p, "--runs", help="CSV/Parquet/JSONL of runs (N, D or C, loss) (required)")
     add_max_rows_flag(p)  # bounded work on huge tables
-    p.add_argument("--method", choices=METHODS, default="supervised")
-    p.add_argument("--form", choices=SUPERVISED_FORMS, default="auto")
+    add(p, "--method", choices=METHODS, default="supervised")
+    add(p, "--form", choices=SUPERVISED_FORMS)
     p.add_argument(
         "--suite",
         action="store_true",
@@ -44,18 +42,15 @@ def register(sub) -> None:
         "out, two largest sizes out, top 20%% compute out) with the default fit and simple laws "
         "beside (1-D compute law, chinchilla, overtrain); docs/trust.md",
     )
-    p.add_argument(
+    add(
+        p,
         "--replicates",
-        choices=["mean", "keep"],
-        default=None,
         help="rows sharing (N, D) are seed replicates: average or keep them (default: refuse)",
     )
     p.add_argument("--cutoffs", help="comma-separated compute cutoffs, e.g. 1e19,1e20")
-    p.add_argument(
-        "--n-cutoffs", type=int, default=4, help="cutoffs chosen when --cutoffs is absent"
-    )
+    add(p, "--n-cutoffs")
     p.add_argument("--min-train", type=int, default=8, help="fewest runs a chosen cutoff fits on")
-    add_level_flag(p)
+    add(p, "--level")
     p.add_argument(
         "--compute-col",
         "--c-col",
@@ -64,15 +59,13 @@ def register(sub) -> None:
         default="C",
         help="compute column (default C; else 6ND)",
     )
-    p.add_argument("--n-col", default="N")
-    p.add_argument("--d-col", default="D")
-    p.add_argument("--loss-col", default="loss")
+    add(p, "--n-col", "--d-col", "--loss-col")
     p.add_argument("--no-baselines", action="store_true", help="skip the naive baselines")
-    p.add_argument("--bootstrap", type=int, default=None, help="bootstrap resamples per fit")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", metavar="TABLE", help="write every forecast as a CSV table")
+    add(p, "--bootstrap", default=None, metavar=None, help="bootstrap resamples per fit")
+    add(p, "--seed")
+    add(p, "--out", metavar="TABLE", help="write every forecast as a CSV table")
     p.add_argument("--plot", metavar="PNG", help="write the calibration figure")
-    add_output_flags(p)
+    add(p, "--json", "--quiet")
     p.set_defaults(handler=_backtest)
 
 

@@ -1,17 +1,15 @@
-"""Helpers every CLI command shares: JSON output, atomic file writes, progress flags."""
+"""Helpers every CLI command shares: JSON output, atomic file writes, output-path checks."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..params import UNIT_OPEN
 from ..store import (
     atomic_write_bytes,
     atomic_write_folder,
@@ -20,19 +18,18 @@ from ..store import (
     to_jsonable,
 )
 from ..store.safe_write import check_writable_dir, probe_folder
+from .argtypes import open_unit_interval, positive_float, positive_floats
 
-__all__ = [  # re-exported for CLI code: the writer is the store's
+__all__ = [  # re-exported for CLI code: the writer is the store's, the converters argtypes'
     "check_writable_dir",
+    "open_unit_interval",
+    "positive_float",
+    "positive_floats",
     "atomic_write_bytes",
     "atomic_write_folder",
     "atomic_write_text",
     "to_jsonable",
 ]
-
-
-def add_output_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def print_json(obj: Any) -> None:
@@ -151,59 +148,6 @@ def check_not_input(out: Path, inputs, flag: str = "--out") -> None:
             continue
 
 
-def positive_float(flag: str):
-    """argparse type: a positive finite float, error naming the flag."""
-
-    def conv(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not (math.isfinite(v) and v > 0):
-            raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
-        return v
-
-    conv.__name__ = flag
-    return conv
-
-
-def positive_floats(flag: str):
-    """argparse type: one positive number or a comma-separated list of them (a tuple)."""
-    one = positive_float(flag)
-
-    def conv(text: str) -> tuple[float, ...]:
-        parts = [t.strip() for t in str(text).split(",")]
-        if not all(parts):
-            raise argparse.ArgumentTypeError(f"{text!r} has an empty item")
-        return tuple(one(t) for t in parts)
-
-    conv.__name__ = flag
-    return conv
-
-
-def open_unit_interval(text: str) -> float:
-    """argparse type: a number strictly between 0 and 1 (e.g. an interval's level: the
-    parameter table's `params.UNIT_OPEN`, as the estimators check it)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if UNIT_OPEN.failure(v) is not None:
-        raise argparse.ArgumentTypeError(f"{text!r} must be {UNIT_OPEN.bounds()}")
-    return v
-
-
-def add_level_flag(p: argparse.ArgumentParser, default: float = 0.9) -> None:
-    """The shared ``--level`` flag of every forecasting verb (prediction-interval level)."""
-    p.add_argument(
-        "--level",
-        type=open_unit_interval,
-        default=default,
-        help=f"prediction-interval level, strictly between 0 and 1 (default {default:g}); "
-        'the JSON output carries it as "interval": [lo, hi]',
-    )
-
-
 class OneValue(argparse._StoreAction):
     """A value flag with several spellings (``--compute-col``/``--c-col``): two of its
     spellings given different values are refused, never silently the last one."""
@@ -220,12 +164,6 @@ class OneValue(argparse._StoreAction):
             )
         seen[self.dest] = (option_string, values)
         setattr(namespace, self.dest, values)
-
-
-def add_runs_flag(p: argparse.ArgumentParser, help: str) -> None:
-    """``--runs TABLE``, the one spelling of a runs table across methods (flp, flpm, supervised,
-    distill, backtest)."""
-    p.add_argument("--runs", metavar="TABLE", default=None, help=help + " (required)")
 
 
 def require_runs(args: argparse.Namespace) -> str:

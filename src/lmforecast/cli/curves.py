@@ -12,8 +12,9 @@ import argparse
 import sys
 
 from ..errors import InputError
-from .common import add_level_flag, add_output_flags, check_out_format, emit, print_json
+from .common import check_out_format, emit, print_json
 from .flags import _named, add_max_rows_flag, expand_si, float_range
+from .options import add
 
 LAWS = ("mpl", "annealing", "power")
 
@@ -43,12 +44,7 @@ def register(sub) -> None:
         description="Fit a schedule-aware law to every logged point of every run; rows with a "
         "learning rate and no loss plan the rest of a run's schedule (docs/curves.md).",
     )
-    f.add_argument(
-        "--runs",
-        metavar="TABLE",
-        required=True,
-        help="curves table: run, step, lr, loss, optional tokens and N",
-    )
+    add(f, "--runs", required=True, help="curves table: run, step, lr, loss, optional tokens and N")
     f.add_argument(
         "--law",
         choices=LAWS,
@@ -56,15 +52,13 @@ def register(sub) -> None:
         help="mpl: multi-power law (Luo et al. 2025); annealing: Tissue et al. 2024; "
         "power: a power law in steps that ignores the schedule (baseline)",
     )
-    f.add_argument(
+    add(
+        f,
         "--bootstrap",
-        type=int,
-        default=200,
-        metavar="B",
         help="resampled replicates (whole runs, blocks within a run) behind the "
         "intervals; 0: no interval",
     )
-    f.add_argument("--seed", type=int, default=0)
+    add(f, "--seed")
     f.add_argument(
         "--prior",
         default="auto",
@@ -73,9 +67,9 @@ def register(sub) -> None:
         "bundled 'mpl-25m' for a model fitted from one run), 'none', 'mpl-25m', or a "
         "fit saved by `curves fit --out` from other runs (docs/curves.md)",
     )
-    f.add_argument("--out", help="save the fit as JSON")
+    add(f, "--out", help="save the fit as JSON")
     add_max_rows_flag(f, default=2_000_000)
-    add_output_flags(f)
+    add(f, "--json", "--quiet")
     f.set_defaults(handler=_fit)
 
     pr = verbs.add_parser(
@@ -84,7 +78,7 @@ def register(sub) -> None:
         description="A run of the schedule that has logged losses in the fit is continued from "
         "them; any other run is forecast from the parameters its model shares (docs/curves.md).",
     )
-    pr.add_argument("--fit", required=True, help="a fit saved by `curves fit --out`")
+    add(pr, "--fit", help="a fit saved by `curves fit --out`")
     pr.add_argument(
         "--schedule",
         metavar="TABLE",
@@ -92,9 +86,9 @@ def register(sub) -> None:
         help="schedule table: run, step, lr, optional tokens and N",
     )
     pr.add_argument("--final", action="store_true", help="only the last step of each run")
-    add_level_flag(pr)
-    pr.add_argument("--out", help="write the forecasts: .csv (a table) or .json")
-    add_output_flags(pr)
+    add(pr, "--level")
+    add(pr, "--out", help="write the forecasts: .csv (a table) or .json")
+    add(pr, "--json", "--quiet")
     pr.set_defaults(handler=_predict)
 
     pl = verbs.add_parser(
@@ -104,7 +98,7 @@ def register(sub) -> None:
         "the best WSD cooldown fraction and the best monotone schedule, each with its forecast "
         "final loss and interval (docs/curves.md, Schedule planning).",
     )
-    pl.add_argument("--fit", required=True, help="a fit saved by `curves fit --out`")
+    add(pl, "--fit", help="a fit saved by `curves fit --out`")
     pl.add_argument(
         "--steps",
         type=_plan_steps,
@@ -139,9 +133,9 @@ def register(sub) -> None:
         default="linear",
         help="the WSD cooldown: linear, or exponential to the floor",
     )
-    add_level_flag(pl)
-    pl.add_argument("--out", help="save the plan as JSON")
-    add_output_flags(pl)
+    add(pl, "--level")
+    add(pl, "--out", help="save the plan as JSON")
+    add(pl, "--json", "--quiet")
     pl.set_defaults(handler=_plan)
 
 

@@ -10,8 +10,6 @@ from ..data.io import read_table
 from ..dataconstrained import DataConstrainedLaw
 from ..errors import InputError
 from .common import (
-    add_level_flag,
-    add_output_flags,
     atomic_write_text,
     check_writable,
     emit,
@@ -20,6 +18,7 @@ from .common import (
     require_runs,
 )
 from .flags import check_max_rows
+from .options import add
 
 DEFAULT_BOOTSTRAP = 40
 
@@ -31,10 +30,8 @@ def register(sub) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
     e = verbs.add_parser("epochs", help="how many epochs of U unique tokens are worth training")
-    e.add_argument(
-        "--fit", required=True, help="a fit saved by `supervised fit --form data-constrained --out`"
-    )
-    e.add_argument("--params", type=positive_float("--params"), required=True, metavar="N")
+    add(e, "--fit", help="a fit saved by `supervised fit --form data-constrained --out`")
+    add(e, "--params", required=True)
     e.add_argument(
         "--unique-tokens",
         type=positive_float("--unique-tokens"),
@@ -42,8 +39,7 @@ def register(sub) -> None:
         metavar="U",
         help="unique training tokens U",
     )
-    add_level_flag(e)
-    add_output_flags(e)
+    add(e, "--level", "--json", "--quiet")
     e.set_defaults(handler=_epochs)
 
 

@@ -3,38 +3,26 @@
 
 from __future__ import annotations
 
-import argparse
-
 from ..data.io import read_table
+from .argtypes import positive_float
 from .common import (
-    add_level_flag,
-    add_output_flags,
-    add_runs_flag,
     atomic_write_text,
     check_writable,
     emit,
-    open_unit_interval,
-    positive_float,
     require_runs,
 )
 from .flags import parse_fixed
 from .ledger import record_forecast
+from .options import add
 
-_COEF_HELP = "busbridge2025 (Table 6, default) or a fit saved by `distill fit --out`"
-
-
-def _level_flag(p: argparse.ArgumentParser) -> None:
-    """--level of predict, plan and choose-teacher, whose JSON interval can be null."""
-    p.add_argument(
-        "--level",
-        type=open_unit_interval,
-        default=0.9,
-        help="prediction-interval level, strictly between 0 and 1 (default 0.9); the JSON "
-        'output carries the interval as "interval": [lo, hi], or as "interval": null with '
-        '"interval_note" saying why (a fit saved with --bootstrap 0 has no draws; a teacher '
-        "weaker than the student's supervised loss pins L_S at its loss, a zero-width "
-        "interval)",
-    )
+#: --level of predict, plan and choose-teacher, whose JSON interval can be null.
+_LEVEL_HELP = (
+    "prediction-interval level, strictly between 0 and 1 (default 0.9); the JSON "
+    'output carries the interval as "interval": [lo, hi], or as "interval": null with '
+    '"interval_note" saying why (a fit saved with --bootstrap 0 has no draws; a teacher '
+    "weaker than the student's supervised loss pins L_S at its loss, a zero-width "
+    "interval)"
+)
 
 
 def register(sub) -> None:
@@ -43,19 +31,20 @@ def register(sub) -> None:
     verbs.required = True
 
     pr = verbs.add_parser("predict", help="student loss from student size, tokens and teacher")
-    _student_flags(pr)
-    pr.add_argument("--student-tokens", type=positive_float("--student-tokens"), required=True)
+    add(pr, "--student-params", "--student-tokens")
     t = pr.add_mutually_exclusive_group(required=True)
-    t.add_argument("--teacher-loss", type=positive_float("--teacher-loss"))
-    t.add_argument("--teacher-params", type=positive_float("--teacher-params"))
-    pr.add_argument("--teacher-tokens", type=positive_float("--teacher-tokens"))
-    pr.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    _level_flag(pr)
-    add_output_flags(pr)
+    add(t, "--teacher-loss", "--teacher-params")
+    add(pr, "--teacher-tokens", "--coefficients")
+    add(pr, "--level", help=_LEVEL_HELP)
+    add(pr, "--json", "--quiet")
     pr.set_defaults(handler=_predict)
 
     f = verbs.add_parser("fit", help="fit Eq. 8 to distillation runs (N_S, D_S, L_T, L_S)")
-    add_runs_flag(f, "CSV/Parquet/JSONL with student params, tokens, teacher and student losses")
+    add(
+        f,
+        "--runs",
+        help="CSV/Parquet/JSONL with student params, tokens, teacher and student losses (required)",
+    )
     f.add_argument(
         "--supervised",
         default=None,
@@ -64,11 +53,10 @@ def register(sub) -> None:
         "(= busbridge2025, Table 6, English C4 only). Default: fit Eq. 1 to the table's "
         "supervised rows (empty L_T; N_S, D_S, L_S read as N, D, L); an error if there are none",
     )
-    f.add_argument(
+    add(
+        f,
         "--bootstrap",
-        type=int,
         default=32,
-        metavar="B",
         help="multi-started bootstrap resamples behind every interval (default 32; paper: "
         "4096; 0 = no intervals)",
     )
@@ -86,46 +74,34 @@ def register(sub) -> None:
         default="thin",
         help="grid each resample re-scores: thin (8,748 starts, default) or full (App. F.2)",
     )
-    f.add_argument("--ci-level", type=float, default=0.9)
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--jobs", type=int, default=-1, help="worker processes for the bootstrap")
-    f.add_argument("--huber-delta", type=positive_float("--huber-delta"), default=1e-4)
-    f.add_argument(
-        "--fix",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help='hold a coefficient fixed, e.g. --fix "gamma\'=0.764" (repeatable)',
-    )
-    f.add_argument("--ns-col", default="N_S")
-    f.add_argument("--ds-col", default="D_S")
-    f.add_argument("--lt-col", default="L_T")
-    f.add_argument("--ls-col", default="L_S")
-    f.add_argument("--out", help="save the fit as JSON")
-    add_output_flags(f)
+    add(f, "--ci-level", "--seed", "--jobs")
+    add(f, "--huber-delta", default=1e-4)
+    add(f, "--fix", help='hold a coefficient fixed, e.g. --fix "gamma\'=0.764" (repeatable)')
+    add(f, "--ns-col", "--ds-col", "--lt-col", "--ls-col")
+    add(f, "--out", help="save the fit as JSON")
+    add(f, "--json", "--quiet")
     f.set_defaults(handler=_fit)
 
     pl = verbs.add_parser("plan", help="compute-optimal distillation (Eq. 10) for a budget")
-    _student_flags(pl)
-    pl.add_argument("--flops", type=positive_float("--flops"), required=True)
-    pl.add_argument(
+    add(pl, "--student-params", "--flops")
+    add(
+        pl,
         "--scenario",
-        default="best-case",
         help="best-case | teacher-inference | teacher-pretraining | teacher-pretraining-inference",
     )
-    pl.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    _level_flag(pl)
-    add_output_flags(pl)
+    add(pl, "--coefficients")
+    add(pl, "--level", help=_LEVEL_HELP)
+    add(pl, "--json", "--quiet")
     pl.set_defaults(handler=_plan)
 
     ct = verbs.add_parser("choose-teacher", help="rank existing teachers for a student")
-    _student_flags(ct)
+    add(ct, "--student-params")
     budget = ct.add_mutually_exclusive_group(required=True)
-    budget.add_argument("--student-tokens", type=positive_float("--student-tokens"))
-    budget.add_argument("--flops", type=positive_float("--flops"))
+    add(budget, "--student-tokens", required=False)
+    add(budget, "--flops", required=False)
     ct.add_argument("--teachers", required=True, help="table with N_T and D_T (or L_T) columns")
-    ct.add_argument("--scenario", default="teacher-inference")
-    ct.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
+    add(ct, "--scenario", default="teacher-inference")
+    add(ct, "--coefficients")
     ct.add_argument(
         "--top",
         type=int,
@@ -134,15 +110,15 @@ def register(sub) -> None:
         help="show the best K teachers (default 1000); every teacher is ranked, intervals are "
         "computed for the K shown, so memory stays bounded on any table",
     )
-    _level_flag(ct)
-    add_output_flags(ct)
+    add(ct, "--level", help=_LEVEL_HELP)
+    add(ct, "--json", "--quiet")
     ct.set_defaults(handler=_choose)
 
     ra = verbs.add_parser(
         "ratios",
         help="compute and token ratios distillation/supervised at equal student loss (App. D.5)",
     )
-    _student_flags(ra)
+    add(ra, "--student-params")
     ra.add_argument(
         "--target-loss",
         type=positive_float("--target-loss"),
@@ -151,51 +127,29 @@ def register(sub) -> None:
         metavar="L",
         help="student cross-entropies to reach (one or more)",
     )
-    ra.add_argument(
+    add(
+        ra,
         "--scenario",
         default="all",
         help="all (default) | best-case | teacher-inference | teacher-pretraining | "
         "teacher-pretraining-inference",
     )
-    ra.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    _draws_flag(
+    add(ra, "--coefficients")
+    add(
         ra,
-        0,
-        "also give confidence intervals of the ratios over the first K parameter "
+        "--draws",
+        default=0,
+        help="also give confidence intervals of the ratios over the first K parameter "
         "draws (each re-runs the search: ~1 s per draw and scenario; default 0 = point "
         "values)",
     )
-    add_level_flag(ra)
-    add_output_flags(ra)
+    add(ra, "--level", "--json", "--quiet")
     ra.set_defaults(handler=_ratios)
 
     co = verbs.add_parser("crossover", help="compute beyond which supervised beats distillation")
-    _student_flags(co)
-    co.add_argument("--scenario", default="best-case")
-    co.add_argument("--coefficients", default="busbridge2025", help=_COEF_HELP)
-    _draws_flag(
-        co,
-        20,
-        "confidence interval of the crossover over the first K parameter draws "
-        "(each re-runs the search; 0 = point value only; default 20)",
-    )
-    add_level_flag(co)
-    add_output_flags(co)
+    add(co, "--student-params", "--scenario", "--coefficients", "--draws", "--level")
+    add(co, "--json", "--quiet")
     co.set_defaults(handler=_crossover)
-
-
-def _draws_flag(p: argparse.ArgumentParser, default: int, help: str) -> None:
-    p.add_argument("--draws", type=int, default=default, metavar="K", help=help)
-
-
-def _student_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--student-params",
-        type=positive_float("--student-params"),
-        required=True,
-        metavar="N",
-        help="student non-embedding parameters",
-    )
 
 
 def _model(spec: str):

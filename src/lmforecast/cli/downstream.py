@@ -15,23 +15,19 @@ from ..downstream.forecaster import DEFAULT_METHOD, METHODS, DownstreamForecaste
 from ..downstream.stage1 import STAGE1
 from ..errors import InputError
 from .common import (
-    add_level_flag,
-    add_output_flags,
     atomic_write_text,
     check_out_format,
     check_writable,
     emit,
-    positive_float,
     positive_floats,
 )
 from .downstream_inputs import (
-    add_chance_file_flag,
-    add_chance_flag,
     check_chance,
     model_point_args,
     task_chances,
 )
 from .ledger import record_forecast
+from .options import add
 
 
 def _names(text: str | None, flag: str):
@@ -86,23 +82,19 @@ def add_evals_fit_flags(
         "default: saturating)",
     )
     if with_common:
-        p.add_argument(
-            "--evals",
-            required=True,
-            help="tidy evaluation table (CSV/Parquet/JSONL; `pythia`: the bundled Pythia table)",
-        )
-        p.add_argument("--task", required=True, help="task to forecast (column 'task')")
-        p.add_argument(
+        add(p, "--evals", "--task")
+        add(
+            p,
             "--method",
             choices=METHODS,
             default=DEFAULT_METHOD,
             help="forecasting method (default ensemble; see docs/downstream.md)",
         )
-        p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates")
-        add_chance_flag(p)
-        p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--out", help="save the fit as JSON")
-        add_output_flags(p)
+        add(p, "--bootstrap", metavar=None, help="bootstrap replicates")
+        add(p, "--chance", "--chance-file")
+        add(p, "--seed")
+        add(p, "--out", help="save the fit as JSON")
+        add(p, "--json", "--quiet")
 
 
 def fit_from_evals(args) -> int:
@@ -142,16 +134,18 @@ def fit_from_evals(args) -> int:
 
 
 def add_predict_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    add(
+        p,
         "--fit",
-        required=True,
         metavar="FIT[,FIT...]",
         help="saved fit (JSON); several (one per task, comma-separated) also forecast "
         "their task average",
     )
-    p.add_argument(
+    add(
+        p,
         "--flops",
         type=positive_floats("--flops"),
+        required=False,
         metavar="C[,C...]",
         help="training FLOPs (a list: one forecast each)",
     )
@@ -175,22 +169,17 @@ def add_predict_flags(p: argparse.ArgumentParser) -> None:
         "optional task and score): with a score column the held-out MAE and "
         "coverage are printed too",
     )
-    p.add_argument("--out", help="with --table: the forecasts as .csv or .json")
-    p.add_argument("--actual", type=float, help="actual score (points): also print the error")
-    add_level_flag(p)
-    add_output_flags(p)
+    add(p, "--out", help="with --table: the forecasts as .csv or .json")
+    add(p, "--actual", help="actual score (points): also print the error")
+    add(p, "--level", "--json", "--quiet")
 
 
 def add_nd_flags(p: argparse.ArgumentParser) -> None:
     """``--params N --tokens D``: a forecast point by model size and data (shared with `flp
     predict`, whose `--evals` fits with ``--stage1 nd`` need N and D, not FLOPs)."""
-    p.add_argument(
-        "--params",
-        type=positive_float("--params"),
-        metavar="N",
-        help="parameters (with --tokens; FLOPs = 6 N D as in the table)",
-    )
-    p.add_argument(
+    add(p, "--params", help="parameters (with --tokens; FLOPs = 6 N D as in the table)")
+    add(
+        p,
         "--tokens",
         type=positive_floats("--tokens"),
         metavar="D[,D...]",
@@ -345,8 +334,8 @@ def register(sub) -> None:
         "backtest",
         help="forecast a larger model from smaller ones, with FP and persistence baselines",
     )
-    b.add_argument("--evals", required=True, help="tidy evaluation table (`pythia`: bundled)")
-    b.add_argument("--task", required=True, metavar="T1,T2,...", help="task(s)")
+    add(b, "--evals", help="tidy evaluation table (`pythia`: bundled)")
+    add(b, "--task", metavar="T1,T2,...", help="task(s)")
     b.add_argument("--fit-models", required=True, metavar="M1,M2,...", help="models to fit on")
     b.add_argument("--target", required=True, help="model whose final score is forecast")
     b.add_argument(
@@ -356,17 +345,16 @@ def register(sub) -> None:
         "always scored beside them",
     )
     add_evals_fit_flags(b, with_common=False, models=False)
-    b.add_argument("--bootstrap", type=int, default=100, help="bootstrap replicates per fit")
-    b.add_argument("--seed", type=int, default=0)
-    b.add_argument(
+    add(b, "--bootstrap", default=100, metavar=None, help="bootstrap replicates per fit")
+    add(b, "--seed")
+    add(
+        b,
         "--chance",
-        action="append",
         metavar="P|TASK=P,...",
         help="chance level in points: P for one task, TASK=P[,TASK=P] for several, "
         "repeatable (tasks not named keep the bundled table)",
     )
-    add_chance_file_flag(b)
-    b.add_argument("--out", help="rows as .csv, or JSON (.json or no extension)")
-    add_level_flag(b)
-    add_output_flags(b)
+    add(b, "--chance-file")
+    add(b, "--out", help="rows as .csv, or JSON (.json or no extension)")
+    add(b, "--level", "--json", "--quiet")
     b.set_defaults(handler=_backtest)

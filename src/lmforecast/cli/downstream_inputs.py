@@ -4,31 +4,10 @@
 
 from __future__ import annotations
 
-import argparse
 import math
 import warnings
 
 from ..errors import InputError
-
-
-def add_chance_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--chance",
-        action="append",
-        metavar="P|TASK=P",
-        help="chance level in points (default: the bundled table; required for a "
-        "task without one); TASK=P names the task, repeatable",
-    )
-    add_chance_file_flag(p)
-
-
-def add_chance_file_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--chance-file",
-        metavar="FILE",
-        help="chance levels in points per task: a CSV with columns task, chance or a "
-        "JSON object {task: chance}; --chance TASK=P overrides its entries",
-    )
 
 
 def check_chance(chance):

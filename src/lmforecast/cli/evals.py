@@ -12,7 +12,8 @@ from ..data.evals.imports import (
     import_harness,
     open_evals_table,
 )
-from .common import add_output_flags, check_writable, emit
+from .common import check_writable, emit
+from .options import add
 
 
 def register(sub) -> None:
@@ -36,7 +37,8 @@ def register(sub) -> None:
         metavar="PATH",
         help="result files, or folders walked recursively for *.json",
     )
-    i.add_argument(
+    add(
+        i,
         "--out",
         required=True,
         help="output table; format by extension: .csv, .csv.gz, .tsv, .parquet, .jsonl "
@@ -64,7 +66,7 @@ def register(sub) -> None:
         "without --task, tasks reporting none of them are skipped with one warning; with "
         "--task, every named task must report each of them",
     )
-    add_output_flags(i)
+    add(i, "--json", "--quiet")
     i.set_defaults(handler=_import)
 
     s = verbs.add_parser(
@@ -76,7 +78,7 @@ def register(sub) -> None:
         metavar="TABLE",
         help=f"a table written by `evals import`, or '{BUNDLED}' for the bundled one (no default)",
     )
-    add_output_flags(s)
+    add(s, "--json", "--quiet")
     s.set_defaults(handler=_show)
 
 

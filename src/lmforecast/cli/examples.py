@@ -6,6 +6,7 @@ import argparse
 
 from ..errors import InputError
 from .common import print_json
+from .options import add
 
 EPILOG = """examples:
   lmforecast examples list
@@ -22,7 +23,7 @@ def register(sub) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
     ls = verbs.add_parser("list", help="list the example files (method/file)", epilog=EPILOG)
-    ls.add_argument("--json", action="store_true", help="print a JSON list")
+    add(ls, "--json", help="print a JSON list")
     ls.set_defaults(handler=_list)
     cp = verbs.add_parser(
         "copy",

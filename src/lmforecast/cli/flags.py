@@ -17,7 +17,8 @@ from pathlib import Path
 from ..data.validate import DEFAULT_MAX_ROWS, check_row_limit
 from ..errors import InputError
 from ..params import MAX_BOOTSTRAP, MAX_JOBS, MAX_SEED, MAX_STEPS, Interval
-from .common import check_writable, check_writable_dir, open_unit_interval
+from .argtypes import open_unit_interval
+from .common import check_writable, check_writable_dir
 
 #: SI suffixes of numeric flags: ``--params 3B`` is 3e9, ``--tokens 1.4T`` is 1.4e12.
 SI_SUFFIXES = {"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
@@ -250,17 +251,6 @@ def add_max_rows_flag(p: argparse.ArgumentParser, default: int = DEFAULT_MAX_ROW
 def check_max_rows(df, args: argparse.Namespace, flag: str = "--runs") -> None:
     """One-line refusal of a table longer than ``--max-rows`` (see `add_max_rows_flag`)."""
     check_row_limit(len(df), getattr(args, "max_rows", DEFAULT_MAX_ROWS), f"{flag} table")
-
-
-def add_missing_flag(p: argparse.ArgumentParser) -> None:
-    """``--missing impute|refuse`` of the OSL verbs: what to do with empty benchmark cells."""
-    p.add_argument(
-        "--missing",
-        choices=("impute", "refuse"),
-        default="impute",
-        help="empty or '-' benchmark cells: impute them by iterative PCA as the paper does "
-        "(App. B.3; default, reported as a warning), or refuse the table",
-    )
 
 
 def osl_notes(args: argparse.Namespace) -> list[str]:

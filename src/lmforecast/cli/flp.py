@@ -14,13 +14,10 @@ from ..flp.schema import MAPPERS
 from ..laws.flp import MIXTURE_FORMS
 from ..store.registry import saved_kind
 from .common import (
-    add_level_flag,
-    add_output_flags,
     atomic_write_text,
     check_out_format,
     check_writable,
     emit,
-    positive_float,
     refuse_flags,
 )
 from .downstream import (
@@ -32,6 +29,7 @@ from .downstream import (
 from .flp_inputs import _columns, _load, _read, _table_flags
 from .flp_studies import register_studies
 from .ledger import record_forecast
+from .options import add
 
 
 def register(sub) -> None:
@@ -41,18 +39,17 @@ def register(sub) -> None:
     f = verbs.add_parser("fit", help="fit both stages for one task")
     _table_flags(f)
     _evals_flags(f)
-    f.add_argument(
+    add(
+        f,
         "--method",
         choices=list(dict.fromkeys(METHODS + DOWNSTREAM_METHODS)),
         default=None,
         help="flp (default with --runs) or a baseline: fp (Eq. 3), gpt4 (Eq. 6), llama3 "
         "(App. D); with --evals: ensemble (default), auto, sigmoid, local-linear, trend, flp, ...",
     )
-    f.add_argument(
+    add(
+        f,
         "--bootstrap",
-        type=int,
-        default=200,
-        metavar="B",
         help="bootstrap refits per stage behind the 90%% prediction intervals of `flp predict` "
         "(default %(default)s, about a second; 0: no intervals)",
     )
@@ -62,18 +59,17 @@ def register(sub) -> None:
         help="forecast the score at a training compute, with a prediction interval; scores are "
         "clipped to [0, 100] points (a warning says when, or when C is far beyond the runs)",
     )
-    pr.add_argument("--fit", required=True)
-    pr.add_argument(
+    add(pr, "--fit")
+    add(
+        pr,
         "--flops",
-        type=positive_float("--flops"),
+        required=False,
         metavar="C",
         help="training FLOPs (required, except for a fit of `flp fit --evals "
         "--stage1 nd`: give --params and --tokens)",
     )
     add_nd_flags(pr)
-    pr.add_argument("--actual", type=float, help="actual score: also print Eq. 4 relative error")
-    add_level_flag(pr)
-    add_output_flags(pr)
+    add(pr, "--actual", "--level", "--json", "--quiet")
     pr.set_defaults(handler=_flp_predict)
 
     m = sub.add_parser("flpm", help="FLP-M: data mixtures -> domain losses -> score")
@@ -81,7 +77,8 @@ def register(sub) -> None:
     verbs.required = True
     f = verbs.add_parser("fit", help="fit per-domain FLOPs -> loss laws and the loss -> score map")
     _table_flags(f)
-    f.add_argument(
+    add(
+        f,
         "--form",
         choices=list(MIXTURE_FORMS),
         default="M4",
@@ -93,12 +90,11 @@ def register(sub) -> None:
         default="neural",
         help="loss -> score map (Sec. 4.2 network; Sec. 6.2 alternatives)",
     )
-    f.add_argument("--steps", type=int, default=2000, help="network training steps")
-    f.add_argument(
+    add(f, "--steps")
+    add(
+        f,
         "--bootstrap",
-        type=int,
         default=50,
-        metavar="B",
         help="bootstrap refits of both stages behind the prediction intervals of `flpm predict` "
         "(default %(default)s; 0: no intervals)",
     )
@@ -120,27 +116,25 @@ def register(sub) -> None:
     pr = verbs.add_parser(
         "predict", help="forecast domain losses and score, with a prediction interval"
     )
-    pr.add_argument("--fit", required=True)
-    add_level_flag(pr)
+    add(pr, "--fit", "--level")
     pr.add_argument(
         "--flops-per-source",
         required=True,
         metavar="C1,C2,...",
         help="training FLOPs spent on each source, in the fit's source order",
     )
-    add_output_flags(pr)
+    add(pr, "--json", "--quiet")
     pr.set_defaults(handler=_flpm_predict)
     o = verbs.add_parser("optimize-mixture", help="best mixing ratio for a total compute")
-    o.add_argument("--fit", required=True)
-    o.add_argument("--flops", type=positive_float("--flops"), required=True, metavar="C")
+    add(o, "--fit")
+    add(o, "--flops", metavar="C")
     o.add_argument(
         "--ratios",
         default="0:0.5:0.01",
         metavar="START:STOP:STEP",
         help="grid of the last source's share (simplex lattice for K > 2)",
     )
-    add_level_flag(o)
-    add_output_flags(o)
+    add(o, "--level", "--json", "--quiet")
     o.set_defaults(handler=_flpm_optimize)
     register_studies(verbs)
 
@@ -155,8 +149,10 @@ def _evals_flags(f: argparse.ArgumentParser) -> None:
         if "--runs" in a.option_strings:
             a.required = False
             a.help = "final sampling models (CSV/Parquet/JSONL); or give --evals"
-    f.add_argument(
+    add(
+        f,
         "--evals",
+        required=False,
         help="tidy evaluation table (lmforecast.data.evals schema; `pythia`: the bundled one)",
     )
     add_evals_fit_flags(f, with_common=False)

@@ -9,8 +9,8 @@ from ..data.io import read_table
 from ..data.validate import check_run_tables
 from ..errors import InputError
 from ..flp.tables import Columns
-from .common import add_output_flags
 from .flags import _named, float_range
+from .options import add
 
 #: ``--chance P`` of the flp/flpm verbs: the chance level in points (a value of 100 or more is
 #: refused by the estimator, which names the task).
@@ -18,33 +18,23 @@ CHANCE_POINTS_FLAG = _named(float_range(0.0), "--chance")
 
 
 def _table_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--runs", required=True, help="final sampling models (CSV/Parquet/JSONL)")
-    p.add_argument("--checkpoints", help="intermediate checkpoints (default: use RUNS rows)")
-    p.add_argument("--task", required=True, help="task name = its score column (points)")
+    add(p, "--runs", required=True, metavar=None, help="final sampling models (CSV/Parquet/JSONL)")
+    add(p, "--checkpoints")
+    add(p, "--task", help="task name = its score column (points)")
     p.add_argument(
         "--chance",
         type=CHANCE_POINTS_FLAG,
         metavar="P",
         help="chance level in points (default: the task's Table 2 value)",
     )
-    p.add_argument(
-        "--threshold",
-        type=float,
-        default=5.0,
-        help="keep checkpoints scoring >= random + threshold points (Sec. 3.3)",
-    )
+    add(p, "--threshold")
     _column_flags(p)
-    p.add_argument("--out", help="save the fit as JSON")
-    add_output_flags(p)
+    add(p, "--out", help="save the fit as JSON")
+    add(p, "--json", "--quiet")
 
 
 def _column_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model-col", default="model")
-    p.add_argument("--step-col", default="step")
-    p.add_argument("--c-col", default="C")
-    p.add_argument("--loss-col", default="loss")
-    p.add_argument("--train-loss-col", default="train_loss")
-    p.add_argument("--seed", type=int, default=0)
+    add(p, "--model-col", "--step-col", "--c-col", "--loss-col", "--train-loss-col", "--seed")
 
 
 def _columns(args) -> Columns:

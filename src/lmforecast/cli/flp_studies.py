@@ -11,37 +11,33 @@ from ..flp.single_distribution import single_distribution_check
 from ..flp.study import read_targets, tasks_from_text
 from ..laws.flp import MIXTURE_FORMS
 from .common import (
-    add_output_flags,
     atomic_write_text,
     check_out_format,
     check_writable,
     emit,
 )
 from .flp_inputs import CHANCE_POINTS_FLAG, _column_flags, _columns, _read
+from .options import add
 
 
 def _study_flags(p: argparse.ArgumentParser) -> None:
     """Flags of the held-out comparisons (Sec. 6.2 / 6.3): sampling runs, checkpoints, targets."""
-    p.add_argument("--runs", required=True, help="final sampling models (CSV/Parquet/JSONL)")
-    p.add_argument("--checkpoints", help="their intermediate checkpoints (default: RUNS rows)")
+    add(p, "--runs", required=True, metavar=None, help="final sampling models (CSV/Parquet/JSONL)")
+    add(p, "--checkpoints", help="their intermediate checkpoints (default: RUNS rows)")
     p.add_argument("--targets", required=True, help="held-out target runs (actual scores)")
-    p.add_argument("--task", required=True, help="task name(s), comma-separated (score columns)")
+    add(p, "--task", help="task name(s), comma-separated (score columns)")
     p.add_argument(
         "--chance",
         type=CHANCE_POINTS_FLAG,
         metavar="P",
         help="chance level in points for every task (default: Table 2 values)",
     )
-    p.add_argument("--threshold", type=float, default=5.0, help="emergence margin (Sec. 3.3)")
-    p.add_argument(
-        "--form", choices=list(MIXTURE_FORMS), default="M4", help="FLP-M's FLOPs -> loss form"
-    )
-    p.add_argument("--steps", type=int, default=2000, help="network training steps")
+    add(p, "--threshold", help="emergence margin (Sec. 3.3)")
+    add(p, "--form", choices=list(MIXTURE_FORMS), default="M4", help="FLP-M's FLOPs -> loss form")
+    add(p, "--steps")
     _column_flags(p)
-    p.add_argument(
-        "--out", help="save the result: .csv = one row per task, method and target; else JSON"
-    )
-    add_output_flags(p)
+    add(p, "--out", help="save the result: .csv = one row per task, method and target; else JSON")
+    add(p, "--json", "--quiet")
 
 
 def _study_inputs(args):

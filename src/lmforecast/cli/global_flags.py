@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from .options import add
+
 #: (command, verb) that forecast and so accept the global --ledger/--label.
 FORECAST_VERBS = {
     ("supervised", "predict"),
@@ -22,7 +24,4 @@ OWN_LEDGER_COMMANDS = ("ledger", "report")  # commands whose own --ledger means 
 
 
 def add_global_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--ledger", metavar="PATH", help="register the forecast a verb prints in this ledger"
-    )
-    parser.add_argument("--label", metavar="NAME", help="label of the registered forecast")
+    add(parser, "--ledger", "--label")

@@ -2,64 +2,16 @@
 
 `decorate(parser)` runs once on the finished `lmforecast` parser. It gives every parser a
 formatter that shows defaults, fills in the description of a shared option that a method's
-module left without one (`OPTION_HELP`), and ends every verb's help with runnable examples
-(`EXAMPLES`, written for a folder prepared with ``lmforecast examples copy .``). Keeping the
-text here, not in each method's module, keeps the wording of shared flags identical everywhere.
+module declared without one (from the option catalog, `cli.options.OPTIONS`), and ends every
+verb's help with runnable examples (`EXAMPLES`, written for a folder prepared with
+``lmforecast examples copy .``).
 """
 
 from __future__ import annotations
 
 import argparse
 
-OPTION_HELP = {
-    "--seed": "random seed (integer >= 0) for resampling, initialisation and training order",
-    "--jobs": "worker processes (-1: all cores; 1: serial)",
-    "--ci-level": "level of the parameter intervals, strictly between 0 and 1",
-    "--huber-delta": "Huber delta of the robust loss on log loss",
-    "--loss": "fitting loss on log loss: huber (robust) or squared",
-    "--form": "functional form of the law",
-    "--fit": "a fit saved with --out by the matching `fit` verb (JSON)",
-    "--preset": "published coefficients to use instead of a fit",
-    "--flops": "training compute in FLOPs",
-    "--params": "model parameters N (SI suffixes K, M, B, T accepted: 3B = 3e9)",
-    "--tokens": "training tokens D (SI suffixes accepted: 1.4T = 1.4e12)",
-    "--accounting": "FLOPs accounting: 6ND, or 3 F(N) D of the distillation paper (App. H)",
-    "--n-col": "column holding parameters N",
-    "--d-col": "column holding training tokens D",
-    "--c-col": "column holding training FLOPs C",
-    "--loss-col": "column holding the loss",
-    "--model-col": "column naming the model",
-    "--step-col": "column holding the checkpoint step",
-    "--train-loss-col": "column holding the training loss (for the improved-loss filter)",
-    "--ns-col": "column holding student parameters N_S",
-    "--ds-col": "column holding student tokens D_S",
-    "--lt-col": "column holding the teacher's loss L_T",
-    "--ls-col": "column holding the student's loss L_S",
-    "--student-tokens": "student training tokens D_S",
-    "--teacher-loss": "the teacher's cross-entropy L_T (instead of its N_T, D_T)",
-    "--teacher-params": "teacher parameters N_T",
-    "--teacher-tokens": "teacher training tokens D_T",
-    "--scenario": "which compute counts (Table 2 of the distillation paper)",
-    "--benchmarks": "benchmark table: one row per model, one column per benchmark",
-    "--metrics": "comma-separated benchmark columns to use (default: every known one present)",
-    "--exclude-metric": "benchmark column to leave out of the capabilities (e.g. the target)",
-    "--pcs": "number of principal components (capabilities) to use",
-    "--max-families": "at most this many model families in the selected subset",
-    "--cutoff-flops": "FLOPs cutoff between fitted and held-out models",
-    "--reference-family": "model family the others are compared with",
-    "--lr": "learning rate of the scoring head",
-    "--optimizer": "optimiser of the scoring head",
-    "--activation": "activation of the scoring head",
-    "--texts": "JSONL of texts (text_id, text)",
-    "--device": "torch device for the language model (cpu, cuda)",
-    "--batch-size": "texts per forward pass",
-    "--out": "output file (written atomically; nothing is written on error)",
-    "--kind": "which figure to draw",
-    "--quiet": "no progress bars",
-    "--level": "prediction-interval level, strictly between 0 and 1",
-    "--method": "forecasting method",
-    "--u-col": "column holding unique training tokens U (epochs = D/U)",
-}
+from .options import OPTIONS
 
 #: `lmforecast --help`: the first commands a new user runs.
 GETTING_STARTED = [
@@ -285,9 +237,8 @@ def decorate(parser: argparse.ArgumentParser) -> None:
         p.formatter_class = _Formatter
         for a in p._actions:
             if a.help is None and a.option_strings:
-                a.help = OPTION_HELP.get(a.option_strings[-1]) or OPTION_HELP.get(
-                    a.option_strings[0]
-                )
+                entry = OPTIONS.get(a.option_strings[-1]) or OPTIONS.get(a.option_strings[0])
+                a.help = (entry or {}).get("help")
         name = " ".join(key)
         lines = EXAMPLES.get(name) if name else GETTING_STARTED
         if lines is None:  # a group: its verbs' examples, in order (a fit before its use)

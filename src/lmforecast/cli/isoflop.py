@@ -8,8 +8,6 @@ from ..data.io import read_table
 from ..isoflop import fit_isoflop, isoflop_table
 from ..plots.isoflop import plot_isoflops
 from .common import (
-    add_output_flags,
-    add_runs_flag,
     atomic_write_bytes,
     atomic_write_text,
     check_writable,
@@ -18,6 +16,7 @@ from .common import (
     positive_floats,
     require_runs,
 )
+from .options import add
 
 
 def register(sub) -> None:
@@ -29,7 +28,11 @@ def register(sub) -> None:
         ("plot", "draw the isoFLOP curves and their minima (PNG/PDF/SVG)"),
     ):
         f = verbs.add_parser(name, help=helptext)
-        add_runs_flag(f, "CSV/Parquet/JSONL with N, D (or C) and loss; budgets grouped by C")
+        add(
+            f,
+            "--runs",
+            help="CSV/Parquet/JSONL with N, D (or C) and loss; budgets grouped by C (required)",
+        )
         f.add_argument(
             "--approach",
             type=int,
@@ -37,35 +40,25 @@ def register(sub) -> None:
             default=2,
             help="1: best run of each budget; 2: parabola in log N per budget",
         )
-        f.add_argument(
-            "--bootstrap",
-            type=int,
-            default=200,
-            metavar="B",
-            help="within-budget resamples for the intervals",
-        )
-        f.add_argument("--ci-level", type=float, default=0.9)
-        f.add_argument("--seed", type=int, default=0)
+        add(f, "--bootstrap", help="within-budget resamples for the intervals")
+        add(f, "--ci-level", "--seed")
         if name == "fit":
-            f.add_argument(
+            add(
+                f,
                 "--flops",
                 type=positive_floats("--flops"),
+                required=False,
                 metavar="C1,C2,...",
                 help="budgets at which to read N*(C), D*(C) with their intervals",
             )
-        for col, default in (
-            ("--n-col", "N"),
-            ("--d-col", "D"),
-            ("--c-col", "C"),
-            ("--loss-col", "loss"),
-        ):
-            f.add_argument(col, default=default)
-        f.add_argument(
+        add(f, "--n-col", "--d-col", "--c-col", "--loss-col")
+        add(
+            f,
             "--out",
             required=name == "plot",
             help="save the fit as JSON" if name == "fit" else "figure file",
         )
-        add_output_flags(f)
+        add(f, "--json", "--quiet")
         f.set_defaults(handler=_fit if name == "fit" else _plot)
 
 

@@ -20,8 +20,9 @@ from ..ledger.views import (
     show_frame,
 )
 from ..store.figures import figure_format, write_figure
-from .common import add_output_flags, atomic_write_text, check_writable, emit, print_json
+from .common import atomic_write_text, check_writable, emit, print_json
 from .global_flags import FORECAST_VERBS, OWN_LEDGER_COMMANDS
+from .options import add
 
 
 def check_ledger_flags(args: argparse.Namespace) -> None:
@@ -83,7 +84,7 @@ def _selection(p: argparse.ArgumentParser) -> None:
 
 
 def _ledger_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ledger", required=True, metavar="PATH", help="the ledger file (SQLite)")
+    add(p, "--ledger", required=True, help="the ledger file (SQLite)")
 
 
 def register(sub) -> None:
@@ -107,7 +108,7 @@ def register(sub) -> None:
     a.add_argument("--fit", help="the saved fit behind the forecast (its SHA-256 is recorded)")
     a.add_argument("--inputs", metavar="TABLE", help="the input table (its SHA-256 is recorded)")
     a.add_argument("--corrects", type=int, metavar="ID", help="this record corrects record ID")
-    add_output_flags(a)
+    add(a, "--json", "--quiet")
     a.set_defaults(handler=_add)
     r = verbs.add_parser("resolve", help="attach the observed value to a record (once)")
     _ledger_flag(r)
@@ -117,7 +118,7 @@ def register(sub) -> None:
         "--table", metavar="FILE", help="resolve many: a table with columns id, observed, source"
     )
     r.add_argument("--source", default="", help="where the observed value comes from")
-    add_output_flags(r)
+    add(r, "--json", "--quiet")
     r.set_defaults(handler=_resolve)
     c = verbs.add_parser(
         "correct",
@@ -134,7 +135,7 @@ def register(sub) -> None:
         c.add_argument(f"--{flag}", type=float, help=f"a corrected {flag}")
     for flag in ("label", "form", "run", "task"):
         c.add_argument(f"--{flag}", help=f"a corrected {flag}")
-    add_output_flags(c)
+    add(c, "--json", "--quiet")
     c.set_defaults(handler=_correct)
     s = verbs.add_parser("score", help="coverage, absolute errors and Winkler score")
     _ledger_flag(s)
@@ -146,18 +147,18 @@ def register(sub) -> None:
         help="one row per value of this field",
     )
     s.add_argument("--plot", metavar="PNG", help="also draw coverage and error over time")
-    add_output_flags(s)
+    add(s, "--json", "--quiet")
     s.set_defaults(handler=_score)
     sh = verbs.add_parser("show", help="list records")
     _ledger_flag(sh)
     _selection(sh)
-    add_output_flags(sh)
+    add(sh, "--json", "--quiet")
     sh.set_defaults(handler=_show)
     e = verbs.add_parser("export", help="write records to CSV or JSONL")
     _ledger_flag(e)
     _selection(e)
-    e.add_argument("--out", required=True, help="output file (.csv or .jsonl)")
-    add_output_flags(e)
+    add(e, "--out", required=True, help="output file (.csv or .jsonl)")
+    add(e, "--json", "--quiet")
     e.set_defaults(handler=_export)
 
 

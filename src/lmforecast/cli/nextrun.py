@@ -5,8 +5,6 @@ from __future__ import annotations
 from ..data.io import read_table
 from ..nextrun import advise
 from .common import (
-    add_output_flags,
-    add_runs_flag,
     atomic_write_text,
     check_writable,
     emit,
@@ -14,11 +12,12 @@ from .common import (
     require_runs,
 )
 from .flags import add_max_rows_flag, check_max_rows
+from .options import add
 
 
 def register(sub) -> None:
     p = sub.add_parser("next-run", help="rank candidate runs by interval shrinkage per FLOP")
-    add_runs_flag(p, "CSV/Parquet/JSONL of the runs so far: N, D (or C) and loss")
+    add(p, "--runs", help="CSV/Parquet/JSONL of the runs so far: N, D (or C) and loss (required)")
     add_max_rows_flag(p, default=10_000)  # memory grows with rows x refits x candidates
     p.add_argument(
         "--target-params",
@@ -41,12 +40,8 @@ def register(sub) -> None:
         metavar="F",
         help="FLOPs (6ND) the next run may cost at most",
     )
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=60,
-        metavar="B",
-        help="bootstrap refits that estimate the forecast covariances",
+    add(
+        p, "--bootstrap", default=60, help="bootstrap refits that estimate the forecast covariances"
     )
     p.add_argument(
         "--min-gain",
@@ -67,9 +62,9 @@ def register(sub) -> None:
         help="run-to-run scatter of log loss (e.g. from seed replicates); default "
         "the fit's residual scale",
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", help="save the advice as JSON")
-    add_output_flags(p)
+    add(p, "--seed")
+    add(p, "--out", help="save the advice as JSON")
+    add(p, "--json", "--quiet")
     p.set_defaults(handler=_advise)
 
 

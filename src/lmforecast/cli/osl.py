@@ -1,4 +1,7 @@
-"""`lmforecast osl fit|select|gap|pca|robustness`: observational scaling laws (Ruan et al. 2024)."""
+"""`lmforecast osl fit|select|gap|pca|robustness`: observational scaling laws (Ruan et al. 2024).
+
+Scores are read as fractions or points (`--score-unit`, default auto per column) and every
+forecast, interval and error is printed in points (0-100)."""
 
 from __future__ import annotations
 
@@ -24,16 +27,14 @@ from ..osl.robustness import DEFAULT_PREDICTORS, SPLITS, RobustnessSweep, sweep_
 from ..osl.selection import SubsetSelector
 from ..osl.splits import LLAMA2_7B_FLOPS, holdout_plan
 from .common import (
-    add_level_flag,
-    add_output_flags,
     atomic_write_text,
     check_out_format,
     check_writable,
     emit,
     positive_float,
 )
-from .flags import add_missing_flag
 from .ledger import record_forecast
+from .options import add
 from .osl_out import add_evals_flags, names_list, read_source
 
 
@@ -47,17 +48,17 @@ def register(sub) -> None:
         help="fit the sigmoid law on PCs (or FLOPs/size) with a holdout; forecasts of the "
         "held-out models carry prediction intervals, parameters App. C.8 intervals",
     )
-    f.add_argument("--benchmarks", help="table of models x benchmark scores")
+    add(f, "--benchmarks", help="table of models x benchmark scores")
     add_evals_flags(f)
     f.add_argument("--targets", help="optional table with the target column, joined on Model")
-    f.add_argument("--target", required=True, help="column to forecast (accuracy in [0, 1])")
-    f.add_argument("--metrics", help="comma-separated benchmark columns spanning the PCs")
-    f.add_argument("--exclude-metric", action="append", default=[], metavar="M")
-    f.add_argument("--pcs", type=int, default=3, help="number of principal components K")
+    f.add_argument("--target", required=True, help="column to forecast (a score)")
+    add(f, "--metrics", help="comma-separated benchmark columns spanning the PCs")
+    add(f, "--exclude-metric")
+    add(f, "--pcs", help="number of principal components K")
     split = f.add_mutually_exclusive_group()
-    split.add_argument(
+    add(
+        split,
         "--cutoff-flops",
-        type=positive_float("--cutoff-flops"),
         help=f"train on models with FLOPs <= this (default {LLAMA2_7B_FLOPS:g})",
     )
     split.add_argument(
@@ -85,20 +86,21 @@ def register(sub) -> None:
         "--scale",
         type=positive_float("--scale"),
         default=1.0,
-        help="divide the target by this (100 for percentages)",
+        help="divide the target by this before its unit is read (a score in points needs "
+        "none; default 1)",
     )
     f.add_argument(
         "--metric-range",
         metavar="LO,HI",
         help="min-max normalise the target by its metric range before fitting, "
-        "y' = (y - LO) / (HI - LO), e.g. 0.25,1 for 4-way multiple choice (Sec. 4); scores "
-        "below LO (below chance) are kept; forecasts and intervals are reported on the "
-        "original scale (default: none)",
+        "y' = (y - LO) / (HI - LO), LO and HI in the target's own unit, e.g. 0.25,1 (fractions) "
+        "or 25,100 (points) for 4-way multiple choice (Sec. 4); scores below LO (below "
+        "chance) are kept; forecasts and intervals are reported in points (default: none)",
     )
-    f.add_argument("--reference-family", default="Llama-2", help="family f of Eq. 7-8")
-    add_level_flag(f)
-    f.add_argument("--out", help="save the fit as JSON")
-    add_output_flags(f)
+    add(f, "--reference-family", help="family f of Eq. 7-8")
+    add(f, "--level")
+    add(f, "--out", help="save the fit as JSON")
+    add(f, "--json", "--quiet", "--missing", "--score-unit")
     f.set_defaults(handler=_fit)
 
     pp = verbs.add_parser(
@@ -107,13 +109,14 @@ def register(sub) -> None:
         "Table C.1 law (App. C.9), no refitting",
     )
     src = pp.add_mutually_exclusive_group(required=True)
-    src.add_argument("--fit", help="a fit saved by `osl fit --out` (JSON)")
-    src.add_argument("--preset", help="Table C.1 law: " + ", ".join(PRESETS))
-    pp.add_argument(
+    add(src, "--fit", required=False, help="a fit saved by `osl fit --out` (JSON)")
+    add(src, "--preset", help="Table C.1 law: " + ", ".join(PRESETS))
+    add(
+        pp,
         "--benchmarks",
         required=True,
-        help="table of the new models' benchmark accuracies in [0, 1] (the fit's or the "
-        "preset's columns; FLOPs or size for a --x flops/size fit)",
+        help="table of the new models' benchmark scores, fractions or points (the fit's or "
+        "the preset's columns; FLOPs or size for a --x flops/size fit)",
     )
     pp.add_argument(
         "--scale",
@@ -122,13 +125,12 @@ def register(sub) -> None:
         help="with --fit, a target column in --benchmarks (the truth) is divided by "
         "this, as in `osl fit --scale` (default 1)",
     )
-    pp.add_argument("--out", help="with --fit: the forecasts as .csv or .json")
-    add_level_flag(pp)
-    add_output_flags(pp)
+    add(pp, "--out", help="with --fit: the forecasts as .csv or .json")
+    add(pp, "--level", "--json", "--quiet", "--score-unit")
     pp.set_defaults(handler=_predict)
 
     s = verbs.add_parser("select", help="V-optimal families of models to evaluate (Eq. 9)")
-    s.add_argument("--benchmarks", required=True)
+    add(s, "--benchmarks", required=True)
     s.add_argument("--budget", type=int, required=True, help="maximum number of models")
     s.add_argument(
         "--include",
@@ -137,9 +139,7 @@ def register(sub) -> None:
         metavar="FAMILY",
         help="family that must be selected (repeatable or comma-separated)",
     )
-    s.add_argument("--metrics")
-    s.add_argument("--pcs", type=int, default=3)
-    s.add_argument("--max-families", type=int, default=10)
+    add(s, "--metrics", "--pcs", "--max-families")
     s.add_argument(
         "--max-size",
         type=positive_float("--max-size"),
@@ -152,30 +152,27 @@ def register(sub) -> None:
         metavar="N",
         help="also report N random family subsets (baseline)",
     )
-    s.add_argument("--seed", type=int, default=0)
-    add_output_flags(s)
+    add(s, "--seed", "--json", "--quiet", "--missing", "--score-unit")
     s.set_defaults(handler=_select)
 
     g = verbs.add_parser("gap", help="post-training gain vs f-equivalent FLOPs (Sec. 4.3)")
-    g.add_argument("--benchmarks", required=True)
+    add(g, "--benchmarks", required=True)
     g.add_argument("--targets", help="optional table with both target columns, joined on Model")
     g.add_argument("--without", required=True, help="target column without the technique")
     g.add_argument("--with", dest="with_", required=True, help="target column with it")
-    g.add_argument("--exclude-metric", action="append", default=[], metavar="M")
-    g.add_argument("--pcs", type=int, default=3)
-    g.add_argument("--cutoff-flops", type=positive_float("--cutoff-flops"), default=LLAMA2_7B_FLOPS)
-    g.add_argument("--reference-family", default="Llama-2")
-    add_output_flags(g)
+    add(g, "--exclude-metric", "--pcs")
+    add(g, "--cutoff-flops", default=LLAMA2_7B_FLOPS)
+    add(g, "--reference-family", "--json", "--quiet", "--missing", "--score-unit")
     g.set_defaults(handler=_gap)
 
     r = verbs.add_parser(
         "robustness", help="test MSE vs test fraction and AUE per predictor (App. C.4)"
     )
-    r.add_argument("--benchmarks", required=True, help="table of models x benchmark scores")
+    add(r, "--benchmarks", required=True, help="table of models x benchmark scores")
     r.add_argument("--targets", help="optional table with the target column(s), joined on Model")
     r.add_argument("--target", required=True, help="column(s) to forecast, comma-separated")
-    r.add_argument("--metrics", help="comma-separated benchmark columns spanning the PCs")
-    r.add_argument("--exclude-metric", action="append", default=[], metavar="M")
+    add(r, "--metrics", help="comma-separated benchmark columns spanning the PCs")
+    add(r, "--exclude-metric")
     r.add_argument(
         "--predictors",
         default=",".join(DEFAULT_PREDICTORS),
@@ -195,7 +192,8 @@ def register(sub) -> None:
         "--scale",
         type=positive_float("--scale"),
         default=1.0,
-        help="divide the target(s) by this (100 for percentages)",
+        help="divide the target(s) by this before their unit is read (a score in points "
+        "needs none; default 1)",
     )
     r.add_argument(
         "--n-polish",
@@ -203,21 +201,16 @@ def register(sub) -> None:
         default=4,
         help="starts polished per fit (16 = exactly the `osl fit` estimator; default %(default)s)",
     )
-    r.add_argument("--out", help="save the sweep as JSON")
-    add_output_flags(r)
+    add(r, "--out", help="save the sweep as JSON")
+    add(r, "--json", "--quiet", "--missing", "--score-unit")
     r.set_defaults(handler=_robustness)
 
     c = verbs.add_parser("pca", help="the capability space alone (explained variance, loadings)")
-    c.add_argument("--benchmarks", help="table of models x benchmark scores")
+    add(c, "--benchmarks", help="table of models x benchmark scores")
     add_evals_flags(c)
-    c.add_argument(
-        "--metrics", help="comma-separated benchmark columns (default: every numeric column)"
-    )
-    c.add_argument("--pcs", type=int, default=3)
-    add_output_flags(c)
+    add(c, "--metrics", help="comma-separated benchmark columns (default: every numeric column)")
+    add(c, "--pcs", "--json", "--quiet", "--missing", "--score-unit")
     c.set_defaults(handler=_pca)
-    for v in (f, s, g, r, c):
-        add_missing_flag(v)
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -243,6 +236,7 @@ def _fit(args: argparse.Namespace) -> int:
         reference_family=args.reference_family,
         level=args.level,
         metric_range=metric_range,
+        score_unit=args.score_unit,
         **extra,
     ).fit(table, args.target)
     if out is not None:
@@ -253,13 +247,17 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _predict(args: argparse.Namespace) -> int:
     if args.fit is None:
-        ans = preset_answer(get_preset(args.preset), read_benchmarks(args.benchmarks), args.level)
+        ans = preset_answer(
+            get_preset(args.preset), read_benchmarks(args.benchmarks), args.level, args.score_unit
+        )
         record_forecast(args, ans.contract())
         return emit(args, ans.contract(), ans.summary())
     out = check_writable(args.out, [args.benchmarks, args.fit])
     check_out_format(out, (".csv", ".json"))
     res = OSLResult.from_json(Path(args.fit))
-    ans = saved_fit_answer(res, read_benchmarks(args.benchmarks), args.level, args.scale)
+    ans = saved_fit_answer(
+        res, read_benchmarks(args.benchmarks), args.level, args.scale, args.score_unit
+    )
     if out is not None:
         atomic_write_text(out, predictions_file_text(ans.fields["predictions"], out.suffix))
     record_forecast(args, {**ans.contract(), "task": res.target})
@@ -275,6 +273,7 @@ def _select(args: argparse.Namespace) -> int:
         include=include,
         max_size=args.max_size,
         metrics=names_list(args.metrics, "--metrics"),
+        score_unit=args.score_unit,
     ).fit(table)
     ans = selection_answer(sel, args.budget, args.random, args.seed)
     return emit(args, ans.contract(), ans.summary())
@@ -290,6 +289,7 @@ def _gap(args: argparse.Namespace) -> int:
         exclude_metrics=tuple(args.exclude_metric),
         cutoff_flops=args.cutoff_flops,
         reference_family=args.reference_family,
+        score_unit=args.score_unit,
     )
     return emit(args, gap.contract(), gap.summary())
 
@@ -308,6 +308,7 @@ def _robustness(args: argparse.Namespace) -> int:
             metrics=names_list(args.metrics, "--metrics"),
             exclude_metrics=tuple(args.exclude_metric),
             n_polish=args.n_polish,
+            score_unit=args.score_unit,
         )
         .fit(table, names)
         .result_
@@ -318,5 +319,7 @@ def _robustness(args: argparse.Namespace) -> int:
 
 
 def _pca(args: argparse.Namespace) -> int:
-    ans = pca_answer(read_source(args), args.pcs, names_list(args.metrics, "--metrics"))
+    ans = pca_answer(
+        read_source(args), args.pcs, names_list(args.metrics, "--metrics"), args.score_unit
+    )
     return emit(args, ans.contract(), ans.summary())

@@ -7,12 +7,15 @@ import argparse
 
 from ..errors import InputError
 from ..osl.inputs import read_benchmark_source
+from .options import add
 
 
 def add_evals_flags(p: argparse.ArgumentParser) -> None:
     """`--evals TABLE` (a tidy lm-evaluation-harness table) as an alternative to --benchmarks."""
-    p.add_argument(
+    add(
+        p,
         "--evals",
+        required=False,
         help="tidy evals table from `lmforecast evals import` (or 'pythia' for the bundled one) "
         "instead of --benchmarks: one row per model, one column per task (default: none)",
     )

@@ -5,13 +5,11 @@ from __future__ import annotations
 from ..data.io import read_table
 from ..recipes import compare_recipes
 from .common import (
-    add_level_flag,
-    add_output_flags,
     atomic_write_text,
     check_writable,
     emit,
-    positive_float,
 )
+from .options import add
 
 
 def register(sub) -> None:
@@ -25,25 +23,11 @@ def register(sub) -> None:
     p.add_argument(
         "--new", required=True, metavar="TABLE", help="runs of the new recipe (same columns)"
     )
-    p.add_argument("--flops", type=positive_float("--flops"), required=True)
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=200,
-        metavar="B",
-        help="paired bootstrap refits of both frontiers for the interval",
-    )
-    p.add_argument("--seed", type=int, default=0)
-    for col, default in (
-        ("--n-col", "N"),
-        ("--d-col", "D"),
-        ("--c-col", "C"),
-        ("--loss-col", "loss"),
-    ):
-        p.add_argument(col, default=default)
-    p.add_argument("--out", help="save the comparison as JSON")
-    add_level_flag(p)
-    add_output_flags(p)
+    add(p, "--flops")
+    add(p, "--bootstrap", help="paired bootstrap refits of both frontiers for the interval")
+    add(p, "--seed", "--n-col", "--d-col", "--c-col", "--loss-col")
+    add(p, "--out", help="save the comparison as JSON")
+    add(p, "--level", "--json", "--quiet")
     p.set_defaults(handler=_compare)
 
 

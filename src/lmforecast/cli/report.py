@@ -15,24 +15,25 @@ from ..report.builder import (
     build_report,
 )
 from ..store import safe_write
+from .options import add
 
 
 def register(sub) -> None:
     p = sub.add_parser(
         "report", help="HTML + JSON report of every analysis, on bundled data and on yours"
     )
-    p.add_argument("--out", required=True, help="output folder (created if needed)")
+    add(p, "--out", required=True, help="output folder (created if needed)")
     p.add_argument("--sections", help="comma-separated subset, e.g. supervised,distill")
-    p.add_argument("--seed", type=int, default=0)
+    add(p, "--seed")
     p.add_argument("--quick", action="store_true", help="smaller bootstraps (for smoke tests)")
-    p.add_argument(
+    add(
+        p,
         "--jobs",
-        type=int,
         default=2,
         help="sections built at once in worker processes (1: serial, -1: one per core); "
         "the numbers do not depend on it",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add(p, "--quiet")
     for name, what in USER_INPUTS.items():  # one flag per input the sections read
         p.add_argument(f"--{name}", metavar="PATH", help=what)
     p.set_defaults(handler=_report)

@@ -15,7 +15,8 @@ from ..data.logs.files import (
     import_schedule,
 )
 from ..store.safe_write import refuse_same_outputs
-from .common import add_output_flags, check_out_format, check_writable, emit
+from .common import check_out_format, check_writable, emit
+from .options import add
 
 
 def register(sub) -> None:
@@ -31,7 +32,8 @@ def register(sub) -> None:
     )
     im.add_argument("files", nargs="+", metavar="FILE", help="log files (or TensorBoard folders)")
     im.add_argument("--format", required=True, choices=FORMATS, help="the logs' format")
-    im.add_argument(
+    add(
+        im,
         "--out",
         help="the runs table to write (CSV; needs tokens and parameter "
         "counts); may be left out when --curves-out is given",
@@ -85,7 +87,7 @@ def register(sub) -> None:
     im.add_argument(
         "--cooldown-ends", metavar="STEPS", help="with --schedule wsd: steps ending a cooldown"
     )
-    add_output_flags(im)
+    add(im, "--json", "--quiet")
     im.set_defaults(handler=_import)
 
 

@@ -15,23 +15,16 @@ from pathlib import Path
 
 from ..store.safe_write import output_file
 from .common import (
-    add_level_flag,
-    add_output_flags,
     atomic_write_text,
     check_out_format,
     check_writable,
     emit,
     figure_format,
-    positive_float,
     print_json,
 )
 from .flags import MAX_STEPS, _named, int_range
 from .ledger import record_forecast
-
-_MAX_LENGTH_HELP = (
-    "window length in tokens (default and maximum: the model's context); longer texts are "
-    "scored with sliding windows advancing by half a window"
-)
+from .options import OPTIONS, add
 
 
 def register(sub) -> None:
@@ -40,23 +33,30 @@ def register(sub) -> None:
     verbs.required = True
 
     m = verbs.add_parser("map-losses", help="Algorithm 1: map token losses to another tokenizer")
-    m.add_argument("--losses", required=True, help="JSONL: model, text_id, offsets, losses")
+    add(m, "--losses")
     m.add_argument(
         "--target-tokenizer",
         required=True,
         metavar="T",
         help="'words' or 'chars' (built in), or a local Hugging Face tokenizer folder",
     )
-    m.add_argument("--texts", help="JSONL: text_id, text (or give a 'text' field per record)")
-    m.add_argument("--out", help="write the mapped records here (default: stdout)")
+    add(
+        m,
+        "--texts",
+        required=False,
+        help="JSONL: text_id, text (or give a 'text' field per record)",
+    )
+    add(m, "--out", help="write the mapped records here (default: stdout)")
     m.set_defaults(handler=_map_losses)
 
     f = verbs.add_parser("fit", help="Algorithm 2: learn the CSV and the Eq. 2 law for one task")
-    f.add_argument("--texts", required=True, help="JSONL: text_id, text")
-    f.add_argument("--losses", required=True, help="JSONL: model, text_id, offsets, losses")
+    add(f, "--texts", help="JSONL: text_id, text")
+    add(f, "--losses")
     f.add_argument("--scores", help="CSV: model, split, one column per task")
-    f.add_argument(
+    add(
+        f,
         "--evals",
+        required=False,
         help="instead of --scores: tidy table from `lmforecast evals import` ('pythia' = the "
         "bundled one); score = --evals-metric of --task at each model's final step (or --step), "
         "split by size within family as --auto-split (default: none)",
@@ -65,13 +65,16 @@ def register(sub) -> None:
     f.add_argument(
         "--step", type=int, help="with --evals: training step (default: each model's final one)"
     )
-    f.add_argument("--task", required=True, help="score column to fit")
+    add(f, "--task", help="score column to fit")
     f.add_argument(
         "--chance",
         required=True,
         metavar="G",
-        help="chance level gamma (a fraction in [0, 1)): a number, or 'task=value,...'",
+        help="chance level in points, in [0, 100) (25 for four choices; Eq. 2's gamma is G/100): "
+        "a number, or 'task=value,...'; with scores in fractions a value in (0, 1) is refused "
+        "as a likely fraction",
     )
+    add(f, "--score-unit")
     f.add_argument(
         "--auto-split",
         action="store_true",
@@ -84,81 +87,76 @@ def register(sub) -> None:
         "hidden states (Eq. 3), the paper's path; without --model or --features the features "
         "are hashed n-grams (a torch-free fallback)",
     )
-    f.add_argument("--device", help="with --model: torch device (default: cuda if available)")
-    f.add_argument("--batch-size", type=int, default=8, help="with --model (default 8)")
-    f.add_argument("--max-length", type=int, help="with --model: " + _MAX_LENGTH_HELP)
+    add(f, "--device", help="with --model: torch device (default: cuda if available)")
+    add(f, "--batch-size", help="with --model (default 8)")
+    add(f, "--max-length", help="with --model: " + OPTIONS["--max-length"]["help"])
     f.add_argument("--features", help="cached features (.npz from `salience features`)")
     f.add_argument("--label-losses", help="table: model, <task> = mean answer NLL (baseline)")
-    f.add_argument(
+    add(
+        f,
         "--preset",
         help="optimiser setting: 'default' (Adam, lr 1e-3, 300 steps) or 'paper' (SGD, lr 1e-3, "
         "300 steps, Sec. 4.1); --optimizer/--lr/--steps override it (default: default)",
     )
-    f.add_argument("--lr", type=positive_float("--lr"), help="learning rate (preset: 1e-3)")
-    f.add_argument(
+    add(f, "--lr", help="learning rate (preset: 1e-3)")
+    add(
+        f,
         "--steps",
         # 0 is legal here (the initial weights, a baseline), unlike other verbs' --steps
         type=_named(int_range(0, MAX_STEPS), "--steps"),
+        default=None,
         help="alternations of Algorithm 2 (preset: 300; 0 evaluates the initial weights)",
     )
-    f.add_argument(
-        "--optimizer", choices=["adam", "sgd"], help="theta's optimiser (preset default: adam)"
-    )
-    f.add_argument("--activation", choices=["softplus", "sigmoid"], default="softplus")
+    add(f, "--optimizer", help="theta's optimiser (preset default: adam)")
+    add(f, "--activation")
     f.add_argument("--feature-dim", type=int, default=4096, help="hashed features (no --features)")
-    f.add_argument(
+    add(
+        f,
         "--bootstrap",
-        type=int,
-        default=200,
-        metavar="B",
         help="bootstrap refits of the Eq. 2 law behind the prediction intervals of `salience "
         "predict` (default %(default)s; 0: none)",
     )
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--out", help="save the fit as JSON")
-    add_output_flags(f)
+    add(f, "--seed")
+    add(f, "--out", help="save the fit as JSON")
+    add(f, "--json", "--quiet")
     f.set_defaults(handler=_fit)
 
     pr = verbs.add_parser(
         "predict",
-        help="predicted accuracy of new models from their losses, each with a prediction "
-        "interval (clipped to [0, 1])",
+        help="predicted accuracy of new models from their losses in points, each with a "
+        "prediction interval (clipped to [0, 100])",
     )
-    pr.add_argument("--fit", required=True, help="a fit saved by `salience fit --out`")
-    pr.add_argument("--losses", required=True, help="JSONL: model, text_id, offsets, losses")
-    add_level_flag(pr)
-    pr.add_argument("--out", help="also write the predictions as CSV")
-    add_output_flags(pr)
+    add(pr, "--fit", help="a fit saved by `salience fit --out`")
+    add(pr, "--losses", "--level")
+    add(pr, "--out", help="also write the predictions as CSV")
+    add(pr, "--json", "--quiet")
     pr.set_defaults(handler=_predict)
 
     fe = verbs.add_parser("features", help="compute and cache per-token features (.npz)")
-    fe.add_argument("--texts", required=True)
+    add(fe, "--texts")
     fe.add_argument("--model", help="local Hugging Face causal LM folder (extra 'hf')")
     fe.add_argument("--feature-dim", type=int, default=4096, help="hashed features (no --model)")
-    fe.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
-    fe.add_argument("--batch-size", type=int, default=8)
-    fe.add_argument("--max-length", type=int, help=_MAX_LENGTH_HELP)
-    fe.add_argument("--out", required=True)
-    add_output_flags(fe)
+    add(fe, "--device", help="torch device (default: cuda if available, else cpu)")
+    add(fe, "--batch-size", "--max-length")
+    add(fe, "--out", required=True)
+    add(fe, "--json", "--quiet")
     fe.set_defaults(handler=_features)
 
     tl = verbs.add_parser("token-losses", help="per-token losses of a local HF model (extra 'hf')")
     tl.add_argument("--model", required=True, help="local Hugging Face causal LM folder")
-    tl.add_argument("--texts", required=True)
+    add(tl, "--texts")
     tl.add_argument("--name", help="model name in the records (default: folder name)")
-    tl.add_argument("--device")
-    tl.add_argument("--batch-size", type=int, default=8)
-    tl.add_argument("--max-length", type=int, help=_MAX_LENGTH_HELP)
-    tl.add_argument("--out", required=True)
-    add_output_flags(tl)
+    add(tl, "--device", "--batch-size", "--max-length")
+    add(tl, "--out", required=True)
+    add(tl, "--json", "--quiet")
     tl.set_defaults(handler=_token_losses)
 
     pl = verbs.add_parser("plot", help="token weights (Fig. 9) or predicted vs actual (Fig. 4)")
-    pl.add_argument("--fit", required=True, nargs="+", help="one fit, or several (--kind fit)")
-    pl.add_argument("--kind", choices=["weights", "fit"], default="weights")
-    pl.add_argument("--texts", help="JSONL texts (needed for --kind weights)")
+    add(pl, "--fit", nargs="+", help="one fit, or several (--kind fit)")
+    add(pl, "--kind", choices=["weights", "fit"], default="weights")
+    add(pl, "--texts", required=False, help="JSONL texts (needed for --kind weights)")
     pl.add_argument("--text-id", help="text to show (default: the first)")
-    pl.add_argument("--out", required=True, help=".html or .png (weights), .png/.pdf/.svg (fit)")
+    add(pl, "--out", required=True, help=".html or .png (weights), .png/.pdf/.svg (fit)")
     pl.set_defaults(handler=_plot)
 
 
@@ -178,6 +176,7 @@ def _map_losses(args) -> int:
 
 def _fit(args) -> int:
     from ..salience.inputs import feature_source, read_task_scores
+    from ..salience.model import fraction_chance_hint, split_scores
     from ..salience.pipeline import fit_salience
     from ..salience.records import parse_chance, read_label_losses, read_loss_records, read_texts
 
@@ -192,19 +191,25 @@ def _fit(args) -> int:
         max_length=args.max_length,
         progress=not args.quiet,
     )
+    texts, records = read_texts(args.texts), read_loss_records(args.losses)
+    scores = read_task_scores(
+        args.task,
+        scores=args.scores,
+        evals=args.evals,
+        evals_metric=args.evals_metric,
+        step=args.step,
+        auto_split=args.auto_split,
+    )
+    chance = parse_chance(args.chance, args.task)
+    _, _, scale = split_scores(scores["score"], args.score_unit, f"scores of task {args.task!r}")
+    fraction_chance_hint(chance, scale, "--chance")  # before the (slow) feature extraction
     fit = fit_salience(
-        read_texts(args.texts),
-        read_loss_records(args.losses),
-        read_task_scores(
-            args.task,
-            scores=args.scores,
-            evals=args.evals,
-            evals_metric=args.evals_metric,
-            step=args.step,
-            auto_split=args.auto_split,
-        ),
+        texts,
+        records,
+        scores,
         task=args.task,
-        chance=parse_chance(args.chance, args.task),
+        chance=chance,
+        score_unit=args.score_unit,
         features=feats,
         extractor=extractor,
         label_losses=read_label_losses(args.label_losses, args.task) if args.label_losses else None,

@@ -6,14 +6,13 @@ from ..data.io import read_table
 from ..errors import InputError
 from ..shape import shape_test
 from .common import (
-    add_output_flags,
-    add_runs_flag,
     atomic_write_text,
     check_out_format,
     check_writable,
     emit,
     require_runs,
 )
+from .options import add
 
 
 def register(sub) -> None:
@@ -21,19 +20,22 @@ def register(sub) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
     t = verbs.add_parser("test", help="residual test of width/depth against the fitted L(N, D)")
-    add_runs_flag(
-        t, "CSV/Parquet/JSONL with N, D, loss, width and depth (one row per checkpoint or run)"
+    add(
+        t,
+        "--runs",
+        help="CSV/Parquet/JSONL with N, D, loss, width and depth (one row per checkpoint or run) "
+        "(required)",
     )
-    t.add_argument("--loss-col", default="loss")
+    add(t, "--loss-col")
     t.add_argument("--width-col", default="width", help="column holding the model width")
     t.add_argument("--depth-col", default="depth", help="column holding the number of layers")
-    t.add_argument("--model-col", default=None)
+    add(t, "--model-col", default=None)
     t.add_argument(
         "--permutations", type=int, default=2000, help="shape shuffles for the permutation p-value"
     )
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--out", help="save the test as JSON")
-    add_output_flags(t)
+    add(t, "--seed")
+    add(t, "--out", help="save the test as JSON")
+    add(t, "--json", "--quiet")
     t.set_defaults(handler=_test)
 
 

@@ -9,17 +9,14 @@ from pathlib import Path
 from ..errors import InputError
 from ..supervised import FORMS, PRESETS, SupervisedScalingLaw
 from .common import (
-    add_level_flag,
-    add_output_flags,
-    add_runs_flag,
     atomic_write_text,
     check_out_format,
     check_writable,
     emit,
-    positive_float,
     require_runs,
 )
 from .flags import _named, add_max_rows_flag, bootstrap_converter, check_max_rows, parse_fixed
+from .options import add
 
 
 def register(sub) -> None:
@@ -28,12 +25,12 @@ def register(sub) -> None:
     verbs.required = True
 
     f = verbs.add_parser("fit", help="fit a law to a table of training runs")
-    add_runs_flag(f, "CSV/Parquet/JSONL with parameters, tokens (or FLOPs) and loss")
+    add(f, "--runs")
     add_max_rows_flag(f)  # bounded work on huge tables
-    f.add_argument(
+    add(
+        f,
         "--form",
         choices=(*FORMS, "data-constrained"),
-        default="auto",
         help="law form; auto = chinchilla-gamma where the runs identify its extra exponent, "
         "else chinchilla (the 1-D compute law for 4 runs), forecast as a stack with the "
         "over-training and 1-D compute laws weighted by an inner backtest on these runs "
@@ -45,20 +42,7 @@ def register(sub) -> None:
         help="with --form auto (only), forecast with the chosen form alone (no inner-backtest "
         "stack)",
     )
-    f.add_argument(
-        "--fix",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="hold a coefficient fixed, e.g. --fix E=1.69 or --fix gamma=1 (repeatable)",
-    )
-    f.add_argument(
-        "--replicates",
-        choices=["mean", "keep"],
-        default=None,
-        help="rows sharing (N, D) are seed replicates: average them or keep them (default: "
-        "refuse); their spread is a floor on the run scatter",
-    )
+    add(f, "--fix", "--replicates")
     f.add_argument(
         "--calibration",
         choices=["prior", "prior+backtest"],
@@ -66,13 +50,12 @@ def register(sub) -> None:
         help="interval scale: the prior from real suites (default: prior), or updated by a "
         "size-cut backtest on these runs (not with --no-intervals)",
     )
-    f.add_argument("--huber-delta", type=positive_float("--huber-delta"), default=1e-3)
-    f.add_argument("--loss", choices=["huber", "squared"], default="huber")
-    f.add_argument(
+    add(f, "--huber-delta", "--loss")
+    add(
+        f,
         "--bootstrap",
         type=bootstrap_resamples,
         default=None,
-        metavar="B",
         help="cluster-bootstrap resamples of model sizes, each fitted from scratch (default 20; "
         "0: none, the calibrated interval then has no parameter-spread term); --form "
         "data-constrained: warm-started row resamples (default 40; 0: no interval); not with "
@@ -84,23 +67,17 @@ def register(sub) -> None:
         help="point fit only: no bootstrap and no interval calibration (faster); refused "
         "beside --bootstrap B > 0 or --calibration",
     )
-    f.add_argument(
+    add(
+        f,
         "--n-cutoffs",
-        type=int,
         default=None,
         help="--form average only: compute cutoffs of the inner backtest that weights its forms "
         "(default 4)",
     )
-    f.add_argument("--ci-level", type=float, default=0.9)
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--jobs", type=int, default=-1, help="worker processes for the bootstrap")
-    f.add_argument("--n-col", default="N")
-    f.add_argument("--d-col", default="D")
-    f.add_argument("--c-col", default="C")
-    f.add_argument("--loss-col", default="loss")
-    f.add_argument(
+    add(f, "--ci-level", "--seed", "--jobs", "--n-col", "--d-col", "--c-col", "--loss-col")
+    add(
+        f,
         "--u-col",
-        default=None,
         help="column holding unique tokens U (default U): --form data-constrained reads it; "
         "other forms refuse rows sharing N and D whose U differ (repeated-data runs)",
     )
@@ -112,35 +89,28 @@ def register(sub) -> None:
         "fits E, A, B, alpha, beta on the single-epoch runs first, then R*_D, R*_N on all "
         "(docs/datablations.md)",
     )
-    f.add_argument("--out", help="save the fit as JSON")
-    add_output_flags(f)
+    add(f, "--out", help="save the fit as JSON")
+    add(f, "--json", "--quiet")
     f.set_defaults(handler=_fit)
 
     a = verbs.add_parser("allocate", help="compute-optimal N*, D* for a FLOPs budget")
     src = a.add_mutually_exclusive_group(required=True)
-    src.add_argument("--fit", help="a fit saved by `supervised fit --out`")
-    src.add_argument("--preset", help=f"published coefficients: {', '.join(sorted(PRESETS))}")
-    a.add_argument("--flops", type=positive_float("--flops"), required=True)
-    a.add_argument("--accounting", choices=["6ND", "F(N)"], default="6ND")
-    add_level_flag(a)
-    add_output_flags(a)
+    add(src, "--fit", required=False, help="a fit saved by `supervised fit --out`")
+    add(src, "--preset", help=f"published coefficients: {', '.join(sorted(PRESETS))}")
+    add(a, "--flops", "--accounting", "--level", "--json", "--quiet")
     a.set_defaults(handler=_allocate)
 
     pr = verbs.add_parser("predict", help="predicted loss for N parameters and D tokens")
     src = pr.add_mutually_exclusive_group(required=True)
-    src.add_argument("--fit")
-    src.add_argument("--preset")
-    pr.add_argument(
-        "--params",
-        type=positive_float("--params"),
-        metavar="N",
-        help="parameters (required unless --table)",
-    )
+    add(src, "--fit", required=False)
+    add(src, "--preset")
+    add(pr, "--params", help="parameters (required unless --table)")
     amount = pr.add_mutually_exclusive_group()
-    amount.add_argument("--tokens", type=positive_float("--tokens"), metavar="D")
-    amount.add_argument(
+    add(amount, "--tokens")
+    add(
+        amount,
         "--flops",
-        type=positive_float("--flops"),
+        required=False,
         metavar="C",
         help="training FLOPs instead of --tokens (D = C / 6N)",
     )
@@ -151,9 +121,8 @@ def register(sub) -> None:
         "(the truth: prints mean relative error and interval coverage) and run "
         "or label",
     )
-    pr.add_argument("--out", help="with --table: the forecasts as .csv or .json")
-    add_level_flag(pr)
-    add_output_flags(pr)
+    add(pr, "--out", help="with --table: the forecasts as .csv or .json")
+    add(pr, "--level", "--json", "--quiet")
     pr.set_defaults(handler=_predict)
 
 

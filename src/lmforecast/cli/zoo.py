@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
-from .common import add_output_flags, print_json
+from .common import print_json
+from .options import add
 
 
 def register(sub) -> None:
@@ -19,22 +20,25 @@ def register(sub) -> None:
         description="Seeded and deterministic on one machine; a killed build resumes where it "
         "stopped. Needs the optional extra torch (pip install 'lmforecast[torch]').",
     )
-    b.add_argument(
-        "--preset", required=True, help="full (about 16 min on one CPU core) or mini (under 1 min)"
+    add(
+        b,
+        "--preset",
+        required=True,
+        help="full (about 16 min on one CPU core) or mini (under 1 min)",
     )
-    b.add_argument("--out", required=True, help="output folder (new, empty, or this build's)")
-    b.add_argument(
+    add(b, "--out", required=True, help="output folder (new, empty, or this build's)")
+    add(
+        b,
         "--jobs",
-        type=int,
         default=1,
         help="runs trained at once, one CPU core each (default 1; the tables do not depend on it)",
     )
-    add_output_flags(b)
+    add(b, "--json", "--quiet")
     b.set_defaults(handler=_build)
 
     s = verbs.add_parser("show", help="summarise zoo tables (default: the bundled ones)")
     s.add_argument("folder", nargs="?", help="a build folder or its tables/ (default: bundled)")
-    add_output_flags(s)
+    add(s, "--json", "--quiet")
     s.set_defaults(handler=_show)
 
 

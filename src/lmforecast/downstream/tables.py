@@ -26,6 +26,7 @@ from ..data.evals.views import family_models
 from ..data.io import read_table
 from ..data.validate import check_columns
 from ..errors import DomainWarning, InputError, did_you_mean
+from ..scores import scale_of
 
 EVALS_COLUMNS = ("model", "step", "task", "metric", "value", "flops")
 LOSS_METRICS = (
@@ -308,15 +309,9 @@ def warn_mixed_scales(rows: pd.DataFrame, task: str, metric: str) -> None:
 
 def score_scale(score: np.ndarray, metric: str) -> float:
     """100 when the scores are fractions (all in [0, 1]; the harness's fraction metrics always
-    are), 1 when they are points in [0, 100]; anything else is refused naming the scale."""
-    hi, lo = float(np.nanmax(score)), float(np.nanmin(score))
-    if lo < 0 or hi > 100:
-        v = lo if lo < 0 else hi
-        raise InputError(
-            f"evals: metric {metric!r} value {v:g} is outside [0, 100] (scores are "
-            "fractions in [0, 1] or points in [0, 100])"
-        )
-    return 100.0 if hi <= 1.0 else 1.0
+    are), 1 when they are points in [0, 100]; anything else is refused naming the metric and
+    the value (`scores.scale_of`, the package's one door to its score unit)."""
+    return scale_of(score, "auto", f"evals: metric {metric!r}")
 
 
 def flops_basis(evals: pd.DataFrame) -> str | None:

@@ -363,13 +363,13 @@ class Ledger:
 #: Methods whose records forecast a loss (a positive number) and those whose records forecast a
 #: downstream score in percentage points (0-100), as the forecasting verbs register them.
 LOSS_METHODS = ("supervised", "distill")
-SCORE_METHODS = ("downstream", "flp", "flpm")
+SCORE_METHODS = ("downstream", "flp", "flpm", "osl", "salience")
 
 
 def observed_problem(method: str | None, task: str | None, observed: float) -> str | None:
     """Why `observed` cannot be the outcome of a record of `method`/`task` (None: it can).
     A loss record (task ``loss``, or a supervised/distill forecast) needs a positive number; a
-    downstream score record (downstream, flp, flpm) a score in [0, 100] points."""
+    downstream score record (downstream, flp, flpm, osl, salience) a score in [0, 100] points."""
     if task == "loss" or method in LOSS_METHODS:
         return None if observed > 0 else "a loss must be a positive number"
     if method in SCORE_METHODS:

@@ -4,6 +4,10 @@ Capabilities from public benchmarks (PCA, Eq. 5), a sigmoid law on the top PCs (
 holdouts of stronger models, f-equivalent FLOPs (Eq. 7-8), benchmark weights, post-training gap
 analysis (Sec. 4.3), the holdout-cutoff robustness sweep with AUE (App. C.4) and V-optimal
 model-subset selection (Sec. 5, Eq. 9).
+
+Units: scores are points (0-100, `lmforecast.scores`) in and out; tables in fractions (0-1, as
+the paper's are written) are read at the door (`score_unit`, `data.to_fractions`). The
+equations, the PCA and `CapabilitySpace` (which takes fractions) run on fractions inside.
 """
 
 from .capability import CapabilitySpace, capability_table, family_fits, pca_impute
@@ -15,6 +19,7 @@ from .data import (
     load_table_b2,
     paper_base_models,
     read_benchmarks,
+    to_fractions,
 )
 from .fit import merge_targets
 from .model import ObservationalScalingLaw
@@ -54,6 +59,7 @@ __all__ = [
     "cutoff_split",
     "family_fits",
     "forecast_saved_fit",
+    "to_fractions",
     "list_split",
     "load_table_b1",
     "load_table_b2",

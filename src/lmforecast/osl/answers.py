@@ -2,7 +2,8 @@
 held-out forecasts with their intervals and the held-out check (MAE, coverage), forecasts of
 models without the target, forecasts of a saved fit on new models scored against the table's
 own target where it has one, a preregistered Table C.1 law's point forecasts (App. C.9), the
-capability space alone (Sec. 3.2) and a V-optimal model subset (Sec. 5, Eq. 9)."""
+capability space alone (Sec. 3.2) and a V-optimal model subset (Sec. 5, Eq. 9). Forecasts,
+intervals and errors are in points (0-100, `lmforecast.scores`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ import pandas as pd
 from ..errors import InputError
 from ..forecast import Answer
 from .capability import CapabilitySpace, family_fits
-from .data import FAMILY, MODEL, check_metrics, default_metrics, scale_target
+from .data import (
+    FAMILY,
+    MODEL,
+    check_metrics,
+    column_scale,
+    default_metrics,
+    scale_target,
+    to_fractions,
+)
 from .newmodels import forecast_saved_fit, forecast_without_target, heldout_check
 
 SHOWN = 20  # forecast lines printed before "... (--json for all)"
@@ -23,18 +32,18 @@ PRESET_NOTE = (
 
 
 def forecast_lines(rows: list[dict], target: str, level: float, shown: int = SHOWN) -> list[str]:
-    """`model: target 0.6123  90% interval [0.55, 0.67]; actual 0.64, error 0.028`."""
+    """`model: target 61.23  90% interval [55.10, 67.02]; actual 64.00, error 2.77` (points)."""
     out = []
     for r in rows[:shown]:
         if r.get("y_pred") is None:
             out.append(f"  {r['model']}: no forecast (missing scores)")
             continue
-        line = f"  {r['model']}: {target} {r['y_pred']:.4f}"
+        line = f"  {r['model']}: {target} {r['y_pred']:.2f}"
         if r.get("interval"):
             lo, hi = r["interval"]
-            line += f"  {100 * level:g}% interval [{lo:.4f}, {hi:.4f}]"
+            line += f"  {100 * level:g}% interval [{lo:.2f}, {hi:.2f}]"
         if r.get("y") is not None:
-            line += f"; actual {r['y']:.4f}, error {r['abs_error']:.4f}" + (
+            line += f"; actual {r['y']:.2f}, error {r['abs_error']:.2f}" + (
                 "" if r.get("covered") else " (outside)"
             )
         out.append(line)
@@ -48,9 +57,9 @@ def check_line(check: dict | None, label: str = "held-out check") -> list[str]:
     if not check:
         return []
     return [
-        f"{label}: {check['n']} model(s) with the truth; MAE {check['mae']:.4f}; "
+        f"{label}: {check['n']} model(s) with the truth; MAE {check['mae']:.2f} points; "
         f"{100 * check['coverage']:.0f}% inside their {100 * check['level']:g}% "
-        f"interval (median width {check['median_width']:.3f})"
+        f"interval (median width {check['median_width']:.2f} points)"
     ]
 
 
@@ -71,22 +80,28 @@ def fit_answer(est, table: pd.DataFrame, level: float, new_models=()) -> Answer:
         rows = forecast_without_target(est, table[table[MODEL].isin(new_models)], level)
         contract["new_models"] = rows
         text += "\nforecasts of models without the target:\n" + "\n".join(
-            f"  {r['model']}: {r['y_pred']:.4f}  {100 * level:g}% interval "
-            f"[{r['interval'][0]:.4f}, {r['interval'][1]:.4f}]"
+            f"  {r['model']}: {r['y_pred']:.2f}  {100 * level:g}% interval "
+            f"[{r['interval'][0]:.2f}, {r['interval'][1]:.2f}]"
             for r in rows
         )
     return Answer(contract, text)
 
 
-def saved_fit_answer(res, table: pd.DataFrame, level: float, scale: float = 1.0) -> Answer:
-    """A saved `OSLResult` forecasting the models of `table`, each with its interval, scored
-    against the table's own target (divided by `scale`) where it has one."""
-    rows = forecast_saved_fit(res, table, level)
+def saved_fit_answer(
+    res, table: pd.DataFrame, level: float, scale: float = 1.0, score_unit: str = "auto"
+) -> Answer:
+    """A saved `OSLResult` forecasting the models of `table` (scores fractions or points per
+    `score_unit`), each with its interval, scored in points against the table's own target
+    (divided by `scale`, then read in its unit) where it has one."""
+    rows = forecast_saved_fit(res, table, level, score_unit)
     truth = {}
     if res.target in table.columns:
+        t = table[[MODEL]].copy()
         y = table[res.target]
-        y = scale_target(y, scale, res.target) if scale != 1.0 else y
-        truth = dict(zip(table[MODEL].astype(str), np.asarray(y, float)))
+        t[res.target] = scale_target(y, scale, res.target) if scale != 1.0 else y
+        s = column_scale(t, res.target, score_unit, "new models")
+        y = pd.to_numeric(t[res.target], errors="coerce").to_numpy(float) * s
+        truth = dict(zip(table[MODEL].astype(str), y))
     check = heldout_check(rows, truth, level)
     fields = {"target": res.target, "x": res.x, "level": level, "predictions": rows}
     fields["heldout_check"] = check
@@ -115,15 +130,16 @@ def predictions_file_text(rows: list[dict], suffix: str) -> str:
     return flat.to_json(orient="records")
 
 
-def preset_answer(law, table: pd.DataFrame, level: float = 0.9) -> Answer:
-    """A Table C.1 law's point forecasts of the models of `table` (no interval: the table
-    publishes none, so a `level` other than the default is refused)."""
+def preset_answer(law, table: pd.DataFrame, level: float = 0.9, score_unit: str = "auto") -> Answer:
+    """A Table C.1 law's point forecasts (points) of the models of `table` (scores fractions or
+    points per `score_unit`; no interval: the table publishes none, so a `level` other than the
+    default is refused)."""
     if level != 0.9:
         raise InputError(
             "--level applies to --fit; a --preset (Table C.1) publishes no "
             "uncertainty, so its forecasts have no interval"
         )
-    df = law.predictions(table)
+    df = law.predictions(table, score_unit)
     fields = {"preset": law.name, "task": law.task, "source": law.source, "h": law.h}
     fields["predictions"] = [
         {
@@ -139,10 +155,15 @@ def preset_answer(law, table: pd.DataFrame, level: float = 0.9) -> Answer:
     return Answer(fields, text, (PRESET_NOTE,))
 
 
-def pca_answer(table: pd.DataFrame, n_components: int, metrics=None) -> Answer:
+def pca_answer(
+    table: pd.DataFrame, n_components: int, metrics=None, score_unit: str = "auto"
+) -> Answer:
     """The capability space of `table` (Sec. 3.2): explained variance, loadings, each model's
-    PC scores and, per family with 3+ models, the R^2 of PC-1 against log10 FLOPs."""
+    PC scores and, per family with 3+ models, the R^2 of PC-1 against log10 FLOPs. The PCA
+    runs on fractions (scores read per `score_unit`), so loadings and PC scores are the
+    paper's; the benchmark means are reported in points."""
     metrics = metrics or default_metrics(table)
+    table = to_fractions(table, metrics, score_unit)[0]
     check_metrics(table, metrics)
     space = CapabilitySpace(n_components).fit(table, metrics)
     S = space.transform(table)
@@ -153,7 +174,7 @@ def pca_answer(table: pd.DataFrame, n_components: int, metrics=None) -> Answer:
         "metrics": metrics,
         "explained_variance": space.explained_variance_ratio_,
         "loadings": space.components_,
-        "mean": space.mean_,
+        "mean": 100.0 * np.asarray(space.mean_, float),
         "pc1_flops_r2": r2,
         "scores": {m: row for m, row in zip(table[MODEL], S.tolist())},
     }

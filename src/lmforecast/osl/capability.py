@@ -5,7 +5,9 @@ metrics with the training rows, fill with the column mean, then repeatedly repla
 entries by their rank-`n_components` PCA reconstruction until convergence or 1,000 iterations;
 undo the scaling and clip to [0, 1]. `CapabilitySpace` then runs PCA with K components on the
 mean-centred, *unscaled* scores: S_m = gamma (B_m - mu) (Eq. 5). Both are fitted on the training
-models only and applied unchanged to test models (Sec. 4, leakage rule).
+models only and applied unchanged to test models (Sec. 4, leakage rule). Scores are fractions
+here (the clip and the paper's PCs assume them): the estimators convert a table in points at
+the door (`data.to_fractions`) before building the space.
 """
 
 from __future__ import annotations

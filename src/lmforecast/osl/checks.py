@@ -3,8 +3,8 @@ package warns"):
 
 - `range_warning`: a new model's capability lies outside the models of the fit (train and
   held out, the ones whose forecasts meet a known score): its PC scores, or the law's linear
-  predictor alpha + beta.x, beyond their range. A model scoring 0.99 on every benchmark was
-  forecast 0.98 [0.62, 1.0] without a word; Eq. 6 there is an extrapolation nothing checked.
+  predictor alpha + beta.x, beyond their range. A model scoring 99 points on every benchmark was
+  forecast 98 [62, 100] points without a word; Eq. 6 there is an extrapolation nothing checked.
   Only beyond RANGE_SLACK (5%) of the range's width on either side: the README's own example
   (falcon-180B, PC-1 0.631 vs [-0.362, 0.624], 0.7% of the width past it) is not warned.
 - `coverage_warning`: the fit's own 90% prediction intervals cover far fewer of its models

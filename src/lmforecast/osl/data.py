@@ -2,8 +2,13 @@
 
 The paper's table format (Tables B.1/B.2 and the authors' public CSVs) is wide: columns `Model`,
 `Model Family`, `Model Size (B)`, `Pretraining Data Size (T)`, `FLOPs (1E21)`, then one column
-per benchmark (accuracies in [0, 1]; `-` or empty is missing). Tidy long tables (one row per
-model x benchmark) are pivoted into that shape.
+per benchmark (`-` or empty is missing). Tidy long tables (one row per model x benchmark) are
+pivoted into that shape.
+
+Scores may be fractions (0-1, as the paper's tables write them) or points (0-100, the package's
+unit, `lmforecast.scores`): `to_fractions` is the estimators' door, turning each score column
+into the fractions Eq. 6 and the capability space are written in (`score_unit="auto"` reads a
+column whose finite values all lie in [0, 1] as fractions, any other as points).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import pandas as pd
 from ..data.io import read_table
 from ..data.validate import check_columns
 from ..errors import InputError, fmt_value
+from ..scores import check_unit, scale_of
 
 MODEL, FAMILY = "Model", "Model Family"
 SIZE, DATA, FLOPS = "Model Size (B)", "Pretraining Data Size (T)", "FLOPs (1E21)"
@@ -261,7 +267,7 @@ def check_metrics(
     table: pd.DataFrame, metrics: list[str], what: str = "benchmarks", all_missing: bool = False
 ) -> None:
     """Named metrics exist, are not all missing (unless `all_missing`: new models whose cells
-    are imputed), and lie in [0, 1]."""
+    are imputed), and lie in [0, 1] (fractions: run `to_fractions` on the table first)."""
     for m in metrics:
         if m not in table.columns:
             if what == "new models":  # a saved fit's predictor the new table lacks
@@ -303,8 +309,30 @@ def check_unit_interval(
     benchmark: bool = False,
     raw: pd.Series | None = None,
 ) -> None:
-    """Target values in [0, 1]; with `allow_below` (a metric-range-normalised target) values
-    below 0 - models below chance - are legal and only values above 1 are refused."""
+    """Values (fractions, after `to_fractions`) in [0, 1]; with `allow_below` (a
+    metric-range-normalised target) values below 0 - models below chance - are legal and only
+    values above 1 are refused. `raw`: the user's own values, shown in the message."""
+    vals = numeric_column(table, col, what)
+    if np.isnan(vals).all() and not all_missing:
+        raise InputError(f"{what}: column {col!r} is all missing")
+    bad = ((vals < 0) & (not allow_below)) | (vals > 1) | np.isinf(vals)
+    if bad.any():
+        i = int(np.argmax(bad))
+        if allow_below:
+            hint = "is above the top of --metric-range (LO,HI in the target's own unit)"
+        elif benchmark:
+            hint = "is outside [0, 1] as a fraction (scores are fractions or points)"
+        else:
+            hint = "is outside [0, 1] as a fraction (rescale it with --scale)"
+        shown = vals[i] if raw is None else float(raw.iloc[i])  # the user's own value
+        raise InputError(
+            f"{what}: column {col!r} row {i + 1} ({table[MODEL].iloc[i]}): value "
+            f"{float(shown):g} {hint}"
+        )
+
+
+def numeric_column(table: pd.DataFrame, col: str, what: str) -> np.ndarray:
+    """Column `col` as floats (missing = NaN); a text cell is refused naming column and row."""
     num = pd.to_numeric(table[col], errors="coerce")
     text = table[col].notna() & num.isna()
     if text.any():
@@ -313,26 +341,68 @@ def check_unit_interval(
             f"{what}: column {col!r} row {i + 1}: {table[col].iloc[i]!r} is text, "
             "not a score (name a column of numbers)"
         )
-    vals = num.to_numpy(float)
-    if np.isnan(vals).all() and not all_missing:
-        raise InputError(f"{what}: column {col!r} is all missing")
-    bad = ((vals < 0) & (not allow_below)) | (vals > 1) | np.isinf(vals)
+    return num.to_numpy(float)
+
+
+def column_scale(
+    table: pd.DataFrame, col: str, unit: str = "auto", what: str = "benchmarks", raw=None
+) -> float:
+    """The factor that turns score column `col` into points: 100 when it reads as fractions, 1
+    as points (`scores.scale_of` on the column; `unit` one of `scores.UNITS`). A text cell, an
+    infinite value or a value outside the unit's range ([0, 1] or [0, 100]) is refused in one
+    line naming the column, the row, the model and the value (`raw`: the user's own values);
+    so is, under "auto", a column with fewer values above 1 than in (0, 1] (fractions with a
+    stray cell: read as points, every other value would shrink 100-fold in silence)."""
+    check_unit(unit, "score_unit (--score-unit)")
+    vals = numeric_column(table, col, what)
+    fin = vals[np.isfinite(vals)]
+    read = unit
+    if read == "auto":
+        read = "fraction" if fin.size and fin.min() >= 0.0 and fin.max() <= 1.0 else "points"
+        big, small = int((fin > 1.0).sum()), int(((fin > 0.0) & (fin <= 1.0)).sum())
+        if read == "points" and big < small and fin.min() >= 0.0 and fin.max() <= 100.0:
+            i = int(np.argmax(np.nan_to_num(vals, nan=0.0) > 1.0))  # fractions with a stray cell
+            raise InputError(
+                f"{what}: column {col!r} row {i + 1} ({table[MODEL].iloc[i]}): value "
+                f"{vals[i]:g} is above 1 while {small} of its values lie in (0, 1]: fractions "
+                "with a wrong cell, or points? fix the cell, or declare --score-unit "
+                "(score_unit=) points"
+            )
+    top = 1.0 if read == "fraction" else 100.0
+    bad = np.isinf(vals) | (vals < 0.0) | (vals > top)
     if bad.any():
         i = int(np.argmax(bad))
-        if allow_below:
-            hint = "is above the top of --metric-range"
-        elif benchmark:  # --scale rescales the target only
-            hint = (
-                "is outside [0, 1]; benchmark scores are fractions: divide percentages by "
-                "100 in the table"
-            )
-        else:
-            hint = "is outside [0, 1]; rescale it (e.g. --scale 100 for percentages)"
-        shown = vals[i] if raw is None else float(raw.iloc[i])  # the user's own value
+        shown = vals[i] if raw is None else float(raw.iloc[i])
+        said = (
+            "scores are fractions in [0, 1] or points in [0, 100]"
+            if unit == "auto"
+            else f"score_unit (--score-unit) is {unit}"
+        )
         raise InputError(
             f"{what}: column {col!r} row {i + 1} ({table[MODEL].iloc[i]}): value "
-            f"{float(shown):g} {hint}"
+            f"{float(shown):g} is outside [0, {top:g}] ({said})"
         )
+    return scale_of(vals, read, f"{what}: column {col!r}")
+
+
+def to_fractions(
+    table: pd.DataFrame, columns, unit: str = "auto", what: str = "benchmarks"
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The door of every OSL estimator: a copy of `table` with each score column of `columns`
+    present in it as fractions (the unit Eq. 6, Table C.1 and the capability space are written
+    in), and each column's factor to points (`column_scale`: 100 read as fractions, 1 as
+    points). Other columns are left as they are."""
+    check_unit(unit, "score_unit (--score-unit)")
+    out = table.copy()
+    scales = {}
+    for c in dict.fromkeys(columns):
+        if c not in out.columns or not pd.api.types.is_numeric_dtype(out[c]):
+            continue  # unknown or text columns: refused by the checks that name them
+        s = column_scale(out, c, unit, what)
+        scales[c] = s
+        if s != 100.0:
+            out[c] = out[c].astype(float) * (s / 100.0)
+    return out, scales
 
 
 def parse_metric_range(value, flag: str = "--metric-range") -> tuple[float, float] | None:
@@ -364,8 +434,9 @@ def parse_metric_range(value, flag: str = "--metric-range") -> tuple[float, floa
 
 
 def scale_target(col, scale: float, name: str):
-    """The target divided by --scale; a column already in [0, 1] (all at most 1 before, so at
-    most 1/scale after) is warned about: the fit would run in the wrong units."""
+    """The target divided by --scale (before its score unit is read: a column in points needs
+    no --scale); a column already in [0, 1] (all at most 1 before, so at most 1/scale after)
+    is warned about: the fit would run in the wrong units."""
     v = pd.to_numeric(col, errors="coerce")
     if scale > 1 and v.notna().any() and float(v.max()) <= 1.0:
         warnings.warn(

@@ -1,4 +1,5 @@
-"""Holdout splits of Sec. 4 (Ruan et al. 2024): FLOPs cutoff, top fraction, explicit list."""
+"""Holdout splits of Sec. 4 (Ruan et al. 2024): FLOPs cutoff, top fraction, explicit list, and
+the App. C.8 interval backtest on them (scores, forecasts and intervals in points)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _persistence(y_tr, logc_tr, y_te, levels, frac: float = 0.3):
     out = {}
     for lv in levels:
         lo, hi = percentile_interval(errs, lv) if errs.size else (0.0, 0.0)
-        out[lv] = (np.clip(p + lo, 0, 1), np.clip(p + hi, 0, 1))
+        out[lv] = (np.clip(p + lo, 0, 100), np.clip(p + hi, 0, 100))
     return np.full(len(y_te), p), out
 
 
@@ -41,6 +42,7 @@ def holdout_forecasts(
     cutoff_flops: float = LLAMA2_7B_FLOPS,
     levels: Sequence[float] = DEFAULT_LEVELS,
     n_components: int = 3,
+    score_unit: str = "auto",
 ) -> pd.DataFrame:
     """Every held-out forecast of the Sec. 4 FLOPs-cutoff holdout with its intervals.
 
@@ -48,7 +50,8 @@ def holdout_forecasts(
     `cutoff_flops` and forecast the rest with: the PC law (`n_components` PCs of the other
     benchmarks), the same sigmoid on log10 FLOPs, and persistence (the best training model's
     score). One row per target, method, held-out model and level: y, y_pred, lower, upper and
-    the score range [0, 1] (`range_lower`, `range_upper`: an interval spanning it is a miss).
+    the score range [0, 100] (`range_lower`, `range_upper`: an interval spanning it is a miss),
+    all in points (the table's scores read per `score_unit`).
     """
     import warnings
 
@@ -60,7 +63,9 @@ def holdout_forecasts(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 k = n_components if x == "pcs" else 3  # one predictor: no components to count
-                est = ObservationalScalingLaw(k, x=x, cutoff_flops=cutoff_flops)
+                est = ObservationalScalingLaw(
+                    k, x=x, cutoff_flops=cutoff_flops, score_unit=score_unit
+                )
                 res = est.fit(table, t).result_
             pf = res.predictions_frame()
             te = (pf["split"] == "test").to_numpy()
@@ -81,7 +86,7 @@ def holdout_forecasts(
                             "lower": lo,
                             "upper": hi,
                             "range_lower": 0.0,
-                            "range_upper": 1.0,
+                            "range_upper": 100.0,
                         }
                     )
                 )
@@ -102,7 +107,7 @@ def holdout_forecasts(
                                 "lower": ivs[lv][0],
                                 "upper": ivs[lv][1],
                                 "range_lower": 0.0,
-                                "range_upper": 1.0,
+                                "range_upper": 100.0,
                             }
                         )
                     )
@@ -118,11 +123,18 @@ def interval_backtest(
     cutoff_flops: float = LLAMA2_7B_FLOPS,
     level: float = 0.9,
     n_components: int = 3,
+    score_unit: str = "auto",
 ) -> pd.DataFrame:
     """Per target and method: coverage of the nominal `level` prediction intervals, median
-    width and MAE on the held-out models of the FLOPs-cutoff holdout (`holdout_forecasts`)."""
+    width and MAE (points) on the held-out models of the FLOPs-cutoff holdout
+    (`holdout_forecasts`)."""
     f = holdout_forecasts(
-        table, targets, cutoff_flops=cutoff_flops, levels=(level,), n_components=n_components
+        table,
+        targets,
+        cutoff_flops=cutoff_flops,
+        levels=(level,),
+        n_components=n_components,
+        score_unit=score_unit,
     )
     return summarise_intervals(f, ("target", "method"), level)
 

@@ -1,7 +1,8 @@
 """The tables `osl fit|pca|robustness` read, as a notebook reads them too: the benchmark table
 (`--benchmarks`, or a tidy lm-evaluation-harness table via `--evals` with its per-task metric),
-and the target columns joined from a targets table and divided by a scale (100 for
-percentages). Each refusal is one `InputError` line naming the flag."""
+and the target columns joined from a targets table and divided by a scale (`--scale`, applied
+before the estimators read each score's unit: fractions or points, `data.to_fractions`). Each
+refusal is one `InputError` line naming the flag."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ import pandas as pd
 from ..errors import DomainWarning, InputError, did_you_mean, not_fitted
 from ..estimator import Estimator, point
 from ..params import check
+from ..scores import check_unit
 from ..store import Checker
 from .capability import CapabilitySpace, Imputer
 from .checks import coverage_warning, range_warning
@@ -41,9 +42,12 @@ from .data import (
     check_metrics,
     check_observed,
     check_unit_interval,
+    column_scale,
     default_metrics,
+    numeric_column,
     parse_metric_range,
     read_benchmarks,
+    to_fractions,
     warn_imputed,
 )
 from .fit import (
@@ -54,14 +58,21 @@ from .fit import (
     sigmoid_covariance,
 )
 from .presets import get_preset
-from .result import X_KINDS, OSLResult
+from .result import POINTS2, X_KINDS, OSLResult
 from .splits import LLAMA2_7B_FLOPS, cutoff_split, list_split, top_split
 
 
 class ObservationalScalingLaw(Estimator):
     """Fit and validate an observational scaling law (Sec. 3.4, Alg. 1; holdouts of Sec. 4).
 
-    Benchmark scores and forecasts are fractions (0-1), as Ruan et al.'s tables write them.
+    Scores are in points (0-100, `lmforecast.scores`), in and out: `predict`,
+    `predict_interval`, `summary()`, `contract()` and the `result_` records (y, y_pred, lower,
+    upper) are points, its MSEs points^2. Fractions (0-1, as Ruan et al.'s tables write them)
+    are accepted at the door: `score_unit="auto"` reads each benchmark column and the target as
+    fractions when every finite value lies in [0, 1], as points otherwise ("fraction" or
+    "points" declares it). Inside, Eq. 6 (h in [0.8, 1]), the PCA and the App. C.8 covariance
+    run on fractions, as the paper writes them; the fitted parameters, `sigma` and
+    `extrapolation_sigma` of `result_` are on that scale.
 
     Parameters
     - n_components: K principal components (3, Sec. 3.2).
@@ -72,8 +83,14 @@ class ObservationalScalingLaw(Estimator):
       out the best `holdout_top` fraction, rounded down), "list" (`heldout` names) or "none".
     - reference_family: family f of Eq. 7-8 (Llama-2); h_bounds: [0.8, 1] (Sec. 3.4).
     - level: level of the parameter and forecast intervals reported by `summary()` (App. C.8).
+    - metric_range: (LO, HI) of the target in the target column's own unit (e.g. (0.25, 1) for
+      a fraction column, (25, 100) for points); the law is fitted to (y - LO) / (HI - LO).
+    - score_unit: "auto", "points" or "fraction": the unit of the benchmark and target scores
+      read by `fit` and `predict` (`lmforecast.scores.UNITS`).
 
-    Learned: `result_` (OSLResult), `space_` (CapabilitySpace, PC law only), `table_`.
+    Learned: `result_` (OSLResult), `space_` (CapabilitySpace, PC law only), `table_` (the
+    models with the target, scores as the law sees them: fractions), `scales_` (each
+    benchmark column's factor to points as read: 100 for fractions, 1 for points).
     """
 
     def __init__(
@@ -91,6 +108,7 @@ class ObservationalScalingLaw(Estimator):
         impute_components: int = 1,
         level: float = 0.9,
         metric_range: tuple[float, float] | str | None = None,
+        score_unit: str = "auto",
     ) -> None:
         self.n_components = n_components
         self.x = x
@@ -104,6 +122,7 @@ class ObservationalScalingLaw(Estimator):
         self.impute_components = impute_components
         self.level = level
         self.metric_range = metric_range
+        self.score_unit = score_unit
 
     @staticmethod
     def from_preset(name: str):
@@ -113,8 +132,11 @@ class ObservationalScalingLaw(Estimator):
 
     # ---- validation ------------------------------------------------------------------------
     def _validate(
-        self, table: pd.DataFrame, target: str, raw=None
-    ) -> tuple[pd.DataFrame, list[str]]:
+        self, table: pd.DataFrame, target: str
+    ) -> tuple[pd.DataFrame, list[str], pd.DataFrame]:
+        """(models with the target, the predictor metrics, the whole table) with every score
+        as fractions (`data.to_fractions`; the target min-max normalised by a metric range)."""
+        unit = check_unit(self.score_unit, "score_unit (--score-unit)")
         if self.x not in X_KINDS:
             raise InputError(f"--x (x=) must be one of {', '.join(X_KINDS)}, got {self.x!r}")
         # one predictor: n_components is the default (3) or 1, nothing else to count
@@ -139,11 +161,46 @@ class ObservationalScalingLaw(Estimator):
         if self.x == "pcs":
             if not metrics:
                 raise InputError("no benchmark metrics left to build the capability space")
+            table, self.scales_ = to_fractions(table, metrics, unit)
             check_metrics(table, metrics)
             check_observed(table[table[target].notna()], metrics, "benchmarks")
+        else:
+            self.scales_ = {}
+        table, raw, self._target_scale = self._target_fractions(table, target, unit)
         check_unit_interval(table, target, "targets", allow_below=self._range is not None, raw=raw)
         data = table[table[target].notna()].reset_index(drop=True)
-        return data, metrics
+        return data, metrics, table
+
+    def _target_fractions(
+        self, table: pd.DataFrame, target: str, unit: str
+    ) -> tuple[pd.DataFrame, pd.Series, float]:
+        """The target read in its unit and put on the law's scale: fractions
+        (`data.column_scale`), or y' = (y - LO) / (HI - LO) with a metric range. LO and HI are
+        in the target's own unit, which under "auto" they state (HI <= 1: fractions, else
+        points); a value above HI is refused by `check_unit_interval`, below LO kept. Returns
+        (table, the user's values, the target's factor to points)."""
+        raw = table[target]
+        table = table.copy()
+        if self._range is None:
+            scale = column_scale(table, target, unit, "targets")
+            table[target] = raw.astype(float) / (100.0 / scale)
+            return table, raw, scale
+        lo, hi = self._range
+        if unit == "auto":
+            scale = 100.0 if hi <= 1.0 else 1.0
+        else:
+            scale = 100.0 if unit == "fraction" else 1.0
+        top = 1.0 if scale == 100.0 else 100.0
+        if lo < 0 or hi > top:
+            read = "fractions" if scale == 100.0 else "points"
+            raise InputError(
+                f"--metric-range (metric_range=) {lo:g},{hi:g} lies outside [0, {top:g}], the "
+                f"range of scores in {read}; give LO,HI in the target's own unit"
+            )
+        to_f = 100.0 / scale  # on fractions, as without a range (/ 1.0 is exact)
+        lo_f, hi_f = lo / to_f, hi / to_f
+        table[target] = (numeric_column(table, target, "targets") / to_f - lo_f) / (hi_f - lo_f)
+        return table, raw, scale
 
     def _split(self, data: pd.DataFrame, target: str) -> np.ndarray:
         if self.holdout == "cutoff":
@@ -176,12 +233,7 @@ class ObservationalScalingLaw(Estimator):
         """Fit on the training split of the models that have the target; evaluate on the rest."""
         table = merge_targets(read_benchmarks(benchmarks), targets)
         self._range = parse_metric_range(self.metric_range, "metric_range")
-        raw = table[target] if target in table.columns else None
-        if self._range is not None and target in table.columns:
-            lo, hi = self._range
-            table = table.copy()
-            table[target] = (table[target].astype(float) - lo) / (hi - lo)
-        data, metrics = self._validate(table, target, raw)
+        data, metrics, table = self._validate(table, target)
         test = self._split(data, target)
         K = int(self.n_components) if self.x == "pcs" else 1
         dropped: list[str] = []
@@ -229,8 +281,9 @@ class ObservationalScalingLaw(Estimator):
             else fit.params["alpha"] + Xall[train] @ np.asarray(list(fit.theta)[2:])
         )
         ext = extrapolation_scale(Xall[train], y[train], key, np.asarray(fit.theta))
-        train_mse = float(np.mean((pred[train] - y[train]) ** 2))
-        test_mse = float(np.mean((pred[test] - y[test]) ** 2)) if test.any() else None
+        # MSEs in points^2 (10^4 x the law's scale: fractions, or normalised with a range)
+        train_mse = POINTS2 * float(np.mean((pred[train] - y[train]) ** 2))
+        test_mse = POINTS2 * float(np.mean((pred[test] - y[test]) ** 2)) if test.any() else None
 
         result = OSLResult(
             target=target,
@@ -250,7 +303,9 @@ class ObservationalScalingLaw(Estimator):
             dof=dof,
             extrapolation_sigma=ext,
             level=float(self.level),
-            metric_range=None if self._range is None else [float(v) for v in self._range],
+            metric_range=None
+            if self._range is None
+            else [float(v) * self._target_scale for v in self._range],
         )
         log10_c = np.log10(data[FLOPS].to_numpy(float) * FLOPS_UNIT)
         records = pd.DataFrame(
@@ -338,6 +393,7 @@ class ObservationalScalingLaw(Estimator):
         res = self.result_
         table = read_benchmarks(benchmarks)
         if self.x == "pcs":
+            table = to_fractions(table, res.metrics, self.score_unit, "new models")[0]
             check_metrics(table, res.metrics, "new models", all_missing=True)
             check_observed(table, res.metrics, "new models")
             warn_imputed(table, res.metrics, stacklevel=3)
@@ -354,9 +410,9 @@ class ObservationalScalingLaw(Estimator):
         return X
 
     def predict(self, benchmarks: pd.DataFrame | Mapping | pd.Series) -> np.ndarray | float:
-        """Predicted target for new models (PC law: from their benchmark scores), on the
-        target's original scale (a metric range is undone). One model (a Series or a dict of
-        its scores) gives a float, a table an ndarray."""
+        """Predicted target for new models (PC law: from their benchmark scores, fractions or
+        points per `score_unit`), in points (Eq. 6 at their PCs, a metric range undone). One
+        model (a Series or a dict of its scores) gives a float, a table an ndarray."""
         one, table = _one_model(benchmarks)
         if not hasattr(self, "result_"):
             raise not_fitted(self)
@@ -366,9 +422,10 @@ class ObservationalScalingLaw(Estimator):
     def predict_interval(
         self, benchmarks: pd.DataFrame, *, level: float = 0.9, kind: str = "prediction"
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Interval of the target for new models, clipped to [0, 1] or [min(0, LO), HI] with a
-        metric range (`OSLResult.predict_interval`: App. C.8 delta method; kind="prediction"
-        adds the noise and extrapolation scale, "confidence" is the fitted law's alone)."""
+        """Interval of the target for new models in points, clipped to [0, 100] or
+        [min(0, LO), HI] with a metric range (`OSLResult.predict_interval`: App. C.8 delta
+        method; kind="prediction" adds the noise and extrapolation scale, "confidence" is the
+        fitted law's alone)."""
         if not hasattr(self, "result_"):
             raise not_fitted(self)
         level, kind = self._interval_args(level, kind)

@@ -9,6 +9,9 @@ Two paths, both giving the App. C.8 prediction interval of `OSLResult`:
   (``osl predict --fit``). PCs are S = gamma (B - mu) from the saved mean and loadings (Eq. 5).
   Missing benchmark cells are imputed with the saved App. B.3 imputation state
   (`OSLResult.imputation`), exactly as the fit imputes.
+
+Benchmark scores may be fractions or points (`data.to_fractions`); forecasts, intervals and
+errors are in points.
 """
 
 from __future__ import annotations
@@ -24,7 +27,15 @@ from ..store import Checker
 from ..uncertainty.coverage import truth_summary
 from .capability import Imputer
 from .checks import range_warning
-from .data import FLOPS, MODEL, SIZE, check_metrics, check_observed, warn_imputed
+from .data import (
+    FLOPS,
+    MODEL,
+    SIZE,
+    check_metrics,
+    check_observed,
+    to_fractions,
+    warn_imputed,
+)
 
 
 def models_without_target(table: pd.DataFrame, target: str, names: list[str]) -> list[str]:
@@ -39,7 +50,7 @@ def models_without_target(table: pd.DataFrame, target: str, names: list[str]) ->
 
 
 def _rows(res, models, X: np.ndarray, level: float) -> list[dict]:
-    """Eq. 6 forecasts (original scale) and prediction intervals at predictors X (warned when
+    """Eq. 6 forecasts and prediction intervals (points) at predictors X (warned when
     outside the fit's capability range: `checks.range_warning`)."""
     range_warning(res, models, X, stacklevel=4)
     law = ObservationalSigmoid(X.shape[1])
@@ -58,16 +69,25 @@ def _log_column(res, rows: pd.DataFrame) -> np.ndarray:
 
 def forecast_without_target(est, rows: pd.DataFrame, level: float) -> list[dict]:
     """Forecasts of `rows` (models of the fitted table without the target) by a fitted
-    `ObservationalScalingLaw`, missing cells imputed by its capability space."""
+    `ObservationalScalingLaw`, missing cells imputed by its capability space; their scores are
+    read in the units the fit read its table's columns in (`est.scales_`)."""
     res = est.result_
+    if res.x == "pcs":
+        rows = rows.copy()
+        for c, s in getattr(est, "scales_", {}).items():
+            rows[c] = rows[c].astype(float) / (100.0 / s)
     X = est.space_.transform(rows) if res.x == "pcs" else _log_column(res, rows)
     return _rows(res, list(rows[MODEL]), X, level)
 
 
-def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
-    """Forecasts of every row of `table` by a saved `OSLResult`; rows missing a column the fit
+def forecast_saved_fit(
+    res, table: pd.DataFrame, level: float, score_unit: str = "auto"
+) -> list[dict]:
+    """Forecasts (points) of every row of `table` by a saved `OSLResult`, its benchmark scores
+    fractions or points per `score_unit` (`data.to_fractions`); rows missing a column the fit
     needs get ``y_pred`` and ``interval`` None (warned)."""
     if res.x == "pcs":
+        table = to_fractions(table, res.metrics, score_unit, "new models")[0]
         check_metrics(table, res.metrics, "new models", True)
         check_observed(table, res.metrics, "new models")
         warn_imputed(table, res.metrics, stacklevel=3)  # imputed, and said so per model
@@ -100,9 +120,10 @@ def forecast_saved_fit(res, table: pd.DataFrame, level: float) -> list[dict]:
 
 def heldout_check(rows: list[dict], truth: dict, level: float) -> dict | None:
     """Forecast rows (`model`, `y_pred`, `interval`) scored against `truth` (model -> observed
-    score; models without one are left out): each scored row gets `y`, `abs_error` and
-    `covered`, and the summary (n, MAE, coverage of the `level` intervals, median width;
-    `uncertainty.coverage.truth_summary`) is returned, None when no row has the truth."""
+    score, in the rows' unit: points; models without one are left out): each scored row gets
+    `y`, `abs_error` and `covered`, and the summary (n, MAE, coverage of the `level`
+    intervals, median width; `uncertainty.coverage.truth_summary`) is returned, None when no
+    row has the truth."""
     if not truth:  # nothing to score: the rows are left as they are
         return None
     for r in rows:

@@ -3,6 +3,7 @@
 Fit the observational law once on the metric without the technique (e.g. GSM8K naive prompting)
 and once with it (CoT, CoT + self-consistency), on the same models and holdout; express both in
 reference-family-equivalent FLOPs (Eq. 8) and report the gap Y_with - Y_without along that axis.
+Scores, the curves and the gap are in points (0-100); the test MSEs in points^2.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class PostTrainingGap(SummaryDisplay):
 
     without: OSLResult
     with_: OSLResult
-    curve: pd.DataFrame  # log10_flops_equiv, y_without, y_with, gap
+    curve: pd.DataFrame  # log10_flops_equiv, y_without, y_with, gap (points)
 
     def contract(self) -> dict:
         """What `osl gap --json` prints: both fits' contracts and the gap curve by column."""
@@ -43,9 +44,9 @@ class PostTrainingGap(SummaryDisplay):
         return "\n".join(
             [
                 f"Post-training gap: {self.with_.target} - {self.without.target} (Sec. 4.3)",
-                f"test MSE without: {_mse(self.without.test_mse)}   with: "
+                f"test MSE (squared points) without: {_mse(self.without.test_mse)}   with: "
                 f"{_mse(self.with_.test_mse)}",
-                f"largest gap {gap:.3f} at 10^{at:.2f}"
+                f"largest gap {gap:.2f} points at 10^{at:.2f}"
                 f" {self.without.reference_family}-equivalent FLOPs",
             ]
         )
@@ -68,9 +69,10 @@ def post_training_gap(
 
     The two laws' PCA spaces may differ (each is fitted on its own training split), so the
     comparison is made where they agree by construction: reference-family-equivalent FLOPs.
-    Each fit leaves the other target out of its predictors (and of the "left out" warning),
-    and so do the columns of `targets` (targets, not benchmarks); the same column on both
-    sides is refused (its gap is 0 by construction).
+    Options are `ObservationalScalingLaw`'s (`score_unit` included: the tables may hold
+    fractions or points). Each fit leaves the other target out of its predictors (and of the
+    "left out" warning), and so do the columns of `targets` (targets, not benchmarks); the
+    same column on both sides is refused (its gap is 0 by construction).
     """
     if str(without) == str(with_):
         raise InputError(

@@ -9,6 +9,10 @@ benchmark scores. The C-bar form X = w log10(C-bar / 1e21) + b (f-equivalent FLO
 reference family, Eq. 8) and the PC form (the authors' PCs, not reproducible here) are kept for
 reference. Coefficients are copied from the table as printed (two decimals).
 
+Units: the weights apply to accuracies as fractions, as Table C.1 writes them; a preset reads
+benchmark tables in fractions or points (`score_unit`, `data.to_fractions`) and forecasts in
+points (0-100, `lmforecast.scores`).
+
 These are point forecasts: the table carries no parameter covariance, so a preset prediction has
 no interval (refit with `ObservationalScalingLaw` on the underlying data for App. C.8 intervals).
 """
@@ -23,7 +27,8 @@ import pandas as pd
 
 from ..errors import DomainWarning, InputError
 from ..laws.sigmoid import sigmoid
-from .data import MODEL, read_benchmarks
+from ..scores import points
+from .data import MODEL, read_benchmarks, to_fractions
 
 SOURCE = (
     "Ruan, Maddison & Hashimoto (2024), Observational Scaling Laws and the Predictability of "
@@ -52,9 +57,10 @@ class PreregisteredLaw:
     def metrics(self) -> list[str]:
         return list(self.weights)
 
-    def logit(self, benchmarks) -> np.ndarray:
-        """X = sum_b w_b score_b + c for each row (raw accuracies in [0, 1]); NaN, with a
-        DomainWarning, for rows missing one of the preset's benchmarks."""
+    def logit(self, benchmarks, score_unit: str = "auto") -> np.ndarray:
+        """X = sum_b w_b score_b + c for each row (raw accuracies as fractions: a table in
+        points is converted at the door, per `score_unit`); NaN, with a DomainWarning, for rows
+        missing one of the preset's benchmarks."""
         t = read_benchmarks(benchmarks, "new models")
         missing = [m for m in self.metrics if m not in t.columns]
         if missing:
@@ -62,6 +68,7 @@ class PreregisteredLaw:
                 f"new models: preset {self.name!r} needs benchmark column(s) "
                 f"{', '.join(map(repr, missing))}"
             )
+        t = to_fractions(t, self.metrics, score_unit, "new models")[0]
         S = t[self.metrics].to_numpy(float)
         incomplete = ~np.isfinite(S).all(axis=1)
         if incomplete.all():
@@ -83,30 +90,31 @@ class PreregisteredLaw:
             i, j = (int(v) for v in np.argwhere(off)[0])
             raise InputError(
                 f"new models: row {i + 1} {self.metrics[j]!r} = {float(S[i, j]):g} is outside "
-                "[0, 1]; Table C.1's weights apply to accuracies as fractions"
+                "[0, 1] as a fraction (scores are fractions or points)"
             )
         return S @ np.array(list(self.weights.values())) + self.intercept
 
-    def predict(self, benchmarks) -> np.ndarray:
-        """Eq. 6 (accuracy form) at the preset's logit; normalised accuracy, or the original
-        scale when the task has a metric range."""
-        return self._y(self.logit(benchmarks))
+    def predict(self, benchmarks, score_unit: str = "auto") -> np.ndarray:
+        """Eq. 6 (accuracy form) at the preset's logit, in points: the normalised accuracy, or
+        the original scale when the task has a metric range (in fractions, as printed)."""
+        return self._y(self.logit(benchmarks, score_unit))
 
     def _y(self, X: np.ndarray) -> np.ndarray:
         y = (1 - self.h) + self.h * sigmoid(X)
         if self.metric_range is not None:
             lo, hi = self.metric_range
             y = lo + (hi - lo) * y
-        return y
+        return points(y)
 
     def logit_from_flops_equiv(self, log10_flops) -> np.ndarray:
         """The C-bar form: X = w log10(C-bar / 1e21) + b (log10 of C-bar in FLOPs)."""
         w, b = self.flops_form
         return w * (np.asarray(log10_flops, float) - 21.0) + b
 
-    def predictions(self, benchmarks) -> pd.DataFrame:
+    def predictions(self, benchmarks, score_unit: str = "auto") -> pd.DataFrame:
+        """One row per model: its logit X and forecast `y_pred` (points)."""
         t = read_benchmarks(benchmarks, "new models")
-        X = self.logit(t)
+        X = self.logit(t, score_unit)
         return pd.DataFrame({MODEL: t[MODEL].to_numpy(), "logit": X, "y_pred": self._y(X)})
 
     def summary(self) -> str:
@@ -115,7 +123,7 @@ class PreregisteredLaw:
         lines = [
             f"Preregistered observational scaling law: {self.task} ({self.setup})",
             f"source: {self.source}",
-            f"Y = (1 - h) + h sigma(X), h = {self.h:.2f}",
+            f"Y = (1 - h) + h sigma(X), h = {self.h:.2f} (Y as a fraction; forecasts in points)",
             f"X = {w} {self.intercept:+.2f}",
             f"  = {fw:.2f} log10(C-bar_{self.reference_family} / 1e21) {fb:+.2f}",
             "no interval: Table C.1 gives point forms only (refit for App. C.8 intervals)",

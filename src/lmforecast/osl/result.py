@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..fitting import FitResult
 from ..laws.sigmoid import H_BOUNDS, ObservationalSigmoid, sigmoid
 from ..params import check, check_kind
+from ..scores import points
 from ..store import Checker, dump_json, load_json, source_label
 from .capability import Imputer
 from .data import (
@@ -26,6 +27,7 @@ from .schema import check_osl_result
 from .splits import describe_holdout
 
 X_KINDS = ("pcs", "flops", "size")
+POINTS2 = 1e4  # an MSE on the law's scale (fractions) times this is in points^2
 
 
 FORMAT_VERSION = 1
@@ -35,9 +37,12 @@ FORMAT_VERSION = 1
 class OSLResult(SummaryDisplay):
     """A fitted observational (or compute-baseline) law with its holdout evaluation.
 
-    `predictions` has one record per model with the target: split, observed and predicted Y,
-    log10 FLOPs, predictors and (PC law) log10 of the f-equivalent FLOPs. JSON round-trips
-    bit-for-bit.
+    Units: scores are points (0-100, `lmforecast.scores`). `predictions` has one record per
+    model with the target: split, observed and predicted Y (points), log10 FLOPs, predictors,
+    the prediction interval `lower`/`upper` (points) and (PC law) log10 of the f-equivalent
+    FLOPs; `train_mse`/`test_mse` are in points^2. The law itself (Eq. 6: `fit`, `params`,
+    `covariance`, `sigma`, `extrapolation_sigma`, `reference`) is on the scale it is fitted
+    on: fractions (0-1), or the metric-range-normalised y'. JSON round-trips bit-for-bit.
     """
 
     target: str
@@ -65,9 +70,10 @@ class OSLResult(SummaryDisplay):
     dof: int | None = None
     extrapolation_sigma: float | None = None
     level: float = 0.9
-    # Sec. 4 / App. C: the target's metric range (LO, HI); the law is fitted to the min-max
-    # normalised y' = (y - LO) / (HI - LO). Parameters, MSEs and the C-bar form live on that
-    # normalised scale; predictions, forecasts and intervals are reported on the original one.
+    # Sec. 4 / App. C: the target's metric range (LO, HI), in points; the law is fitted to the
+    # min-max normalised y' = (y - LO) / (HI - LO). Parameters, MSEs (in points^2 of y', i.e.
+    # 10^4 y'^2) and the C-bar form live on that normalised scale; predictions, forecasts and
+    # intervals are reported on the original one, in points.
     metric_range: list[float] | None = None
     # App. B.3 imputation state of the PC law (`capability.Imputer.to_dict`): lets a saved fit
     # impute a new model's missing benchmark cells as the fit did. None for a compute or size
@@ -97,31 +103,33 @@ class OSLResult(SummaryDisplay):
         return pd.Series([*w, bias], index=[*self.metrics, "intercept"], name="weight")
 
     def predict_from_log_flops_equiv(self, log10_flops: np.ndarray) -> np.ndarray:
-        """Y at f-equivalent FLOPs (Alg. 1, C-bar form): (1-h) + h sigma(w log10 C + b)."""
+        """Y at f-equivalent FLOPs (Alg. 1, C-bar form): (1-h) + h sigma(w log10 C + b), in
+        points (a metric range undone)."""
         if self.reference is None:
             raise ValueError("no reference-family projection (Eq. 7-8) in this fit")
         z = self.reference["w"] * (np.asarray(log10_flops, float) - np.log10(FLOPS_UNIT))
         z = z + self.reference["b"]
         h = self.params["h"]
-        return (1 - h) + h * sigmoid(z)
+        return self.to_original((1 - h) + h * sigmoid(z))
 
     def predictions_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.predictions)
 
     # ---- metric range ------------------------------------------------------------------------
     def to_original(self, v) -> np.ndarray:
-        """Normalised scale -> the target's original scale: LO + (HI - LO) y'."""
+        """The law's scale -> points: 100 y (fractions), or LO + (HI - LO) y' with a metric
+        range (LO, HI in points)."""
         v = np.asarray(v, float)
         if self.metric_range is None:
-            return v
+            return points(v)
         lo, hi = self.metric_range
         return lo + (hi - lo) * v
 
     def _clip_range(self) -> tuple[float, float]:
-        """Interval clip on the original scale: [0, 1] without a metric range, else
-        [min(0, LO), HI] (a model may score below chance, never above the metric's top)."""
+        """Interval clip in points: [0, 100] without a metric range, else [min(0, LO), HI]
+        (a model may score below chance, never above the metric's top)."""
         if self.metric_range is None:
-            return 0.0, 1.0
+            return 0.0, 100.0
         lo, hi = self.metric_range
         return min(0.0, lo), hi
 
@@ -137,7 +145,8 @@ class OSLResult(SummaryDisplay):
 
     @property
     def prediction_sigma(self) -> float:
-        """Noise scale of a new model's score: max(in-sample residual SD, backtest RMSE)."""
+        """Noise scale of a new model's score on the law's scale (fractions, or y'):
+        max(in-sample residual SD, backtest RMSE)."""
         e = self.extrapolation_sigma
         return float(max(self.sigma, e if e is not None and np.isfinite(e) else 0.0))
 
@@ -160,12 +169,12 @@ class OSLResult(SummaryDisplay):
     def predict_interval(
         self, X, level: float | None = None, kind: str = "prediction"
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Interval of Y at predictors X (n, K) (PCs, or log10 FLOPs / size).
+        """Interval of Y in points at predictors X (n, K) (PCs, or log10 FLOPs / size).
 
-        Delta method: Var(Y_hat) = g^T Cov g with g the gradient of Eq. 6 in the parameters;
-        kind="prediction" (default) adds `prediction_sigma`^2. Half-width t_{dof} * SD; the
-        interval is clipped to the score range [0, 1]. With a metric range the interval is
-        mapped back to the original scale and clipped to [min(0, LO), HI].
+        Delta method on the law's scale: Var(Y_hat) = g^T Cov g with g the gradient of Eq. 6 in
+        the parameters; kind="prediction" (default) adds `prediction_sigma`^2. Half-width
+        t_{dof} * SD; the interval is mapped to points (`to_original`) and clipped to the score
+        range [0, 100], or [min(0, LO), HI] with a metric range.
         """
         level = self.level if level is None else level
         self._check_intervals(level)
@@ -184,8 +193,6 @@ class OSLResult(SummaryDisplay):
         if kind == "prediction":
             var = var + self.prediction_sigma**2
         half = float(stats.t.ppf(0.5 + level / 2, self.dof)) * np.sqrt(np.clip(var, 0, None))
-        if self.metric_range is None:
-            return np.clip(pred[0] - half, 0.0, 1.0), np.clip(pred[0] + half, 0.0, 1.0)
         a, b = self._clip_range()
         lo, hi = self.to_original(pred[0] - half), self.to_original(pred[0] + half)
         return np.clip(lo, a, b), np.clip(hi, a, b)
@@ -195,7 +202,8 @@ class OSLResult(SummaryDisplay):
         return pf[[f"x{i + 1}" for i in range(self.n_components)]].to_numpy(float)
 
     def forecasts(self, level: float | None = None) -> list[dict[str, Any]]:
-        """Held-out (test) models: observed y, forecast y_pred and its prediction interval."""
+        """Held-out (test) models: observed y, forecast y_pred and its prediction interval, in
+        points."""
         level = self.level if level is None else level
         pf = self.predictions_frame()
         if pf.empty:
@@ -224,11 +232,15 @@ class OSLResult(SummaryDisplay):
             f"predictor: {self.x}" + (f" (K={self.n_components})" if self.x == "pcs" else ""),
             f"holdout: {describe_holdout(self.holdout)}",
         ]
+        lines.append(
+            "scores in points (0-100); the law is fitted on fractions (Eq. 6, h in [0.8, 1])"
+        )
         if self.metric_range is not None:
             lo, hi = self.metric_range
             lines.append(
-                f"metric range: ({lo:g}, {hi:g}); fitted to y' = (y - {lo:g}) / {hi - lo:g}: "
-                "parameters and MSEs on that scale, forecasts and intervals on the original"
+                f"metric range: ({lo:g}, {hi:g}) points; fitted to y' = (y - {lo:g}) / "
+                f"{hi - lo:g}: parameters and MSEs on that scale, forecasts and intervals on "
+                "the original"
             )
         lines += [
             "-" * 64,
@@ -248,8 +260,8 @@ class OSLResult(SummaryDisplay):
                 f"{'beta':<22}[{beta}]",
             ]
         lines += [
-            f"{'train MSE (n)':<22}{self.train_mse:.4e} ({self.n_train})",
-            f"{'test MSE (n)':<22}"
+            f"{'train MSE, pts^2 (n)':<22}{self.train_mse:.4e} ({self.n_train})",
+            f"{'test MSE, pts^2 (n)':<22}"
             + (f"{self.test_mse:.4e} ({self.n_test})" if self.test_mse is not None else "-"),
         ]
         if self.explained_variance:
@@ -264,8 +276,12 @@ class OSLResult(SummaryDisplay):
             e = self.extrapolation_sigma
             lines.append(
                 f"intervals: Student-t (dof {self.dof}) from the asymptotic covariance (App. C.8); "
-                f"forecasts add residual SD {self.sigma:.3g}"
-                + (f" or backtest RMSE {e:.3g}, the larger" if e is not None else "")
+                f"forecasts add residual SD {self._pts(self.sigma):.3g} points"
+                + (
+                    f" or backtest RMSE {self._pts(e):.3g} points, the larger"
+                    if e is not None
+                    else ""
+                )
             )
             fc = self.forecasts()
             if fc:
@@ -273,17 +289,22 @@ class OSLResult(SummaryDisplay):
                 w = np.median([f["interval"][1] - f["interval"][0] for f in fc])
                 lines.append(
                     f"held-out models inside their {100 * self.level:g}% prediction interval: "
-                    f"{inside} of {len(fc)} (median width {w:.3f})"
+                    f"{inside} of {len(fc)} (median width {w:.3g} points)"
                 )
         lines.append("-" * 64)
         return "\n".join(lines)
+
+    def _pts(self, v: float) -> float:
+        """An error on the law's scale in points (of y' with a metric range, as the MSEs)."""
+        return 100.0 * float(v)
 
     def __str__(self) -> str:  # pragma: no cover
         return self.summary()
 
     def contract(self, level: float | None = None) -> dict[str, Any]:
-        """The CLI's `osl fit --json` object: fit, App. C.8 parameter intervals and one forecast
-        per held-out model with its prediction interval (`"interval": [lo, hi]`)."""
+        """The CLI's `osl fit --json` object: fit (MSEs in points^2, Eq. 6 parameters on
+        fractions), App. C.8 parameter intervals and one forecast per held-out model with its
+        prediction interval (`"interval": [lo, hi]`, points)."""
         level = self.level if level is None else level
         out = {
             "train_mse": self.train_mse,

@@ -22,6 +22,9 @@ Definitions used here (docs/osl.md, "Robustness sweep"):
 - AUE = the trapezoid integral of test MSE over the nominal test fractions, from the smallest to
   the largest: sum_i (f_{i+1} - f_i) (MSE_i + MSE_{i+1}) / 2. With the default 12 fractions
   (0.60, 0.55, ..., 0.05) it equals 0.55 x the trapezoid-weighted mean test MSE.
+- Units: benchmark and target scores may be fractions or points (`score_unit`,
+  `data.to_fractions`); the fits run on fractions; MSEs and AUEs are reported in points^2 and
+  an accuracy cutoff in points.
 """
 
 from __future__ import annotations
@@ -48,8 +51,10 @@ from .data import (
     check_unit_interval,
     default_metrics,
     read_benchmarks,
+    to_fractions,
 )
 from .fit import fit_sigmoid, merge_targets, predict_sigmoid
+from .result import POINTS2
 from .sweep_result import RobustnessResult, aue
 
 DEFAULT_PREDICTORS = ("pcs:1", "pcs:2", "pcs:3", "pcs:4", "flops", "size")
@@ -112,10 +117,11 @@ class RobustnessSweep:
     - fractions: nominal test fractions (default `sweep_fractions()`: 60% to 5%, 12 values).
     - metrics / exclude_metrics: benchmarks spanning the capability space (default: the paper's
       benchmarks present, minus the target).
+    - score_unit: "auto", "points" or "fraction": the unit of the tables' scores.
     - n_polish: starts polished per fit. 4 (default) polishes the 4 best-scoring starts of the
       law's grid, ~5x faster than 16; 16 is exactly `ObservationalScalingLaw`'s fit, so each
       point equals the estimator with that holdout (benchmarks/bench_osl_robustness.py: AUEs
-      within 3e-5 of each other on GSM8K/HumanEval).
+      within 0.3 points^2 of each other on GSM8K/HumanEval).
     - scheduler: where the cutoffs run (docs/scaling-out.md): None follows
       ``lmforecast.parallel.scheduler`` blocks and ``LMFORECAST_SCHEDULER``, else in this
       process, in order; ``"local:N"`` / ``"tcp://HOST:PORT"`` run them on Dask, same result.
@@ -133,6 +139,7 @@ class RobustnessSweep:
         exclude_metrics: Sequence[str] = (),
         n_polish: int = 4,
         scheduler=None,
+        score_unit: str = "auto",
     ) -> None:
         self.predictors = predictors
         self.split = split
@@ -141,6 +148,7 @@ class RobustnessSweep:
         self.exclude_metrics = exclude_metrics
         self.n_polish = n_polish
         self.scheduler = scheduler
+        self.score_unit = score_unit
 
     # ---- validation ------------------------------------------------------------------------
     def _check_config(self) -> tuple[list[str], dict[str, int], np.ndarray]:
@@ -216,6 +224,9 @@ class RobustnessSweep:
                 raise InputError(
                     f"unknown target {t!r}; columns are {', '.join(map(repr, table.columns))}"
                 )
+        table = to_fractions(table, names, self.score_unit, "targets")[0]
+        read = set(names)  # columns already in fractions (each converted once)
+        for t in names:
             check_unit_interval(table, t, "targets")
         k_max = max((d for p, d in dims.items() if p.startswith("pcs:")), default=0)
         points: list[dict[str, Any]] = []
@@ -229,6 +240,9 @@ class RobustnessSweep:
                 if k_max:
                     if not metrics:
                         raise InputError("no benchmark metrics left to build the capability space")
+                    new = [m for m in metrics if m not in read]
+                    table = to_fractions(table, new, self.score_unit)[0]
+                    read.update(new)
                     check_metrics(table, metrics)
                     if k_max > len(metrics):
                         raise InputError(
@@ -296,6 +310,7 @@ class RobustnessSweep:
             "key": key,
             "fixed": fixed,
             "n_polish": self.n_polish,
+            "cutoff_scale": 1.0 if self.split == "flops" else 100.0,  # accuracy: points
         }
         parts = map_tasks(
             _sweep_fraction,
@@ -350,7 +365,7 @@ def _sweep_fraction(f: float, shared: dict) -> tuple[list[dict[str, Any]], list[
                 "predictor": p,
                 "fraction": f,
                 "test_fraction": float(test.sum() / n),
-                "cutoff": cutoff,
+                "cutoff": cutoff * shared.get("cutoff_scale", 1.0),
                 "n_train": n_tr,
                 "n_test": int(test.sum()),
                 "train_mse": float("nan"),
@@ -366,8 +381,8 @@ def _sweep_fraction(f: float, shared: dict) -> tuple[list[dict[str, Any]], list[
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 fit = fit_sigmoid(X[train], y[train], n_polish=shared["n_polish"])
             pred = predict_sigmoid(fit, X)
-            rec["train_mse"] = float(np.mean((pred[train] - y[train]) ** 2))
-            rec["test_mse"] = float(np.mean((pred[test] - y[test]) ** 2))
+            rec["train_mse"] = POINTS2 * float(np.mean((pred[train] - y[train]) ** 2))
+            rec["test_mse"] = POINTS2 * float(np.mean((pred[test] - y[test]) ** 2))
             rec["converged"] = bool(fit.converged)
             failed += not fit.converged
     return out, too_few, failed
@@ -382,7 +397,7 @@ def robustness_sweep(
     """App. C.4 in one call: `RobustnessSweep(**options).fit(...).result_`.
 
     `result.curves` is the tidy frame (target, predictor, fraction, test_fraction, cutoff,
-    n_train, n_test, train_mse, test_mse, converged); `result.aue_table()` the AUE per
+    n_train, n_test, train_mse, test_mse (points^2), converged); `result.aue_table()` the AUE per
     predictor and target.
     """
     return RobustnessSweep(**options).fit(benchmarks, target, targets).result_

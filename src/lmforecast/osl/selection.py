@@ -21,8 +21,18 @@ import pandas as pd
 
 from ..errors import InputError
 from .capability import CapabilitySpace
-from .data import FAMILY, FLOPS, MODEL, SIZE, check_metrics, default_metrics, read_benchmarks
+from .data import (
+    FAMILY,
+    FLOPS,
+    MODEL,
+    SIZE,
+    check_metrics,
+    default_metrics,
+    read_benchmarks,
+    to_fractions,
+)
 from .fit import fit_sigmoid, predict_sigmoid
+from .result import POINTS2
 from .splits import LLAMA2_7B_FLOPS, cutoff_split
 
 MAX_SUBSETS = 5_000_000  # ~0.5 GB of Gram matrices (K=3)
@@ -145,7 +155,9 @@ class SubsetSelector:
     Parameters: `n_components` K of the capability space (3), `max_families` (10, counting the
     included ones), `include` families always selected, `max_size` (B params) to restrict the
     candidates (Table 1's "sub 7B"), `intercept` to augment S with a ones column (METHODS 4.7
-    item 6; off by default: the authors' reading, which reproduces Table 1).
+    item 6; off by default: the authors' reading, which reproduces Table 1), `score_unit`
+    ("auto", "points", "fraction": the table's scores; the PCA runs on fractions, so the
+    selection does not depend on the unit).
     Learned: `space_`, `S_` (capability matrix of the candidates), `families_`, `table_`.
     """
 
@@ -158,6 +170,7 @@ class SubsetSelector:
         max_size: float | None = None,
         intercept: bool = False,
         metrics: list[str] | None = None,
+        score_unit: str = "auto",
     ) -> None:
         self.n_components = n_components
         self.max_families = max_families
@@ -165,6 +178,7 @@ class SubsetSelector:
         self.max_size = max_size
         self.intercept = intercept
         self.metrics = metrics
+        self.score_unit = score_unit
 
     def fit(self, table: pd.DataFrame) -> SubsetSelector:
         """Build the capability space of the candidate pool (imputation + PCA, App. B.3)."""
@@ -174,6 +188,7 @@ class SubsetSelector:
                 f"--max-families (max_families=) must be >= 1, got {self.max_families}"
             )
         metrics = list(self.metrics) if self.metrics else default_metrics(table)
+        table = to_fractions(table, metrics, self.score_unit)[0]
         check_metrics(table, metrics)
         pool = table
         if self.max_size is not None:
@@ -280,6 +295,7 @@ def selection_validation(
     cutoff_flops: float | None = None,
     metrics: list[str] | None = None,
     n_polish: int = 4,
+    score_unit: str = "auto",
 ) -> pd.DataFrame:
     """Fig. 7a: test MSE of the law fitted on the V-optimal subset vs random subsets vs all.
 
@@ -292,13 +308,16 @@ def selection_validation(
     budget models (`random_baseline`, the authors' baseline) and the whole pool.
 
     Returns one row per budget and method ("v-optimal", "random", "all") with `gm_test_mse`,
-    the geometric mean of the test MSE over targets (and random draws), `median_models` and
-    `n_fits`. Per-target values are in `.attrs["per_target"]` (a DataFrame).
+    the geometric mean of the test MSE (points^2; scores read per `score_unit`) over targets
+    (and random draws), `median_models` and `n_fits`. Per-target values are in
+    `.attrs["per_target"]` (a DataFrame).
     """
     import warnings
 
     table = read_benchmarks(table)
     targets = [targets] if isinstance(targets, str) else list(targets)
+    table = to_fractions(table, targets, score_unit, "targets")[0]
+    read = set(targets)  # columns already in fractions (each converted once)
     cutoff = LLAMA2_7B_FLOPS if cutoff_flops is None else float(cutoff_flops)
     budgets = [int(b) for b in budgets]
     if not budgets or min(budgets) < 1:
@@ -311,10 +330,19 @@ def selection_validation(
         data = data[np.isfinite(data[FLOPS].to_numpy(float))].reset_index(drop=True)
         test = cutoff_split(data, cutoff)
         ms = [m for m in (metrics or default_metrics(data, exclude=(target,))) if m != target]
+        new = [m for m in ms if m not in read]
+        table = to_fractions(table, new, score_unit)[0]
+        read.update(new)
+        data = table[table[target].notna()].reset_index(drop=True)
+        data = data[np.isfinite(data[FLOPS].to_numpy(float))].reset_index(drop=True)
         check_metrics(data, ms)
         pool = data.loc[~test].reset_index(drop=True)
         sel = SubsetSelector(
-            n_components, max_families=max_families, include=tuple(include), metrics=ms
+            n_components,
+            max_families=max_families,
+            include=tuple(include),
+            metrics=ms,
+            score_unit="fraction",
         ).fit(pool)
         X_pool, X_test = sel.space_.transform(pool), sel.space_.transform(data.loc[test])
         y_pool, y_test = pool[target].to_numpy(float), data.loc[test, target].to_numpy(float)
@@ -324,7 +352,7 @@ def selection_validation(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fit = fit_sigmoid(X[m], y[m], n_polish=n_polish)
-            return float(np.mean((predict_sigmoid(fit, Xt) - yt) ** 2))
+            return POINTS2 * float(np.mean((predict_sigmoid(fit, Xt) - yt) ** 2))
 
         def row(b, method, draw, models, target=target) -> dict:
             return {

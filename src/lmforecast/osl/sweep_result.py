@@ -26,7 +26,8 @@ def aue(fractions: np.ndarray, mse: np.ndarray) -> float:
 
 @dataclass
 class RobustnessResult(SummaryDisplay):
-    """Test MSE against test fraction per predictor and target, and the AUE (App. C.4).
+    """Test MSE (points^2) against test fraction per predictor and target, and the AUE
+    (App. C.4).
 
     `points` are the tidy records (see `curves`); `aue` maps target -> predictor -> AUE.
     JSON round-trips bit-for-bit.
@@ -81,7 +82,7 @@ class RobustnessResult(SummaryDisplay):
         lines = [
             "Observational scaling laws: holdout-cutoff robustness (Ruan et al. 2024, App. C.4)",
             f"cutoff on {what}; {len(f)} test fractions from {max(f):.0%} to {min(f):.0%}",
-            "AUE = trapezoid area under test MSE vs test fraction (lower is better)",
+            "AUE = trapezoid area under test MSE (points^2) vs test fraction (lower is better)",
             "-" * 72,
         ]
         table = self.aue_table()

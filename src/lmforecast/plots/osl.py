@@ -72,7 +72,8 @@ def scaling_curve(result: OSLResult, *, ax=None):
     """Observed vs fitted sigmoid with train/test points (Fig. 4 style).
 
     x-axis: log10 reference-family-equivalent FLOPs when available (Eq. 8), otherwise the
-    predictor itself (log10 FLOPs / size) or the linear index beta^T S + alpha.
+    predictor itself (log10 FLOPs / size) or the linear index beta^T S + alpha; y-axis: the
+    target in points (Eq. 6 on fractions, mapped back by `OSLResult.to_original`).
     """
     fig, ax = new_figure(ax=ax)
     pf = result.predictions_frame()
@@ -90,19 +91,21 @@ def scaling_curve(result: OSLResult, *, ax=None):
             xv = p["alpha"] + X @ np.asarray(p["beta"])
             xlabel = "capability index  beta^T S + alpha"
             grid = np.linspace(xv.min(), xv.max(), 200)
-            curve = (1 - h) + h * sigmoid(grid)
+            curve = result.to_original((1 - h) + h * sigmoid(grid))
         else:
             xv = X[:, 0]
             xlabel = f"log10 {'training FLOPs (1e21)' if result.x == 'flops' else 'size (B)'}"
             grid = np.linspace(xv.min(), xv.max(), 200)
-            curve = (1 - h) + h * sigmoid(p["alpha"] + p["beta"][0] * grid)
+            curve = result.to_original((1 - h) + h * sigmoid(p["alpha"] + p["beta"][0] * grid))
     train = (pf["split"] == "train").to_numpy()
     ax.scatter(xv[train], pf["y"][train], s=16, color="tab:blue", label="train")
     ax.scatter(xv[~train], pf["y"][~train], s=22, color="tab:red", marker="^", label="test")
     ax.plot(grid, curve, color="black", lw=1.5, label="fit")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(result.target)
-    mse = f"test MSE {result.test_mse:.4f}" if result.test_mse is not None else "no test set"
+    ax.set_ylabel(f"{result.target} (points)")
+    mse = (
+        f"test MSE {result.test_mse:.4g} points²" if result.test_mse is not None else "no test set"
+    )
     ax.set_title(f"{result.target} ({result.x}; {mse})", fontsize=10)
     ax.legend(loc="upper left")
     return fig
@@ -115,7 +118,7 @@ def weight_bars(result: OSLResult, *, ax=None):
     colors = ["tab:blue" if v >= 0 else "tab:red" for v in w]
     ax.bar(range(len(w)), w.to_numpy(), color=colors)
     ax.set_xticks(range(len(w)), w.index, rotation=45, ha="right")
-    ax.set_ylabel("weight on benchmark score")
+    ax.set_ylabel("weight on benchmark score (per unit fraction)")
     ax.set_title(f"{result.target}: beta^T gamma", fontsize=10)
     return fig
 
@@ -167,7 +170,7 @@ def robustness_curves(result: RobustnessResult, targets: list[str] | None = None
         ax.set_yscale("log")
         ax.set_xlim(max(result.fractions) + 0.02, min(result.fractions) - 0.02)
         ax.set_xlabel("test fraction")
-        ax.set_ylabel("test MSE")
+        ax.set_ylabel("test MSE (points²)")
         ax.set_title(f"{t} (n={result.n_models.get(t)}, {result.split} cutoff)", fontsize=9)
         ax.legend(fontsize=6.5, loc="best")
     for ax in axes[len(targets) :]:
@@ -191,6 +194,6 @@ def aue_bars(result: RobustnessResult, *, ax=None):
         )
     ax.set_xticks(x, table.columns, rotation=30, ha="right")
     ax.set_yscale("log")
-    ax.set_ylabel("AUE (area under test MSE vs test fraction)")
+    ax.set_ylabel("AUE (area under test MSE in points² vs test fraction)")
     ax.legend(fontsize=7, ncol=2)
     return fig

@@ -1,5 +1,6 @@
 """Plots of the CSV method: token weights on the text (Fig. 9 style) and the fitted law
-(capability score vs accuracy, Fig. 4/6; predicted vs actual, Fig. 7). No fitting here."""
+(capability score vs accuracy, Fig. 4/6; predicted vs actual, Fig. 7). Accuracies are in
+percentage points, as `SalienceFit` reports them. No fitting here."""
 
 from __future__ import annotations
 
@@ -91,14 +92,14 @@ def weights_figure(
 
 
 def fit_figure(fit, ax_titles: bool = True):
-    """Two panels: accuracy vs capability score C with the Eq. 2 curve (Fig. 4/6 style), and
-    predicted vs observed accuracy by split (Fig. 7 style)."""
+    """Two panels: accuracy (points) vs capability score C with the Eq. 2 curve (Fig. 4/6
+    style), and predicted vs observed accuracy (points) by split (Fig. 7 style)."""
     df = fit.table()
     fig, axes = new_figure(ncols=2)
     ax1, ax2 = axes[0, 0], axes[0, 1]
     C = df["capability"].to_numpy()
     grid = np.linspace(C.min() - 0.1 * np.ptp(C), C.max() + 0.1 * np.ptp(C), 200)
-    ax1.plot(grid, sigmoid_law(grid, fit.alpha, fit.beta, fit.gamma), color="k", lw=1)
+    ax1.plot(grid, 100.0 * sigmoid_law(grid, fit.alpha, fit.beta, fit.gamma), color="k", lw=1)
     for split, mk in _SPLIT_MARKERS.items():
         sub = df[df["split"] == split]
         if len(sub):
@@ -108,19 +109,22 @@ def fit_figure(fit, ax_titles: bool = True):
     hi = float(max(df["score"].max(), df["predicted"].max()))
     ax2.plot([lo, hi], [lo, hi], color="k", lw=1, ls="--")
     ax1.set_xlabel("capability score C (weighted loss, nats/char)")
-    ax1.set_ylabel(f"{fit.task} accuracy")
-    ax2.set_xlabel("observed accuracy")
-    ax2.set_ylabel("predicted accuracy")
+    ax1.set_ylabel(f"{fit.task} accuracy (points)")
+    ax2.set_xlabel("observed accuracy (points)")
+    ax2.set_ylabel("predicted accuracy (points)")
     if ax_titles:
-        ax1.set_title(f"Eq. 2: alpha={fit.alpha:.3g}, beta={fit.beta:.3g}, gamma={fit.gamma:g}")
+        ax1.set_title(
+            f"Eq. 2: alpha={fit.alpha:.3g}, beta={fit.beta:.3g}, chance={fit.chance:g} points"
+        )
         mse = fit.metrics.get("test_mse")
-        ax2.set_title("test MSE " + (f"{mse:.2e}" if mse is not None else "-"))
+        ax2.set_title("test MSE " + (f"{mse:.3g} points²" if mse is not None else "-"))
     ax1.legend(fontsize=8)
     return fig
 
 
 def tasks_figure(fits, ncols: int = 3):
-    """Predicted vs observed accuracy, one panel per task (Fig. 7 style), for a list of fits."""
+    """Predicted vs observed accuracy in points, one panel per task (Fig. 7 style), for a list
+    of fits."""
     fits = list(fits)
     n = len(fits)
     nc = min(ncols, n)
@@ -137,9 +141,9 @@ def tasks_figure(fits, ncols: int = 3):
         hi = float(max(df["score"].max(), df["predicted"].max()))
         ax.plot([lo, hi], [lo, hi], color="k", lw=1, ls="--")
         mse = fit.metrics.get("test_mse")
-        ax.set_title(f"{fit.task}: test MSE " + (f"{mse:.2e}" if mse is not None else "-"))
-        ax.set_xlabel("observed")
-        ax.set_ylabel("predicted")
+        ax.set_title(f"{fit.task}: test MSE " + (f"{mse:.3g} points²" if mse is not None else "-"))
+        ax.set_xlabel("observed (points)")
+        ax.set_ylabel("predicted (points)")
     for ax in axes[n:]:
         ax.set_axis_off()
     axes[0].legend(fontsize=8)

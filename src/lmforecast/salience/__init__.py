@@ -5,6 +5,10 @@
 - `model`: the scoring head (Eq. 3) and Algorithm 2 (`CapabilitySalience`).
 - `pipeline.fit_salience`: texts + loss records + scores -> `SalienceFit` (with baselines).
 - `laws.salience`: the Eq. 2 sigmoid law fitted by Levenberg-Marquardt.
+
+Scores and the chance level are percentage points (0-100) in and out, the package's one score
+unit (`lmforecast.scores`); a score table in fractions is converted at the door
+(``score_unit="auto"``), and Eq. 2 runs on fractions inside.
 """
 
 from .features import HashedNgramFeatures, TextFeatures, char_offsets, word_offsets

@@ -1,6 +1,6 @@
 """What `salience predict` prints, built by the library: the predicted accuracy (Eq. 2) of
-each model in loss records with its prediction interval, or the note why a fit has none (no
-bootstrap refits), as JSON and as an aligned text table."""
+each model in loss records with its prediction interval, in points, or the note why a fit has
+none (no bootstrap refits), as JSON and as an aligned text table."""
 
 from __future__ import annotations
 
@@ -18,15 +18,15 @@ NO_BOOTSTRAP_NOTE = (
 
 def table_text(df, level: float) -> str:
     """The predictions as a text table: capability to 4 significant digits, accuracies (and
-    the interval's ends) to 3 decimals, columns aligned."""
+    the interval's ends) in points to 2 decimals, columns aligned."""
     cols = {
         "model": [str(m) for m in df["model"]],
         "capability": [f"{v:.4g}" for v in df["capability"]],
-        "predicted": [f"{v:.3f}" for v in df["predicted"]],
+        "predicted": [f"{v:.2f}" for v in df["predicted"]],
     }
     if "lower" in df:
         cols[f"{level:g} interval"] = [
-            f"[{a:.3f}, {b:.3f}]" for a, b in zip(df["lower"], df["upper"])
+            f"[{a:.2f}, {b:.2f}]" for a, b in zip(df["lower"], df["upper"])
         ]
     width = {k: max(len(k), *(len(v) for v in vals)) for k, vals in cols.items()}
 

@@ -27,7 +27,7 @@ def zoo_forecasts(
     seed: int = 0,
     **options,
 ) -> pd.DataFrame:
-    """One row per task, test model and level: y (score), y_pred, lower, upper (fractions).
+    """One row per task, test model and level: y (score), y_pred, lower, upper (points).
     `tasks` defaults to the zoo tasks that emerge (`emerged_tasks`)."""
     rows = []
     for task in tasks if tasks is not None else emerged_tasks(zoo):

@@ -63,7 +63,8 @@ def read_task_scores(
     step: int | None = None,
     auto_split: bool = False,
 ) -> pd.DataFrame:
-    """The model / split / score frame of `task`: from a scores table (`read_scores`), or from
+    """The model / split / score frame of `task` (scores as the table gives them, points or
+    fractions: the fit's ``score_unit`` reads them): from a scores table (`read_scores`), or from
     a tidy evals table (`evals_metric` of `task` at each model's final step or `step`, split by
     size within each family as App. A does). Exactly one of `scores` and `evals`."""
     if (scores is None) == (evals is None):
@@ -73,7 +74,7 @@ def read_task_scores(
             raise InputError("--step applies to --evals only")
         return read_scores(scores, task, auto_split=auto_split)
     s = to_scores(read_evals(evals), task, evals_metric, step=step)
-    score = numeric_column(s, task, lower=0.0, upper=1.0, what=f"{evals} {task}")
+    score = numeric_column(s, task, lower=0.0, upper=100.0, what=f"{evals} {task}")
     split = size_split(s["family"].astype(str), s["size"].to_numpy(float))
     return pd.DataFrame({"model": s["model"].to_numpy(), "split": split, "score": score})
 

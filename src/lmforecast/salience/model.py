@@ -2,7 +2,8 @@
 
 - Eq. 1: C_m = (1/N_c) sum_{s,i} w_{s,i} l_{m,s,i}, with l the model's losses mapped to the
   scoring LM's tokens (Algorithm 1) and N_c the number of characters of the whole text.
-- Eq. 2: A = gamma + (1 - gamma) sigmoid(alpha (C - beta))  (`laws.salience`).
+- Eq. 2: A = gamma + (1 - gamma) sigmoid(alpha (C - beta))  (`laws.salience`), with A and gamma
+  fractions as the paper writes them.
 - Eq. 3: w = act(H theta + b), a linear layer plus a positivity-keeping activation (softplus by
   default, sigmoid optional) on cached final hidden states H.
 - Algorithm 2: alternate (i) Levenberg-Marquardt on alpha, beta with theta fixed (Eq. 4) and
@@ -10,6 +11,11 @@
   the lowest validation-model MSE.
 
 All gradients are analytic numpy: dJ/dtheta = H^T [act'(z) * (L^T dJ/dC) / N_c].
+
+Units: scores and the chance level are percentage points (0-100) at the public boundary, as
+every estimator of the package takes them (`lmforecast.scores`); a score table in fractions is
+converted at the door (``score_unit``). Eq. 2, Eq. 4-5 and Algorithm 2 run on fractions inside,
+unchanged, and forecasts, intervals and MSEs come back in points (points^2 for MSEs).
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from ..errors import InputError, fmt_value, not_fitted
 from ..estimator import Estimator, point
 from ..fitting.result import FitResult
 from ..laws.salience import lm_fit
-from ..params import CHANCE_FRACTION, check
+from ..params import CHANCE_POINTS, check
+from ..scores import check_unit, fraction, scale_of
 from ..store import Checker
 from .law import bootstrap_law, eq2_interval, fit_salience_sigmoid, residual_scale, sigmoid_law
 
@@ -49,6 +56,32 @@ def preset_options(name: str | None, **overrides) -> dict:
     out.update({k: v for k, v in overrides.items() if v is not None})
     out["preset"] = key
     return out
+
+
+def split_scores(
+    values, unit: str = "auto", what: str = "scores"
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """(fractions, points, scale) of a score column in `unit` ("auto", "points" or "fraction";
+    `scores.scale_of` reads an all-[0, 1] column as fractions under "auto"). The fractions feed
+    Eq. 2 and Algorithm 2 and the points are what a fit reports: a fraction column gives its
+    fractions as they are (and x 100 for the points), a points column its points as they are
+    (and / 100 for the fractions), so no value takes a round trip through the other unit."""
+    v = np.asarray(values, dtype=float)
+    scale = scale_of(v, unit, what)
+    return (v if scale == 100.0 else v / 100.0), v * scale, scale
+
+
+def fraction_chance_hint(chance: float, scale: float, what: str = "chance") -> None:
+    """Refuse a chance level in (0, 1) given with scores in fractions: the chance level is in
+    points, so 0.25 would be a quarter of a point, and a fraction-scored table makes it far
+    likelier that 0.25 meant 25% (a chance level of exactly 1 can only be a point, 0 is 0 in
+    either unit)."""
+    if scale == 100.0 and 0.0 < chance < 1.0:
+        raise InputError(
+            f"{what} {chance:g} is in points (0-100) but the scores are fractions: "
+            f"for a chance of {100 * chance:g}% give {what}{' ' if what.startswith('-') else '='}"
+            f"{100 * chance:g}"
+        )
 
 
 def _act(z: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -105,12 +138,19 @@ def head_objective(
 class CapabilitySalience(Estimator):
     """Learn per-token weights W whose weighted loss predicts a task's accuracy (Algorithm 2).
 
-    Accuracies (and `chance`) are fractions (0-1) in and out, as Eq. 2 writes them.
+    Units: `chance`, the scores `fit` takes (in `score_unit`), and the forecasts, intervals and
+    MSEs it returns are percentage points (0-100; MSEs in points^2), the package's one score
+    unit (`lmforecast.scores`). Eq. 2 is written in fractions (A, gamma in [0, 1]) and runs on
+    fractions inside: ``gamma_ = chance / 100``; nothing in the equations is rescaled.
 
     Parameters
     ----------
-    chance : the task's chance level, a fraction in [0, 1) (gamma of Eq. 2, the paper's
-        random-guess accuracy; not fitted).
+    chance : the task's chance level in points, in [0, 100) (gamma of Eq. 2 times 100, the
+        paper's random-guess accuracy; not fitted). With scores given in fractions a chance in
+        (0, 1) is refused: it would be under one point, and 0.25 most likely meant 25.
+    score_unit : unit of the scores given to `fit`: "auto" (default: a column whose finite
+        values all lie in [0, 1] is read as fractions, any other as points), "points" or
+        "fraction" (`lmforecast.scores.UNITS`).
     activation : "softplus" (default) or "sigmoid"; keeps weights positive (METHODS.md 1.7.1).
     lr, n_steps : learning rate (paper: 1e-3) and number of alternations (paper: ~300).
     optimizer : "adam" (default) or "sgd" (the paper's; `from_preset("paper", ...)` gives its
@@ -144,10 +184,12 @@ class CapabilitySalience(Estimator):
         init_weight: float = 0.5,
         bootstrap: int = 200,
         seed: int = 0,
+        score_unit: str = "auto",
     ):
         check("bootstrap", bootstrap)
         self.bootstrap, self.seed = bootstrap, seed
         self.chance = chance
+        self.score_unit = check_unit(score_unit)
         self.activation = activation
         self.lr = lr
         self.n_steps = n_steps
@@ -157,11 +199,11 @@ class CapabilitySalience(Estimator):
 
     # ---- validation ------------------------------------------------------------------------
     def _check_config(self) -> float:
+        """Eq. 2's gamma (a fraction) from the checked settings."""
         g = float(self.chance)
-        if CHANCE_FRACTION.failure(g) is not None:
-            raise InputError(
-                f"chance must be {CHANCE_FRACTION.bounds()} (a fraction), got {self.chance!r}"
-            )
+        if CHANCE_POINTS.failure(g) is not None:
+            raise InputError(f"chance must be {CHANCE_POINTS.bounds()} points, got {self.chance!r}")
+        check_unit(self.score_unit)
         if self.activation not in ACTIVATIONS:
             raise InputError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
         if self.optimizer not in OPTIMIZERS:
@@ -174,7 +216,7 @@ class CapabilitySalience(Estimator):
             raise InputError("init_weight must be in (0, 1) with the sigmoid activation")
         if not self.init_weight > 0:
             raise InputError(f"init_weight must be > 0, got {self.init_weight!r}")
-        return g
+        return fraction(g)
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(self, H, L: np.ndarray, n_chars: int, scores, splits) -> CapabilitySalience:
@@ -182,7 +224,7 @@ class CapabilitySalience(Estimator):
 
         H : (T, d) features of the T target tokens (dense or sparse); L : (M, T) losses of M
         models mapped to those tokens; n_chars : N_c of Eq. 1; scores : (M,) accuracies in
-        [0, 1]; splits : (M,) "train" / "validation" / "test".
+        `score_unit` (points or fractions); splits : (M,) "train" / "validation" / "test".
         """
         gamma = self._check_config()
         L = np.asarray(L, float)
@@ -199,12 +241,15 @@ class CapabilitySalience(Estimator):
             raise InputError("scores and splits need one entry per model")
         if not np.all(np.isfinite(L)):
             raise InputError("losses contain NaN or infinite values")
-        bad = ~(np.isfinite(A) & (A >= 0) & (A <= 1))
+        bad = ~(np.isfinite(A) & (A >= 0) & (A <= 100))
         if bad.any():
             i = int(np.argmax(bad))
             raise InputError(
-                f"score of model {i} is {fmt_value(A[i])}; scores must be fractions in [0, 1]"
+                f"score of model {i} is {fmt_value(A[i])}; scores must be points in [0, 100] "
+                "or fractions in [0, 1]"
             )
+        A, A_points, scale = split_scores(A, self.score_unit)  # Eq. 2 runs on fractions
+        fraction_chance_hint(float(self.chance), scale)
         unknown = sorted(set(splits) - {"train", "validation", "test"})
         if unknown:
             raise InputError(f"unknown split {unknown[0]!r}; use train, validation or test")
@@ -218,8 +263,8 @@ class CapabilitySalience(Estimator):
         if below > tr.sum() / 2:  # Eq. 2 lives above gamma: a floor above most scores
             warnings.warn(  # gives a degenerate fit (alpha ~ 0, beta ~ 1e17)
                 f"{below} of {int(tr.sum())} training scores are at or below chance "
-                f"{gamma:g}, the floor of Eq. 2: is it right (a fraction, e.g. 0.25 for four "
-                "choices)?",
+                f"{float(self.chance):g} points, the floor of Eq. 2: is it right (in points, e.g. "
+                "25 for four choices)?",
                 stacklevel=2,
             )
         sel = va if va.any() else tr
@@ -278,7 +323,8 @@ class CapabilitySalience(Estimator):
         self.n_chars_ = int(n_chars)
         self.capability_ = C
         self.history_ = np.array(history, float)
-        self.scores_, self.splits_ = A, splits
+        self.history_[:, 1:] *= 1e4  # MSE of fractions -> points^2
+        self.scores_, self.splits_ = A_points, splits
         self.bootstrap_ = bootstrap_law(
             C, A, splits, gamma, int(self.bootstrap), self.seed, self.law_
         )
@@ -295,35 +341,38 @@ class CapabilitySalience(Estimator):
         return np.asarray(L, float) @ self.weights_ / self.n_chars_
 
     def predict(self, L: np.ndarray) -> np.ndarray | float:
-        """Eq. 2 at the capability scores of the rows of L (one model's losses, a 1-D row,
-        give a float)."""
-        A = sigmoid_law(self.capability_score(L), self.alpha_, self.beta_, self.gamma_)
+        """Eq. 2 at the capability scores of the rows of L, in points (one model's losses, a
+        1-D row, give a float)."""
+        A = 100.0 * sigmoid_law(self.capability_score(L), self.alpha_, self.beta_, self.gamma_)
         return point(A) if np.ndim(L) == 1 else np.asarray(A, float)
 
     def predict_interval(self, L: np.ndarray, *, level: float = 0.9, kind: str = "prediction"):
-        """Percentile interval of the accuracy of the rows of L (`eq2_interval`): Eq. 2 over
-        the bootstrap (alpha, beta) ("confidence"), plus Student-t noise of the validation
-        models' RMSE ("prediction", default; dof-corrected train RMSE without them)."""
+        """Percentile interval of the accuracy of the rows of L in points (`eq2_interval`, run
+        on fractions): Eq. 2 over the bootstrap (alpha, beta) ("confidence"), plus Student-t
+        noise of the validation models' RMSE ("prediction", default; dof-corrected train RMSE
+        without them)."""
         self._check()
         level, kind = self._interval_args(level, kind)
         if not self.bootstrap_:
             raise InputError("this fit has no bootstrap samples (fit with bootstrap > 0)")
         C = np.atleast_1d(self.capability_score(L))
         pred = sigmoid_law(self.capability_, self.alpha_, self.beta_, self.gamma_)
-        scale, dof = residual_scale(pred, self.scores_, self.splits_)
+        scale, dof = residual_scale(pred, fraction(self.scores_), self.splits_)
         lo, hi = eq2_interval(self.bootstrap_, C, self.gamma_, level, kind, scale, dof)
         centre = sigmoid_law(C, self.alpha_, self.beta_, self.gamma_)
-        return np.fmin(lo, centre), np.fmax(hi, centre)
+        return 100.0 * np.fmin(lo, centre), 100.0 * np.fmax(hi, centre)
 
     def contract(self) -> dict:
-        """The learned head as JSON fields: Eq. 2's alpha, beta, gamma, the selected step of
-        Algorithm 2 with its train and selection MSE (and step 0's, all weights equal), the
-        number of token weights, N_c, and the optimiser's settings."""
+        """The learned head as JSON fields: Eq. 2's alpha, beta, gamma (a fraction) and the
+        chance level (points), the selected step of Algorithm 2 with its train and selection MSE
+        (points^2; and step 0's, all weights equal), the number of token weights, N_c, and the
+        optimiser's settings."""
         self._check()
         step = int(self.best_step_)
         return {
             "params": {"alpha": float(self.alpha_), "beta": float(self.beta_)},
             "gamma": float(self.gamma_),
+            "chance": float(self.chance),
             "best_step": step,
             "train_mse": float(self.history_[step, 1]),
             "selection_mse": float(self.history_[step, 2]),
@@ -352,8 +401,9 @@ class CapabilitySalience(Estimator):
     )
 
     def to_dict(self) -> dict:
-        """The constructor arguments and the learned head (token weights, theta, the Eq. 2
-        law as a `FitResult`, the optimisation history, the bootstrap (alpha, beta))."""
+        """The constructor arguments (chance in points) and the learned head (token weights,
+        theta, the Eq. 2 law as a `FitResult` on fractions, the optimisation history with MSEs
+        in points^2, the scores in points, the bootstrap (alpha, beta))."""
         self._check()
         f = {k: getattr(self, f"{k}_") for k in self._FITTED[:-1]}
         f = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in f.items()}
@@ -400,7 +450,7 @@ class CapabilitySalience(Estimator):
         ]
         est.law_ = FitResult.from_dict(f["law"], where, "fitted.law")
         est.alpha_, est.beta_ = est.law_.theta
-        est.gamma_ = float(est.chance)
+        est.gamma_ = est._check_config()
         if T == 0 or len(est.splits_) != M:
             c.fail("fitted", "weights must be non-empty and splits one per model")
         return est
@@ -419,9 +469,9 @@ class CapabilitySalience(Estimator):
                 f"token weights: {w.size} tokens, min {w.min():.4g}, median {np.median(w):.4g}, "
                 f"max {w.max():.4g}; N_c = {self.n_chars_} characters (Eq. 1)",
                 f"Eq. 2: alpha = {self.alpha_:.4g}, beta = {self.beta_:.4g}, "
-                f"gamma = {self.gamma_:.4g} (random accuracy, fixed)",
+                f"gamma = {self.gamma_:.4g} (chance {float(self.chance):g} points, fixed)",
                 f"selected step {step} of {int(self.n_steps)}: train MSE {tr_mse:.4g}, "
-                f"selection MSE {sel_mse:.4g} (step 0, all weights equal: "
+                f"selection MSE {sel_mse:.4g} points^2 (step 0, all weights equal: "
                 f"{self.history_[0, 1]:.4g} / {self.history_[0, 2]:.4g})",
             ]
         )

@@ -8,19 +8,20 @@ import pandas as pd
 
 TASKS = ("bbh", "ceval-test", "cmmlu", "gsm8k", "hellaswag", "mmlu")
 
-# chance per task (gamma of Eq. 2, the paper's random-guess accuracy); not listed in the paper
-# (METHODS.md 1.7.3): 4-way multiple choice -> 0.25, exact-match generation (GSM8K, BBH's mixed
-# formats) -> 0.
+# chance per task in points (100 x gamma of Eq. 2, the paper's random-guess accuracy); not listed
+# in the paper (METHODS.md 1.7.3): 4-way multiple choice -> 25, exact-match generation (GSM8K,
+# BBH's mixed formats) -> 0.
 CHANCE = {
     "bbh": 0.0,
-    "ceval-test": 0.25,
-    "cmmlu": 0.25,
+    "ceval-test": 25.0,
+    "cmmlu": 25.0,
     "gsm8k": 0.0,
-    "hellaswag": 0.25,
-    "mmlu": 0.25,
+    "hellaswag": 25.0,
+    "mmlu": 25.0,
 }
 
-# Table 1: test-model prediction MSE (fractions). hellaswag's all-token value is printed
+# Table 1: test-model prediction MSE, of fractions as printed (x 1e4 for points^2, the unit of
+# `SalienceFit.metrics`). hellaswag's all-token value is printed
 # 3.15e-3 (likely a typo for 3.15e-2, METHODS.md 1.7.6); kept as printed.
 TABLE1_MSE = {
     "mmlu": {"csv": 1.45e-3, "all_token": 2.40e-2, "label_token": 3.31e-2},

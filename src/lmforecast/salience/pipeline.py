@@ -1,4 +1,9 @@
-"""End-to-end CSV fit for one task: Algorithm 1 mapping, Algorithm 2 optimisation, baselines."""
+"""End-to-end CSV fit for one task: Algorithm 1 mapping, Algorithm 2 optimisation, baselines.
+
+Scores and the chance level are points at the boundary (a score table in fractions is converted
+at the door, ``score_unit``); the fit runs on fractions (Eq. 2) and its `SalienceFit` reports
+scores, predictions and intervals in points and MSEs in points^2.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from ..params import check
 from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
 from .law import baseline_fit
 from .mapping import map_losses_many
-from .model import CapabilitySalience, preset_options
+from .model import CapabilitySalience, preset_options, split_scores
 from .records import LossTable, loss_table
 from .result import SalienceFit
 
@@ -53,11 +58,14 @@ def fit_salience(
     bootstrap: int = 200,
     seed: int = 0,
     preset: str | None = None,
+    score_unit: str = "auto",
     **options,
 ) -> SalienceFit:
     """Fit the CSV of one task.
 
-    `scores` has columns model, split, score (fraction). Features come from `features` (a cache)
+    `scores` has columns model, split, score, in `score_unit` ("auto": a column whose values
+    all lie in [0, 1] is read as fractions, any other as points; or "points" / "fraction");
+    `chance` is in points (25 for four choices). Features come from `features` (a cache)
     or are extracted from `texts` with `extractor` (default: the torch-free hashed n-grams).
     Options go to `CapabilitySalience` (activation, lr, n_steps, optimizer, l2, init_weight);
     `preset` ("default": Adam; "paper": SGD, lr 1e-3, 300 steps) supplies optimizer, lr and
@@ -91,22 +99,25 @@ def fit_salience(
         )
     L = mapped_loss_matrix(table, features, models)
 
-    est = CapabilitySalience(chance, bootstrap=int(bootstrap), seed=seed, **options)
+    est = CapabilitySalience(
+        chance, bootstrap=int(bootstrap), seed=seed, score_unit=score_unit, **options
+    )
     est.fit(features.H, L, features.n_chars, A, splits)
-    pred = est.predict(L)
+    A, A_points, _ = split_scores(A, score_unit)  # fractions for Eq. 2, points for the result
+    pred = est.predict(L)  # points
     metrics: dict = {"best_step": int(est.best_step_)}
     for name in ("train", "validation", "test"):
         m = splits == name
-        metrics[f"{name}_mse"] = float(np.mean((pred[m] - A[m]) ** 2)) if m.any() else None
+        metrics[f"{name}_mse"] = float(np.mean((pred[m] - A_points[m]) ** 2)) if m.any() else None
     baselines = {}
     all_tok = baseline_fit(L.sum(axis=1) / features.n_chars, A, splits, est.gamma_)
-    baselines["all_token"] = {k: v for k, v in all_tok.items() if k != "predicted"}
+    baselines["all_token"] = _points_mse(all_tok)
     if label_losses is not None:
         miss = [m for m in models if m not in label_losses]
         if miss:
             raise InputError(f"label losses: no value for model {miss[0]!r}")
         lab = baseline_fit(np.array([label_losses[m] for m in models]), A, splits, est.gamma_)
-        baselines["label_token"] = {k: v for k, v in lab.items() if k != "predicted"}
+        baselines["label_token"] = _points_mse(lab)
     metrics["baselines"] = baselines
 
     boot = est.bootstrap_
@@ -127,7 +138,7 @@ def fit_salience(
         weights=[est.weights_[ptr[i] : ptr[i + 1]].tolist() for i in range(len(ptr) - 1)],
         models=models,
         splits=splits.tolist(),
-        scores=[float(a) for a in A],
+        scores=[float(a) for a in A_points],
         capability=[float(c) for c in est.capability_],
         metrics=metrics,
         settings={
@@ -143,3 +154,12 @@ def fit_salience(
         history=est.history_.tolist(),
         bootstrap=boot,
     )
+
+
+def _points_mse(baseline: dict) -> dict:
+    """A `baseline_fit` result without its predictions, its MSEs of fractions in points^2."""
+    return {
+        k: (v if v is None or not k.endswith("_mse") else 1e4 * v)
+        for k, v in baseline.items()
+        if k != "predicted"
+    }

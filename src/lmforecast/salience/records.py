@@ -3,8 +3,9 @@
 - texts ``T.jsonl``: ``{"text_id": .., "text": ..}`` per line;
 - token losses ``M.jsonl``: ``{"model": .., "text_id": .., "offsets": [[s, e], ..],
   "losses": [..]}`` per line (character offsets into the text, one loss in nats per token);
-- scores ``S.csv``: columns ``model``, ``split`` (train/validation/test), one column per task in
-  [0, 1].
+- scores ``S.csv``: columns ``model``, ``split`` (train/validation/test), one column per task,
+  in points (0-100) or fractions (0-1; the fit's ``score_unit`` says which, "auto" reads a column
+  whose values all lie in [0, 1] as fractions).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pandas as pd
 from ..data.io import read_table
 from ..data.validate import check_columns, numeric_column
 from ..errors import InputError, fmt_value
-from ..params import CHANCE_FRACTION
+from ..params import CHANCE_POINTS
 from .mapping import check_losses, check_offsets, map_losses_many, offsets_function
 
 SPLITS = ("train", "validation", "test")
@@ -130,7 +131,8 @@ def size_split(families, sizes, n_validation: int = 1, n_test: int = 1) -> np.nd
 
 
 def read_scores(path: str | Path, task: str, auto_split: bool = False) -> pd.DataFrame:
-    """S.csv -> DataFrame with columns model, split, score (fraction in [0, 1]).
+    """S.csv -> DataFrame with columns model, split, score (as the table gives it, points in
+    [0, 100] or fractions in [0, 1]: the fit's ``score_unit`` reads it).
 
     With `auto_split`, a table without a `split` column gets the App. A split from its
     `family` and `size` columns (`size_split`).
@@ -158,7 +160,7 @@ def read_scores(path: str | Path, task: str, auto_split: bool = False) -> pd.Dat
             f"{what}: column 'split' row {i + 1}: {df['split'].iloc[i]!r} is not one of "
             f"{', '.join(SPLITS)}"
         )
-    score = numeric_column(df, task, lower=0.0, upper=1.0, what=what)
+    score = numeric_column(df, task, lower=0.0, upper=100.0, what=what)
     return pd.DataFrame({"model": models.to_numpy(), "split": split.to_numpy(), "score": score})
 
 
@@ -171,8 +173,9 @@ def read_label_losses(path: str | Path, task: str) -> dict[str, float]:
 
 
 def parse_chance(spec: str, task: str) -> float:
-    """``0.25`` or ``mmlu=0.25,gsm8k=0`` -> the chance level (gamma) of `task`, a
-    fraction (error if the task has none)."""
+    """``25`` or ``mmlu=25,gsm8k=0`` -> the chance level of `task` in points, in [0, 100)
+    (error if the task has none). A value in (0, 1) given with scores in fractions is refused
+    by the fit (`model.fraction_chance_hint`): it most likely meant a fraction."""
     spec = str(spec).strip()
     if "=" in spec:
         vals = {}
@@ -188,8 +191,10 @@ def parse_chance(spec: str, task: str) -> float:
         g = float(spec)
     except ValueError:
         raise InputError(f"--chance: {spec!r} is not a number") from None
-    if CHANCE_FRACTION.failure(g) is not None:
-        raise InputError(f"--chance: {g!r} must be {CHANCE_FRACTION.bounds()} (a fraction)")
+    if CHANCE_POINTS.failure(g) is not None:
+        raise InputError(
+            f"--chance: {g:g} must be {CHANCE_POINTS.bounds()} points (25 for four choices)"
+        )
     return g
 
 

@@ -2,6 +2,11 @@
 
 It holds everything `predict` needs without the texts or features: the scoring LM's token
 offsets and learned weights per text (the CSV W), the text lengths (N_c), and the Eq. 2 law.
+
+Units: ``scores``, the predictions and intervals it returns, and ``chance`` are percentage points
+(0-100); the MSEs in ``metrics`` and ``history`` are points^2. ``gamma``, ``alpha``, ``beta``,
+``law`` and ``bootstrap`` are Eq. 2's parameters, written on fractions as the paper writes it
+(``gamma = chance / 100``), and every prediction converts Eq. 2's fraction to points.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from ..display import SummaryDisplay
 from ..errors import InputError
 from ..fitting.result import FitResult
 from ..params import check, check_kind
+from ..scores import points
 from ..store import dump_json, load_json, source_label
 from .law import eq2_interval, sigmoid_law
 from .mapping import map_losses_many
@@ -30,7 +36,8 @@ FORMAT_VERSION = 1
 
 @dataclass(repr=False)
 class SalienceFit(SummaryDisplay):
-    """Result of `fit_salience`; `to_json`/`from_json` round-trip bit-for-bit."""
+    """Result of `fit_salience`; `to_json`/`from_json` round-trip bit-for-bit. Scores,
+    predictions and intervals are points (MSEs points^2); `gamma` is Eq. 2's, a fraction."""
 
     def __repr__(self) -> str:  # the dataclass repr printed every weight (65 KB)
         return (
@@ -67,6 +74,15 @@ class SalienceFit(SummaryDisplay):
         return int(sum(self.text_lengths))
 
     @property
+    def chance(self) -> float:
+        """The chance level in points (Eq. 2's `gamma` times 100)."""
+        return points(self.gamma)
+
+    def _eq2_points(self, C) -> np.ndarray:
+        """Eq. 2 at capability scores C, in points."""
+        return 100.0 * sigmoid_law(C, self.alpha, self.beta, self.gamma)
+
+    @property
     def params(self) -> dict[str, float]:
         return {"alpha": self.alpha, "beta": self.beta}
 
@@ -80,7 +96,8 @@ class SalienceFit(SummaryDisplay):
         return np.asarray(self.offsets[i], np.int64).reshape(-1, 2), np.asarray(self.weights[i])
 
     def table(self) -> pd.DataFrame:
-        """One row per fitted model: split, observed score, capability C (Eq. 1), prediction."""
+        """One row per fitted model: split, observed score, capability C (Eq. 1), prediction
+        (scores in points)."""
         C = np.asarray(self.capability)
         return pd.DataFrame(
             {
@@ -88,7 +105,7 @@ class SalienceFit(SummaryDisplay):
                 "split": self.splits,
                 "score": self.scores,
                 "capability": C,
-                "predicted": sigmoid_law(C, self.alpha, self.beta, self.gamma),
+                "predicted": self._eq2_points(C),
             }
         )
 
@@ -109,7 +126,7 @@ class SalienceFit(SummaryDisplay):
         return pd.Series(total / self.n_chars, index=models, name="capability")
 
     def predict_records(self, records: Iterable[Mapping], level: float = 0.9) -> pd.DataFrame:
-        """Predicted accuracy (Eq. 2) of each model in loss records (M.jsonl format).
+        """Predicted accuracy (Eq. 2, in points) of each model in loss records (M.jsonl format).
 
         With bootstrap samples, adds `lower`/`upper`: the `predict_interval` prediction
         interval at `level`.
@@ -121,7 +138,7 @@ class SalienceFit(SummaryDisplay):
             {
                 "model": list(table),
                 "capability": C,
-                "predicted": sigmoid_law(C, self.alpha, self.beta, self.gamma),
+                "predicted": self._eq2_points(C),
             }
         )
         if self.bootstrap:
@@ -167,7 +184,7 @@ class SalienceFit(SummaryDisplay):
     def predict_interval(
         self, C, level: float = 0.9, kind: str = "prediction", seed: int = 0
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Percentile interval of the predicted accuracy at capability scores C.
+        """Percentile interval of the predicted accuracy at capability scores C, in points.
 
         kind="confidence": Eq. 2 over (alpha, beta) refitted on bootstrap resamples of the
         train models, W held fixed. kind="prediction" (default) adds Student-t noise scaled by
@@ -175,18 +192,21 @@ class SalienceFit(SummaryDisplay):
         without validation models, the dof-corrected train RMSE (dof = n_train - 2): W is fitted
         on the train models, so their residuals understate the error of a new model. Neither
         accounts for the variability of W itself beyond what the validation error shows. The
-        interval is clipped to the accuracy range [0, 1].
+        interval is computed on fractions (Eq. 2) and clipped to the accuracy range [0, 100].
         """
         if not self.bootstrap:
             raise InputError("this fit has no bootstrap samples (fit with bootstrap > 0)")
         level, kind = check("level", level), check_kind(kind)
-        return eq2_interval(
-            self.bootstrap, C, self.gamma, level, kind, self.residual_scale, self.residual_dof, seed
+        scale = self.residual_scale / 100.0  # points -> the fractions of Eq. 2
+        lo, hi = eq2_interval(
+            self.bootstrap, C, self.gamma, level, kind, scale, self.residual_dof, seed
         )
+        return 100.0 * lo, 100.0 * hi
 
     @property
     def residual_scale(self) -> float:
-        """RMSE of the validation models (dof-corrected train RMSE when there are none)."""
+        """RMSE of the validation models in points (dof-corrected train RMSE when there are
+        none)."""
         m = self.metrics
         mse = m.get("validation_mse")
         if mse is not None:
@@ -219,11 +239,12 @@ class SalienceFit(SummaryDisplay):
         m = self.metrics
         w = np.concatenate([np.asarray(x) for x in self.weights]) if self.weights else np.zeros(0)
         lines = [
-            f"Capability Salience Vector    task: {self.task}    gamma: {self.gamma:g}",
+            f"Capability Salience Vector    task: {self.task}    chance: {self.chance:g} points "
+            f"(gamma {self.gamma:g})",
             f"texts: {len(self.text_ids)}    target tokens: {w.size}    characters: "
             f"{self.n_chars}    models: {len(self.models)}    best step: {m.get('best_step')}",
-            f"law: A = gamma + (1-gamma) sigmoid(alpha (C - beta))    alpha = {self.alpha:.5g}"
-            f"    beta = {self.beta:.5g}",
+            f"law: A = gamma + (1-gamma) sigmoid(alpha (C - beta)), A a fraction    alpha = "
+            f"{self.alpha:.5g}    beta = {self.beta:.5g}",
             *self._param_interval_line(),
             "-" * 60,
             f"{'predictor':<14}{'train MSE':>15}{'valid MSE':>15}{'test MSE':>15}",
@@ -238,6 +259,7 @@ class SalienceFit(SummaryDisplay):
                 )
             )
         lines.append("-" * 60)
+        lines.append("MSEs in points^2 (scores in percentage points, 0-100)")
         lines.append(f"features: {feature_source(self.extractor)}")
         st = self.settings
         if "optimizer" in st:
@@ -266,9 +288,10 @@ class SalienceFit(SummaryDisplay):
         return d
 
     def contract(self) -> dict:
-        """The fit as `salience fit --json` prints it: held-out, validation and train MSE, each
-        baseline's test MSE, the sigmoid law's parameters, gamma, the task, the chosen step,
-        the optimiser's settings and the feature extractor."""
+        """The fit as `salience fit --json` prints it: held-out, validation and train MSE
+        (points^2), each baseline's test MSE, the sigmoid law's parameters, gamma (Eq. 2's, a
+        fraction) and the chance level (points), the task, the chosen step, the optimiser's
+        settings and the feature extractor."""
         base = self.metrics["baselines"]
         return {
             "test_mse": self.metrics["test_mse"],
@@ -277,6 +300,7 @@ class SalienceFit(SummaryDisplay):
             "baseline_mse": {k: v["test_mse"] for k, v in base.items()},
             "params": self.params,
             "gamma": self.gamma,
+            "chance": self.chance,
             "task": self.task,
             "best_step": self.metrics["best_step"],
             "optimizer": {

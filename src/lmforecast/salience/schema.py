@@ -1,6 +1,7 @@
 """Schema of a saved `SalienceFit` (`salience fit --out`), checked field by field on load
 (docs/reliability.md): types and ranges, the law fit inside it, and agreement of ``gamma``,
-``alpha`` and ``beta`` with that law fit; unknown fields are refused."""
+``alpha`` and ``beta`` with that law fit; unknown fields are refused. Scores are points in
+[0, 100]; ``gamma`` is Eq. 2's, a fraction in [0, 1) (the chance level / 100)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def check_salience(d: Any, where: str) -> Mapping:
                 )
     m = len(c.list_(d["models"], "models"))
     c.list_(d["splits"], "splits", m)
-    c.nums(d["scores"], "scores", m, lo=0.0, hi=1.0)
+    c.nums(d["scores"], "scores", m, lo=0.0, hi=100.0)  # points
     c.nums(d["capability"], "capability", m, finite=False)
     _metrics(c, c.obj(d["metrics"], "metrics"), "metrics")
     for name, m in c.obj(d["metrics"].get("baselines", {}), "metrics.baselines").items():

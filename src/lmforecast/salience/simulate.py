@@ -53,10 +53,15 @@ def _tokenize(text: str, kind: str) -> np.ndarray:
 class PlantedData:
     texts: dict[str, str]
     records: list[dict]
-    scores: pd.DataFrame  # model, family, split, score, skill
+    scores: pd.DataFrame  # model, family, split, score (a fraction, as Eq. 2 draws it), skill
     label_losses: dict[str, float]
     salient_words: tuple[str, ...]
-    gamma: float
+    gamma: float  # Eq. 2's floor, a fraction
+
+    @property
+    def chance(self) -> float:
+        """The chance level in points (`gamma` times 100), what `fit_salience` takes."""
+        return 100.0 * self.gamma
 
 
 def planted_salience_data(

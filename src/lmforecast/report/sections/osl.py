@@ -32,7 +32,7 @@ def _holdout_table(b1: pd.DataFrame, targets: list[str]) -> tuple[pd.DataFrame, 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = ObservationalScalingLaw(x=x).fit(b1, t).result_
-            row[f"test MSE ({x})"] = res.test_mse
+            row[f"test MSE ({x})"] = res.test_mse  # points^2
             row["n train / test"] = f"{res.n_train} / {res.n_test}"
             fits[(t, x)] = res
         rows.append(row)
@@ -76,10 +76,12 @@ def build_section(ctx: ReportContext) -> Section:
         "Each benchmark predicted from the other six with the Sec. 4 holdout: train on models "
         "with training FLOPs <= 8.4e22 (Llama-2-7B), test on the stronger ones and on models "
         "with unknown FLOPs (Mistral-7B, Mixtral-8x7B; the FLOPs baseline cannot use them). "
-        "Test MSE on accuracies in [0, 1]; lower is better."
+        "Test MSE in squared points (accuracies in points, 0-100); lower is better."
     )
     sec.table(
-        table, "Held-out test MSE: PC law (K=3) vs log-FLOPs and log-size sigmoids.", "{:.4g}"
+        table,
+        "Held-out test MSE (points^2): PC law (K=3) vs log-FLOPs and log-size sigmoids.",
+        "{:.4g}",
     )
     wins = int((table["test MSE (pcs)"] < table["test MSE (flops)"]).sum())
     sec.text(
@@ -163,12 +165,13 @@ def _robustness(sec: Section, b1: pd.DataFrame, ctx: ReportContext):
         f"{fractions[0]:.0%} down to {fractions[-1]:.0%} of the models with known FLOPs are held "
         f"out ({len(fractions)} linearly spaced fractions); at each cutoff the imputation, PCA "
         "and sigmoid are refitted on the training models, and each predictor's test MSE curve is "
-        "summarised by its area (AUE, trapezoid over the test fractions; lower is better). "
+        "summarised by its area (AUE, trapezoid of the test MSE in points^2 over the test "
+        "fractions; lower is better). "
         "Predictors: the PC law with K = 1-4 and the log-FLOPs / log-size sigmoids."
     )
     sec.table(
         rob.aue_table().reset_index(names="predictor"),
-        "AUE per predictor (rows) and target (columns), Table B.1, FLOPs cutoff.",
+        "AUE (points^2) per predictor (rows) and target (columns), Table B.1, FLOPs cutoff.",
         "{:.3g}",
     )
     best = rob.best()
@@ -197,6 +200,6 @@ def _robustness(sec: Section, b1: pd.DataFrame, ctx: ReportContext):
     )
     sec.figure(
         plots.robustness_curves(rob),
-        "Test MSE vs held-out fraction per predictor (Fig. C.10 style), FLOPs cutoff.",
+        "Test MSE (points^2) vs held-out fraction per predictor (Fig. C.10 style), FLOPs cutoff.",
     )
     return rob

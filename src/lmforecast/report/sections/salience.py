@@ -4,7 +4,8 @@ The paper publishes no token losses, so the CSV is fitted on *simulated* data (p
 driven by a known subset of tokens, model families with different tokenizers whose average
 losses mislead), and on the small-model zoo's real per-token losses (BPE and byte-level models
 mapped by Algorithm 1 onto one word tokenizer). The paper's own numbers (Table 1 MSEs, Tables
-3-4 scores) are shown for reference from the bundled transcription.
+3-4 scores) are shown for reference from the bundled transcription. Scores and the chance level
+are percentage points, MSEs points^2 (the paper's Table 1 prints MSEs of fractions: x 1e4).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ...plots.salience import fit_figure, weights_figure
 from ...salience.paper import TABLE1_MSE, paper_scores
 from ...salience.pipeline import fit_salience
 from ...salience.simulate import planted_salience_data
+from ...scores import to_points
 from ..builder import ReportContext, Section
 
 
@@ -29,7 +31,7 @@ def build_section(ctx: ReportContext) -> Section:
         data.records,
         data.scores[["model", "split", "score"]],
         task="planted",
-        chance=data.gamma,
+        chance=data.chance,
         label_losses=data.label_losses,
         lr=3e-2,
         n_steps=steps,
@@ -54,7 +56,7 @@ def build_section(ctx: ReportContext) -> Section:
             "test MSE": [r[1]["test_mse"] for r in rows],
         }
     )
-    sec.table(tab, "Held-out prediction error on the planted data (fractions; Table 1 style)")
+    sec.table(tab, "Held-out prediction error on the planted data (points^2; Table 1 style, x 1e4)")
     sec.figure(fit_figure(fit), "Eq. 2 fit: accuracy vs CSV score and predicted vs observed")
 
     sal, other = [], []
@@ -72,17 +74,21 @@ def build_section(ctx: ReportContext) -> Section:
     )
     sec.text(
         f"Mean weight on the planted salient tokens {sal_mean:.3g} vs {other_mean:.3g} on the "
-        f"rest ({sal_mean / other_mean:.0f}x). Test MSE: CSV {m['test_mse']:.2e}, all-token "
-        f"{base['all_token']['test_mse']:.2e}, label-token {base['label_token']['test_mse']:.2e}."
+        f"rest ({sal_mean / other_mean:.0f}x). Test MSE (points^2): CSV {m['test_mse']:.3g}, "
+        f"all-token "
+        f"{base['all_token']['test_mse']:.3g}, label-token {base['label_token']['test_mse']:.3g}."
     )
-    t1 = pd.DataFrame(TABLE1_MSE).T.rename(
-        columns={"csv": "CSV", "all_token": "all token", "label_token": "label token"}
+    t1 = (
+        (1e4 * pd.DataFrame(TABLE1_MSE).T)
+        .round(6)
+        .rename(columns={"csv": "CSV", "all_token": "all token", "label_token": "label token"})
     )
     t1.index.name = "task"
     sec.table(
         t1.reset_index(),
-        "Paper Table 1 (reference, not reproduced: needs the paper's token losses); hellaswag's "
-        "all-token 3.15e-3 is printed as is (likely a typo for 3.15e-2)",
+        "Paper Table 1 in points^2 (printed in fractions, x 1e4; reference, not reproduced: "
+        "needs the paper's token losses); hellaswag's all-token 31.5 (printed 3.15e-3) is kept "
+        "as printed (likely a typo for 315, printed 3.15e-2)",
     )
     scores = paper_scores()
     sec.text(
@@ -111,8 +117,8 @@ def build_section(ctx: ReportContext) -> Section:
 def zoo_salience_summary(zoo, tasks=None, *, n_steps: int = 300, seed: int = 0) -> dict:
     """CSV fit (Eq. 1-3, Algorithms 1-2) per zoo task (default: those whose best score clears
     random + 5 points) on the zoo's token losses, with the zoo's size-based split (scores.csv);
-    test MSE against the all-token baseline (Table 1) and a constant predictor (the train
-    models' mean score)."""
+    test MSE (points^2) against the all-token baseline (Table 1) and a constant predictor (the
+    train models' mean score); chance in points."""
     from ...salience.zoo_data import emerged_tasks, zoo_salience_inputs
 
     out, fits = {}, {}
@@ -129,7 +135,8 @@ def zoo_salience_summary(zoo, tasks=None, *, n_steps: int = 300, seed: int = 0) 
             bootstrap=0,
             seed=seed,
         )
-        A, split = scores["score"].to_numpy(float), scores["split"].to_numpy(str)
+        A = to_points(scores["score"].to_numpy(float), what=f"zoo scores of {task}")
+        split = scores["split"].to_numpy(str)
         test = split == "test"
         m, base = fit.metrics, fit.metrics["baselines"]
         fits[task] = fit
@@ -195,8 +202,8 @@ def _zoo_part(sec: Section, ctx: ReportContext) -> None:
     )
     sec.table(
         tab,
-        "Zoo: held-out (largest models) mean squared error of the accuracy fraction; constant = "
-        "the train models' mean score",
+        "Zoo: held-out (largest models) mean squared error of the accuracy, points^2; constant "
+        "= the train models' mean score",
         "{:.3g}",
     )
     verdict = []

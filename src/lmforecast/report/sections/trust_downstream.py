@@ -62,7 +62,9 @@ def build_section(ctx: ReportContext) -> Section:
         "score, its interval from the same rule's errors inside the training set. Models without "
         "FLOPs are forecast by the PC law only, so its n is larger."
     )
-    sec.table(pooled, f"Pooled over targets, nominal {LEVEL:g} intervals (scores in [0, 1]).")
+    sec.table(
+        pooled, f"Pooled over targets, nominal {LEVEL:g} intervals (scores in points, 0-100)."
+    )
     sec.table(per_target, "Per target.", "{:.3g}")
     # ---- FLP / FLP-M -----------------------------------------------------------------------
     seeds = range(3) if ctx.quick else range(10)
