@@ -11,6 +11,7 @@ from lmforecast.backtest import (
     PersistenceBaseline,
     PowerLawBaseline,
     choose_cutoffs,
+    forecast_split,
     rolling_origin,
 )
 from lmforecast.errors import InputError
@@ -71,6 +72,22 @@ def test_rolling_origin_matches_hand_computation():
     row = t[(t["method"] == "mean") & (t["ratio"] == "all")].iloc[0]
     assert row["n"] == 5 and row["coverage %"] == 0.0
     assert "ratio" in bt.summary()
+
+
+def test_one_split_is_scored_as_a_rolling_origin_cutoff_is():
+    """`forecast_split` (the held-out checks of the report) gives the rows of the same cut in
+    `rolling_origin`, and a method without an interval is NaN there, never covered."""
+    df = _table()
+    tr, te = df["C"] <= 1e11, df["C"] > 1e11
+    rows, fitted = forecast_split(MeanAdapter(), df[tr], df[te], 0.9)
+    assert fitted.predict(df[te])[0] == pytest.approx(np.mean([5.0, 4.8, 4.0]))
+    bt = rolling_origin(df, [MeanAdapter()], cutoffs=[1e11]).forecasts
+    cols = list(rows.columns)
+    pd.testing.assert_frame_equal(rows, bt[cols].reset_index(drop=True))
+    # the interval 4.6 x [0.9, 1.1] = [4.14, 5.06] lies above every held-out loss (3.0-3.4)
+    assert not rows["covered"].any() and rows["finite"].all()
+    p, _ = forecast_split(PersistenceBaseline(), df[tr], df[te], 0.9)
+    assert np.isnan(p["lower"]).all() and not p["covered"].any() and not p["finite"].any()
 
 
 def test_compute_from_n_and_d_and_json_round_trip(tmp_path):

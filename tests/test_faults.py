@@ -260,3 +260,40 @@ def test_pools_get_the_lifeline_only_inside_a_command_and_a_poolless_command_ski
     )  # fmt: skip
     assert code.returncode == 0, code.stderr
     assert code.stdout.strip().endswith("False")  # a point fit starts no pool: no joblib import
+
+
+def test_a_signal_inside_a_gc_callback_is_raised_by_the_next_poll_and_stays_ignored(monkeypatch):
+    """A signal that lands in distributed's garbage-collector callback (where Python prints
+    and drops an exception) is kept: the Dask loop's next `pause` raises it. After a signal the
+    handlers stay ignored (a late SIGINT from the cluster's teardown cannot kill the exiting
+    command); a command without one restores them."""
+    import inspect
+
+    from lmforecast.parallel import lifeline
+
+    monkeypatch.setattr(lifeline, "end_children", lambda: None)  # not this test's processes
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt) as exc:
+            with lifeline.signals_end_workers():
+
+                def _gc_callback():
+                    lifeline._on_signal(signal.SIGTERM, inspect.currentframe())
+
+                _gc_callback()  # dropped-exception context: no raise here
+                assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+                lifeline.pause(0.0)  # the poll raises it
+        assert lifeline.signal_number(exc.value) == signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        with pytest.raises(KeyboardInterrupt):  # outside a GC callback it raises at once
+            with lifeline.signals_end_workers():
+                lifeline._on_signal(signal.SIGINT, inspect.currentframe())
+        signal.signal(signal.SIGTERM, before[0])
+        signal.signal(signal.SIGINT, before[1])
+        with lifeline.signals_end_workers():
+            lifeline.pause(0.0)  # nothing pending: returns
+        assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+    finally:
+        signal.signal(signal.SIGTERM, before[0])
+        signal.signal(signal.SIGINT, before[1])

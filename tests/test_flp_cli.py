@@ -230,13 +230,24 @@ def test_no_emerged_checkpoint_says_how_many_dropped(cli, tmp_path):
 
 
 def test_fraction_scores_and_unknown_task(cli, tmp_path):
+    from lmforecast.flp import FLP
+
     ck = pd.read_csv(EX / "checkpoints.csv")
     ck["ARC"] = ck["ARC"] / 100
     p = _write(tmp_path, "ck.csv", ck)
-    err = _bad(
-        cli, tmp_path, "flp", "fit", "--runs", EX / "runs.csv", "--checkpoints", p, "--task", "ARC"
-    )
-    assert "multiply the column by 100" in err
+    fits = {}
+    for name, table in (("points", EX / "checkpoints.csv"), ("fraction", p)):
+        out = tmp_path / f"{name}.json"
+        argv = ("flp", "fit", "--runs", EX / "runs.csv", "--checkpoints", table, "--task", "ARC")
+        code, _, err = cli(*argv, "--bootstrap", "40", "--out", out, "--json")
+        assert code == 0, err
+        fits[name] = FLP.load(out)
+    C = [1e21, 1e22, 1e23]
+    a, b = fits["points"], fits["fraction"]
+    np.testing.assert_allclose(b.predict(C), a.predict(C), rtol=1e-9)
+    for x, y in zip(b.predict_interval(C), a.predict_interval(C)):
+        np.testing.assert_allclose(x, y, rtol=1e-9)
+    assert b.filter_.counts() == a.filter_.counts()
     ck = pd.read_csv(EX / "checkpoints.csv").rename(columns={"ARC": "MMLU"})
     p = _write(tmp_path, "ck2.csv", ck)
     err = _bad(
@@ -524,3 +535,27 @@ def test_a_total_c_that_disagrees_with_the_per_source_flops_is_named():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         source_flops(runs.assign(C=runs["C_general"] + runs["C_code"], ratio=share))
+
+
+def test_score_unit_flag_is_honoured(cli, tmp_path):
+    """--score-unit fraction on a points table: one line naming table, column, row and value."""
+    base = ("--runs", EX / "runs.csv", "--checkpoints", EX / "checkpoints.csv", "--task", "ARC")
+    err = _bad(cli, tmp_path, "flp", "fit", *base, "--score-unit", "fraction")
+    ck = pd.read_csv(EX / "checkpoints.csv")
+    i = int(ck["ARC"].to_numpy().argmax())
+    assert f"checkpoints: column 'ARC' row {i + 1}: value {ck['ARC'][i]:g} is outside [0, 1]" in err
+    code, _, err = cli("flp", "fit", *base, "--score-unit", "points", "--bootstrap", "0", "--json")
+    assert code == 0, err
+    mix = ("--runs", EX / "mixture_runs.csv", "--checkpoints", EX / "mixture_checkpoints.csv")
+    err = _bad(
+        cli, tmp_path, "flpm", "fit", *mix, "--task", "HumanEval", "--score-unit", "fraction"
+    )
+    assert "checkpoints: column 'HumanEval' row" in err and "outside [0, 1]" in err
+    study = (*mix, "--targets", EX / "mixture_targets.csv", "--task", "HumanEval")
+    code, out, err = cli("flpm", "compare", *study, "--score-unit", "fraction")
+    errors = [line for line in err.splitlines() if line.startswith("lmforecast: error: ")]
+    assert code == 2 and out == "" and len(errors) == 1 and "Traceback" not in err
+    assert "targets: column 'HumanEval' row" in errors[0] and "outside [0, 1]" in errors[0]
+    evals = ("--evals", "pythia", "--task", "piqa")
+    err = _bad(cli, tmp_path, "flp", "fit", *evals, "--score-unit", "points")
+    assert "--score-unit applies to --runs/--checkpoints fits" in err

@@ -98,10 +98,17 @@ def test_no_emerged_checkpoint_is_an_error_with_counts(study):
         FLP("TriviaQA", threshold=90).fit(study.runs, study.checkpoints)
 
 
-def test_fraction_scores_rejected(study):
+def test_fraction_scores_give_the_points_fit(study):
+    """A checkpoint table in fractions is converted at the door: the same fit as in points."""
     ck = study.checkpoints.assign(ARC=study.checkpoints["ARC"] / 100)
-    with pytest.raises(InputError, match="multiply the column by 100"):
-        FLP("ARC").fit(study.runs, ck)
+    a = FLP("ARC", bootstrap=40).fit(study.runs, study.checkpoints)
+    b = FLP("ARC", bootstrap=40).fit(study.runs, ck)
+    C = [1e21, 1e22, 1e23]
+    np.testing.assert_allclose(b.predict(C), a.predict(C), rtol=1e-9)
+    for x, y in zip(b.predict_interval(C), a.predict_interval(C)):
+        np.testing.assert_allclose(x, y, rtol=1e-9)
+    np.testing.assert_allclose(b.stage2_.theta, a.stage2_.theta, rtol=1e-9)
+    assert b.filter_.counts() == a.filter_.counts()
 
 
 # ---- network -----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from .engine import (
     check_cutoffs,
     choose_cutoffs,
     compute_of,
+    forecast_split,
     rolling_origin,
 )
 
@@ -25,6 +26,7 @@ __all__ = [
     "Fitted",
     "BacktestResult",
     "rolling_origin",
+    "forecast_split",
     "choose_cutoffs",
     "check_cutoffs",
     "compute_of",

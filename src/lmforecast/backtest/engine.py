@@ -355,18 +355,13 @@ def rolling_origin(
     )
 
 
-def _backtest_task(payload, shared) -> pd.DataFrame:
-    """One (cutoff, adapter) of `rolling_origin`: fit below the cutoff, forecast above it
-    (a module-level function of plain data, so it can run on a Dask worker)."""
+def forecast_split(ad: Adapter, train, test, level: float, truth=None):
+    """Fit `ad` on `train` and forecast every row of `test` (`truth`: default its ``loss``
+    column), as every cutoff of `rolling_origin` is scored. Returns (rows, fitted): one row per
+    forecast with ``truth``, ``forecast``, ``rel_error``, ``log_error``, ``lower``, ``upper``
+    (NaN where the method has no interval), ``covered``, ``finite`` and ``rel_halfwidth``."""
     import pandas as pd
 
-    i, j = payload
-    df, C, y = shared["df"], shared["C"], shared["y"]
-    cut, ad, level = shared["cuts"][i], shared["adapters"][j], shared["level"]
-    tr = C <= cut * (1.0 + LEVEL_RTOL)
-    te = ~tr
-    train, test = df[tr], df[te]
-    cmax = float(C[tr].max())
     fitted = ad.fit(train)
     with np.errstate(over="ignore", invalid="ignore"):  # a diverging fit is counted, not warned
         pred = np.asarray(fitted.predict(test), float).ravel()
@@ -374,15 +369,9 @@ def _backtest_task(payload, shared) -> pd.DataFrame:
     lo, hi = (np.full(pred.shape, np.nan),) * 2 if iv is None else map(np.ravel, iv)
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     _, fin = interval_status(lo, hi)
-    truth = y[te]
-    return pd.DataFrame(
+    truth = np.asarray(test["loss"] if truth is None else truth, float)
+    rows = pd.DataFrame(
         {
-            "method": ad.name,
-            "cutoff": float(cut),
-            "n_train": int(tr.sum()),
-            "row": np.flatnonzero(te).astype(int),
-            "compute": C[te],
-            "ratio": C[te] / cmax,
             "truth": truth,
             "forecast": pred,
             "rel_error": pred / truth - 1.0,
@@ -394,3 +383,22 @@ def _backtest_task(payload, shared) -> pd.DataFrame:
             "rel_halfwidth": np.where(fin, (hi - lo) / (2.0 * pred), np.nan),
         }
     )
+    return rows, fitted
+
+
+def _backtest_task(payload, shared) -> pd.DataFrame:
+    """One (cutoff, adapter) of `rolling_origin`: fit below the cutoff, forecast above it
+    (a module-level function of plain data, so it can run on a Dask worker)."""
+    i, j = payload
+    df, C = shared["df"], shared["C"]
+    cut, ad, level = shared["cuts"][i], shared["adapters"][j], shared["level"]
+    tr = C <= cut * (1.0 + LEVEL_RTOL)
+    te = ~tr
+    rows, _ = forecast_split(ad, df[tr], df[te], level, truth=shared["y"][te])
+    rows.insert(0, "ratio", C[te] / float(C[tr].max()))
+    rows.insert(0, "compute", C[te])
+    rows.insert(0, "row", np.flatnonzero(te).astype(int))
+    rows.insert(0, "n_train", int(tr.sum()))
+    rows.insert(0, "cutoff", float(cut))
+    rows.insert(0, "method", ad.name)
+    return rows

@@ -168,6 +168,11 @@ def _flp_fit(args) -> int:
                 "--evals the FLP member keeps the paper's 5-point filter "
                 "(Sec. 3.3)"
             )
+        if args.score_unit != "auto":
+            raise InputError(
+                "--score-unit applies to --runs/--checkpoints fits; with --evals the scores "
+                "are converted by their metric"
+            )
         return fit_from_evals(args)
     if args.runs is None:
         raise InputError("the following arguments are required: --runs (or --evals)")
@@ -196,6 +201,7 @@ def _flp_fit(args) -> int:
         threshold=args.threshold,
         bootstrap=args.bootstrap,
         seed=args.seed,
+        score_unit=args.score_unit,
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
         atomic_write_text(out, est.to_json())
@@ -234,6 +240,7 @@ def _flpm_fit(args) -> int:
         seed=args.seed,
         zero_share=args.zero_share,
         zero_floor=args.zero_floor,
+        score_unit=args.score_unit,
     ).fit(runs, ck, columns=_columns(args))
     if out is not None:
         atomic_write_text(out, est.to_json())

@@ -27,7 +27,7 @@ def _table_flags(p: argparse.ArgumentParser) -> None:
         metavar="P",
         help="chance level in points (default: the task's Table 2 value)",
     )
-    add(p, "--threshold")
+    add(p, "--threshold", "--score-unit")
     _column_flags(p)
     add(p, "--out", help="save the fit as JSON")
     add(p, "--json", "--quiet")

@@ -33,6 +33,7 @@ def _study_flags(p: argparse.ArgumentParser) -> None:
         help="chance level in points for every task (default: Table 2 values)",
     )
     add(p, "--threshold", help="emergence margin (Sec. 3.3)")
+    add(p, "--score-unit")
     add(p, "--form", choices=list(MIXTURE_FORMS), default="M4", help="FLP-M's FLOPs -> loss form")
     add(p, "--steps")
     _column_flags(p)
@@ -53,6 +54,7 @@ def _study_inputs(args):
         steps=args.steps,
         seed=args.seed,
         columns=_columns(args),
+        score_unit=args.score_unit,
     )
     return out, runs, ck, targets, tasks, common
 

@@ -40,7 +40,7 @@ from .study import (
     task_chance,
     task_list,
 )
-from .tables import Columns, score_column
+from .tables import Columns, task_scores
 from .tasks import EMERGENCE_THRESHOLD
 
 CANDIDATES = ("FLOPs", "Average", "Domain-Linear", "Domain-Neural")
@@ -147,6 +147,7 @@ def compare_loss_to_performance(
     seed: int = 0,
     constant: bool = True,
     columns: Columns | None = None,
+    score_unit: str = "auto",
 ) -> LossToPerformanceComparison:
     """Sec. 6.2 / Fig. 8: fit the FLOPs, Average, Domain-Linear and Domain-Neural loss ->
     performance maps on the sampling runs' retained checkpoints and report each one's Eq. 4
@@ -158,6 +159,7 @@ def compare_loss_to_performance(
     ablation) feeds the targets' measured losses; "predicted" runs each pipeline from FLOPs
     (Average = FLP, Domain-* = FLP-M with `form` in stage 1). `chance`: None (Table 2),
     one number, or a dict per task. The network settings (`steps`, `n_init`, `seed`) are FLPM's.
+    Scores are points; a score column in fractions is converted at the door (`score_unit`).
     """
     if losses not in LOSS_MODES:
         raise InputError(f"losses must be one of {', '.join(LOSS_MODES)}, got {losses!r}")
@@ -183,11 +185,12 @@ def compare_loss_to_performance(
     rows, n_points, flops_fits, fits, skipped = [], {}, {}, {}, {}
     for task in tasks:
         rp = task_chance(chance, task)
-        actual = target_scores(tg, task)
+        actual = target_scores(tg, task, score_unit)
         common = dict(chance=rp, threshold=threshold, train_loss_decimals=train_loss_decimals)
+        common["score_unit"] = score_unit
         flp = FLP(task, bootstrap=0, **common).fit(runs, ck, columns=columns)
         keep = flp.filter_.kept
-        P = numeric_column(ck, score_column(ck, task, "checkpoints"), what="checkpoints")[keep]
+        P = task_scores(ck, task, score_unit)[1][keep]  # points, as FLP read them
         X = {f"C_{s}": F_ck[keep, i] for i, s in enumerate(tabs.sources)}
         fits[task], skipped[task], preds = {"Average": flp}, {}, {}
         if losses == "actual":

@@ -25,6 +25,7 @@ from ..estimator import Estimator, point
 from ..laws import get_law
 from ..laws.flp import MIXTURE_FORMS
 from ..params import UNIT_OPEN, check
+from ..scores import check_unit
 from ..uncertainty.bootstrap import bootstrap_fit
 from ..uncertainty.percentile import percentile_interval
 from ..uncertainty.resample import resample_rows
@@ -55,7 +56,8 @@ SENSITIVITY_SHARE = 0.01  # the small share whose forecast `summary()` reports p
 class FLPM(Estimator):
     """FLP-M forecaster for one task (sklearn-style; learned attributes end in _).
 
-    Scores are points (0-100) in and out, as Chen et al. report them (Sec. 5-6).
+    Scores are points (0-100) in and out, as Chen et al. report them (Sec. 5-6); a score
+    column in fractions is converted at the door (`score_unit`, as in `FLP`).
 
     `bootstrap` (default 50) resamples both stages for `predict_interval`; 0 turns intervals off.
 
@@ -85,6 +87,7 @@ class FLPM(Estimator):
         seed: int = 0,
         zero_share: str = "floor",
         zero_floor: float = 1e-3,
+        score_unit: str = "auto",
     ) -> None:
         if form not in MIXTURE_FORMS:
             raise InputError(f"unknown form {form!r}; use one of {', '.join(MIXTURE_FORMS)}")
@@ -100,7 +103,7 @@ class FLPM(Estimator):
         self.train_loss_decimals = train_loss_decimals
         self.hidden, self.lr, self.steps = hidden, lr, steps
         self.weight_decay, self.n_init, self.seed = weight_decay, n_init, seed
-        self.bootstrap = bootstrap
+        self.bootstrap, self.score_unit = bootstrap, check_unit(score_unit)
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
@@ -165,6 +168,7 @@ class FLPM(Estimator):
             columns,
             self.train_loss_decimals,
             need=len(self.domains_) + 1,
+            score_unit=self.score_unit,
         )
         self.filter_ = rep
         keep = rep.kept

@@ -37,6 +37,7 @@ def flpm_dict(est) -> dict:
             "n_init": est.n_init,
             "bootstrap": int(est.bootstrap),
             "seed": est.seed,
+            "score_unit": est.score_unit,
         },
         "settings": dict(est.settings_.__dict__),
         "sources": list(est.sources_),

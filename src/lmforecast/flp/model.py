@@ -30,6 +30,7 @@ from ..estimator import Estimator, point, scalar_like
 from ..fitting import FitResult, fit_law, squared
 from ..laws import get_law
 from ..params import check
+from ..scores import check_unit
 from ..uncertainty.bootstrap import bootstrap_fit
 from ..uncertainty.percentile import percentile_interval
 from .contracts import flp_contract
@@ -123,9 +124,12 @@ def _fit(law, X, y, start, bootstrap, seed, n_jobs) -> FitResult:
 class FLP(Estimator):
     """Two-stage downstream forecaster for one task (sklearn-style; learned attributes end in _).
 
-    Scores are points (0-100) in and out, as Chen et al. report accuracies (Table 2).
+    Scores are points (0-100) in and out, as Chen et al. report accuracies (Table 2). A score
+    column in fractions (0-1, as the lm-evaluation-harness writes accuracies) is converted at
+    the door: `score_unit` "auto" (default) reads the task's whole column as fractions when all
+    its values lie in [0, 1], "points" / "fraction" declare it (`lmforecast.scores`).
 
-    `chance` defaults to the task's Table 2 value (unknown tasks must give it);
+    `chance` defaults to the task's Table 2 value (unknown tasks must give it), in points;
     `threshold` is the emergence margin in points (5, Sec. 3.3); `bootstrap` resamples per stage.
     """
 
@@ -140,6 +144,7 @@ class FLP(Estimator):
         bootstrap: int = 200,
         seed: int = 0,
         n_jobs: int = 1,
+        score_unit: str = "auto",
     ) -> None:
         if method not in METHODS:
             raise InputError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
@@ -148,6 +153,7 @@ class FLP(Estimator):
         self.chance, self.threshold = chance, threshold
         self.train_loss_decimals, self.bootstrap = train_loss_decimals, bootstrap
         self.seed, self.n_jobs = seed, n_jobs
+        self.score_unit = check_unit(score_unit)
 
     # ---- fitting ---------------------------------------------------------------------------
     def fit(
@@ -179,6 +185,7 @@ class FLP(Estimator):
             columns,
             self.train_loss_decimals,
             need=None if self.method == "llama3" else 2,
+            score_unit=self.score_unit,
         )
         self.filter_ = rep
         self.n_dropped_ = {k: v for k, v in rep.counts().items() if k.startswith("dropped")}
@@ -447,6 +454,7 @@ class FLP(Estimator):
                 "train_loss_decimals": int(self.train_loss_decimals),
                 "bootstrap": int(self.bootstrap),
                 "seed": int(self.seed),
+                "score_unit": self.score_unit,
             },
             "settings": dict(self.settings_.__dict__),
             "filter": {k: v.tolist() for k, v in self.filter_.__dict__.items()},

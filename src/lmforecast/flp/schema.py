@@ -11,6 +11,7 @@ from typing import Any
 
 from ..fitting.schema import check_fit_result
 from ..laws.flp import MIXTURE_FORMS
+from ..scores import UNITS
 from ..store import Checker, check_array
 
 #: FLP's stage-2 forms: the paper's FLP and the baselines of Sec. 4.
@@ -52,6 +53,7 @@ def _common_config(c: Checker, cfg: Mapping) -> None:
     c.int_(cfg.get("train_loss_decimals", 2), "config.train_loss_decimals", none=True)
     c.int_(cfg.get("bootstrap", 0), "config.bootstrap")
     c.int_(cfg.get("seed", 0), "config.seed")
+    c.str_(cfg.get("score_unit", "auto"), "config.score_unit", UNITS)  # of the fitted tables
 
 
 def check_flp(d: Any, where: str, config_keys: Iterable[str]) -> Mapping:

@@ -145,6 +145,7 @@ def single_distribution_check(
     seed: int = 0,
     ratio_tol: float = 1e-3,
     columns: Columns | None = None,
+    score_unit: str = "auto",
 ) -> SingleDistributionCheck:
     """Sec. 6.3 / Fig. 9: fit FLP (total FLOPs -> average loss -> score) and FLP-M (FLOPs per
     source -> domain losses -> network) on runs that all share one mixing ratio, and compare
@@ -182,8 +183,13 @@ def single_distribution_check(
     flpm = None
     for task in tasks:
         rp = task_chance(chance, task)
-        actual = target_scores(tg, task)
-        common = dict(chance=rp, threshold=threshold, train_loss_decimals=train_loss_decimals)
+        actual = target_scores(tg, task, score_unit)
+        common = dict(
+            chance=rp,
+            threshold=threshold,
+            train_loss_decimals=train_loss_decimals,
+            score_unit=score_unit,
+        )
         flp = FLP(task, bootstrap=0, **common).fit(runs, ck, columns=columns)
         flpm = FLPM(
             task,

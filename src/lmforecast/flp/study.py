@@ -18,7 +18,14 @@ from ..data.validate import check_columns, check_run_tables, numeric_column
 from ..errors import InputError
 from ..store import Checker, dump_json, load_json
 from .model import relative_error
-from .tables import Columns, check_models_have_runs, domain_columns, score_column, source_flops
+from .tables import (
+    Columns,
+    check_models_have_runs,
+    domain_columns,
+    points_column,
+    score_column,
+    source_flops,
+)
 
 PREDICTION_COLUMNS = ("task", "method", "target", "actual", "predicted", "relative_error")
 
@@ -143,11 +150,12 @@ def task_chance(chance, task: str) -> float | None:
     return chance
 
 
-def target_scores(targets: pd.DataFrame, task: str) -> np.ndarray:
-    """The targets' actual scores (points, > 0: Eq. 4 divides by them)."""
+def target_scores(targets: pd.DataFrame, task: str, score_unit: str = "auto") -> np.ndarray:
+    """The targets' actual scores in points (> 0: Eq. 4 divides by them); a column in fractions
+    is converted at the door (`tables.points_column`: "auto" reads the whole column)."""
     cols = targets.attrs.get("user_columns")
     col = score_column(targets[cols] if cols else targets, task, "targets")
-    return numeric_column(targets, col, positive=True, what="targets")
+    return points_column(targets, col, score_unit, "targets", positive=True)
 
 
 def prediction_rows(task: str, method: str, names, actual, predicted) -> list[dict]:

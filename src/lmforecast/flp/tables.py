@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..data.validate import check_columns, numeric_column
 from ..errors import DomainWarning, InputError, fmt_value
+from ..scores import scale_of
 
 DEFAULT_SOURCES = ("general", "code")
 
@@ -58,17 +59,23 @@ def score_column(df: pd.DataFrame, task: str, what: str) -> str:
     )
 
 
-def check_percent_scores(scores: np.ndarray, col: str, what: str) -> None:
-    """Scores are percentage points as the paper prints them; reject a [0, 1] column."""
-    if scores.size and np.nanmax(scores) <= 1.0 and np.nanmax(scores) > 0:
-        raise InputError(
-            f"{what}: column {col!r} looks like fractions in [0, 1] (max {np.nanmax(scores):g}); "
-            "scores must be percentage points as in the paper (multiply the column by 100)"
-        )
-    bad = (scores < 0) | (scores > 100)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(f"{what}: column {col!r} row {i + 1}: score {scores[i]:g} not in [0, 100]")
+def points_column(
+    df: pd.DataFrame, col: str, unit: str = "auto", what: str = "checkpoints", positive=False
+) -> np.ndarray:
+    """Column `col` of scores as points (0-100), converted at the door (`scores.to_points`):
+    ``unit="auto"`` reads the WHOLE column as fractions when all its values lie in [0, 1] (as
+    the lm-evaluation-harness writes accuracies), as points otherwise; "points" keeps values
+    <= 1 as points. A value outside the unit's range is refused in one line naming the table,
+    column, row and value."""
+    v = numeric_column(df, col, positive=positive, lower=0.0, what=what)
+    row = int(np.argmax(v)) + 1 if v.size else 1  # scale_of refuses the largest value
+    return v * scale_of(v, unit, f"{what}: column {col!r} row {row}")
+
+
+def task_scores(df: pd.DataFrame, task: str, unit: str = "auto", what: str = "checkpoints"):
+    """(column name, scores in points) of `task` in `df` (`score_column`, `points_column`)."""
+    col = score_column(df, task, what)
+    return col, points_column(df, col, unit, what)
 
 
 @dataclass
@@ -143,13 +150,15 @@ def emerged_checkpoints(
     cols: Columns,
     decimals: int,
     need: int | None,
+    score_unit: str = "auto",
 ) -> tuple[pd.DataFrame, np.ndarray, FilterReport]:
-    """Stage-2 input shared by FLP and FLP-M (Sec. 3.3): the task's scores (percent), the
-    checkpoint filter, and a one-line error saying why too few checkpoints survived when fewer
-    than `need` do (None: no minimum). Returns (checkpoints, scores, filter report)."""
-    col = score_column(ck, task, "checkpoints")
-    P = numeric_column(ck, col, lower=0.0, what="checkpoints")
-    check_percent_scores(P, col, "checkpoints")
+    """Stage-2 input shared by FLP and FLP-M (Sec. 3.3): the task's scores in points (a column
+    in fractions is converted at the door, `points_column` with `score_unit`), the checkpoint
+    filter, and a one-line error saying why too few checkpoints survived when fewer than `need`
+    do (None: no minimum). Returns (checkpoints, scores, filter report); the checkpoints carry
+    the task's column in points, so a later read of it agrees with the scores."""
+    col, P = task_scores(ck, task, score_unit, "checkpoints")
+    ck = ck.assign(**{col: P})
     if cols.model not in ck.columns:
         ck = ck.assign(**{cols.model: np.arange(len(ck)).astype(str)})
     rep = filter_checkpoints(ck, P, chance, threshold, cols, decimals)

@@ -28,7 +28,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from ..errors import InputError, require
-from .lifeline import end_children, watch_parent, worker_config
+from .lifeline import end_children, pause, watch_parent, worker_config
 from .spec import CONNECT_TIMEOUT_S, JOBLIB, SchedulerSpec, check_reachable, env_scheduler
 from .spec import parse_scheduler as _parse
 
@@ -401,7 +401,7 @@ def _completed(distributed, session, futures):
             since = None
             yield from batch
             continue
-        time.sleep(0.02)
+        pause(0.02)
         now = time.monotonic()
         if now - checked < 1.0:
             continue

@@ -10,6 +10,9 @@
   still alive is terminated (SIGKILL after a grace period). Inside the block, joblib's loky
   workers are started with `worker_init` as their initializer: every pool of the package opens
   itself inside `worker_config()`, so a command that starts no pool never imports joblib.
+  A signal landing in a garbage-collector callback (distributed registers one; Python drops an
+  exception raised there) is kept and raised by the next poll of the Dask loop (`pause`).
+  After a signal both stay ignored until the command has exited.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ POLL_S = 0.5
 GRACE_S = 2.0
 _WATCHING: list[int] = []
 _COMMAND_PID: list[int] = []  # set while a CLI command runs inside `signals_end_workers`
+_PENDING: list[int] = []  # the signals received while a command runs
 
 
 def _watch(pid: int) -> None:
@@ -128,6 +132,16 @@ def silence_stderr() -> None:
     warnings.simplefilter("ignore")
 
 
+def _in_gc_callback(frame) -> bool:
+    """Whether `frame` runs inside a garbage-collector callback (distributed registers one):
+    an exception raised there is printed as "Exception ignored" and dropped."""
+    while frame is not None:
+        if frame.f_code.co_name == "_gc_callback":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _on_signal(signum, frame):
     # a second interrupt while unwinding is ignored, of either kind: ending a local cluster's
     # workers can send SIGINT to the whole process group
@@ -136,7 +150,18 @@ def _on_signal(signum, frame):
     # a Dask cluster torn down mid-start logs tracebacks; the command says "interrupted"
     for name in ("distributed", "asyncio"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    _PENDING.append(signum)
+    if _in_gc_callback(frame):  # raised here it would be dropped: the next poll raises it
+        return
     raise KeyboardInterrupt(signum)
+
+
+def pause(seconds: float) -> None:
+    """Sleep, then raise the interrupt of a signal that arrived where an exception is dropped
+    (a garbage-collector callback): the wait of a loop polling workers."""
+    time.sleep(seconds)
+    if _PENDING:
+        raise KeyboardInterrupt(_PENDING[-1])
 
 
 def signal_number(exc: KeyboardInterrupt) -> int:
@@ -162,6 +187,7 @@ def signals_end_workers():
     in_main = threading.current_thread() is threading.main_thread()
     old = {s: signal.signal(s, _on_signal) for s in sigs} if in_main else {}
     _COMMAND_PID.append(os.getpid())
+    _PENDING.clear()
     try:
         yield
     except KeyboardInterrupt:
@@ -169,8 +195,12 @@ def signals_end_workers():
         raise
     finally:
         _COMMAND_PID.pop()
-        for s, h in old.items():
-            signal.signal(s, h)
+        # after a signal the command is exiting: its handlers stay ignored, or a late SIGINT
+        # sent to the process group by the cluster's teardown would kill it on the way out
+        if not _PENDING:
+            for s, h in old.items():
+                signal.signal(s, h)
+        _PENDING.clear()
 
 
 __all__ = [
@@ -179,5 +209,6 @@ __all__ = [
     "worker_config",
     "signal_number",
     "end_children",
+    "pause",
     "signals_end_workers",
 ]

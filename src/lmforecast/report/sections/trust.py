@@ -122,7 +122,7 @@ def pythia_split_table(seed: int = 0) -> pd.DataFrame:
     suites: per method the median and worst relative error, and interval coverage and width."""
     import warnings
 
-    from ...backtest import PersistenceBaseline, PowerLawBaseline
+    from ...backtest import PersistenceBaseline, PowerLawBaseline, forecast_split
     from ...backtest.datasets import pythia_lambada_runs
     from ...fitting.threads import single_blas_thread
     from ...supervised.adapter import SupervisedAdapter
@@ -131,29 +131,26 @@ def pythia_split_table(seed: int = 0) -> pd.DataFrame:
     for deduped in (False, True):
         df = pythia_lambada_runs(deduped=deduped)
         small, big = df[df["N"] < 1e9], df[df["N"] >= 1e9]
-        y = big["loss"].to_numpy()
         adapters = [SupervisedAdapter(f, seed=seed) for f in PYTHIA_FORMS]
         for ad in adapters + [PowerLawBaseline(), PersistenceBaseline()]:
             with single_blas_thread(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fitted = ad.fit(small)
-                pred = np.asarray(fitted.predict(big), float)
-                iv = fitted.interval(big, 0.9)
-            rel = pred / y - 1
-            row = {
-                "suite": "deduped" if deduped else "standard",
-                "method": ad.name + (" (default)" if ad.name.endswith(PYTHIA_FORMS[0]) else ""),
-                "forecasts": len(y),
-                "median |rel. error| %": 100 * float(np.median(np.abs(rel))),
-                "worst rel. error %": 100 * float(rel[np.argmax(np.abs(rel))]),
-                "coverage %": np.nan,
-                "median rel. half-width %": np.nan,
-            }
-            if iv is not None:
-                lo, hi = (np.asarray(v, float) for v in iv)
-                row["coverage %"] = 100 * float(np.mean((lo <= y) & (y <= hi)))
-                row["median rel. half-width %"] = 100 * float(np.median((hi - lo) / 2 / pred))
-            rows.append(row)
+                f, _ = forecast_split(ad, small, big, 0.9)
+            rel = f["rel_error"].to_numpy()
+            has_iv = bool(f["finite"].any())  # persistence has no interval
+            rows.append(
+                {
+                    "suite": "deduped" if deduped else "standard",
+                    "method": ad.name + (" (default)" if ad.name.endswith(PYTHIA_FORMS[0]) else ""),
+                    "forecasts": len(f),
+                    "median |rel. error| %": 100 * float(np.median(np.abs(rel))),
+                    "worst rel. error %": 100 * float(rel[np.argmax(np.abs(rel))]),
+                    "coverage %": 100 * float(f["covered"].mean()) if has_iv else np.nan,
+                    "median rel. half-width %": 100 * float(f["rel_halfwidth"].median())
+                    if has_iv
+                    else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -70,7 +70,7 @@ def held_out_mask(C: np.ndarray) -> np.ndarray:
 
 def held_out_check(runs: pd.DataFrame, seed: int, quick: bool) -> dict | None:
     """Fit below the compute cut, forecast the runs above it: per-run table and summary."""
-    from ...backtest import PersistenceBaseline, PowerLawBaseline
+    from ...backtest import PersistenceBaseline, PowerLawBaseline, forecast_split
     from ...fitting.threads import single_blas_thread
     from ...supervised.adapter import SupervisedAdapter
 
@@ -82,7 +82,6 @@ def held_out_check(runs: pd.DataFrame, seed: int, quick: bool) -> dict | None:
     train = runs[~held].reset_index(drop=True)
     cut = float(train["C"].max())
     kw = {"bootstrap": 10} if quick else {}
-    y = test["loss"].to_numpy(float)
     table = test[["N", "D", "C", "loss"]].copy()
     errors = {}
     summary = {}
@@ -93,16 +92,17 @@ def held_out_check(runs: pd.DataFrame, seed: int, quick: bool) -> dict | None:
     ):
         with single_blas_thread(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fitted = ad.fit(train)
-            pred = np.asarray(fitted.predict(test), float)
-            iv = fitted.interval(test, LEVEL) if ad.name.startswith("supervised") else None
-        rel = pred / y - 1
+            f, fitted = forecast_split(ad, train, test, LEVEL)
+        rel = f["rel_error"].to_numpy()
         errors[ad.name] = float(np.mean(np.abs(rel)))
         if ad.name.startswith("supervised"):
-            lo, hi = (np.asarray(v, float) for v in iv)
-            table["forecast"], table["lower"], table["upper"] = pred, lo, hi
+            table["forecast"], table["lower"], table["upper"] = (
+                f["forecast"],
+                f["lower"],
+                f["upper"],
+            )
             table["rel. error %"] = 100 * rel
-            table["covered"] = (lo <= y) & (y <= hi)
+            table["covered"] = f["covered"]
             model = fitted.est
             summary = {
                 "method": ad.name,
