@@ -101,13 +101,19 @@ SIGNALS = {
 }
 
 
-def half_width(f: pd.DataFrame, signal, k: float, base: bool) -> np.ndarray:
-    """Log half-width: z (base + k S max(1, r/2)) on stacked rows, z (base + k r) elsewhere
-    (fits with too few sizes for a stack keep the single-form term)."""
+def _terms(f: pd.DataFrame, signal, base: bool) -> tuple[np.ndarray | float, np.ndarray]:
+    """The base and the signal term of `half_width`, which do not depend on k."""
     r = f["r"].to_numpy(float)
     s = np.asarray(signal(f), float)
     unit = np.where(np.isfinite(f["s_inner"]), s * np.maximum(1.0, r / R_MEASURED), r)
     b = np.hypot(f["noise"], f["s_boot"]).to_numpy(float) if base else 0.0
+    return b, unit
+
+
+def half_width(f: pd.DataFrame, signal, k: float, base: bool) -> np.ndarray:
+    """Log half-width: z (base + k S max(1, r/2)) on stacked rows, z (base + k r) elsewhere
+    (fits with too few sizes for a stack keep the single-form term)."""
+    b, unit = _terms(f, signal, base)
     return z_of(0.9) * (b + k * unit)
 
 
@@ -117,11 +123,15 @@ def _coverage(f, h) -> float:
 
 
 def choose_k(f, signal, base: bool, level: float = 0.9) -> float:
-    """The smallest k covering `level` of f (equal suite weights), by bisection."""
+    """The smallest k covering `level` of f (equal suite weights), by bisection; the terms
+    that do not depend on k are computed once."""
+    b, unit = _terms(f, signal, base)
+    z, w, e = z_of(0.9), f["w"].to_numpy(float), np.abs(f["e"].to_numpy(float))
     lo, hi = 0.0, 100.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if _coverage(f, half_width(f, signal, mid, base)) >= level else (mid, hi)
+        covered = float(np.sum(w * (e <= z * (b + mid * unit))) / w.sum())
+        lo, hi = (lo, mid) if covered >= level else (mid, hi)
     return hi
 
 

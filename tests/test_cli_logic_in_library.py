@@ -176,12 +176,16 @@ def test_distill_verdict_and_interval_come_from_the_library(tmp_path, capsys):
 
 
 # (file, the fit line with --json and --out): the printed JSON is the fit's `contract()`, so a
-# notebook user gets what the command prints
+# notebook user gets what the command prints. The distillation line pins two coefficients
+# (its fit then polishes 7 free ones, ~4x faster; the contract is the same function of the fit),
+# and the test also checks that --fix reaches the library's `fixed` and the printed values
+DISTILL_FIXED = {"gamma'": 0.764, "c1": 1.0}
 FIT_LINES = {
     "supervised": ("sup.json", "supervised fit --runs supervised/runs.csv --bootstrap 4 "
                    "--jobs 1 --quiet --json --out sup.json"),
     "distill": ("dist.json", "distill fit --runs distill/distill_runs.csv --supervised paper "
-                "--bootstrap 0 --jobs 1 --quiet --json --out dist.json"),
+                "--bootstrap 0 --fix gamma'=0.764 --fix c1=1 --jobs 1 --quiet --json "
+                "--out dist.json"),
     "salience": ("csv.json", "salience fit --texts salience/texts.jsonl --losses "
                  "salience/losses.jsonl --scores salience/scores.csv --task reasoning "
                  "--chance 0 --json --out csv.json"),
@@ -236,8 +240,11 @@ def test_fit_json_is_the_library_s_contract(name, tmp_path, monkeypatch, capsys)
 
         monkeypatch.setattr(DistillationScalingLaw, "fit", real_fit)
         [(params, data, kw, contract)] = kept
-        lib = DistillationScalingLaw(supervised="paper", bootstrap=0, n_jobs=1, progress=False)
-        assert {**params, "fixed": params["fixed"] or None} == lib.get_params()
+        lib = DistillationScalingLaw(
+            supervised="paper", bootstrap=0, n_jobs=1, progress=False, fixed=DISTILL_FIXED
+        )
+        assert params == lib.get_params()
+        assert {k: contract["params"][k] for k in DISTILL_FIXED} == DISTILL_FIXED
         cols = {"ns_col": "N_S", "ds_col": "D_S", "lt_col": "L_T", "ls_col": "L_S"}
         assert set(kw) <= set(cols) and all(kw[k] == cols[k] for k in kw), kw
         runs = read_table("distill/distill_runs.csv")

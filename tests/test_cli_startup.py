@@ -92,3 +92,30 @@ def test_debug_after_the_verb_shows_the_traceback(cli, monkeypatch):
     assert code == 1 and "planted" in err and "Traceback" not in err
     code, _, err = cli(*line, "--debug")
     assert code == 1 and "Traceback" in err
+
+
+def test_the_parser_is_built_once_and_runs_the_handler_its_module_holds_now(cli, monkeypatch):
+    import lmforecast.cli.main as main_mod
+    import lmforecast.cli.supervised as mod
+
+    line = ["supervised", "predict", "--preset", "hoffmann2022", "--params", "1e9",
+            "--tokens", "2e10", "--json"]  # fmt: skip
+    code, first, err = cli(*line)
+    assert code == 0, err
+    assert main_mod._parser_for("supervised") is main_mod._parser_for("supervised")
+    monkeypatch.setattr(mod, "_predict", lambda args: print("patched") or 0)
+    code, out, _ = cli(*line)
+    assert code == 0 and out.strip() == "patched"
+    monkeypatch.undo()
+    code, again, _ = cli(*line)
+    assert code == 0 and again == first  # a cached parser parses the same line the same way
+
+
+def test_require_all_names_the_missing_module_before_importing_the_others(monkeypatch):
+    from lmforecast.errors import OptionalDependencyError, require_all
+
+    monkeypatch.delitem(sys.modules, "json.tool", raising=False)
+    with pytest.raises(OptionalDependencyError, match=r"'no_such_module_x'.*lmforecast\[hf\]"):
+        require_all(("json.tool", "no_such_module_x"), "hf")
+    assert "json.tool" not in sys.modules  # found, never imported: the missing one failed first
+    assert require_all(("json",), "hf") == (json,)

@@ -13,6 +13,12 @@ from lmforecast.errors import DomainWarning
 from lmforecast.examples import path
 
 
+@pytest.fixture(scope="module")
+def three_epoch_fit():
+    """One fit of runs of 1, 2 and 4 epochs, shared read-only by the tests of its saved form."""
+    return DataConstrainedLaw(bootstrap=0, n_polish=4).fit(simulate_runs(epochs=(1, 2, 4), seed=0))
+
+
 def test_single_epoch_runs_say_the_decay_constants_are_not_identified():
     d = simulate_runs(epochs=(1,), seed=0)
     with pytest.warns(DomainWarning, match="no run repeats data.*not identified"):
@@ -47,8 +53,8 @@ def test_well_identified_fit_is_quiet_and_its_summary_labels_the_interval():
     assert "estimate outside its own interval (beta)" in m.summary()
 
 
-def test_epochs_beyond_the_fitted_runs_warn_even_from_a_saved_fit(tmp_path):
-    m = DataConstrainedLaw(bootstrap=0, n_polish=4).fit(simulate_runs(epochs=(1, 2, 4), seed=0))
+def test_epochs_beyond_the_fitted_runs_warn_even_from_a_saved_fit(three_epoch_fit, tmp_path):
+    m = three_epoch_fit
     m.save(tmp_path / "dc.json")
     back = DataConstrainedLaw.load(tmp_path / "dc.json")
     with pytest.warns(DomainWarning, match="epochs up to 64.*at most 4"):
@@ -79,11 +85,10 @@ def test_cli_two_stage_fit_and_max_rows(cli, tmp_path):
 
 
 @pytest.mark.parametrize("field", ["max_epochs", "fitted_range"])
-def test_a_saved_fit_without_a_field_every_fit_writes_is_refused(tmp_path, field):
+def test_a_saved_fit_without_a_field_every_fit_writes_is_refused(three_epoch_fit, tmp_path, field):
     from lmforecast.errors import InputError
 
-    m = DataConstrainedLaw(bootstrap=0, n_polish=4).fit(simulate_runs(epochs=(1, 2, 4), seed=0))
-    d = json.loads(m.to_json())
+    d = json.loads(three_epoch_fit.to_json())
     del d["meta"][field]
     (tmp_path / "dc.json").write_text(json.dumps(d))
     with pytest.raises(InputError, match=f"field 'meta.{field}': is missing") as e:

@@ -100,7 +100,7 @@ def test_bootstrap_intervals_and_json_round_trip(runs):
         "gamma'": [0.76], "c0": [2.5], "c1": [522.6], "f1": [0.09], "log_d1": [0.27],
     }  # fmt: skip
     m = DistillationScalingLaw(
-        "busbridge2025", grid=grid, fixed={"c1": 522.6}, bootstrap=6, n_jobs=1, seed=3
+        "busbridge2025", grid=grid, fixed={"c1": 522.6}, bootstrap=3, n_jobs=1, seed=3
     ).fit(runs.iloc[:300])
     tab = m.coefficient_table()
     assert tab.loc["c1", "relative_width"] == 0.0

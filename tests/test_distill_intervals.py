@@ -114,7 +114,8 @@ def test_preset_plan_intervals(preset):
         v = float(getattr(p, k))
         assert lo < v < hi, k
     # best case: D_S* = C / 3F(N_S) is fixed by the budget, so its interval is degenerate
-    iv = plan_interval(preset, 1e9, 1e22, "best-case", max_draws=30)
+    # any draw count: a D_S* that moved with the draws would spread over 4 of them
+    iv = plan_interval(preset, 1e9, 1e22, "best-case", max_draws=4)
     lo, hi = iv["student_tokens"]
     assert float(hi / lo) == pytest.approx(1.0, abs=1e-9)
 
@@ -235,7 +236,7 @@ def test_prediction_intervals_are_calibrated_on_held_out_larger_compute():
 
 # ---- persistence and the CLI ---------------------------------------------------------------
 def test_saved_fit_with_bootstrap_round_trips_bit_for_bit(tmp_path):
-    m = _fit(simulate_distillation_runs(n_runs=120, seed=6), bootstrap=6)
+    m = _fit(simulate_distillation_runs(n_runs=120, seed=6), bootstrap=3)  # any count round-trips
     assert m.result_.bootstrap and m.result_.meta["bootstrap"]["mode"] == "multi-start"
     path = tmp_path / "fit.json"
     m.save(path)

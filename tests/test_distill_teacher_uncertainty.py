@@ -57,14 +57,41 @@ def _example_runs() -> pd.DataFrame:
     return pd.concat([runs, sup[["N_S", "D_S", "L_S"]]])  # supervised rows: L_T left empty
 
 
+SUPERVISED_FITS: dict = {}
+
+
+def _share_supervised_fits(mp: pytest.MonkeyPatch) -> None:
+    """Distillation fits in this module of runs with the same supervised rows (the example runs:
+    the `fit` fixture and the CLI fit) take one fit of Eq. 1 to those rows: `resolve_supervised`
+    is deterministic (App. F.1 settings fixed by the Huber delta), so each later fit gets a copy
+    of the law it would fit again."""
+    from lmforecast.distill import model as distill_model
+
+    real = distill_model.resolve_supervised
+
+    def shared(given, sup_runs, lt_col, huber_delta):
+        if given is not None:
+            return real(given, sup_runs, lt_col, huber_delta)
+        rows = pd.util.hash_pandas_object(sup_runs, index=False).to_numpy().tobytes()
+        key = (tuple(sup_runs.columns), rows, lt_col, huber_delta)
+        if key not in SUPERVISED_FITS:
+            SUPERVISED_FITS[key] = real(given, sup_runs, lt_col, huber_delta)
+        return copy.deepcopy(SUPERVISED_FITS[key])
+
+    mp.setattr(distill_model, "resolve_supervised", shared)
+
+
 @pytest.fixture(scope="module")
 def fit():
     """The bundled example runs with their supervised rows (the supervised law is fitted to them,
-    with its calibrated interval), 8 resamples; a one-start grid keeps it quick (~3 s)."""
-    with warnings.catch_warnings():
+    with its calibrated interval), 4 resamples; a one-start grid keeps it quick. The tests on it
+    compare against by-hand rebuilds or saved copies draw by draw (teacher scores +-0.32,
+    +-1.15, none zero), which hold at any resample count."""
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
         warnings.simplefilter("ignore")
+        _share_supervised_fits(mp)
         return DistillationScalingLaw(
-            grid=SMALL_GRID, n_polish=1, bootstrap=8, boot_polish=1, boot_grid=SMALL_GRID,
+            grid=SMALL_GRID, n_polish=1, bootstrap=4, boot_polish=1, boot_grid=SMALL_GRID,
             n_jobs=1,
         ).fit(_example_runs())  # fmt: skip
 
@@ -266,7 +293,8 @@ def test_plan_interval_by_hand_with_each_draws_teacher_shifted(preset):
     """Each draw b re-plans with every teacher loss L(N_T, D_T) as E + (L - E) exp(u_b s_T), s_T
     at the point plan's (N_T*, D_T*): rebuilt here from public pieces (a per-draw model whose
     teacher_loss is overridden), then the percentiles; the plan itself is inside."""
-    sc, C, B = "teacher-pretraining-inference", 1e22, 30
+    # 10 draws: the rebuild matches draw by draw, so its percentiles agree at any count
+    sc, C, B = "teacher-pretraining-inference", 1e22, 10
     got = plan_interval(preset, N_S, C, sc, max_draws=B)
     p = plan_distillation(preset, N_S, C, sc)
     s = float(_sd_by_hand(preset, p.teacher_params, p.teacher_tokens))
@@ -308,8 +336,9 @@ def test_plans_that_train_or_run_the_teacher_get_wider(plan_ivs, sc):
 
 def test_best_case_plan_interval_is_unchanged_by_the_teachers_uncertainty(preset):
     point = _point_only(preset)
-    best_a = plan_interval(preset, N_S, 1e22, "best-case", max_draws=40)
-    best_b = plan_interval(point, N_S, 1e22, "best-case", max_draws=40)
+    # 4 draws (teacher scores +-0.32, +-1.15): a teacher term drawn here would move every draw
+    best_a = plan_interval(preset, N_S, 1e22, "best-case", max_draws=4)
+    best_b = plan_interval(point, N_S, 1e22, "best-case", max_draws=4)
     for k in best_a:  # the best case chooses L_T freely: no teacher forecast, no term
         np.testing.assert_allclose(_arr(best_a[k]), _arr(best_b[k]), rtol=1e-12)
 
@@ -317,11 +346,11 @@ def test_best_case_plan_interval_is_unchanged_by_the_teachers_uncertainty(preset
 def test_plan_interval_broadcasts_with_a_teacher_term_per_plan_point(preset):
     sc = "teacher-pretraining"
     NS, C = np.array([[1e9], [3e9]]), np.array([1e21, 1e22])
-    iv = plan_interval(preset, NS, C, sc, max_draws=8)
+    iv = plan_interval(preset, NS, C, sc, max_draws=4)  # per point, draw by draw: any count
     assert all(lo.shape == hi.shape == (2, 2) for lo, hi in iv.values())
     for i in range(2):
         for j in range(2):
-            one = plan_interval(preset, NS[i, 0], C[j], sc, max_draws=8)
+            one = plan_interval(preset, NS[i, 0], C[j], sc, max_draws=4)
             for k in iv:
                 np.testing.assert_allclose(
                     [iv[k][0][i, j], iv[k][1][i, j]], _arr(one[k]), rtol=1e-12
@@ -473,7 +502,8 @@ def test_cli_fit_of_the_example_runs_keeps_the_teachers_uncertainty(cli, tmp_pat
     resamples (the teacher's sd is the fitted supervised law's, whatever their number): the saved
     fit forecasts the teacher with that sd, exactly as the same fit in memory. The in-memory fit
     is the estimator the CLI fitted (kept by a wrapper of `fit`), checked to have the library's
-    settings for these flags and the file's rows, so the one fit is not repeated."""
+    settings for these flags and the file's rows, so the one fit is not repeated. Its supervised
+    law is fitted to the same rows as the `fit` fixture's, once (`_share_supervised_fits`)."""
     runs = tmp_path / "both.csv"
     _example_runs().to_csv(runs, index=False, float_format="%.17g")
     out_path = tmp_path / "fit.json"
@@ -484,6 +514,7 @@ def test_cli_fit_of_the_example_runs_keeps_the_teachers_uncertainty(cli, tmp_pat
         return real_fit(self, data, **kw)
 
     monkeypatch.setattr(DistillationScalingLaw, "fit", keep)
+    _share_supervised_fits(monkeypatch)
     code, _, err = cli("distill", "fit", "--runs", runs, "--bootstrap", 2, "--jobs", 1,
                        "--out", out_path, "--quiet", "--json")  # fmt: skip
     assert code == 0, err

@@ -25,6 +25,15 @@ def evals():
     return load_pythia()
 
 
+@pytest.fixture(scope="module")
+def ladder_fits(evals):
+    """Default forecaster, 200 replicates (seed 2), per task on the 4-model ladder: fitted once
+    for the tests that read forecasts, intervals and task averages off these fits."""
+    tasks = ("piqa", "arc_easy", "sciq", "winogrande")
+    return {t: DownstreamForecaster(bootstrap=200, seed=2).fit(evals, task=t, models=LADDER)
+            for t in tasks}  # fmt: skip
+
+
 def _script(name):
     return load(name)
 
@@ -70,8 +79,13 @@ def test_backtest_benchmark_runs_quick(tmp_path):
     assert (tmp_path / "bt.csv").exists()
 
 
-def test_nested_benchmark_runs_quick(shared_dir, capsys):
+def test_nested_benchmark_runs_quick(shared_dir, capsys, monkeypatch):
     mod = _script("downstream_nested")
+    # every 5th gain_sd of the grid (0, 0.5, ..., 3): the checks below hold for any gain grid
+    # (the knobs are read back from the rows; the eval weight's effect is per gain setting)
+    full = mod.nested.evaluate
+    gains = mod.nested.GAIN_GRID[::5]
+    monkeypatch.setattr(mod.nested, "evaluate", lambda cases: full(cases, gains=gains))
     rows, chosen, default, traj, avg = mod.run(8, True, shared_dir / "data/suites/gemstones")
     assert set(rows["split"]) == {"select", "report"}
     assert set(rows["suite"]) == {"pythia-acc", "gemstones"}
@@ -120,9 +134,8 @@ def test_intervals_bounded_near_the_ceiling(evals):
     assert reps.max() == 100.0 and (reps <= 100).all()  # replicates clipped there, not beyond
 
 
-def test_trajectory_and_task_average(evals):
-    ests = [DownstreamForecaster(bootstrap=20).fit(evals, task=t, models=LADDER)
-            for t in ("piqa", "arc_easy", "sciq")]  # fmt: skip
+def test_trajectory_and_task_average(ladder_fits):
+    ests = [ladder_fits[t] for t in ("piqa", "arc_easy", "sciq")]
     N = 2.775e9
     D = np.array([3e10, 1e11, 3e11])
     tr = trajectory(ests[0], N, D)
@@ -136,14 +149,13 @@ def test_trajectory_and_task_average(evals):
     assert np.isclose(pw[0], each[0])
 
 
-def test_task_average_draws_each_tasks_evaluation_noise_apart(evals):
+def test_task_average_draws_each_tasks_evaluation_noise_apart(ladder_fits):
     """The average's replicates: shared bootstrap and gain/checkpoint draw, each task's harness
     noise in its own order (independent items), so it averages down over tasks; built by hand
     from the pieces and compared exactly."""
     from lmforecast.downstream import noise as nz
 
-    ests = [DownstreamForecaster(bootstrap=200, seed=2).fit(evals, task=t, models=LADDER)
-            for t in ("piqa", "arc_easy", "sciq", "winogrande")]  # fmt: skip
+    ests = [ladder_fits[t] for t in ("piqa", "arc_easy", "sciq", "winogrande")]
     C = np.array([2.5e21])  # the 1.4B: near the ladder, where harness noise matters
     z = nz.noise_draws(200, 2)
     ze = [nz.task_noise_draws(200, 2, e.task_) for e in ests]
@@ -241,14 +253,13 @@ def test_hindsight_bound_picks_the_narrowest_setting_per_coverage():
     assert len(hindsight_bound(pd.DataFrame(rows), "ensemble", coverages=(1.0,))) == 1
 
 
-def test_task_average_of_different_ladders_warns_and_one_ladder_is_quiet(evals):
+def test_task_average_of_different_ladders_warns_and_one_ladder_is_quiet(evals, ladder_fits):
     """A Pythia fit averaged with a Gemstones fit says which fits differ: the fits' largest
     fitted models differ, so one warning names them; fits of one ladder: no warning."""
     from lmforecast.errors import DomainWarning
 
-    a = DownstreamForecaster(bootstrap=10).fit(evals, task="piqa", models=LADDER)
+    a, c = ladder_fits["piqa"], ladder_fits["sciq"]
     b = DownstreamForecaster(bootstrap=10).fit(evals, task="arc_easy", models=LADDER[:3])
-    c = DownstreamForecaster(bootstrap=10).fit(evals, task="sciq", models=LADDER)
     with pytest.warns(DomainWarning, match=r"pythia-1b \(piqa\); pythia-410m \(arc_easy\)"):
         task_average([a, b], flops=5e21)
     with warnings.catch_warnings():

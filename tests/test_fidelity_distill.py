@@ -181,7 +181,8 @@ def test_ratio_intervals_over_parameter_draws(cli):
     )
 
     m = DistillationScalingLaw.from_preset()
-    iv = ratio_interval(m, 5e8, [2.3, 2.25], "best-case", level=0.9, max_draws=4)
+    # 2 draws: shape, order and finiteness of the interval hold at any draw count
+    iv = ratio_interval(m, 5e8, [2.3, 2.25], "best-case", level=0.9, max_draws=2)
     point = distillation_vs_supervised_ratios(m, 5e8, [2.3, 2.25], "best-case")
     for k in ("compute_ratio", "token_ratio"):
         lo, hi = iv[k]

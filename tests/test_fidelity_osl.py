@@ -3,6 +3,7 @@ Table C.1 presets and the Fig. 7 validation of V-optimal subset selection."""
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 
@@ -18,7 +19,12 @@ B1 = str(_bundled("table_b1_base_models.csv"))
 
 def _chance_task(seed=0, noise=0.03):
     """A 4-way multiple-choice task: y = 0.25 + 0.75 sigma(6 PC1 - 1) + noise (weak models
-    score below chance)."""
+    score below chance); a fresh copy on every call (tests edit it)."""
+    return _chance_table(seed, noise).copy()
+
+
+@functools.cache
+def _chance_table(seed, noise):
     t = load_table_b1()
     S = CapabilitySpace(3).fit(t, default_metrics(t)).transform(t)
     rng = np.random.default_rng(seed)

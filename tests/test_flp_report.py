@@ -5,11 +5,17 @@ import pytest
 from lmforecast.report.builder import ReportContext
 
 
-@pytest.mark.slow
-def test_flp_section_quick():
+@pytest.fixture(scope="module")
+def quick_section():
+    """The report's FLP section at --quick (its zoo subsection included), built once."""
     from lmforecast.report.sections.flp import build_section
 
-    sec = build_section(ReportContext(quick=True, progress=False))
+    return build_section(ReportContext(quick=True, progress=False))
+
+
+@pytest.mark.slow
+def test_flp_section_quick(quick_section):
+    sec = quick_section
     n = sec.numbers
     assert "Simulated data" in sec.blocks[0]
     assert n["flp"]["max_rel_error_7B_pct"] < 5.0  # Fig. 3 band
@@ -63,18 +69,13 @@ def test_plots_return_figures():
 
 
 @pytest.mark.slow
-def test_flp_section_zoo_subsection():
-    """FLP and FLP-M on the bundled zoo: every task is either forecast with finite held-out
-    errors or dropped with filter counts that add up; code_mc emerges; FLP-M's held-out errors
-    are finite for every split."""
+def test_flp_section_zoo_subsection(quick_section):
+    """FLP and FLP-M on the bundled zoo (the section's zoo subsection): every task is either
+    forecast with finite held-out errors or dropped with filter counts that add up; code_mc
+    emerges; FLP-M's held-out errors are finite for every split."""
     import numpy as np
 
-    from lmforecast.report.builder import Section
-    from lmforecast.report.sections.flp import _zoo_part
-
-    sec = Section("flp", "t")
-    _zoo_part(sec, ReportContext(quick=True, progress=False))
-    z = sec.numbers["zoo"]
+    z = quick_section.numbers["zoo"]
     flp = z["flp"]
     assert "code_mc" in flp["fitted"] and set(flp["fitted"]) | set(flp["dropped"]) == set(
         flp["tasks"]
@@ -96,5 +97,7 @@ def test_flp_section_zoo_subsection():
         assert 0 < m["domain_loss_error_pct"][form] < 50
     for t in m["tasks"]:
         assert np.isfinite(m["rel_error_pct"][t]) and np.isfinite(m["flp_rel_error_pct"][t])
-    html = "".join(sec.blocks)
-    assert "On the small-model zoo" in html and html.count("<img") >= 2
+    # the subsection is the section's last part: from its heading on, its figures
+    blocks = quick_section.blocks
+    start = next(i for i, b in enumerate(blocks) if "On the small-model zoo" in b)
+    assert "".join(blocks[start:]).count("<img") >= 2

@@ -5,6 +5,7 @@ On the bundled example three candidates split the pick; across seeds the pick fo
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import warnings
 from pathlib import Path
@@ -20,32 +21,36 @@ from lmforecast.nextrun import NextRunAdvice, advise
 FILES = Path(lmforecast.examples.__file__).parent / "files"
 
 
-@pytest.fixture(scope="module")
-def runs():
-    return pd.read_csv(FILES / "nextrun" / "runs.csv")
+@functools.cache
+def _advice(seed):
+    """The default advice (60 refits) on the bundled runs at `seed`, computed once per seed:
+    the seed sweep, the distribution check and the save/load round trip read the same advice."""
+    runs = pd.read_csv(FILES / "nextrun" / "runs.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return advise(runs, 7e9, 1.4e11, budget=1e18, seed=seed)
 
 
 def _best(a):
     return next(r for r in a.candidates if r["shrink"] >= 0.02)
 
 
-def test_p_best_is_a_distribution_over_the_candidates(runs):
-    a = advise(runs, 7e9, 1.4e11, budget=1e18, n_boot=30, seed=0)
+def test_p_best_is_a_distribution_over_the_candidates():
+    a = _advice(0)
     p = np.array([r["p_best"] for r in a.candidates])
     assert np.all((p >= 0) & (p <= 1)) and p.sum() == pytest.approx(1.0)
     assert _best(a)["p_best"] == p.max()  # the advised run is the modal pick
-    assert f"advised in {100 * _best(a)['p_best']:.0f}% of resamples of the 30 refits" in a.message
+    assert f"advised in {100 * _best(a)['p_best']:.0f}% of resamples of the 60 refits" in a.message
 
 
 @pytest.mark.slow
-def test_p_best_predicts_how_often_other_seeds_pick_each_run(runs):
+def test_p_best_predicts_how_often_other_seeds_pick_each_run():
     """Twelve seeds at 60 refits: no candidate is picked by every seed (so the advice
     can move with --seed), and each candidate's mean p_best is within 0.2 of how often it is picked;
     every advice whose pick is below 80% names a rival."""
-    warnings.simplefilter("ignore")
     picks, shares, n = collections.Counter(), collections.defaultdict(list), 12
     for s in range(n):
-        a = advise(runs, 7e9, 1.4e11, budget=1e18, seed=s)
+        a = _advice(s)
         b = _best(a)
         picks[(b["N"], b["D"])] += 1
         for r in a.candidates:
@@ -71,8 +76,8 @@ def test_a_clear_winner_is_picked_firmly():
     assert "near-tied" not in a.message
 
 
-def test_saved_advice_keeps_p_best_and_advice_without_it_is_refused(runs, tmp_path):
-    a = advise(runs, 7e9, 1.4e11, budget=1e18, n_boot=12, seed=0)
+def test_saved_advice_keeps_p_best_and_advice_without_it_is_refused():
+    a = _advice(0)
     back = NextRunAdvice.from_json(a.to_json())
     assert back.to_json() == a.to_json()
     assert back.candidates[0]["p_best"] == a.candidates[0]["p_best"]

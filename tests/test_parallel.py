@@ -364,8 +364,8 @@ def test_progress_bar_counts_tasks_done_on_the_cluster(cluster, capsys):
 def test_distillation_multistart_bootstrap_runs_on_the_cluster_bit_for_bit(cluster):
     # the default `distill fit --bootstrap` path (multi-started resamples re-scoring a product
     # grid with the separable scorer) ships one task per resample to the cluster of a block;
-    # 60 runs and 4 resamples (each ~2 s of polishing) keep two fits of it short, the claim
-    # (one task a resample, every draw bit for bit) is the same at any size
+    # the claim (one task a resample, every draw bit for bit) is the same at any size, so the
+    # fit polishes one grid start and each of 4 resamples one grid start besides its warm ones
     from distributed import get_task_stream
 
     from lmforecast.distill.model import DistillationScalingLaw
@@ -373,7 +373,7 @@ def test_distillation_multistart_bootstrap_runs_on_the_cluster_bit_for_bit(clust
     from lmforecast.distill.uncertainty import BOOTSTRAP_GRID
 
     runs = simulate_distillation_runs(n_runs=60, seed=3)
-    kw = dict(grid=BOOTSTRAP_GRID, n_polish=4, bootstrap=4, boot_polish=2, seed=4)
+    kw = dict(grid=BOOTSTRAP_GRID, n_polish=1, bootstrap=4, boot_polish=1, seed=4)
     serial = DistillationScalingLaw("paper", n_jobs=1, **kw).fit(runs).result_
     with get_task_stream(client=cluster.client) as ts:
         with scheduler(cluster.client.scheduler.address):
@@ -390,15 +390,18 @@ def test_distillation_multistart_bootstrap_runs_on_the_cluster_bit_for_bit(clust
 def test_distill_fit_cli_with_the_global_scheduler_flag_equals_the_serial_fit(
     cluster, cli, tmp_path
 ):
-    """Two resamples (the fewest the flag takes): one task each on the cluster, the saved
-    draws and intervals equal to the serial fit's; more resamples cost ~2 s each, twice."""
+    """Two resamples (the fewest the flag takes), each polishing one grid start besides its
+    warm starts, of a fit with two coefficients pinned (7 free: a third of the fitting time):
+    one task each on the cluster, the saved draws and intervals equal to the serial fit's (the
+    equality holds at any number of resamples, polished starts and free coefficients)."""
     from distributed import get_task_stream
 
     from lmforecast.distill.simulate import simulate_distillation_runs
 
     runs = tmp_path / "runs.csv"
     simulate_distillation_runs(n_runs=60, seed=2).to_csv(runs, index=False)
-    args = ["distill", "fit", "--runs", runs, "--supervised", "paper", "--bootstrap", "2"]
+    args = ["distill", "fit", "--runs", runs, "--supervised", "paper", "--bootstrap", "2",
+            "--boot-polish", "1", "--fix", "gamma'=0.764", "--fix", "c1=1"]  # fmt: skip
     code, _, err = cli(*args, "--out", tmp_path / "serial.json", "--jobs", "1")
     assert code == 0, err
     with get_task_stream(client=cluster.client) as ts:
@@ -408,3 +411,6 @@ def test_distill_fit_cli_with_the_global_scheduler_flag_equals_the_serial_fit(
     assert sum("bootstrap--multi-start" in str(t["key"]) for t in ts.data) == 2
     a, b = (json.loads((tmp_path / f).read_text()) for f in ("serial.json", "dask.json"))
     assert a["bootstrap"] == b["bootstrap"] and a["ci"] == b["ci"] and len(a["bootstrap"]) == 2
+    boot = a["meta"]["bootstrap"]
+    assert boot == b["meta"]["bootstrap"] and (boot["mode"], boot["n_polish"]) == ("multi-start", 1)
+    assert a["params"]["gamma'"] == 0.764 and a["params"]["c1"] == 1.0

@@ -1,5 +1,7 @@
 """`lmforecast salience ...` in-process: the CLI contract, file formats and bad input."""
 
+import contextlib
+import io
 import json
 import re
 
@@ -15,26 +17,30 @@ FIT_ARGS = ["--texts", TEXTS, "--losses", LOSSES, "--scores", SCORES, "--task", 
 
 
 @pytest.fixture(scope="module")
-def fitted(tmp_path_factory):
+def fit_run(tmp_path_factory):
+    """One `salience fit --json --out` with label losses (chance given per task): its exit
+    code, stdout and fit file."""
     from lmforecast.cli.main import main
 
     out = tmp_path_factory.mktemp("fit") / "fit.json"
-    code = main(
-        ["salience", "fit", *map(str, FIT_ARGS), "--chance", "25"]
-        + ["--label-losses", str(EX / "label_losses.csv"), "--lr", "3e-2", "--out", str(out)]
-        + ["--json"]
-    )
+    with contextlib.redirect_stdout(io.StringIO()) as stdout:
+        code = main(
+            ["salience", "fit", *map(str, FIT_ARGS), "--chance", "reasoning=25,other=0"]
+            + ["--label-losses", str(EX / "label_losses.csv"), "--lr", "3e-2", "--out", str(out)]
+            + ["--json"]
+        )
+    return code, stdout.getvalue(), out
+
+
+@pytest.fixture(scope="module")
+def fitted(fit_run):
+    assert fit_run[0] == 0
+    return fit_run[2]
+
+
+def test_fit_json_contract(fit_run):
+    code, stdout, out = fit_run
     assert code == 0
-    return out
-
-
-def test_fit_json_contract(cli, tmp_path):
-    out = tmp_path / "fit.json"
-    code, stdout, err = cli(
-        "salience", "fit", *FIT_ARGS, "--chance", "reasoning=25,other=0",
-        "--label-losses", EX / "label_losses.csv", "--lr", "3e-2", "--json", "--out", out,
-    )  # fmt: skip
-    assert code == 0, err
     d = json.loads(stdout)
     assert set(d["baseline_mse"]) == {"all_token", "label_token"}
     assert set(d["params"]) == {"alpha", "beta"}
@@ -44,7 +50,8 @@ def test_fit_json_contract(cli, tmp_path):
 
 
 def test_fit_text_output_without_label_losses(cli):
-    code, stdout, _ = cli("salience", "fit", *FIT_ARGS, "--chance", "25", "--steps", 5)
+    code, stdout, _ = cli("salience", "fit", *FIT_ARGS, "--chance", "25", "--steps", 5,
+                          "--bootstrap", 0)  # fmt: skip
     assert code == 0
     assert "all_token" in stdout and "label_token" not in stdout and "alpha" in stdout
 
@@ -90,7 +97,8 @@ def test_features_cache_gives_the_same_fit(cli, tmp_path):
     assert (
         cli("salience", "features", "--texts", TEXTS, "--feature-dim", 512, "--out", feats)[0] == 0
     )
-    args = [*FIT_ARGS, "--chance", "25", "--steps", 10, "--json"]
+    # no bootstrap: the fit's parameters and errors already differ when the features do
+    args = [*FIT_ARGS, "--chance", "25", "--steps", 10, "--bootstrap", 0, "--json"]
     a = json.loads(cli("salience", "fit", *args, "--feature-dim", 512)[1])
     b = json.loads(cli("salience", "fit", *args, "--features", feats)[1])
     assert a == b
@@ -251,11 +259,12 @@ def test_auto_split_by_family_size(cli, tmp_path):
     df["family"] = df["model"].str.split("-").str[0]
     df["size"] = df["model"].str.extract(r"m(\d)$")[0].astype(float) + 1
     df.drop(columns="split").to_csv(tmp_path / "s.csv", index=False)
-    args = ["--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning", "--chance", 25]
-    code, out, err = cli("salience", "fit", *args, "--scores", tmp_path / "s.csv", "--steps", 3,
-                         "--auto-split", "--json")  # fmt: skip
+    # no bootstrap: another split already gives other parameters and errors
+    args = ["--texts", TEXTS, "--losses", LOSSES, "--task", "reasoning", "--chance", 25,
+            "--steps", 3, "--bootstrap", 0, "--json"]  # fmt: skip
+    code, out, err = cli("salience", "fit", *args, "--scores", tmp_path / "s.csv", "--auto-split")
     assert code == 0, err
-    ref = json.loads(cli("salience", "fit", *args, "--scores", SCORES, "--steps", 3, "--json")[1])
+    ref = json.loads(cli("salience", "fit", *args, "--scores", SCORES)[1])
     assert json.loads(out) == ref  # the example files use exactly this split
 
 
@@ -263,10 +272,13 @@ def test_warnings_for_a_floor_above_the_scores_far_capabilities_and_no_bootstrap
     cli, fitted, tmp_path
 ):
     # a floor above most scores fitted alpha ~ 1e-13, beta ~ 1e17 without a word
-    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "90", "--out",
-                       tmp_path / "f9.json")  # fmt: skip
+    # the chance check reads the training scores before any bootstrap refit
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "90", "--bootstrap", "0",
+                       "--out", tmp_path / "f9.json")  # fmt: skip
     assert code == 0 and "at or below chance 90 points" in err
-    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "25")
+    b0 = tmp_path / "b0.json"  # a fit without bootstrap, for the last check
+    code, _, err = cli("salience", "fit", *FIT_ARGS, "--chance", "25", "--bootstrap", "0",
+                       "--out", b0)  # fmt: skip
     assert code == 0 and "at or below chance" not in err
     # losses on another scale: capability 1000x the fitted range, with a narrow interval
     new = EX / "new_losses.jsonl"
@@ -277,9 +289,6 @@ def test_warnings_for_a_floor_above_the_scores_far_capabilities_and_no_bootstrap
     code, _, err = cli("salience", "predict", "--fit", fitted, "--losses", new)
     assert code == 0 and "far outside" not in err
     # a fit without bootstrap: predict says why there is no interval
-    b0 = tmp_path / "b0.json"
-    assert cli("salience", "fit", *FIT_ARGS, "--chance", "25", "--bootstrap", "0",
-               "--out", b0)[0] == 0  # fmt: skip
     code, out, err = cli("salience", "predict", "--fit", b0, "--losses", new, "--json")
     assert code == 0 and "no interval" in err and "bootstrap" in json.loads(out)["interval_note"]
 

@@ -17,8 +17,10 @@ def one_d_law():
     D = np.full(8, 2e10)
     L = 1.7 + 400 / N**0.34 + 400 / D**0.28
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return SupervisedScalingLaw(n_jobs=1).fit(pd.DataFrame({"N": N, "D": D, "loss": L}))
+        warnings.simplefilter("ignore")  # read for its notices, not its width: 6 resamples
+        return SupervisedScalingLaw(n_jobs=1, bootstrap=6).fit(
+            pd.DataFrame({"N": N, "D": D, "loss": L})
+        )
 
 
 def test_a_forecast_at_another_token_count_than_a_one_d_ladder_warns(one_d_law):
@@ -66,8 +68,10 @@ def test_a_loop_of_far_forecasts_warns_once_and_empty_input_is_empty():
     from lmforecast.examples import path
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        law = SupervisedScalingLaw(n_jobs=1).fit(pd.read_csv(path("supervised/runs.csv")))
+        warnings.simplefilter("ignore")  # the notice, not the width: 6 resamples suffice
+        law = SupervisedScalingLaw(n_jobs=1, bootstrap=6).fit(
+            pd.read_csv(path("supervised/runs.csv"))
+        )
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         for N in np.geomspace(1e10, 1e11, 20):  # each message names its own N: no dedup
@@ -84,8 +88,8 @@ def test_a_grid_of_forecasts_keeps_its_shape_and_still_warns():
     N = np.geomspace(1e7, 1e9, 8)
     D = np.geomspace(2e9, 4e10, 8)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        law = SupervisedScalingLaw(n_jobs=1).fit(
+        warnings.simplefilter("ignore")  # shapes and the notice, not the width: 6 resamples
+        law = SupervisedScalingLaw(n_jobs=1, bootstrap=6).fit(
             pd.DataFrame(
                 {
                     "N": np.repeat(N, 8),

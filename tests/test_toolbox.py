@@ -228,11 +228,13 @@ def test_best_next_run_shrinks_by_at_least_min_gain():
     import pandas as pd
 
     from lmforecast.examples import path
-    from lmforecast.nextrun import advise
+    from lmforecast.nextrun import advise, fit_with_bootstrap
 
     runs = pd.read_csv(path("nextrun/runs.csv"))
-    top = advise(runs, 7e9, 1.4e11, n_boot=20).candidates[0]["shrink"]
-    a = advise(runs, 7e9, 1.4e11, n_boot=20, min_gain=top + 0.01)
+    # min_gain only ranks the candidates: both advices read the one fit that n_boot=20 gives
+    fitted = fit_with_bootstrap(runs, 20, 0)
+    top = advise(runs, 7e9, 1.4e11, fitted=fitted).candidates[0]["shrink"]
+    a = advise(runs, 7e9, 1.4e11, fitted=fitted, min_gain=top + 0.01)
     if not a.stop:  # the top-ranked run no longer qualifies: a costlier one is named
         m = re.search(r"best next run: N=([\d.e+]+), D=([\d.e+]+)", a.message)
         best = next(c for c in a.candidates if f"{c['N']:.3g}" == m.group(1)
@@ -254,8 +256,9 @@ def test_isoflop_reads_n_star_at_a_new_budget_with_its_interval(cli, tmp_path):
     far, near = res.meta["at_flops"][1], res.meta["at_flops"][0]
     rel = lambda r: r["N_interval"][1] / r["N_interval"][0]  # noqa: E731
     assert rel(far) > rel(near)  # wider further out
+    # the CLI's budget reading and its saved file, not the interval: 10 resamples suffice
     code, out, err = cli("isoflop", "fit", "--runs", path("isoflop/runs.csv"), "--flops", "1e21",
-                         "--json", "--out", tmp_path / "iso.json")  # fmt: skip
+                         "--bootstrap", "10", "--json", "--out", tmp_path / "iso.json")  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["at_flops"][0]["C"] == 1e21
     back = IsoFlopResult.from_json(tmp_path / "iso.json")

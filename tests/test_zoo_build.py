@@ -15,12 +15,15 @@ from lmforecast.errors import DomainWarning  # noqa: E402
 from lmforecast.zoo import build as build_mod  # noqa: E402
 from lmforecast.zoo import load_zoo  # noqa: E402
 from lmforecast.zoo.presets import get_preset  # noqa: E402
+from lmforecast.zoo.train import load_verified  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-# a checkpointed run that other runs do not depend on, with more than the 200 steps after which
-# the resume test kills the build (275 steps, the cheapest such run of the preset)
-VICTIM = "sup-L1d24-r30"
+# a checkpointed run that other runs do not depend on (the cheapest one: 60 steps, its state
+# saved at steps 8, 15, 22, 30, 38, ...); the resume test kills the build after KILL_AT steps,
+# between two saves, so the resumed build redoes steps 31-35 from the state of step 30
+VICTIM = "sup-L1d16-r10"
+KILL_AT = 35
 
 
 @pytest.fixture(scope="module")
@@ -84,19 +87,19 @@ def test_killed_build_resumes_exactly_and_redoes_corrupt_checkpoints(mini, tmp_p
     real = build_mod.train_run
     seen = {"n": 0}
 
-    def killed_after_200_steps(*args, progress=None, **kw):
+    def killed_mid_run(*args, progress=None, **kw):
         def tick(n):
             seen["n"] += n
-            if seen["n"] >= 200:
+            if seen["n"] >= KILL_AT:
                 raise KeyboardInterrupt
 
         return real(*args, progress=tick, **kw)
 
-    monkeypatch.setattr(build_mod, "train_run", killed_after_200_steps)
+    monkeypatch.setattr(build_mod, "train_run", killed_mid_run)
     with pytest.raises(KeyboardInterrupt):
         build_mod.build_zoo("mini", out, progress=False)
     state = out / "runs" / victim / "state.pt"
-    assert state.exists()
+    assert load_verified(state)["step"] == 30  # the last save before the kill
     monkeypatch.setattr(build_mod, "train_run", real)
 
     build_mod.build_zoo("mini", out, progress=False)  # resume from the saved state
@@ -108,7 +111,7 @@ def test_killed_build_resumes_exactly_and_redoes_corrupt_checkpoints(mini, tmp_p
     # a corrupt partial checkpoint is detected and the run redone from scratch, same result
     for name in ("result.json", "final.pt", "final.pt.sha256"):
         (out / "runs" / victim / name).unlink()
-    shutil.copy(mini / "runs" / "sup-L1d16-r10" / "final.pt", state)  # wrong bytes
+    shutil.copy(mini / "runs" / "sup-L1d24-r10" / "final.pt", state)  # wrong bytes
     (out / "runs" / victim / "state.pt.sha256").write_text("0" * 64)
     with pytest.warns(DomainWarning, match="corrupt or partial"):
         build_mod.build_zoo("mini", out, progress=False)
@@ -129,12 +132,14 @@ def test_parallel_build_gives_the_serial_tables(mini, tmp_path, cli):
     # --jobs 2: forked workers, students after their teachers; every run depends only on
     # (seed, run, step) and its teacher's weights, so the tables equal the serial build's
     out = tmp_path / "mini-j2"
-    # the three longest runs (the 30-tokens-per-parameter ones, nobody's teacher) are there
-    # finished, so the workers train the other ten: every kind of run, both teachers before
-    # their students, and the tokenizer
+    # the runs that are nobody's teacher and repeat a kind the workers also train are there
+    # finished, so the workers train seven: one run of every kind, both teachers (two
+    # supervised runs at once) before their students, and the tokenizer
     (out / "runs").mkdir(parents=True)
     shutil.copy(mini / "build.json", out / "build.json")
-    for run in ("sup-L1d16-r30", "sup-L1d24-r30", "sup-L2d24-r30"):
+    done = ("sup-L1d16-r10", "sup-L1d16-r30", "sup-L1d24-r30", "sup-L2d24-r30",
+            "mix-L1d24-r10-c0.1", "byte-L1d24-r10")  # fmt: skip
+    for run in done:
         shutil.copytree(mini / "runs" / run, out / "runs" / run)
     code, _, err = cli("zoo", "build", "--preset", "mini", "--out", out, "--jobs", "2", "--quiet")
     assert code == 0, err

@@ -108,3 +108,19 @@ def require(module: str, extra: str):
             f"{module!r} is not installed; install the optional extra: "
             f"pip install 'lmforecast[{extra}]'"
         ) from exc
+
+
+def require_all(modules: tuple[str, ...], extra: str) -> tuple:
+    """`require` each of `modules`, after checking that all are installed without importing
+    any: a missing second module fails at once, not after the seconds the first one's import
+    takes (torch)."""
+    import importlib.util
+
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            require(module, extra)  # raises, naming the extra
+    return tuple(require(module, extra) for module in modules)

@@ -256,6 +256,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+@functools.cache
+def _parser_for(command: str | None) -> argparse.ArgumentParser:
+    """`build_parser(command)`, built once per process: a notebook or test calling `main`
+    many times pays the ~50 ms of building (argparse's help-text lookups) once per command."""
+    return build_parser(command)
+
+
+def _current(handler):
+    """The handler as its module holds it now: a parser built once keeps the function it was
+    given, and a module attribute replaced since (a reload, a test's patch) must be the one run."""
+    module = sys.modules.get(getattr(handler, "__module__", ""))
+    name = getattr(handler, "__qualname__", ".")
+    return handler if module is None or "." in name else getattr(module, name, handler)
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     text = str(message).replace("\n", " ")
     sys.stderr.write(f"lmforecast: warning: {text}\n")
@@ -301,7 +316,7 @@ def run_handler(args: argparse.Namespace, debug: bool = False) -> int:
 
             check_ledger_flags(args)
         with scheduler(sched):
-            code = args.handler(args)
+            code = _current(args.handler)(args)
     except (InputError, OptionalDependencyError) as exc:
         sys.stderr.write(f"lmforecast: error: {_one_line(exc)}\n")
         return 2
@@ -393,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     follow = "--follow-symlinks" in argv
     argv = [a for a in argv if a != "--follow-symlinks"]
     known = {name for name, _, _ in _command_table()}
-    parser = build_parser(word if word in known or not word else None)
+    parser = _parser_for(word if word in known or not word else None)
     args = parser.parse_args(argv)
     if args.command is None:
         sys.stderr.write(

@@ -126,6 +126,7 @@ def evaluate(
         sc, est, tg = case["scenario"], case["est"], case["targets"]
         views = _views(case, methods)
         actual = tg["score"].to_numpy(float)
+        names, persistence = tg["model"].tolist(), est.largest_["score"]
         base = dict(suite=sc.suite, split=sc.split, scenario=sc.name, task=case["task"])
         for m, (point, R0, var, spread, gain) in views.items():
             zz = np.broadcast_to(noise_draws(R0.shape[0], est.seed), R0.shape)  # as the package
@@ -135,11 +136,11 @@ def evaluate(
             for g, w, e, c in grid:
                 reps = noisy_replicates(Rc[c], e * var + w * spread, gain, g, zz, floor)
                 lo, hi = percentile_interval(reps, level, point=point)
-                for j in range(len(tg)):
+                for j, name in enumerate(names):
                     rows.append(
                         {
                             **base,
-                            "target": tg["model"].iloc[j],
+                            "target": name,
                             "method": m,
                             "gain_sd": g,
                             "spread_weight": w,
@@ -149,7 +150,7 @@ def evaluate(
                             "predicted": point[j],
                             "lo": lo[j],
                             "hi": hi[j],
-                            "persistence": est.largest_["score"],
+                            "persistence": persistence,
                         }
                     )
     return _scored(pd.DataFrame(rows))

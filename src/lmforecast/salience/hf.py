@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, require
+from ..errors import InputError, require_all
 from .features import FeatureExtractor, HashedNgramFeatures, TextFeatures
 from .mapping import disjoint_offsets, offsets_function
 
@@ -47,8 +47,7 @@ def _quiet_transformers(transformers, quiet: bool):
 def _load(model_path: str | Path, device: str | None, with_model: bool = True, progress=True):
     """Tokenizer (and model) from a local folder; a missing or unreadable folder is an
     `InputError` naming it (never a download, never a raw traceback)."""
-    torch = require("torch", "hf")
-    transformers = require("transformers", "hf")
+    torch, transformers = require_all(("torch", "transformers"), "hf")
     path = Path(model_path)
     if not path.is_dir():
         raise InputError(f"{path}: no such local model folder (models are never downloaded)")
