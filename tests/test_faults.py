@@ -124,6 +124,32 @@ def test_signal_with_local_dask_cluster_leaves_no_worker(tmp_path, sig):
         assert code == 143 and "Traceback" not in err and "lmforecast: interrupted" in err
 
 
+def test_signal_inside_an_exec_of_a_string_ends_python_m_with_143(tmp_path):
+    """CPython marks a KeyboardInterrupt leaving an ``exec`` of a string as unhandled even when
+    the command catches it (dataclasses and scipy import through such code): ``python -m``
+    must still end with 143 and "interrupted", not by SIGINT (-2)."""
+    from lmforecast.examples import path
+
+    runs = str(path("supervised/runs.csv"))
+    (tmp_path / "drive.py").write_text(
+        "import sys\n"
+        "from lmforecast.cli import main, supervised\n"
+        "def _fit(args):\n"
+        "    exec('import os, signal, time\\nos.kill(os.getpid(), signal.SIGTERM)\\n'\n"
+        "         'time.sleep(30)')\n"
+        "    return 0\n"
+        "supervised._fit = _fit\n"
+        f"sys.argv = ['lmforecast', 'supervised', 'fit', '--runs', {runs!r},"
+        f" '--out', {str(tmp_path / 'fit.json')!r}]\n"
+        "sys.exit(main.main())\n"
+    )
+    cmd = [sys.executable, "-m", "drive"]
+    r = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 143, (r.returncode, r.stderr)
+    assert r.stderr.strip().splitlines()[-1] == "lmforecast: interrupted"
+    assert not (tmp_path / "fit.json").exists()
+
+
 def test_worker_initializer_exits_when_parent_is_already_gone():
     """A worker still importing when its parent was killed exits at its initializer."""
     code = subprocess.run(

@@ -427,10 +427,12 @@ def main(argv: list[str] | None = None) -> int:
             code = run_handler(args, debug)
     finally:
         set_follow_symlinks(old)
-    if code in (130, 143) and real_process:
-        # the workers were just ended: what joblib's exit handlers then print about them (a
-        # relaunched resource tracker's traceback) is noise; "interrupted" is the last line
-        lifeline.silence_stderr()
+    if code in (130, 143):
+        lifeline.clear_interrupt_mark()  # else `python -m` may exit by SIGINT, not with `code`
+        if real_process:
+            # the workers were just ended: what joblib's exit handlers then print about them (a
+            # relaunched resource tracker's traceback) is noise; "interrupted" is the last line
+            lifeline.silence_stderr()
     return code
 
 

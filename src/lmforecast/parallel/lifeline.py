@@ -164,6 +164,17 @@ def pause(seconds: float) -> None:
         raise KeyboardInterrupt(_PENDING[-1])
 
 
+def clear_interrupt_mark() -> None:
+    """Let an interrupted command end with its own status (130/143) under ``python -m``.
+
+    CPython marks a KeyboardInterrupt that leaves an ``exec`` of a string as unhandled, even
+    when the command catches it further up; dataclasses and scipy build code that way while
+    they import, so a signal landing in a lazy import set the mark, and ``python -m
+    lmforecast`` then ended itself by SIGINT (status -2) after printing "interrupted". Each
+    ``exec`` of a string clears the mark first, so an empty one clears it."""
+    exec("")  # noqa: S102 - a constant empty string: nothing runs
+
+
 def signal_number(exc: KeyboardInterrupt) -> int:
     """The signal behind a `KeyboardInterrupt` (SIGINT when not raised by `_on_signal`)."""
     arg = exc.args[0] if exc.args else None
@@ -208,6 +219,7 @@ __all__ = [
     "worker_init",
     "worker_config",
     "signal_number",
+    "clear_interrupt_mark",
     "end_children",
     "pause",
     "signals_end_workers",
