@@ -46,20 +46,20 @@ def test_fractions_and_points_give_identical_forecasts_in_points(tables):
         warnings.simplefilter("ignore")
         ya, yb = a.predict(new_f), b.predict(new_p)
         ia, ib = a.predict_interval(new_f), b.predict_interval(new_p)
-    np.testing.assert_allclose(ya, yb, rtol=1e-9)
-    # x / 100 is the fraction to the last bit or one off; the interval's extrapolation scale
-    # (a 2-start backtest refit, `fit.extrapolation_scale`) carries that to ~1e-9
+    # x / 100 is the fraction to the last bit or one off; the two fits' optimiser paths carry
+    # that to ~1.5e-9 relative on some CPUs (a unit mistake is a factor of 100)
+    np.testing.assert_allclose(ya, yb, rtol=1e-7)
     np.testing.assert_allclose(ia, ib, rtol=1e-7, atol=1e-9)
     # points: the held-out records carry the truth x 100 and forecasts on that scale
     pa, pb = a.result_.predictions_frame(), b.result_.predictions_frame()
     truth = frac.set_index("Model").loc[pa["Model"], TARGET].to_numpy()
     np.testing.assert_allclose(pa["y"], 100 * truth, rtol=1e-12)
     for c in ("y", "y_pred"):
-        np.testing.assert_allclose(pa[c], pb[c], rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(pa[c], pb[c], rtol=1e-7, atol=1e-9)
     for c in ("lower", "upper"):
         np.testing.assert_allclose(pa[c], pb[c], rtol=1e-7, atol=1e-9)
     assert pa["y_pred"].max() > 1 and ia[1].max() <= 100
-    assert a.result_.test_mse == pytest.approx(b.result_.test_mse, rel=1e-9)
+    assert a.result_.test_mse == pytest.approx(b.result_.test_mse, rel=1e-7)
     # the law itself is the paper's, on fractions: identical parameters either way
     np.testing.assert_allclose(a.result_.fit.theta, b.result_.fit.theta, rtol=1e-7, atol=1e-9)
     assert 0.8 <= a.result_.params["h"] <= 1.0
@@ -169,7 +169,7 @@ def test_cli_score_unit_is_honoured(cli, tables, tmp_path):
         assert code == 0, err
         runs[name] = json.loads(out)
     ya = [f["y_pred"] for f in runs["auto-f"]["forecasts"]]
-    assert ya == pytest.approx([f["y_pred"] for f in runs["auto-p"]["forecasts"]], rel=1e-9)
+    assert ya == pytest.approx([f["y_pred"] for f in runs["auto-p"]["forecasts"]], rel=1e-7)
     # declared points: the fraction table's values are taken as points (not 100x)
     truth = dict(zip(frac["Model"], frac[TARGET]))
     fs = runs["points-f"]["forecasts"]
