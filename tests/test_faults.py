@@ -111,6 +111,10 @@ def test_signal_with_local_dask_cluster_leaves_no_worker(tmp_path, sig):
     p, proc, out = _start_fit(tmp_path, "--scheduler", "local:2")
     time.sleep(2.0)  # the workers have run tasks (the watchdog starts on the first one)
     tree = proc.children(recursive=True)
+    # the resource tracker, which outlives the command, reports its clean-up to the null device
+    trackers = [c for c in tree if "resource_tracker" in " ".join(c.cmdline())]
+    if os.path.isdir("/proc"):
+        assert [os.readlink(f"/proc/{c.pid}/fd/2") for c in trackers] == ["/dev/null"]
     os.kill(p.pid, sig)
     try:
         code = p.wait(timeout=20)
@@ -122,6 +126,29 @@ def test_signal_with_local_dask_cluster_leaves_no_worker(tmp_path, sig):
     if sig == signal.SIGTERM:
         err = (tmp_path / "stderr.txt").read_text()
         assert code == 143 and "Traceback" not in err and "lmforecast: interrupted" in err
+
+
+@pytest.mark.slow
+def test_signal_while_the_local_cluster_starts_ends_it_quietly(tmp_path):
+    """SIGTERM as the first worker process appears, while the LocalCluster is still starting:
+    the half-made cluster's loop starts no worker after the command has ended its workers (one
+    would fail on its vanished semaphores with a traceback); 143 and "interrupted" last."""
+    pytest.importorskip("distributed")
+    p, proc, out = _start_fit(tmp_path, "--scheduler", "local:2", n_workers=1)
+    os.kill(p.pid, signal.SIGTERM)
+    seen, deadline = {}, time.monotonic() + 30
+    while p.poll() is None and time.monotonic() < deadline:  # every child it ever had
+        try:
+            seen.update({c.pid: c for c in proc.children(recursive=True)})
+        except psutil.Error:
+            pass
+        time.sleep(0.05)
+    if p.poll() is None:
+        p.kill()
+    _check_no_survivors(list(seen.values()), within_s=20.0)
+    err = (tmp_path / "stderr.txt").read_text()
+    assert p.returncode == 143 and out.read_text() == "previous output"
+    assert err.strip().splitlines()[-1] == "lmforecast: interrupted" and "Traceback" not in err
 
 
 def test_signal_inside_an_exec_of_a_string_ends_python_m_with_143(tmp_path):

@@ -184,10 +184,22 @@ def test_bad_environment_scheduler_exits_2(cli, tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def cluster():
+    """Started while Dask's default HTTP port 8787 is held, as another command's cluster holds
+    it; the warnings of the start are kept for `test_the_cluster_takes_a_free_http_port`."""
     pytest.importorskip("distributed")
-    with scheduler("local:2") as session:
-        session.client.wait_for_workers(2, timeout=60)
-        yield session
+    import warnings
+
+    with socket.socket() as hold, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            hold.bind(("127.0.0.1", 8787))
+            hold.listen()
+        except OSError:  # held already (another test's cluster): the same situation
+            pass
+        with scheduler("local:2") as session:
+            session.client.wait_for_workers(2, timeout=60)
+            session.start_warnings = [str(w.message) for w in caught]
+            yield session
 
 
 def _ran_on(cluster, stream, tag: str) -> tuple[int, set]:
@@ -217,6 +229,12 @@ def chinchilla_fit():
     X = {"N": df["N"].to_numpy(), "D": df["D"].to_numpy()}
     y = df["loss"].to_numpy()
     return law, X, y, fit_law(law, X, y)
+
+
+def test_the_cluster_takes_a_free_http_port(cluster):
+    """Two commands on local clusters at once: neither warns "Port 8787 is already in use"."""
+    assert not [m for m in cluster.start_warnings if "already in use" in m]
+    assert cluster.cluster.scheduler.http_server.port != 8787
 
 
 @pytest.mark.slow

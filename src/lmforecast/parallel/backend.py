@@ -10,14 +10,12 @@ worker by the scheduler (up to ``distributed.scheduler.allowed-failures`` times,
 since every task is a pure function of its payload, the re-run returns the same result (the
 shared data is itself a task, recomputed if the worker holding it dies).
 
-Which backend runs a call: the `scheduler=` argument, else the innermost
-``with lmforecast.parallel.scheduler(...)`` block, else ``LMFORECAST_SCHEDULER``, else joblib
-with the caller's ``n_jobs`` (the behaviour before Dask support existed).
+Which backend runs a call: the `scheduler=` argument, else the innermost ``with
+lmforecast.parallel.scheduler(...)`` block, else ``LMFORECAST_SCHEDULER``, else joblib (`n_jobs`).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 import uuid
@@ -27,153 +25,14 @@ from concurrent.futures import CancelledError
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from ..errors import InputError, require
-from .lifeline import end_children, pause, watch_parent, worker_config
-from .spec import CONNECT_TIMEOUT_S, JOBLIB, SchedulerSpec, check_reachable, env_scheduler
+from ..errors import InputError
+from .lifeline import pause, watch_parent, worker_config
+from .session import DaskSession, quiet_client, require_distributed
+from .spec import JOBLIB, SchedulerSpec, env_scheduler
 from .spec import parse_scheduler as _parse
 
 _STACK: list[Any] = []  # active `scheduler()` blocks: DaskSession or JOBLIB
 NO_WORKERS_TIMEOUT_S = 60.0
-_ENVIRON = "distributed.nanny.pre-spawn-environ"
-
-
-def _distributed():
-    return require("distributed", "dask")
-
-
-class DaskSession:
-    """A connected `distributed.Client` (and the `LocalCluster` it owns, for ``local:N``)."""
-
-    def __init__(self, spec: SchedulerSpec, client, cluster=None, env=None) -> None:
-        self.spec, self.client, self.cluster, self._env = spec, client, cluster, env
-
-    @classmethod
-    def start(cls, spec: SchedulerSpec) -> DaskSession:
-        """Start a LocalCluster (``local:N``) or connect to a scheduler (``tcp://``)."""
-        distributed = _distributed()
-        if spec.kind == "local":
-            import dask
-
-            env = dict(os.environ)  # the nannies export their workers' variables here too
-            # Dask's default MALLOC_TRIM_THRESHOLD_=65536 pins glibc's mmap threshold, so every
-            # large temporary array is a fresh mmap: +50% CPU on a 216,000-start grid rescoring
-            # (docs/scaling-out.md). Workers keep glibc's default; OMP/MKL/OpenBLAS stay at 1.
-            # No dashboard, so no use for the workers' statistical profiler (a 10 ms sampler).
-            cfg = {
-                f"{_ENVIRON}.MALLOC_TRIM_THRESHOLD_": None,
-                "distributed.worker.profile.enabled": False,
-            }
-            try:
-                with dask.config.set(cfg):
-                    cluster = distributed.LocalCluster(
-                        n_workers=spec.n_workers,
-                        threads_per_worker=1,
-                        processes=True,
-                        dashboard_address=None,
-                        # CRITICAL: a worker whose scheduler went away (the user's Ctrl-C or
-                        # SIGTERM) logs its failed heartbeat with a traceback at ERROR; task
-                        # errors reach the client as exceptions, so nothing else is lost
-                        silence_logs=logging.CRITICAL,
-                    )
-            except Exception as exc:  # e.g. a script without `if __name__ == "__main__":`
-                _restore(env)
-                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise InputError(
-                    f"{spec.source} {spec}: could not start a local Dask cluster ({why}); "
-                    "a script must start it under `if __name__ == '__main__':`"
-                ) from exc
-            try:
-                client = distributed.Client(cluster, set_as_default=False)
-            except BaseException:
-                cluster.close()
-                _restore(env)
-                raise
-            return cls(spec, client, cluster, env)
-        check_reachable(spec)
-        try:
-            client = distributed.Client(
-                spec.address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False
-            )
-        except Exception as exc:  # a peer that greeted like Dask but then failed
-            _drop_half_made_clients(_clients_in(exc.__traceback__, distributed.Client))
-            raise InputError(
-                f"{spec.source} {spec.address}: no Dask scheduler handshake within "
-                f"{CONNECT_TIMEOUT_S:g} s ({type(exc).__name__})"
-            ) from None
-        return cls(spec, client)
-
-    @property
-    def parallelism(self) -> int:
-        """Worker threads connected now (the number of tasks that can run at once)."""
-        return int(sum(self.client.nthreads().values()))
-
-    def close(self) -> None:
-        try:
-            with _quiet_client():
-                self.client.close()
-        finally:
-            if self.cluster is not None:
-                self.cluster.close()
-            if self._env is not None:
-                _restore(self._env)
-
-    def abort(self) -> None:
-        """Close after an interrupt: end a local cluster's workers first (a graceful close
-        waits on their tasks, tens of seconds on a loaded machine), then close with 1 s limits."""
-        end_children() if self.cluster is not None else None
-        for close in filter(None, (self.client.close, getattr(self.cluster, "close", None))):
-            with _quiet_client(), suppress(BaseException):  # the workers are gone
-                close(timeout=1)
-        if self.cluster is not None:  # else Dask's exit hook waits 10 s more on the dead workers
-            self.cluster.shutdown_on_close = False
-        _restore(self._env) if self._env is not None else None
-
-    def __repr__(self) -> str:
-        return f"DaskSession({self.spec}, {self.parallelism} worker threads)"
-
-
-def _clients_in(tb, cls) -> list:
-    """The objects of class `cls` that frames of traceback `tb` were methods of (the client
-    whose constructor raised is reachable only there)."""
-    found = []
-    while tb is not None:
-        obj = tb.tb_frame.f_locals.get("self")
-        if isinstance(obj, cls) and all(obj is not f for f in found):
-            found.append(obj)
-        tb = tb.tb_next
-    return found
-
-
-def _drop_half_made_clients(clients) -> None:
-    """Close clients whose constructor failed, quietly, and disarm their ``__del__`` (which
-    would otherwise print a traceback at exit, after the one-line error)."""
-    for c in clients:
-        try:
-            with _quiet_client():
-                c.close(timeout=1)
-        except Exception:  # noqa: BLE001 - the connection is already broken
-            pass
-        finally:
-            c._Client__loop = None  # `Client.__del__` closes only a client with a loop
-
-
-@contextmanager
-def _quiet_client():
-    """Silence the client's own log lines (a lost scheduler's reconnect logs a traceback and
-    'Failed to reconnect'): the run reports it in one line (`_map_dask`)."""
-    log = logging.getLogger("distributed.client")
-    level = log.level
-    log.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
-
-
-def _restore(env: dict) -> None:
-    for k in set(os.environ) - set(env):
-        del os.environ[k]
-    os.environ.update(env)
 
 
 def parse_scheduler(spec: str, source: str = "--scheduler") -> SchedulerSpec:
@@ -422,7 +281,7 @@ def _completed(distributed, session, futures):
 
 
 def _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result) -> list:
-    distributed = _distributed()
+    distributed = require_distributed()
     from distributed.comm.core import CommClosedError  # the optional extra, imported lazily
 
     client = session.client
@@ -461,7 +320,7 @@ def _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result) -> l
     out: list = [None] * len(payloads)
     seen: set = set()
     try:
-        with _quiet_client():
+        with quiet_client():
             for fut in _completed(distributed, session, futures):
                 i = index[fut.key]
                 try:
@@ -481,17 +340,13 @@ def _map_dask(session, func, payloads, shared, desc, bar, sizes, on_result) -> l
             "(it stopped or cancelled them); nothing was written"
         ) from None
     except BaseException:
-        try:
+        with suppress(Exception):  # the scheduler may be gone already
             client.cancel(futures)
-        except Exception:  # noqa: BLE001 - the scheduler may be gone already
-            pass
         raise
     finally:
         if shared_f is not None:
-            try:
+            with suppress(Exception):
                 shared_f.release()
-            except Exception:  # noqa: BLE001
-                pass
     return out
 
 

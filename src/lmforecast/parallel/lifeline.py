@@ -119,6 +119,26 @@ def end_children(grace_s: float = GRACE_S) -> None:
             time.sleep(0.05)
 
 
+def quiet_resource_tracker() -> None:
+    """Inside a CLI command, start multiprocessing's resource tracker (if it is not running)
+    with its stderr on the null device. A local Dask cluster's workers register semaphores with
+    it; after an interrupt ends them, the tracker, which outlives the command by a moment, prints
+    what it cleans up ("leaked semaphore objects", "No such file") below "interrupted"."""
+    if not _COMMAND_PID:
+        return
+    from multiprocessing import resource_tracker
+
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)  # the tracker inherits descriptor 2 as it is when it starts
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
 def silence_stderr() -> None:
     """Send what is written to stderr from now on (by this process, its exit handlers and any
     helper process it starts) to the null device, and ignore warnings: called by the CLI as it
@@ -221,6 +241,7 @@ __all__ = [
     "signal_number",
     "clear_interrupt_mark",
     "end_children",
+    "quiet_resource_tracker",
     "pause",
     "signals_end_workers",
 ]
