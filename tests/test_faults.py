@@ -5,6 +5,7 @@ worker gives one line, not a hang."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -149,6 +150,21 @@ def test_signal_while_the_local_cluster_starts_ends_it_quietly(tmp_path):
     err = (tmp_path / "stderr.txt").read_text()
     assert p.returncode == 143 and out.read_text() == "previous output"
     assert err.strip().splitlines()[-1] == "lmforecast: interrupted" and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_a_local_cluster_command_runs_with_stderr_closed(tmp_path):
+    """The resource tracker is started with stderr on the null device only where there is a
+    stderr: a command run with descriptor 2 closed (``2>&-``) still fits and writes."""
+    pytest.importorskip("distributed")
+    from lmforecast.examples import path
+
+    out = tmp_path / "fit.json"
+    cmd = [sys.executable, "-m", "lmforecast", "--scheduler", "local:1", "supervised", "fit"]
+    cmd += ["--runs", str(path("supervised/runs.csv")), "--out", str(out), "--quiet"]
+    r = subprocess.run(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       preexec_fn=lambda: os.close(2), timeout=120)  # fmt: skip
+    assert r.returncode == 0 and json.loads(out.read_text())["kind"]
 
 
 def test_signal_inside_an_exec_of_a_string_ends_python_m_with_143(tmp_path):

@@ -128,8 +128,12 @@ def quiet_resource_tracker() -> None:
         return
     from multiprocessing import resource_tracker
 
-    sys.stderr.flush()
-    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no stderr (closed, or None): nothing to spare
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(null, 2)  # the tracker inherits descriptor 2 as it is when it starts
         resource_tracker.ensure_running()
