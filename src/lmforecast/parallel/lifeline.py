@@ -193,8 +193,8 @@ def clear_interrupt_mark() -> None:
 
     CPython marks a KeyboardInterrupt that leaves an ``exec`` of a string as unhandled, even
     when the command catches it further up; dataclasses and scipy build code that way while
-    they import, so a signal landing in a lazy import set the mark, and ``python -m
-    lmforecast`` then ended itself by SIGINT (status -2) after printing "interrupted". Each
+    they import, so a signal landing in a lazy import sets the mark, and ``python -m
+    lmforecast`` would end itself by SIGINT (status -2) after printing "interrupted". Each
     ``exec`` of a string clears the mark first, so an empty one clears it."""
     exec("")  # noqa: S102 - a constant empty string: nothing runs
 
